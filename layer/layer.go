@@ -1,0 +1,92 @@
+package layer
+
+import "context"
+
+// Backend stores immutable layers of a workspace and gives each run a
+// private, writable view of a version (a stack of layers, bottom first).
+//
+// The engine owns every path: it chooses a path per layer and per run under
+// the state directory and passes them in (a layer path does not exist yet;
+// the backend creates it, as a directory or a subvolume), so backends keep
+// no bookkeeping of their own and a crash leaves only directories that the
+// sweeper can match against the store.
+//
+// The lifecycle, for a workspace at /src:
+//
+//	Import(ctx, "/src", L0, move)        // L0 holds the workspace's files
+//	Activate(ctx, src, []string{L0})     // src.View shows them, writable
+//	... the run writes into src.View ...
+//	Seal(ctx, src, []string{L0}, L1)     // returns the fork point's layers
+//	Activate(ctx, fork, layers)          // fork.View starts from that point
+//	Changes(ctx, fork, layers)           // what the fork changed since
+//	Deactivate(ctx, fork)                // fork's view and delta are gone
+//
+// Stacking backends (overlay) return lowers+[new] from Seal, so a layer holds
+// only a delta with whiteouts (character device 0/0) for deletions and the
+// opaque mark on directories that replace their lower contents. Flat
+// backends (btrfs, reflink, copy) return [new], a whole tree.
+type Backend interface {
+	// Name returns the backend's name as stored and shown: "overlay",
+	// "btrfs", "reflink" or "copy".
+	Name() string
+
+	// Import creates layer holding the contents of directory dir. When move
+	// is true the backend may move the entries (dir is left empty, the caller
+	// mounts the source view over it); otherwise dir is untouched.
+	Import(ctx context.Context, dir, layer string, move bool) error
+
+	// Activate creates r's writable view of the version made of layers at
+	// r.View, keeping private state (an overlay upper, say) under r.Dir.
+	// r.View does not exist or is an empty directory.
+	Activate(ctx context.Context, r Run, layers []string) error
+
+	// Seal records r's current files into the new layer (a path that does
+	// not exist yet) and
+	// returns the layers of the resulting version, bottom first. r's view
+	// stays as it is; base is the version r's view was activated with.
+	Seal(ctx context.Context, r Run, base []string, layer string) ([]string, error)
+
+	// Changes lists, sorted by path, where r's view differs from the version
+	// made of base.
+	Changes(ctx context.Context, r Run, base []string) ([]Change, error)
+
+	// Deactivate removes r's view (the directory r.View itself included)
+	// and private state; layers are untouched. For a flat backend the
+	// source's view may be a workspace directory that was never activated.
+	// Deactivating a run that is not active is not an error.
+	Deactivate(ctx context.Context, r Run) error
+}
+
+// Restorer is implemented by backends whose views do not survive a reboot
+// (mounts): Restore brings r's view back if it is missing.
+type Restorer interface {
+	Restore(ctx context.Context, r Run, layers []string) error
+}
+
+// Run is what a backend needs to know of a run: where its private state and
+// its view live.
+type Run struct {
+	ID   string
+	Dir  string // private directory for the backend, exists
+	View string // where the run's files must appear
+}
+
+// Kind says how a path changed.
+type Kind string
+
+// Kinds of change.
+const (
+	Added       Kind = "added"
+	Modified    Kind = "modified"
+	Deleted     Kind = "deleted"
+	TypeChanged Kind = "type_changed" // e.g. a file became a directory or a symlink
+)
+
+// Change is one path that differs between a version and a run's view.
+type Change struct {
+	Path    string `json:"path"` // slash-separated, relative to the workspace
+	Kind    Kind   `json:"kind"`
+	Type    string `json:"type"`     // "file", "dir", "symlink" or "other": the new type, or the old one when deleted
+	Size    int64  `json:"size"`     // bytes now (0 when deleted)
+	OldSize int64  `json:"old_size"` // bytes in the version (0 when added)
+}
