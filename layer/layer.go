@@ -55,6 +55,10 @@ type Backend interface {
 	// source's view may be a workspace directory that was never activated.
 	// Deactivating a run that is not active is not an error.
 	Deactivate(ctx context.Context, r Run) error
+
+	// RemoveLayer deletes a layer no version refers to any more. Removing a
+	// layer that does not exist is not an error.
+	RemoveLayer(ctx context.Context, layer string) error
 }
 
 // Restorer is implemented by backends whose views do not survive a reboot
