@@ -1,6 +1,8 @@
 module github.com/tinehq/tine
 
-go 1.26
+go 1.26.0
+
+require golang.org/x/sys v0.50.0
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
@@ -12,7 +14,6 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

@@ -1,6 +1,9 @@
 package layer
 
-import "context"
+import (
+	"context"
+	"io/fs"
+)
 
 // Backend stores immutable layers of a workspace and gives each run a
 // private, writable view of a version (a stack of layers, bottom first).
@@ -56,6 +59,12 @@ type Backend interface {
 	// Deactivating a run that is not active is not an error.
 	Deactivate(ctx context.Context, r Run) error
 
+	// Read makes the version made of layers readable at a directory and
+	// returns it with a function that releases it. scratch is a path that
+	// does not exist, which the backend may use as a mount point; a flat
+	// backend returns layers[0] itself.
+	Read(ctx context.Context, layers []string, scratch string) (dir string, release func() error, err error)
+
 	// RemoveLayer deletes a layer no version refers to any more. Removing a
 	// layer that does not exist is not an error.
 	RemoveLayer(ctx context.Context, layer string) error
@@ -93,4 +102,26 @@ type Change struct {
 	Type    string `json:"type"`     // "file", "dir", "symlink" or "other": the new type, or the old one when deleted
 	Size    int64  `json:"size"`     // bytes now (0 when deleted)
 	OldSize int64  `json:"old_size"` // bytes in the version (0 when added)
+}
+
+// TypeOf names the type of a file mode as Change.Type does.
+func TypeOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "dir"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "other"
+}
+
+// SizeOf is the byte count a Change reports for a file: its length for
+// regular files and symlinks, zero for everything else.
+func SizeOf(fi fs.FileInfo) int64 {
+	if fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0 {
+		return fi.Size()
+	}
+	return 0
 }

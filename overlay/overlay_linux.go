@@ -1,0 +1,239 @@
+package overlay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/layer"
+	"golang.org/x/sys/unix"
+)
+
+var _ layer.Backend = (*Backend)(nil)
+var _ layer.Restorer = (*Backend)(nil)
+
+// options fixes the overlay features tine relies on: no redirects, no
+// metadata-only copy-up and no index, so an upper directory holds only
+// plain files, whiteouts and opaque marks that any tool can read.
+const options = "redirect_dir=off,index=off,metacopy=off"
+
+// Probe mounts a tiny overlay inside dir to find whether this machine and
+// user can use the backend. It never looks at the kernel version.
+func Probe(dir string) error {
+	tmp, err := os.MkdirTemp(dir, ".tine-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, d := range []string{"lower", "upper", "work", "merged"} {
+		if err := os.Mkdir(filepath.Join(tmp, d), 0o700); err != nil {
+			return err
+		}
+	}
+	r := layer.Run{Dir: tmp, View: filepath.Join(tmp, "merged")}
+	if err := mountView(r, []string{filepath.Join(tmp, "lower")}); err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("overlay mounts need root: %w", tine.ErrPrivilege)
+		}
+		return fmt.Errorf("overlay: %w: %w", tine.ErrUnsupported, err)
+	}
+	return mnt.Unmount(r.View, 0)
+}
+
+// Import creates layer l from the contents of dir: by renaming the entries
+// when move is set and both are on one filesystem (O(1) per entry), by
+// copying otherwise. When move is set dir ends up empty either way, and
+// only after every byte is in the layer.
+func (b *Backend) Import(ctx context.Context, dir, l string, move bool) error {
+	if err := os.Mkdir(l, 0o755); err != nil {
+		return err
+	}
+	if move {
+		err := fstree.MoveContents(dir, l)
+		if err == nil || !errors.Is(err, syscall.EXDEV) {
+			return err
+		}
+	}
+	if err := fstree.Copy(ctx, dir, l, fstree.CopyOptions{}); err != nil {
+		return err
+	}
+	if move {
+		return emptyDir(dir)
+	}
+	return nil
+}
+
+// Activate mounts layers (bottom first) under a fresh upper directory at r.View.
+func (b *Backend) Activate(ctx context.Context, r layer.Run, layers []string) error {
+	if len(layers) == 0 {
+		return fmt.Errorf("overlay: activate %s: no layers: %w", r.ID, tine.ErrInvalid)
+	}
+	for _, d := range []string{upper(r), work(r), r.View} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := writeLayers(r, layers); err != nil {
+		return err
+	}
+	return mountView(r, layers)
+}
+
+// Restore remounts r's view over its existing upper directory if it is not
+// mounted, as after a reboot.
+func (b *Backend) Restore(ctx context.Context, r layer.Run, layers []string) error {
+	if ok, err := mnt.IsMountpoint(r.View); err == nil && ok {
+		return nil
+	}
+	if err := os.MkdirAll(r.View, 0o755); err != nil {
+		return err
+	}
+	return mountView(r, layers)
+}
+
+// Seal copies r's upper directory, whiteouts and opaque marks included, into
+// the new layer l, and returns base plus l. r's mount is not touched. When
+// the stack would grow past the maximum depth, the whole view is copied into
+// l instead and the version is that one layer.
+func (b *Backend) Seal(ctx context.Context, r layer.Run, base []string, l string) ([]string, error) {
+	if err := os.Mkdir(l, 0o755); err != nil {
+		return nil, err
+	}
+	if len(base)+1 > b.maxDepth {
+		if err := fstree.Copy(ctx, r.View, l, fstree.CopyOptions{}); err != nil {
+			return nil, fmt.Errorf("overlay: compact %s: %w", r.ID, err)
+		}
+		return []string{l}, nil
+	}
+	if err := fstree.Copy(ctx, upper(r), l, fstree.CopyOptions{}); err != nil {
+		return nil, fmt.Errorf("overlay: seal %s: %w", r.ID, err)
+	}
+	out := make([]string, 0, len(base)+1)
+	return append(append(out, base...), l), nil
+}
+
+// Deactivate unmounts r's view and removes it with r's upper and work
+// directories. A view that is in use stays, and the error says so.
+func (b *Backend) Deactivate(ctx context.Context, r layer.Run) error {
+	if err := mnt.UnmountAll(r.View); err != nil {
+		if errors.Is(err, unix.EBUSY) {
+			return fmt.Errorf("overlay: %s is in use by a process: %w", r.View, err)
+		}
+		return err
+	}
+	for _, d := range []string{r.View, upper(r), work(r), layersFile(r)} {
+		if err := removeAll(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemoveLayer deletes layer directory l.
+func (b *Backend) RemoveLayer(ctx context.Context, l string) error { return removeAll(l) }
+
+func upper(r layer.Run) string      { return filepath.Join(r.Dir, "upper") }
+func work(r layer.Run) string       { return filepath.Join(r.Dir, "work") }
+func layersFile(r layer.Run) string { return filepath.Join(r.Dir, "layers.json") }
+
+// mountView mounts layers with r's upper and work directories at r.View.
+func mountView(r layer.Run, layers []string) error {
+	data := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s",
+		lowerdir(layers), escape(upper(r)), escape(work(r)), options)
+	return mnt.Mount("overlay", r.View, "overlay", 0, data)
+}
+
+// mountReadOnly mounts layers without an upper directory at target.
+// Overlay needs two lowers for that; a single layer is a whole tree and is
+// returned as it is, with nothing mounted.
+func mountReadOnly(layers []string, target string) (string, func() error, error) {
+	if len(layers) == 1 {
+		return layers[0], func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return "", nil, err
+	}
+	data := "lowerdir=" + lowerdir(layers) + "," + options
+	if err := mnt.Mount("overlay", target, "overlay", unix.MS_RDONLY, data); err != nil {
+		return "", nil, err
+	}
+	return target, func() error {
+		if err := mnt.Unmount(target, 0); err != nil {
+			return err
+		}
+		return os.Remove(target)
+	}, nil
+}
+
+// lowerdir lists layers top first, as overlay wants them.
+func lowerdir(layers []string) string {
+	parts := make([]string, len(layers))
+	for i, l := range layers {
+		parts[len(layers)-1-i] = escape(l)
+	}
+	return strings.Join(parts, ":")
+}
+
+// escape protects the characters overlay's option parser splits on.
+func escape(p string) string {
+	return strings.NewReplacer(`\`, `\\`, `:`, `\:`, `,`, `\,`).Replace(p)
+}
+
+func writeLayers(r layer.Run, layers []string) error {
+	b, err := json.Marshal(layers)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(layersFile(r), b, 0o644)
+}
+
+func readLayers(r layer.Run) ([]string, error) {
+	b, err := os.ReadFile(layersFile(r))
+	if err != nil {
+		return nil, err
+	}
+	var layers []string
+	return layers, json.Unmarshal(b, &layers)
+}
+
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeAll removes p even where the overlay work directory left
+// directories without write permission.
+func removeAll(p string) error {
+	err := os.RemoveAll(p)
+	if err == nil || !errors.Is(err, os.ErrPermission) {
+		return err
+	}
+	filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(p)
+}
+
+// Read mounts layers read-only at scratch (or returns the only layer).
+func (b *Backend) Read(ctx context.Context, layers []string, scratch string) (string, func() error, error) {
+	return mountReadOnly(layers, scratch)
+}
