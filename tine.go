@@ -27,11 +27,10 @@ const (
 // State is where a run is in its lifecycle.
 type State string
 
-// States of a run. A run is created in StateCreating and becomes StateActive
-// only once its files are in place; a crash in between leaves a creating row
-// that the sweeper removes together with whatever files it had.
+// States of a run. A run's row is written only once its files are in place,
+// so a run is active from its first record; a crash before that leaves
+// directories without rows, which the sweeper removes.
 const (
-	StateCreating  State = "creating"
 	StateActive    State = "active"
 	StateDiscarded State = "discarded"
 )

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/layer"
+)
+
+// diffStat sums a list of changes.
+type diffStat struct {
+	Added       int   `json:"added"`
+	Modified    int   `json:"modified"`
+	Deleted     int   `json:"deleted"`
+	TypeChanged int   `json:"type_changed"`
+	BytesBefore int64 `json:"bytes_before"`
+	BytesAfter  int64 `json:"bytes_after"`
+}
+
+func statOf(changes []layer.Change) diffStat {
+	var s diffStat
+	for _, c := range changes {
+		switch c.Kind {
+		case layer.Added:
+			s.Added++
+		case layer.Modified:
+			s.Modified++
+		case layer.Deleted:
+			s.Deleted++
+		case layer.TypeChanged:
+			s.TypeChanged++
+		}
+		s.BytesBefore += c.OldSize
+		s.BytesAfter += c.Size
+	}
+	return s
+}
+
+var kindLetter = map[layer.Kind]string{layer.Added: "A", layer.Modified: "M", layer.Deleted: "D", layer.TypeChanged: "T"}
+
+func newDiff(a *app) *cobra.Command {
+	var asJSON, stat, patch bool
+	c := &cobra.Command{
+		Use:   "diff RUN",
+		Short: "List what RUN changed since its fork point",
+		Long: `Lists the paths RUN added (A), modified (M), deleted (D) or changed the type
+of (T) since its fork point (for the source: since tine init), with byte
+counts. --stat prints the totals; --patch a unified diff of text files.`,
+		Example: `  tine diff source-1
+  tine diff source-1 --patch
+  tine diff source-1 --stat --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				r, err := e.FindRun(c.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if patch {
+					return e.Patch(c.Context(), r, a.stdout)
+				}
+				changes, err := e.Changes(c.Context(), r)
+				if err != nil {
+					return err
+				}
+				return a.printDiff(changes, stat, asJSON)
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the changes as JSON")
+	c.Flags().BoolVar(&stat, "stat", false, "print totals")
+	c.Flags().BoolVar(&patch, "patch", false, "print a unified diff of text files")
+	c.MarkFlagsMutuallyExclusive("patch", "json")
+	c.MarkFlagsMutuallyExclusive("patch", "stat")
+	return c
+}
+
+func (a *app) printDiff(changes []layer.Change, stat, asJSON bool) error {
+	if changes == nil {
+		changes = []layer.Change{}
+	}
+	s := statOf(changes)
+	switch {
+	case asJSON && stat:
+		return a.printJSON(s)
+	case asJSON:
+		return a.printJSON(changes)
+	}
+	if !stat {
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		for _, c := range changes {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", kindLetter[c.Kind], c.Path, c.Type, bytesNote(c))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if stat || len(changes) == 0 {
+		fmt.Fprintf(a.stdout, "%d added, %d modified, %d deleted, %d type changed; %d bytes before, %d after\n",
+			s.Added, s.Modified, s.Deleted, s.TypeChanged, s.BytesBefore, s.BytesAfter)
+	}
+	return nil
+}
+
+func bytesNote(c layer.Change) string {
+	switch c.Kind {
+	case layer.Added:
+		return fmt.Sprintf("%d bytes", c.Size)
+	case layer.Deleted:
+		return fmt.Sprintf("%d bytes", c.OldSize)
+	}
+	return fmt.Sprintf("%d -> %d bytes", c.OldSize, c.Size)
+}

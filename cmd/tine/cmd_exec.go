@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/sandbox"
+)
+
+func newExec(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "exec RUN -- CMD [ARG...]",
+		Short: "Run a command with RUN's files at the workspace path",
+		Long: `Runs CMD in a private mount namespace where RUN's files are mounted at the
+workspace path. A working directory inside the workspace (or inside RUN's
+view, see tine path) is kept, mapped to the workspace path; any other starts
+at the workspace path. Standard streams and the exit status pass through;
+126 means the run could not be entered, 127 that CMD was not found.`,
+		Example: `  tine exec source-1 -- make test
+  tine exec app/source-2 -- sh -c 'echo hi > notes.txt'`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(commandArgs(args)) == 0 {
+				return usageErr(c, "exec needs RUN, then -- and a command")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			var spec sandbox.Spec
+			err := a.withEngine(c.Context(), func(e *engine.Engine) error {
+				r, err := e.FindRun(c.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				spec, err = execSpec(e, r, commandArgs(args))
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			code, err := sandbox.Run(spec)
+			if err != nil {
+				return exitErr{code: code, err: err}
+			}
+			return exitErr{code: code}
+		},
+	}
+	c.Flags().SetInterspersed(false)
+	return c
+}
+
+// commandArgs returns the command after RUN and an optional "--" (which
+// cobra keeps once flags stop being parsed at RUN).
+func commandArgs(args []string) []string {
+	if len(args) < 2 {
+		return nil
+	}
+	if args[1] == "--" {
+		return args[2:]
+	}
+	return args[1:]
+}
+
+// execSpec says how to enter run r: its view at the workspace path, and the
+// working directory mapped into it.
+func execSpec(e *engine.Engine, r engine.Ref, args []string) (sandbox.Spec, error) {
+	if !r.Run.Live() {
+		return sandbox.Spec{}, stateErr(r.Run)
+	}
+	view := e.Path(r.Workspace, r.Run)
+	spec := sandbox.Spec{Workspace: r.Workspace.Path, Dir: r.Workspace.Path, Args: args, Env: os.Environ()}
+	if view != r.Workspace.Path {
+		spec.View = view
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return spec, nil
+	}
+	for _, root := range []string{r.Workspace.Path, view} {
+		if rel, err := filepath.Rel(root, cwd); err == nil && filepath.IsLocal(rel) {
+			spec.Dir = filepath.Join(r.Workspace.Path, rel)
+			break
+		}
+	}
+	return spec, nil
+}
+
+func stateErr(r *tine.Run) error {
+	return fmt.Errorf("run %s is %s: %w", r.Name, r.State, tine.ErrState)
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+)
+
+func newFork(a *app) *cobra.Command {
+	var o engine.ForkOptions
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "fork RUN",
+		Short: "Fork a run into N copy-on-write runs in one group",
+		Long: `Records RUN's current files as a version (the fork point) and makes --copies
+forks of it, one group, each with a private writable view at the same
+workspace path. The i-th fork gets the i-th --approach. RUN keeps running
+untouched. Forks are named PREFIX-1, PREFIX-2, ... (PREFIX defaults to RUN's
+name); a single fork with --name gets exactly that name.`,
+		Example: `  tine fork source --copies 3 --approach "rewrite" --approach "patch" --approach "minimal"
+  tine fork app/source --name try-sqlite --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				res, err := e.Fork(c.Context(), args[0], o)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(res)
+				}
+				fmt.Fprintf(a.stdout, "forked %s at version %s into group %s:\n", res.Parent.Name, res.Version.ID, res.Group.ID)
+				for _, f := range res.Forks {
+					fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, f.Approach)
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().IntVarP(&o.Copies, "copies", "n", 1, "number of forks")
+	c.Flags().StringVar(&o.Name, "name", "", "name prefix of the forks")
+	c.Flags().StringArrayVar(&o.Approaches, "approach", nil, "approach of the next fork (repeatable)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+)
+
+func newInit(a *app) *cobra.Command {
+	var o engine.InitOptions
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "init [PATH]",
+		Short: "Take a directory under management and create its source run",
+		Long: `Takes the directory (default .) under management and creates its source run.
+
+With the overlay backend the directory's contents become the base layer and
+the source's overlay is mounted at the same path, so editors keep working.
+auto picks overlay as root on Linux, else btrfs or reflink where the
+filesystem can, else copy.`,
+		Example: `  tine init ~/src/app
+  tine init --backend copy --name app .`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Path = args[0]
+			}
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				ref, err := e.Init(c.Context(), o)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(ref)
+				}
+				fmt.Fprintf(a.stdout, "workspace %s (%s) at %s, backend %s; source run %s (%s)\n",
+					ref.Workspace.Name, ref.Workspace.ID, ref.Workspace.Path, ref.Workspace.Backend, ref.Run.Name, ref.Run.ID)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVar(&o.Backend, "backend", "auto", "file backend: auto, overlay, btrfs, reflink or copy")
+	c.Flags().StringVar(&o.Name, "name", "", "workspace name (default: the directory's name)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}
+
+func newRelease(a *app) *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "release WORKSPACE",
+		Short: "Stop managing a workspace, leaving plain files as the source sees them",
+		Long: `Unmounts the workspace and leaves its directory holding, as plain files,
+exactly what the source run sees. Every fork is removed; forks with changes
+never merged or promoted are refused unless --force. WORKSPACE is a path,
+a name or an id.`,
+		Example: `  tine release ~/src/app`,
+		Args:    exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				w, err := e.Release(c.Context(), args[0], force)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "released %s: %s holds plain files\n", w.Name, w.Path)
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "remove forks even if their changes were never merged")
+	return c
+}

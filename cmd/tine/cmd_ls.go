@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+)
+
+// runRow is one line of tine ls.
+type runRow struct {
+	Workspace string `json:"workspace"`
+	*tine.Run
+	ParentName string `json:"parent_name,omitempty"`
+	Path       string `json:"path,omitempty"`
+}
+
+func newLs(a *app) *cobra.Command {
+	var asJSON, all bool
+	c := &cobra.Command{
+		Use:   "ls [WORKSPACE]",
+		Short: "List runs",
+		Long:  `Lists the live runs of every workspace, or of WORKSPACE; --all adds discarded ones.`,
+		Example: `  tine ls
+  tine ls --all --json app`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				states, err := e.State(c.Context(), firstArg(args))
+				if err != nil {
+					return err
+				}
+				rows := []runRow{}
+				for _, s := range states {
+					names := map[string]string{}
+					for _, r := range s.Runs {
+						names[r.ID] = r.Name
+					}
+					for _, r := range s.Runs {
+						if all || r.Live() {
+							row := runRow{Workspace: s.Workspace.Name, Run: r, ParentName: names[r.Parent]}
+							if r.Live() {
+								row.Path = e.Path(s.Workspace, r)
+							}
+							rows = append(rows, row)
+						}
+					}
+				}
+				if asJSON {
+					return a.printJSON(rows)
+				}
+				return a.printRuns(rows)
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	c.Flags().BoolVar(&all, "all", false, "include discarded runs")
+	return c
+}
+
+func (a *app) printRuns(rows []runRow) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKSPACE\tNAME\tID\tROLE\tSTATE\tPARENT\tAPPROACH\tPATH")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Workspace, r.Name, r.ID, r.Role, r.State,
+			dash(r.ParentName), dash(r.Approach), dash(r.Path))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstArg(args []string) string {
+	if len(args) > 0 {
+		return args[0]
+	}
+	return ""
+}

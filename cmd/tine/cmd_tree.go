@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+)
+
+func newTree(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "tree [WORKSPACE]",
+		Short: "Show lineage and versions as a tree",
+		Long: `Shows each workspace's runs with the versions they recorded (init, fork
+points, checkpoints, saved states) and, under each fork point, the forks made
+from it. A run's current base is marked with *. Discarded runs stay in the
+tree: lineage is kept forever.`,
+		Example: `  tine tree
+  tine tree app --json`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				states, err := e.State(c.Context(), firstArg(args))
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(states)
+				}
+				for _, s := range states {
+					printTree(a.stdout, s)
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the workspaces' records as JSON")
+	return c
+}
+
+// printTree draws one workspace: runs, the versions each recorded, and the
+// forks made from each fork point.
+func printTree(w io.Writer, s engine.WorkspaceState) {
+	t := &treePrinter{w: w, s: s, versions: map[string][]*tine.Version{}, forks: map[string][]*tine.Run{}}
+	for _, v := range s.Versions {
+		t.versions[v.Run] = append(t.versions[v.Run], v)
+	}
+	for _, r := range s.Runs {
+		if r.Role != tine.RoleSource {
+			t.forks[r.Origin] = append(t.forks[r.Origin], r)
+		}
+	}
+	fmt.Fprintf(w, "%s (%s) %s [%s]\n", s.Workspace.Name, s.Workspace.ID, s.Workspace.Path, s.Workspace.Backend)
+	for _, r := range s.Runs {
+		if r.Role == tine.RoleSource {
+			t.run(r, "")
+		}
+	}
+}
+
+type treePrinter struct {
+	w        io.Writer
+	s        engine.WorkspaceState
+	versions map[string][]*tine.Version // by run
+	forks    map[string][]*tine.Run     // by origin version
+}
+
+func (t *treePrinter) run(r *tine.Run, indent string) {
+	fmt.Fprintf(t.w, "%s%s (%s) %s %s%s\n", indent, r.Name, r.ID, r.Role, r.State, quoted(r.Approach))
+	vs := t.versions[r.ID]
+	for i, v := range vs {
+		branch, next := "├── ", "│   "
+		if i == len(vs)-1 {
+			branch, next = "└── ", "    "
+		}
+		mark := ""
+		if v.ID == r.Base && r.Live() {
+			mark = " *"
+		}
+		fmt.Fprintf(t.w, "%s%s%s %s%s %d layer(s)%s\n", indent, branch, v.ID, v.Kind, quoted(v.Label), len(v.Layers), mark)
+		for _, f := range t.forks[v.ID] {
+			t.run(f, indent+next+"  ")
+		}
+	}
+	if r.Live() && r.Base != r.Origin && !hasVersion(vs, r.Base) {
+		fmt.Fprintf(t.w, "%s    base %s *\n", indent, r.Base)
+	}
+}
+
+func hasVersion(vs []*tine.Version, id string) bool {
+	for _, v := range vs {
+		if v.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func quoted(s string) string {
+	if s == "" {
+		return ""
+	}
+	return fmt.Sprintf(" %q", strings.TrimSpace(s))
+}

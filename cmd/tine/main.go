@@ -1,0 +1,185 @@
+// Command tine forks a live agent workspace into copy-on-write branches.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/sandbox"
+)
+
+// Exit statuses; docs/cli.md lists them for users.
+const (
+	exitOK          = 0
+	exitError       = 1 // anything not listed below
+	exitUsage       = 2 // bad command line or argument
+	exitNotFound    = 3 // no such workspace, run, version or group
+	exitExists      = 4 // name or path taken, nested workspace
+	exitState       = 5 // the run is in the wrong state
+	exitUnmerged    = 6 // refused: would lose work never merged or promoted
+	exitUnsupported = 7 // the backend or privileges needed are missing
+	exitBusy        = 8 // another tine command holds the workspace
+)
+
+// exitCode maps an error to its exit status, in this one place.
+func exitCode(err error) int {
+	var ee exitErr
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, tine.ErrInvalid):
+		return exitUsage
+	case errors.Is(err, tine.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, tine.ErrExists):
+		return exitExists
+	case errors.Is(err, tine.ErrState):
+		return exitState
+	case errors.Is(err, tine.ErrUnmerged):
+		return exitUnmerged
+	case errors.Is(err, tine.ErrUnsupported), errors.Is(err, tine.ErrPrivilege):
+		return exitUnsupported
+	case errors.Is(err, tine.ErrBusy):
+		return exitBusy
+	}
+	return exitError
+}
+
+// exitErr carries an exit status chosen by a command (tine exec passes
+// its command's through) and, optionally, no message.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e exitErr) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func main() {
+	if sandbox.IsChild() {
+		sandbox.Child()
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line args and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil && err.Error() != "" {
+		fmt.Fprintf(stderr, "tine: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+// app is what every command shares.
+type app struct {
+	home   string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "tine",
+		Short: "Fork a live agent workspace into copy-on-write branches",
+		Long: `tine forks a workspace (a project directory) into runs that each see their own
+copy-on-write view of it at the same absolute path, records versions you can
+roll back to, and discards what you do not keep.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %w (see tine %s --help)", tine.ErrInvalid, err, c.Name())
+	})
+	root.PersistentFlags().StringVar(&a.home, "home", defaultHome(), "state directory (env TINE_HOME)")
+	for _, c := range []func(*app) *cobra.Command{
+		newInit, newRelease, newFork, newExec, newPath, newLs, newTree, newLog,
+		newDiff, newCheckpoint, newRollback, newDiscard,
+	} {
+		root.AddCommand(c(a))
+	}
+	return root
+}
+
+// defaultHome is $TINE_HOME, else /var/lib/tine for root, else
+// $XDG_DATA_HOME/tine (~/.local/share/tine).
+func defaultHome() string {
+	if h := os.Getenv("TINE_HOME"); h != "" {
+		return h
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/tine"
+	}
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "tine")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "share", "tine")
+}
+
+// open opens the engine, sweeping first.
+func (a *app) open(ctx context.Context) (*engine.Engine, error) {
+	engine.Warnings = a.stderr
+	return engine.Open(ctx, a.home)
+}
+
+// withEngine runs fn with an open engine.
+func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) error {
+	e, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return fn(e)
+}
+
+// printJSON writes v as indented JSON.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// exactArgs is cobra.ExactArgs with a usage error that maps to exitUsage.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return fmt.Errorf("%s takes %d argument(s), got %d (see tine %s --help): %w", c.Name(), n, len(args), c.Name(), tine.ErrInvalid)
+		}
+		return nil
+	}
+}
+
+// maxArgs bounds the positional arguments, with a usage error.
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) > n {
+			return fmt.Errorf("%s takes at most %d argument(s), got %d (see tine %s --help): %w", c.Name(), n, len(args), c.Name(), tine.ErrInvalid)
+		}
+		return nil
+	}
+}
+
+// usageErr is a command-line mistake: exit status 2.
+func usageErr(c *cobra.Command, msg string) error {
+	return fmt.Errorf("%s (see tine %s --help): %w", msg, c.Name(), tine.ErrInvalid)
+}

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/tinehq/tine"
+)
+
+// Discard ends run ref, or every live run of group ref: it marks each
+// discarded first, then removes its view and delta. Lineage, versions and
+// events remain. A run with changes that were never merged or promoted is
+// refused unless force is set; then nothing is discarded.
+func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
+	w, runs, err := e.findDiscardable(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := e.lockWorkspace(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	runs, err = e.refresh(ctx, runs)
+	if err != nil {
+		return nil, err
+	}
+	if !force {
+		if err := e.checkMerged(ctx, w, runs); err != nil {
+			return nil, err
+		}
+	}
+	err = e.store.Update(ctx, func(tx tine.Tx) error {
+		for _, r := range runs {
+			r.State = tine.StateDiscarded
+			if err := firstError(tx.UpdateRun(r), tx.AppendEvent(e.event(w.ID, r.ID, "discard", map[string]any{"force": force}))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return runs, e.removeFiles(ctx, w, runs)
+}
+
+// findDiscardable resolves ref to live forks: a run, or a group's live runs.
+func (e *Engine) findDiscardable(ctx context.Context, ref string) (*tine.Workspace, []*tine.Run, error) {
+	var w *tine.Workspace
+	var runs []*tine.Run
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		if tine.LooksLikeID(tine.PrefixGroup, ref) {
+			if g, err := tx.Group(ref); err == nil {
+				if w, err = tx.Workspace(g.Workspace); err != nil {
+					return err
+				}
+				runs, err = tx.Runs(tine.RunFilter{Group: g.ID, State: tine.StateActive})
+				if err == nil && len(runs) == 0 {
+					err = fmt.Errorf("group %s has no live runs: %w", ref, tine.ErrState)
+				}
+				return err
+			}
+		}
+		r, err := findRun(tx, ref)
+		w, runs = r.Workspace, []*tine.Run{r.Run}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range runs {
+		if r.Role == tine.RoleSource {
+			return nil, nil, fmt.Errorf("%s is the source of workspace %s; use tine release to stop managing it: %w", r.Name, w.Name, tine.ErrState)
+		}
+	}
+	return w, runs, nil
+}
+
+// refresh reads runs again (under the workspace lock) and checks they are live.
+func (e *Engine) refresh(ctx context.Context, runs []*tine.Run) ([]*tine.Run, error) {
+	out := make([]*tine.Run, len(runs))
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		for i, r := range runs {
+			var err error
+			if out[i], err = tx.Run(r.ID); err != nil {
+				return err
+			}
+			if !out[i].Live() {
+				return fmt.Errorf("run %s is already %s: %w", r.Name, out[i].State, tine.ErrState)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// checkMerged refuses runs that changed files since their fork point and
+// were never merged or promoted.
+func (e *Engine) checkMerged(ctx context.Context, w *tine.Workspace, runs []*tine.Run) error {
+	var msgs []string
+	for _, r := range runs {
+		if r.Resolution != tine.ResolutionNone {
+			continue
+		}
+		changes, err := e.Changes(ctx, Ref{w, r})
+		if err != nil {
+			return err
+		}
+		if len(changes) > 0 {
+			msgs = append(msgs, fmt.Sprintf("%s (%d changed paths)", r.Name, len(changes)))
+		}
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("not discarding: %s never merged or promoted; use --force to discard anyway: %w",
+			strings.Join(msgs, ", "), tine.ErrUnmerged)
+	}
+	return nil
+}
+
+// removeFiles tears down discarded runs' views and directories.
+func (e *Engine) removeFiles(ctx context.Context, w *tine.Workspace, runs []*tine.Run) error {
+	be, err := e.backend(w.Backend)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		br := e.backendRun(w, r)
+		if err := be.Deactivate(ctx, br); err != nil {
+			return fmt.Errorf("%s is discarded, but removing its files failed (the next tine command retries): %w", r.Name, err)
+		}
+		if err := os.RemoveAll(br.Dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}

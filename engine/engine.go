@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/sqlite"
+)
+
+// Engine runs tine's operations against one state directory.
+type Engine struct {
+	home  string
+	store tine.Store
+	now   func() time.Time
+	// backend returns the file backend called name.
+	backend func(name string) (layer.Backend, error)
+}
+
+// Open opens the state directory home, creating it if needed, and sweeps
+// what an interrupted command left behind.
+func Open(ctx context.Context, home string) (*Engine, error) {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(home, "workspaces"), 0o700); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	st, err := sqlite.Open(filepath.Join(home, "tine.db"))
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{home: home, store: st, now: time.Now, backend: newBackend}
+	if err := e.sweep(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("recovering state: %w", err)
+	}
+	return e, nil
+}
+
+// Close releases the store.
+func (e *Engine) Close() error { return e.store.Close() }
+
+// Home returns the state directory.
+func (e *Engine) Home() string { return e.home }
+
+// Store returns the engine's store, for read-only commands.
+func (e *Engine) Store() tine.Store { return e.store }
+
+func (e *Engine) wsDir(ws string) string       { return filepath.Join(e.home, "workspaces", ws) }
+func (e *Engine) layerDir(ws, l string) string { return filepath.Join(e.wsDir(ws), "layers", l) }
+func (e *Engine) runDir(ws, r string) string   { return filepath.Join(e.wsDir(ws), "runs", r) }
+
+// layerPaths maps a version's layer ids to their directories.
+func (e *Engine) layerPaths(v *tine.Version) []string {
+	out := make([]string, len(v.Layers))
+	for i, l := range v.Layers {
+		out[i] = e.layerDir(v.Workspace, l)
+	}
+	return out
+}
+
+// backendRun describes run r of workspace w to its backend. The source of a
+// workspace whose backend is flat lives in the workspace directory itself;
+// every other view lives under the run's directory.
+func (e *Engine) backendRun(w *tine.Workspace, r *tine.Run) layer.Run {
+	dir := e.runDir(w.ID, r.ID)
+	br := layer.Run{ID: r.ID, Dir: dir, View: filepath.Join(dir, "view")}
+	if r.Role == tine.RoleSource && !stacking(w.Backend) {
+		br.View = w.Path
+	}
+	return br
+}
+
+// Path returns where the host can read run r's files: the workspace path for
+// the source, the run's view under the state directory for a fork.
+func (e *Engine) Path(w *tine.Workspace, r *tine.Run) string {
+	if r.Role == tine.RoleSource {
+		return w.Path
+	}
+	return e.backendRun(w, r).View
+}
+
+// event builds an event for the log.
+func (e *Engine) event(ws, run, kind string, detail any) *tine.Event {
+	ev := &tine.Event{Time: e.now().UTC(), Workspace: ws, Run: run, Kind: kind}
+	if detail != nil {
+		b, err := json.Marshal(detail)
+		if err == nil {
+			ev.Detail = b
+		}
+	}
+	return ev
+}
+
+// markBase records, in the run's directory, which version its view was
+// activated from, so the sweeper can tell a view that matches the store from
+// one an interrupted rollback left behind.
+func markBase(r layer.Run, version string) error {
+	return writeFileAtomic(filepath.Join(r.Dir, "base"), []byte(version))
+}
+
+func readBase(r layer.Run) string {
+	b, err := os.ReadFile(filepath.Join(r.Dir, "base"))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// undo collects compensating actions and runs them in reverse order unless
+// the operation succeeded.
+type undo []func() error
+
+func (u *undo) add(f func() error) { *u = append(*u, f) }
+
+func (u undo) run(err *error) {
+	if *err == nil {
+		return
+	}
+	var errs []error
+	for i := len(u) - 1; i >= 0; i-- {
+		if e := u[i](); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		*err = fmt.Errorf("%w (and undoing it: %w)", *err, errors.Join(errs...))
+	}
+}

@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/layer"
+)
+
+// MaxCopies bounds one fork call.
+const MaxCopies = 64
+
+// ForkOptions says how many forks to make and what to call them.
+type ForkOptions struct {
+	Copies     int      // number of forks, 1 to MaxCopies
+	Name       string   // name prefix (the exact name when Copies is 1); default the parent's name
+	Approaches []string // the i-th fork gets the i-th approach
+}
+
+// ForkResult is what Fork made.
+type ForkResult struct {
+	Parent  *tine.Run     `json:"parent"`
+	Group   *tine.Group   `json:"group"`
+	Version *tine.Version `json:"version"`
+	Forks   []*tine.Run   `json:"forks"`
+}
+
+// Fork records the run's current files as a version (the fork point) and
+// makes Copies forks of it in one group, each with its own writable view.
+// The parent's view is not touched. Either every fork is made or none is.
+func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *ForkResult, err error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	p, unlock, err := e.lockRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	be, err := e.backend(p.Workspace.Backend)
+	if err != nil {
+		return nil, err
+	}
+	var u undo
+	defer u.run(&err)
+	lay, v, err := e.seal(ctx, be, p, tine.VersionFork, "", &u)
+	if err != nil {
+		return nil, err
+	}
+	g := &tine.Group{ID: tine.NewID(tine.PrefixGroup), Workspace: p.Workspace.ID, Parent: p.Run.ID, Version: v.ID, CreatedAt: v.CreatedAt}
+	forks, err := e.makeForks(ctx, be, p, v, g, o, &u)
+	if err != nil {
+		return nil, err
+	}
+	err = e.store.Update(ctx, func(tx tine.Tx) error {
+		if err := firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.PutGroup(g)); err != nil {
+			return err
+		}
+		ids := make([]string, len(forks))
+		for i, f := range forks {
+			ids[i] = f.ID
+			if err := tx.PutRun(f); err != nil {
+				return err
+			}
+			if err := tx.AppendEvent(e.event(f.Workspace, f.ID, "fork", map[string]any{
+				"parent": p.Run.ID, "version": v.ID, "group": g.ID, "approach": f.Approach, "git_head": f.GitHead})); err != nil {
+				return err
+			}
+		}
+		return tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "forked", map[string]any{"group": g.ID, "version": v.ID, "forks": ids}))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}, nil
+}
+
+func (o *ForkOptions) check() error {
+	if o.Copies == 0 {
+		o.Copies = 1
+	}
+	if o.Copies < 1 || o.Copies > MaxCopies {
+		return fmt.Errorf("--copies must be 1 to %d, not %d: %w", MaxCopies, o.Copies, tine.ErrInvalid)
+	}
+	if len(o.Approaches) > o.Copies {
+		return fmt.Errorf("%d approaches for %d copies: %w", len(o.Approaches), o.Copies, tine.ErrInvalid)
+	}
+	if o.Name != "" && !tine.ValidName(o.Name) {
+		return fmt.Errorf("name %q: use 1-64 letters, digits, '.', '_' or '-': %w", o.Name, tine.ErrInvalid)
+	}
+	return nil
+}
+
+// seal records run p's current files as a new version of the given kind.
+// The layer's files are made here; the caller stores the two records.
+func (e *Engine) seal(ctx context.Context, be layer.Backend, p Ref, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, error) {
+	base, err := e.version(ctx, p.Run.Base)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := e.now().UTC()
+	lay := &tine.Layer{ID: tine.NewID(tine.PrefixLayer), Workspace: p.Workspace.ID, CreatedAt: now}
+	dir := e.layerDir(p.Workspace.ID, lay.ID)
+	paths, err := be.Seal(ctx, e.backendRun(p.Workspace, p.Run), e.layerPaths(base), dir)
+	u.add(func() error { return be.RemoveLayer(ctx, dir) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("sealing %s: %w", p.Run.Name, err)
+	}
+	lay.Bytes, _ = fstree.DiskUsage(dir)
+	v := &tine.Version{ID: tine.NewID(tine.PrefixVersion), Workspace: p.Workspace.ID, Parent: base.ID,
+		Run: p.Run.ID, Kind: kind, Label: label, CreatedAt: now}
+	for _, path := range paths {
+		v.Layers = append(v.Layers, filepath.Base(path))
+	}
+	return lay, v, nil
+}
+
+// makeForks makes the forks' views of version v.
+func (e *Engine) makeForks(ctx context.Context, be layer.Backend, p Ref, v *tine.Version, g *tine.Group, o ForkOptions, u *undo) ([]*tine.Run, error) {
+	names, err := e.forkNames(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	head := gitHead(ctx, e.Path(p.Workspace, p.Run))
+	forks := make([]*tine.Run, o.Copies)
+	for i := range forks {
+		f := &tine.Run{ID: tine.NewID(tine.PrefixRun), Workspace: p.Workspace.ID, Name: names[i], Parent: p.Run.ID,
+			Role: tine.RoleFork, State: tine.StateActive, Base: v.ID, Origin: v.ID, Group: g.ID,
+			GitHead: head, CreatedAt: v.CreatedAt, UpdatedAt: v.CreatedAt}
+		if i < len(o.Approaches) {
+			f.Approach = o.Approaches[i]
+		}
+		if err := e.activate(ctx, be, p.Workspace, f, e.backendRun(p.Workspace, f), e.layerPaths(v), v.ID, u); err != nil {
+			return nil, fmt.Errorf("making fork %s: %w", f.Name, err)
+		}
+		forks[i] = f
+	}
+	return forks, nil
+}
+
+// forkNames picks unused names: the exact name for a single named fork,
+// PREFIX-1, PREFIX-2, ... otherwise.
+func (e *Engine) forkNames(ctx context.Context, p Ref, o ForkOptions) ([]string, error) {
+	taken := map[string]bool{}
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		runs, err := tx.Runs(tine.RunFilter{Workspace: p.Workspace.ID})
+		for _, r := range runs {
+			taken[r.Name] = true
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.Copies == 1 && o.Name != "" {
+		if taken[o.Name] {
+			return nil, fmt.Errorf("a run is already called %s in workspace %s: %w", o.Name, p.Workspace.Name, tine.ErrExists)
+		}
+		return []string{o.Name}, nil
+	}
+	prefix := o.Name
+	if prefix == "" {
+		prefix = p.Run.Name
+	}
+	var names []string
+	for i := 1; len(names) < o.Copies; i++ {
+		n := fmt.Sprintf("%s-%d", prefix, i)
+		if len(n) > 64 {
+			return nil, fmt.Errorf("name prefix %q is too long: %w", prefix, tine.ErrInvalid)
+		}
+		if !taken[n] {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// lockRun resolves ref to an active run and locks its workspace, reading
+// the run again under the lock.
+func (e *Engine) lockRun(ctx context.Context, ref string) (Ref, func(), error) {
+	r, err := e.FindRun(ctx, ref)
+	if err != nil {
+		return Ref{}, nil, err
+	}
+	unlock, err := e.lockWorkspace(r.Workspace.ID)
+	if err != nil {
+		return Ref{}, nil, err
+	}
+	err = e.store.View(ctx, func(tx tine.Tx) error {
+		r.Run, err = tx.Run(r.Run.ID)
+		return err
+	})
+	if err == nil && !r.Run.Live() {
+		err = fmt.Errorf("run %s is %s: %w", r.Run.Name, r.Run.State, tine.ErrState)
+	}
+	if err != nil {
+		unlock()
+		return Ref{}, nil, err
+	}
+	return r, unlock, nil
+}
+
+func (e *Engine) version(ctx context.Context, id string) (*tine.Version, error) {
+	var v *tine.Version
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		var err error
+		v, err = tx.Version(id)
+		return err
+	})
+	return v, err
+}

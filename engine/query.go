@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/tinehq/tine"
+)
+
+// WorkspaceState is everything recorded of one workspace.
+type WorkspaceState struct {
+	Workspace *tine.Workspace `json:"workspace"`
+	Runs      []*tine.Run     `json:"runs"`
+	Versions  []*tine.Version `json:"versions"`
+	Groups    []*tine.Group   `json:"groups"`
+}
+
+// State returns the records of the workspace ref (an id, name or path), or
+// of every workspace when ref is empty.
+func (e *Engine) State(ctx context.Context, ref string) ([]WorkspaceState, error) {
+	var out []WorkspaceState
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		var ws []*tine.Workspace
+		if ref == "" {
+			var err error
+			if ws, err = tx.Workspaces(); err != nil {
+				return err
+			}
+		} else {
+			w, err := findWorkspace(tx, ref)
+			if err != nil {
+				return err
+			}
+			ws = []*tine.Workspace{w}
+		}
+		for _, w := range ws {
+			s, err := workspaceState(tx, w)
+			if err != nil {
+				return err
+			}
+			out = append(out, s)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func workspaceState(tx tine.Tx, w *tine.Workspace) (WorkspaceState, error) {
+	s := WorkspaceState{Workspace: w}
+	var err error
+	if s.Runs, err = tx.Runs(tine.RunFilter{Workspace: w.ID}); err != nil {
+		return s, err
+	}
+	if s.Versions, err = tx.Versions(w.ID); err != nil {
+		return s, err
+	}
+	s.Groups, err = tx.Groups(w.ID)
+	return s, err
+}
+
+// Events returns the event log selected by f.
+func (e *Engine) Events(ctx context.Context, f tine.EventFilter) ([]*tine.Event, error) {
+	var out []*tine.Event
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		var err error
+		out, err = tx.Events(f)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/layer"
+)
+
+// Warnings receives what the sweeper could not put right; it never stops a
+// command. The CLI points it at standard error.
+var Warnings io.Writer = os.Stderr
+
+func (e *Engine) warn(format string, args ...any) {
+	fmt.Fprintf(Warnings, "tine: warning: "+format+"\n", args...)
+}
+
+// sweep puts right what interrupted commands left: it finishes or undoes
+// journaled inits and releases, removes directories the store does not know
+// (or knows as discarded), and brings every live run's view back in line
+// with the store, remounting what a reboot unmounted. Workspaces another
+// command is working on are left alone.
+func (e *Engine) sweep(ctx context.Context) error {
+	entries, err := os.ReadDir(filepath.Join(e.home, "workspaces"))
+	if err != nil {
+		return err
+	}
+	for _, ent := range entries {
+		if !ent.IsDir() {
+			continue
+		}
+		var w *tine.Workspace
+		err := e.store.View(ctx, func(tx tine.Tx) error {
+			var err error
+			w, err = tx.Workspace(ent.Name())
+			return err
+		})
+		switch {
+		case errors.Is(err, tine.ErrNotFound):
+			e.sweepOrphan(ctx, ent.Name())
+		case err != nil:
+			return err
+		default:
+			e.sweepWorkspace(ctx, w)
+		}
+	}
+	return nil
+}
+
+// sweepOrphan handles a workspace directory without a record: an init that
+// never finished (its journal says where the user's files go back to) or a
+// release that did.
+func (e *Engine) sweepOrphan(ctx context.Context, id string) {
+	unlock, ok := tryLock(filepath.Join(e.home, "workspaces.lock"))
+	if !ok {
+		return
+	}
+	defer unlock()
+	dir := e.wsDir(id)
+	if b, err := os.ReadFile(filepath.Join(dir, "init.json")); err == nil {
+		var j initJournal
+		if err := json.Unmarshal(b, &j); err != nil {
+			e.warn("unreadable init journal %s: %v", filepath.Join(dir, "init.json"), err)
+			return
+		}
+		if err := e.undoInit(j, dir); err != nil {
+			e.warn("an interrupted init of %s could not be undone (the files are safe in %s): %v", j.Path, j.Layer, err)
+			return
+		}
+	}
+	if err := removeTree(dir); err != nil {
+		e.warn("removing %s: %v", dir, err)
+	}
+}
+
+// undoInit moves the files of an interrupted init back to the workspace directory.
+func (e *Engine) undoInit(j initJournal, dir string) error {
+	if err := mnt.UnmountAll(j.Path); err != nil {
+		return err
+	}
+	runs, _ := os.ReadDir(filepath.Join(dir, "runs"))
+	for _, r := range runs {
+		if err := mnt.UnmountAll(filepath.Join(dir, "runs", r.Name(), "view")); err != nil {
+			return err
+		}
+	}
+	if _, err := os.Stat(j.Layer); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return moveBack(j.Layer, j.Path)
+}
+
+// sweepWorkspace tidies one workspace under its lock.
+func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
+	unlock, ok := tryLock(e.wsDir(w.ID) + ".lock")
+	if !ok {
+		return
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(e.wsDir(w.ID), "release.json")); err == nil {
+		if err := e.finishRelease(ctx, w); err != nil {
+			e.warn("finishing the release of %s: %v", w.Path, err)
+		}
+		return
+	}
+	be, err := e.backend(w.Backend)
+	if err != nil {
+		e.warn("workspace %s: %v", w.Name, err)
+		return
+	}
+	runs, layers, err := e.records(ctx, w.ID)
+	if err != nil {
+		e.warn("workspace %s: %v", w.Name, err)
+		return
+	}
+	e.removeUnknown(ctx, be, w, runs, layers)
+	for _, r := range runs {
+		if r.Live() {
+			if err := e.reconcile(ctx, be, w, r); err != nil {
+				e.warn("run %s of %s: %v", r.Name, w.Name, err)
+			}
+		}
+	}
+}
+
+func (e *Engine) records(ctx context.Context, ws string) (map[string]*tine.Run, map[string]bool, error) {
+	runs := map[string]*tine.Run{}
+	layers := map[string]bool{}
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		rs, err := tx.Runs(tine.RunFilter{Workspace: ws})
+		for _, r := range rs {
+			runs[r.ID] = r
+		}
+		if err != nil {
+			return err
+		}
+		ls, err := tx.Layers(ws)
+		for _, l := range ls {
+			layers[l.ID] = true
+		}
+		return err
+	})
+	return runs, layers, err
+}
+
+// removeUnknown deletes run directories of unknown or discarded runs, layer
+// directories no record names, and a release stage no journal vouches for.
+func (e *Engine) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Workspace, runs map[string]*tine.Run, layers map[string]bool) {
+	dirs, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "runs"))
+	for _, d := range dirs {
+		if r := runs[d.Name()]; r != nil && r.Live() {
+			continue
+		}
+		dir := e.runDir(w.ID, d.Name())
+		br := layer.Run{ID: d.Name(), Dir: dir, View: filepath.Join(dir, "view")}
+		if err := be.Deactivate(ctx, br); err != nil {
+			e.warn("removing leftover run %s: %v", d.Name(), err)
+			continue
+		}
+		os.RemoveAll(dir)
+	}
+	ls, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "layers"))
+	for _, l := range ls {
+		if !layers[l.Name()] {
+			if err := be.RemoveLayer(ctx, e.layerDir(w.ID, l.Name())); err != nil {
+				e.warn("removing leftover layer %s: %v", l.Name(), err)
+			}
+		}
+	}
+	os.RemoveAll(filepath.Join(e.wsDir(w.ID), "release"))
+}
+
+// reconcile makes a live run's view match the store: a view of another
+// version (an interrupted rollback) is replaced, a missing one recreated, an
+// unmounted one remounted over its delta.
+func (e *Engine) reconcile(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run) error {
+	br := e.backendRun(w, r)
+	v, err := e.version(ctx, r.Base)
+	if err != nil {
+		return err
+	}
+	if readBase(br) != r.Base {
+		e.warn("run %s: finishing an interrupted rollback to %s", r.Name, r.Base)
+		return e.reactivate(ctx, be, w, r, br, v)
+	}
+	if !stacking(w.Backend) {
+		if _, err := os.Lstat(br.View); errors.Is(err, os.ErrNotExist) {
+			var u undo
+			return e.activate(ctx, be, w, r, br, e.layerPaths(v), v.ID, &u)
+		}
+		return nil
+	}
+	if rs, ok := be.(layer.Restorer); ok {
+		if err := rs.Restore(ctx, br, e.layerPaths(v)); err != nil {
+			return err
+		}
+	}
+	if r.Role == tine.RoleSource {
+		if ok, err := mnt.IsMountpoint(w.Path); err == nil && !ok {
+			return mnt.Bind(br.View, w.Path)
+		}
+	}
+	return nil
+}
+
+// tryLock takes the lock at path if nobody holds it.
+func tryLock(path string) (func(), bool) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, false
+	}
+	if err := flockNB(f); err != nil {
+		f.Close()
+		return nil, false
+	}
+	return func() { f.Close() }, true
+}

@@ -1,0 +1,159 @@
+//go:build linux
+
+package fstree
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// statOf extracts the inode details of fi.
+func statOf(fi fs.FileInfo) inode {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return inode{nlink: 1, atime: fi.ModTime()}
+	}
+	return inode{
+		dev: st.Dev, ino: st.Ino, nlink: uint64(st.Nlink), rdev: st.Rdev,
+		uid: int(st.Uid), gid: int(st.Gid),
+		atime: time.Unix(st.Atim.Unix()),
+	}
+}
+
+// cloneFile makes dst share src's data blocks with the FICLONE ioctl.
+func cloneFile(dst, src *os.File) error {
+	if err := unix.IoctlFileClone(int(dst.Fd()), int(src.Fd())); err != nil {
+		return &os.PathError{Op: "ioctl FICLONE", Path: dst.Name(), Err: err}
+	}
+	return nil
+}
+
+// mknod creates a fifo, socket or device node of type t at path. Overlay
+// whiteouts are character devices 0/0 and come through here.
+func mknod(path string, t fs.FileMode, rdev uint64) error {
+	var kind uint32
+	switch {
+	case t&fs.ModeNamedPipe != 0:
+		kind = unix.S_IFIFO
+	case t&fs.ModeSocket != 0:
+		kind = unix.S_IFSOCK
+	case t&fs.ModeCharDevice != 0:
+		kind = unix.S_IFCHR
+	default:
+		kind = unix.S_IFBLK
+	}
+	if err := unix.Mknod(path, kind|0o600, int(rdev)); err != nil {
+		return &os.PathError{Op: "mknod", Path: path, Err: err}
+	}
+	return nil
+}
+
+// lchtimes sets the access and modification times of path without
+// following a symlink.
+func lchtimes(path string, _ fs.FileMode, atime, mtime time.Time) error {
+	ts := []unix.Timespec{
+		unix.NsecToTimespec(atime.UnixNano()),
+		unix.NsecToTimespec(mtime.UnixNano()),
+	}
+	err := unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return &os.PathError{Op: "utimensat", Path: path, Err: err}
+	}
+	return nil
+}
+
+// renameNoReplace renames oldpath to newpath, failing if newpath exists.
+func renameNoReplace(oldpath, newpath string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		return renameChecked(oldpath, newpath)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	return nil
+}
+
+// copyXattrs copies every extended attribute of src (trusted.* included when
+// root) onto dst, without following symlinks.
+func copyXattrs(src, dst string, root bool) error {
+	names, err := listXattrs(src)
+	if err != nil {
+		if skipXattrErr(err, "", root) {
+			return nil
+		}
+		return &os.PathError{Op: "llistxattr", Path: src, Err: err}
+	}
+	for _, name := range names {
+		if err := copyXattr(src, dst, name, root); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyXattr copies the extended attribute name of src onto dst.
+func copyXattr(src, dst, name string, root bool) error {
+	val, err := getXattr(src, name)
+	if errors.Is(err, unix.ENODATA) {
+		return nil // removed meanwhile
+	}
+	if err != nil {
+		return &os.PathError{Op: "lgetxattr " + name, Path: src, Err: err}
+	}
+	err = unix.Lsetxattr(dst, name, val, 0)
+	if err != nil && !skipXattrErr(err, name, root) {
+		return &os.PathError{Op: "lsetxattr " + name, Path: dst, Err: err}
+	}
+	return nil
+}
+
+// skipXattrErr reports whether a failure on xattr name may be ignored: the
+// filesystem does not support it (unless it is an overlay trusted.* mark,
+// which must not vanish silently), or we are not root.
+func skipXattrErr(err error, name string, root bool) bool {
+	if errors.Is(err, unix.ENOTSUP) {
+		return !root || !strings.HasPrefix(name, "trusted.")
+	}
+	return !root && errors.Is(err, unix.EPERM)
+}
+
+// listXattrs returns the names of path's extended attributes.
+func listXattrs(path string) ([]string, error) {
+	buf, err := readXattrBuf(func(b []byte) (int, error) { return unix.Llistxattr(path, b) })
+	if err != nil || len(buf) == 0 {
+		return nil, err
+	}
+	return strings.Split(strings.TrimSuffix(string(buf), "\x00"), "\x00"), nil
+}
+
+// getXattr returns the value of path's extended attribute name.
+func getXattr(path, name string) ([]byte, error) {
+	return readXattrBuf(func(b []byte) (int, error) { return unix.Lgetxattr(path, name, b) })
+}
+
+// readXattrBuf calls get first to size and then to fill a buffer, retrying
+// when the value grew in between.
+func readXattrBuf(get func([]byte) (int, error)) ([]byte, error) {
+	for {
+		n, err := get(nil)
+		if err != nil || n == 0 {
+			return nil, err
+		}
+		buf := make([]byte, n)
+		n, err = get(buf)
+		if errors.Is(err, unix.ERANGE) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+}

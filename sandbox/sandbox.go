@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+)
+
+// Exit statuses of a command that could not be started inside a run, as a
+// shell uses them.
+const (
+	ExitCannotRun = 126 // the sandbox could not be set up, or CMD is not executable
+	ExitNotFound  = 127 // CMD was not found
+)
+
+// childName is argv[0] of the re-executed tine binary that sets a run up.
+const childName = "tine-enter"
+
+const specEnv = "_TINE_ENTER_SPEC"
+
+// Spec says how to enter a run.
+type Spec struct {
+	View      string   // host path of the run's files; "" when they are at Workspace already
+	Workspace string   // the workspace path
+	Dir       string   // working directory inside the run
+	Args      []string // the command and its arguments
+	Env       []string // its environment
+}
+
+// Run runs spec's command inside its run with this process's standard
+// streams, forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
+// returns its exit status (128+N when signal N killed it).
+func Run(spec Spec) (int, error) {
+	cmd, err := command(spec)
+	if err != nil {
+		return ExitCannotRun, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return ExitCannotRun, fmt.Errorf("starting the run's namespace: %w", err)
+	}
+	go func() {
+		for s := range sigs {
+			cmd.Process.Signal(s)
+		}
+	}()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return ExitCannotRun, err
+	}
+	return 0, nil
+}
+
+// IsChild reports whether this process is the re-executed tine binary that
+// must set a run up; main calls Child first thing when it is.
+func IsChild() bool { return len(os.Args) > 0 && os.Args[0] == childName }
+
+// Child sets up the run described in the environment and replaces itself
+// with the command. It never returns: on failure it prints one line and
+// exits with ExitCannotRun or ExitNotFound.
+func Child() {
+	var spec Spec
+	if err := json.Unmarshal([]byte(os.Getenv(specEnv)), &spec); err != nil {
+		fail(ExitCannotRun, "bad sandbox spec: %v", err)
+	}
+	code, err := enter(spec)
+	fail(code, "%v", err)
+}
+
+func fail(code int, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "tine exec: "+format+"\n", args...)
+	os.Exit(code)
+}
+
+func encode(spec Spec) (string, error) {
+	b, err := json.Marshal(spec)
+	return string(b), err
+}

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/tinehq/tine/internal/mnt"
+	"golang.org/x/sys/unix"
+)
+
+// command builds the re-execution of this binary in a new mount namespace
+// (and, without root, a user namespace mapping the caller to root, which is
+// what lets it mount).
+func command(spec Spec) (*exec.Cmd, error) {
+	env, err := encode(spec)
+	if err != nil {
+		return nil, err
+	}
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{childName}, Env: append(os.Environ(), specEnv+"="+env)}
+	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	if os.Geteuid() != 0 {
+		attr.Cloneflags = syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
+	cmd.SysProcAttr = attr
+	return cmd, nil
+}
+
+// enter runs in the child: mounts are already private to it (the Go
+// runtime made / MS_PRIVATE|MS_REC after unsharing).
+func enter(spec Spec) (int, error) {
+	runtime.LockOSThread()
+	if spec.View != "" {
+		if err := mnt.Bind(spec.View, spec.Workspace); err != nil {
+			return ExitCannotRun, fmt.Errorf("mounting the run's files: %w", err)
+		}
+	}
+	if err := unix.Chdir(spec.Dir); err != nil {
+		return ExitCannotRun, fmt.Errorf("chdir %s: %w", spec.Dir, err)
+	}
+	if len(spec.Args) == 0 {
+		return ExitCannotRun, errors.New("no command")
+	}
+	path, err := lookPath(spec.Args[0], spec.Env)
+	if err != nil {
+		return ExitNotFound, err
+	}
+	err = unix.Exec(path, spec.Args, spec.Env)
+	if errors.Is(err, unix.ENOENT) {
+		return ExitNotFound, fmt.Errorf("%s: %w", spec.Args[0], err)
+	}
+	return ExitCannotRun, fmt.Errorf("%s: %w", spec.Args[0], err)
+}
+
+// lookPath finds name on the command's own PATH, seen from inside the run.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			os.Setenv("PATH", p)
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s: command not found", name)
+	}
+	return p, nil
+}

@@ -1,0 +1,137 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/tinehq/tine"
+)
+
+// migrations are the schema changes in order: migrations[i] takes the
+// database from PRAGMA user_version i to i+1. Append only; never edit one
+// that has shipped.
+var migrations = []string{
+	// 1: the initial schema. Times are Unix nanoseconds in UTC; empty
+	// strings, not NULLs, stand for absent references.
+	`
+CREATE TABLE workspaces (
+	id         TEXT PRIMARY KEY,
+	name       TEXT NOT NULL UNIQUE,
+	path       TEXT NOT NULL UNIQUE,
+	backend    TEXT NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE runs (
+	id         TEXT PRIMARY KEY,
+	workspace  TEXT NOT NULL REFERENCES workspaces (id),
+	name       TEXT NOT NULL,
+	parent     TEXT NOT NULL,
+	role       TEXT NOT NULL,
+	state      TEXT NOT NULL,
+	base       TEXT NOT NULL,
+	origin     TEXT NOT NULL,
+	grp        TEXT NOT NULL,
+	approach   TEXT NOT NULL,
+	git_head   TEXT NOT NULL,
+	resolution TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	UNIQUE (workspace, name)
+) STRICT;
+CREATE INDEX runs_workspace ON runs (workspace, created_at);
+CREATE INDEX runs_parent ON runs (parent) WHERE parent <> '';
+CREATE INDEX runs_grp ON runs (grp) WHERE grp <> '';
+CREATE INDEX runs_state ON runs (state);
+
+CREATE TABLE versions (
+	id         TEXT PRIMARY KEY,
+	workspace  TEXT NOT NULL REFERENCES workspaces (id),
+	parent     TEXT NOT NULL,
+	run        TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	label      TEXT NOT NULL,
+	layers     TEXT NOT NULL CHECK (json_valid(layers) AND json_type(layers) = 'array'),
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX versions_workspace ON versions (workspace, created_at);
+
+CREATE TABLE layers (
+	id         TEXT PRIMARY KEY,
+	workspace  TEXT NOT NULL REFERENCES workspaces (id),
+	bytes      INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX layers_workspace ON layers (workspace, created_at);
+
+CREATE TABLE groups (
+	id         TEXT PRIMARY KEY,
+	workspace  TEXT NOT NULL REFERENCES workspaces (id),
+	parent     TEXT NOT NULL,
+	version    TEXT NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX groups_workspace ON groups (workspace, created_at);
+
+-- The event log is append-only; only DeleteWorkspace removes entries.
+-- AUTOINCREMENT keeps a sequence number from ever being reused, so readers
+-- can page with After. workspace has no foreign key: an event may belong to
+-- no workspace.
+CREATE TABLE events (
+	seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+	time      INTEGER NOT NULL,
+	workspace TEXT NOT NULL,
+	run       TEXT NOT NULL,
+	kind      TEXT NOT NULL,
+	detail    TEXT CHECK (detail IS NULL OR json_valid(detail))
+) STRICT;
+CREATE INDEX events_workspace ON events (workspace, seq);
+CREATE INDEX events_run ON events (run, seq) WHERE run <> '';
+`,
+}
+
+// SchemaVersion is the schema version this package writes.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate applies the migrations db lacks, each in its own transaction.
+// Several processes may migrate at once: each step rereads the version
+// after taking the write lock, so a step is never applied twice.
+func migrate(ctx context.Context, db *sql.DB) error {
+	for {
+		done, err := migrateStep(ctx, db)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateStep applies the next migration, or reports done if there is none.
+func migrateStep(ctx context.Context, db *sql.DB) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write pool's _txlock
+	if err != nil {
+		return false, fmt.Errorf("migrate: %w", wrapBusy(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return false, fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	switch {
+	case v == len(migrations):
+		return true, nil
+	case v > len(migrations):
+		return false, fmt.Errorf("schema version %d is newer than this tine knows (%d); upgrade tine: %w",
+			v, len(migrations), tine.ErrUnsupported)
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return false, fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+		return false, fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate to schema version %d: %w", v+1, wrapBusy(err))
+	}
+	return false, nil
+}

@@ -1,0 +1,95 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/tinehq/tine"
+)
+
+const runCols = "id, workspace, name, parent, role, state, base, origin, grp, approach, " +
+	"git_head, resolution, created_at, updated_at"
+
+// scanRun reads a row of runCols.
+func scanRun(s scanner) (*tine.Run, error) {
+	var r tine.Run
+	var created, updated int64
+	err := s.Scan(&r.ID, &r.Workspace, &r.Name, &r.Parent, &r.Role, &r.State, &r.Base, &r.Origin,
+		&r.Group, &r.Approach, &r.GitHead, &r.Resolution, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	r.CreatedAt, r.UpdatedAt = fromUnixNano(created), fromUnixNano(updated)
+	return &r, nil
+}
+
+// runKeys are the uniqueness constraints of runs, for error messages.
+func runKeys(r *tine.Run) []uniqueKey {
+	return []uniqueKey{
+		{fmt.Sprintf("run id %q", r.ID), "id = ?", []any{r.ID}},
+		{fmt.Sprintf("run name %q in workspace %q", r.Name, r.Workspace),
+			"workspace = ? AND name = ? AND id <> ?", []any{r.Workspace, r.Name, r.ID}},
+	}
+}
+
+// PutRun inserts r, setting its CreatedAt to now if zero and its UpdatedAt
+// to CreatedAt if zero. It wraps tine.ErrNotFound if r's workspace does not
+// exist.
+func (t *tx) PutRun(r *tine.Run) error {
+	t.stamp(&r.CreatedAt)
+	if r.UpdatedAt.IsZero() {
+		r.UpdatedAt = r.CreatedAt
+	}
+	return t.insert("run", "runs", r.Workspace, runKeys(r),
+		"INSERT INTO runs ("+runCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		r.ID, r.Workspace, r.Name, r.Parent, r.Role, r.State, r.Base, r.Origin, r.Group,
+		r.Approach, r.GitHead, r.Resolution, unixNano(r.CreatedAt), unixNano(r.UpdatedAt))
+}
+
+// UpdateRun rewrites every field of the run with r's id except CreatedAt,
+// which it reads back into r, and sets UpdatedAt to now.
+func (t *tx) UpdateRun(r *tine.Run) error {
+	updated := t.now()
+	var created int64
+	err := t.tx.QueryRowContext(t.ctx, `UPDATE runs SET workspace = ?, name = ?, parent = ?,
+		role = ?, state = ?, base = ?, origin = ?, grp = ?, approach = ?, git_head = ?,
+		resolution = ?, updated_at = ? WHERE id = ? RETURNING created_at`,
+		r.Workspace, r.Name, r.Parent, r.Role, r.State, r.Base, r.Origin, r.Group, r.Approach,
+		r.GitHead, r.Resolution, unixNano(updated), r.ID).Scan(&created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("run", r.ID)
+	}
+	if err != nil {
+		return t.writeErr(err, "run", "runs", r.Workspace, runKeys(r)[1:])
+	}
+	r.CreatedAt, r.UpdatedAt = fromUnixNano(created), updated
+	return nil
+}
+
+// Run returns the run with the given id.
+func (t *tx) Run(id string) (*tine.Run, error) {
+	return get(t, scanRun, "run", id, "SELECT "+runCols+" FROM runs WHERE id = ?", id)
+}
+
+// RunByName returns the run called name in workspace ws.
+func (t *tx) RunByName(ws, name string) (*tine.Run, error) {
+	return get(t, scanRun, "run", name,
+		"SELECT "+runCols+" FROM runs WHERE workspace = ? AND name = ?", ws, name)
+}
+
+// Runs lists the runs that match f in creation order.
+func (t *tx) Runs(f tine.RunFilter) ([]*tine.Run, error) {
+	var w filter
+	w.eq("workspace", f.Workspace)
+	w.eq("parent", f.Parent)
+	w.eq("grp", f.Group)
+	w.eq("state", string(f.State))
+	return list(t, scanRun, "runs",
+		"SELECT "+runCols+" FROM runs"+w.String()+" ORDER BY created_at, rowid", w.args...)
+}
+
+// DeleteRun removes the run row with the given id.
+func (t *tx) DeleteRun(id string) error {
+	return t.del("runs", "run", id)
+}

@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"github.com/tinehq/tine"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// BusyTimeout is how long a connection waits for another connection, in this
+// process or another, to release a lock before failing with tine.ErrBusy.
+const BusyTimeout = 10 * time.Second
+
+// Store is a tine.Store backed by one SQLite database file. It keeps two
+// connection pools: one connection for writers, whose transactions begin
+// with BEGIN IMMEDIATE so that writers in several processes queue on the
+// busy timeout instead of failing on a lock upgrade, and a read-only pool
+// for View. A Store is safe for concurrent use.
+type Store struct {
+	write *sql.DB
+	read  *sql.DB
+	now   func() time.Time
+}
+
+var _ tine.Store = (*Store)(nil)
+
+// Open opens the database at path, creating it if needed, and brings its
+// schema up to date. It fails, wrapping tine.ErrUnsupported, if the database
+// was written by a newer tine with a schema this one does not know.
+func Open(path string) (*Store, error) {
+	s := &Store{now: func() time.Time { return time.Now().UTC() }}
+	var err error
+	if s.write, err = openDB(path, "_txlock=immediate"); err != nil {
+		return nil, err
+	}
+	s.write.SetMaxOpenConns(1)
+	if err := migrate(context.Background(), s.write); err != nil {
+		s.write.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if s.read, err = openDB(path, "_pragma=query_only(1)"); err != nil {
+		s.write.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openDB opens a connection pool on path. Every connection the pool makes
+// runs the pragmas in the DSN, so each has the busy timeout and foreign keys.
+func openDB(path, extra string) (*sql.DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" +
+		fmt.Sprintf("_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
+		"&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&" + extra
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, wrapBusy(err))
+	}
+	return db, nil
+}
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	return errors.Join(s.write.Close(), s.read.Close())
+}
+
+// View runs fn in a read-only transaction: it sees one consistent snapshot
+// and any write it attempts fails.
+func (s *Store) View(ctx context.Context, fn func(tine.Tx) error) error {
+	return s.do(ctx, s.read, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+// Update runs fn in a read-write transaction, committed when fn returns nil
+// and rolled back when it returns an error or panics. Updates are serialized,
+// across processes too; fn must not call Update on the same Store.
+func (s *Store) Update(ctx context.Context, fn func(tine.Tx) error) error {
+	return s.do(ctx, s.write, nil, fn)
+}
+
+// do runs fn in a transaction on db. The deferred rollback also runs when fn
+// panics, before the panic goes on up the stack.
+func (s *Store) do(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(tine.Tx) error) error {
+	sqlTx, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", wrapBusy(err))
+	}
+	defer func() { _ = sqlTx.Rollback() }() // no-op once committed
+	if err := fn(&tx{ctx: ctx, tx: sqlTx, now: s.now}); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", wrapBusy(err))
+	}
+	return nil
+}

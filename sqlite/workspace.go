@@ -1,0 +1,73 @@
+package sqlite
+
+import (
+	"fmt"
+
+	"github.com/tinehq/tine"
+)
+
+const workspaceCols = "id, name, path, backend, created_at"
+
+// scanWorkspace reads a row of workspaceCols.
+func scanWorkspace(s scanner) (*tine.Workspace, error) {
+	var w tine.Workspace
+	var created int64
+	if err := s.Scan(&w.ID, &w.Name, &w.Path, &w.Backend, &created); err != nil {
+		return nil, err
+	}
+	w.CreatedAt = fromUnixNano(created)
+	return &w, nil
+}
+
+// PutWorkspace inserts w, setting its CreatedAt to now if zero.
+func (t *tx) PutWorkspace(w *tine.Workspace) error {
+	t.stamp(&w.CreatedAt)
+	keys := []uniqueKey{
+		{fmt.Sprintf("workspace id %q", w.ID), "id = ?", []any{w.ID}},
+		{fmt.Sprintf("workspace name %q", w.Name), "name = ?", []any{w.Name}},
+		{fmt.Sprintf("workspace path %q", w.Path), "path = ?", []any{w.Path}},
+	}
+	return t.insert("workspace", "workspaces", "", keys,
+		"INSERT INTO workspaces ("+workspaceCols+") VALUES (?, ?, ?, ?, ?)",
+		w.ID, w.Name, w.Path, w.Backend, unixNano(w.CreatedAt))
+}
+
+// Workspace returns the workspace with the given id.
+func (t *tx) Workspace(id string) (*tine.Workspace, error) {
+	return get(t, scanWorkspace, "workspace", id,
+		"SELECT "+workspaceCols+" FROM workspaces WHERE id = ?", id)
+}
+
+// WorkspaceByPath returns the workspace managing exactly path.
+func (t *tx) WorkspaceByPath(path string) (*tine.Workspace, error) {
+	return get(t, scanWorkspace, "workspace path", path,
+		"SELECT "+workspaceCols+" FROM workspaces WHERE path = ?", path)
+}
+
+// WorkspaceByName returns the workspace called name.
+func (t *tx) WorkspaceByName(name string) (*tine.Workspace, error) {
+	return get(t, scanWorkspace, "workspace", name,
+		"SELECT "+workspaceCols+" FROM workspaces WHERE name = ?", name)
+}
+
+// Workspaces lists every workspace in creation order.
+func (t *tx) Workspaces() ([]*tine.Workspace, error) {
+	return list(t, scanWorkspace, "workspaces",
+		"SELECT "+workspaceCols+" FROM workspaces ORDER BY created_at, rowid")
+}
+
+// ownedTables are the tables whose rows belong to a workspace, children
+// before the tables they reference.
+var ownedTables = []string{"events", "groups", "layers", "versions", "runs"}
+
+// DeleteWorkspace removes the workspace and every run, version, layer, group
+// and event of it. It runs inside the caller's transaction, so all of it
+// goes or none.
+func (t *tx) DeleteWorkspace(id string) error {
+	for _, table := range ownedTables {
+		if _, err := t.tx.ExecContext(t.ctx, "DELETE FROM "+table+" WHERE workspace = ?", id); err != nil {
+			return fmt.Errorf("delete workspace %q: %s: %w", id, table, err)
+		}
+	}
+	return t.del("workspaces", "workspace", id)
+}
