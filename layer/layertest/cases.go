@@ -45,6 +45,7 @@ var cases = []struct {
 	{"Changes", testChanges},
 	{"ChangesEmpty", testChangesEmpty},
 	{"ChangesRestored", testChangesRestored},
+	{"Read", testRead},
 	{"Deactivate", testDeactivate},
 	{"RemoveLayer", testRemoveLayer},
 	{"LargeFile", testLargeFile},
@@ -755,6 +756,31 @@ func testChangesRestored(h *harness) {
 	h.do(fork, restore...)
 	h.do(fork, write("sealed", "?"), write("sealed", "s"))
 	h.checkChanges("fork after restoring", fork, v1, nil)
+}
+
+// testRead: Read shows a version exactly, several versions at once, while
+// the run sealed into it keeps changing; after release the version still
+// activates.
+func testRead(h *harness) {
+	base := baseTree().with(tree{"hard": hardlink("README.md")})
+	v0 := h.importTree(base)
+	src := h.activate(v0)
+	h.do(src, put("x", file("x")), remove("docs"), write("src/main.go", "package read\n"))
+	want1 := base.without("docs").with(tree{"x": file("x"), "src/main.go": file("package read\n")})
+	v1 := h.seal(src, v0)
+	h.do(src, write("x", "later"), write("README.md", "later"), put("docs", dir()))
+	dir1, release1 := h.read(v1)
+	dir0, release0 := h.read(v0)
+	checkTree(h.t, "Read of the sealed version", dir1, want1)
+	checkTree(h.t, "Read of the imported version", dir0, base)
+	h.do(src, remove("src"))
+	checkTree(h.t, "Read of the sealed version after more changes in the run", dir1, want1)
+	release1()
+	release0()
+	h.checkVersion("sealed version after Read", v1, want1)
+	dir1, release1 = h.read(v1)
+	checkTree(h.t, "second Read of the sealed version", dir1, want1)
+	release1()
 }
 
 // testDeactivate: Deactivate removes the view and the run's private state,

@@ -54,7 +54,7 @@ func Cases() []string {
 // Run runs the conformance suite against backends made by newBackend, one
 // per case. Each case is a subtest with fresh directories; the suite plays
 // the engine (it chooses every layer and run path, and calls Import,
-// Activate, Seal, Changes, Deactivate and RemoveLayer) and checks the
+// Activate, Seal, Changes, Read, Deactivate and RemoveLayer) and checks the
 // results by reading the runs' views with plain os calls.
 func Run(t *testing.T, newBackend func(t *testing.T) layer.Backend, opts ...Option) {
 	cfg := config{root: func(t *testing.T) string { return t.TempDir() }, skips: map[string]string{}}
@@ -86,6 +86,13 @@ type harness struct {
 	n      int
 	runs   []layer.Run
 	layers []string
+	reads  []*release // Read results not released yet
+}
+
+// release is the release function Read returned, and whether it ran.
+type release struct {
+	fn   func() error
+	done bool
 }
 
 // newHarness makes a harness keeping its directories in a fresh directory
@@ -96,7 +103,7 @@ func newHarness(t *testing.T, b layer.Backend, root string) *harness {
 	if err != nil {
 		t.Fatalf("layertest: %v", err)
 	}
-	for _, sub := range []string{"layers", "runs", "src"} {
+	for _, sub := range []string{"layers", "runs", "src", "scratch"} {
 		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
 			t.Fatalf("layertest: %v", err)
 		}
@@ -110,6 +117,13 @@ func newHarness(t *testing.T, b layer.Backend, root string) *harness {
 // discard and sweeper would, then removes the case's directory.
 func (h *harness) cleanup() {
 	ctx := context.Background()
+	for _, rel := range h.reads {
+		if !rel.done {
+			if err := rel.fn(); err != nil {
+				h.t.Errorf("cleanup: release of Read: %v", err)
+			}
+		}
+	}
 	for _, r := range slices.Backward(h.runs) {
 		if err := h.b.Deactivate(ctx, r); err != nil {
 			h.t.Errorf("cleanup: Deactivate %s: %v", r.ID, err)
@@ -225,6 +239,26 @@ func (h *harness) fork(r layer.Run, base []string) (layer.Run, []string) {
 	return h.activate(v), v
 }
 
+// read makes version readable with Read and returns the directory and a
+// function that releases it (and fails the case on an error).
+func (h *harness) read(version []string) (string, func()) {
+	h.t.Helper()
+	scratch := filepath.Join(h.root, "scratch", h.next())
+	dir, fn, err := h.b.Read(h.ctx, slices.Clone(version), scratch)
+	if err != nil {
+		h.t.Fatalf("Read(%v): %v", version, err)
+	}
+	rel := &release{fn: fn}
+	h.reads = append(h.reads, rel)
+	return dir, func() {
+		h.t.Helper()
+		rel.done = true
+		if err := fn(); err != nil {
+			h.t.Errorf("release of Read(%v): %v", version, err)
+		}
+	}
+}
+
 // changes returns Changes(r, base).
 func (h *harness) changes(r layer.Run, base []string) []layer.Change {
 	h.t.Helper()
@@ -270,17 +304,21 @@ func (h *harness) do(r layer.Run, ops ...op) {
 func (h *harness) checkChanges(what string, r layer.Run, base []string, want []layer.Change) {
 	h.t.Helper()
 	got := h.changes(r, base)
-	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmp.Transformer("sizes", checkedSizes)); diff != "" {
+	if diff := cmp.Diff(checkedSizes(want), checkedSizes(got), cmpopts.EquateEmpty()); diff != "" {
 		h.t.Errorf("%s: Changes differ (-want +got):\n%s", what, diff)
 	}
 }
 
-// checkedSizes zeroes the sizes the suite does not check.
-func checkedSizes(c layer.Change) layer.Change {
-	if c.Type != fileType || c.Kind == layer.TypeChanged {
-		c.Size, c.OldSize = 0, 0
+// checkedSizes returns cs with the sizes the suite does not check zeroed:
+// all but those of regular files added, modified or deleted.
+func checkedSizes(cs []layer.Change) []layer.Change {
+	out := slices.Clone(cs)
+	for i, c := range out {
+		if c.Type != fileType || c.Kind == layer.TypeChanged {
+			out[i].Size, out[i].OldSize = 0, 0
+		}
 	}
-	return c
+	return out
 }
 
 // mustBeDir fails the case unless p is a directory, as after the call op.
