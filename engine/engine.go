@@ -129,13 +129,13 @@ type undo []func() error
 
 func (u *undo) add(f func() error) { *u = append(*u, f) }
 
-func (u undo) run(err *error) {
+func (u *undo) run(err *error) {
 	if *err == nil {
 		return
 	}
 	var errs []error
-	for i := len(u) - 1; i >= 0; i-- {
-		if e := u[i](); e != nil {
+	for i := len(*u) - 1; i >= 0; i-- {
+		if e := (*u)[i](); e != nil {
 			errs = append(errs, e)
 		}
 	}

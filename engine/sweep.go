@@ -186,9 +186,8 @@ func (e *Engine) reconcile(ctx context.Context, be layer.Backend, w *tine.Worksp
 	if err != nil {
 		return err
 	}
-	if readBase(br) != r.Base {
-		e.warn("run %s: finishing an interrupted rollback to %s", r.Name, r.Base)
-		return e.reactivate(ctx, be, w, r, br, v)
+	if have := readBase(br); have != r.Base {
+		return e.finishRollback(ctx, be, w, r, br, v, have)
 	}
 	if !stacking(w.Backend) {
 		if _, err := os.Lstat(br.View); errors.Is(err, os.ErrNotExist) {
@@ -208,6 +207,26 @@ func (e *Engine) reconcile(ctx context.Context, be layer.Backend, w *tine.Worksp
 		}
 	}
 	return nil
+}
+
+// finishRollback replaces a view of another version than the store's (a
+// rollback interrupted between its record and its remount). Whatever the
+// view holds is saved as a version first, so even a wrong guess loses nothing.
+func (e *Engine) finishRollback(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, br layer.Run, v *tine.Version, have string) error {
+	e.warn("run %s: finishing an interrupted rollback to %s", r.Name, r.Base)
+	if old, err := e.version(ctx, have); err == nil {
+		if rs, ok := be.(layer.Restorer); ok {
+			if err := rs.Restore(ctx, br, e.layerPaths(old)); err != nil {
+				return err
+			}
+		}
+		cur := *r
+		cur.Base = have
+		if _, err := e.save(ctx, be, Ref{w, &cur}, "recovered before finishing a rollback"); err != nil {
+			return err
+		}
+	}
+	return e.reactivate(ctx, be, w, r, br, v)
 }
 
 // tryLock takes the lock at path if nobody holds it.

@@ -58,7 +58,7 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 	if err != nil {
 		return nil, err
 	}
-	saved, err := e.saveForRollback(ctx, be, p, target)
+	saved, err := e.save(ctx, be, p, "before rollback to "+target.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -80,17 +80,17 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 	return &RollbackResult{Run: p.Run, To: target, Saved: saved}, nil
 }
 
-// saveForRollback seals the run's current files as a saved version.
-func (e *Engine) saveForRollback(ctx context.Context, be layer.Backend, p Ref, target *tine.Version) (v *tine.Version, err error) {
+// save seals the run's current files as a saved version.
+func (e *Engine) save(ctx context.Context, be layer.Backend, p Ref, label string) (v *tine.Version, err error) {
 	var u undo
 	defer u.run(&err)
-	lay, v, err := e.seal(ctx, be, p, tine.VersionSaved, "before rollback to "+target.ID, &u)
+	lay, v, err := e.seal(ctx, be, p, tine.VersionSaved, label, &u)
 	if err != nil {
 		return nil, err
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		return firstError(tx.PutLayer(lay), tx.PutVersion(v),
-			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "saved", map[string]any{"version": v.ID, "reason": "rollback"})))
+			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "saved", map[string]any{"version": v.ID, "reason": label})))
 	})
 	return v, err
 }

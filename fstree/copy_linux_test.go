@@ -25,7 +25,7 @@ func requireRoot(t *testing.T, why string) {
 func TestCopy_Whiteout(t *testing.T) {
 	requireRoot(t, "mknod of a character device")
 	src, dst := t.TempDir(), t.TempDir()
-	must(t, unix.Mknod(filepath.Join(src, "gone"), unix.S_IFCHR|0o000, 0))
+	must(t, unix.Mknod(filepath.Join(src, "gone"), unix.S_IFCHR, 0)) // whiteout: mode 0, device 0/0
 	must(t, unix.Mknod(filepath.Join(src, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
 	must(t, unix.Mknod(filepath.Join(src, "blk"), unix.S_IFBLK|0o600, int(unix.Mkdev(7, 200))))
 	must(t, fstree.Copy(context.Background(), src, dst, fstree.CopyOptions{}))
