@@ -473,3 +473,44 @@ func TestEngine_ForkNames(t *testing.T) {
 		t.Errorf("WORKSPACE/NAME lookup: %+v", got.Run)
 	}
 }
+
+func TestEngine_ConcurrentForks(t *testing.T) {
+	for _, be := range backends(t) {
+		t.Run(be, func(t *testing.T) {
+			f := newFixture(t, be)
+			const n = 6
+			errs := make(chan error, n)
+			for i := 0; i < n; i++ {
+				go func() {
+					e, err := Open(f.ctx, f.home) // as another tine process would
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer e.Close()
+					_, err = e.Fork(f.ctx, f.ref.Run.ID, ForkOptions{Copies: 2})
+					errs <- err
+				}()
+			}
+			for i := 0; i < n; i++ {
+				if err := <-errs; err != nil {
+					t.Errorf("concurrent Fork: %v", err)
+				}
+			}
+			st, err := f.e.State(f.ctx, f.ref.Workspace.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, r := range st[0].Runs {
+				if seen[r.Name] {
+					t.Errorf("name %s given twice", r.Name)
+				}
+				seen[r.Name] = true
+			}
+			if len(st[0].Runs) != 1+2*n || len(st[0].Groups) != n {
+				t.Errorf("%d runs, %d groups; want %d, %d", len(st[0].Runs), len(st[0].Groups), 1+2*n, n)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
@@ -81,6 +82,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		err = fmt.Errorf("%w (see tine --help): %w", err, tine.ErrInvalid)
+	}
 	if err != nil && err.Error() != "" {
 		fmt.Fprintf(stderr, "tine: %v\n", err)
 	}
