@@ -47,6 +47,8 @@ var cases = []struct {
 	{"ChangesRestored", testChangesRestored},
 	{"Read", testRead},
 	{"Deactivate", testDeactivate},
+	{"DeactivateUnactivatedView", testDeactivateUnactivatedView},
+	{"Restore", testRestore},
 	{"RemoveLayer", testRemoveLayer},
 	{"LargeFile", testLargeFile},
 	{"ManyFiles", testManyFiles},
@@ -806,6 +808,47 @@ func testDeactivate(h *harness) {
 	want := base.with(tree{"y": file("y")})
 	h.check("parent after its fork's Deactivate", src, want)
 	h.checkVersion("sealed version after its fork's Deactivate", v1, want)
+}
+
+// testDeactivateUnactivatedView: a flat backend's Deactivate removes a
+// source's view that is a plain workspace directory, never activated.
+func testDeactivateUnactivatedView(h *harness) {
+	v0 := h.importTree(tree{"f": file("f")})
+	probe := h.activate(v0)
+	if v := h.seal(probe, v0); len(v) != 1 {
+		h.t.Skip("a stacking backend: only flat backends take a never-activated workspace directory")
+	}
+	r := h.newRun()
+	if err := os.Mkdir(r.View, 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	tree{"work/file": file("w"), "link": symlink("work")}.create(h.t, r.View)
+	h.deactivate(r)
+	h.mustNotExist("workspace directory after Deactivate", r.View)
+	h.deactivate(r)
+}
+
+// testRestore: for a backend with Restore, restoring a run whose view is
+// there changes nothing, and above all keeps the run's changes.
+func testRestore(h *harness) {
+	rs, ok := h.b.(layer.Restorer)
+	if !ok {
+		h.t.Skip("the backend has no Restore")
+	}
+	base := baseTree()
+	v0 := h.importTree(base)
+	src := h.activate(v0)
+	h.do(src, put("x", file("x")), remove("docs"), write("README.md", "changed"))
+	want := base.without("docs").with(tree{"x": file("x"), "README.md": file("changed")})
+	for i := range 2 {
+		if err := rs.Restore(h.ctx, src, slices.Clone(v0)); err != nil {
+			h.t.Fatalf("Restore #%d: %v", i+1, err)
+		}
+		h.check(fmt.Sprintf("view after Restore #%d", i+1), src, want)
+	}
+	h.checkChanges("after Restore", src, v0, []layer.Change{
+		modified("README.md", "file", 7, 7), deleted("docs", "dir", 0), added("x", "file", 1),
+	})
 }
 
 // checkNoPrivateState fails unless r.Dir is gone or empty.

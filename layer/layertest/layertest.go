@@ -54,8 +54,10 @@ func Cases() []string {
 // Run runs the conformance suite against backends made by newBackend, one
 // per case. Each case is a subtest with fresh directories; the suite plays
 // the engine (it chooses every layer and run path, and calls Import,
-// Activate, Seal, Changes, Read, Deactivate and RemoveLayer) and checks the
-// results by reading the runs' views with plain os calls.
+// Activate, Seal, Changes, Read, Deactivate, RemoveLayer and, when the
+// backend has it, Restore) and checks the results by reading the runs' views
+// with plain os calls. No case needs root; a backend that does skips in its
+// own test.
 func Run(t *testing.T, newBackend func(t *testing.T) layer.Backend, opts ...Option) {
 	cfg := config{root: func(t *testing.T) string { return t.TempDir() }, skips: map[string]string{}}
 	for _, o := range opts {
@@ -172,7 +174,7 @@ func (h *harness) source(tr tree) string {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		h.t.Fatalf("layertest: %v", err)
 	}
-	tr.write(h.t, dir)
+	tr.create(h.t, dir)
 	return dir
 }
 

@@ -28,7 +28,10 @@ import (
 // is a whole copy. bug, when set, names a defect to plant (see mustFail).
 type naive struct{ bug string }
 
-var _ layer.Backend = (*naive)(nil)
+var (
+	_ layer.Backend  = (*naive)(nil)
+	_ layer.Restorer = (*naive)(nil)
+)
 
 func (n *naive) Name() string { return "naive" }
 
@@ -121,6 +124,18 @@ func (n *naive) Read(_ context.Context, layers []string, scratch string) (string
 		return scratch, func() error { return nil }, os.Mkdir(scratch, 0o755)
 	}
 	return layers[0], func() error { return nil }, nil
+}
+
+// Restore re-activates r when its view is missing; the restore-resets bug
+// always does, losing the run's changes.
+func (n *naive) Restore(ctx context.Context, r layer.Run, layers []string) error {
+	if _, err := os.Lstat(r.View); err == nil && n.bug != "restore-resets" {
+		return nil
+	}
+	if err := os.RemoveAll(r.View); err != nil {
+		return err
+	}
+	return n.Activate(ctx, r, layers)
 }
 
 func (n *naive) RemoveLayer(_ context.Context, l string) error {
@@ -441,7 +456,8 @@ var mustFail = map[string][]string{
 	"no-special":              {"Fifo"},
 	"skip-empty":              {"EmptyFiles"},
 	"skip-empty-dirs":         {"EmptyDir"},
-	"deactivate-noop":         {"Deactivate"},
+	"deactivate-noop":         {"Deactivate", "DeactivateUnactivatedView"},
+	"restore-resets":          {"Restore"},
 	"read-scratch":            {"Read"},
 	"strict-remove":           {"RemoveLayer"},
 	"import-always-move":      {"ImportCopy"},

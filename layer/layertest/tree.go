@@ -128,10 +128,10 @@ func (tr tree) resolve(t *testing.T) tree {
 	return out
 }
 
-// write creates tr under root, which exists: parents first, hard links after
+// create creates tr under root, which exists: parents first, hard links after
 // their targets, permission bits last so that read-only directories can be
 // filled.
-func (tr tree) write(t *testing.T, root string) {
+func (tr tree) create(t *testing.T, root string) {
 	t.Helper()
 	all := tr.expand()
 	paths := slices.Sorted(func(yield func(string) bool) {
@@ -168,7 +168,7 @@ const summaryLimit = 512
 
 // summarise shortens a long file content to its size and digest.
 func summarise(n node) node {
-	if n.Type == fileType && len(n.Data) > summaryLimit && !strings.HasPrefix(n.Data, "<") {
+	if n.Type == fileType && len(n.Data) > summaryLimit {
 		n.Data = fmt.Sprintf("<%d bytes, sha256 %x>", len(n.Data), sha256.Sum256([]byte(n.Data)))
 	}
 	return n
