@@ -55,6 +55,7 @@ type ioctlError struct {
 	err      error
 }
 
+// Error returns "btrfs <op> <path>: <errno text>".
 func (e *ioctlError) Error() string { return fmt.Sprintf("btrfs %s %s: %v", e.op, e.path, e.err) }
 
 // Unwrap returns the errno.

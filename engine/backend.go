@@ -4,9 +4,11 @@ import (
 	"fmt"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/btrfs"
 	"github.com/tinehq/tine/copyfs"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/reflink"
 )
 
 // Backends lists the backend names in the order auto tries them.
@@ -16,6 +18,10 @@ func newBackend(name string) (layer.Backend, error) {
 	switch name {
 	case "overlay":
 		return overlay.New(), nil
+	case "btrfs":
+		return btrfs.New(), nil
+	case "reflink":
+		return reflink.New(), nil
 	case "copy":
 		return copyfs.New(), nil
 	}
@@ -37,12 +43,12 @@ func probe(name, path, dir string) error {
 		if err := sameFilesystem(path, dir); err != nil {
 			return err
 		}
-		return tine.ErrUnsupported
+		return btrfs.Probe(dir)
 	case "reflink":
 		if err := sameFilesystem(path, dir); err != nil {
 			return err
 		}
-		return tine.ErrUnsupported
+		return reflink.Probe(dir)
 	case "copy":
 		return nil
 	}

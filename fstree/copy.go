@@ -165,7 +165,7 @@ func (c *copier) copyFile(src, dst string) error {
 // fill writes in's data into the empty file out: a clone when asked for and
 // possible, bytes otherwise.
 func (c *copier) fill(out, in *os.File) error {
-	if c.opt.Reflink && (!c.noClone || c.opt.RequireReflink) {
+	if c.opt.Reflink && !c.noClone {
 		err := cloneFile(out, in)
 		if err == nil {
 			return nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
@@ -36,6 +38,9 @@ filesystem can, else copy.`,
 				}
 				fmt.Fprintf(a.stdout, "workspace %s (%s) at %s, backend %s; source run %s (%s)\n",
 					ref.Workspace.Name, ref.Workspace.ID, ref.Workspace.Path, ref.Workspace.Backend, ref.Run.Name, ref.Run.ID)
+				if cwd, err := os.Getwd(); err == nil && ref.Workspace.Backend == "overlay" && isWithin(cwd, ref.Workspace.Path) {
+					fmt.Fprintf(a.stderr, "tine: your shell is inside %s: run 'cd %s' to see the mounted files\n", ref.Workspace.Path, cwd)
+				}
 				return nil
 			})
 		},
@@ -70,4 +75,10 @@ a name or an id.`,
 	}
 	c.Flags().BoolVar(&force, "force", false, "remove forks even if their changes were never merged")
 	return c
+}
+
+// isWithin reports whether path is dir or below it.
+func isWithin(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel)
 }
