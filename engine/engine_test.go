@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/overlay"
@@ -40,7 +41,13 @@ type fixture struct {
 // workspace with the given backend.
 func newFixture(t *testing.T, backend string) *fixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: context.Background(), home: t.TempDir(), path: filepath.Join(t.TempDir(), "ws")}
+	return newFixtureAt(t, backend, t.TempDir(), filepath.Join(t.TempDir(), "ws"))
+}
+
+// newFixtureAt is newFixture with the state directory and workspace path given.
+func newFixtureAt(t *testing.T, backend, home, path string) *fixture {
+	t.Helper()
+	f := &fixture{t: t, ctx: context.Background(), home: home, path: path}
 	writeFiles(t, f.path, map[string]string{"a.txt": "alpha\n", "dir/b.txt": "beta\n", "dir/sub/c.txt": "gamma\n"})
 	f.open()
 	ref, err := f.e.Init(f.ctx, InitOptions{Path: f.path, Backend: backend})
@@ -512,5 +519,61 @@ func TestEngine_ConcurrentForks(t *testing.T) {
 				t.Errorf("%d runs, %d groups; want %d, %d", len(st[0].Runs), len(st[0].Groups), 1+2*n, n)
 			}
 		})
+	}
+}
+
+// TestEngine_CloningBackends runs the whole lifecycle on the backends that
+// need their own filesystem: reflink on XFS, btrfs on btrfs (loop mounts).
+func TestEngine_CloningBackends(t *testing.T) {
+	for _, c := range []struct{ backend, fstype string }{{"reflink", "xfs"}, {"btrfs", "btrfs"}} {
+		t.Run(c.backend, func(t *testing.T) {
+			root := loopfs.Mount(t, c.fstype)
+			f := newFixtureAt(t, c.backend, filepath.Join(root, "state"), filepath.Join(root, "ws"))
+			if f.ref.Workspace.Backend != c.backend {
+				t.Fatalf("backend %s", f.ref.Workspace.Backend)
+			}
+			fork := f.fork(2).Forks[0]
+			writeFiles(t, f.view(fork), map[string]string{"a.txt": "fork\n"})
+			if got := readFile(t, filepath.Join(f.path, "a.txt")); got != "alpha\n" {
+				t.Errorf("source sees the fork's write: %q", got)
+			}
+			if _, err := f.e.Checkpoint(f.ctx, fork.ID, "cp"); err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, f.view(fork), map[string]string{"a.txt": "later\n"})
+			if _, err := f.e.Rollback(f.ctx, fork.ID, "cp"); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, filepath.Join(f.view(fork), "a.txt")); got != "fork\n" {
+				t.Errorf("after rollback: %q", got)
+			}
+			ch, err := f.e.Changes(f.ctx, f.run(fork.ID))
+			if err != nil || len(ch) != 1 {
+				t.Errorf("Changes = %+v, %v", ch, err)
+			}
+			if _, err := f.e.Release(f.ctx, f.path, true); err != nil {
+				t.Fatalf("Release: %v", err)
+			}
+			if got := readFile(t, filepath.Join(f.path, "a.txt")); got != "alpha\n" {
+				t.Errorf("after release: %q", got)
+			}
+		})
+	}
+}
+
+// TestEngine_ReflinkRefusedAcrossFilesystems checks that a cloning backend
+// is refused, naming one that works, when the state directory is elsewhere.
+func TestEngine_ReflinkRefusedAcrossFilesystems(t *testing.T) {
+	root := loopfs.Mount(t, "xfs")
+	e, err := Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ws := filepath.Join(root, "ws")
+	writeFiles(t, ws, map[string]string{"f": "x"})
+	_, err = e.Init(context.Background(), InitOptions{Path: ws, Backend: "reflink"})
+	if !errors.Is(err, tine.ErrUnsupported) || !strings.Contains(err.Error(), "use --backend") {
+		t.Fatalf("Init = %v, want ErrUnsupported naming another backend", err)
 	}
 }
