@@ -110,7 +110,7 @@ func (e *Engine) checkMerged(ctx context.Context, w *tine.Workspace, runs []*tin
 			return err
 		}
 		if len(changes) > 0 {
-			msgs = append(msgs, fmt.Sprintf("%s (%d changed paths)", r.Name, len(changes)))
+			msgs = append(msgs, fmt.Sprintf("%s (%d changed path(s))", r.Name, len(changes)))
 		}
 	}
 	if len(msgs) > 0 {
