@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/merge"
 )
 
 // Warnings receives what the sweeper could not put right; it never stops a
@@ -128,6 +129,14 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 			}
 		}
 	}
+	for _, r := range runs {
+		journal := filepath.Join(e.runDir(w.ID, r.ID), "merge.json")
+		if _, err := os.Stat(journal); err == nil && r.Live() {
+			if err := merge.Recover(ctx, journal); err != nil {
+				e.warn("recovering an interrupted merge into %s: %v", r.Name, err)
+			}
+		}
+	}
 }
 
 func (e *Engine) records(ctx context.Context, ws string) (map[string]*tine.Run, map[string]bool, error) {
@@ -202,11 +211,25 @@ func (e *Engine) reconcile(ctx context.Context, be layer.Backend, w *tine.Worksp
 		}
 	}
 	if r.Role == tine.RoleSource {
-		if ok, err := mnt.IsMountpoint(w.Path); err == nil && !ok {
-			return mnt.Bind(br.View, w.Path)
-		}
+		return bindSource(w, br)
 	}
 	return nil
+}
+
+// bindSource makes the workspace path show the source's view: bound there
+// if nothing is, re-bound if it shows another run's (an interrupted promote).
+func bindSource(w *tine.Workspace, br layer.Run) error {
+	if ok, err := mnt.IsMountpoint(w.Path); err == nil && ok {
+		dw, err1 := device(w.Path)
+		dv, err2 := device(br.View)
+		if err1 == nil && err2 == nil && dw == dv {
+			return nil
+		}
+		if err := mnt.UnmountAll(w.Path); err != nil {
+			return err
+		}
+	}
+	return mnt.Bind(br.View, w.Path)
 }
 
 // finishRollback replaces a view of another version than the store's (a

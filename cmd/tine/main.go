@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/sandbox"
 )
 
@@ -28,6 +29,7 @@ const (
 	exitUnmerged    = 6 // refused: would lose work never merged or promoted
 	exitUnsupported = 7 // the backend or privileges needed are missing
 	exitBusy        = 8 // another tine command holds the workspace
+	exitConflict    = 9 // a merge plan has conflicts; nothing was written
 )
 
 // exitCode maps an error to its exit status, in this one place.
@@ -38,6 +40,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.Is(err, merge.ErrConflict):
+		return exitConflict
 	case errors.Is(err, tine.ErrInvalid):
 		return exitUsage
 	case errors.Is(err, tine.ErrNotFound):
@@ -118,6 +122,7 @@ roll back to, and discards what you do not keep.`,
 	for _, c := range []func(*app) *cobra.Command{
 		newInit, newRelease, newFork, newExec, newPath, newLs, newTree, newLog,
 		newDiff, newCheckpoint, newRollback, newDiscard,
+		newMerge, newPromote, newCompare, newChoose,
 	} {
 		root.AddCommand(c(a))
 	}

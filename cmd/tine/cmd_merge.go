@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+)
+
+func newMerge(a *app) *cobra.Command {
+	var o engine.MergeOptions
+	var git, fsys, asJSON bool
+	c := &cobra.Command{
+		Use:   "merge RUN [--into TARGET] [--git | --filesystem | --paths P...]",
+		Short: "Carry RUN's changes into another run (its parent by default)",
+		Long: `Plans a merge of what RUN changed since its fork point into TARGET (default:
+RUN's parent), prints the plan, and applies it as a transaction: all of it
+lands or none of it, even across a crash.
+
+  --git         the patch from the fork-point commit to RUN's working tree
+                (commits, staged, unstaged, untracked, deletions, renames,
+                modes, symlinks, binaries); default for git workspaces
+  --filesystem  three-way at path granularity over every file: a path the
+                target changed too is a conflict unless both agree
+  --paths P...  the filesystem merge narrowed to these paths
+
+A plan with a conflict is printed and nothing is written (exit status 9).
+--dry-run only plans and checks. --text-merge merges text files both sides
+changed line-wise (diff3); overlapping edits still conflict.`,
+		Example: `  tine merge source-2 --dry-run
+  tine merge source-2 --filesystem --text-merge
+  tine merge source-2 --paths src/api --paths go.mod --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			switch {
+			case git && fsys:
+				return usageErr(c, "--git and --filesystem exclude each other")
+			case git:
+				o.Scope = engine.ScopeGit
+			case fsys:
+				o.Scope = engine.ScopeFilesystem
+			}
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				res, err := e.Merge(c.Context(), args[0], o)
+				if res != nil {
+					if perr := a.printMerge(res, asJSON); perr != nil {
+						return perr
+					}
+				}
+				return err
+			})
+		},
+	}
+	c.Flags().StringVar(&o.Into, "into", "", "target run (default: RUN's parent)")
+	c.Flags().BoolVar(&git, "git", false, "merge the git patch since the fork-point commit")
+	c.Flags().BoolVar(&fsys, "filesystem", false, "three-way merge over every path")
+	c.Flags().StringArrayVar(&o.Paths, "paths", nil, "merge only these workspace-relative paths (repeatable)")
+	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "plan and check only; write nothing")
+	c.Flags().BoolVar(&o.TextMerge, "text-merge", false, "merge text files both sides changed, line by line")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the plan and outcome as JSON")
+	return c
+}
+
+func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
+	if asJSON {
+		return a.printJSON(res)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	for _, en := range res.Plan.Entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d bytes\t%s\n", en.Action, en.Change, en.Path, en.Bytes, en.Reason)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	n := len(res.Plan.Entries)
+	switch {
+	case !res.Plan.Clean():
+		fmt.Fprintf(a.stdout, "%s scope: %d path(s), %d in conflict; nothing written\n", res.Plan.Scope, n, len(res.Plan.Conflicts()))
+	case res.Applied:
+		fmt.Fprintf(a.stdout, "%s scope: merged %d path(s) from %s into %s\n", res.Plan.Scope, n, res.Run.Name, res.Target.Name)
+	case res.DryRun:
+		fmt.Fprintf(a.stdout, "%s scope: %d path(s) would merge cleanly into %s (dry run)\n", res.Plan.Scope, n, res.Target.Name)
+	}
+	return nil
+}

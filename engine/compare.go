@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layer"
+)
+
+// ForkSummary is one fork's evidence in a comparison.
+type ForkSummary struct {
+	Run          *tine.Run `json:"run"`
+	Changed      int       `json:"files_changed"`
+	LinesAdded   int       `json:"lines_added"`
+	LinesDeleted int       `json:"lines_deleted"`
+	Ready        bool      `json:"ready"`            // live, and its merge into the parent is clean
+	NotReady     string    `json:"reason,omitempty"` // why not, when not ready
+	Conflicts    []string  `json:"conflicts,omitempty"`
+	Scope        string    `json:"merge_scope,omitempty"`
+}
+
+// Comparison sets a group's forks side by side.
+type Comparison struct {
+	Group       *tine.Group   `json:"group"`
+	Forks       []ForkSummary `json:"forks"`
+	Recommended string        `json:"recommended,omitempty"` // run id
+	Rationale   string        `json:"rationale"`
+}
+
+// Compare gathers each fork of group ref: what it changed, whether it is
+// ready (live, with a clean merge into its parent), and a heuristic
+// recommendation: the ready fork with the smallest diff.
+func (e *Engine) Compare(ctx context.Context, ref string) (*Comparison, error) {
+	g, runs, err := e.findGroup(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := e.lockWorkspace(g.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w, err := e.FindWorkspace(ctx, g.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	c := &Comparison{Group: g}
+	for _, r := range runs {
+		c.Forks = append(c.Forks, e.summarize(ctx, Ref{w, r}))
+	}
+	c.recommend()
+	return c, nil
+}
+
+func (e *Engine) findGroup(ctx context.Context, ref string) (*tine.Group, []*tine.Run, error) {
+	var g *tine.Group
+	var runs []*tine.Run
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		var err error
+		if g, err = tx.Group(ref); err != nil {
+			return fmt.Errorf("no group %q (fork prints its id; see tine tree): %w", ref, tine.ErrNotFound)
+		}
+		runs, err = tx.Runs(tine.RunFilter{Group: g.ID})
+		return err
+	})
+	return g, runs, err
+}
+
+func (e *Engine) summarize(ctx context.Context, r Ref) ForkSummary {
+	s := ForkSummary{Run: r.Run}
+	if !r.Run.Live() {
+		s.NotReady = "run is " + string(r.Run.State)
+		return s
+	}
+	err := e.withOrigin(ctx, r, func(be layer.Backend, br layer.Run, base []string) error {
+		changes, err := be.Changes(ctx, br, base)
+		if err != nil {
+			return err
+		}
+		s.Changed = len(changes)
+		dir, release, err := be.Read(ctx, base, filepath.Join(br.Dir, "compare-"+tine.NewID("")))
+		if err != nil {
+			return err
+		}
+		defer release()
+		s.LinesAdded, s.LinesDeleted = lineCounts(changes, dir, br.View)
+		return nil
+	})
+	if err != nil {
+		s.NotReady = err.Error()
+		return s
+	}
+	e.checkReady(ctx, r, &s)
+	return s
+}
+
+// checkReady dry-runs the fork's merge into its parent.
+func (e *Engine) checkReady(ctx context.Context, r Ref, s *ForkSummary) {
+	dst, err := e.mergeTarget(ctx, r, "")
+	if err != nil {
+		s.NotReady = err.Error()
+		return
+	}
+	scratch, err := e.scratch(r)
+	if err != nil {
+		s.NotReady = err.Error()
+		return
+	}
+	defer os.RemoveAll(scratch)
+	o := MergeOptions{}
+	plan, err := e.plan(ctx, r, dst, &o, scratch)
+	if err != nil {
+		s.NotReady = "merge check failed: " + err.Error()
+		return
+	}
+	s.Scope = plan.Scope
+	for _, c := range plan.Conflicts() {
+		s.Conflicts = append(s.Conflicts, c.Path)
+	}
+	if len(s.Conflicts) > 0 {
+		s.NotReady = fmt.Sprintf("%d merge conflict(s) with %s", len(s.Conflicts), dst.Run.Name)
+		return
+	}
+	s.Ready = true
+}
+
+// recommend picks, as a heuristic, the ready fork with the smallest diff.
+func (c *Comparison) recommend() {
+	var ready []ForkSummary
+	for _, f := range c.Forks {
+		if f.Ready && f.Changed > 0 {
+			ready = append(ready, f)
+		}
+	}
+	if len(ready) == 0 {
+		c.Rationale = "heuristic: no fork is ready with changes to merge"
+		return
+	}
+	sort.SliceStable(ready, func(i, j int) bool {
+		return ready[i].LinesAdded+ready[i].LinesDeleted < ready[j].LinesAdded+ready[j].LinesDeleted
+	})
+	best := ready[0]
+	c.Recommended = best.Run.ID
+	c.Rationale = fmt.Sprintf("heuristic: %s is the smallest ready diff (%d file(s), +%d -%d lines) of %d ready fork(s); no tests were recorded",
+		best.Run.Name, best.Changed, best.LinesAdded, best.LinesDeleted, len(ready))
+}
+
+// lineCounts adds up the lines added and deleted in changed text files.
+func lineCounts(changes []layer.Change, oldDir, newDir string) (added, deleted int) {
+	for _, c := range changes {
+		if c.Type != "file" && c.Kind != layer.Deleted {
+			continue
+		}
+		old, err1 := readText(filepath.Join(oldDir, c.Path), c.Kind != layer.Added)
+		cur, err2 := readText(filepath.Join(newDir, c.Path), c.Kind != layer.Deleted)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		for _, line := range strings.Split(udiff.Unified("a", "b", old, cur), "\n") {
+			switch {
+			case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			case strings.HasPrefix(line, "+"):
+				added++
+			case strings.HasPrefix(line, "-"):
+				deleted++
+			}
+		}
+	}
+	return added, deleted
+}
+
+// ChooseResult says how a group was resolved.
+type ChooseResult struct {
+	Chosen    *tine.Run      `json:"chosen,omitempty"`
+	Merge     *MergeResult   `json:"merge,omitempty"`
+	Promote   *PromoteResult `json:"promote,omitempty"`
+	Discarded []*tine.Run    `json:"discarded"`
+}
+
+// Choose resolves group ref with run: by merging it into its parent, or by
+// promoting it. Only once that succeeded are the group's other live runs
+// discarded. An empty run with neither mode discards the whole group.
+func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*ChooseResult, error) {
+	g, runs, err := e.findGroup(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	res := &ChooseResult{}
+	if run != "" {
+		chosen, err := e.chosenRun(ctx, g, runs, run)
+		if err != nil {
+			return nil, err
+		}
+		res.Chosen = chosen
+		if promote {
+			res.Promote, err = e.Promote(ctx, chosen.ID, false)
+		} else {
+			res.Merge, err = e.Merge(ctx, chosen.ID, MergeOptions{})
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	for _, r := range runs {
+		if r.Live() && (res.Chosen == nil || r.ID != res.Chosen.ID) {
+			d, err := e.Discard(ctx, r.ID, true)
+			res.Discarded = append(res.Discarded, d...)
+			if err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, e.store.Update(ctx, func(tx tine.Tx) error {
+		detail := map[string]any{"group": g.ID, "promote": promote, "discarded": len(res.Discarded)}
+		runID := ""
+		if res.Chosen != nil {
+			runID = res.Chosen.ID
+		}
+		return tx.AppendEvent(e.event(g.Workspace, runID, "choose", detail))
+	})
+}
+
+func (e *Engine) chosenRun(ctx context.Context, g *tine.Group, runs []*tine.Run, ref string) (*tine.Run, error) {
+	r, err := e.FindRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range runs {
+		if m.ID == r.Run.ID {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not in group %s: %w", r.Run.Name, g.ID, tine.ErrInvalid)
+}

@@ -1,0 +1,218 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/merge"
+)
+
+// Merge scopes.
+const (
+	ScopeAuto       = ""
+	ScopeGit        = "git"
+	ScopeFilesystem = "filesystem"
+	ScopePaths      = "paths"
+)
+
+// MergeOptions says what to merge where.
+type MergeOptions struct {
+	Into      string   // target run; default the run's parent
+	Scope     string   // git, filesystem or paths; default git for git workspaces, else filesystem
+	Paths     []string // for the paths scope
+	DryRun    bool     // plan and check only
+	TextMerge bool     // merge text files both sides changed line-wise
+}
+
+// MergeResult is a merge's plan and what became of it.
+type MergeResult struct {
+	Run     *tine.Run   `json:"run"`
+	Target  *tine.Run   `json:"target"`
+	Plan    *merge.Plan `json:"plan"`
+	DryRun  bool        `json:"dry_run"`
+	Applied bool        `json:"applied"`
+}
+
+// Merge carries run ref's changes since its fork point into the target run.
+// It plans first; a plan with a conflict is reported (the result comes with
+// an error wrapping merge.ErrConflict) and nothing is written. Otherwise,
+// unless DryRun, the plan is applied to the target's files as a
+// transaction, and the run is marked merged.
+func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (*MergeResult, error) {
+	src, unlock, err := e.lockRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	dst, err := e.mergeTarget(ctx, src, o.Into)
+	if err != nil {
+		return nil, err
+	}
+	scratch, err := e.scratch(src)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	plan, err := e.plan(ctx, src, dst, &o, scratch)
+	if err != nil {
+		return nil, err
+	}
+	res := &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun}
+	if !plan.Clean() || o.DryRun {
+		return res, e.recordPlan(ctx, src, dst, res)
+	}
+	journal := filepath.Join(e.runDir(dst.Workspace.ID, dst.Run.ID), "merge.json")
+	if err := merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal); err != nil {
+		return res, e.recordFailure(ctx, src, dst, res, err)
+	}
+	res.Applied = true
+	return res, e.recordPlan(ctx, src, dst, res)
+}
+
+// mergeTarget resolves the target: ref, or the run's parent.
+func (e *Engine) mergeTarget(ctx context.Context, src Ref, ref string) (Ref, error) {
+	if ref == "" {
+		if src.Run.Parent == "" {
+			return Ref{}, fmt.Errorf("%s has no parent; say where with --into: %w", src.Run.Name, tine.ErrInvalid)
+		}
+		ref = src.Run.Parent
+	}
+	var dst Ref
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		var err error
+		if r, err := tx.Run(ref); err == nil {
+			dst = Ref{src.Workspace, r}
+			return nil
+		}
+		if r, err := tx.RunByName(src.Workspace.ID, ref); err == nil {
+			dst = Ref{src.Workspace, r}
+			return nil
+		}
+		dst, err = findRun(tx, ref)
+		return err
+	})
+	switch {
+	case err != nil:
+		return Ref{}, err
+	case dst.Workspace.ID != src.Workspace.ID:
+		return Ref{}, fmt.Errorf("%s is in another workspace: %w", dst.Run.Name, tine.ErrInvalid)
+	case dst.Run.ID == src.Run.ID:
+		return Ref{}, fmt.Errorf("cannot merge %s into itself: %w", src.Run.Name, tine.ErrInvalid)
+	case !dst.Run.Live():
+		return Ref{}, fmt.Errorf("target %s is %s: %w", dst.Run.Name, dst.Run.State, tine.ErrState)
+	}
+	return dst, nil
+}
+
+// scratch makes an empty directory for a merge's staged content; the
+// caller removes it once the plan is applied or dropped.
+func (e *Engine) scratch(r Ref) (string, error) {
+	dir := filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "merge-"+tine.NewID(""))
+	return dir, os.MkdirAll(dir, 0o700)
+}
+
+// plan builds the merge plan in the chosen scope; staged content goes under scratch.
+func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratch string) (*merge.Plan, error) {
+	theirs, ours := e.Path(src.Workspace, src.Run), e.Path(dst.Workspace, dst.Run)
+	if err := e.chooseScope(src, theirs, o); err != nil {
+		return nil, err
+	}
+	if o.Scope == ScopeGit {
+		return merge.PlanGit(ctx, theirs, src.Run.GitHead, ours, scratch)
+	}
+	var plan *merge.Plan
+	err := e.withOrigin(ctx, src, func(be layer.Backend, br layer.Run, base []string) error {
+		changes, err := be.Changes(ctx, br, base)
+		if err != nil {
+			return err
+		}
+		baseDir, release, err := be.Read(ctx, base, filepath.Join(scratch, "base"))
+		if err != nil {
+			return err
+		}
+		defer release()
+		plan, err = merge.PlanFiles(ctx, baseDir, theirs, ours, changes,
+			merge.PlanOptions{Paths: o.Paths, TextMerge: o.TextMerge, Scratch: filepath.Join(scratch, "text")})
+		return err
+	})
+	return plan, err
+}
+
+// chooseScope settles the scope: paths when paths are given, git for a run
+// forked from a git commit, else filesystem.
+func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
+	if len(o.Paths) > 0 {
+		if o.Scope != ScopeAuto && o.Scope != ScopePaths {
+			return fmt.Errorf("--paths cannot be combined with --%s: %w", o.Scope, tine.ErrInvalid)
+		}
+		o.Scope = ScopePaths
+		paths, err := merge.CheckPaths(theirs, o.Paths)
+		o.Paths = paths
+		return err
+	}
+	if o.Scope == ScopePaths {
+		return fmt.Errorf("--paths needs at least one path: %w", tine.ErrInvalid)
+	}
+	if o.Scope == ScopeAuto {
+		o.Scope = ScopeFilesystem
+		if src.Run.GitHead != "" {
+			o.Scope = ScopeGit
+		}
+	}
+	if o.Scope == ScopeGit && src.Run.GitHead == "" {
+		return fmt.Errorf("%s was not forked from a git commit; use --filesystem: %w", src.Run.Name, tine.ErrInvalid)
+	}
+	return nil
+}
+
+// recordPlan logs the merge and, when it was applied, marks the run merged.
+func (e *Engine) recordPlan(ctx context.Context, src, dst Ref, res *MergeResult) error {
+	outcome := "merged"
+	switch {
+	case !res.Plan.Clean():
+		outcome = "conflict"
+	case res.DryRun:
+		outcome = "dry_run"
+	}
+	err := e.store.Update(ctx, func(tx tine.Tx) error {
+		if res.Applied {
+			src.Run.Resolution = tine.ResolutionMerged
+			if err := tx.UpdateRun(src.Run); err != nil {
+				return err
+			}
+		}
+		return firstError(
+			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, "merge", mergeDetail(res, outcome))),
+			tx.AppendEvent(e.event(dst.Workspace.ID, dst.Run.ID, "merged_into", mergeDetail(res, outcome))))
+	})
+	if err == nil && outcome == "conflict" {
+		err = fmt.Errorf("%d conflicting path(s); nothing was written: %w", len(res.Plan.Conflicts()), merge.ErrConflict)
+	}
+	return err
+}
+
+func (e *Engine) recordFailure(ctx context.Context, src, dst Ref, res *MergeResult, cause error) error {
+	detail := mergeDetail(res, "failed")
+	detail["error"] = cause.Error()
+	err := e.store.Update(ctx, func(tx tine.Tx) error {
+		return tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, "merge", detail))
+	})
+	return errors.Join(fmt.Errorf("merge not applied, %s unchanged: %w", dst.Run.Name, cause), err)
+}
+
+// mergeDetail summarises a merge for the event log: counts, and the paths
+// of each action.
+func mergeDetail(res *MergeResult, outcome string) map[string]any {
+	byAction := map[merge.Action][]string{}
+	for _, en := range res.Plan.Entries {
+		byAction[en.Action] = append(byAction[en.Action], en.Path)
+	}
+	return map[string]any{"outcome": outcome, "scope": res.Plan.Scope, "run": res.Run.ID, "target": res.Target.ID,
+		"take": byAction[merge.Take], "converged": byAction[merge.Converged],
+		"text_merged": byAction[merge.TextMerged], "conflict": byAction[merge.Conflict]}
+}

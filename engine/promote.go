@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/layer"
+)
+
+// PromoteResult says what a promotion did.
+type PromoteResult struct {
+	Run     *tine.Run     `json:"run"`     // the new source
+	Retired *tine.Run     `json:"retired"` // the old source
+	Saved   *tine.Version `json:"saved"`   // the old source's files, kept as a version
+}
+
+// Promote makes fork ref the source of its workspace: it takes the source's
+// name and role and its files appear at the workspace path; the old source
+// retires, its files kept as a version. It is refused when the source
+// changed since the fork's line left it, naming those paths, unless
+// dropSourceChanges is set or the fork already has the same content there.
+func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool) (res *PromoteResult, err error) {
+	p, unlock, err := e.lockRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if p.Run.Role != tine.RoleFork {
+		return nil, fmt.Errorf("%s is the %s, not a fork: %w", p.Run.Name, p.Run.Role, tine.ErrState)
+	}
+	src, since, err := e.sourceAndForkPoint(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if !dropSourceChanges {
+		if err := e.checkSourceUnchanged(ctx, src, p, since); err != nil {
+			return nil, err
+		}
+	}
+	be, err := e.backend(p.Workspace.Backend)
+	if err != nil {
+		return nil, err
+	}
+	return e.promote(ctx, be, p, src)
+}
+
+// sourceAndForkPoint finds the workspace's source and the version at which
+// the fork's line of ancestry left it.
+func (e *Engine) sourceAndForkPoint(ctx context.Context, p Ref) (Ref, *tine.Version, error) {
+	var src Ref
+	var since string
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		r := p.Run
+		for r.Parent != "" {
+			parent, err := tx.Run(r.Parent)
+			if err != nil {
+				return err
+			}
+			if parent.Role == tine.RoleSource {
+				src, since = Ref{p.Workspace, parent}, r.Origin
+				return nil
+			}
+			r = parent
+		}
+		return fmt.Errorf("%s does not descend from the current source (it was retired?): %w", p.Run.Name, tine.ErrState)
+	})
+	if err != nil {
+		return Ref{}, nil, err
+	}
+	v, err := e.version(ctx, since)
+	return src, v, err
+}
+
+// checkSourceUnchanged refuses when the source has changes since version
+// since that the fork does not share.
+func (e *Engine) checkSourceUnchanged(ctx context.Context, src, fork Ref, since *tine.Version) error {
+	be, err := e.backend(src.Workspace.Backend)
+	if err != nil {
+		return err
+	}
+	changes, err := be.Changes(ctx, e.backendRun(src.Workspace, src.Run), e.layerPaths(since))
+	if err != nil {
+		return err
+	}
+	var lost []string
+	srcView, forkView := e.Path(src.Workspace, src.Run), e.Path(fork.Workspace, fork.Run)
+	for _, c := range changes {
+		if !samePathIn(srcView, forkView, c.Path) {
+			lost = append(lost, c.Path)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	show := lost
+	if len(show) > 10 {
+		show = append(show[:10:10], fmt.Sprintf("and %d more", len(lost)-10))
+	}
+	return fmt.Errorf("the source changed since %s was forked (%s); merge those into it first, or use --drop-source-changes (they are kept as a version): %w",
+		fork.Run.Name, strings.Join(show, ", "), tine.ErrUnmerged)
+}
+
+// promote switches the roles in the store first, then the files.
+func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*PromoteResult, error) {
+	saved, err := e.save(ctx, be, src, "retired by promoting "+p.Run.Name)
+	if err != nil {
+		return nil, err
+	}
+	oldBr, newBr := e.backendRun(src.Workspace, src.Run), e.backendRun(p.Workspace, p.Run)
+	var fresh *tine.Version
+	if !stacking(p.Workspace.Backend) {
+		// A flat source lives in the workspace directory: the fork's files
+		// will be activated there from a version of them.
+		if fresh, err = e.save(ctx, be, p, "promoted"); err != nil {
+			return nil, err
+		}
+	}
+	name := src.Run.Name
+	err = e.store.Update(ctx, func(tx tine.Tx) error {
+		src.Run.Role, src.Run.State, src.Run.Name = tine.RoleRetired, tine.StateDiscarded, retiredName(tx, src)
+		if err := tx.UpdateRun(src.Run); err != nil {
+			return err
+		}
+		p.Run.Role, p.Run.Name, p.Run.Resolution = tine.RoleSource, name, tine.ResolutionPromoted
+		if fresh != nil {
+			p.Run.Base = fresh.ID
+		}
+		return firstError(tx.UpdateRun(p.Run),
+			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "promote", map[string]any{"retired": src.Run.ID, "saved": saved.ID})),
+			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, "retire", map[string]any{"promoted": p.Run.ID, "saved": saved.ID})))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.switchFiles(ctx, be, p, fresh, oldBr, newBr); err != nil {
+		return nil, fmt.Errorf("promoted in the store, but moving the files failed (the next tine command retries): %w", err)
+	}
+	return &PromoteResult{Run: p.Run, Retired: src.Run, Saved: saved}, nil
+}
+
+// switchFiles puts the new source's files at the workspace path and removes
+// the old source's view.
+func (e *Engine) switchFiles(ctx context.Context, be layer.Backend, p Ref, fresh *tine.Version, oldBr, forkBr layer.Run) error {
+	if stacking(p.Workspace.Backend) {
+		if err := bindSource(p.Workspace, forkBr); err != nil {
+			return err
+		}
+		if err := be.Deactivate(ctx, oldBr); err != nil {
+			return err
+		}
+		return os.RemoveAll(oldBr.Dir)
+	}
+	if err := be.Deactivate(ctx, oldBr); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(oldBr.Dir); err != nil {
+		return err
+	}
+	var u undo
+	srcBr := e.backendRun(p.Workspace, p.Run) // now the workspace directory
+	if err := e.activate(ctx, be, p.Workspace, p.Run, srcBr, e.layerPaths(fresh), fresh.ID, &u); err != nil {
+		return err
+	}
+	return removeTree(forkBr.View)
+}
+
+// retiredName picks the old source's new name.
+func retiredName(tx tine.Tx, src Ref) string {
+	for i := 1; ; i++ {
+		n := fmt.Sprintf("%s-retired-%d", src.Run.Name, i)
+		if _, err := tx.RunByName(src.Workspace.ID, n); err != nil {
+			return n
+		}
+	}
+}
+
+// samePathIn reports whether rel has the same signature under both roots
+// (both missing counts as the same).
+func samePathIn(a, b, rel string) bool {
+	_, ea := os.Lstat(a + "/" + rel)
+	_, eb := os.Lstat(b + "/" + rel)
+	if ea != nil || eb != nil {
+		return os.IsNotExist(ea) && os.IsNotExist(eb)
+	}
+	same, err := fstree.SamePath(a+"/"+rel, b+"/"+rel)
+	return err == nil && same
+}

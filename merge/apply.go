@@ -1,0 +1,411 @@
+package merge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
+)
+
+// ErrConflict means a plan has conflicts and cannot be applied.
+var ErrConflict = errors.New("merge conflict")
+
+// applyHook, when set (by tests), is called at each step of Apply: after
+// "staged", "journaled", "backup:PATH", "placed:PATH" and "mode:PATH", just
+// before "committed" (the commit mark), and at "cleanup" after it. An error
+// makes Apply fail there.
+var applyHook func(step string) error
+
+// Names inside the staging directory.
+const (
+	stagedDir = "new"    // staged upserts, one per plan entry index
+	backupDir = "backup" // destinations moved away, one per plan entry index
+)
+
+// Apply applies the clean plan p to directory target as a transaction:
+// either all of it lands or none of it, even across a crash.
+//
+// Every upsert is first staged in a directory inside target
+// (".tine-merge-*", on the same filesystem) and synced. Then the journal, a
+// file at path journal outside target, records the plan and every step. The
+// steps run in order: deletions deepest first, directories shallowest first,
+// then files and symlinks; each destination that exists is moved into the
+// staging directory as a backup before the staged item is renamed into
+// place, never replacing anything. Directory modes are set last. On any
+// error the backups are moved back in reverse order and target is as it
+// was; after a crash, Recover does the same from the journal. Paths are
+// resolved beneath target without following any symlink.
+//
+// A plan with conflicts is refused with an error wrapping ErrConflict; an
+// unfinished journal at journal with one wrapping tine.ErrState.
+func Apply(ctx context.Context, p *Plan, target, journal string) error {
+	if err := checkApplicable(p, journal); err != nil {
+		return err
+	}
+	tx, err := beginTx(target, journal, p)
+	if err != nil {
+		return fmt.Errorf("merge: apply to %s: %w", target, err)
+	}
+	defer tx.tree.close()
+	if err := tx.run(ctx); err != nil {
+		return fmt.Errorf("merge: apply to %s: %w", target, tx.abort(err))
+	}
+	if err := tx.finish(); err != nil {
+		return fmt.Errorf("merge: applied to %s, but cleanup failed (Recover finishes it): %w", target, err)
+	}
+	return nil
+}
+
+// checkApplicable refuses a plan with conflicts or bad paths, and a journal
+// path where a merge is unfinished.
+func checkApplicable(p *Plan, journal string) error {
+	if c := p.Conflicts(); len(c) > 0 {
+		return fmt.Errorf("merge: %d paths in conflict (first %q: %s): %w", len(c), c[0].Path, c[0].Reason, ErrConflict)
+	}
+	for _, e := range p.Entries {
+		if err := checkRel(e.Path); err != nil {
+			return fmt.Errorf("merge: plan entry %q: %w", e.Path, err)
+		}
+	}
+	if _, err := os.Lstat(journal); err == nil {
+		return fmt.Errorf("merge: journal %s exists: an earlier merge is unfinished, recover it first: %w", journal, tine.ErrState)
+	}
+	return nil
+}
+
+// applyTx is one Apply in progress.
+type applyTx struct {
+	tree    *txTree
+	plan    *Plan
+	jpath   string
+	j       *journal
+	staging string // slash path of the staging directory, relative to target
+}
+
+// beginTx opens target, records the staging directory in a new journal and
+// creates it.
+func beginTx(target, jpath string, p *Plan) (*applyTx, error) {
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := openTxTree(abs)
+	if err != nil {
+		return nil, err
+	}
+	tx := &applyTx{tree: tree, plan: p, jpath: jpath}
+	tx.staging = stagingPrefix + randomSuffix()
+	tx.j = &journal{Version: 1, State: stateStaging, Target: rawPath(abs), Staging: rawPath(tx.staging)}
+	if err := writeJournal(jpath, tx.j); err != nil {
+		tree.close()
+		return nil, err
+	}
+	return tx, nil
+}
+
+// randomSuffix returns 16 random hex digits.
+func randomSuffix() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// run stages, journals and applies every step.
+func (tx *applyTx) run(ctx context.Context) error {
+	if err := tx.stage(ctx); err != nil {
+		return err
+	}
+	if err := callHook("staged"); err != nil {
+		return err
+	}
+	tx.j.State, tx.j.Plan = stateApplying, tx.plan
+	if err := writeJournal(tx.jpath, tx.j); err != nil {
+		return err
+	}
+	if err := callHook("journaled"); err != nil {
+		return err
+	}
+	for _, s := range tx.j.Steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := tx.do(s); err != nil {
+			return err
+		}
+	}
+	if err := tx.tree.sync(tx.touchedDirs()); err != nil {
+		return err
+	}
+	return callHook("committed")
+}
+
+// callHook calls applyHook, if set, at step.
+func callHook(step string) error {
+	if applyHook == nil {
+		return nil
+	}
+	if err := applyHook(step); err != nil {
+		return fmt.Errorf("at %s: %w", step, err)
+	}
+	return nil
+}
+
+// finish marks the journal committed, then removes the staging directory
+// (backups included) and the journal.
+func (tx *applyTx) finish() error {
+	tx.j.State = stateCommitted
+	if err := writeJournal(tx.jpath, tx.j); err != nil {
+		return err
+	}
+	if err := callHook("cleanup"); err != nil {
+		return err
+	}
+	return finishJournal(tx.tree, tx.j, tx.jpath)
+}
+
+// abort undoes whatever ran after err, leaving target as it was.
+func (tx *applyTx) abort(err error) error {
+	if uerr := rollBack(tx.tree, tx.j, tx.jpath); uerr != nil {
+		return errors.Join(err, fmt.Errorf("rolling back (Recover retries): %w", uerr))
+	}
+	return err
+}
+
+// stage copies every upsert of the plan into the staging directory and
+// builds the list of steps.
+func (tx *applyTx) stage(ctx context.Context) error {
+	for _, d := range []string{tx.staging, tx.stagingRel(stagedDir), tx.stagingRel(backupDir)} {
+		if err := tx.tree.mkdir(d); err != nil {
+			return err
+		}
+	}
+	var dels, dirs, files, modes []txStep
+	for i, e := range tx.plan.Entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		switch {
+		case e.Action != Take && e.Action != TextMerged:
+			continue
+		case e.Source == "":
+			s, err := tx.deletion(i, e)
+			if err != nil {
+				return err
+			}
+			dels = append(dels, s...)
+		default:
+			steps, mode, isDir, err := tx.upsert(i, e)
+			if err != nil {
+				return fmt.Errorf("stage %q: %w", e.Path, err)
+			}
+			if isDir {
+				dirs = append(dirs, steps...)
+			} else {
+				files = append(files, steps...)
+			}
+			modes = append(modes, mode...)
+		}
+	}
+	slices.SortStableFunc(dels, func(a, b txStep) int { return depth(b.Path) - depth(a.Path) })
+	slices.SortStableFunc(modes, func(a, b txStep) int { return depth(b.Path) - depth(a.Path) })
+	tx.j.Steps = slices.Concat(dels, dirs, files, modes)
+	return tx.tree.sync(nil)
+}
+
+// depth counts the components of slash path p.
+func depth(p rawPath) int { return strings.Count(string(p), "/") + 1 }
+
+// stagingRel returns the target-relative path of name in the staging directory.
+func (tx *applyTx) stagingRel(name string) string { return tx.staging + "/" + name }
+
+// item returns the staging name of entry i's staged upsert or backup.
+func item(kind string, i int) string { return kind + "/" + strconv.Itoa(i) }
+
+// deletion plans removing entry i's path: a backup, or nothing when the
+// target no longer has it.
+func (tx *applyTx) deletion(i int, e Entry) ([]txStep, error) {
+	_, ok, err := tx.tree.lstat(e.Path)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []txStep{{Op: opBackup, Path: rawPath(e.Path), Item: item(backupDir, i)}}, nil
+}
+
+// upsert stages entry i's source and returns the steps that put it in place,
+// the mode step to run last if any, and whether it is a directory.
+func (tx *applyTx) upsert(i int, e Entry) (steps, mode []txStep, isDir bool, err error) {
+	src, err := os.Lstat(e.Source)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	cur, exists, err := tx.tree.lstat(e.Path)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	want := permOf(src)
+	if src.IsDir() && exists && cur.IsDir() {
+		if cur&permMask == want {
+			return nil, nil, true, nil
+		}
+		return nil, []txStep{{Op: opMode, Path: rawPath(e.Path), Mode: uint32(want), Old: uint32(cur & permMask), Existing: true}}, true, nil
+	}
+	staged := item(stagedDir, i)
+	if err := stageItem(e.Source, tx.tree.abs(tx.stagingRel(staged)), src); err != nil {
+		return nil, nil, false, err
+	}
+	if exists {
+		steps = append(steps, txStep{Op: opBackup, Path: rawPath(e.Path), Item: item(backupDir, i)})
+	}
+	steps = append(steps, txStep{Op: opPlace, Path: rawPath(e.Path), Item: staged})
+	if src.IsDir() && want != want|0o700 {
+		mode = []txStep{{Op: opMode, Path: rawPath(e.Path), Mode: uint32(want)}}
+	}
+	return steps, mode, src.IsDir(), nil
+}
+
+// permMask selects permission bits with setuid, setgid and sticky.
+const permMask = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// do runs one step, then calls the hook.
+func (tx *applyTx) do(s txStep) error {
+	p := string(s.Path)
+	var err error
+	var step string
+	switch s.Op {
+	case opBackup:
+		err, step = tx.backup(p, s.Item), "backup:"+p
+	case opPlace:
+		err, step = tx.tree.rename(tx.stagingRel(s.Item), p), "placed:"+p
+	case opMode:
+		err, step = tx.tree.chmod(p, fs.FileMode(s.Mode)), "mode:"+p
+	default:
+		err = fmt.Errorf("unknown step %q", s.Op)
+	}
+	if err != nil {
+		return err
+	}
+	return callHook(step)
+}
+
+// backup moves the destination p into the staging directory. A directory
+// must be empty by now (what it held was planned away first): anything left
+// is content the plan does not know of, and is not risked.
+func (tx *applyTx) backup(p, backup string) error {
+	cur, ok, err := tx.tree.lstat(p)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%q vanished from the target since planning: %w", p, tine.ErrState)
+	case cur.IsDir():
+		empty, err := tx.tree.isEmptyDir(p)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return fmt.Errorf("directory %q gained entries since planning: %w", p, tine.ErrState)
+		}
+	}
+	return tx.tree.rename(p, tx.stagingRel(backup))
+}
+
+// touchedDirs returns the directories whose entries the steps changed.
+func (tx *applyTx) touchedDirs() []string {
+	seen := map[string]bool{tx.staging + "/" + stagedDir: true, tx.staging + "/" + backupDir: true}
+	for _, s := range tx.j.Steps {
+		seen[path.Dir(string(s.Path))] = true
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	return out
+}
+
+// stageItem copies src (described by fi) to the new path dst: a file with
+// its bytes, permission bits, owner (when root), times and extended
+// attributes; a symlink with its target, never followed; an empty directory
+// that the owner can write into until its mode step.
+func stageItem(src, dst string, fi fs.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		if err := os.Mkdir(dst, 0o700); err != nil {
+			return err
+		}
+		if err := stageOwner(dst, fi); err != nil {
+			return err
+		}
+		return os.Chmod(dst, permOf(fi)|0o700)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(target, dst); err != nil {
+			return err
+		}
+		return stageOwner(dst, fi)
+	case fi.Mode().IsRegular():
+		return stageFile(src, dst, fi)
+	}
+	return fmt.Errorf("cannot stage %s: unsupported file type %v", src, fi.Mode().Type())
+}
+
+// stageFile copies the regular file src (described by fi) to the new file dst.
+func stageFile(src, dst string, fi fs.FileInfo) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := fillStaged(out, in, fi); err != nil {
+		out.Close()
+		return fmt.Errorf("stage %s: %w", src, err)
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if err := stageXattrs(src, dst); err != nil {
+		return err
+	}
+	return stageTimes(dst, fi)
+}
+
+// fillStaged copies in's bytes into out and gives out the owner and mode of
+// fi (owner first: chown clears setuid bits).
+func fillStaged(out, in *os.File, fi fs.FileInfo) error {
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	if err := stageOwner(out.Name(), fi); err != nil {
+		return err
+	}
+	if err := out.Chmod(permOf(fi)); err != nil {
+		return err
+	}
+	return syncStaged(out)
+}
+
+// removeStaging removes the staging directory of j from tree.
+func removeStaging(tree *txTree, j *journal) error {
+	if _, ok, err := tree.lstat(string(j.Staging)); err != nil || !ok {
+		return err
+	}
+	return fstree.RemoveAll(tree.abs(string(j.Staging)))
+}

@@ -1,0 +1,289 @@
+//go:build linux
+
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// oNoFollow makes opening a symlink fail instead of following it.
+const oNoFollow = unix.O_NOFOLLOW
+
+// txTree is the target directory of an apply, held open: every path is
+// resolved beneath it with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), so
+// no symlink is ever followed, inside the target or out of it.
+type txTree struct {
+	root string
+	fd   int
+}
+
+// beneathHow resolves a path under the tree without following any symlink.
+const beneathHow = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
+
+// openTxTree opens directory root.
+func openTxTree(root string) (*txTree, error) {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	return &txTree{root: root, fd: fd}, nil
+}
+
+// close releases the tree.
+func (t *txTree) close() error { return unix.Close(t.fd) }
+
+// abs returns the filesystem path of rel, for reporting and for the staging
+// directory, which the tree created itself.
+func (t *txTree) abs(rel string) string { return filepath.Join(t.root, filepath.FromSlash(rel)) }
+
+// openBeneath opens rel (a slash path, "." for the root) with flags.
+func (t *txTree) openBeneath(rel string, flags uint64) (int, error) {
+	how := &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: beneathHow}
+	for {
+		fd, err := unix.Openat2(t.fd, rel, how)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil {
+			return -1, &os.PathError{Op: "openat2", Path: t.abs(rel), Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// parent opens the directory holding rel and returns it with rel's name.
+func (t *txTree) parent(rel string) (int, string, error) {
+	fd, err := t.openBeneath(path.Dir(rel), unix.O_PATH|unix.O_DIRECTORY)
+	return fd, path.Base(rel), err
+}
+
+// lstat returns the type and permission bits of rel, and whether it exists.
+// A missing parent, or one that is a file, means rel does not exist; a
+// parent that is a symlink is an error.
+func (t *txTree) lstat(rel string) (fs.FileMode, bool, error) {
+	pfd, name, err := t.parent(rel)
+	if isAbsentErr(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if isAbsentErr(err) {
+			return 0, false, nil
+		}
+		return 0, false, &os.PathError{Op: "fstatat", Path: t.abs(rel), Err: err}
+	}
+	return modeOfStat(st.Mode), true, nil
+}
+
+// isAbsentErr reports whether err means a path or one of its parents does
+// not exist (or is not a directory).
+func isAbsentErr(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)
+}
+
+// modeOfStat converts a stat(2) mode to an fs.FileMode.
+func modeOfStat(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	for _, b := range []struct {
+		bit  uint32
+		mode fs.FileMode
+	}{{unix.S_ISUID, fs.ModeSetuid}, {unix.S_ISGID, fs.ModeSetgid}, {unix.S_ISVTX, fs.ModeSticky}} {
+		if m&b.bit != 0 {
+			mode |= b.mode
+		}
+	}
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFREG:
+	default:
+		mode |= fs.ModeIrregular
+	}
+	return mode
+}
+
+// unixPerm converts permission bits to a stat(2) mode.
+func unixPerm(m fs.FileMode) uint32 {
+	out := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		out |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		out |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		out |= unix.S_ISVTX
+	}
+	return out
+}
+
+// rename moves from to to (both relative) without replacing anything.
+func (t *txTree) rename(from, to string) error {
+	ffd, fname, err := t.parent(from)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(ffd)
+	tfd, tname, err := t.parent(to)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	err = unix.Renameat2(ffd, fname, tfd, tname, unix.RENAME_NOREPLACE)
+	if err == unix.EINVAL {
+		err = renameChecked(ffd, fname, tfd, tname) // no RENAME_NOREPLACE here
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: t.abs(from), New: t.abs(to), Err: err}
+	}
+	return nil
+}
+
+// renameChecked renames after checking the destination does not exist: the
+// racy form of RENAME_NOREPLACE, for filesystems without it.
+func renameChecked(ffd int, fname string, tfd int, tname string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(tfd, tname, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		return unix.EEXIST
+	}
+	return unix.Renameat(ffd, fname, tfd, tname)
+}
+
+// chmod sets the permission bits of directory rel.
+func (t *txTree) chmod(rel string, mode fs.FileMode) error {
+	fd, err := t.openBeneath(rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchmod(fd, unixPerm(mode)); err != nil {
+		return &os.PathError{Op: "chmod", Path: t.abs(rel), Err: err}
+	}
+	return nil
+}
+
+// mkdir creates directory rel, owner-only.
+func (t *txTree) mkdir(rel string) error {
+	pfd, name, err := t.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Mkdirat(pfd, name, 0o700); err != nil {
+		return &os.PathError{Op: "mkdir", Path: t.abs(rel), Err: err}
+	}
+	return nil
+}
+
+// isEmptyDir reports whether directory rel has no entries.
+func (t *txTree) isEmptyDir(rel string) (bool, error) {
+	fd, err := t.openBeneath(rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return false, err
+	}
+	f := os.NewFile(uintptr(fd), t.abs(rel))
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	if err == io.EOF {
+		return true, nil
+	}
+	return false, err
+}
+
+// sync flushes the tree's filesystem (syncfs), which covers every
+// directory an apply touched, so dirs is not needed here.
+func (t *txTree) sync(_ []string) error {
+	if err := unix.Syncfs(t.fd); err != nil {
+		return &os.PathError{Op: "syncfs", Path: t.root, Err: err}
+	}
+	return nil
+}
+
+// syncStaged does nothing: one syncfs after staging flushes every file.
+func syncStaged(*os.File) error { return nil }
+
+// stageOwner gives dst the owner of fi when running as root.
+func stageOwner(dst string, fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || os.Geteuid() != 0 {
+		return nil
+	}
+	return os.Lchown(dst, int(st.Uid), int(st.Gid))
+}
+
+// stageTimes gives dst the access and modification times of fi.
+func stageTimes(dst string, fi fs.FileInfo) error {
+	atime := fi.ModTime()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		atime = time.Unix(st.Atim.Unix())
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(atime.UnixNano()), unix.NsecToTimespec(fi.ModTime().UnixNano())}
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, dst, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "utimensat", Path: dst, Err: err}
+	}
+	return nil
+}
+
+// stageXattrs copies the extended attributes of src onto dst. Attributes
+// the filesystem or our privileges do not allow are skipped.
+func stageXattrs(src, dst string) error {
+	names, err := xattrBuf(func(b []byte) (int, error) { return unix.Llistxattr(src, b) })
+	if err != nil {
+		return skipXattr(src, err)
+	}
+	for _, name := range strings.Split(strings.TrimSuffix(string(names), "\x00"), "\x00") {
+		if name == "" {
+			continue
+		}
+		val, err := xattrBuf(func(b []byte) (int, error) { return unix.Lgetxattr(src, name, b) })
+		if err == nil {
+			err = unix.Lsetxattr(dst, name, val, 0)
+		}
+		if err := skipXattr(dst, err); err != nil {
+			return fmt.Errorf("xattr %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// skipXattr returns nil for extended-attribute errors that mean "not here"
+// (unsupported, not permitted, gone), else err wrapped with p.
+func skipXattr(p string, err error) error {
+	if err == nil || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENODATA) {
+		return nil
+	}
+	return &os.PathError{Op: "xattr", Path: p, Err: err}
+}
+
+// xattrBuf calls get to size and then fill a buffer, retrying on growth.
+func xattrBuf(get func([]byte) (int, error)) ([]byte, error) {
+	for {
+		n, err := get(nil)
+		if err != nil || n == 0 {
+			return nil, err
+		}
+		buf := make([]byte, n)
+		n, err = get(buf)
+		if errors.Is(err, unix.ERANGE) {
+			continue
+		}
+		return buf[:n], err
+	}
+}

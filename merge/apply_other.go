@@ -1,0 +1,155 @@
+//go:build !linux
+
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// oNoFollow is not portable; callers Lstat before they open.
+const oNoFollow = 0
+
+// txTree is the target directory of an apply, held open as an os.Root so no
+// path escapes it; every parent is also checked with Lstat and a symlink
+// refused, so no symlink inside it is followed either.
+type txTree struct {
+	root string
+	r    *os.Root
+}
+
+// openTxTree opens directory root.
+func openTxTree(root string) (*txTree, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	return &txTree{root: root, r: r}, nil
+}
+
+// close releases the tree.
+func (t *txTree) close() error { return t.r.Close() }
+
+// abs returns the filesystem path of rel.
+func (t *txTree) abs(rel string) string { return filepath.Join(t.root, filepath.FromSlash(rel)) }
+
+// checkParents returns fs.ErrNotExist when a parent of rel is missing or
+// not a directory, and an error when one is a symlink.
+func (t *txTree) checkParents(rel string) error {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		p := path.Join(parts[:i]...)
+		fi, err := t.r.Lstat(p)
+		switch {
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return &os.PathError{Op: "resolve", Path: t.abs(p), Err: errors.New("parent is a symlink")}
+		case !fi.IsDir():
+			return &os.PathError{Op: "resolve", Path: t.abs(p), Err: fs.ErrNotExist}
+		}
+	}
+	return nil
+}
+
+// lstat returns the type and permission bits of rel, and whether it exists.
+func (t *txTree) lstat(rel string) (fs.FileMode, bool, error) {
+	err := t.checkParents(rel)
+	if err == nil {
+		var fi fs.FileInfo
+		if fi, err = t.r.Lstat(rel); err == nil {
+			return fi.Mode(), true, nil
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	return 0, false, err
+}
+
+// rename moves from to to without replacing anything (checked, racy).
+func (t *txTree) rename(from, to string) error {
+	if err := t.checkParents(from); err != nil {
+		return err
+	}
+	if err := t.checkParents(to); err != nil {
+		return err
+	}
+	if _, err := t.r.Lstat(to); err == nil {
+		return &os.LinkError{Op: "rename", Old: t.abs(from), New: t.abs(to), Err: fs.ErrExist}
+	}
+	return t.r.Rename(from, to)
+}
+
+// chmod sets the permission bits of directory rel.
+func (t *txTree) chmod(rel string, mode fs.FileMode) error {
+	m, ok, err := t.lstat(rel)
+	if err != nil || !ok || !m.IsDir() {
+		return fmt.Errorf("chmod %s: not a directory: %w", t.abs(rel), errors.Join(err, fs.ErrInvalid))
+	}
+	return t.r.Chmod(rel, mode)
+}
+
+// mkdir creates directory rel, owner-only.
+func (t *txTree) mkdir(rel string) error {
+	if err := t.checkParents(rel); err != nil {
+		return err
+	}
+	return t.r.Mkdir(rel, 0o700)
+}
+
+// isEmptyDir reports whether directory rel has no entries.
+func (t *txTree) isEmptyDir(rel string) (bool, error) {
+	if err := t.checkParents(rel); err != nil {
+		return false, err
+	}
+	f, err := t.r.Open(rel)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	if err == io.EOF {
+		return true, nil
+	}
+	return false, err
+}
+
+// sync flushes the entries of the root and of dirs to stable storage.
+func (t *txTree) sync(dirs []string) error {
+	for _, d := range append([]string{"."}, dirs...) {
+		if _, ok, err := t.lstat(d); err != nil || !ok {
+			continue
+		}
+		f, err := t.r.Open(d)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", t.abs(d), err)
+		}
+	}
+	return nil
+}
+
+// syncStaged flushes a staged file.
+func syncStaged(f *os.File) error { return f.Sync() }
+
+// stageOwner keeps the staging user's ownership on this platform.
+func stageOwner(string, fs.FileInfo) error { return nil }
+
+// stageTimes gives dst the modification time of fi (access time too).
+func stageTimes(dst string, fi fs.FileInfo) error {
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// stageXattrs does nothing: extended attributes are copied on Linux only.
+func stageXattrs(string, string) error { return nil }

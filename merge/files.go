@@ -1,0 +1,299 @@
+package merge
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/layer"
+)
+
+// PlanOptions tunes PlanFiles.
+type PlanOptions struct {
+	// Paths narrows the merge to these paths (files or directories, cleaned
+	// by CheckPaths): only changes at or under them are planned. Empty means
+	// the whole workspace.
+	Paths []string
+	// TextMerge merges text files changed on both sides line-wise (diff3)
+	// instead of reporting a conflict.
+	TextMerge bool
+	// Scratch is an existing directory where text merges are staged; it must
+	// outlive the plan's Apply. Required with TextMerge.
+	Scratch string
+}
+
+// PlanFiles plans a three-way merge at path granularity of a run's changes
+// into a target. base is a directory holding the fork point's files, theirs
+// the run's view, ours the target's current view, and changes what theirs
+// changed since base, sorted by path (as layer.Backend.Changes returns them).
+//
+// Each changed path is compared by signature (type, permission bits, and
+// content or link target): when ours still matches base the run's version
+// is taken, when ours already matches theirs the path has converged, and
+// otherwise it is a conflict with a reason. A write that would need a parent
+// that is not a directory in ours (a file, a symlink, a deleted directory)
+// is a conflict too: nothing is ever written through a symlink. Entries
+// under a merge's staging directory (".tine-merge-*") are ignored.
+func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.Change, o PlanOptions) (*Plan, error) {
+	if o.TextMerge && o.Scratch == "" {
+		return nil, fmt.Errorf("merge: text merge needs a scratch directory: %w", tine.ErrInvalid)
+	}
+	p := &fsPlanner{
+		ctx: ctx, opt: o,
+		base: newPlanView(base), theirs: newPlanView(theirs), ours: newPlanView(ours),
+		byPath: map[string]*Entry{},
+	}
+	plan := &Plan{Scope: "filesystem"}
+	if len(o.Paths) > 0 {
+		plan.Scope = "paths"
+	}
+	for _, c := range selectChanges(changes, o.Paths) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		e, err := p.entry(c)
+		if err != nil {
+			return nil, fmt.Errorf("merge: plan %q: %w", c.Path, err)
+		}
+		plan.Entries = append(plan.Entries, e)
+		p.byPath[e.Path] = &plan.Entries[len(plan.Entries)-1]
+	}
+	return plan, nil
+}
+
+// selectChanges returns the changes to plan, sorted by path: all of them, or
+// those at or under paths plus the directories the run created above them
+// (which a write beneath needs).
+func selectChanges(changes []layer.Change, paths []string) []layer.Change {
+	var out []layer.Change
+	kinds := map[string]layer.Change{}
+	for _, c := range changes {
+		kinds[c.Path] = c
+	}
+	picked := map[string]bool{}
+	for _, c := range changes {
+		if isStagingPath(c.Path) || (len(paths) > 0 && !underAny(c.Path, paths)) {
+			continue
+		}
+		for d := path.Dir(c.Path); d != "."; d = path.Dir(d) {
+			a, ok := kinds[d]
+			if ok && !picked[d] && a.Type == "dir" && a.Kind != layer.Modified {
+				picked[d] = true
+				out = append(out, a)
+			}
+		}
+		if !picked[c.Path] {
+			picked[c.Path] = true
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b layer.Change) int { return cmpPath(a.Path, b.Path) })
+	return out
+}
+
+// cmpPath orders slash paths as strings do, which puts a directory before
+// everything beneath it.
+func cmpPath(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// fsPlanner holds the state of one PlanFiles.
+type fsPlanner struct {
+	ctx                context.Context
+	opt                PlanOptions
+	base, theirs, ours *planView
+	byPath             map[string]*Entry // entries planned so far
+	textDir            string            // staging for text merges, made on first use
+	texts              int               // text merges staged so far
+}
+
+// sides is what one path is on the three sides (nil where absent).
+type sides struct {
+	base, theirs, ours fs.FileInfo
+	oursParent         parentState // why ours is absent when a parent is no directory
+}
+
+// entry plans change c.
+func (p *fsPlanner) entry(c layer.Change) (Entry, error) {
+	s, err := p.look(c.Path)
+	if err != nil {
+		return Entry{}, err
+	}
+	e := Entry{Path: c.Path, Change: c.Kind, Type: typeOf(s, c)}
+	same, err := p.sameAt(c.Path, s.ours, s.theirs, p.ours, p.theirs)
+	if err != nil || same {
+		e.Action = Converged
+		return e, err
+	}
+	same, err = p.sameAt(c.Path, s.ours, s.base, p.ours, p.base)
+	if err != nil {
+		return e, err
+	}
+	if !same {
+		return p.bothChanged(e, s)
+	}
+	return p.take(e, s)
+}
+
+// look stats path rel on the three sides.
+func (p *fsPlanner) look(rel string) (sides, error) {
+	var s sides
+	var err error
+	if s.base, _, err = p.base.lstat(rel); err != nil {
+		return s, err
+	}
+	if s.theirs, _, err = p.theirs.lstat(rel); err != nil {
+		return s, err
+	}
+	s.ours, s.oursParent, err = p.ours.lstat(rel)
+	return s, err
+}
+
+// typeOf names the path's type in the run, or its old type when deleted.
+func typeOf(s sides, c layer.Change) string {
+	switch {
+	case s.theirs != nil:
+		return layer.TypeOf(s.theirs.Mode())
+	case s.base != nil:
+		return layer.TypeOf(s.base.Mode())
+	}
+	return c.Type
+}
+
+// sameAt reports whether rel has the same signature in views va and vb,
+// described by a and b (nil when absent there).
+func (p *fsPlanner) sameAt(rel string, a, b fs.FileInfo, va, vb *planView) (bool, error) {
+	if a == nil || b == nil {
+		return a == nil && b == nil, nil
+	}
+	if a.Mode().Type() != b.Mode().Type() {
+		return false, nil
+	}
+	return fstree.SamePath(va.at(rel), vb.at(rel))
+}
+
+// take plans taking the run's version of a path the target did not change.
+func (p *fsPlanner) take(e Entry, s sides) (Entry, error) {
+	if s.theirs == nil || !s.theirs.IsDir() {
+		if reason, err := p.addedBelow(e.Path, s); err != nil || reason != "" {
+			return conflict(e, reason), err
+		}
+	}
+	if s.theirs == nil {
+		e.Action = Take
+		return e, nil
+	}
+	if reason := p.blockedParent(e.Path, s.oursParent); reason != "" {
+		return conflict(e, reason), nil
+	}
+	if layer.TypeOf(s.theirs.Mode()) == "other" {
+		return conflict(e, "special file (device, fifo or socket) in run cannot be merged"), nil
+	}
+	e.Action, e.Source = Take, p.theirs.at(e.Path)
+	if !s.theirs.IsDir() {
+		e.Bytes = s.theirs.Size()
+	}
+	return e, nil
+}
+
+// addedBelow returns a reason when the run removes directory rel (deletes
+// it or changes its type) while the target has entries in it that base
+// lacks: removing it would lose them.
+func (p *fsPlanner) addedBelow(rel string, s sides) (string, error) {
+	if s.base == nil || !s.base.IsDir() || s.ours == nil || !s.ours.IsDir() {
+		return "", nil
+	}
+	names, err := readDirNames(p.ours.at(rel))
+	if err != nil {
+		return "", err
+	}
+	for _, name := range names {
+		if _, err := os.Lstat(filepath.Join(p.base.at(rel), name)); os.IsNotExist(err) {
+			return fmt.Sprintf("directory removed in run, but target added %q in it", name), nil
+		} else if err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// blockedParent returns why a write of rel is impossible when ours has no
+// directory at one of its parents (the shallowest is ps.at), or "" when the
+// plan makes that parent and every one below it a directory first.
+func (p *fsPlanner) blockedParent(rel string, ps parentState) string {
+	if ps.kind == parentIsDir {
+		return ""
+	}
+	for d := path.Dir(rel); d != path.Dir(ps.at); d = path.Dir(d) {
+		pe, ok := p.byPath[d]
+		switch {
+		case ok && pe.Action == Conflict:
+			return fmt.Sprintf("parent %q is in conflict", d)
+		case !ok || pe.Action != Take || pe.Type != "dir":
+			return ps.reason()
+		}
+	}
+	return ""
+}
+
+// conflict marks e as a conflict for reason.
+func conflict(e Entry, reason string) Entry {
+	e.Action, e.Reason, e.Source, e.Bytes = Conflict, reason, "", 0
+	return e
+}
+
+// bothChanged plans a path both sides changed differently: a conflict, or a
+// text merge when asked for and possible.
+func (p *fsPlanner) bothChanged(e Entry, s sides) (Entry, error) {
+	if p.opt.TextMerge && isRegular(s.base) && isRegular(s.theirs) && isRegular(s.ours) {
+		return p.textMerge(e, s)
+	}
+	return conflict(e, conflictReason(s)), nil
+}
+
+// isRegular reports whether fi describes a regular file.
+func isRegular(fi fs.FileInfo) bool { return fi != nil && fi.Mode().IsRegular() }
+
+// conflictReason says how the two sides disagree on a path.
+func conflictReason(s sides) string {
+	b, t, o := s.base, s.theirs, s.ours
+	switch {
+	case t == nil && o != nil && b != nil && o.Mode().Type() != b.Mode().Type():
+		return "deleted in run, type changed in target"
+	case t == nil:
+		return "deleted in run, modified in target"
+	case o == nil && s.oursParent.kind != parentIsDir:
+		return "modified in run; in target, " + s.oursParent.reason()
+	case o == nil:
+		return "modified in run, deleted in target"
+	case b == nil:
+		return "added in both with different contents"
+	case o.Mode().Type() != b.Mode().Type():
+		return "type changed in target"
+	case t.Mode().Type() != b.Mode().Type():
+		return "type changed in run, modified in target"
+	}
+	return "changed in both"
+}
+
+// readDirNames returns the names in directory dir.
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

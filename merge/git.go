@@ -1,0 +1,877 @@
+package merge
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layer"
+)
+
+// A git-scope merge carries the run's work as git sees it: the binary patch
+// from the fork point's commit to the run's working tree (commits made since,
+// staged and unstaged changes, untracked files that are not ignored), applied
+// to a mirror of the target's touched paths so that the target itself is
+// never written while planning.
+//
+// Building the patch must not write into the run's repository either: git
+// works there with a copy of its index and a private object directory in
+// scratch, reading the run's objects as an alternate.
+
+// gitSpecs limits every git command to the workspace minus tine's own files
+// (anything named .tine-* at the root, and what is below it).
+var gitSpecs = []string{"--", ".", ":(exclude,top,glob).tine-*", ":(exclude,top,glob).tine-*/**"}
+
+// gitConfig keeps git from writing anything of the run's repository but our
+// temporary index, and makes its output stable to parse.
+var gitConfig = []string{
+	"-c", "safe.directory=*",
+	"-c", "core.quotePath=false",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.untrackedCache=false",
+	"-c", "core.splitIndex=false",
+	"-c", "gc.auto=0",
+	"-c", "maintenance.auto=false",
+	"-c", "advice.addEmbeddedRepo=false",
+	"-c", "apply.ignoreWhitespace=no",
+}
+
+// Git modes as they appear in a raw diff.
+const (
+	gitModeFile    = 0o100644
+	gitModeExec    = 0o100755
+	gitModeSymlink = 0o120000
+	gitModeLink    = 0o160000 // a submodule or nested repository
+)
+
+// PlanGit plans a git-scope merge: the binary patch from commit head (the
+// fork point's HEAD) to the working tree at theirs — commits made since,
+// staged and unstaged changes, deletions, untracked (not ignored) files,
+// renames, mode changes, symlinks, binary files — checked against the
+// target's working tree at ours. The content each entry writes is staged
+// under scratch (an existing empty directory); paths the patch cannot
+// apply to are conflicts, each with git's reason.
+//
+// Neither theirs nor ours is written. A rename is planned as the deletion of
+// its old path and the addition of its new one. A path where ours already
+// has exactly what theirs has is converged rather than in conflict. A
+// submodule or nested repository is a conflict: git scope cannot merge it.
+// When theirs is not the top of a git work tree or head is not a commit
+// there, PlanGit returns an error wrapping tine.ErrInvalid.
+func PlanGit(ctx context.Context, theirs, head, ours, scratch string) (*Plan, error) {
+	g, err := gitOpen(ctx, theirs, head, scratch)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := g.changes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Scope: "git", Entries: []Entry{}}
+	if len(changes) == 0 {
+		return plan, nil
+	}
+	m, err := gitNewMerge(g, ours, changes)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Entries, err = m.plan(ctx); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(plan.Entries, func(i, j int) bool { return plan.Entries[i].Path < plan.Entries[j].Path })
+	return plan, nil
+}
+
+// gitError is a git command that failed, with what it printed on stderr.
+type gitError struct {
+	args   []string
+	stderr string
+	err    error
+}
+
+func (e *gitError) Error() string {
+	return fmt.Sprintf("git %s: %v: %s", strings.Join(e.args, " "), e.err, strings.TrimSpace(e.stderr))
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// gitRun runs git with args in dir and returns its standard output.
+func gitRun(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitConfig...), args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		short := args
+		if len(short) > 3 {
+			short = short[:3]
+		}
+		return stdout.Bytes(), &gitError{args: short, stderr: stderr.String(), err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// gitEnv is the environment without anything that would point git at another
+// repository, in the C locale (messages are parsed), plus extra.
+func gitEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "LC_ALL=C", "LANGUAGE=C")
+	return append(env, extra...)
+}
+
+// gitRepo is the run's repository, seen through a temporary index and object
+// directory under scratch.
+type gitRepo struct {
+	top     string // the work tree, theirs
+	head    string // the fork point's commit, in full
+	index   string // the repository's own index file
+	scratch string
+	env     []string // with the temporary index and object directory
+	addEnv  []string // the same without the repository's objects
+}
+
+// gitOpen checks that theirs is the top of a git work tree where head is a
+// commit, and prepares the temporary index and object directory.
+func gitOpen(ctx context.Context, theirs, head, scratch string) (*gitRepo, error) {
+	invalid := func(err error) error {
+		return fmt.Errorf("merge: %s: not a git workspace at the fork point (head %q): %w: %w", theirs, head, tine.ErrInvalid, err)
+	}
+	if head == "" || strings.HasPrefix(head, "-") {
+		return nil, invalid(errors.New("no commit"))
+	}
+	g := &gitRepo{}
+	var err error
+	if g.top, err = gitRealPath(theirs); err != nil {
+		return nil, invalid(err)
+	}
+	if g.scratch, err = gitRealPath(scratch); err != nil {
+		return nil, fmt.Errorf("merge: scratch: %w", err)
+	}
+	objects, err := g.locate(ctx)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	out, err := gitRun(ctx, g.top, gitEnv(), nil, "rev-parse", "--verify", "-q", head+"^{commit}")
+	if err != nil {
+		return nil, invalid(err)
+	}
+	g.head = strings.TrimSpace(string(out))
+	return g, g.prepare(objects)
+}
+
+// gitRealPath returns p absolute, with symbolic links resolved.
+func gitRealPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// locate finds the repository's index and object directory, and checks
+// that g.top is the top of its work tree.
+func (g *gitRepo) locate(ctx context.Context) (objects string, err error) {
+	out, err := gitRun(ctx, g.top, gitEnv(), nil, "rev-parse", "--show-toplevel", "--git-path", "objects", "--git-path", "index")
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 3 {
+		return "", fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	if top, err := gitRealPath(lines[0]); err != nil || top != g.top {
+		return "", fmt.Errorf("not the top of the work tree %s", lines[0])
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(g.top, p)
+	}
+	g.index = abs(lines[2])
+	return abs(lines[1]), nil
+}
+
+// prepare makes the temporary object directory and the environments that
+// use it: env reads the repository's objects as an alternate; addEnv, for
+// git add, does not, because git "freshens" (touches) an object it would
+// write when it finds it, even in an alternate.
+func (g *gitRepo) prepare(objects string) error {
+	dir := filepath.Join(g.scratch, "objects")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("merge: scratch objects: %w", err)
+	}
+	g.addEnv = gitEnv("GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"), "GIT_OBJECT_DIRECTORY="+dir)
+	g.env = append(g.addEnv[:len(g.addEnv):len(g.addEnv)], "GIT_ALTERNATE_OBJECT_DIRECTORIES="+gitQuoteAlternate(objects))
+	return nil
+}
+
+// gitQuoteAlternate quotes a path for GIT_ALTERNATE_OBJECT_DIRECTORIES, a
+// colon-separated list whose entries may be C-quoted.
+func gitQuoteAlternate(p string) string {
+	if !strings.ContainsAny(p, ":\"\\") {
+		return p
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return `"` + r.Replace(p) + `"`
+}
+
+// changes stages the whole working tree in the temporary index and returns
+// what differs from head, each change with its sections of the patch.
+func (g *gitRepo) changes(ctx context.Context) ([]*gitChange, error) {
+	if err := g.seedIndex(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := gitRun(ctx, g.top, g.addEnv, nil, append([]string{"add", "-A"}, gitSpecs...)...); err != nil {
+		return nil, fmt.Errorf("merge: stage the run's work tree: %w", err)
+	}
+	args := []string{"diff", "--cached", "--patch-with-raw", "-z", "--binary", "--full-index", "--no-abbrev",
+		"-M", "--no-ext-diff", "--no-textconv", "--no-color", "--submodule=short", "--no-relative",
+		"--src-prefix=a/", "--dst-prefix=b/", g.head}
+	out, err := gitRun(ctx, g.top, g.env, nil, append(args, gitSpecs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("merge: diff the run against the fork point: %w", err)
+	}
+	return gitParseDiff(out)
+}
+
+// seedIndex copies the repository's index (keeping its modification time, so
+// git's stat cache stays valid and racily-clean entries stay suspect), or
+// reads head into a new one when the repository has no index.
+func (g *gitRepo) seedIndex(ctx context.Context) error {
+	dst := filepath.Join(g.scratch, "index")
+	err := gitCopyFile(g.index, dst, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := gitRun(ctx, g.top, g.env, nil, "read-tree", g.head); err != nil {
+			return fmt.Errorf("merge: read the fork point: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("merge: copy the run's index: %w", err)
+	}
+	fi, err := os.Stat(g.index)
+	if err != nil {
+		return fmt.Errorf("merge: copy the run's index: %w", err)
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// gitCopyFile copies the regular file src to dst (replacing it) with perm.
+func gitCopyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, perm)
+}
+
+// gitChange is one entry of the raw diff and its sections of the patch (two
+// for a type change, which git writes as a deletion and a creation).
+type gitChange struct {
+	status           byte // A, C, D, M, R or T
+	oldMode, newMode uint32
+	oldID, newID     string
+	oldPath, newPath string // equal but for renames and copies
+	sections         [][]byte
+	reason           string // why the change cannot be applied to ours
+}
+
+// gitParseDiff parses the output of diff --patch-with-raw -z.
+func gitParseDiff(out []byte) ([]*gitChange, error) {
+	var changes []*gitChange
+	for len(out) > 0 && out[0] == ':' {
+		c, rest, err := gitParseRecord(out)
+		if err != nil {
+			return nil, err
+		}
+		changes, out = append(changes, c), rest
+	}
+	sections := gitSplitPatch(bytes.TrimPrefix(out, []byte{0}))
+	for _, c := range changes {
+		n := 1
+		if c.status == 'T' {
+			n = 2
+		}
+		if len(sections) < n {
+			return nil, errors.New("merge: git diff: fewer patch sections than changes")
+		}
+		c.sections, sections = sections[:n], sections[n:]
+	}
+	if len(sections) != 0 {
+		return nil, errors.New("merge: git diff: more patch sections than changes")
+	}
+	return changes, nil
+}
+
+// gitParseRecord parses one raw record, ":old new oldid newid status\0path\0"
+// with a second path for renames and copies.
+func gitParseRecord(b []byte) (*gitChange, []byte, error) {
+	head, b, _ := bytes.Cut(b[1:], []byte{0})
+	f := strings.Fields(string(head))
+	if len(f) != 5 || f[4] == "" {
+		return nil, nil, fmt.Errorf("merge: git diff: bad raw record %q", head)
+	}
+	c := &gitChange{status: f[4][0], oldID: f[2], newID: f[3]}
+	om, err1 := strconv.ParseUint(f[0], 8, 32)
+	nm, err2 := strconv.ParseUint(f[1], 8, 32)
+	if err := errors.Join(err1, err2); err != nil || !strings.ContainsRune("ACDMRT", rune(c.status)) {
+		return nil, nil, fmt.Errorf("merge: git diff: bad raw record %q", head)
+	}
+	c.oldMode, c.newMode = uint32(om), uint32(nm)
+	var p []byte
+	p, b, _ = bytes.Cut(b, []byte{0})
+	c.oldPath, c.newPath = string(p), string(p)
+	if c.status == 'R' || c.status == 'C' {
+		p, b, _ = bytes.Cut(b, []byte{0})
+		c.newPath = string(p)
+	}
+	return c, b, nil
+}
+
+// gitSplitPatch cuts a patch into its "diff --git" sections. No other line of
+// a patch starts so: hunk lines start with a space, +, - or \, and the base85
+// lines of a binary patch have no spaces.
+func gitSplitPatch(patch []byte) [][]byte {
+	const header = "diff --git "
+	var out [][]byte
+	for len(patch) > 0 {
+		next := bytes.Index(patch[1:], []byte("\n"+header))
+		if next < 0 {
+			return append(out, patch)
+		}
+		out, patch = append(out, patch[:next+2]), patch[next+2:]
+	}
+	return out
+}
+
+// paths returns the paths the change touches in the target.
+func (c *gitChange) paths() []string {
+	if c.oldPath == c.newPath {
+		return []string{c.newPath}
+	}
+	return []string{c.oldPath, c.newPath}
+}
+
+// gitSide is what a change does to one path.
+type gitSide struct {
+	path    string
+	kind    layer.Kind
+	mode    uint32 // the mode it gets, 0 when deleted
+	oldMode uint32
+	id      string // the blob it gets
+}
+
+// sides returns what the change does to each path, a rename being the
+// deletion of its old path and the addition of its new one.
+func (c *gitChange) sides() []gitSide {
+	del := gitSide{path: c.oldPath, kind: layer.Deleted, oldMode: c.oldMode}
+	put := gitSide{path: c.newPath, kind: layer.Modified, mode: c.newMode, oldMode: c.oldMode, id: c.newID}
+	switch c.status {
+	case 'D':
+		return []gitSide{del}
+	case 'R':
+		put.kind, put.oldMode = layer.Added, 0
+		return []gitSide{del, put}
+	case 'A', 'C':
+		put.kind, put.oldMode = layer.Added, 0
+	case 'T':
+		put.kind = layer.TypeChanged
+	}
+	return []gitSide{put}
+}
+
+// gitTypeOf names a git mode's type as Entry.Type does.
+func gitTypeOf(mode uint32) string {
+	switch mode {
+	case gitModeFile, gitModeExec:
+		return "file"
+	case gitModeSymlink:
+		return "symlink"
+	}
+	return "other"
+}
+
+// gitMerge applies the changes to a mirror of ours under scratch/tree.
+type gitMerge struct {
+	repo      *gitRepo
+	ours      string
+	tree      string
+	changes   []*gitChange
+	touched   map[string]bool // every path a change touches
+	ancestors map[string]bool // every directory above a touched path
+}
+
+// gitNewMerge prepares the mirror's directory and marks the changes git
+// scope cannot merge (submodules and nested repositories).
+func gitNewMerge(g *gitRepo, ours string, changes []*gitChange) (*gitMerge, error) {
+	abs, err := filepath.Abs(ours)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %s: %w", ours, err)
+	}
+	m := &gitMerge{repo: g, ours: abs, tree: filepath.Join(g.scratch, "tree"), changes: changes,
+		touched: map[string]bool{}, ancestors: map[string]bool{}}
+	for _, c := range changes {
+		if c.oldMode == gitModeLink || c.newMode == gitModeLink {
+			c.reason = "a submodule or nested git repository: git scope cannot merge it"
+		}
+		for _, p := range c.paths() {
+			m.touched[p] = true
+			for d := gitPathDir(p); d != ""; d = gitPathDir(d) {
+				m.ancestors[d] = true
+			}
+		}
+	}
+	return m, os.Mkdir(m.tree, 0o755)
+}
+
+// gitPathDir is path.Dir of a slash-separated relative path, "" at the top.
+func gitPathDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// plan mirrors, checks and applies the changes, and returns the entries.
+func (m *gitMerge) plan(ctx context.Context) ([]Entry, error) {
+	if err := m.mirror(); err != nil {
+		return nil, err
+	}
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	if patch, _ := gitJoin(m.live()); len(patch) > 0 {
+		if _, err := m.apply(ctx, patch); err != nil {
+			return nil, fmt.Errorf("merge: apply the run's patch to the mirror: %w", err)
+		}
+	}
+	var out []Entry
+	for _, c := range m.changes {
+		for _, s := range c.sides() {
+			e, err := m.entry(c, s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// live returns the changes not known to fail.
+func (m *gitMerge) live() []*gitChange {
+	var out []*gitChange
+	for _, c := range m.changes {
+		if c.reason == "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// gitJoin returns the patch made of the changes' sections, and for each
+// section the index of its change.
+func gitJoin(changes []*gitChange) ([]byte, []int) {
+	var patch []byte
+	var owners []int
+	for i, c := range changes {
+		for _, s := range c.sections {
+			patch = append(patch, s...)
+			owners = append(owners, i)
+		}
+	}
+	return patch, owners
+}
+
+// apply runs git apply in the mirror, outside any repository.
+func (m *gitMerge) apply(ctx context.Context, patch []byte, args ...string) ([]byte, error) {
+	env := gitEnv("GIT_CEILING_DIRECTORIES=" + m.repo.scratch)
+	args = append([]string{"apply", "--binary", "--whitespace=nowarn"}, args...)
+	return gitRun(ctx, m.tree, env, patch, args...)
+}
+
+// mirror copies ours' version of every path a live change touches into the
+// mirror: files and symbolic links as they are, a directory as itself with
+// a placeholder for each entry no change touches, and a parent that is not a
+// directory as a placeholder (or the same symbolic link) so that git apply
+// meets what the target has in the way.
+func (m *gitMerge) mirror() error {
+	for _, c := range m.live() {
+		for _, p := range c.paths() {
+			reason, err := m.mirrorPath(p)
+			if err != nil {
+				return fmt.Errorf("merge: mirror %s: %w", p, err)
+			}
+			if reason != "" && c.reason == "" {
+				c.reason = reason
+			}
+		}
+	}
+	return nil
+}
+
+// mirrorPath mirrors ours' rel, returning why it cannot be merged when ours
+// has a file there that git cannot patch (a device, a fifo, a socket).
+func (m *gitMerge) mirrorPath(rel string) (string, error) {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		fi, err := os.Lstat(m.at(m.ours, dir))
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if !fi.IsDir() {
+			return m.blocked(dir, fi)
+		}
+	}
+	fi, err := os.Lstat(m.at(m.ours, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return m.copyEntry(rel, fi)
+}
+
+// blocked handles ours' dir, a parent of a touched path that is not a
+// directory in ours: fine when a change deletes or replaces it (git apply
+// then meets it in the mirror), else the reason git scope cannot merge there.
+func (m *gitMerge) blocked(dir string, fi fs.FileInfo) (string, error) {
+	if m.touched[dir] {
+		return "", m.block(dir, fi.Mode()&fs.ModeSymlink != 0)
+	}
+	what := "a file"
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		what = "a symbolic link"
+	}
+	return dir + ": the target has " + what + " there, where the run has a directory", nil
+}
+
+// at returns rel under root.
+func (m *gitMerge) at(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+
+// copyEntry copies ours' rel, of type fi, into the mirror.
+func (m *gitMerge) copyEntry(rel string, fi fs.FileInfo) (string, error) {
+	dst := m.at(m.tree, rel)
+	if fi.IsDir() {
+		if n, err := m.mirrorDir(rel); err != nil || n == 0 {
+			return "", err
+		}
+		return rel + ": the target has a directory there, with files the run does not have", nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	switch {
+	case fi.Mode().IsRegular():
+		return "", gitCopyFile(m.at(m.ours, rel), dst, fi.Mode().Perm())
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return "", m.copyLink(rel, dst)
+	}
+	return rel + ": the target has a special file (" + fi.Mode().Type().String() + ") there", nil
+}
+
+// copyLink copies ours' symbolic link rel to dst.
+func (m *gitMerge) copyLink(rel, dst string) error {
+	target, err := os.Readlink(m.at(m.ours, rel))
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	return os.Symlink(target, dst)
+}
+
+// block puts in the mirror, at dir, what stands in the way in ours: the same
+// symbolic link, or a placeholder file for anything else.
+func (m *gitMerge) block(dir string, link bool) error {
+	dst := m.at(m.tree, dir)
+	if _, err := os.Lstat(dst); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if link {
+		return m.copyLink(dir, dst)
+	}
+	return os.WriteFile(dst, nil, 0o644)
+}
+
+// mirrorDir mirrors ours' directory rel: what no change touches inside it
+// becomes a placeholder, so that git apply sees the directory is not empty.
+// It returns how many placeholders it made.
+func (m *gitMerge) mirrorDir(rel string) (int, error) {
+	if err := os.MkdirAll(m.at(m.tree, rel), 0o755); err != nil {
+		return 0, err
+	}
+	ents, err := os.ReadDir(m.at(m.ours, rel))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range ents {
+		child, k := rel+"/"+d.Name(), 0
+		switch {
+		case m.touched[child]:
+		case m.ancestors[child] && d.IsDir():
+			k, err = m.mirrorDir(child)
+		default:
+			k, err = 1, m.block(child, false)
+		}
+		if n += k; err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// check finds every change the patch cannot apply to the mirror, and marks
+// it with git's reason.
+func (m *gitMerge) check(ctx context.Context) error {
+	live := m.live()
+	patch, owners := gitJoin(live)
+	if len(patch) == 0 {
+		return nil
+	}
+	_, err := m.apply(ctx, patch, "--check", "-v")
+	var ge *gitError
+	if err == nil || !errors.As(err, &ge) {
+		return err
+	}
+	reasons, ok := gitCheckReasons(ge.stderr, len(owners))
+	if !ok {
+		return m.checkEach(ctx, live)
+	}
+	found := false
+	for i, r := range reasons {
+		if r != "" {
+			c := live[owners[i]]
+			c.reason, found = gitJoinReason(c.reason, r), true
+		}
+	}
+	if !found {
+		return m.checkEach(ctx, live)
+	}
+	return nil
+}
+
+// checkEach checks the changes one by one, each alone against the mirror:
+// the fallback when git's verbose report cannot be split per section.
+func (m *gitMerge) checkEach(ctx context.Context, live []*gitChange) error {
+	found := false
+	for _, c := range live {
+		patch, _ := gitJoin([]*gitChange{c})
+		_, err := m.apply(ctx, patch, "--check")
+		var ge *gitError
+		if err != nil && !errors.As(err, &ge) {
+			return err
+		}
+		if err != nil {
+			c.reason, found = gitErrorLines(ge.stderr), true
+		}
+	}
+	if !found {
+		return errors.New("merge: git apply --check failed but no change fails alone")
+	}
+	return nil
+}
+
+// gitCheckReasons splits the report of git apply --check -v into the errors
+// of each of its n sections; ok is false when the report does not have
+// exactly n "Checking patch" blocks.
+func gitCheckReasons(stderr string, n int) (reasons []string, ok bool) {
+	reasons = make([]string, n)
+	i := -1
+	for _, line := range strings.Split(stderr, "\n") {
+		msg, isErr := strings.CutPrefix(line, "error: ")
+		switch {
+		case strings.HasPrefix(line, "Checking patch "):
+			if i++; i >= n {
+				return nil, false
+			}
+		case !isErr || msg == "while searching for:":
+		case i < 0:
+			return nil, false
+		default:
+			reasons[i] = gitJoinReason(reasons[i], msg)
+		}
+	}
+	return reasons, i == n-1
+}
+
+// gitErrorLines returns git's error lines joined, or all it said when none.
+func gitErrorLines(stderr string) string {
+	var out string
+	for _, line := range strings.Split(stderr, "\n") {
+		if msg, ok := strings.CutPrefix(line, "error: "); ok && msg != "while searching for:" {
+			out = gitJoinReason(out, msg)
+		}
+	}
+	if out == "" {
+		out = strings.TrimSpace(stderr)
+	}
+	return out
+}
+
+// gitJoinReason appends reason r to a, separated by "; ".
+func gitJoinReason(a, r string) string {
+	if a == "" {
+		return r
+	}
+	return a + "; " + r
+}
+
+// entry returns the plan entry for side s of change c.
+func (m *gitMerge) entry(c *gitChange, s gitSide) (Entry, error) {
+	e := Entry{Path: s.path, Action: Take, Change: s.kind, Type: gitTypeOf(s.mode)}
+	if s.mode == 0 {
+		e.Type = gitTypeOf(s.oldMode)
+	}
+	if c.reason != "" {
+		e.Action, e.Reason = Conflict, c.reason
+		same, err := m.converged(s)
+		if err != nil || same {
+			e.Action, e.Reason = Converged, ""
+		}
+		return e, err
+	}
+	if s.mode == 0 {
+		return e, nil
+	}
+	e.Source = m.at(m.tree, s.path)
+	var err error
+	e.Bytes, err = m.finish(s, e.Source)
+	return e, err
+}
+
+// converged reports whether ours already has what side s makes of its path.
+func (m *gitMerge) converged(s gitSide) (bool, error) {
+	fi, err := gitLstatUnder(m.ours, s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.mode == 0, nil
+	}
+	if err != nil || s.mode == 0 {
+		return false, err
+	}
+	var data []byte
+	switch {
+	case s.mode == gitModeSymlink && fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(m.at(m.ours, s.path))
+		if err != nil {
+			return false, err
+		}
+		data = []byte(target)
+	case fi.Mode().IsRegular() && (s.mode == gitModeExec) == (fi.Mode()&0o100 != 0) && s.mode != gitModeSymlink:
+		if data, err = os.ReadFile(m.at(m.ours, s.path)); err != nil {
+			return false, err
+		}
+	default:
+		return false, nil
+	}
+	return gitBlobID(data, len(s.id)) == s.id, nil
+}
+
+// gitLstatUnder is os.Lstat of root's rel that follows no symbolic link: a
+// path below anything but a directory does not exist.
+func gitLstatUnder(root, rel string) (fs.FileInfo, error) {
+	for d := gitPathDir(rel); d != ""; d = gitPathDir(d) {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(d)))
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, fs.ErrNotExist
+		}
+	}
+	return os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+}
+
+// gitBlobID returns the id git gives a blob of data, in SHA-256 when the id
+// it is compared with has 64 hex digits, in SHA-1 otherwise.
+func gitBlobID(data []byte, hexLen int) string {
+	h := sha1.New()
+	if hexLen == 64 {
+		h = sha256.New()
+	}
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// finish gives the applied file at src its permissions and returns the
+// bytes it will write.
+func (m *gitMerge) finish(s gitSide, src string) (int64, error) {
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return 0, fmt.Errorf("merge: git apply left no %s: %w", s.path, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(src)
+		return int64(len(target)), err
+	}
+	if err := os.Chmod(src, m.perm(s)); err != nil {
+		return 0, fmt.Errorf("merge: %w", err)
+	}
+	return fi.Size(), nil
+}
+
+// perm returns the permissions a file written by side s gets: ours' when
+// ours has the file with the same executable bit, else the run's when it
+// has, else git's defaults.
+func (m *gitMerge) perm(s gitSide) fs.FileMode {
+	exec := s.mode == gitModeExec
+	for _, root := range []string{m.ours, m.repo.top} {
+		fi, err := gitLstatUnder(root, s.path)
+		if err == nil && fi.Mode().IsRegular() && (fi.Mode()&0o100 != 0) == exec {
+			return fi.Mode().Perm()
+		}
+	}
+	if exec {
+		return 0o755
+	}
+	return 0o644
+}

@@ -1,0 +1,238 @@
+package merge
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/tinehq/tine"
+)
+
+// stagingPrefix starts the name of the staging directory Apply makes at the
+// root of the target. Paths under such a name are never planned or applied.
+const stagingPrefix = ".tine-merge-"
+
+// maxLinkHops bounds how many symlinks CheckPaths follows for one path.
+const maxLinkHops = 255
+
+// CheckPaths validates the paths of a --paths merge against the workspace
+// directory root and returns them cleaned, slash-separated and without
+// duplicates. It rejects an empty path, an absolute path, a path with a ".."
+// component, a path inside a merge's staging directory, and a path that
+// resolves outside root through symlinks (each symlink is evaluated within
+// root). A path that does not exist is accepted: the run may have created it.
+// Errors wrap tine.ErrInvalid and name the bad path.
+func CheckPaths(root string, paths []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		clean, err := cleanUserPath(p)
+		if err == nil {
+			err = checkInside(root, clean)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("merge: path %q: %w", p, err)
+		}
+		if !seen[clean] {
+			seen[clean] = true
+			out = append(out, clean)
+		}
+	}
+	return out, nil
+}
+
+// cleanUserPath returns p as a clean slash path relative to the workspace,
+// or an error wrapping tine.ErrInvalid.
+func cleanUserPath(p string) (string, error) {
+	slash := filepath.ToSlash(p)
+	switch {
+	case p == "":
+		return "", fmt.Errorf("empty path: %w", tine.ErrInvalid)
+	case strings.HasPrefix(slash, "/") || filepath.IsAbs(p):
+		return "", fmt.Errorf("absolute path, want one relative to the workspace: %w", tine.ErrInvalid)
+	}
+	for _, part := range strings.Split(slash, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("\"..\" is not allowed: %w", tine.ErrInvalid)
+		}
+	}
+	clean := path.Clean(slash)
+	if isStagingPath(clean) {
+		return "", fmt.Errorf("inside tine's merge staging: %w", tine.ErrInvalid)
+	}
+	return clean, nil
+}
+
+// checkRel returns an error unless p is a clean relative slash path that
+// names something inside a workspace (not the workspace itself).
+func checkRel(p string) error {
+	clean, err := cleanUserPath(p)
+	if err != nil {
+		return err
+	}
+	if clean != p || clean == "." {
+		return fmt.Errorf("%q is not a clean relative path: %w", p, tine.ErrInvalid)
+	}
+	return nil
+}
+
+// isStagingPath reports whether slash path rel is, or is under, a merge's
+// staging directory at the workspace root.
+func isStagingPath(rel string) bool {
+	first, _, _ := strings.Cut(rel, "/")
+	return strings.HasPrefix(first, stagingPrefix)
+}
+
+// checkInside resolves the clean relative path rel under root, following
+// symlinks as if root were "/", and fails if any step leaves root.
+func checkInside(root, rel string) error {
+	todo := splitRel(rel)
+	var at []string // resolved components, all inside root
+	for hops := 0; len(todo) > 0; {
+		name := todo[0]
+		todo = todo[1:]
+		cur := append(at, name)
+		target, err := os.Readlink(filepath.Join(root, filepath.FromSlash(path.Join(cur...))))
+		if err != nil {
+			at = cur // not a symlink, or missing: nothing to follow
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return fmt.Errorf("too many symlinks: %w", tine.ErrInvalid)
+		}
+		next, err := linkInside(root, at, target)
+		if err != nil {
+			return err
+		}
+		at, todo = nil, append(next, todo...)
+	}
+	return nil
+}
+
+// linkInside returns the components, from root, that a symlink in
+// directory dir (components from root) pointing at target leads to, or an
+// error when the target leaves root.
+func linkInside(root string, dir []string, target string) ([]string, error) {
+	t := filepath.ToSlash(target)
+	if strings.HasPrefix(t, "/") || filepath.IsAbs(target) {
+		rel, err := filepath.Rel(root, target)
+		if err != nil || rel == ".." || strings.HasPrefix(filepath.ToSlash(rel), "../") {
+			return nil, fmt.Errorf("symlink to %q leads outside the workspace: %w", target, tine.ErrInvalid)
+		}
+		return splitRel(filepath.ToSlash(rel)), nil
+	}
+	joined := path.Join(append(append([]string{}, dir...), t)...)
+	if joined == ".." || strings.HasPrefix(joined, "../") {
+		return nil, fmt.Errorf("symlink to %q leads outside the workspace: %w", target, tine.ErrInvalid)
+	}
+	return splitRel(joined), nil
+}
+
+// splitRel splits a clean slash path into its components; "." has none.
+func splitRel(rel string) []string {
+	if rel == "." || rel == "" {
+		return nil
+	}
+	return strings.Split(rel, "/")
+}
+
+// underAny reports whether slash path p is one of roots or beneath one.
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if r == "." || p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// parentKind says what the nearest non-directory parent of a path is.
+type parentKind int
+
+// Kinds of parent.
+const (
+	parentIsDir     parentKind = iota // every parent is a real directory
+	parentIsLink                      // a parent is a symlink
+	parentIsNotDir                    // a parent is a file or other non-directory
+	parentIsMissing                   // a parent does not exist
+)
+
+// parentState describes the parents of a path in a view: all directories,
+// or the shallowest one (at) that is not.
+type parentState struct {
+	kind parentKind
+	at   string
+}
+
+// reason says why a write beneath ps.at is impossible.
+func (ps parentState) reason() string {
+	switch ps.kind {
+	case parentIsLink:
+		return fmt.Sprintf("parent %q is a symlink in target", ps.at)
+	case parentIsNotDir:
+		return fmt.Sprintf("parent %q is not a directory in target", ps.at)
+	case parentIsMissing:
+		return fmt.Sprintf("parent %q is missing in target", ps.at)
+	}
+	return ""
+}
+
+// planView reads one tree by relative slash paths without following a
+// symlink in a parent: a path beneath a symlink, a file or a missing
+// directory counts as absent. Directory lookups are cached.
+type planView struct {
+	root string
+	dirs map[string]parentState // state of each directory's own path
+}
+
+// newPlanView returns a view of the tree at root.
+func newPlanView(root string) *planView {
+	return &planView{root: root, dirs: map[string]parentState{".": {}}}
+}
+
+// at returns the filesystem path of rel.
+func (v *planView) at(rel string) string {
+	return filepath.Join(v.root, filepath.FromSlash(rel))
+}
+
+// lstat describes rel, or returns nil when it is absent or a parent is not
+// a directory (the returned parentState says which).
+func (v *planView) lstat(rel string) (fs.FileInfo, parentState, error) {
+	ps, err := v.dirState(path.Dir(rel))
+	if err != nil || ps.kind != parentIsDir {
+		return nil, ps, err
+	}
+	fi, err := os.Lstat(v.at(rel))
+	if os.IsNotExist(err) {
+		return nil, ps, nil
+	}
+	return fi, ps, err
+}
+
+// dirState returns whether dir and all its parents are real directories,
+// or the shallowest that is not.
+func (v *planView) dirState(dir string) (parentState, error) {
+	if ps, ok := v.dirs[dir]; ok {
+		return ps, nil
+	}
+	ps, err := v.dirState(path.Dir(dir))
+	if err != nil || ps.kind != parentIsDir {
+		return ps, err
+	}
+	fi, err := os.Lstat(v.at(dir))
+	switch {
+	case os.IsNotExist(err):
+		ps = parentState{parentIsMissing, dir}
+	case err != nil:
+		return ps, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		ps = parentState{parentIsLink, dir}
+	case !fi.IsDir():
+		ps = parentState{parentIsNotDir, dir}
+	}
+	v.dirs[dir] = ps
+	return ps, nil
+}

@@ -1,0 +1,269 @@
+package merge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// States of a journal.
+const (
+	stateStaging    = "staging"     // staging directory being filled; target untouched
+	stateApplying   = "applying"    // steps recorded; some may have run
+	stateCommitted  = "committed"   // every step ran; only cleanup is left
+	stateRolledBack = "rolled_back" // every step was undone; only cleanup is left
+)
+
+// Operations of a step.
+const (
+	opBackup = "backup" // move Path into the staging directory as Item
+	opPlace  = "place"  // rename the staged Item to Path
+	opMode   = "mode"   // set directory Path's mode to Mode (from Old when Existing)
+)
+
+// journal is what Apply records, at a path outside the target, so that a
+// crash can be undone (or finished) by Recover. All the steps are recorded
+// before the first runs; whether one ran is read from the filesystem: a
+// backup ran when its item exists in the staging directory, a placement ran
+// when its staged item no longer does.
+type journal struct {
+	Version int      `json:"version"`
+	State   string   `json:"state"`
+	Target  rawPath  `json:"target"`  // absolute path of the target directory
+	Staging rawPath  `json:"staging"` // staging directory, relative to Target
+	Steps   []txStep `json:"steps,omitempty"`
+	Plan    *Plan    `json:"plan,omitempty"` // for people; paths may be lossy here
+}
+
+// txStep is one step of an apply.
+type txStep struct {
+	Op       string  `json:"op"`
+	Path     rawPath `json:"path"`           // relative to the target
+	Item     string  `json:"item,omitempty"` // relative to the staging directory
+	Mode     uint32  `json:"mode,omitempty"`
+	Old      uint32  `json:"old,omitempty"`
+	Existing bool    `json:"existing,omitempty"` // mode: the directory was there before
+}
+
+// rawPath is a path that survives JSON byte for byte: a string when it is
+// valid UTF-8, else {"base64": "..."}.
+type rawPath string
+
+// MarshalJSON encodes p without losing bytes.
+func (p rawPath) MarshalJSON() ([]byte, error) {
+	if utf8.ValidString(string(p)) {
+		return json.Marshal(string(p))
+	}
+	return json.Marshal(map[string]string{"base64": base64.StdEncoding.EncodeToString([]byte(p))})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (p *rawPath) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*p = rawPath(s)
+		return nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	raw, err := base64.StdEncoding.DecodeString(m["base64"])
+	*p = rawPath(raw)
+	return err
+}
+
+// Recover finishes or undoes a merge that a crash interrupted, as recorded
+// in the journal at path journal (the path given to Apply). A missing
+// journal means there is nothing to do. A journal marked committed is rolled
+// forward (the merge had landed whole; its leftovers are removed); any other
+// is rolled back: every destination is restored from its backup in reverse
+// order, so the target is as it was before Apply. Recover is idempotent: if
+// it is interrupted in turn, calling it again completes the work.
+func Recover(ctx context.Context, journal string) error {
+	j, err := readJournal(journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("merge: recover: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tree, err := openTxTree(string(j.Target))
+	if err != nil {
+		return fmt.Errorf("merge: recover %s: %w", j.Target, err)
+	}
+	defer tree.close()
+	if j.State == stateCommitted {
+		err = finishJournal(tree, j, journal)
+	} else {
+		err = rollBack(tree, j, journal)
+	}
+	if err != nil {
+		return fmt.Errorf("merge: recover %s: %w", j.Target, err)
+	}
+	return nil
+}
+
+// rollBack undoes every step of j that ran, in reverse order, records that
+// in the journal, and removes the staging directory and the journal.
+func rollBack(tree *txTree, j *journal, jpath string) error {
+	if j.State == stateApplying {
+		if err := undoSteps(tree, j); err != nil {
+			return err
+		}
+		if err := tree.sync(nil); err != nil {
+			return err
+		}
+		j.State = stateRolledBack
+		if err := writeJournal(jpath, j); err != nil {
+			return err
+		}
+	}
+	return finishJournal(tree, j, jpath)
+}
+
+// undoSteps undoes j's steps in reverse. It goes on past a failure, so that
+// as much as possible is restored, and returns every error.
+func undoSteps(tree *txTree, j *journal) error {
+	var errs []error
+	for i := len(j.Steps) - 1; i >= 0; i-- {
+		if err := undoStep(tree, string(j.Staging), j.Steps[i]); err != nil {
+			errs = append(errs, fmt.Errorf("undo %s %q: %w", j.Steps[i].Op, j.Steps[i].Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// undoStep undoes step s if it ran; staging is the staging directory.
+func undoStep(tree *txTree, staging string, s txStep) error {
+	p, it := string(s.Path), staging+"/"+s.Item
+	switch s.Op {
+	case opPlace:
+		if _, staged, err := tree.lstat(it); err != nil || staged {
+			return err // still staged: never placed
+		}
+		if _, placed, err := tree.lstat(p); err != nil || !placed {
+			return err
+		}
+		return tree.rename(p, it)
+	case opBackup:
+		if _, backed, err := tree.lstat(it); err != nil || !backed {
+			return err // the move never happened
+		}
+		return tree.rename(it, p)
+	case opMode:
+		return undoMode(tree, s)
+	}
+	return fmt.Errorf("unknown step %q", s.Op)
+}
+
+// undoMode gives a directory that was there before its old mode back.
+func undoMode(tree *txTree, s txStep) error {
+	if !s.Existing {
+		return nil // a placed directory: it goes back to staging whole
+	}
+	cur, ok, err := tree.lstat(string(s.Path))
+	if err != nil || !ok || !cur.IsDir() {
+		return err
+	}
+	return tree.chmod(string(s.Path), fs.FileMode(s.Old))
+}
+
+// finishJournal removes j's staging directory, then the journal.
+func finishJournal(tree *txTree, j *journal, jpath string) error {
+	if err := removeStaging(tree, j); err != nil {
+		return err
+	}
+	if err := os.Remove(jpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return syncDir(filepath.Dir(jpath))
+}
+
+// readJournal reads the journal at path.
+func readJournal(path string) (*journal, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var j journal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err := checkJournal(&j); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	return &j, nil
+}
+
+// checkJournal refuses a journal that is not of this version or whose
+// paths could reach outside its staging directory or target.
+func checkJournal(j *journal) error {
+	st := string(j.Staging)
+	if j.Version != 1 || !filepath.IsAbs(string(j.Target)) || !isStagingPath(st) || strings.Contains(st, "/") {
+		return errors.New("not a merge journal of version 1")
+	}
+	for _, s := range j.Steps {
+		kind, n, _ := strings.Cut(s.Item, "/")
+		_, nerr := strconv.Atoi(n)
+		badItem := s.Op != opMode && (nerr != nil || (kind != stagedDir && kind != backupDir))
+		if err := checkRel(string(s.Path)); err != nil || badItem {
+			return fmt.Errorf("bad step %s %q %q", s.Op, s.Path, s.Item)
+		}
+	}
+	return nil
+}
+
+// writeJournal replaces the journal at path atomically and durably: a
+// temporary file is written and synced, renamed over path, and the
+// directory synced.
+func writeJournal(path string, j *journal) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir flushes directory dir's entries to stable storage.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
