@@ -137,7 +137,7 @@ func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratc
 		}
 		defer release()
 		plan, err = merge.PlanFiles(ctx, baseDir, theirs, ours, changes,
-			merge.PlanOptions{Paths: o.Paths, TextMerge: o.TextMerge, Scratch: filepath.Join(scratch, "text")})
+			merge.PlanOptions{Paths: o.Paths, TextMerge: o.TextMerge, Scratch: scratch})
 		return err
 	})
 	return plan, err

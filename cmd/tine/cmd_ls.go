@@ -64,7 +64,7 @@ func (a *app) printRuns(rows []runRow) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKSPACE\tNAME\tID\tROLE\tSTATE\tPARENT\tAPPROACH\tPATH")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Workspace, r.Name, r.ID, r.Role, r.State,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n", r.Workspace, r.Name, r.ID, r.Role, r.State, resolved(r.Run),
 			dash(r.ParentName), dash(r.Approach), dash(r.Path))
 	}
 	return tw.Flush()

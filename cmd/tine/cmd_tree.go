@@ -70,7 +70,7 @@ type treePrinter struct {
 }
 
 func (t *treePrinter) run(r *tine.Run, indent string) {
-	fmt.Fprintf(t.w, "%s%s (%s) %s %s%s\n", indent, r.Name, r.ID, r.Role, r.State, quoted(r.Approach))
+	fmt.Fprintf(t.w, "%s%s (%s) %s %s%s%s\n", indent, r.Name, r.ID, r.Role, r.State, resolved(r), quoted(r.Approach))
 	vs := t.versions[r.ID]
 	for i, v := range vs {
 		branch, next := "├── ", "│   "
@@ -105,4 +105,12 @@ func quoted(s string) string {
 		return ""
 	}
 	return fmt.Sprintf(" %q", strings.TrimSpace(s))
+}
+
+// resolved notes how a run's work came back, if it did.
+func resolved(r *tine.Run) string {
+	if r.Resolution == tine.ResolutionNone {
+		return ""
+	}
+	return ", " + string(r.Resolution)
 }
