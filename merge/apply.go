@@ -38,12 +38,14 @@ const (
 // either all of it lands or none of it, even across a crash.
 //
 // Every upsert is first staged in a directory inside target
-// (".tine-merge-*", on the same filesystem) and synced. Then the journal, a
+// (".tine-merge-*", on the same filesystem). Then the journal, a
 // file at path journal outside target, records the plan and every step. The
 // steps run in order: deletions deepest first, directories shallowest first,
 // then files and symlinks; each destination that exists is moved into the
 // staging directory as a backup before the staged item is renamed into
-// place, never replacing anything. Directory modes are set last. On any
+// place, never replacing anything. Directory modes are set last. Only when
+// every step ran, and the target's filesystem is synced (staged data
+// included), is the journal marked committed and the backups removed. On any
 // error the backups are moved back in reverse order and target is as it
 // was; after a crash, Recover does the same from the journal. Paths are
 // resolved beneath target without following any symlink.
@@ -191,37 +193,60 @@ func (tx *applyTx) stage(ctx context.Context) error {
 			return err
 		}
 	}
+	preps := make([]entryPrep, len(tx.plan.Entries))
+	err := inParallel(ctx, len(preps), func(i int) (err error) {
+		preps[i], err = tx.prepare(i, tx.plan.Entries[i])
+		if err != nil {
+			return fmt.Errorf("stage %q: %w", tx.plan.Entries[i].Path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	var dels, dirs, files, modes []txStep
-	for i, e := range tx.plan.Entries {
-		if err := ctx.Err(); err != nil {
-			return err
+	for _, pr := range preps {
+		switch pr.kind {
+		case prepDelete:
+			dels = append(dels, pr.steps...)
+		case prepDir:
+			dirs = append(dirs, pr.steps...)
+		case prepFile:
+			files = append(files, pr.steps...)
 		}
-		switch {
-		case e.Action != Take && e.Action != TextMerged:
-			continue
-		case e.Source == "":
-			s, err := tx.deletion(i, e)
-			if err != nil {
-				return err
-			}
-			dels = append(dels, s...)
-		default:
-			steps, mode, isDir, err := tx.upsert(i, e)
-			if err != nil {
-				return fmt.Errorf("stage %q: %w", e.Path, err)
-			}
-			if isDir {
-				dirs = append(dirs, steps...)
-			} else {
-				files = append(files, steps...)
-			}
-			modes = append(modes, mode...)
-		}
+		modes = append(modes, pr.mode...)
 	}
 	slices.SortStableFunc(dels, func(a, b txStep) int { return depth(b.Path) - depth(a.Path) })
 	slices.SortStableFunc(modes, func(a, b txStep) int { return depth(b.Path) - depth(a.Path) })
 	tx.j.Steps = slices.Concat(dels, dirs, files, modes)
-	return tx.tree.sync(nil)
+	return nil
+}
+
+// entryPrep is what staging made of one plan entry: its steps, the mode
+// step to run last if any, and which phase the steps belong to.
+type entryPrep struct {
+	kind        int
+	steps, mode []txStep
+}
+
+// Phases of an entry's steps.
+const (
+	prepNone   = iota // nothing to do
+	prepDelete        // deletions run first, deepest first
+	prepDir           // then directories, shallowest first
+	prepFile          // then files and symlinks
+)
+
+// prepare stages entry i, if it writes anything, and returns its steps.
+func (tx *applyTx) prepare(i int, e Entry) (entryPrep, error) {
+	switch {
+	case e.Action != Take && e.Action != TextMerged:
+		return entryPrep{}, nil
+	case e.Source == "":
+		steps, err := tx.deletion(i, e)
+		return entryPrep{kind: prepDelete, steps: steps}, err
+	}
+	return tx.upsert(i, e)
 }
 
 // depth counts the components of slash path p.
@@ -243,36 +268,38 @@ func (tx *applyTx) deletion(i int, e Entry) ([]txStep, error) {
 	return []txStep{{Op: opBackup, Path: rawPath(e.Path), Item: item(backupDir, i)}}, nil
 }
 
-// upsert stages entry i's source and returns the steps that put it in place,
-// the mode step to run last if any, and whether it is a directory.
-func (tx *applyTx) upsert(i int, e Entry) (steps, mode []txStep, isDir bool, err error) {
+// upsert stages entry i's source and returns the steps that put it in place.
+func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 	src, err := os.Lstat(e.Source)
 	if err != nil {
-		return nil, nil, false, err
+		return entryPrep{}, err
 	}
 	cur, exists, err := tx.tree.lstat(e.Path)
 	if err != nil {
-		return nil, nil, false, err
+		return entryPrep{}, err
 	}
-	want := permOf(src)
+	pr, want := entryPrep{kind: prepFile}, permOf(src)
+	if src.IsDir() {
+		pr.kind = prepDir
+	}
 	if src.IsDir() && exists && cur.IsDir() {
-		if cur&permMask == want {
-			return nil, nil, true, nil
+		if cur&permMask != want {
+			pr.mode = []txStep{{Op: opMode, Path: rawPath(e.Path), Mode: uint32(want), Old: uint32(cur & permMask), Existing: true}}
 		}
-		return nil, []txStep{{Op: opMode, Path: rawPath(e.Path), Mode: uint32(want), Old: uint32(cur & permMask), Existing: true}}, true, nil
+		return pr, nil
 	}
 	staged := item(stagedDir, i)
 	if err := stageItem(e.Source, tx.tree.abs(tx.stagingRel(staged)), src); err != nil {
-		return nil, nil, false, err
+		return entryPrep{}, err
 	}
 	if exists {
-		steps = append(steps, txStep{Op: opBackup, Path: rawPath(e.Path), Item: item(backupDir, i)})
+		pr.steps = append(pr.steps, txStep{Op: opBackup, Path: rawPath(e.Path), Item: item(backupDir, i)})
 	}
-	steps = append(steps, txStep{Op: opPlace, Path: rawPath(e.Path), Item: staged})
+	pr.steps = append(pr.steps, txStep{Op: opPlace, Path: rawPath(e.Path), Item: staged})
 	if src.IsDir() && want != want|0o700 {
-		mode = []txStep{{Op: opMode, Path: rawPath(e.Path), Mode: uint32(want)}}
+		pr.mode = []txStep{{Op: opMode, Path: rawPath(e.Path), Mode: uint32(want)}}
 	}
-	return steps, mode, src.IsDir(), nil
+	return pr, nil
 }
 
 // permMask selects permission bits with setuid, setgid and sticky.
@@ -402,10 +429,28 @@ func fillStaged(out, in *os.File, fi fs.FileInfo) error {
 	return syncStaged(out)
 }
 
-// removeStaging removes the staging directory of j from tree.
+// removeStaging removes the staging directory of j from tree, emptying
+// its two big directories on several goroutines first.
 func removeStaging(tree *txTree, j *journal) error {
-	if _, ok, err := tree.lstat(string(j.Staging)); err != nil || !ok {
+	st := string(j.Staging)
+	if _, ok, err := tree.lstat(st); err != nil || !ok {
 		return err
 	}
-	return fstree.RemoveAll(tree.abs(string(j.Staging)))
+	for _, sub := range []string{stagedDir, backupDir} {
+		dir := tree.abs(st + "/" + sub)
+		names, err := readDirNames(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = inParallel(context.Background(), len(names), func(i int) error {
+			return fstree.RemoveAll(filepath.Join(dir, names[i]))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return fstree.RemoveAll(tree.abs(st))
 }

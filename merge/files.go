@@ -2,12 +2,16 @@ package merge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
@@ -53,11 +57,17 @@ func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.C
 	if len(o.Paths) > 0 {
 		plan.Scope = "paths"
 	}
-	for _, c := range selectChanges(changes, o.Paths) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		e, err := p.entry(c)
+	sel := selectChanges(changes, o.Paths)
+	looks := make([]sides, len(sel))
+	err := inParallel(ctx, len(sel), func(i int) (err error) {
+		looks[i], err = p.look(sel[i].Path)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("merge: plan: %w", err)
+	}
+	for i, c := range sel {
+		e, err := p.entry(c, looks[i])
 		if err != nil {
 			return nil, fmt.Errorf("merge: plan %q: %w", c.Path, err)
 		}
@@ -119,35 +129,29 @@ type fsPlanner struct {
 	texts              int               // text merges staged so far
 }
 
-// sides is what one path is on the three sides (nil where absent).
+// sides is what one path is on the three sides (nil where absent), and
+// how ours compares with the others.
 type sides struct {
 	base, theirs, ours fs.FileInfo
 	oursParent         parentState // why ours is absent when a parent is no directory
+	oursIsTheirs       bool        // same signature (or both absent)
+	oursIsBase         bool
 }
 
-// entry plans change c.
-func (p *fsPlanner) entry(c layer.Change) (Entry, error) {
-	s, err := p.look(c.Path)
-	if err != nil {
-		return Entry{}, err
-	}
+// entry plans change c, whose sides are s.
+func (p *fsPlanner) entry(c layer.Change, s sides) (Entry, error) {
 	e := Entry{Path: c.Path, Change: c.Kind, Type: typeOf(s, c)}
-	same, err := p.sameAt(c.Path, s.ours, s.theirs, p.ours, p.theirs)
-	if err != nil || same {
+	switch {
+	case s.oursIsTheirs:
 		e.Action = Converged
-		return e, err
-	}
-	same, err = p.sameAt(c.Path, s.ours, s.base, p.ours, p.base)
-	if err != nil {
-		return e, err
-	}
-	if !same {
+		return e, nil
+	case !s.oursIsBase:
 		return p.bothChanged(e, s)
 	}
 	return p.take(e, s)
 }
 
-// look stats path rel on the three sides.
+// look stats path rel on the three sides and compares ours with the others.
 func (p *fsPlanner) look(rel string) (sides, error) {
 	var s sides
 	var err error
@@ -157,7 +161,13 @@ func (p *fsPlanner) look(rel string) (sides, error) {
 	if s.theirs, _, err = p.theirs.lstat(rel); err != nil {
 		return s, err
 	}
-	s.ours, s.oursParent, err = p.ours.lstat(rel)
+	if s.ours, s.oursParent, err = p.ours.lstat(rel); err != nil {
+		return s, err
+	}
+	if s.oursIsTheirs, err = sameAt(rel, s.ours, s.theirs, p.ours, p.theirs); err != nil || s.oursIsTheirs {
+		return s, err
+	}
+	s.oursIsBase, err = sameAt(rel, s.ours, s.base, p.ours, p.base)
 	return s, err
 }
 
@@ -173,15 +183,41 @@ func typeOf(s sides, c layer.Change) string {
 }
 
 // sameAt reports whether rel has the same signature in views va and vb,
-// described by a and b (nil when absent there).
-func (p *fsPlanner) sameAt(rel string, a, b fs.FileInfo, va, vb *planView) (bool, error) {
-	if a == nil || b == nil {
+// described by a and b (nil when absent there). What the stats tell apart
+// is not read.
+func sameAt(rel string, a, b fs.FileInfo, va, vb *planView) (bool, error) {
+	switch {
+	case a == nil || b == nil:
 		return a == nil && b == nil, nil
-	}
-	if a.Mode().Type() != b.Mode().Type() {
+	case a.Mode().Type() != b.Mode().Type() || permOf(a) != permOf(b):
+		return false, nil
+	case a.Mode().IsRegular() && a.Size() != b.Size():
 		return false, nil
 	}
 	return fstree.SamePath(va.at(rel), vb.at(rel))
+}
+
+// inParallel calls fn(i) for every i in [0, n) on a few goroutines (the
+// work is mostly waiting on the filesystem) and returns the first error.
+func inParallel(ctx context.Context, n int, fn func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, min(n, 4*runtime.GOMAXPROCS(0)))
+	for w := range errs {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				if errs[w] = fn(i); errs[w] != nil {
+					next.Store(int64(n))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // take plans taking the run's version of a path the target did not change.

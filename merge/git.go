@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layer"
@@ -117,6 +118,8 @@ func gitRun(ctx context.Context, dir string, env []string, stdin []byte, args ..
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	defer func() { fmt.Fprintln(os.Stderr, "DBG", args[0], time.Since(t0)) }()
 	if err := cmd.Run(); err != nil {
 		short := args
 		if len(short) > 3 {
@@ -242,6 +245,13 @@ func gitQuoteAlternate(p string) string {
 func (g *gitRepo) changes(ctx context.Context) ([]*gitChange, error) {
 	if err := g.seedIndex(ctx); err != nil {
 		return nil, err
+	}
+	// A copied work tree (a run) has new inode numbers and change times:
+	// refresh the stat cache first, which hashes files but writes no object,
+	// so that git add writes only what changed.
+	refresh := []string{"update-index", "-q", "--unmerged", "--ignore-missing", "--refresh"}
+	if _, err := gitRun(ctx, g.top, g.addEnv, nil, refresh...); err != nil {
+		return nil, fmt.Errorf("merge: refresh the run's index: %w", err)
 	}
 	if _, err := gitRun(ctx, g.top, g.addEnv, nil, append([]string{"add", "-A"}, gitSpecs...)...); err != nil {
 		return nil, fmt.Errorf("merge: stage the run's work tree: %w", err)

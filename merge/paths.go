@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/tinehq/tine"
 )
@@ -185,6 +186,7 @@ func (ps parentState) reason() string {
 // directory counts as absent. Directory lookups are cached.
 type planView struct {
 	root string
+	mu   sync.Mutex
 	dirs map[string]parentState // state of each directory's own path
 }
 
@@ -215,7 +217,10 @@ func (v *planView) lstat(rel string) (fs.FileInfo, parentState, error) {
 // dirState returns whether dir and all its parents are real directories,
 // or the shallowest that is not.
 func (v *planView) dirState(dir string) (parentState, error) {
-	if ps, ok := v.dirs[dir]; ok {
+	v.mu.Lock()
+	ps, ok := v.dirs[dir]
+	v.mu.Unlock()
+	if ok {
 		return ps, nil
 	}
 	ps, err := v.dirState(path.Dir(dir))
@@ -233,6 +238,8 @@ func (v *planView) dirState(dir string) (parentState, error) {
 	case !fi.IsDir():
 		ps = parentState{parentIsNotDir, dir}
 	}
+	v.mu.Lock()
 	v.dirs[dir] = ps
+	v.mu.Unlock()
 	return ps, nil
 }

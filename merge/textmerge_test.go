@@ -3,6 +3,8 @@ package merge
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,6 +98,32 @@ func TestMergeModes(t *testing.T) {
 		got, ok := mergeModes(tt.base, tt.theirs, tt.ours)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("mergeModes(%v, %v, %v) = %v, %v; want %v, %v", tt.base, tt.theirs, tt.ours, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestIsTextFile(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"text", []byte("hello\nworld\n"), true},
+		{"empty", nil, true},
+		{"nul", []byte("a\x00b"), false},
+		{"nulLate", append(make([]byte, 0, textSniffBytes+10), append([]byte(strings.Repeat("a", textSniffBytes)), 0)...), true},
+		{"sqlite", []byte(sqliteMagic + "rest"), false},
+		{"huge", []byte(strings.Repeat("a\n", textMaxBytes/2)), false},
+	}
+	for _, tt := range tests {
+		p := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(p, tt.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Lstat(p)
+		if got, err := isTextFile(p, fi); err != nil || got != tt.want {
+			t.Errorf("%s: isTextFile = %v, %v; want %v", tt.name, got, err, tt.want)
 		}
 	}
 }
