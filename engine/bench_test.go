@@ -132,6 +132,31 @@ func benchFork(b *testing.B, backend string, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/fork")
 }
 
+// BenchmarkForkDelta forks an overlay source whose delta since init is 1,
+// 8 or 32 MiB: a fork copies the parent's whole upper directory into a new
+// layer, so this is the part of a fork's cost that grows.
+func BenchmarkForkDelta(b *testing.B) {
+	for _, mib := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("overlay/%dMiB", mib), func(b *testing.B) {
+			bn := newBench(b, "overlay", forkFiles, forkFileBytes)
+			bn.writeDelta(mib << 20)
+			b.SetBytes(int64(mib) << 20)
+			b.ResetTimer()
+			for range b.N {
+				res, err := bn.e.Fork(bn.ctx, bn.ws+"/source", engine.ForkOptions{Copies: 1})
+				if err != nil {
+					b.Fatalf("Fork: %v", err)
+				}
+				b.StopTimer()
+				if _, err := bn.e.Discard(bn.ctx, res.Group.ID, true); err != nil {
+					b.Fatalf("Discard: %v", err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
 // BenchmarkDiscard discards a group of 1 or 16 overlay forks.
 func BenchmarkDiscard(b *testing.B) {
 	for _, n := range []int{1, 16} {

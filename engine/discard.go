@@ -27,6 +27,11 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range runs {
+		if err := e.checkIdle(Ref{w, r}, force); err != nil {
+			return nil, err
+		}
+	}
 	if !force {
 		if err := e.checkMerged(ctx, w, runs); err != nil {
 			return nil, err

@@ -27,6 +27,7 @@ type MergeOptions struct {
 	Paths     []string // for the paths scope
 	DryRun    bool     // plan and check only
 	TextMerge bool     // merge text files both sides changed line-wise
+	Force     bool     // apply even while commands run in the target
 }
 
 // MergeResult is a merge's plan and what became of it.
@@ -65,6 +66,9 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (*MergeR
 	res := &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun}
 	if !plan.Clean() || o.DryRun {
 		return res, e.recordPlan(ctx, src, dst, res)
+	}
+	if err := e.checkIdle(dst, o.Force); err != nil {
+		return res, err
 	}
 	journal := filepath.Join(e.runDir(dst.Workspace.ID, dst.Run.ID), "merge.json")
 	if err := merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal); err != nil {

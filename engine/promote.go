@@ -41,6 +41,11 @@ func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool
 			return nil, err
 		}
 	}
+	for _, r := range []Ref{src, p} {
+		if err := e.checkIdle(r, false); err != nil {
+			return nil, err
+		}
+	}
 	be, err := e.backend(p.Workspace.Backend)
 	if err != nil {
 		return nil, err

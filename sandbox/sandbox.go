@@ -29,6 +29,11 @@ type Spec struct {
 	Dir       string   // working directory inside the run
 	Args      []string // the command and its arguments
 	Env       []string // its environment
+
+	// Started, if set, is called with the command's process id once it
+	// runs, and Exited once it has ended (not sent to the child).
+	Started func(pid int) `json:"-"`
+	Exited  func(pid int) `json:"-"`
 }
 
 // Run runs spec's command inside its run with this process's standard
@@ -45,6 +50,12 @@ func Run(spec Spec) (int, error) {
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		return ExitCannotRun, fmt.Errorf("starting the run's namespace: %w", err)
+	}
+	if spec.Started != nil {
+		spec.Started(cmd.Process.Pid)
+	}
+	if spec.Exited != nil {
+		defer spec.Exited(cmd.Process.Pid)
 	}
 	go func() {
 		for s := range sigs {

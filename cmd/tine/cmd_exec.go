@@ -36,6 +36,8 @@ at the workspace path. Standard streams and the exit status pass through;
 					return err
 				}
 				spec, err = execSpec(e, r, commandArgs(args))
+				spec.Started = func(pid int) { e.AddSession(r, pid) }
+				spec.Exited = func(pid int) { e.RemoveSession(r, pid) }
 				return err
 			})
 			if err != nil {

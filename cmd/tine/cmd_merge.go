@@ -58,6 +58,7 @@ changed line-wise (diff3); overlapping edits still conflict.`,
 	c.Flags().StringArrayVar(&o.Paths, "paths", nil, "merge only these workspace-relative paths (repeatable)")
 	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "plan and check only; write nothing")
 	c.Flags().BoolVar(&o.TextMerge, "text-merge", false, "merge text files both sides changed, line by line")
+	c.Flags().BoolVar(&o.Force, "force", false, "apply even while tine exec commands run in the target")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan and outcome as JSON")
 	return c
 }
