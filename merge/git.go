@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layer"
@@ -118,8 +117,6 @@ func gitRun(ctx context.Context, dir string, env []string, stdin []byte, args ..
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	t0 := time.Now()
-	defer func() { fmt.Fprintln(os.Stderr, "DBG", args[0], time.Since(t0)) }()
 	if err := cmd.Run(); err != nil {
 		short := args
 		if len(short) > 3 {
