@@ -79,9 +79,6 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 }
 
 func (o *ForkOptions) check() error {
-	if o.Copies == 0 {
-		o.Copies = 1
-	}
 	if o.Copies < 1 || o.Copies > MaxCopies {
 		return fmt.Errorf("--copies must be 1 to %d, not %d: %w", MaxCopies, o.Copies, tine.ErrInvalid)
 	}

@@ -60,8 +60,11 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 		o.Path = "."
 	}
 	path, err = canonical(o.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("%s does not exist: %w", o.Path, tine.ErrInvalid)
+	}
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", o.Path, errors.Join(tine.ErrInvalid, err))
+		return "", "", fmt.Errorf("%s: %v: %w", o.Path, err, tine.ErrInvalid)
 	}
 	fi, err := os.Stat(path)
 	if err != nil || !fi.IsDir() {

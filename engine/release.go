@@ -158,6 +158,9 @@ func (e *Engine) unstage(w *tine.Workspace) error {
 	if errors.Is(err, syscall.EXDEV) {
 		err = fstree.Copy(context.Background(), stage, w.Path, fstree.CopyOptions{})
 	}
+	if err == nil {
+		err = fstree.CopyAttrs(stage, w.Path)
+	}
 	if err != nil {
 		return fmt.Errorf("restoring files into %s (they are safe in %s): %w", w.Path, stage, err)
 	}

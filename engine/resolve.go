@@ -13,8 +13,8 @@ import (
 
 // Ref is a resolved run reference: the run and its workspace.
 type Ref struct {
-	Workspace *tine.Workspace
-	Run       *tine.Run
+	Workspace *tine.Workspace `json:"workspace"`
+	Run       *tine.Run       `json:"run"`
 }
 
 // FindRun resolves ref, which is a run id, WORKSPACE/NAME, or a bare run

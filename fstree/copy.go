@@ -211,3 +211,24 @@ func (c *copier) chown(dst string, st inode) error {
 	}
 	return err
 }
+
+// CopyAttrs gives dst the owner, permission bits and times of src, without
+// copying content or extended attributes: it makes a directory that stands
+// in for another (an overlay upper, a workspace root) look like it.
+func CopyAttrs(src, dst string) error {
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return fmt.Errorf("fstree: attributes of %s: %w", src, err)
+	}
+	c := &copier{root: os.Geteuid() == 0}
+	st := statOf(fi)
+	if err := c.chown(dst, st); err != nil {
+		return fmt.Errorf("fstree: chown %s: %w", dst, err)
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		if err := os.Chmod(dst, permBits(fi)); err != nil {
+			return fmt.Errorf("fstree: chmod %s: %w", dst, err)
+		}
+	}
+	return lchtimes(dst, fi.Mode(), st.atime, fi.ModTime())
+}

@@ -56,6 +56,9 @@ func (b *Backend) Import(ctx context.Context, dir, l string, move bool) error {
 	if err := os.Mkdir(l, 0o755); err != nil {
 		return err
 	}
+	if err := fstree.CopyAttrs(dir, l); err != nil {
+		return err
+	}
 	if move {
 		err := fstree.MoveContents(dir, l)
 		if err == nil || !errors.Is(err, syscall.EXDEV) {
@@ -80,6 +83,11 @@ func (b *Backend) Activate(ctx context.Context, r layer.Run, layers []string) er
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
+	}
+	// The view's root takes the upper directory's attributes: give it the
+	// version's, so the workspace root keeps its mode, owner and times.
+	if err := fstree.CopyAttrs(layers[len(layers)-1], upper(r)); err != nil {
+		return err
 	}
 	if err := writeLayers(r, layers); err != nil {
 		return err

@@ -7,9 +7,11 @@ package main
 // run. The overlay backend needs root; without it those tests skip.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,6 +59,7 @@ rm -r added`
 // path, diff, git status, checkpoint and rollback both ways, discard of a
 // run and of a group, the records (ls, tree, log), and release.
 func TestCLI_Scenario(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		backend string
 		files   int
@@ -65,6 +68,7 @@ func TestCLI_Scenario(t *testing.T) {
 		{"copy", 300},
 	} {
 		t.Run(tc.backend, func(t *testing.T) {
+			t.Parallel()
 			requireRoot(t)
 			s := newScenario(t, tc.backend, tc.files)
 			s.checkIsolation()
@@ -81,34 +85,30 @@ func TestCLI_Scenario(t *testing.T) {
 // scenario is the state of TestCLI_Scenario.
 type scenario struct {
 	*env
-	t        *testing.T
 	backend  string
 	ws       string
 	base     tree   // the workspace as committed, before init
-	baseDir  string // an oracle of it
+	baseDir  string // the repository it was copied from (read only)
 	init     jsonInit
 	fork     jsonFork
 	oracles  []string // what each fork must hold
+	want     []tree   // their trees
 	cp       jsonVersion
 	rb1, rb2 jsonRollback
-	later    string // oracle of fork 1 after its later changes
 }
 
 // newScenario generates the repository, inits it, forks it three ways and
 // lets every fork (and its oracle) run its script.
 func newScenario(t *testing.T, backend string, files int) *scenario {
-	s := &scenario{env: newEnv(t), t: t, backend: backend}
+	s := &scenario{env: newEnv(t), backend: backend}
 	s.ws = s.workspaceDir("repo")
-	makeRepo(t, s.ws, files)
-	s.baseDir = oracle(t, s.ws)
-	s.base = mustSnapshot(t, s.baseDir)
-	requireSameTree(t, "the oracle copy", mustSnapshot(t, s.ws), s.base, compareOpts{times: true, links: true})
+	s.baseDir, s.base = makeRepo(t, s.ws, files)
 
 	s.okJSON(&s.init, "init", "--backend", backend, "--json", s.ws)
 	if w := s.init.Workspace; w.Path != s.ws || w.Backend != backend || w.Name != "repo" || s.init.Run.Name != "source" {
 		t.Fatalf("tine init --json: workspace %+v, run %+v", w, s.init.Run)
 	}
-	requireSameTree(t, "the workspace path after init", s.base, mustSnapshot(t, s.ws), compareOpts{links: true})
+	requireSameTree(t, "the workspace path after init", s.base, mustSnapshot(t, s.ws), compareOpts{times: true, links: true})
 
 	args := []string{"fork", "source", "-n", "3", "--json"}
 	for _, f := range mainForks {
@@ -119,6 +119,7 @@ func newScenario(t *testing.T, backend string, files int) *scenario {
 	for i, f := range mainForks {
 		s.oracles = append(s.oracles, oracle(t, s.baseDir))
 		hostSh(t, s.oracles[i], f.script)
+		s.want = append(s.want, mustSnapshot(t, s.oracles[i]))
 		s.execSh(s.fork.Forks[i].Name, f.script)
 	}
 	return s
@@ -156,7 +157,7 @@ func (s *scenario) checkIsolation() {
 	requireSameTree(t, "the source inside tine exec", s.base, s.walkIn("source", s.ws), compareOpts{})
 	for i := range mainForks {
 		name := s.forkName(i)
-		want := mustSnapshot(t, s.oracles[i])
+		want := s.want[i]
 		p := s.path(name)
 		if !within(p, s.home) {
 			t.Errorf("tine path %s = %q, not under TINE_HOME %s", name, p, s.home)
@@ -218,7 +219,7 @@ func (s *scenario) checkDiffs() {
 	requireChanges(t, "source", []change{}, s.changes("source"))
 	for i := range mainForks {
 		name := s.forkName(i)
-		want := expectedChanges(s.base, mustSnapshot(t, s.oracles[i]))
+		want := expectedChanges(s.base, s.want[i])
 		requireChanges(t, name, want, s.changes(name))
 		s.checkStat(name, want)
 		s.checkPatch(name, want)
@@ -326,10 +327,9 @@ func (s *scenario) checkCheckpointRollback() {
 	if s.cp.Kind != "checkpoint" || s.cp.Label != "cp-1" || s.cp.Run != f.ID || s.cp.Parent != s.fork.Version.ID {
 		t.Errorf("checkpoint --json: %+v", s.cp)
 	}
-	s.later = oracle(t, s.oracles[0])
-	hostSh(t, s.later, laterScript)
+	hostSh(t, s.oracles[0], laterScript) // its tree at the checkpoint is s.want[0]
 	s.execSh(name, laterScript)
-	laterTree := mustSnapshot(t, s.later)
+	laterTree := mustSnapshot(t, s.oracles[0])
 	requireSameTree(t, name+" after its later changes", laterTree, mustSnapshot(t, s.path(name)), compareOpts{})
 
 	s.okJSON(&s.rb1, "rollback", name, "--to", "cp-1", "--json")
@@ -337,7 +337,7 @@ func (s *scenario) checkCheckpointRollback() {
 		s.rb1.Saved.Kind != "saved" || s.rb1.Saved.Run != f.ID || s.rb1.Saved.ID == s.cp.ID {
 		t.Errorf("rollback --to cp-1 --json: %+v", s.rb1)
 	}
-	atCheckpoint := mustSnapshot(t, s.oracles[0])
+	atCheckpoint := s.want[0]
 	requireSameTree(t, name+" rolled back to cp-1", atCheckpoint, mustSnapshot(t, s.path(name)), compareOpts{})
 	requireSameTree(t, name+" rolled back to cp-1, inside", atCheckpoint, s.walkIn(name, s.ws), compareOpts{})
 	requireChanges(t, name+" rolled back to cp-1", expectedChanges(s.base, atCheckpoint), s.changes(name))
@@ -361,7 +361,7 @@ func (s *scenario) checkDiscard() {
 	before := s.state()
 	requireOneLineError(t, s.tine("discard", two), exitUnmerged)
 	requireSameState(t, "a refused discard", before, s.state())
-	requireSameTree(t, two+" after a refused discard", mustSnapshot(t, s.oracles[1]), mustSnapshot(t, s.path(two)), compareOpts{})
+	requireSameTree(t, two+" after a refused discard", s.want[1], mustSnapshot(t, s.path(two)), compareOpts{})
 
 	view := s.path(two)
 	var out []jsonRun
@@ -408,7 +408,7 @@ func (s *scenario) checkRecords() {
 		t.Fatalf("tine ls --all --json: %d rows, want 4: %+v", len(rows), rows)
 	}
 	for _, r := range rows[1:] {
-		if r.State != "discarded" || r.ParentName != "source" || r.Parent != src.ID || r.Path != "" || r.Workspace != "repo" {
+		if r.State != "discarded" || r.ParentName != "source" || r.Parent != src.ID || r.Path != "" || r.WorkspaceName != "repo" || r.Workspace != src.Workspace {
 			t.Errorf("tine ls --all --json row %+v", r)
 		}
 	}
@@ -498,8 +498,9 @@ func (s *scenario) checkRelease() {
 	if got := s.ok("release", s.ws); !strings.HasPrefix(got, "released repo: ") {
 		t.Errorf("tine release printed %q", got)
 	}
-	requireSameTree(t, "the workspace after release", before, mustSnapshot(t, s.ws), compareOpts{times: true, links: true})
-	requireSameTree(t, "the workspace after release, against the oracle", s.base, mustSnapshot(t, s.ws), compareOpts{links: true})
+	after := mustSnapshot(t, s.ws)
+	requireSameTree(t, "the workspace after release", before, after, compareOpts{times: true, links: true})
+	requireSameTree(t, "the workspace after release, against the oracle", s.base, after, compareOpts{links: true})
 	if mps := mountPoints(s.tmp); len(mps) != 0 {
 		t.Errorf("mounts left after release: %q", mps)
 	}
@@ -516,8 +517,10 @@ func (s *scenario) checkRelease() {
 // are compared whole (types, modes, owners, contents, link targets), on the
 // host and inside each run, and each run's diff lists only its own changes.
 func TestCLI_ForkChain(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"overlay", "copy"} {
 		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
 			requireRoot(t)
 			testForkChain(t, backend)
 		})
@@ -583,36 +586,46 @@ func testForkChain(t *testing.T, backend string) {
 // (32 layers, then a version is compacted into one layer), each level
 // adding a file and changing one, and reads the last level back exactly.
 func TestCLI_DeepChain(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	e := newEnv(t)
 	ws := e.workspaceDir("deep")
 	makeFiles(t, ws, 20)
 	orc := oracle(t, ws)
 	e.ok("init", "--backend", "overlay", ws)
-	run := "source"
-	for i := range 36 {
-		script := fmt.Sprintf(`printf '%d\n' > level-%02d; printf 'level %d\n' > d00/s0/f0000.txt; rm -f level-%02d`, i, i, i, i-3)
-		hostSh(t, orc, script)
-		e.execSh(run, script)
+	// Level i runs script i, then forks l(i): l15 holds scripts 0-16 (it
+	// ran the 17th before l16 was forked from it) whatever its descendants do.
+	run, scripts := "source", make([]string, 34)
+	for i := range scripts {
+		scripts[i] = fmt.Sprintf(`printf '%d\n' > level-%02d; printf 'level %d\n' > d00/s0/f0000.txt; rm -f level-%02d`, i, i, i, i-3)
+		e.execSh(run, scripts[i])
 		next := fmt.Sprintf("l%02d", i)
 		e.ok("fork", run, "--name", next)
 		run = next
 	}
+	hostSh(t, orc, strings.Join(scripts[:17], "\n"))
+	mid := mustSnapshot(t, orc)
+	hostSh(t, orc, strings.Join(scripts[17:], "\n"))
 	want := mustSnapshot(t, orc)
+	requireSameTree(t, "l15 on the host", mid, mustSnapshot(t, e.path("l15")), compareOpts{})
 	requireSameTree(t, run+" on the host", want, mustSnapshot(t, e.path(run)), compareOpts{})
 	requireSameTree(t, run+" inside tine exec", want, e.walkIn(run, ws), compareOpts{})
-	var layers int
+	var deepest, compacted int
 	for _, v := range e.treeState("deep").Versions {
-		layers = max(layers, len(v.Layers))
+		deepest = max(deepest, len(v.Layers))
+		if v.Kind == "fork" && len(v.Layers) == 1 {
+			compacted++
+		}
 	}
-	if layers > 32 {
-		t.Errorf("a version has %d layers, more than the overlay backend's maximum depth 32", layers)
+	if deepest > 32 || compacted == 0 {
+		t.Errorf("the deepest version has %d layers (at most 32 allowed), %d fork versions were compacted into one layer (want some)", deepest, compacted)
 	}
 }
 
 // TestCLI_Exec checks that tine exec passes standard streams, arguments and
 // the exit status through, and keeps the working directory.
 func TestCLI_Exec(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	e := newEnv(t)
 	ws := e.workspaceDir("ex")
@@ -638,13 +651,13 @@ func TestCLI_Exec(t *testing.T) {
 		c      call
 		args   []string
 		stdout string
-		stderr string // a prefix; "-" means anything
+		stderr string // exactly; "-" means any one line
 		code   int
 	}{
 		{"streams and status", call{stdin: []byte("in\n")}, []string{"f", "--", "sh", "-c", "cat; echo err >&2; exit 7"}, "in\n", "err\n", 7},
 		{"binary stdin to stdout", call{stdin: big}, []string{"f", "--", "cat"}, string(big), "", 0},
 		{"arguments intact", call{}, []string{"f", "--", "printf", "%s|", "a b", "c'd", "--json", ""}, "a b|c'd|--json||", "", 0},
-		{"no -- needed", call{}, []string{"f", "echo", "--help"}, "--help\n", "", 0},
+		{"no -- needed", call{}, []string{"f", "printf", "%s", "--json"}, "--json", "", 0},
 		{"fork's files", call{}, []string{"f", "--", "cat", filepath.Join(ws, "who")}, "fork\n", "", 0},
 		{"source's files", call{}, []string{"source", "--", "cat", filepath.Join(ws, "who")}, "source\n", "", 0},
 		{"command not found", call{}, []string{"f", "--", "no-such-command-xyz"}, "", "-", 127},
@@ -676,6 +689,7 @@ func TestCLI_Exec(t *testing.T) {
 // TestCLI_Errors checks each refusal: one line on stderr starting "tine:",
 // the documented exit status, and nothing created, changed or mounted.
 func TestCLI_Errors(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	e := newEnv(t)
 	ws := e.workspaceDir("errs")
@@ -740,14 +754,16 @@ func TestCLI_Errors(t *testing.T) {
 		{"exclusive flags", []string{"diff", "source-1", "--patch", "--json"}, exitUsage},
 		{"unknown command", []string{"frobnicate"}, exitUsage},
 	}
+	before := e.state()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := e.state()
 			r := e.tine(tc.args...)
 			requireOneLineError(t, r, tc.code)
-			requireSameState(t, strings.Join(tc.args, " "), before, e.state())
-			if fileExists(filepath.Join(other, ".tine-workspace")) || fileExists(filepath.Join(plain+".tine-workspace")) {
-				t.Errorf("a marker file was left behind")
+			after := e.state()
+			requireSameState(t, strings.Join(tc.args, " "), before, after)
+			before = after
+			if ents, err := os.ReadDir(other); err != nil || len(ents) != 0 {
+				t.Errorf("%s should stay empty, holds %v (%v)", other, ents, err)
 			}
 		})
 	}
@@ -758,6 +774,7 @@ func TestCLI_Errors(t *testing.T) {
 // exactly what the directory held: every path, mode, owner, time and hard
 // link, the directory itself included.
 func TestCLI_InitKeepsTree(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	e := newEnv(t)
 	ws := e.workspaceDir("keep")
@@ -787,6 +804,7 @@ func TestCLI_InitKeepsTree(t *testing.T) {
 // source saw them (times, owners and hard links too), no mounts, no
 // records, and that the directory can be taken under management again.
 func TestCLI_Release(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	e := newEnv(t)
 	ws := e.workspaceDir("rel")
@@ -835,6 +853,7 @@ mv d01 d01-moved; chmod 600 run.sh; rm linkdir && ln -s d00 linkdir; mkfifo fifo
 // and checks that the next command mounts everything again: the source's
 // files at the workspace path, each fork's intact, inside runs too.
 func TestCLI_Recovery(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	for _, tc := range []struct {
 		name    string
@@ -845,6 +864,7 @@ func TestCLI_Recovery(t *testing.T) {
 		{"only the forks", func(ws string, views []string) []string { return views[1:] }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			ws := e.workspaceDir("rec")
 			makeRepo(t, ws, 200)
@@ -911,4 +931,109 @@ func checkMarker(t *testing.T, ws string) {
 	if m := readFile(t, ws, ".tine-workspace"); !strings.Contains(m, "tine ls") || !strings.Contains(m, "tine release "+ws) {
 		t.Errorf("marker text %q does not say how to bring the files back", m)
 	}
+}
+
+// TestCLI_KillDuringFork kills tine fork (SIGKILL) at different moments and
+// checks what the next command finds: the source untouched, every fork
+// either complete (recorded, mounted, holding the source's files) or gone
+// without a trace (no run directory, no mount, no unrecorded layer).
+func TestCLI_KillDuringFork(t *testing.T) {
+	t.Parallel()
+	requireRoot(t)
+	e := newEnv(t)
+	ws := e.workspaceDir("kill")
+	makeFiles(t, ws, 100)
+	e.ok("init", "--backend", "overlay", ws)
+	// A large delta in the source makes sealing it take a while.
+	e.execSh("source", `for i in $(seq 400); do printf '%s\n' "$i" > d00/s0/n$i.txt; done; rm -r d00/s1`)
+	want := mustSnapshot(t, ws)
+	e.ok("fork", "source", "-n", "2", "--name", "before") // forks that must survive the kills
+	var killed, debris int
+	delays := []time.Duration{0, 20, 50, 80, 110, 140, 170, 200, 250, 300, 400} // milliseconds
+	checked := map[string]bool{}
+	for i, delay := range delays {
+		cmd := exec.Command(tineBin, "fork", "source", "-n", "3", "--name", fmt.Sprintf("k%d", i))
+		cmd.Env = e.vars
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay * time.Millisecond)
+		cmd.Process.Kill()
+		if err := cmd.Wait(); err != nil {
+			if !strings.Contains(err.Error(), "killed") {
+				t.Errorf("tine fork: %v\n%s", err, stderr.String())
+			}
+			killed++
+		}
+		if checkAfterKill(t, e, ws, want, checked) {
+			debris++
+		}
+	}
+	t.Logf("%d of %d forks were killed before they finished, %d of them half way (the next command removed what they left); %d runs live",
+		killed, len(delays), debris, len(e.ls()))
+}
+
+// checkAfterKill checks the invariants a killed command must leave once
+// the next command has swept, and reports whether that command had
+// anything to remove. Forks in checked were compared with the source
+// already.
+func checkAfterKill(t *testing.T, e *env, ws string, want tree, checked map[string]bool) bool {
+	t.Helper()
+	before := walkHost(t, e.home, "-names")
+	if r := e.tine("ls", "--json"); r.code != 0 {
+		t.Fatalf("the first command after a kill: %v", r)
+	}
+	st := e.treeState(filepath.Base(ws))
+	requireSameTree(t, "the source after a killed fork", want, mustSnapshot(t, ws), compareOpts{})
+	wsDir := filepath.Join(e.home, "workspaces", st.Workspace.ID)
+	wantMounts := []string{ws}
+	var live []string
+	for _, r := range st.Runs {
+		if r.State != "active" {
+			continue
+		}
+		live = append(live, r.ID)
+		view := filepath.Join(wsDir, "runs", r.ID, "view")
+		wantMounts = append(wantMounts, view)
+		if r.Role == "fork" && !checked[r.ID] {
+			requireSameTree(t, "fork "+r.Name+" after a killed fork", want, mustSnapshot(t, view), compareOpts{})
+			checked[r.ID] = true
+		}
+	}
+	if got := dirNames(t, filepath.Join(wsDir, "runs")); !slices.Equal(got, sortedCopy(live)) {
+		t.Errorf("run directories %q, want the live runs %q", got, sortedCopy(live))
+	}
+	var layers []string
+	for _, v := range st.Versions {
+		layers = append(layers, v.Layers...)
+	}
+	layers = slices.Compact(sortedCopy(layers))
+	if got := dirNames(t, filepath.Join(wsDir, "layers")); !slices.Equal(got, layers) {
+		t.Errorf("layer directories %q, want those of the recorded versions %q", got, layers)
+	}
+	if got := mountPoints(e.tmp); !slices.Equal(sortedCopy(got), sortedCopy(wantMounts)) {
+		t.Errorf("mounts %q, want %q", got, wantMounts)
+	}
+	after := walkHost(t, e.home, "-names")
+	for p := range before {
+		if _, ok := after[p]; !ok && !strings.HasPrefix(p, "tine.db") {
+			return true
+		}
+	}
+	return false
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
@@ -87,9 +88,21 @@ func execSpec(e *engine.Engine, r engine.Ref, args []string) (sandbox.Spec, erro
 			break
 		}
 	}
+	spec.Env = withEnv(spec.Env, "PWD", spec.Dir)
 	return spec, nil
 }
 
 func stateErr(r *tine.Run) error {
 	return fmt.Errorf("run %s is %s: %w", r.Name, r.State, tine.ErrState)
+}
+
+// withEnv returns env with key set to value.
+func withEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
 }

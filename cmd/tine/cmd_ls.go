@@ -11,7 +11,7 @@ import (
 
 // runRow is one line of tine ls.
 type runRow struct {
-	Workspace string `json:"workspace"`
+	WorkspaceName string `json:"workspace_name"`
 	*tine.Run
 	ParentName string `json:"parent_name,omitempty"`
 	Path       string `json:"path,omitempty"`
@@ -40,7 +40,7 @@ func newLs(a *app) *cobra.Command {
 					}
 					for _, r := range s.Runs {
 						if all || r.Live() {
-							row := runRow{Workspace: s.Workspace.Name, Run: r, ParentName: names[r.Parent]}
+							row := runRow{WorkspaceName: s.Workspace.Name, Run: r, ParentName: names[r.Parent]}
 							if r.Live() {
 								row.Path = e.Path(s.Workspace, r)
 							}
@@ -64,7 +64,7 @@ func (a *app) printRuns(rows []runRow) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKSPACE\tNAME\tID\tROLE\tSTATE\tPARENT\tAPPROACH\tPATH")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n", r.Workspace, r.Name, r.ID, r.Role, r.State, resolved(r.Run),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n", r.WorkspaceName, r.Name, r.ID, r.Role, r.State, resolved(r.Run),
 			dash(r.ParentName), dash(r.Approach), dash(r.Path))
 	}
 	return tw.Flush()

@@ -9,12 +9,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -23,35 +20,35 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// walkEnv makes the test binary, run inside a run by tine exec, print the
-// tree at the given path as JSON and exit (runc's re-exec trick).
-const walkEnv = "TINE_E2E_WALK"
-
-// tineBin is the tine binary TestMain builds.
-var tineBin string
+// The binaries TestMain builds: tine, and the tree walker of testdata/walk
+// (run on the host and, through tine exec, inside runs).
+var tineBin, walkBin string
 
 func TestMain(m *testing.M) {
-	if root := os.Getenv(walkEnv); root != "" {
-		os.Exit(walkMain(root))
+	if os.Geteuid() != 0 {
+		os.Exit(m.Run()) // every test skips: see requireRoot
 	}
 	dir, err := os.MkdirTemp("", "tine-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	tineBin = filepath.Join(dir, "tine")
-	build := exec.Command(goTool(), "build", "-o", tineBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building tine: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	tineBin, walkBin = filepath.Join(dir, "tine"), filepath.Join(dir, "walk")
+	for _, b := range [][2]string{{tineBin, "."}, {walkBin, "./testdata/walk"}} {
+		build := exec.Command(goTool(), "build", "-buildvcs=false", "-o", b[0], b[1])
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n", b[1], err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -71,28 +68,18 @@ func goTool() string {
 	return "go"
 }
 
-func walkMain(root string) int {
-	tr, err := snapshot(root)
-	if err == nil {
-		err = json.NewEncoder(os.Stdout).Encode(tr)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "walk:", err)
-		return 1
-	}
-	return 0
-}
-
 func fileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
 
-// requireRoot skips tests that mount overlays and unmount things by hand.
+// requireRoot skips every test without root: the overlay backend mounts,
+// the generated workspaces hold files of another owner, and the tests
+// unmount views to simulate a reboot.
 func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("requires root: the overlay backend mounts, and the test unmounts to simulate a reboot")
+		t.Skip("requires root: the overlay backend mounts, the workspaces hold files of another owner, and reboots are simulated with umount")
 	}
 }
 
@@ -123,7 +110,7 @@ func testEnviron(extra ...string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "TINE_HOME" || k == "PWD" || k == walkEnv || strings.HasPrefix(k, "GIT_") {
+		if k == "TINE_HOME" || k == "PWD" || strings.HasPrefix(k, "GIT_") {
 			continue
 		}
 		out = append(out, kv)
@@ -248,16 +235,12 @@ func (e *env) path(run string) string {
 // walkIn snapshots root as seen inside run, through tine exec.
 func (e *env) walkIn(run, root string) tree {
 	e.t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	r := e.run(call{vars: []string{walkEnv + "=" + root}}, "exec", run, "--", self)
+	r := e.tine("exec", run, "--", walkBin, root)
 	if r.code != 0 {
 		e.t.Fatalf("walking %s inside %s: %v", root, run, r)
 	}
-	var tr tree
-	if err := json.Unmarshal([]byte(r.stdout), &tr); err != nil {
+	tr, err := parseTree(r.stdout)
+	if err != nil {
 		e.t.Fatalf("walking %s inside %s: %v", root, run, err)
 	}
 	return tr
@@ -319,74 +302,75 @@ func sortedLines(s string) []string {
 
 // ---- trees ----
 
-// entry is what a walk records of one path.
+// entry is what testdata/walk records of one path.
 type entry struct {
-	Type  string `json:"type"` // file, dir, symlink or other
-	Mode  uint32 `json:"mode"` // permission bits with setuid, setgid and sticky
-	Data  string `json:"data,omitempty"`
-	Size  int64  `json:"size"` // as tine diff counts: files and link targets
-	UID   uint32 `json:"uid"`
-	GID   uint32 `json:"gid"`
-	MTime int64  `json:"mtime"`
-	Ino   uint64 `json:"ino"`
-	Nlink uint64 `json:"nlink"`
-	Rdev  uint64 `json:"rdev,omitempty"`
+	Type  string // file, dir, symlink or other
+	Mode  uint32 // permission bits with setuid, setgid and sticky
+	Size  int64  // as tine diff counts: bytes of files and link targets
+	Data  string // SHA-256 of a file, target of a symlink
+	UID   uint32
+	GID   uint32
+	MTime int64
+	Ino   uint64
+	Nlink uint64
+	Rdev  uint64
 }
 
 // tree maps slash-separated paths relative to the root ("." is the root)
 // to entries.
 type tree map[string]entry
 
-// snapshot walks root without following symlinks: types, modes, owners,
-// times, content digests and link targets.
-func snapshot(root string) (tree, error) {
-	tr := tree{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		ent, err := entryOf(p)
-		tr[filepath.ToSlash(rel)] = ent
-		return err
-	})
-	return tr, err
-}
-
-func entryOf(p string) (entry, error) {
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
-		return entry{}, &fs.PathError{Op: "lstat", Path: p, Err: err}
-	}
-	ent := entry{Mode: st.Mode & 0o7777, UID: st.Uid, GID: st.Gid, MTime: st.Mtim.Nano(), Ino: st.Ino, Nlink: uint64(st.Nlink)}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		b, err := os.ReadFile(p)
-		sum := sha256.Sum256(b)
-		ent.Type, ent.Data, ent.Size = "file", hex.EncodeToString(sum[:]), int64(len(b))
-		return ent, err
-	case unix.S_IFDIR:
-		ent.Type = "dir"
-	case unix.S_IFLNK:
-		target, err := os.Readlink(p)
-		ent.Type, ent.Data, ent.Size = "symlink", target, int64(len(target))
-		return ent, err
-	default:
-		ent.Type, ent.Rdev = "other", uint64(st.Rdev)
-	}
-	return ent, nil
-}
-
-func mustSnapshot(t *testing.T, root string) tree {
+// walkHost runs testdata/walk on root on the host.
+func walkHost(t *testing.T, root string, args ...string) tree {
 	t.Helper()
-	tr, err := snapshot(root)
+	out := hostCmd(t, "/", append(append([]string{walkBin}, args...), root)...)
+	tr, err := parseTree(out)
 	if err != nil {
-		t.Fatalf("snapshot %s: %v", root, err)
+		t.Fatalf("walking %s: %v", root, err)
 	}
 	return tr
+}
+
+// parseTree reads testdata/walk's output: a line per path, its quoted
+// name, then the entry's fields, tab-separated.
+func parseTree(out string) (tree, error) {
+	tr := tree{}
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 11 {
+			return nil, fmt.Errorf("bad line %q", line)
+		}
+		p, err := strconv.Unquote(f[0])
+		if err != nil {
+			return nil, fmt.Errorf("bad line %q: %w", line, err)
+		}
+		var n [8]uint64 // mode, size, uid, gid, mtime, ino, nlink, rdev
+		for i, s := range append(f[2:4:4], f[5:]...) {
+			if i == 4 {
+				var m int64
+				m, err = strconv.ParseInt(s, 10, 64)
+				n[i] = uint64(m)
+			} else {
+				n[i], err = strconv.ParseUint(s, 10, 64)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("bad line %q: %w", line, err)
+			}
+		}
+		data, err := strconv.Unquote(f[4])
+		if err != nil {
+			return nil, fmt.Errorf("bad line %q: %w", line, err)
+		}
+		tr[p] = entry{Type: f[1], Mode: uint32(n[0]), Size: int64(n[1]), Data: data, UID: uint32(n[2]), GID: uint32(n[3]),
+			MTime: int64(n[4]), Ino: n[5], Nlink: n[6], Rdev: n[7]}
+	}
+	return tr, nil
+}
+
+// mustSnapshot records everything root holds, on the host.
+func mustSnapshot(t *testing.T, root string) tree {
+	t.Helper()
+	return walkHost(t, root)
 }
 
 // compareOpts says what beyond type, mode, owner and content must match.
@@ -528,22 +512,77 @@ func expectedChanges(before, after tree) []change {
 // directories, binary files, symlinks (to a file, to a directory,
 // dangling), an executable script, a private file owned by someone else, an
 // empty directory, two hard links and an ignored file; everything but the
-// empty directory and the ignored file is committed.
-func makeRepo(t *testing.T, dir string, n int) {
+// empty directory and the ignored file is committed. The repository is
+// made once per size (its one commit written by git fast-import, straight
+// into a pack) and copied with cp -a after that. makeRepo returns that
+// template, which must not be changed, and its tree.
+func makeRepo(t *testing.T, dir string, n int) (string, tree) {
 	t.Helper()
-	makeFiles(t, dir, n)
-	for _, args := range [][]string{
-		{"git", "init", "-q"},
-		{"git", "add", "-A"},
-		{"git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "initial"},
-	} {
-		hostCmd(t, dir, args...)
+	repoMu.Lock()
+	defer repoMu.Unlock()
+	tmpl, ok := repoTemplates[n]
+	if !ok {
+		tmpl.dir = filepath.Join(filepath.Dir(tineBin), fmt.Sprintf("repo-%d", n))
+		if err := os.Mkdir(tmpl.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		files := makeFiles(t, tmpl.dir, n)
+		hostCmd(t, tmpl.dir, "git", "init", "-q")
+		importCommit(t, tmpl.dir, files)
+		hostCmd(t, tmpl.dir, "git", "reset", "-q") // the index, from the commit
+		tmpl.tree = mustSnapshot(t, tmpl.dir)
+		repoTemplates[n] = tmpl
 	}
+	hostCmd(t, "/", "cp", "-a", "-T", tmpl.dir, dir)
+	return tmpl.dir, tmpl.tree
 }
 
-// makeFiles writes makeRepo's files, without git.
-func makeFiles(t *testing.T, dir string, n int) {
+var (
+	repoMu        sync.Mutex
+	repoTemplates = map[int]struct {
+		dir  string
+		tree tree
+	}{}
+)
+
+// importCommit commits files (git mode and path, sorted) of the working
+// tree at dir as master's first commit, with git fast-import.
+func importCommit(t *testing.T, dir string, files []gitFile) {
 	t.Helper()
+	var in bytes.Buffer
+	in.WriteString("commit refs/heads/master\ncommitter t <t@t> 1700000000 +0000\ndata 8\ninitial\n")
+	for _, f := range files {
+		var data []byte
+		var err error
+		if f.mode == "120000" {
+			var target string
+			target, err = os.Readlink(filepath.Join(dir, f.path))
+			data = []byte(target)
+		} else {
+			data, err = os.ReadFile(filepath.Join(dir, f.path))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&in, "M %s inline %s\ndata %d\n", f.mode, f.path, len(data))
+		in.Write(data)
+		in.WriteString("\n")
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, testEnviron(), &in
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	hostCmd(t, dir, "git", "symbolic-ref", "HEAD", "refs/heads/master")
+}
+
+// gitFile is one path to commit and its git mode.
+type gitFile struct{ path, mode string }
+
+// makeFiles writes makeRepo's files, without git, and returns those to commit.
+func makeFiles(t *testing.T, dir string, n int) []gitFile {
+	t.Helper()
+	var files []gitFile
 	rng := rand.New(rand.NewSource(int64(n)))
 	w := func(p, data string, mode os.FileMode) {
 		full := filepath.Join(dir, p)
@@ -556,6 +595,11 @@ func makeFiles(t *testing.T, dir string, n int) {
 		if err := os.Chmod(full, mode); err != nil {
 			t.Fatal(err)
 		}
+		gm := "100644"
+		if mode&0o100 != 0 {
+			gm = "100755"
+		}
+		files = append(files, gitFile{p, gm})
 	}
 	for i := range n {
 		p := fmt.Sprintf("d%02d/s%d/f%04d.txt", i/100, (i/10)%10, i)
@@ -564,7 +608,6 @@ func makeFiles(t *testing.T, dir string, n int) {
 	w("README.md", "# generated repository\n", 0o644)
 	w("run.sh", "#!/bin/sh\necho run\n", 0o755)
 	w(".gitignore", "*.log\n", 0o644)
-	w("build.log", "ignored\n", 0o644)
 	w("private.txt", "secret\n", 0o600)
 	for i := range 4 {
 		b := make([]byte, 1024<<i)
@@ -573,18 +616,25 @@ func makeFiles(t *testing.T, dir string, n int) {
 		w(fmt.Sprintf("bin/blob%d.bin", i), string(b), 0o644)
 	}
 	w("hard-a.txt", "one inode, two names\n", 0o644)
+	files = append(files, gitFile{"hard-b.txt", "100644"})
+	for _, l := range []struct{ target, name string }{{"README.md", "link-readme"}, {"d00", "linkdir"}, {"does/not/exist", "dangling"}} {
+		if err := os.Symlink(l.target, filepath.Join(dir, l.name)); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, gitFile{l.name, "120000"})
+	}
 	for _, err := range []error{
+		os.WriteFile(filepath.Join(dir, "build.log"), []byte("ignored\n"), 0o644),
 		os.Chown(filepath.Join(dir, "private.txt"), 1234, 1234),
 		os.Link(filepath.Join(dir, "hard-a.txt"), filepath.Join(dir, "hard-b.txt")),
-		os.Symlink("README.md", filepath.Join(dir, "link-readme")),
-		os.Symlink("d00", filepath.Join(dir, "linkdir")),
-		os.Symlink("does/not/exist", filepath.Join(dir, "dangling")),
 		os.Mkdir(filepath.Join(dir, "empty"), 0o755),
 	} {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
+	slices.SortFunc(files, func(a, b gitFile) int { return strings.Compare(a.path, b.path) })
+	return files
 }
 
 // ---- state and mounts ----
@@ -673,17 +723,12 @@ type stateSnap struct {
 func (e *env) state() stateSnap {
 	e.t.Helper()
 	s := stateSnap{ls: e.ok("ls", "--all", "--json"), tree: e.ok("tree", "--json"), mounts: mountLines(e.tmp)}
-	filepath.WalkDir(e.home, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			s.files = append(s.files, fmt.Sprintf("%s: %v", p, err))
-			return nil
+	for p, ent := range walkHost(e.t, e.home, "-names") {
+		if !strings.HasPrefix(p, "tine.db") {
+			s.files = append(s.files, p+" "+ent.Type)
 		}
-		rel, _ := filepath.Rel(e.home, p)
-		if !strings.HasPrefix(rel, "tine.db") {
-			s.files = append(s.files, fmt.Sprintf("%s %v", rel, d.Type()))
-		}
-		return nil
-	})
+	}
+	sort.Strings(s.files)
 	return s
 }
 
@@ -691,10 +736,10 @@ func (e *env) state() stateSnap {
 func requireSameState(t *testing.T, what string, before, after stateSnap) {
 	t.Helper()
 	if before.ls != after.ls {
-		t.Errorf("%s: tine ls --all --json changed:\nbefore: %s\nafter: %s", what, before.ls, after.ls)
+		t.Errorf("%s: tine ls --all --json changed (lines only before -, only after +):\n%s", what, jsonLineDiff(before.ls, after.ls))
 	}
 	if before.tree != after.tree {
-		t.Errorf("%s: tine tree --json changed:\nbefore: %s\nafter: %s", what, clip(before.tree), clip(after.tree))
+		t.Errorf("%s: tine tree --json changed (lines only before -, only after +):\n%s", what, jsonLineDiff(before.tree, after.tree))
 	}
 	if d := lineDiff(before.files, after.files); d != "" {
 		t.Errorf("%s: the state directory changed:\n%s", what, d)
@@ -704,16 +749,35 @@ func requireSameState(t *testing.T, what string, before, after stateSnap) {
 	}
 }
 
+// jsonLineDiff is lineDiff of two JSON documents' trimmed lines.
+func jsonLineDiff(a, b string) string {
+	split := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			out = append(out, strings.TrimSpace(l))
+		}
+		return out
+	}
+	return lineDiff(split(a), split(b))
+}
+
 // lineDiff lists lines only in a (-) and only in b (+).
 func lineDiff(a, b []string) string {
+	inA, inB := map[string]bool{}, map[string]bool{}
+	for _, l := range a {
+		inA[l] = true
+	}
+	for _, l := range b {
+		inB[l] = true
+	}
 	var out []string
 	for _, l := range a {
-		if !slices.Contains(b, l) {
+		if !inB[l] {
 			out = append(out, "- "+l)
 		}
 	}
 	for _, l := range b {
-		if !slices.Contains(a, l) {
+		if !inA[l] {
 			out = append(out, "+ "+l)
 		}
 	}
@@ -798,27 +862,10 @@ type jsonRollback struct {
 }
 
 type jsonLsRow struct {
-	Workspace string `json:"workspace"`
+	WorkspaceName string `json:"workspace_name"`
 	jsonRun
 	ParentName string `json:"parent_name"`
 	Path       string `json:"path"`
-}
-
-// UnmarshalJSON decodes the row's own fields and the embedded run's.
-func (r *jsonLsRow) UnmarshalJSON(b []byte) error {
-	var head struct {
-		Workspace  string `json:"workspace"`
-		ParentName string `json:"parent_name"`
-		Path       string `json:"path"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, &r.jsonRun); err != nil {
-		return err
-	}
-	r.Workspace, r.ParentName, r.Path = head.Workspace, head.ParentName, head.Path
-	return nil
 }
 
 type jsonState struct {
@@ -890,9 +937,4 @@ func runByName(runs []jsonRun, name string) jsonRun {
 		}
 	}
 	return jsonRun{}
-}
-
-// isMountpoint reports whether p is the root of a mount.
-func isMountpoint(p string) bool {
-	return slices.Contains(mountPoints(p), p)
 }

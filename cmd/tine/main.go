@@ -86,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
-	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+	if err != nil && isCobraUsage(err) {
 		err = fmt.Errorf("%w (see tine --help): %w", err, tine.ErrInvalid)
 	}
 	if err != nil && err.Error() != "" {
@@ -191,4 +191,18 @@ func maxArgs(n int) cobra.PositionalArgs {
 // usageErr is a command-line mistake: exit status 2.
 func usageErr(c *cobra.Command, msg string) error {
 	return fmt.Errorf("%s (see tine %s --help): %w", msg, c.Name(), tine.ErrInvalid)
+}
+
+// isCobraUsage recognises the command-line errors cobra makes itself, which
+// do not pass through the flag error hook.
+func isCobraUsage(err error) bool {
+	if errors.Is(err, tine.ErrInvalid) {
+		return false
+	}
+	for _, p := range []string{"unknown command", "if any flags in the group", "required flag", "accepts ", "requires at least", "invalid argument"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return true
+		}
+	}
+	return false
 }
