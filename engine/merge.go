@@ -209,14 +209,25 @@ func (e *Engine) recordFailure(ctx context.Context, src, dst Ref, res *MergeResu
 	return errors.Join(fmt.Errorf("merge not applied, %s unchanged: %w", dst.Run.Name, cause), err)
 }
 
-// mergeDetail summarises a merge for the event log: counts, and the paths
-// of each action.
+// maxEventPaths bounds the paths an event lists per action; the counts
+// are always complete.
+const maxEventPaths = 200
+
+// mergeDetail summarises a merge for the event log: per action, the count
+// and (up to maxEventPaths of) the paths.
 func mergeDetail(res *MergeResult, outcome string) map[string]any {
-	byAction := map[merge.Action][]string{}
+	d := map[string]any{"outcome": outcome, "scope": res.Plan.Scope, "run": res.Run.ID, "target": res.Target.ID}
+	counts := map[merge.Action]int{}
 	for _, en := range res.Plan.Entries {
-		byAction[en.Action] = append(byAction[en.Action], en.Path)
+		counts[en.Action]++
+		key := string(en.Action)
+		if counts[en.Action] <= maxEventPaths {
+			paths, _ := d[key].([]string)
+			d[key] = append(paths, en.Path)
+		}
 	}
-	return map[string]any{"outcome": outcome, "scope": res.Plan.Scope, "run": res.Run.ID, "target": res.Target.ID,
-		"take": byAction[merge.Take], "converged": byAction[merge.Converged],
-		"text_merged": byAction[merge.TextMerged], "conflict": byAction[merge.Conflict]}
+	for a, n := range counts {
+		d[string(a)+"_count"] = n
+	}
+	return d
 }
