@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and installs tine, then runs its main job on a sample git workspace:
 # fork it three ways, change each fork differently, diff them, roll one back,
-# discard the rest. Run as root on Linux (the overlay backend mounts).
+# merge it into the source, discard the rest. Run as root on Linux (the overlay backend mounts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -54,6 +54,9 @@ step tine checkpoint source-2 --label loud
 step tine exec source-2 -- sh -c 'echo "oops" > src/greet.py'
 step tine rollback source-2 --to loud
 step tine exec source-2 -- cat src/greet.py
+step tine merge source-2 --dry-run
+step tine merge source-2
+step cat src/greet.py src/config.py
 if ! step tine discard source-3; then
 	echo "(refused with exit status 6: source-3 deleted a file that was never merged; --force discards anyway)"
 fi
