@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // End-to-end tests of the tine binary: they build it once (TestMain), give

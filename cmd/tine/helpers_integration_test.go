@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Helpers of the end-to-end tests in cli_integration_test.go: the tine
