@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/tinehq/tine"
@@ -25,7 +26,24 @@ func (e *Engine) AddSession(r Ref, pid int) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)), nil, 0o600)
+	return os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)), []byte(startTime(pid)), 0o600)
+}
+
+// startTime identifies a process incarnation (field 22 of /proc/PID/stat),
+// so a recycled process id is not mistaken for the registered process. It
+// is "" where /proc is not available.
+func startTime(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		if f := strings.Fields(s[i+1:]); len(f) > 19 {
+			return f[19]
+		}
+	}
+	return ""
 }
 
 // RemoveSession forgets process pid of run r.
@@ -43,7 +61,9 @@ func (e *Engine) Sessions(r Ref) []int {
 		if err != nil {
 			continue
 		}
-		if syscall.Kill(pid, 0) == nil || syscall.Kill(pid, 0) == syscall.EPERM {
+		want, _ := os.ReadFile(filepath.Join(e.sessionDir(r), ent.Name()))
+		alive := syscall.Kill(pid, 0)
+		if (alive == nil || alive == syscall.EPERM) && startTime(pid) == string(want) {
 			out = append(out, pid)
 			continue
 		}
