@@ -23,7 +23,7 @@ import (
 // the fork benchmarks use a small tree to keep -benchtime 20x short;
 // overlay's cost does not depend on the tree's size (see bench/fork.sh).
 const (
-	forkFiles     = 500     // files in a fork, discard or checkpoint benchmark's workspace
+	forkFiles     = 300     // files in a fork, discard or checkpoint benchmark's workspace
 	forkFileBytes = 8 << 10 // size of each
 	diffFiles     = 2000    // files in a changes benchmark's workspace
 	diffFileBytes = 4 << 10 // size of each
@@ -100,7 +100,7 @@ func (bn *bench) writeDelta(total int) {
 	}
 }
 
-// BenchmarkFork forks a source (500 files, 4 MB) whose delta is 1 MiB into 1 or 16 forks per
+// BenchmarkFork forks a source (300 files, 2.4 MB) whose delta is 1 MiB into 1 or 16 forks per
 // operation, discarding them (untimed) before the next. Each operation
 // seals the delta again, as every real fork of a busy parent does.
 func BenchmarkFork(b *testing.B) {

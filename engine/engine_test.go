@@ -306,27 +306,37 @@ func TestEngine_InterruptedRollbackIsFinished(t *testing.T) {
 		t.Run(be, func(t *testing.T) {
 			f := newFixture(t, be)
 			fork := f.fork(1).Forks[0]
-			writeFiles(t, f.view(fork), map[string]string{"a.txt": "cp\n"})
-			cp, err := f.e.Checkpoint(f.ctx, fork.ID, "")
-			if err != nil {
-				t.Fatal(err)
-			}
 			writeFiles(t, f.view(fork), map[string]string{"a.txt": "later\n"})
-			// The store says the run is at cp; the crash came before the remount.
-			err = f.e.store.Update(f.ctx, func(tx tine.Tx) error {
+			// The store says the run went back to its fork point; the crash
+			// came before the remount.
+			err := f.e.store.Update(f.ctx, func(tx tine.Tx) error {
 				r, err := tx.Run(fork.ID)
 				if err != nil {
 					return err
 				}
-				r.Base = cp.ID
+				r.Base = fork.Origin
+				if r.Base == readBase(f.e.backendRun(f.ref.Workspace, r)) {
+					r.Base = f.ref.Run.Origin
+				}
 				return tx.UpdateRun(r)
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			f.reopen()
-			if got := readFile(t, filepath.Join(f.view(fork), "a.txt")); got != "cp\n" {
-				t.Errorf("a.txt after recovery = %q, want the checkpoint's", got)
+			if got := readFile(t, filepath.Join(f.view(fork), "a.txt")); got != "alpha\n" {
+				t.Errorf("a.txt after recovery = %q, want the fork point's", got)
+			}
+			// What the view held was saved as a version before it was replaced.
+			st, _ := f.e.State(f.ctx, f.ref.Workspace.ID)
+			saved := 0
+			for _, v := range st[0].Versions {
+				if v.Kind == tine.VersionSaved && v.Run == fork.ID {
+					saved++
+				}
+			}
+			if saved != 1 {
+				t.Errorf("%d saved versions, want 1", saved)
 			}
 		})
 	}

@@ -46,18 +46,29 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	}
 	var u undo
 	defer u.run(&err)
-	lay, v, err := e.seal(ctx, be, p, tine.VersionFork, "", &u)
+	names, err := e.forkNames(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	head := gitHead(ctx, e.Path(p.Workspace, p.Run)) // before sealing may unmount the view
+	lay, v, moved, err := e.sealFast(ctx, be, p, tine.VersionFork, "", &u)
 	if err != nil {
 		return nil, err
 	}
 	g := &tine.Group{ID: tine.NewID(tine.PrefixGroup), Workspace: p.Workspace.ID, Parent: p.Run.ID, Version: v.ID, CreatedAt: v.CreatedAt}
-	forks, err := e.makeForks(ctx, be, p, v, g, o, &u)
+	forks, err := e.makeForks(ctx, be, p, v, g, o, names, head, &u)
 	if err != nil {
 		return nil, err
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		if err := firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.PutGroup(g)); err != nil {
 			return err
+		}
+		if moved {
+			p.Run.Base = v.ID
+			if err := tx.UpdateRun(p.Run); err != nil {
+				return err
+			}
 		}
 		ids := make([]string, len(forks))
 		for i, f := range forks {
@@ -70,10 +81,14 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 				return err
 			}
 		}
-		return tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "forked", map[string]any{"group": g.ID, "version": v.ID, "forks": ids}))
+		return tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "forked", map[string]any{
+			"group": g.ID, "version": v.ID, "forks": ids, "sealed_by": sealedBy(moved)}))
 	})
 	if err != nil {
 		return nil, err
+	}
+	if moved {
+		e.finishMove(ctx, be, p, v)
 	}
 	return &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}, nil
 }
@@ -115,13 +130,25 @@ func (e *Engine) seal(ctx context.Context, be layer.Backend, p Ref, kind tine.Ve
 	return lay, v, nil
 }
 
-// makeForks makes the forks' views of version v.
-func (e *Engine) makeForks(ctx context.Context, be layer.Backend, p Ref, v *tine.Version, g *tine.Group, o ForkOptions, u *undo) ([]*tine.Run, error) {
-	names, err := e.forkNames(ctx, p, o)
-	if err != nil {
-		return nil, err
+// sealFast seals p by renaming its delta when it can, by copying otherwise.
+func (e *Engine) sealFast(ctx context.Context, be layer.Backend, p Ref, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
+	lay, v, moved, err := e.sealMove(ctx, be, p, kind, label, u)
+	if err != nil || moved {
+		return lay, v, moved, err
 	}
-	head := gitHead(ctx, e.Path(p.Workspace, p.Run))
+	lay, v, err = e.seal(ctx, be, p, kind, label, u)
+	return lay, v, false, err
+}
+
+func sealedBy(moved bool) string {
+	if moved {
+		return "rename"
+	}
+	return "copy"
+}
+
+// makeForks makes the forks' views of version v.
+func (e *Engine) makeForks(ctx context.Context, be layer.Backend, p Ref, v *tine.Version, g *tine.Group, o ForkOptions, names []string, head string, u *undo) ([]*tine.Run, error) {
 	forks := make([]*tine.Run, o.Copies)
 	for i := range forks {
 		f := &tine.Run{ID: tine.NewID(tine.PrefixRun), Workspace: p.Workspace.ID, Name: names[i], Parent: p.Run.ID,

@@ -121,6 +121,14 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 		e.warn("workspace %s: %v", w.Name, err)
 		return
 	}
+	for _, r := range runs {
+		if r.Live() {
+			if err := e.recoverMove(ctx, be, w, r); err != nil {
+				e.warn("run %s of %s: recovering an interrupted seal: %v", r.Name, w.Name, err)
+				return // leave its layer alone until this is resolved
+			}
+		}
+	}
 	e.removeUnknown(ctx, be, w, runs, layers)
 	for _, r := range runs {
 		if r.Live() {

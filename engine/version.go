@@ -23,14 +23,23 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 	}
 	var u undo
 	defer u.run(&err)
-	lay, v, err := e.seal(ctx, be, p, tine.VersionCheckpoint, label, &u)
+	lay, v, moved, err := e.sealFast(ctx, be, p, tine.VersionCheckpoint, label, &u)
 	if err != nil {
 		return nil, err
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		return firstError(tx.PutLayer(lay), tx.PutVersion(v),
-			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "checkpoint", map[string]any{"version": v.ID, "label": label})))
+		if moved {
+			p.Run.Base = v.ID
+			if err := tx.UpdateRun(p.Run); err != nil {
+				return err
+			}
+		}
+		return firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "checkpoint",
+			map[string]any{"version": v.ID, "label": label, "sealed_by": sealedBy(moved)})))
 	})
+	if err == nil && moved {
+		e.finishMove(ctx, be, p, v)
+	}
 	return v, err
 }
 

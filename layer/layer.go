@@ -76,6 +76,17 @@ type Restorer interface {
 	Restore(ctx context.Context, r Run, layers []string) error
 }
 
+// Mover is implemented by stacking backends that can seal in O(1): SealMove
+// turns r's delta itself into the new layer l, leaving r an empty delta
+// over the new version (its old layers plus l). r's view must not be
+// mounted; the caller mounts it again with Restore. MaxDepth is the deepest
+// stack the backend accepts before it must compact (Seal does that).
+type Mover interface {
+	Restorer
+	SealMove(ctx context.Context, r Run, layer string) error
+	MaxDepth() int
+}
+
 // Run is what a backend needs to know of a run: where its private state and
 // its view live.
 type Run struct {

@@ -104,8 +104,37 @@ func (b *Backend) Restore(ctx context.Context, r layer.Run, layers []string) err
 	if err := os.MkdirAll(r.View, 0o755); err != nil {
 		return err
 	}
+	if err := writeLayers(r, layers); err != nil {
+		return err
+	}
 	return mountView(r, layers)
 }
+
+// SealMove turns r's upper directory into the new layer l by renaming it
+// (O(1) whatever the delta's size) and gives r an empty upper and work
+// directory. r's view must not be mounted anywhere: the caller unmounts it
+// first and mounts it again, over the new version, with Restore.
+func (b *Backend) SealMove(ctx context.Context, r layer.Run, l string) error {
+	if ok, err := mnt.IsMountpoint(r.View); err != nil || ok {
+		return fmt.Errorf("overlay: seal-by-rename of %s: view still mounted: %w", r.ID, unix.EBUSY)
+	}
+	if err := os.Rename(upper(r), l); err != nil {
+		return fmt.Errorf("overlay: seal-by-rename of %s: %w", r.ID, err)
+	}
+	if err := os.Mkdir(upper(r), 0o755); err != nil {
+		return err
+	}
+	if err := fstree.CopyAttrs(l, upper(r)); err != nil {
+		return err
+	}
+	if err := removeAll(work(r)); err != nil {
+		return err
+	}
+	return os.Mkdir(work(r), 0o755)
+}
+
+// MaxDepth reports the stack depth past which Seal compacts.
+func (b *Backend) MaxDepth() int { return b.maxDepth }
 
 // Seal copies r's upper directory, whiteouts and opaque marks included, into
 // the new layer l, and returns base plus l. r's mount is not touched. When

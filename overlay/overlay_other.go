@@ -44,3 +44,9 @@ func (b *Backend) Restore(ctx context.Context, r layer.Run, layers []string) err
 func (b *Backend) Read(ctx context.Context, layers []string, scratch string) (string, func() error, error) {
 	return "", nil, errLinux
 }
+
+// SealMove is not supported off Linux.
+func (b *Backend) SealMove(ctx context.Context, r layer.Run, l string) error { return errLinux }
+
+// MaxDepth reports the stack depth past which Seal compacts.
+func (b *Backend) MaxDepth() int { return b.maxDepth }

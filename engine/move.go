@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/layer"
+)
+
+// moveJournal records a seal-by-rename between moving a run's delta into a
+// new layer and recording that layer: the sweeper moves it back if the
+// record never came, or finishes the remount if it did.
+type moveJournal struct {
+	Layer   string `json:"layer"`
+	Version string `json:"version"`
+}
+
+func (e *Engine) moveJournalPath(p Ref) string {
+	return filepath.Join(e.runDir(p.Workspace.ID, p.Run.ID), "seal.json")
+}
+
+// sealMove seals run p in O(1) when nothing holds its view: its delta is
+// renamed into the new layer and p is left with an empty delta over the new
+// version. It reports false (and changes nothing) when p is busy, its
+// backend cannot, or the stack is too deep; the caller then copies. After
+// the caller records the layer, the version and p.Run.Base = v, it calls
+// finishMove; if the caller fails before that, the undo moves it all back.
+func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
+	mv, ok := be.(layer.Mover)
+	if !ok || len(e.Sessions(p)) > 0 {
+		return nil, nil, false, nil
+	}
+	base, err := e.version(ctx, p.Run.Base)
+	if err != nil || len(base.Layers)+1 > mv.MaxDepth() {
+		return nil, nil, false, err
+	}
+	br := e.backendRun(p.Workspace, p.Run)
+	if e.detach(p.Workspace, p.Run, br) != nil {
+		return nil, nil, false, nil // something holds the view: copy instead
+	}
+	now := e.now().UTC()
+	lay := &tine.Layer{ID: tine.NewID(tine.PrefixLayer), Workspace: p.Workspace.ID, CreatedAt: now}
+	v := &tine.Version{ID: tine.NewID(tine.PrefixVersion), Workspace: p.Workspace.ID, Parent: base.ID, Run: p.Run.ID,
+		Kind: kind, Label: label, Layers: append(append([]string{}, base.Layers...), lay.ID), CreatedAt: now}
+	j, _ := json.Marshal(moveJournal{Layer: lay.ID, Version: v.ID})
+	dir := e.layerDir(p.Workspace.ID, lay.ID)
+	err = writeFileAtomic(e.moveJournalPath(p), j)
+	if err == nil {
+		err = mv.SealMove(ctx, br, dir)
+	}
+	if err != nil {
+		os.Remove(e.moveJournalPath(p))
+		return nil, nil, false, errors.Join(err, e.remount(ctx, mv, p, br, base))
+	}
+	u.add(func() error { return e.moveBack(ctx, mv, p, br, dir, base) })
+	lay.Bytes, _ = fstree.DiskUsage(dir)
+	return lay, v, true, nil
+}
+
+// finishMove mounts p's view over its new version once that is recorded.
+// A failure is only a warning: the journal lets the next command finish.
+func (e *Engine) finishMove(ctx context.Context, be layer.Backend, p Ref, v *tine.Version) {
+	br := e.backendRun(p.Workspace, p.Run)
+	if err := e.remount(ctx, be.(layer.Mover), p, br, v); err != nil {
+		e.warn("remounting %s after sealing it: %v (the next tine command retries)", p.Run.Name, err)
+		return
+	}
+	if err := markBase(br, v.ID); err != nil {
+		e.warn("%s: %v", p.Run.Name, err)
+		return
+	}
+	os.Remove(e.moveJournalPath(p))
+}
+
+// remount mounts p's view over version v with its current delta, and binds
+// the source's view onto the workspace path.
+func (e *Engine) remount(ctx context.Context, mv layer.Mover, p Ref, br layer.Run, v *tine.Version) error {
+	if err := mv.Restore(ctx, br, e.layerPaths(v)); err != nil {
+		return err
+	}
+	if p.Run.Role == tine.RoleSource {
+		return bindSource(p.Workspace, br)
+	}
+	return nil
+}
+
+// moveBack undoes a seal-by-rename whose records were never written: the
+// new layer becomes the run's delta again.
+func (e *Engine) moveBack(ctx context.Context, mv layer.Mover, p Ref, br layer.Run, dir string, base *tine.Version) error {
+	if err := e.detach(p.Workspace, p.Run, br); err != nil {
+		return err
+	}
+	up := filepath.Join(br.Dir, "upper")
+	if ents, _ := os.ReadDir(up); len(ents) > 0 {
+		return fmt.Errorf("cannot move the delta of %s back from %s: its new delta is not empty", p.Run.Name, dir)
+	}
+	if err := os.RemoveAll(up); err != nil {
+		return err
+	}
+	if err := os.Rename(dir, up); err != nil {
+		return err
+	}
+	os.Remove(e.moveJournalPath(p))
+	return e.remount(ctx, mv, p, br, base)
+}
+
+// recoverMove handles the journal of a seal-by-rename a crash interrupted.
+func (e *Engine) recoverMove(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run) error {
+	p := Ref{w, r}
+	b, err := os.ReadFile(e.moveJournalPath(p))
+	if err != nil {
+		return nil
+	}
+	var j moveJournal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("unreadable seal journal: %w", err)
+	}
+	br := e.backendRun(w, r)
+	if _, err := e.version(ctx, j.Version); err == nil {
+		// Recorded: the run is based on the new version with an empty delta.
+		if err := markBase(br, j.Version); err != nil {
+			return err
+		}
+		return os.Remove(e.moveJournalPath(p))
+	}
+	mv, ok := be.(layer.Mover)
+	dir := e.layerDir(w.ID, j.Layer)
+	if _, err := os.Stat(dir); !ok || err != nil {
+		return os.Remove(e.moveJournalPath(p))
+	}
+	base, err := e.version(ctx, r.Base)
+	if err != nil {
+		return err
+	}
+	mnt.UnmountAll(br.View)
+	return e.moveBack(ctx, mv, p, br, dir, base)
+}

@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tinehq/tine"
+)
+
+func requireRootOverlay(t *testing.T) {
+	t.Helper()
+	for _, b := range backends(t) {
+		if b == "overlay" {
+			return
+		}
+	}
+	t.Skip("requires root and overlay: sealing by rename is an overlay feature")
+}
+
+// lastSealedBy returns how the last fork of run sealed it, from the event log.
+func lastSealedBy(t *testing.T, f *fixture, run string) string {
+	t.Helper()
+	evs, err := f.e.Events(f.ctx, tine.EventFilter{Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		var d struct {
+			SealedBy string `json:"sealed_by"`
+		}
+		json.Unmarshal(evs[i].Detail, &d)
+		if d.SealedBy != "" {
+			return d.SealedBy
+		}
+	}
+	return ""
+}
+
+func TestEngine_IdleParentSealsByRename(t *testing.T) {
+	requireRootOverlay(t)
+	f := newFixture(t, "overlay")
+	big := make([]byte, 4<<20)
+	writeFiles(t, f.path, map[string]string{"big.bin": string(big), "a.txt": "source\n"})
+	res := f.fork(1)
+	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "rename" {
+		t.Fatalf("idle source sealed by %q, want rename", got)
+	}
+	src := f.run("source")
+	if src.Run.Base != res.Version.ID {
+		t.Errorf("source base %s, want the fork point %s", src.Run.Base, res.Version.ID)
+	}
+	// The source still shows, and diffs, everything since init.
+	if got := readFile(t, filepath.Join(f.path, "a.txt")); got != "source\n" {
+		t.Errorf("source a.txt = %q", got)
+	}
+	ch, err := f.e.Changes(f.ctx, src)
+	if err != nil || len(ch) != 2 {
+		t.Errorf("source changes since init: %+v, %v", ch, err)
+	}
+	// A second fork of the unchanged source seals an empty delta.
+	res2 := f.fork(1)
+	var top *tine.Layer
+	f.e.store.View(f.ctx, func(tx tine.Tx) error {
+		top, err = tx.Layer(res2.Version.Layers[len(res2.Version.Layers)-1])
+		return err
+	})
+	if top == nil || top.Bytes != 0 {
+		t.Errorf("second fork's new layer: %+v, want 0 bytes", top)
+	}
+	if got := readFile(t, filepath.Join(f.view(res2.Forks[0]), "a.txt")); got != "source\n" {
+		t.Errorf("second fork a.txt = %q", got)
+	}
+	// Writes after the rename land in the source only.
+	writeFiles(t, f.path, map[string]string{"a.txt": "after\n"})
+	if got := readFile(t, filepath.Join(f.view(res.Forks[0]), "a.txt")); got != "source\n" {
+		t.Errorf("fork sees the source's later write: %q", got)
+	}
+}
+
+func TestEngine_BusyParentSealsByCopy(t *testing.T) {
+	requireRootOverlay(t)
+	f := newFixture(t, "overlay")
+	held, err := os.Open(filepath.Join(f.path, "a.txt")) // an editor holding a file open
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	f.fork(1)
+	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "copy" {
+		t.Errorf("busy source sealed by %q, want copy", got)
+	}
+	f.e.AddSession(f.run("source"), os.Getpid())
+	held.Close()
+	f.fork(1)
+	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "copy" {
+		t.Errorf("source with a running command sealed by %q, want copy", got)
+	}
+}
+
+// TestEngine_InterruptedMove crashes a seal-by-rename before and after its
+// records are written; the next start moves the delta back, or finishes.
+func TestEngine_InterruptedMove(t *testing.T) {
+	requireRootOverlay(t)
+	for _, committed := range []bool{false, true} {
+		name := map[bool]string{false: "BeforeRecord", true: "AfterRecord"}[committed]
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, "overlay")
+			writeFiles(t, f.path, map[string]string{"a.txt": "delta\n"})
+			be, _ := f.e.backend("overlay")
+			var u undo
+			lay, v, moved, err := f.e.sealMove(f.ctx, be, f.ref, tine.VersionCheckpoint, "", &u)
+			if err != nil || !moved {
+				t.Fatalf("sealMove: %v, %v", moved, err)
+			}
+			if committed {
+				err = f.e.store.Update(f.ctx, func(tx tine.Tx) error {
+					f.ref.Run.Base = v.ID
+					return firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.UpdateRun(f.ref.Run))
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Crash: nothing more happens in this process; the workspace is unmounted.
+			f.reopen()
+			if got := readFile(t, filepath.Join(f.path, "a.txt")); got != "delta\n" {
+				t.Errorf("a.txt after recovery = %q", got)
+			}
+			if _, err := os.Stat(f.e.moveJournalPath(f.ref)); !os.IsNotExist(err) {
+				t.Errorf("journal left: %v", err)
+			}
+			_, err = os.Stat(f.e.layerDir(f.ref.Workspace.ID, lay.ID))
+			if committed != (err == nil) {
+				t.Errorf("layer dir exists=%v, want %v", err == nil, committed)
+			}
+			// And the workspace goes on working.
+			res := f.fork(1)
+			if got := readFile(t, filepath.Join(f.view(res.Forks[0]), "a.txt")); got != "delta\n" {
+				t.Errorf("fork after recovery: %q", got)
+			}
+		})
+	}
+}
