@@ -30,3 +30,12 @@ func TestConformanceCompacting(t *testing.T) {
 	requireOverlay(t)
 	layertest.Run(t, func(t *testing.T) layer.Backend { return overlay.New(overlay.WithMaxDepth(2)) })
 }
+
+// BenchmarkFork measures a fork cycle on 2,000 small files
+// (layertest.BenchmarkFork): for overlay the seal copies only the delta.
+func BenchmarkFork(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("requires root: overlay mounts")
+	}
+	layertest.BenchmarkFork(b, overlay.New(), b.TempDir())
+}
