@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/mnt"
@@ -18,30 +19,36 @@ import (
 // CLI on a full-size tree; docs/benchmarks.md has both sets of numbers.
 //
 //	sudo go test ./engine -run '^$' -bench . -benchtime 20x
+//
+// Use -benchtime Nx: with a duration, b.N can pass the overlay stack depth
+// (32), and forks or checkpoints past it compact the whole tree, which
+// BenchmarkForkChain measures on its own.
 
 // Workspace sizes. The copy backend copies every file on each fork, so
 // the fork benchmarks use a small tree to keep -benchtime 20x short;
 // overlay's cost does not depend on the tree's size (see bench/fork.sh).
 const (
-	forkFiles     = 300     // files in a fork, discard or checkpoint benchmark's workspace
+	forkFiles     = 200     // files in a fork, discard or checkpoint benchmark's workspace
 	forkFileBytes = 8 << 10 // size of each
 	diffFiles     = 2000    // files in a changes benchmark's workspace
 	diffFileBytes = 4 << 10 // size of each
-	benchDelta    = 1 << 20 // bytes the parent writes before forking
+	benchDelta    = 1 << 20 // bytes the parent writes before each fork
+	chainForks    = 34      // successive forks in one BenchmarkForkChain operation (past the depth limit of 32)
 )
 
 // bench is one benchmark's workspace.
 type bench struct {
-	b    *testing.B
-	ctx  context.Context
-	e    *engine.Engine
-	path string // the workspace path (the source's view)
-	ws   string // the workspace name
+	b        *testing.B
+	ctx      context.Context
+	e        *engine.Engine
+	path     string // the workspace path (the source's view)
+	ws       string // the workspace name
+	released bool
 }
 
 // newBench inits a workspace of files files of size bytes each with the
 // given backend in a fresh state directory, and releases it when the
-// benchmark ends.
+// benchmark ends unless release was called first.
 func newBench(b *testing.B, backend string, files, size int) *bench {
 	b.Helper()
 	if os.Geteuid() != 0 {
@@ -59,16 +66,25 @@ func newBench(b *testing.B, backend string, files, size int) *bench {
 	}
 	bn.e = e
 	b.Cleanup(func() {
-		if _, err := e.Release(ctx, bn.path, true); err != nil {
-			b.Errorf("Release: %v", err)
-		}
-		e.Close()
+		bn.release()
 		mnt.UnmountAll(bn.path)
 	})
 	if _, err := e.Init(ctx, engine.InitOptions{Path: bn.path, Backend: backend, Name: bn.ws}); err != nil {
 		b.Fatalf("Init %s: %v", backend, err)
 	}
 	return bn
+}
+
+// release stops managing the workspace and closes the engine, once.
+func (bn *bench) release() {
+	if bn.released {
+		return
+	}
+	bn.released = true
+	if _, err := bn.e.Release(bn.ctx, bn.path, true); err != nil {
+		bn.b.Errorf("Release: %v", err)
+	}
+	bn.e.Close()
 }
 
 // benchPath names the i-th file: 50 files per directory, two levels deep.
@@ -91,70 +107,111 @@ func writeBenchFile(b *testing.B, p string, size int, fill byte) {
 	}
 }
 
-// writeDelta writes total bytes of new files into the source, through the
-// workspace path.
-func (bn *bench) writeDelta(total int) {
+// writeDelta (re)writes 16 files totalling total bytes in the source,
+// through the workspace path, with contents that differ from round to
+// round. A fork or checkpoint that seals by renaming leaves the source an
+// empty delta, so each timed operation is preceded by a call to this.
+func (bn *bench) writeDelta(total, round int) {
 	const n = 16
 	for i := range n {
-		writeBenchFile(bn.b, filepath.Join(bn.path, "delta", fmt.Sprintf("new%02d.bin", i)), total/n, byte(i))
+		writeBenchFile(bn.b, filepath.Join(bn.path, "delta", fmt.Sprintf("new%02d.bin", i)), total/n, byte(i+round))
 	}
 }
 
-// BenchmarkFork forks a source (300 files, 2.4 MB) whose delta is 1 MiB into 1 or 16 forks per
-// operation, discarding them (untimed) before the next. Each operation
-// seals the delta again, as every real fork of a busy parent does.
+// fork makes n forks of the source.
+func (bn *bench) fork(n int) *engine.ForkResult {
+	bn.b.Helper()
+	res, err := bn.e.Fork(bn.ctx, bn.ws+"/source", engine.ForkOptions{Copies: n})
+	if err != nil {
+		bn.b.Fatalf("Fork: %v", err)
+	}
+	return res
+}
+
+func (bn *bench) discard(res *engine.ForkResult) {
+	bn.b.Helper()
+	if _, err := bn.e.Discard(bn.ctx, res.Group.ID, true); err != nil {
+		bn.b.Fatalf("Discard: %v", err)
+	}
+}
+
+// BenchmarkFork forks a source (200 files, 1.6 MB) whose delta is 1 MiB
+// into 1 or 16 forks per operation. Before each operation the source
+// rewrites its delta and the previous forks are discarded, both untimed.
 func BenchmarkFork(b *testing.B) {
 	for _, backend := range []string{"overlay", "copy"} {
 		b.Run(backend, func(b *testing.B) {
 			for _, n := range []int{1, 16} {
-				b.Run(fmt.Sprintf("%dway", n), func(b *testing.B) { benchFork(b, backend, n) })
+				b.Run(fmt.Sprintf("%dway", n), func(b *testing.B) { benchFork(b, backend, n, benchDelta) })
 			}
 		})
 	}
 }
 
-func benchFork(b *testing.B, backend string, n int) {
+func benchFork(b *testing.B, backend string, n, delta int) {
 	bn := newBench(b, backend, forkFiles, forkFileBytes)
-	bn.writeDelta(benchDelta)
-	src := bn.ws + "/source"
 	b.ResetTimer()
-	for range b.N {
-		res, err := bn.e.Fork(bn.ctx, src, engine.ForkOptions{Copies: n})
-		if err != nil {
-			b.Fatalf("Fork: %v", err)
-		}
+	for i := range b.N {
 		b.StopTimer()
-		if _, err := bn.e.Discard(bn.ctx, res.Group.ID, true); err != nil {
-			b.Fatalf("Discard: %v", err)
-		}
+		bn.writeDelta(delta, i)
+		b.StartTimer()
+		res := bn.fork(n)
+		b.StopTimer()
+		bn.discard(res)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/fork")
 }
 
-// BenchmarkForkDelta forks an overlay source whose delta since init is 1,
-// 8 or 32 MiB: a fork copies the parent's whole upper directory into a new
-// layer, so this is the part of a fork's cost that grows.
+// BenchmarkForkDelta forks an overlay source whose delta is 1, 8 or 32
+// MiB. Sealed by renaming, the cost should not grow with the delta; sealed
+// by copying (when something holds the source's view) it does.
 func BenchmarkForkDelta(b *testing.B) {
 	for _, mib := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("overlay/%dMiB", mib), func(b *testing.B) {
-			bn := newBench(b, "overlay", forkFiles, forkFileBytes)
-			bn.writeDelta(mib << 20)
 			b.SetBytes(int64(mib) << 20)
-			b.ResetTimer()
-			for range b.N {
-				res, err := bn.e.Fork(bn.ctx, bn.ws+"/source", engine.ForkOptions{Copies: 1})
-				if err != nil {
-					b.Fatalf("Fork: %v", err)
-				}
-				b.StopTimer()
-				if _, err := bn.e.Discard(bn.ctx, res.Group.ID, true); err != nil {
-					b.Fatalf("Discard: %v", err)
-				}
-				b.StartTimer()
-			}
+			benchFork(b, "overlay", 1, mib<<20)
 		})
 	}
+}
+
+// BenchmarkForkChain makes 34 successive single forks of one fresh overlay
+// source, each after the source wrote 64 KiB; every fork seals the source's
+// delta as a layer of the source's own stack. It reports the mean fork time
+// for the forks while the stack is at most 32 deep (ns/shallow-fork) and
+// past that (ns/deep-fork), where a seal must compact.
+func BenchmarkForkChain(b *testing.B) {
+	b.Run("overlay", func(b *testing.B) {
+		var shallow, deep time.Duration
+		var nShallow, nDeep int
+		b.ResetTimer()
+		for range b.N {
+			b.StopTimer()
+			bn := newBench(b, "overlay", forkFiles, forkFileBytes)
+			for i := range chainForks {
+				bn.writeDelta(64<<10, i)
+				b.StartTimer()
+				t0 := time.Now()
+				res := bn.fork(1)
+				d := time.Since(t0)
+				b.StopTimer()
+				if len(res.Version.Layers) == i+2 { // stacked: init layer plus one per fork
+					shallow, nShallow = shallow+d, nShallow+1
+				} else {
+					deep, nDeep = deep+d, nDeep+1
+				}
+				bn.discard(res)
+			}
+			bn.release()
+			b.StartTimer()
+		}
+		if nShallow > 0 {
+			b.ReportMetric(float64(shallow.Nanoseconds())/float64(nShallow), "ns/shallow-fork")
+		}
+		if nDeep > 0 {
+			b.ReportMetric(float64(deep.Nanoseconds())/float64(nDeep), "ns/deep-fork")
+		}
+	})
 }
 
 // BenchmarkDiscard discards a group of 1 or 16 overlay forks.
@@ -162,32 +219,28 @@ func BenchmarkDiscard(b *testing.B) {
 	for _, n := range []int{1, 16} {
 		b.Run(fmt.Sprintf("overlay/%dway", n), func(b *testing.B) {
 			bn := newBench(b, "overlay", forkFiles, forkFileBytes)
-			bn.writeDelta(benchDelta)
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				res, err := bn.e.Fork(bn.ctx, bn.ws+"/source", engine.ForkOptions{Copies: n})
-				if err != nil {
-					b.Fatalf("Fork: %v", err)
-				}
+				res := bn.fork(n)
 				b.StartTimer()
-				if _, err := bn.e.Discard(bn.ctx, res.Group.ID, true); err != nil {
-					b.Fatalf("Discard: %v", err)
-				}
+				bn.discard(res)
 			}
 		})
 	}
 }
 
-// BenchmarkCheckpoint records the source's files, with a 1 MiB delta, as a
-// version.
+// BenchmarkCheckpoint records the source's files, after it rewrote 1 MiB
+// (untimed), as a version.
 func BenchmarkCheckpoint(b *testing.B) {
 	for _, backend := range []string{"overlay", "copy"} {
 		b.Run(backend, func(b *testing.B) {
 			bn := newBench(b, backend, forkFiles, forkFileBytes)
-			bn.writeDelta(benchDelta)
 			b.ResetTimer()
-			for range b.N {
+			for i := range b.N {
+				b.StopTimer()
+				bn.writeDelta(benchDelta, i)
+				b.StartTimer()
 				if _, err := bn.e.Checkpoint(bn.ctx, bn.ws+"/source", ""); err != nil {
 					b.Fatalf("Checkpoint: %v", err)
 				}

@@ -26,6 +26,36 @@ func (e *Engine) moveJournalPath(p Ref) string {
 	return filepath.Join(e.runDir(p.Workspace.ID, p.Run.ID), "seal.json")
 }
 
+// A delta smaller than both of these is copied rather than renamed: the
+// copy costs milliseconds, while unmounting an overlay syncs its whole
+// filesystem, which costs as much as writing back every dirty page on it.
+var (
+	moveMinBytes int64 = 32 << 20
+	moveMinFiles       = 2000
+)
+
+// deltaAtLeast reports whether dir holds at least minBytes of file data or
+// minFiles entries, stopping as soon as it knows.
+func deltaAtLeast(dir string, minBytes int64, minFiles int) bool {
+	var bytes int64
+	files := 0
+	enough := errors.New("enough")
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		files++
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			bytes += info.Size()
+		}
+		if files >= minFiles || bytes >= minBytes {
+			return enough
+		}
+		return nil
+	})
+	return err == enough
+}
+
 // sealMove seals run p in O(1) when nothing holds its view: its delta is
 // renamed into the new layer and p is left with an empty delta over the new
 // version. It reports false (and changes nothing) when p is busy, its
@@ -42,6 +72,9 @@ func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tin
 		return nil, nil, false, err
 	}
 	br := e.backendRun(p.Workspace, p.Run)
+	if !deltaAtLeast(filepath.Join(br.Dir, "upper"), moveMinBytes, moveMinFiles) {
+		return nil, nil, false, nil // copying a small delta is cheaper than the unmount's sync
+	}
 	if e.detach(p.Workspace, p.Run, br) != nil {
 		return nil, nil, false, nil // something holds the view: copy instead
 	}

@@ -11,6 +11,10 @@ import (
 
 func requireRootOverlay(t *testing.T) {
 	t.Helper()
+	// Tests use small deltas: let any delta of a few bytes be renamed.
+	oldBytes, oldFiles := moveMinBytes, moveMinFiles
+	moveMinBytes, moveMinFiles = 1, 1<<30
+	t.Cleanup(func() { moveMinBytes, moveMinFiles = oldBytes, oldFiles })
 	for _, b := range backends(t) {
 		if b == "overlay" {
 			return
@@ -76,6 +80,22 @@ func TestEngine_IdleParentSealsByRename(t *testing.T) {
 	writeFiles(t, f.path, map[string]string{"a.txt": "after\n"})
 	if got := readFile(t, filepath.Join(f.view(res.Forks[0]), "a.txt")); got != "source\n" {
 		t.Errorf("fork sees the source's later write: %q", got)
+	}
+}
+
+func TestEngine_SmallDeltaSealsByCopy(t *testing.T) {
+	requireRootOverlay(t)
+	moveMinBytes = 1 << 20
+	f := newFixture(t, "overlay")
+	writeFiles(t, f.path, map[string]string{"a.txt": "small\n"})
+	f.fork(1)
+	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "copy" {
+		t.Errorf("small delta sealed by %q, want copy", got)
+	}
+	writeFiles(t, f.path, map[string]string{"big.bin": string(make([]byte, 2<<20))})
+	f.fork(1)
+	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "rename" {
+		t.Errorf("2 MiB delta sealed by %q, want rename", got)
 	}
 }
 
