@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/mnt"
@@ -20,9 +19,10 @@ import (
 //
 //	sudo go test ./engine -run '^$' -bench . -benchtime 20x
 //
-// Use -benchtime Nx: with a duration, b.N can pass the overlay stack depth
-// (32), and forks or checkpoints past it compact the whole tree, which
-// BenchmarkForkChain measures on its own.
+// Use -benchtime Nx: with a duration, b.N can grow large enough for the
+// source's overlay stack to reach its depth limit (32) where tine seals by
+// renaming, and forks or checkpoints past it compact the whole tree, which
+// BenchmarkForkDeep measures on its own.
 
 // Workspace sizes. The copy backend copies every file on each fork, so
 // the fork benchmarks use a small tree to keep -benchtime 20x short;
@@ -33,7 +33,7 @@ const (
 	diffFiles     = 2000    // files in a changes benchmark's workspace
 	diffFileBytes = 4 << 10 // size of each
 	benchDelta    = 1 << 20 // bytes the parent writes before each fork
-	chainForks    = 34      // successive forks in one BenchmarkForkChain operation (past the depth limit of 32)
+	deepForks     = 31      // large-delta forks BenchmarkForkDeep makes before timing (the depth limit is 32)
 )
 
 // bench is one benchmark's workspace.
@@ -175,43 +175,64 @@ func BenchmarkForkDelta(b *testing.B) {
 	}
 }
 
-// BenchmarkForkChain makes 34 successive single forks of one fresh overlay
-// source, each after the source wrote 64 KiB; every fork seals the source's
-// delta as a layer of the source's own stack. It reports the mean fork time
-// for the forks while the stack is at most 32 deep (ns/shallow-fork) and
-// past that (ns/deep-fork), where a seal must compact.
-func BenchmarkForkChain(b *testing.B) {
+// BenchmarkForkDeep forks a source that was first forked 31 times, each
+// time after creating or deleting 2,000 files: a delta that large is sealed
+// by renaming it, which puts the source on a version one layer deeper, so
+// its stack reaches the overlay depth limit (32). Each timed fork then
+// follows a 1 MiB rewrite, as in BenchmarkFork. compactions/op is the share
+// of timed forks whose version came out as a single layer (the whole tree
+// copied); source-layers is the depth the source reached. The deep source
+// is built once, untimed, for all runs of the sub-benchmark.
+func BenchmarkForkDeep(b *testing.B) {
+	bn := newBench(b, "overlay", forkFiles, forkFileBytes)
+	depth := 0
+	for i := range deepForks {
+		bn.churn(i)
+		res := bn.fork(1)
+		depth = len(res.Version.Layers)
+		bn.discard(res)
+	}
 	b.Run("overlay", func(b *testing.B) {
-		var shallow, deep time.Duration
-		var nShallow, nDeep int
+		bn.b = b
+		compactions := 0
 		b.ResetTimer()
-		for range b.N {
+		for i := range b.N {
 			b.StopTimer()
-			bn := newBench(b, "overlay", forkFiles, forkFileBytes)
-			for i := range chainForks {
-				bn.writeDelta(64<<10, i)
-				b.StartTimer()
-				t0 := time.Now()
-				res := bn.fork(1)
-				d := time.Since(t0)
-				b.StopTimer()
-				if len(res.Version.Layers) == i+2 { // stacked: init layer plus one per fork
-					shallow, nShallow = shallow+d, nShallow+1
-				} else {
-					deep, nDeep = deep+d, nDeep+1
-				}
-				bn.discard(res)
+			bn.writeDelta(benchDelta, i)
+			b.StartTimer()
+			res := bn.fork(1)
+			b.StopTimer()
+			if len(res.Version.Layers) == 1 {
+				compactions++
 			}
-			bn.release()
+			bn.discard(res)
 			b.StartTimer()
 		}
-		if nShallow > 0 {
-			b.ReportMetric(float64(shallow.Nanoseconds())/float64(nShallow), "ns/shallow-fork")
-		}
-		if nDeep > 0 {
-			b.ReportMetric(float64(deep.Nanoseconds())/float64(nDeep), "ns/deep-fork")
-		}
+		b.ReportMetric(float64(compactions)/float64(b.N), "compactions/op")
+		b.ReportMetric(float64(depth), "source-layers")
 	})
+}
+
+// churn changes 2,000 entries in the source without growing it: in even
+// rounds it creates bulk/f0000 to bulk/f1999, in odd rounds it deletes them.
+func (bn *bench) churn(round int) {
+	bn.b.Helper()
+	dir := filepath.Join(bn.path, "bulk")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		bn.b.Fatal(err)
+	}
+	for j := range 2000 {
+		p := filepath.Join(dir, fmt.Sprintf("f%04d", j))
+		var err error
+		if round%2 == 0 {
+			err = os.WriteFile(p, nil, 0o644)
+		} else {
+			err = os.Remove(p)
+		}
+		if err != nil {
+			bn.b.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkDiscard discards a group of 1 or 16 overlay forks.
