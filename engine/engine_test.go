@@ -608,3 +608,22 @@ func TestEngine_RefusesToWriteUnderRunningCommands(t *testing.T) {
 		t.Errorf("dead session still listed: %v", got)
 	}
 }
+
+func TestEngine_FindWorkspaceByRelativePath(t *testing.T) {
+	f := newFixture(t, "copy")
+	dir := filepath.Join(t.TempDir(), "plain")
+	writeFiles(t, dir, map[string]string{"f": "x"})
+	ref, err := f.e.Init(f.ctx, InitOptions{Path: dir, Backend: "copy", Name: "named-otherwise"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.Getwd()
+	if err := os.Chdir(filepath.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(old)
+	w, err := f.e.FindWorkspace(f.ctx, "plain") // a bare directory name, not the workspace's name
+	if err != nil || w.ID != ref.Workspace.ID {
+		t.Fatalf("FindWorkspace(bare dir name) = %v, %v", w, err)
+	}
+}

@@ -95,7 +95,7 @@ func findWorkspace(tx tine.Tx, ref string) (*tine.Workspace, error) {
 	if w, err := tx.WorkspaceByName(ref); err == nil {
 		return w, nil
 	}
-	if strings.ContainsRune(ref, filepath.Separator) || ref == "." || ref == ".." {
+	if fi, err := os.Stat(ref); err == nil && fi.IsDir() {
 		if p, err := canonical(ref); err == nil {
 			if w, err := tx.WorkspaceByPath(p); err == nil {
 				return w, nil
