@@ -1,0 +1,114 @@
+package supervisor
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tinehq/tine/internal/mnt"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Main is the supervisor process: it sets up the run's namespaces, then
+// serves its socket until told to stop. It never returns.
+func Main() {
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
+	status := os.NewFile(3, "status")
+	gate := os.NewFile(4, "gate")
+	var spec Spec
+	if err := json.Unmarshal([]byte(os.Getenv(specEnv)), &spec); err != nil {
+		failStart(status, fmt.Errorf("bad supervisor spec: %w", err))
+	}
+	os.Unsetenv(specEnv)
+	if err := enterNamespaces(spec); err != nil {
+		failStart(status, err)
+	}
+	fmt.Fprintln(status, "up")
+	if line, err := bufio.NewReader(gate).ReadString('\n'); err != nil || line != "go\n" {
+		log.Printf("launcher went away before setup finished")
+		os.Exit(1)
+	}
+	gate.Close()
+	ln, err := listen(spec.Dir)
+	if err != nil {
+		failStart(status, err)
+	}
+	s := newServer(spec, ln)
+	fmt.Fprintln(status, "ok")
+	status.Close()
+	log.Printf("supervising run %s (%s)", spec.Run, spec.Hostname)
+	s.serve()
+}
+
+func failStart(status *os.File, err error) {
+	fmt.Fprintf(status, "error: %v\n", err)
+	log.Print(err)
+	os.Exit(1)
+}
+
+// enterNamespaces makes this process's mounts private, puts the run's files
+// at the workspace path, mounts a /proc of the run's pid namespace and
+// names the host after the run.
+func enterNamespaces(spec Spec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making mounts private: %w", err)
+	}
+	if spec.View != "" {
+		if err := mnt.Bind(spec.View, spec.Workspace); err != nil {
+			return fmt.Errorf("mounting the run's files: %w", err)
+		}
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
+		return fmt.Errorf("setting the hostname: %w", err)
+	}
+	if spec.Net {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("bringing up the loopback interface: %w", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("becoming a subreaper: %w", err)
+	}
+	return nil
+}
+
+func listen(dir string) (*net.UnixListener, error) {
+	path := SocketPath(dir)
+	os.Remove(path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listening: %w", err)
+	}
+	ln.SetUnlinkOnClose(false)
+	return ln, os.Chmod(path, 0o600)
+}
+
+// watchSignals stops the run gracefully on SIGTERM, SIGINT or SIGHUP.
+func (s *server) watchSignals() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		sig := <-ch
+		log.Printf("%v: stopping", sig)
+		s.stop(defaultGrace)
+		os.Exit(0)
+	}()
+}
+
+// loopbackUp brings up lo in the run's new network namespace.
+func loopbackUp() error {
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return err
+	}
+	return netlink.LinkSetUp(lo)
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+var errLinux = errors.New("run supervisors need Linux namespaces")
+
+// IsSupervisor reports whether this process was launched as a supervisor.
+func IsSupervisor() bool { return false }
+
+// Main is the supervisor process; it exists only on Linux.
+func Main() { os.Exit(1) }
+
+// Launch starts a run's supervisor; it needs Linux.
+func Launch(ctx context.Context, spec Spec, setup func(pid int) error) (int, error) {
+	return 0, errLinux
+}

@@ -1,0 +1,292 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tinehq/tine/netns"
+	"golang.org/x/sys/unix"
+)
+
+// defaultGrace is how long processes get between SIGTERM and SIGKILL.
+const defaultGrace = 5 * time.Second
+
+type server struct {
+	spec   Spec
+	ln     *net.UnixListener
+	reaper *reaper
+
+	mu       sync.Mutex
+	services map[string]*service
+	execs    map[int][]string
+	ports    []Port
+	stopping bool
+}
+
+func newServer(spec Spec, ln *net.UnixListener) *server {
+	return &server{spec: spec, ln: ln, reaper: newReaper(), services: map[string]*service{}, execs: map[int][]string{}}
+}
+
+func (s *server) serve() {
+	s.watchSignals()
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			log.Printf("accept: %v", err)
+			os.Exit(1)
+		}
+		go s.handle(c)
+	}
+}
+
+// readRequest reads the first message of a call with the files sent beside
+// it, and returns a reader of whatever follows.
+func readRequest(c *net.UnixConn) (request, []*os.File, io.Reader, error) {
+	buf := make([]byte, 1<<20)
+	oob := make([]byte, unix.CmsgSpace(4*8))
+	n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return request{}, nil, nil, err
+	}
+	files, err := parseFiles(oob[:oobn])
+	if err != nil {
+		return request{}, nil, nil, err
+	}
+	data := buf[:n]
+	r := bufio.NewReader(io.MultiReader(bytes.NewReader(data), c))
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		closeAll(files)
+		return request{}, nil, nil, err
+	}
+	var req request
+	if err := json.Unmarshal(line, &req); err != nil {
+		closeAll(files)
+		return request{}, nil, nil, fmt.Errorf("bad request: %w", err)
+	}
+	return req, files, r, nil
+}
+
+func parseFiles(oob []byte) ([]*os.File, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var files []*os.File
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+			files = append(files, os.NewFile(uintptr(fd), "passed"))
+		}
+	}
+	return files, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+func reply(w io.Writer, resp response) {
+	b, _ := json.Marshal(resp)
+	w.Write(append(b, '\n'))
+}
+
+func (s *server) handle(c *net.UnixConn) {
+	defer c.Close()
+	req, files, rest, err := readRequest(c)
+	if err != nil {
+		reply(c, response{Error: err.Error()})
+		return
+	}
+	defer closeAll(files)
+	switch req.Op {
+	case "status":
+		st := s.status()
+		reply(c, response{Status: &st})
+	case "exec":
+		s.exec(c, req, files, rest)
+	case "services":
+		sts, err := s.startServices(req.Services)
+		reply(c, response{Services: sts, Error: errString(err)})
+	case "publish":
+		reply(c, response{Error: errString(s.publish(req, files))})
+	case "stop":
+		s.stop(req.Grace)
+		reply(c, response{})
+		log.Printf("stopped")
+		os.Exit(0)
+	default:
+		reply(c, response{Error: fmt.Sprintf("unknown request %q", req.Op)})
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func (s *server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Services: []ServiceStatus{}, Ports: append([]Port(nil), s.ports...)}
+	for _, svc := range s.services {
+		st.Services = append(st.Services, svc.snapshot())
+	}
+	sort.Slice(st.Services, func(i, j int) bool { return st.Services[i].Name < st.Services[j].Name })
+	for pid, args := range s.execs {
+		st.Execs = append(st.Execs, ExecStatus{Pid: pid, Args: args})
+	}
+	sort.Slice(st.Execs, func(i, j int) bool { return st.Execs[i].Pid < st.Execs[j].Pid })
+	return st
+}
+
+// exec starts a command with the caller's streams, tells its pid, forwards
+// signals the caller sends, and tells its exit status. A caller that hangs
+// up sends SIGHUP to the command's process group, as a terminal would.
+func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Reader) {
+	if req.Exec == nil || len(req.Exec.Args) == 0 || len(files) != 3 {
+		reply(c, response{Error: "exec needs a command and three streams"})
+		return
+	}
+	x := req.Exec
+	path, err := lookPath(x.Args[0], x.Env)
+	if err != nil {
+		reply(c, response{Error: err.Error(), Exit: intp(127)})
+		return
+	}
+	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	pid, done, err := s.reaper.spawn(path, x.Args, attr)
+	if err != nil {
+		reply(c, response{Error: fmt.Sprintf("%s: %v", x.Args[0], err), Exit: intp(126)})
+		return
+	}
+	closeAll(files)
+	s.setExec(pid, x.Args)
+	defer s.setExec(pid, nil)
+	reply(c, response{Pid: pid})
+	go forwardFromCaller(rest, pid)
+	ws := <-done
+	reply(c, response{Exit: intp(exitCode(ws))})
+}
+
+func forwardFromCaller(r io.Reader, pid int) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var req request
+		if json.Unmarshal(sc.Bytes(), &req) == nil && req.Signal > 0 {
+			syscall.Kill(-pid, syscall.Signal(req.Signal))
+		}
+	}
+	syscall.Kill(-pid, syscall.SIGHUP) // the caller hung up or the command ended
+}
+
+func (s *server) setExec(pid int, args []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if args == nil {
+		delete(s.execs, pid)
+		return
+	}
+	s.execs[pid] = args
+}
+
+func intp(n int) *int { return &n }
+
+// lookPath finds name on the command's own PATH, inside the run.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p
+		}
+	}
+	for _, dir := range strings.Split(path, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		p := dir + "/" + name
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", name, exec.ErrNotFound)
+}
+
+// publish forwards connections accepted on a host listener to a port of
+// the run, until the supervisor ends.
+func (s *server) publish(req request, files []*os.File) error {
+	if len(files) != 1 || req.Port < 1 || req.Port > 65535 {
+		return errors.New("publish needs a port and a listening socket")
+	}
+	ln, err := net.FileListener(files[0])
+	if err != nil {
+		return fmt.Errorf("the host listener: %w", err)
+	}
+	s.mu.Lock()
+	s.ports = append(s.ports, Port{Port: req.Port, HostAddr: req.HostAddr})
+	s.mu.Unlock()
+	target := fmt.Sprintf("127.0.0.1:%d", req.Port)
+	go func() {
+		dial := func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", target)
+		}
+		err := netns.Forward(context.Background(), ln, dial)
+		log.Printf("forwarding %s to %s ended: %v", req.HostAddr, target, err)
+	}()
+	return nil
+}
+
+// stop ends the services and commands with SIGTERM, waits up to grace,
+// then kills whatever is left in the run's pid namespace.
+func (s *server) stop(grace time.Duration) {
+	if grace <= 0 {
+		grace = defaultGrace
+	}
+	s.mu.Lock()
+	s.stopping = true
+	var waits []<-chan struct{}
+	for _, svc := range s.services {
+		waits = append(waits, svc.terminate())
+	}
+	for pid := range s.execs {
+		syscall.Kill(-pid, syscall.SIGTERM)
+	}
+	s.mu.Unlock()
+	deadline := time.After(grace)
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-deadline:
+		}
+	}
+	syscall.Kill(-1, syscall.SIGKILL) // as the namespace's first process: everyone else in it
+}

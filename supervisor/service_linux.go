@@ -1,0 +1,267 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// service is one declared service as the supervisor runs it.
+type service struct {
+	s    *server
+	spec Service
+	log  string
+
+	mu       sync.Mutex
+	st       ServiceStatus
+	exited   chan struct{} // closed when the current process ends
+	stopping bool
+}
+
+// startServices starts every service of svcs that is not running, then
+// waits for each to be ready; the error names each that failed.
+func (s *server) startServices(svcs []Service) ([]ServiceStatus, error) {
+	var started []*service
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		return nil, errors.New("the run is stopping")
+	}
+	for _, sp := range svcs {
+		svc, ok := s.services[sp.Name]
+		if ok && svc.running() {
+			continue
+		}
+		svc = &service{s: s, spec: sp, log: filepath.Join(s.spec.LogDir, sp.Name+".log")}
+		s.services[sp.Name] = svc
+		started = append(started, svc)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(started))
+	for i, svc := range started {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = svc.run()
+		}()
+	}
+	wg.Wait()
+	st := s.status()
+	return st.Services, errors.Join(errs...)
+}
+
+func (v *service) running() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.st.State == StateStarting || v.st.State == StateReady
+}
+
+func (v *service) snapshot() ServiceStatus {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	st := v.st
+	st.Name, st.Log = v.spec.Name, v.log
+	return st
+}
+
+// run starts the service and waits until it is ready.
+func (v *service) run() error {
+	if err := v.start(); err != nil {
+		v.set(func(st *ServiceStatus) { st.State, st.Error = StateFailed, err.Error() })
+		return fmt.Errorf("service %s: %w", v.spec.Name, err)
+	}
+	if err := v.waitReady(); err != nil {
+		v.set(func(st *ServiceStatus) { st.State, st.Error = StateFailed, err.Error() })
+		return fmt.Errorf("service %s: %w (log: %s)", v.spec.Name, err, v.log)
+	}
+	v.set(func(st *ServiceStatus) {
+		if st.State == StateStarting {
+			st.State = StateReady
+		}
+	})
+	return nil
+}
+
+func (v *service) set(f func(*ServiceStatus)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	f(&v.st)
+}
+
+func (v *service) env() []string {
+	return append(append(append([]string(nil), v.s.spec.Env...), v.spec.Env...), "TINE_SERVICE="+v.spec.Name)
+}
+
+// start launches the service's process with its output appended to its log.
+func (v *service) start() error {
+	out, err := os.OpenFile(v.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	fmt.Fprintf(out, "--- tine: starting %s at %s: %s\n", v.spec.Name, time.Now().UTC().Format(time.RFC3339), v.spec.Command)
+	attr := &os.ProcAttr{Dir: v.spec.Dir, Env: v.env(), Files: []*os.File{null, out, out},
+		Sys: &syscall.SysProcAttr{Setpgid: true}}
+	pid, done, err := v.s.reaper.spawn("/bin/sh", []string{"sh", "-c", v.spec.Command}, attr)
+	if err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	v.mu.Lock()
+	v.st = ServiceStatus{Pid: pid, State: StateStarting, Started: time.Now().UTC(), Restarts: v.st.Restarts}
+	v.exited = exited
+	v.mu.Unlock()
+	go v.watch(pid, done, exited)
+	return nil
+}
+
+// watch records the process's end and restarts it as its policy says.
+func (v *service) watch(pid int, done <-chan syscall.WaitStatus, exited chan struct{}) {
+	ws := <-done
+	code := exitCode(ws)
+	v.mu.Lock()
+	v.st.Exit, v.st.Pid = &code, 0
+	switch {
+	case v.stopping:
+		v.st.State = StateStopped
+	case code == 0:
+		v.st.State = StateExited
+	default:
+		v.st.State = StateFailed
+	}
+	restart := !v.stopping && (v.spec.Restart == "always" || (v.spec.Restart == "on-failure" && code != 0))
+	n := v.st.Restarts
+	v.mu.Unlock()
+	close(exited)
+	log.Printf("service %s (pid %d) ended with status %d", v.spec.Name, pid, code)
+	if restart {
+		time.Sleep(backoff(n))
+		v.mu.Lock()
+		v.st.Restarts++
+		stop := v.stopping
+		v.mu.Unlock()
+		if !stop {
+			if err := v.run(); err != nil {
+				log.Print(err)
+			}
+		}
+	}
+}
+
+func backoff(n int) time.Duration {
+	d := 500 * time.Millisecond << min(n, 6)
+	return min(d, 30*time.Second)
+}
+
+// terminate sends SIGTERM to the service's process group and returns a
+// channel closed once it has ended.
+func (v *service) terminate() <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.stopping = true
+	if v.exited == nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if v.st.Pid > 0 {
+		syscall.Kill(-v.st.Pid, syscall.SIGTERM)
+	}
+	return v.exited
+}
+
+// waitReady waits for the service's ready check, its process's end, or the
+// timeout.
+func (v *service) waitReady() error {
+	ctx, cancel := context.WithTimeout(context.Background(), v.timeout())
+	defer cancel()
+	v.mu.Lock()
+	exited := v.exited
+	v.mu.Unlock()
+	check := v.check()
+	if check == nil {
+		return nil
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if check(ctx) {
+			return nil
+		}
+		select {
+		case <-exited:
+			st := v.snapshot()
+			if st.Exit != nil {
+				return fmt.Errorf("exited with status %d before it was ready", *st.Exit)
+			}
+			return errors.New("exited before it was ready")
+		case <-ctx.Done():
+			return fmt.Errorf("not ready after %v", v.timeout())
+		case <-tick.C:
+		}
+	}
+}
+
+func (v *service) timeout() time.Duration {
+	if v.spec.ReadyTimeout > 0 {
+		return v.spec.ReadyTimeout
+	}
+	return 30 * time.Second
+}
+
+// check returns the service's ready probe, or nil when it has none.
+func (v *service) check() func(context.Context) bool {
+	switch {
+	case v.spec.ReadyPort > 0:
+		addr := fmt.Sprintf("127.0.0.1:%d", v.spec.ReadyPort)
+		return func(ctx context.Context) bool {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "tcp", addr)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}
+	case strings.TrimSpace(v.spec.ReadyCommand) != "":
+		return v.commandCheck
+	}
+	return nil
+}
+
+// commandCheck runs the ready command (through the reaper, which owns every
+// wait in the supervisor) and reports whether it exited 0.
+func (v *service) commandCheck(ctx context.Context) bool {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer null.Close()
+	attr := &os.ProcAttr{Dir: v.spec.Dir, Env: v.env(), Files: []*os.File{null, null, null},
+		Sys: &syscall.SysProcAttr{Setpgid: true}}
+	pid, done, err := v.s.reaper.spawn("/bin/sh", []string{"sh", "-c", v.spec.ReadyCommand}, attr)
+	if err != nil {
+		return false
+	}
+	select {
+	case ws := <-done:
+		return ws.Exited() && ws.ExitStatus() == 0
+	case <-ctx.Done():
+		syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+		return false
+	}
+}

@@ -1,0 +1,169 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrNotRunning means a run has no live supervisor.
+var ErrNotRunning = errors.New("no supervisor is running")
+
+// Spec says how to launch a run's supervisor.
+type Spec struct {
+	Run       string   `json:"run"`       // run id
+	Hostname  string   `json:"hostname"`  // the run's name
+	Dir       string   `json:"dir"`       // the supervisor's directory: socket, pid file, own log
+	LogDir    string   `json:"log_dir"`   // where service logs go
+	View      string   `json:"view"`      // host path of the run's files; "" when they are at Workspace
+	Workspace string   `json:"workspace"` // the workspace path
+	Net       bool     `json:"net"`       // a network namespace of its own
+	Env       []string `json:"env"`       // base environment of services
+}
+
+// Service is a long-running process the supervisor starts and watches.
+type Service struct {
+	Name         string        `json:"name"`
+	Command      string        `json:"command"` // run by sh -c
+	Dir          string        `json:"dir"`     // absolute, inside the run
+	Env          []string      `json:"env"`     // added to the base environment
+	ReadyPort    int           `json:"ready_port,omitempty"`
+	ReadyCommand string        `json:"ready_command,omitempty"`
+	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
+	Restart      string        `json:"restart,omitempty"` // no, on-failure, always
+}
+
+// Service states.
+const (
+	StateStarting = "starting"
+	StateReady    = "ready"
+	StateExited   = "exited"  // ended with status 0 and is not restarted
+	StateFailed   = "failed"  // ended otherwise, or never became ready
+	StateStopped  = "stopped" // stopped by tine
+)
+
+// ServiceStatus is what the supervisor knows of one service.
+type ServiceStatus struct {
+	Name     string    `json:"name"`
+	Pid      int       `json:"pid,omitempty"` // in the run's pid namespace
+	State    string    `json:"state"`
+	Exit     *int      `json:"exit,omitempty"`
+	Restarts int       `json:"restarts,omitempty"`
+	Started  time.Time `json:"started,omitzero"`
+	Error    string    `json:"error,omitempty"`
+	Log      string    `json:"log"`
+}
+
+// ExecStatus is a command started by tine exec that still runs.
+type ExecStatus struct {
+	Pid  int      `json:"pid"`
+	Args []string `json:"args"`
+}
+
+// Status is a snapshot of a supervisor.
+type Status struct {
+	Services []ServiceStatus `json:"services"`
+	Execs    []ExecStatus    `json:"execs,omitempty"`
+	Ports    []Port          `json:"ports,omitempty"`
+}
+
+// Port is a port of the run published on the host.
+type Port struct {
+	Port     int    `json:"port"`      // inside the run
+	HostAddr string `json:"host_addr"` // where the host listens
+}
+
+// Exec is a command to start inside the run.
+type Exec struct {
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+}
+
+// request is one call on the socket; fds travel beside it.
+type request struct {
+	Op       string        `json:"op"`
+	Exec     *Exec         `json:"exec,omitempty"`
+	Services []Service     `json:"services,omitempty"`
+	Port     int           `json:"port,omitempty"`
+	HostAddr string        `json:"host_addr,omitempty"`
+	Grace    time.Duration `json:"grace,omitempty"`
+	Signal   int           `json:"signal,omitempty"` // for exec: forward this signal
+}
+
+// response is one answer line.
+type response struct {
+	Error    string          `json:"error,omitempty"`
+	Pid      int             `json:"pid,omitempty"`
+	Exit     *int            `json:"exit,omitempty"`
+	Status   *Status         `json:"status,omitempty"`
+	Services []ServiceStatus `json:"services,omitempty"`
+}
+
+// Files in a supervisor's directory.
+const (
+	sockName = "sock"
+	pidName  = "pid"
+	logName  = "supervisor.log"
+)
+
+// SocketPath is where the supervisor of dir listens.
+func SocketPath(dir string) string { return filepath.Join(dir, sockName) }
+
+// LogPath is the supervisor's own log.
+func LogPath(dir string) string { return filepath.Join(dir, logName) }
+
+// Pid returns the host process id of the supervisor of dir if it is alive:
+// the pid file names a process with the recorded start time, so a recycled
+// pid is not mistaken for it. recorded reports whether a pid file exists.
+func Pid(dir string) (pid int, alive, recorded bool) {
+	b, err := os.ReadFile(filepath.Join(dir, pidName))
+	if err != nil {
+		return 0, false, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, false, true
+	}
+	pid, _ = strconv.Atoi(f[0])
+	return pid, pid > 0 && StartTime(pid) == f[1], true
+}
+
+// Forget removes the pid file and socket of a supervisor that is gone.
+func Forget(dir string) {
+	os.Remove(filepath.Join(dir, pidName))
+	os.Remove(SocketPath(dir))
+}
+
+func writePid(dir string, pid int) error {
+	tmp := filepath.Join(dir, pidName+".tmp")
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(pid)+" "+StartTime(pid)+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, pidName))
+}
+
+// StartTime identifies a process incarnation (field 22 of /proc/PID/stat);
+// "" when the process does not exist.
+func StartTime(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		if f := strings.Fields(s[i+1:]); len(f) > 19 {
+			return f[19]
+		}
+	}
+	return ""
+}
+
+func encodeSpec(s Spec) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

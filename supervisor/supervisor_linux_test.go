@@ -1,0 +1,208 @@
+package supervisor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if IsSupervisor() { // the test binary re-executed by Launch, as tine is
+		Main()
+	}
+	os.Exit(m.Run())
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("requires root: supervisors create mount, pid, uts and ipc namespaces")
+	}
+}
+
+// launch starts a supervisor whose run sees view at a workspace path.
+func launch(t *testing.T, net bool) (Spec, int, *Client) {
+	t.Helper()
+	requireRoot(t)
+	root := t.TempDir()
+	spec := Spec{Run: "rtest", Hostname: "test-run", Dir: filepath.Join(root, "sup"), LogDir: filepath.Join(root, "logs"),
+		View: filepath.Join(root, "view"), Workspace: filepath.Join(root, "ws"), Net: net, Env: os.Environ()}
+	os.MkdirAll(spec.View, 0o755)
+	os.MkdirAll(spec.Workspace, 0o755)
+	os.WriteFile(filepath.Join(spec.View, "f"), []byte("run's file\n"), 0o644)
+	os.WriteFile(filepath.Join(spec.Workspace, "f"), []byte("host's file\n"), 0o644)
+	var setupPid int
+	pid, err := Launch(context.Background(), spec, func(p int) error { setupPid = p; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setupPid != pid {
+		t.Errorf("setup got pid %d, Launch returned %d", setupPid, pid)
+	}
+	c := NewClient(spec.Dir)
+	t.Cleanup(func() {
+		c.Stop(context.Background(), time.Second)
+		syscall.Kill(pid, syscall.SIGKILL)
+	})
+	return spec, pid, c
+}
+
+// run execs a shell command in the run and returns its output and status.
+func run(t *testing.T, c *Client, spec Spec, script string) (string, int) {
+	t.Helper()
+	r, w, _ := os.Pipe()
+	null, _ := os.Open(os.DevNull)
+	defer null.Close()
+	out := make(chan string)
+	go func() { b, _ := io.ReadAll(r); out <- string(b) }()
+	code, err := c.Exec(context.Background(), Exec{Args: []string{"sh", "-c", script}, Env: os.Environ(), Dir: spec.Workspace},
+		[3]*os.File{null, w, w}, nil, nil)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return <-out, code
+}
+
+func TestSupervisor_Exec(t *testing.T) {
+	spec, pid, c := launch(t, false)
+	if p, alive, _ := Pid(spec.Dir); !alive || p != pid {
+		t.Fatalf("Pid = %d, %v; want %d alive", p, alive, pid)
+	}
+	out, code := run(t, c, spec, `cat f; hostname; echo $$; exit 7`)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 7 || len(lines) != 3 || lines[0] != "run's file" || lines[1] != "test-run" {
+		t.Fatalf("exec: status %d, output %q", code, out)
+	}
+	if lines[2] == "" || len(lines[2]) > 2 {
+		t.Errorf("pid inside the run's pid namespace = %s, want a small number", lines[2])
+	}
+	if b, _ := os.ReadFile(filepath.Join(spec.Workspace, "f")); string(b) != "host's file\n" {
+		t.Errorf("host's workspace changed: %q", b)
+	}
+	if _, code := run(t, c, spec, `exec no-such-command-xyz`); code != 127 {
+		t.Errorf("missing command: status %d, want 127", code)
+	}
+}
+
+func TestSupervisor_ExecSignal(t *testing.T) {
+	spec, _, c := launch(t, false)
+	null, _ := os.Open(os.DevNull)
+	defer null.Close()
+	sigs := make(chan os.Signal, 1)
+	started := make(chan int, 1)
+	go func() { <-started; sigs <- syscall.SIGTERM }()
+	code, err := c.Exec(context.Background(), Exec{Args: []string{"sleep", "30"}, Env: os.Environ(), Dir: spec.Workspace},
+		[3]*os.File{null, null, null}, sigs, func(pid int) { started <- pid })
+	if err != nil || code != 128+int(syscall.SIGTERM) {
+		t.Errorf("signalled exec = %d, %v; want %d", code, err, 128+int(syscall.SIGTERM))
+	}
+}
+
+func TestSupervisor_Services(t *testing.T) {
+	spec, _, c := launch(t, false)
+	port := freePort(t)
+	os.WriteFile(filepath.Join(spec.View, "index.html"), []byte("hello from the run\n"), 0o644)
+	svcs := []Service{
+		{Name: "web", Command: fmt.Sprintf("exec python3 -m http.server %d --bind 127.0.0.1", port), Dir: spec.Workspace,
+			ReadyPort: port, ReadyTimeout: 10 * time.Second},
+		{Name: "tick", Command: "echo tick; echo $TINE_SERVICE $GREETING; sleep 1000", Dir: spec.Workspace,
+			Env: []string{"GREETING=hi"}, ReadyCommand: "true"},
+	}
+	sts, err := c.StartServices(context.Background(), svcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range sts {
+		if st.State != StateReady || st.Pid == 0 {
+			t.Errorf("service %+v not ready", st)
+		}
+	}
+	// The service shares no network namespace of its own here, so the host
+	// reaches it on loopback.
+	body := get(t, fmt.Sprintf("http://127.0.0.1:%d/index.html", port))
+	if body != "hello from the run\n" {
+		t.Errorf("service served %q", body)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if b, _ := os.ReadFile(filepath.Join(spec.LogDir, "tick.log")); !strings.Contains(string(b), "tick\ntick hi\n") {
+		t.Errorf("tick.log = %q", b)
+	}
+	again, err := c.StartServices(context.Background(), svcs)
+	if err != nil || again[1].Pid != sts[1].Pid {
+		t.Errorf("starting running services again restarted them: %+v, %v", again, err)
+	}
+	bad := []Service{{Name: "bad", Command: "exit 3", Dir: spec.Workspace, ReadyPort: 1}}
+	if _, err := c.StartServices(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "status 3") {
+		t.Errorf("failing service: %v", err)
+	}
+	if err := c.Stop(context.Background(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Status(context.Background()); err == nil {
+		t.Error("status answered after stop")
+	}
+}
+
+func TestSupervisor_NetAndPublish(t *testing.T) {
+	spec, _, c := launch(t, true)
+	out, _ := run(t, c, spec, `cat /proc/net/dev | grep -c :`)
+	if strings.TrimSpace(out) != "1" {
+		t.Errorf("interfaces in the run's network namespace: %s, want only lo", out)
+	}
+	// A server inside binds a port that is also busy on the host.
+	hostLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostLn.Close()
+	port := hostLn.Addr().(*net.TCPAddr).Port
+	os.WriteFile(filepath.Join(spec.View, "index.html"), []byte("inside\n"), 0o644)
+	_, err = c.StartServices(context.Background(), []Service{{Name: "web", Dir: spec.Workspace, ReadyPort: port,
+		Command: fmt.Sprintf("exec python3 -m http.server %d --bind 127.0.0.1", port)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := pub.(*net.TCPListener).File()
+	pub.Close()
+	if err := c.Publish(context.Background(), port, f.Name(), f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if body := get(t, "http://"+pub.Addr().String()+"/index.html"); body != "inside\n" {
+		t.Errorf("published port served %q", body)
+	}
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	cl := http.Client{Timeout: 5 * time.Second}
+	resp, err := cl.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
