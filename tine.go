@@ -11,6 +11,7 @@ type Workspace struct {
 	Name      string    `json:"name"`
 	Path      string    `json:"path"`    // absolute workspace path
 	Backend   string    `json:"backend"` // file backend: overlay, btrfs, reflink or copy
+	Net       bool      `json:"net,omitempty"` // every run gets a network namespace and address of its own
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -46,6 +47,17 @@ const (
 	ResolutionPromoted Resolution = "promoted"
 )
 
+// ProcState is the recorded state of a run's processes: what tine last
+// made of them. Whether a supervisor really lives is checked, never assumed
+// from this.
+type ProcState string
+
+// Process states of a run. The empty state means never started.
+const (
+	ProcStopped ProcState = "stopped"
+	ProcRunning ProcState = "running"
+)
+
 // Run is one live trajectory of a workspace: its file view and identity.
 type Run struct {
 	ID         string     `json:"id"`
@@ -60,6 +72,8 @@ type Run struct {
 	Approach   string     `json:"approach,omitempty"`
 	GitHead    string     `json:"git_head,omitempty"` // HEAD commit at the fork point, for git workspaces
 	Resolution Resolution `json:"resolution,omitempty"`
+	Proc       ProcState  `json:"proc,omitempty"` // whether the run's processes should be running
+	Addr       string     `json:"addr,omitempty"` // the run's own network address, when it has one
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 }

@@ -28,6 +28,9 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 		return nil, err
 	}
 	for _, r := range runs {
+		if e.supervised(Ref{w, r}) > 0 {
+			continue // discarding a run stops its processes
+		}
 		if err := e.checkIdle(Ref{w, r}, force); err != nil {
 			return nil, err
 		}
@@ -48,6 +51,11 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range runs {
+		if err := e.stop(ctx, Ref{w, r}, "stop"); err != nil {
+			e.warn("stopping %s: %v", r.Name, err)
+		}
 	}
 	return runs, e.removeFiles(ctx, w, runs)
 }

@@ -18,6 +18,7 @@ type ForkOptions struct {
 	Copies     int      // number of forks, 1 to MaxCopies
 	Name       string   // name prefix (the exact name when Copies is 1); default the parent's name
 	Approaches []string // the i-th fork gets the i-th approach
+	Live       string   // live-state mode: "" (rerun when the parent runs), none, rerun or ptrace
 }
 
 // ForkResult is what Fork made.
@@ -26,6 +27,7 @@ type ForkResult struct {
 	Group   *tine.Group   `json:"group"`
 	Version *tine.Version `json:"version"`
 	Forks   []*tine.Run   `json:"forks"`
+	Live    []LiveReport  `json:"live,omitempty"` // how each fork's processes were started
 }
 
 // Fork records the run's current files as a version (the fork point) and
@@ -50,8 +52,17 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err != nil {
 		return nil, err
 	}
+	mode, err := e.liveMode(p, o.Live)
+	if err != nil {
+		return nil, err
+	}
 	head := gitHead(ctx, e.Path(p.Workspace, p.Run)) // before sealing may unmount the view
+	thaw, err := e.freeze(ctx, p)                    // the version is what the processes left at one instant
+	if err != nil {
+		return nil, err
+	}
 	lay, v, moved, err := e.sealFast(ctx, be, p, tine.VersionFork, "", &u)
+	thaw()
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +101,9 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if moved {
 		e.finishMove(ctx, be, p, v)
 	}
-	return &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}, nil
+	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}
+	res.Live = e.startForks(ctx, p, forks, mode)
+	return res, nil
 }
 
 func (o *ForkOptions) check() error {

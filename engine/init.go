@@ -20,6 +20,7 @@ type InitOptions struct {
 	Path    string // the directory; default "."
 	Backend string // auto, overlay, btrfs, reflink or copy; default auto
 	Name    string // workspace name; default the directory's base name
+	Net     bool   // give every run a network namespace and address of its own
 }
 
 // markerName is the file left in a workspace directory underneath its
@@ -52,7 +53,7 @@ func (e *Engine) Init(ctx context.Context, o InitOptions) (_ Ref, err error) {
 	if err != nil {
 		return Ref{}, err
 	}
-	return e.initWith(ctx, be, path, name)
+	return e.initWith(ctx, be, path, name, o.Net)
 }
 
 func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
@@ -157,9 +158,9 @@ func (e *Engine) suggest(path, dir string) string {
 	return "use --backend " + strings.Join(ok, " or ")
 }
 
-func (e *Engine) initWith(ctx context.Context, be layer.Backend, path, name string) (_ Ref, err error) {
+func (e *Engine) initWith(ctx context.Context, be layer.Backend, path, name string, isolate bool) (_ Ref, err error) {
 	now := e.now().UTC()
-	w := &tine.Workspace{ID: tine.NewID(tine.PrefixWorkspace), Name: name, Path: path, Backend: be.Name(), CreatedAt: now}
+	w := &tine.Workspace{ID: tine.NewID(tine.PrefixWorkspace), Name: name, Path: path, Backend: be.Name(), Net: isolate, CreatedAt: now}
 	lay := &tine.Layer{ID: tine.NewID(tine.PrefixLayer), Workspace: w.ID, CreatedAt: now}
 	v := &tine.Version{ID: tine.NewID(tine.PrefixVersion), Workspace: w.ID, Kind: tine.VersionInit, Layers: []string{lay.ID}, CreatedAt: now}
 	r := &tine.Run{ID: tine.NewID(tine.PrefixRun), Workspace: w.ID, Name: "source", Role: tine.RoleSource,

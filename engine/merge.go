@@ -67,11 +67,14 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (*MergeR
 	if !plan.Clean() || o.DryRun {
 		return res, e.recordPlan(ctx, src, dst, res)
 	}
-	if err := e.checkIdle(dst, o.Force); err != nil {
+	thaw, err := e.quiesce(ctx, dst, o.Force)
+	if err != nil {
 		return res, err
 	}
 	journal := filepath.Join(e.runDir(dst.Workspace.ID, dst.Run.ID), "merge.json")
-	if err := merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal); err != nil {
+	err = merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal)
+	thaw()
+	if err != nil {
 		return res, e.recordFailure(ctx, src, dst, res, err)
 	}
 	res.Applied = true

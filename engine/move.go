@@ -64,7 +64,7 @@ func deltaAtLeast(dir string, minBytes int64, minFiles int) bool {
 // finishMove; if the caller fails before that, the undo moves it all back.
 func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
 	mv, ok := be.(layer.Mover)
-	if !ok || len(e.Sessions(p)) > 0 {
+	if !ok || len(e.Sessions(p)) > 0 || e.supervised(p) > 0 { // a supervisor holds the view mounted
 		return nil, nil, false, nil
 	}
 	base, err := e.version(ctx, p.Run.Base)

@@ -45,6 +45,9 @@ func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool
 		if err := e.checkIdle(r, false); err != nil {
 			return nil, err
 		}
+		if err := e.stopIdle(ctx, r); err != nil {
+			return nil, err
+		}
 	}
 	be, err := e.backend(p.Workspace.Backend)
 	if err != nil {

@@ -62,6 +62,13 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 			return nil, fmt.Errorf("releasing %s would remove forks: %w", w.Name, err)
 		}
 	}
+	for _, r := range append(forks, src) {
+		if r != nil {
+			if err := e.stop(ctx, Ref{w, r}, "stop"); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if stacking(w.Backend) && src != nil {
 		if err := e.stageSource(ctx, w, src); err != nil {
 			return nil, err

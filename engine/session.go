@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/supervisor"
 )
 
-// Until runs have supervisors, the processes running inside a run are the
-// commands started by tine exec; each registers its process id under the
-// run's directory while it runs, so resolutions can refuse to write under
-// a running process.
+// The processes running inside a run are those in its cgroup other than
+// its supervisor and, where there is no supervisor (without root), the
+// commands started by tine exec, each of which registers its process id
+// under the run's directory while it runs; resolutions refuse to write
+// under a running process.
 
 func (e *Engine) sessionDir(r Ref) string {
 	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "sessions")
@@ -26,24 +29,7 @@ func (e *Engine) AddSession(r Ref, pid int) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)), []byte(startTime(pid)), 0o600)
-}
-
-// startTime identifies a process incarnation (field 22 of /proc/PID/stat),
-// so a recycled process id is not mistaken for the registered process. It
-// is "" where /proc is not available.
-func startTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		if f := strings.Fields(s[i+1:]); len(f) > 19 {
-			return f[19]
-		}
-	}
-	return ""
+	return os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)), []byte(supervisor.StartTime(pid)), 0o600)
 }
 
 // RemoveSession forgets process pid of run r.
@@ -51,11 +37,12 @@ func (e *Engine) RemoveSession(r Ref, pid int) {
 	os.Remove(filepath.Join(e.sessionDir(r), strconv.Itoa(pid)))
 }
 
-// Sessions lists the registered processes of run r that are still alive,
-// forgetting the ones that are gone.
+// Sessions lists the processes running in run r: those of its cgroup but
+// its supervisor, and the registered tine exec commands still alive (the
+// ones that are gone are forgotten).
 func (e *Engine) Sessions(r Ref) []int {
+	out := e.cgroupProcs(r)
 	ents, _ := os.ReadDir(e.sessionDir(r))
-	var out []int
 	for _, ent := range ents {
 		pid, err := strconv.Atoi(ent.Name())
 		if err != nil {
@@ -63,7 +50,7 @@ func (e *Engine) Sessions(r Ref) []int {
 		}
 		want, _ := os.ReadFile(filepath.Join(e.sessionDir(r), ent.Name()))
 		alive := syscall.Kill(pid, 0)
-		if (alive == nil || alive == syscall.EPERM) && startTime(pid) == string(want) {
+		if (alive == nil || alive == syscall.EPERM) && supervisor.StartTime(pid) == string(want) {
 			out = append(out, pid)
 			continue
 		}
@@ -84,4 +71,15 @@ func (e *Engine) checkIdle(r Ref, force bool) error {
 		return nil
 	}
 	return fmt.Errorf("%d process(es) run in %s (%v); wait for them or use --force: %w", len(pids), r.Run.Name, pids, tine.ErrBusy)
+}
+
+// cgroupProcs lists the processes of r's cgroup but its supervisor.
+func (e *Engine) cgroupProcs(r Ref) []int {
+	cg, err := cgroup.Load(r.Run.ID)
+	if err != nil {
+		return nil
+	}
+	pids, _ := cg.Procs()
+	sup := e.supervised(r)
+	return slices.DeleteFunc(pids, func(p int) bool { return p == sup })
 }

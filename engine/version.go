@@ -66,6 +66,9 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 	if err := e.checkIdle(p, false); err != nil {
 		return nil, err
 	}
+	if err := e.stopIdle(ctx, p); err != nil {
+		return nil, err
+	}
 	be, err := e.backend(p.Workspace.Backend)
 	if err != nil {
 		return nil, err

@@ -89,6 +89,13 @@ CREATE TABLE events (
 CREATE INDEX events_workspace ON events (workspace, seq);
 CREATE INDEX events_run ON events (run, seq) WHERE run <> '';
 `,
+	// 2: live state: a run's recorded process state and network address,
+	// and a workspace's network isolation.
+	`
+ALTER TABLE runs ADD COLUMN proc TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN addr TEXT NOT NULL DEFAULT '';
+ALTER TABLE workspaces ADD COLUMN net INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -9,14 +9,14 @@ import (
 )
 
 const runCols = "id, workspace, name, parent, role, state, base, origin, grp, approach, " +
-	"git_head, resolution, created_at, updated_at"
+	"git_head, resolution, proc, addr, created_at, updated_at"
 
 // scanRun reads a row of runCols.
 func scanRun(s scanner) (*tine.Run, error) {
 	var r tine.Run
 	var created, updated int64
 	err := s.Scan(&r.ID, &r.Workspace, &r.Name, &r.Parent, &r.Role, &r.State, &r.Base, &r.Origin,
-		&r.Group, &r.Approach, &r.GitHead, &r.Resolution, &created, &updated)
+		&r.Group, &r.Approach, &r.GitHead, &r.Resolution, &r.Proc, &r.Addr, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
@@ -42,9 +42,9 @@ func (t *tx) PutRun(r *tine.Run) error {
 		r.UpdatedAt = r.CreatedAt
 	}
 	return t.insert("run", "runs", r.Workspace, runKeys(r),
-		"INSERT INTO runs ("+runCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		"INSERT INTO runs ("+runCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		r.ID, r.Workspace, r.Name, r.Parent, r.Role, r.State, r.Base, r.Origin, r.Group,
-		r.Approach, r.GitHead, r.Resolution, unixNano(r.CreatedAt), unixNano(r.UpdatedAt))
+		r.Approach, r.GitHead, r.Resolution, r.Proc, r.Addr, unixNano(r.CreatedAt), unixNano(r.UpdatedAt))
 }
 
 // UpdateRun rewrites every field of the run with r's id except CreatedAt,
@@ -54,9 +54,9 @@ func (t *tx) UpdateRun(r *tine.Run) error {
 	var created int64
 	err := t.tx.QueryRowContext(t.ctx, `UPDATE runs SET workspace = ?, name = ?, parent = ?,
 		role = ?, state = ?, base = ?, origin = ?, grp = ?, approach = ?, git_head = ?,
-		resolution = ?, updated_at = ? WHERE id = ? RETURNING created_at`,
+		resolution = ?, proc = ?, addr = ?, updated_at = ? WHERE id = ? RETURNING created_at`,
 		r.Workspace, r.Name, r.Parent, r.Role, r.State, r.Base, r.Origin, r.Group, r.Approach,
-		r.GitHead, r.Resolution, unixNano(updated), r.ID).Scan(&created)
+		r.GitHead, r.Resolution, r.Proc, r.Addr, unixNano(updated), r.ID).Scan(&created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound("run", r.ID)
 	}

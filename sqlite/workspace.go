@@ -6,13 +6,13 @@ import (
 	"github.com/tinehq/tine"
 )
 
-const workspaceCols = "id, name, path, backend, created_at"
+const workspaceCols = "id, name, path, backend, net, created_at"
 
 // scanWorkspace reads a row of workspaceCols.
 func scanWorkspace(s scanner) (*tine.Workspace, error) {
 	var w tine.Workspace
 	var created int64
-	if err := s.Scan(&w.ID, &w.Name, &w.Path, &w.Backend, &created); err != nil {
+	if err := s.Scan(&w.ID, &w.Name, &w.Path, &w.Backend, &w.Net, &created); err != nil {
 		return nil, err
 	}
 	w.CreatedAt = fromUnixNano(created)
@@ -28,8 +28,8 @@ func (t *tx) PutWorkspace(w *tine.Workspace) error {
 		{fmt.Sprintf("workspace path %q", w.Path), "path = ?", []any{w.Path}},
 	}
 	return t.insert("workspace", "workspaces", "", keys,
-		"INSERT INTO workspaces ("+workspaceCols+") VALUES (?, ?, ?, ?, ?)",
-		w.ID, w.Name, w.Path, w.Backend, unixNano(w.CreatedAt))
+		"INSERT INTO workspaces ("+workspaceCols+") VALUES (?, ?, ?, ?, ?, ?)",
+		w.ID, w.Name, w.Path, w.Backend, w.Net, unixNano(w.CreatedAt))
 }
 
 // Workspace returns the workspace with the given id.

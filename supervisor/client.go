@@ -126,6 +126,9 @@ func (c *Client) Exec(ctx context.Context, x Exec, stdio [3]*os.File, sigs <-cha
 	defer k.c.Close()
 	resp, err := k.read()
 	if err != nil {
+		if resp != nil && resp.Exit != nil {
+			return *resp.Exit, err
+		}
 		return 0, err
 	}
 	if started != nil {

@@ -11,7 +11,6 @@ import (
 	"log"
 	"net"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -182,7 +181,11 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
 	pid, done, err := s.reaper.spawn(path, x.Args, attr)
 	if err != nil {
-		reply(c, response{Error: fmt.Sprintf("%s: %v", x.Args[0], err), Exit: intp(126)})
+		code := 126
+		if errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		reply(c, response{Error: fmt.Sprintf("%s: %v", x.Args[0], errors.Unwrap(err)), Exit: intp(code)})
 		return
 	}
 	closeAll(files)
@@ -237,7 +240,7 @@ func lookPath(name string, env []string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s: %w", name, exec.ErrNotFound)
+	return "", fmt.Errorf("%s: command not found", name)
 }
 
 // publish forwards connections accepted on a host listener to a port of

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/sandbox"
+	"github.com/tinehq/tine/supervisor"
 )
 
 func newExec(a *app) *cobra.Command {
@@ -30,6 +34,9 @@ at the workspace path. Standard streams and the exit status pass through;
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if os.Geteuid() == 0 {
+				return a.execSupervised(c, args[0], commandArgs(args))
+			}
 			var spec sandbox.Spec
 			err := a.withEngine(c.Context(), func(e *engine.Engine) error {
 				r, err := e.FindRun(c.Context(), args[0])
@@ -105,4 +112,39 @@ func withEnv(env []string, key, value string) []string {
 		}
 	}
 	return append(out, key+"="+value)
+}
+
+// execSupervised runs the command through RUN's supervisor (launching one
+// when RUN has none), so it lives in RUN's namespaces and cgroup.
+func (a *app) execSupervised(c *cobra.Command, ref string, args []string) error {
+	var cl *supervisor.Client
+	var spec sandbox.Spec
+	err := a.withEngine(c.Context(), func(e *engine.Engine) error {
+		r, err := e.FindRun(c.Context(), ref)
+		if err != nil {
+			return err
+		}
+		if spec, err = execSpec(e, r, args); err != nil {
+			return err
+		}
+		if _, cl, err = e.Client(c.Context(), ref); err != nil {
+			return exitErr{code: sandbox.ExitCannotRun, err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	x := supervisor.Exec{Args: args, Env: spec.Env, Dir: spec.Dir}
+	code, err := cl.Exec(context.Background(), x, [3]*os.File{os.Stdin, os.Stdout, os.Stderr}, sigs, nil)
+	if err != nil {
+		if code == 0 {
+			code = sandbox.ExitCannotRun
+		}
+		return exitErr{code: code, err: err}
+	}
+	return exitErr{code: code}
 }

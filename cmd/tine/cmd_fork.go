@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
@@ -34,6 +35,7 @@ name); a single fork with --name gets exactly that name.`,
 				for _, f := range res.Forks {
 					fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, f.Approach)
 				}
+				a.printLive(res.Live)
 				return nil
 			})
 		},
@@ -41,6 +43,36 @@ name); a single fork with --name gets exactly that name.`,
 	c.Flags().IntVarP(&o.Copies, "copies", "n", 1, "number of forks")
 	c.Flags().StringVar(&o.Name, "name", "", "name prefix of the forks")
 	c.Flags().StringArrayVar(&o.Approaches, "approach", nil, "approach of the next fork (repeatable)")
+	c.Flags().StringVar(&o.Live, "live", "", "what the parent's processes become in each fork: none, rerun (start services fresh), ptrace (fork processes live) or criu; default rerun when RUN is running, else none")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// printLive says how each fork's processes were started.
+func (a *app) printLive(reps []engine.LiveReport) {
+	for _, r := range reps {
+		fmt.Fprintf(a.stdout, "  %s: ", r.Run)
+		switch {
+		case !r.Started:
+			fmt.Fprintf(a.stdout, "not started: %s\n", r.Error)
+			continue
+		case r.Addr != "":
+			fmt.Fprintf(a.stdout, "running at %s", r.Addr)
+		default:
+			fmt.Fprint(a.stdout, "running")
+		}
+		for _, p := range r.Forked {
+			fmt.Fprintf(a.stdout, "; forked live %s (pid %d -> %d, parent paused %.1f ms)", dash(p.Service), p.Pid, p.Child, p.PauseMS)
+		}
+		if len(r.Restarted) > 0 {
+			fmt.Fprintf(a.stdout, "; restarted %s", strings.Join(r.Restarted, ", "))
+		}
+		fmt.Fprintln(a.stdout)
+		for proc, why := range r.Refused {
+			fmt.Fprintf(a.stdout, "    not forked live: %s: %s\n", proc, why)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(a.stdout, "    error: %s\n", r.Error)
+		}
+	}
 }

@@ -47,6 +47,7 @@ filesystem can, else copy.`,
 	}
 	c.Flags().StringVar(&o.Backend, "backend", "auto", "file backend: auto, overlay, btrfs, reflink or copy")
 	c.Flags().StringVar(&o.Name, "name", "", "workspace name (default: the directory's name)")
+	c.Flags().BoolVar(&o.Net, "net", false, "give every run its own network namespace and address")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
 }

@@ -15,6 +15,7 @@ type runRow struct {
 	*tine.Run
 	ParentName string `json:"parent_name,omitempty"`
 	Path       string `json:"path,omitempty"`
+	Processes  string `json:"processes,omitempty"` // running, stopped or dead, as checked now
 }
 
 func newLs(a *app) *cobra.Command {
@@ -43,6 +44,7 @@ func newLs(a *app) *cobra.Command {
 							row := runRow{WorkspaceName: s.Workspace.Name, Run: r, ParentName: names[r.Parent]}
 							if r.Live() {
 								row.Path = e.Path(s.Workspace, r)
+								row.Processes, _ = e.ProcState(engine.Ref{Workspace: s.Workspace, Run: r})
 							}
 							rows = append(rows, row)
 						}
@@ -62,10 +64,10 @@ func newLs(a *app) *cobra.Command {
 
 func (a *app) printRuns(rows []runRow) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKSPACE\tNAME\tID\tROLE\tSTATE\tPARENT\tAPPROACH\tPATH")
+	fmt.Fprintln(tw, "WORKSPACE\tNAME\tID\tROLE\tSTATE\tPROCESSES\tADDRESS\tPARENT\tAPPROACH\tPATH")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\n", r.WorkspaceName, r.Name, r.ID, r.Role, r.State, resolved(r.Run),
-			dash(r.ParentName), dash(r.Approach), dash(r.Path))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkspaceName, r.Name, r.ID, r.Role, r.State, resolved(r.Run),
+			dash(r.Processes), dash(r.Addr), dash(r.ParentName), dash(r.Approach), dash(r.Path))
 	}
 	return tw.Flush()
 }

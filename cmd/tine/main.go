@@ -16,6 +16,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/sandbox"
+	"github.com/tinehq/tine/supervisor"
 )
 
 // Exit statuses; docs/cli.md lists them for users.
@@ -78,6 +79,9 @@ func main() {
 	if sandbox.IsChild() {
 		sandbox.Child()
 	}
+	if supervisor.IsSupervisor() {
+		supervisor.Main()
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -123,6 +127,7 @@ roll back to, and discards what you do not keep.`,
 		newInit, newRelease, newFork, newExec, newPath, newLs, newTree, newLog,
 		newDiff, newCheckpoint, newRollback, newDiscard,
 		newMerge, newPromote, newCompare, newChoose,
+		newStart, newStop, newPs, newStats, newPort, newLogs, newGC,
 	} {
 		root.AddCommand(c(a))
 	}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+)
+
+func newGC(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove what dead supervisors left behind",
+		Long: `Removes the cgroups and network links of runs that have no live supervisor,
+and the stale pid files and sockets of supervisors that died. Runs whose
+supervisor died stay reported dead until tine start or tine stop.`,
+		Example: `  tine gc
+  tine gc --json`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				res, err := e.GC(c.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(res)
+				}
+				fmt.Fprintf(a.stdout, "removed %d cgroup(s), %d network link(s), %d dead supervisor(s)' files\n",
+					len(res.Cgroups), len(res.Links), len(res.Supervisors))
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+)
+
+func newPort(a *app) *cobra.Command {
+	var hostPort int
+	var hostIP string
+	c := &cobra.Command{
+		Use:   "port RUN [PORT]",
+		Short: "Publish a run's port on the host, or list published ports",
+		Long: `Publishes PORT of RUN on the host: RUN's supervisor accepts connections on
+--host-ip:--host-port (a free port when 0) and forwards each to PORT inside RUN,
+so servers of forks that all listen on the same port are each reachable. A
+run with its own address is also reachable directly at ADDRESS:PORT from the
+host. Ports stay published while RUN runs. Without PORT, lists them.`,
+		Example: `  tine port source-1 3000
+  tine port source-2 3000 --host-port 8002
+  tine port source-1`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usageErr(c, "port needs RUN and at most one PORT")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				if len(args) == 1 {
+					return a.listPorts(c, e, args[0])
+				}
+				port, err := strconv.Atoi(args[1])
+				if err != nil {
+					return fmt.Errorf("port %q is not a number: %w", args[1], tine.ErrInvalid)
+				}
+				addr, err := e.Publish(c.Context(), args[0], port, net.JoinHostPort(hostIP, strconv.Itoa(hostPort)))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "%s -> %s:%d\n", addr, args[0], port)
+				return nil
+			})
+		},
+	}
+	c.Flags().IntVar(&hostPort, "host-port", 0, "host port to listen on (0: a free one)")
+	c.Flags().StringVar(&hostIP, "host-ip", "127.0.0.1", "host address to listen on")
+	return c
+}
+
+func (a *app) listPorts(c *cobra.Command, e *engine.Engine, ref string) error {
+	ps, err := e.PS(c.Context(), ref)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps.Ports {
+		fmt.Fprintf(a.stdout, "%s -> %s:%d\n", p.HostAddr, ps.Run.Name, p.Port)
+	}
+	if ps.Addr != "" {
+		fmt.Fprintf(a.stdout, "%s is reachable from the host at %s\n", ps.Run.Name, ps.Addr)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+)
+
+func newPs(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "ps RUN",
+		Short: "Show a run's supervisor, services and processes",
+		Long: `Shows whether RUN's processes are running, stopped, or dead (recorded running
+but its supervisor is gone: tine start recovers it), its services with their
+state, its published ports, and every process of its cgroup with the service
+it belongs to.`,
+		Example: `  tine ps source
+  tine ps source-1 --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				ps, err := e.PS(c.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(ps)
+				}
+				return a.printPS(ps)
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}
+
+func (a *app) printPS(ps *engine.PS) error {
+	fmt.Fprintf(a.stdout, "%s: %s", ps.Run.Name, ps.State)
+	if ps.Supervisor > 0 {
+		fmt.Fprintf(a.stdout, " (supervisor pid %d)", ps.Supervisor)
+	}
+	if ps.Addr != "" {
+		fmt.Fprintf(a.stdout, ", address %s", ps.Addr)
+	}
+	fmt.Fprintln(a.stdout)
+	if ps.State == engine.ProcDead {
+		fmt.Fprintf(a.stdout, "its supervisor died; tine start %s recovers it, tine stop %s cleans up\n", ps.Run.Name, ps.Run.Name)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	if len(ps.Services) > 0 {
+		fmt.Fprintln(tw, "SERVICE\tSTATE\tPID\tRESTARTS\tSINCE\tLOG")
+		for _, s := range ps.Services {
+			state := s.State
+			if s.Exit != nil {
+				state += fmt.Sprintf(" (%d)", *s.Exit)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, state, s.Pid, s.Restarts, since(s.Started), s.Log)
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, p := range ps.Ports {
+		fmt.Fprintf(tw, "port %d published at %s\n", p.Port, p.HostAddr)
+	}
+	if len(ps.Processes) > 0 {
+		fmt.Fprintln(tw, "PID\tNSPID\tSERVICE\tRSS\tSTATE\tCOMMAND")
+		for _, p := range ps.Processes {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", p.Pid, p.NSPid, dash(p.Service), bytesStr(p.RSSBytes), p.State, trunc(p.Command, 60))
+		}
+	}
+	return tw.Flush()
+}
+
+func since(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return time.Since(t).Round(time.Second).String()
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+func bytesStr(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " " + units[i]
+}
+
+func newStats(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "stats RUN",
+		Short: "Show a run's resource use",
+		Long:  `Shows the memory, CPU time and process count of RUN's cgroup, and whether it is frozen.`,
+		Example: `  tine stats source-1
+  tine stats source-1 --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				ps, err := e.PS(c.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(map[string]any{"run": ps.Run.Name, "state": ps.State, "stats": ps.Stats})
+				}
+				if ps.Stats == nil {
+					fmt.Fprintf(a.stdout, "%s: %s, no processes\n", ps.Run.Name, ps.State)
+					return nil
+				}
+				s := ps.Stats
+				fmt.Fprintf(a.stdout, "%s: %s\nmemory    %s (peak %s)\ncpu       %v\nprocesses %d\nfrozen    %v\n",
+					ps.Run.Name, ps.State, bytesStr(s.MemoryBytes), bytesStr(s.MemoryPeakBytes), s.CPUUsage.Round(time.Millisecond), s.Pids, s.Frozen)
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}

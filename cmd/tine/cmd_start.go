@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+)
+
+func newStart(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "start RUN",
+		Short: "Start a run's supervisor and its services",
+		Long: `Starts RUN's supervisor — the first process of RUN's own mount, pid, uts
+and ipc namespaces (and network namespace with [network] isolate), in its own
+cgroup — and the services declared in the tine.toml of RUN's files, waiting
+until each is ready. Starting a running run starts only the services that are
+not running; starting a run whose supervisor died recovers it. Needs root.`,
+		Example: `  tine start source
+  tine start app/source-2 --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				res, err := e.Start(c.Context(), args[0], engine.StartOptions{Services: true})
+				if res == nil {
+					return err
+				}
+				if asJSON {
+					if perr := a.printJSON(res); perr != nil {
+						return perr
+					}
+					return err
+				}
+				a.printStart(res)
+				return err
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}
+
+func (a *app) printStart(res *engine.StartResult) {
+	how := "started"
+	switch {
+	case res.Recovered:
+		how = "recovered (its supervisor had died)"
+	case !res.Launched:
+		how = "already running"
+	}
+	addr := ""
+	if res.Run.Addr != "" {
+		addr = ", address " + res.Run.Addr
+	}
+	fmt.Fprintf(a.stdout, "%s %s (supervisor pid %d%s)\n", res.Run.Name, how, res.Pid, addr)
+	for _, s := range res.Services {
+		fmt.Fprintf(a.stdout, "  %-12s %-8s pid %-6d log %s\n", s.Name, s.State, s.Pid, s.Log)
+	}
+}
+
+func newStop(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop RUN",
+		Short: "Stop a run's processes, keeping its files",
+		Long: `Stops every process of RUN: SIGTERM to its services and commands, SIGKILL
+to what is left after a grace period, then its supervisor, cgroup and network
+link. RUN's files stay as they are; tine start brings it back.`,
+		Example: `  tine stop source-1`,
+		Args:    exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				r, err := e.Stop(c.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "stopped %s\n", r.Name)
+				return nil
+			})
+		},
+	}
+}

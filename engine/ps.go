@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/netns"
+	"github.com/tinehq/tine/supervisor"
+)
+
+// Process is one process of a run, as tine ps shows it.
+type Process struct {
+	Pid      int    `json:"pid"`    // on the host
+	NSPid    int    `json:"ns_pid"` // inside the run's pid namespace (0: outside it, e.g. forked live)
+	PPid     int    `json:"ppid"`
+	Service  string `json:"service,omitempty"`
+	RSSBytes int64  `json:"rss_bytes"`
+	State    string `json:"state"`
+	Command  string `json:"command"`
+}
+
+// PS is the state of a run's processes.
+type PS struct {
+	Run        *tine.Run                  `json:"run"`
+	State      string                     `json:"state"` // running, stopped or dead
+	Supervisor int                        `json:"supervisor,omitempty"`
+	Addr       string                     `json:"addr,omitempty"`
+	Services   []supervisor.ServiceStatus `json:"services,omitempty"`
+	Ports      []supervisor.Port          `json:"ports,omitempty"`
+	Processes  []Process                  `json:"processes"`
+	Stats      *cgroup.Stats              `json:"stats,omitempty"`
+}
+
+// PS reports run ref's supervisor, services, ports, processes and
+// resource use.
+func (e *Engine) PS(ctx context.Context, ref string) (*PS, error) {
+	r, err := e.FindRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	st, pid := e.ProcState(r)
+	out := &PS{Run: r.Run, State: st, Supervisor: pid, Addr: r.Run.Addr, Processes: []Process{}}
+	if pid == 0 {
+		return out, nil
+	}
+	if s, err := supervisor.NewClient(e.supDir(r)).Status(ctx); err == nil {
+		out.Services, out.Ports = s.Services, s.Ports
+	}
+	if cg, err := cgroup.Load(r.Run.ID); err == nil {
+		pids, _ := cg.Procs()
+		out.Processes = processes(pids, out.Services)
+		if s, err := cg.Stats(); err == nil {
+			out.Stats = &s
+		}
+	}
+	return out, nil
+}
+
+// processes describes pids, naming the service each belongs to (its
+// process group is the service's).
+func processes(pids []int, svcs []supervisor.ServiceStatus) []Process {
+	byNS := map[int]string{}
+	for _, s := range svcs {
+		if s.Pid > 0 {
+			byNS[s.Pid] = s.Name
+		}
+	}
+	out := make([]Process, 0, len(pids))
+	svcHost := map[int]string{} // host pid of a service's leader → name
+	for _, pid := range pids {
+		p := readProcess(pid)
+		if name, ok := byNS[p.NSPid]; ok && p.NSPid > 0 {
+			svcHost[pid] = name
+		}
+		out = append(out, p)
+	}
+	for i := range out {
+		out[i].Service = svcHost[pgid(out[i].Pid)]
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
+	return out
+}
+
+func readProcess(pid int) Process {
+	p := Process{Pid: pid}
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, _ := os.ReadFile(dir + "/status")
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		switch k {
+		case "NSpid":
+			if len(f) > 1 {
+				p.NSPid, _ = strconv.Atoi(f[len(f)-1])
+			}
+		case "PPid":
+			p.PPid, _ = strconv.Atoi(f[0])
+		case "State":
+			p.State = f[0]
+		case "VmRSS":
+			kb, _ := strconv.ParseInt(f[0], 10, 64)
+			p.RSSBytes = kb << 10
+		}
+	}
+	cmd, _ := os.ReadFile(dir + "/cmdline")
+	p.Command = strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))
+	return p
+}
+
+func pgid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		if f := strings.Fields(s[i+1:]); len(f) > 2 {
+			n, _ := strconv.Atoi(f[2])
+			return n
+		}
+	}
+	return 0
+}
+
+// Publish makes port of run ref reachable on the host at hostAddr (for
+// example "127.0.0.1:8080"; port 0 picks a free one) and returns the
+// address it listens on. The run's supervisor forwards connections until
+// it stops.
+func (e *Engine) Publish(ctx context.Context, ref string, port int, hostAddr string) (string, error) {
+	if port < 1 || port > 65535 {
+		return "", fmt.Errorf("port %d: use 1 to 65535: %w", port, tine.ErrInvalid)
+	}
+	r, err := e.FindRun(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	if e.supervised(r) == 0 {
+		return "", fmt.Errorf("%s is not running (tine start %s): %w", r.Run.Name, r.Run.Name, tine.ErrState)
+	}
+	ln, err := net.Listen("tcp", hostAddr)
+	if err != nil {
+		return "", fmt.Errorf("listening on %s: %w", hostAddr, err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	addr := ln.Addr().String()
+	if err := supervisor.NewClient(e.supDir(r)).Publish(ctx, port, addr, f); err != nil {
+		return "", err
+	}
+	return addr, e.store.Update(ctx, func(tx tine.Tx) error {
+		return tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, "publish", map[string]any{"port": port, "host": addr}))
+	})
+}
+
+// GCResult lists what GC removed.
+type GCResult struct {
+	Cgroups     []string `json:"cgroups"`
+	Links       []string `json:"links"`
+	Supervisors []string `json:"supervisors"` // runs whose dead supervisor's files were removed
+}
+
+// GC removes what dead supervisors left: cgroups and network links of runs
+// without a live supervisor, and their stale pid files and sockets. Runs
+// recorded as running whose supervisor died stay reported dead until
+// tine start or tine stop.
+func (e *Engine) GC(ctx context.Context) (*GCResult, error) {
+	res := &GCResult{Cgroups: []string{}, Links: []string{}, Supervisors: []string{}}
+	live := map[string]bool{}
+	var all []Ref
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		ws, err := tx.Workspaces()
+		for _, w := range ws {
+			runs, err := tx.Runs(tine.RunFilter{Workspace: w.ID})
+			if err != nil {
+				return err
+			}
+			for _, r := range runs {
+				all = append(all, Ref{w, r})
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range all {
+		pid, alive, recorded := supervisor.Pid(e.supDir(r))
+		if alive && pid > 0 {
+			live[r.Run.ID] = true
+		} else if recorded {
+			supervisor.Forget(e.supDir(r))
+			res.Supervisors = append(res.Supervisors, r.Run.Name)
+		}
+	}
+	gcCgroups(ctx, live, res)
+	gcLinks(live, res)
+	return res, nil
+}
+
+func gcCgroups(ctx context.Context, live map[string]bool, res *GCResult) {
+	names, err := cgroup.List()
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if live[n] || !tine.LooksLikeID(tine.PrefixRun, n) {
+			continue
+		}
+		cg, err := cgroup.Load(n)
+		if err != nil {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if cg.Remove(rctx) == nil {
+			res.Cgroups = append(res.Cgroups, n)
+		}
+		cancel()
+	}
+}
+
+func gcLinks(live map[string]bool, res *GCResult) {
+	links, err := netns.Links(NetConfig)
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{}
+	for id := range live {
+		keep[netns.HostName(id)] = true
+	}
+	for _, l := range links {
+		if keep[l] {
+			continue
+		}
+		if err := netns.Detach(strings.TrimPrefix(l, netns.HostPrefix)); err == nil || errors.Is(err, os.ErrNotExist) {
+			res.Links = append(res.Links, l)
+		}
+	}
+}
