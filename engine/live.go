@@ -152,7 +152,7 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 	isolate := r.Workspace.Net || cfg.Network.Isolate
 	var addr netip.Addr
 	if isolate {
-		if addr, err = e.address(ctx, r); err != nil {
+		if addr, err = e.claimAddr(ctx, r); err != nil {
 			return 0, err
 		}
 	}
@@ -177,6 +177,7 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 	})
 	if err != nil {
 		netns.Detach(r.Run.ID)
+		e.releaseAddr(r)
 		return 0, fmt.Errorf("starting %s: %w", r.Run.Name, err)
 	}
 	err = e.setProc(ctx, r, tine.ProcRunning, "start", map[string]any{"pid": pid, "addr": r.Run.Addr})
@@ -219,38 +220,6 @@ func (e *Engine) attach(r Ref, pid int, addr netip.Addr) error {
 		e.warn("runs of %s will not reach outside the host: %v", r.Workspace.Name, err)
 	}
 	return netns.Attach(NetConfig, pid, r.Run.ID, addr)
-}
-
-// address returns r's network address, allocating and recording one the
-// first time. Addresses are unique among live runs of every workspace.
-func (e *Engine) address(ctx context.Context, r Ref) (netip.Addr, error) {
-	if a, err := netip.ParseAddr(r.Run.Addr); err == nil {
-		return a, nil
-	}
-	unlock, err := lock(filepath.Join(e.home, "net.lock"))
-	if err != nil {
-		return netip.Addr{}, err
-	}
-	defer unlock()
-	var used []netip.Addr
-	err = e.store.View(ctx, func(tx tine.Tx) error {
-		runs, err := tx.Runs(tine.RunFilter{State: tine.StateActive})
-		for _, run := range runs {
-			if a, err := netip.ParseAddr(run.Addr); err == nil {
-				used = append(used, a)
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return netip.Addr{}, err
-	}
-	a, err := netns.Allocate(NetConfig, used)
-	if err != nil {
-		return a, err
-	}
-	r.Run.Addr = a.String()
-	return a, e.store.Update(ctx, func(tx tine.Tx) error { return tx.UpdateRun(r.Run) })
 }
 
 func (e *Engine) setProc(ctx context.Context, r Ref, st tine.ProcState, kind string, detail any) error {
@@ -301,6 +270,7 @@ func (e *Engine) cleanup(r Ref) {
 	if err := netns.Detach(r.Run.ID); err != nil && !errors.Is(err, netns.ErrUnsupported) {
 		e.warn("removing %s's network link: %v", r.Run.Name, err)
 	}
+	e.releaseAddr(r)
 	supervisor.Forget(e.supDir(r))
 }
 
