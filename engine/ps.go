@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,13 +175,14 @@ type GCResult struct {
 	Supervisors []string `json:"supervisors"` // runs whose dead supervisor's files were removed
 }
 
-// GC removes what dead supervisors left: cgroups and network links of runs
-// without a live supervisor, and their stale pid files and sockets. Runs
-// recorded as running whose supervisor died stay reported dead until
-// tine start or tine stop.
+// GC removes what dead supervisors left: cgroups and network links of this
+// state directory's runs that have no live supervisor, empty cgroups of
+// runs nobody here knows, and stale pid files and sockets. Another state
+// directory's live runs are never touched. Runs recorded as running whose
+// supervisor died stay reported dead until tine start or tine stop.
 func (e *Engine) GC(ctx context.Context) (*GCResult, error) {
 	res := &GCResult{Cgroups: []string{}, Links: []string{}, Supervisors: []string{}}
-	live := map[string]bool{}
+	known := map[string]bool{} // run id → has a live supervisor
 	var all []Ref
 	err := e.store.View(ctx, func(tx tine.Tx) error {
 		ws, err := tx.Workspaces()
@@ -200,31 +201,36 @@ func (e *Engine) GC(ctx context.Context) (*GCResult, error) {
 		return nil, err
 	}
 	for _, r := range all {
-		pid, alive, recorded := supervisor.Pid(e.supDir(r))
-		if alive && pid > 0 {
-			live[r.Run.ID] = true
-		} else if recorded {
+		_, alive, recorded := supervisor.Pid(e.supDir(r))
+		known[r.Run.ID] = alive
+		if !alive && recorded {
 			supervisor.Forget(e.supDir(r))
 			res.Supervisors = append(res.Supervisors, r.Run.Name)
 		}
 	}
-	gcCgroups(ctx, live, res)
-	gcLinks(live, res)
+	gcCgroups(ctx, known, res)
+	gcLinks(known, res)
 	return res, nil
 }
 
-func gcCgroups(ctx context.Context, live map[string]bool, res *GCResult) {
+// gcCgroups removes the cgroups of known runs without a supervisor, and
+// empty ones of unknown runs.
+func gcCgroups(ctx context.Context, known map[string]bool, res *GCResult) {
 	names, err := cgroup.List()
 	if err != nil {
 		return
 	}
 	for _, n := range names {
-		if live[n] || !tine.LooksLikeID(tine.PrefixRun, n) {
+		alive, ok := known[n]
+		if alive || !tine.LooksLikeID(tine.PrefixRun, n) {
 			continue
 		}
 		cg, err := cgroup.Load(n)
 		if err != nil {
 			continue
+		}
+		if pids, _ := cg.Procs(); !ok && len(pids) > 0 {
+			continue // another state directory's live run
 		}
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if cg.Remove(rctx) == nil {
@@ -234,20 +240,20 @@ func gcCgroups(ctx context.Context, live map[string]bool, res *GCResult) {
 	}
 }
 
-func gcLinks(live map[string]bool, res *GCResult) {
+// gcLinks removes the veths of known runs without a supervisor. (The
+// kernel removes a veth when its namespace ends, so these are links whose
+// namespace something else still holds.)
+func gcLinks(known map[string]bool, res *GCResult) {
 	links, err := netns.Links(NetConfig)
 	if err != nil {
 		return
 	}
-	keep := map[string]bool{}
-	for id := range live {
-		keep[netns.HostName(id)] = true
-	}
-	for _, l := range links {
-		if keep[l] {
+	for id, alive := range known {
+		l := netns.HostName(id)
+		if alive || !slices.Contains(links, l) {
 			continue
 		}
-		if err := netns.Detach(strings.TrimPrefix(l, netns.HostPrefix)); err == nil || errors.Is(err, os.ErrNotExist) {
+		if err := netns.Detach(id); err == nil {
 			res.Links = append(res.Links, l)
 		}
 	}

@@ -868,6 +868,7 @@ type jsonLsRow struct {
 	jsonRun
 	ParentName string `json:"parent_name"`
 	Path       string `json:"path"`
+	Processes  string `json:"processes"`
 }
 
 type jsonState struct {

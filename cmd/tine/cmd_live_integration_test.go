@@ -1,0 +1,263 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine/engine"
+)
+
+// webToml declares a service serving the workspace on :3000.
+const webToml = `[[service]]
+name = "web"
+command = "exec python3 -m http.server 3000 --bind 0.0.0.0"
+ready = { port = 3000, timeout = "20s" }
+`
+
+// liveWorkspace makes a managed workspace holding files, with network
+// isolation when isolate is set.
+func liveWorkspace(t *testing.T, isolate bool, files map[string]string) (*env, string) {
+	t.Helper()
+	requireRoot(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("requires python3 for the test services")
+	}
+	e := newEnv(t)
+	dir := e.workspaceDir("live")
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"init", dir}
+	if isolate {
+		args = append(args, "--net")
+	}
+	e.ok(args...)
+	return e, dir
+}
+
+func (e *env) ps(run string) engine.PS {
+	e.t.Helper()
+	var ps engine.PS
+	e.okJSON(&ps, "ps", run, "--json")
+	return ps
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	cl := http.Client{Timeout: 5 * time.Second}
+	resp, err := cl.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestLive_ForksServeTheSamePort(t *testing.T) {
+	e, _ := liveWorkspace(t, true, map[string]string{"tine.toml": webToml, "page.txt": "source\n"})
+	out := e.ok("start", "source")
+	if !strings.Contains(out, "web") || !strings.Contains(out, "ready") {
+		t.Fatalf("tine start: %s", out)
+	}
+	var res engine.ForkResult
+	e.okJSON(&res, "fork", "source", "-n", "2", "--json")
+	if len(res.Live) != 2 {
+		t.Fatalf("fork of a running run started %d forks: %+v", len(res.Live), res.Live)
+	}
+	addrs := map[string]string{"source": e.ps("source").Addr}
+	for i, rep := range res.Live {
+		if !rep.Started || rep.Error != "" || rep.Addr == "" || len(rep.Restarted) != 1 {
+			t.Fatalf("fork %d: %+v", i, rep)
+		}
+		addrs[rep.Run] = rep.Addr
+		e.execSh(rep.Run, fmt.Sprintf("echo fork-%d > page.txt", i+1))
+	}
+	if len(addrs) != 3 || addrs["source"] == addrs["source-1"] || addrs["source-1"] == addrs["source-2"] {
+		t.Fatalf("addresses not distinct: %v", addrs)
+	}
+	for run, addr := range addrs {
+		want := run + "\n"
+		if run != "source" {
+			want = strings.Replace(run, "source-", "fork-", 1) + "\n"
+		}
+		if got := httpGet(t, "http://"+addr+":3000/page.txt"); got != want {
+			t.Errorf("%s at %s:3000 served %q, want %q", run, addr, got, want)
+		}
+	}
+	lsOut := e.ok("ls")
+	for _, a := range addrs {
+		if !strings.Contains(lsOut, a) {
+			t.Errorf("tine ls does not show address %s:\n%s", a, lsOut)
+		}
+	}
+	// Published on the host: both forks behind their own host ports.
+	pub := strings.Fields(e.ok("port", "source-2", "3000"))[0]
+	if got := httpGet(t, "http://"+pub+"/page.txt"); got != "fork-2\n" {
+		t.Errorf("published port %s served %q", pub, got)
+	}
+	// Discarding a running fork stops it and removes its network link and cgroup.
+	id := res.Forks[1].ID
+	e.ok("discard", "--force", "source-2")
+	if _, err := os.Stat("/sys/class/net/tv" + id); err == nil {
+		t.Errorf("veth of discarded %s remains", id)
+	}
+	for _, dir := range cgroupDirs(id) {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("cgroup %s of discarded run remains", dir)
+		}
+	}
+}
+
+// cgroupDirs are the places run id's cgroup may live in.
+func cgroupDirs(id string) []string {
+	var out []string
+	for _, h := range []string{"unified", "freezer", "memory", "pids", "cpu", "cpuacct", ""} {
+		out = append(out, filepath.Join("/sys/fs/cgroup", h, "tine", id))
+	}
+	return out
+}
+
+func TestLive_StopStartLogs(t *testing.T) {
+	toml := `[[service]]
+name = "ticker"
+command = "echo started $TINE_SERVICE in $(hostname); while :; do sleep 0.1; done"
+`
+	e, dir := liveWorkspace(t, false, map[string]string{"tine.toml": toml, "f": "x\n"})
+	e.ok("start", "source")
+	ps := e.ps("source")
+	if ps.State != engine.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
+		t.Fatalf("after start: %+v", ps)
+	}
+	first := ps.Services[0].Pid
+	found := false
+	for _, p := range ps.Processes {
+		found = found || (p.Service == "ticker" && p.NSPid == first)
+	}
+	if !found {
+		t.Errorf("tine ps shows no process of service ticker: %+v", ps.Processes)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(e.ok("logs", "source", "ticker"), "started ticker in source") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if out := e.ok("logs", "source"); !strings.Contains(out, "ticker | started ticker in source") {
+		t.Errorf("tine logs source: %q", out)
+	}
+	e.ok("stop", "source")
+	if ps := e.ps("source"); ps.State != engine.ProcStopped || len(ps.Processes) != 0 {
+		t.Errorf("after stop: %+v", ps)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "x\n" {
+		t.Errorf("stop touched the files: %q", b)
+	}
+	e.ok("start", "source")
+	if ps := e.ps("source"); ps.State != engine.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
+		t.Errorf("after restart: %+v", ps)
+	}
+	if r := e.tine("logs", "source", "nosuch"); r.code != 3 {
+		t.Errorf("logs of a missing service: %v", r)
+	}
+}
+
+func TestLive_FreezeDuringFork(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"seed": "x\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	writer := exec.CommandContext(ctx, tineBin, "exec", "source", "--", "sh", "-c",
+		`i=0; while :; do i=$((i+1)); echo "line $i" >> log.txt; done`)
+	writer.Env = e.vars
+	if err := writer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Wait()
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "log.txt"))
+		return strings.Count(string(b), "\n") > 2000
+	})
+	for i := range 3 {
+		var res engine.ForkResult
+		e.okJSON(&res, "fork", "source", "--live", "none", "--json")
+		b, err := os.ReadFile(filepath.Join(e.path(res.Forks[0].Name), "log.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(b)
+		if !strings.HasSuffix(got, "\n") {
+			t.Fatalf("fork %d: log.txt ends in a torn line: %q", i, got[max(0, len(got)-20):])
+		}
+		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+		for k, l := range lines {
+			if l != fmt.Sprintf("line %d", k+1) {
+				t.Fatalf("fork %d: line %d is %q", i, k+1, l)
+			}
+		}
+		src, _ := os.ReadFile(filepath.Join(dir, "log.txt"))
+		if !strings.HasPrefix(string(src), got) || len(src) <= len(got) {
+			t.Fatalf("fork %d: its %d bytes are not a prefix of the source's growing log (%d bytes)", i, len(got), len(src))
+		}
+	}
+	e.ok("stop", "source") // ends the writer
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestLive_SupervisorCrash(t *testing.T) {
+	toml := "[[service]]\nname = \"sleeper\"\ncommand = \"exec sleep 1000\"\n"
+	e, _ := liveWorkspace(t, true, map[string]string{"tine.toml": toml})
+	e.ok("start", "source")
+	ps := e.ps("source")
+	id := ps.Run.ID
+	if err := syscall.Kill(ps.Supervisor, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return e.ps("source").State == engine.ProcDead })
+	if out := e.ok("ps", "source"); !strings.Contains(out, "dead") || !strings.Contains(out, "tine start source") {
+		t.Errorf("tine ps after the supervisor died: %q", out)
+	}
+	if ls := e.ls(); len(ls) != 1 || ls[0].Processes != engine.ProcDead {
+		t.Errorf("tine ls after the supervisor died: %+v", ls)
+	}
+	var gc engine.GCResult
+	e.okJSON(&gc, "gc", "--json")
+	if !slices.Contains(gc.Cgroups, id) || !slices.Contains(gc.Supervisors, "source") {
+		t.Errorf("tine gc removed %+v; want run %s's cgroup and supervisor files", gc, id)
+	}
+	for _, dir := range cgroupDirs(id) {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("cgroup %s remains after gc", dir)
+		}
+	}
+	if _, err := os.Stat("/sys/class/net/tv" + id); err == nil {
+		t.Errorf("veth remains after gc") // the kernel removes it with the namespace, or gc does
+	}
+	if out := e.ok("start", "source"); !strings.Contains(out, "recovered") {
+		t.Errorf("tine start after a crash: %q", out)
+	}
+	if ps := e.ps("source"); ps.State != engine.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
+		t.Errorf("after recovery: %+v", ps)
+	}
+}
