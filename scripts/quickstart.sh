@@ -10,8 +10,12 @@ if ! command -v go >/dev/null; then
 	echo "quickstart: Go 1.26 or later is needed (https://go.dev/dl); not found on PATH" >&2
 	exit 1
 fi
-if ! command -v git >/dev/null; then
-	apt-get update -qq && apt-get install -y -qq git
+missing=()
+for c in git python3 curl; do
+	command -v "$c" >/dev/null || missing+=("$c")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 step() {
@@ -28,6 +32,7 @@ demo=/tmp/tine-demo
 export TINE_HOME="$demo/state"
 if [ -d "$demo" ]; then
 	tine release --force "$demo/app" >/dev/null 2>&1 || true
+	tine release --force "$demo/web" >/dev/null 2>&1 || true
 	rm -rf "$demo"
 fi
 mkdir -p "$demo/app/src"
@@ -63,6 +68,39 @@ fi
 step tine discard --force source-1
 step tine discard --force source-3
 step tine tree
+
+# Live runs: a dev server declared in tine.toml, forked while it runs. Each
+# fork gets its own network namespace and address, so every fork's server
+# listens on the same port :8000 side by side.
+mkdir -p "$demo/web"
+cd "$demo/web"
+echo "<h1>the source</h1>" >index.html
+cat >tine.toml <<'TOML'
+[network]
+isolate = true
+
+[[service]]
+name = "dev"
+command = "exec python3 -m http.server 8000"
+ready = { port = 8000 }
+TOML
+cd "$demo"
+step tine init "$demo/web"
+cd "$demo/web"
+step tine start web/source
+step tine fork web/source -n 2 --approach "blue" --approach "green"
+step tine exec web/source-1 -- sh -c 'echo "<h1>fork 1: blue</h1>" > index.html'
+step tine exec web/source-2 -- sh -c 'echo "<h1>fork 2: green</h1>" > index.html'
+step tine ls web
+for run in source source-1 source-2; do
+	addr=$(tine ps "web/$run" --json | sed -n 's/.*"addr": *"\([0-9.]*\)".*/\1/p' | head -1)
+	step curl -s "http://$addr:8000/index.html"
+done
+step tine port web/source-2 8000 --host-port 8002
+step curl -s http://127.0.0.1:8002/index.html
+step tine ps web/source-1
+step tine logs web/source-1 dev --tail 3
+step tine stop web/source
 step tine ls
-printf '\nThe sample workspace stays at %s (state in %s).\n' "$demo/app" "$TINE_HOME"
+printf '\nThe sample workspaces stay at %s and %s (state in %s).\n' "$demo/app" "$demo/web" "$TINE_HOME"
 printf 'Try: TINE_HOME=%s tine exec source-2 -- python3 src/main.py\n' "$TINE_HOME"

@@ -67,7 +67,7 @@ func (a *app) printRuns(rows []runRow) error {
 	fmt.Fprintln(tw, "WORKSPACE\tNAME\tID\tROLE\tSTATE\tPROCESSES\tADDRESS\tPARENT\tAPPROACH\tPATH")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkspaceName, r.Name, r.ID, r.Role, r.State, resolved(r.Run),
-			dash(r.Processes), dash(r.Addr), dash(r.ParentName), dash(r.Approach), dash(r.Path))
+			dash(r.Processes), dash(shownAddr(r)), dash(r.ParentName), dash(r.Approach), dash(r.Path))
 	}
 	return tw.Flush()
 }
@@ -84,4 +84,13 @@ func firstArg(args []string) string {
 		return args[0]
 	}
 	return ""
+}
+
+// shownAddr is a run's address while it runs (the store keeps it across
+// restarts, so a run keeps its identity).
+func shownAddr(r runRow) string {
+	if r.Processes != engine.ProcRunning {
+		return ""
+	}
+	return r.Addr
 }

@@ -1,0 +1,70 @@
+package engine_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/supervisor"
+)
+
+func TestMain(m *testing.M) {
+	if supervisor.IsSupervisor() { // the test binary re-executed as a run's supervisor, as tine is
+		supervisor.Main()
+	}
+	os.Exit(m.Run())
+}
+
+// BenchmarkForkLive measures what a fork of a running run costs on top of
+// its files: each fork gets a supervisor (mount, pid, uts and ipc
+// namespaces), a cgroup and, with net, a network namespace wired to the
+// tine bridge with its own address; the source runs one service. "files"
+// is the same fork with --live=none, measured in the same run for the
+// ratio.
+//
+//	sudo go test ./engine -run '^$' -bench ForkLive -benchtime 20x
+func BenchmarkForkLive(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		for _, mode := range []string{"files", "rerun", "rerun+net"} {
+			b.Run(fmt.Sprintf("%s/%dway", mode, n), func(b *testing.B) { benchForkLive(b, mode, n) })
+		}
+	}
+}
+
+func benchForkLive(b *testing.B, mode string, n int) {
+	bn := newBench(b, "overlay", forkFiles, forkFileBytes)
+	toml := "[[service]]\nname = \"svc\"\ncommand = \"exec sleep 100000\"\n"
+	if mode == "rerun+net" {
+		toml += "[network]\nisolate = true\n"
+	}
+	if err := os.WriteFile(bn.path+"/tine.toml", []byte(toml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := bn.e.Start(bn.ctx, bn.ws+"/source", engine.StartOptions{Services: true}); err != nil {
+		b.Fatal(err)
+	}
+	live := engine.LiveRerun
+	if mode == "files" {
+		live = engine.LiveNone
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		bn.writeDelta(benchDelta, i)
+		b.StartTimer()
+		res, err := bn.e.Fork(bn.ctx, bn.ws+"/source", engine.ForkOptions{Copies: n, Live: live})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		for _, r := range res.Live {
+			if !r.Started || r.Error != "" {
+				b.Fatalf("fork %s: %+v", r.Run, r)
+			}
+		}
+		bn.discard(res)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/fork")
+}
