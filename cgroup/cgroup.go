@@ -44,12 +44,12 @@ type Limits struct {
 // Stats is a snapshot of a group's usage. A counter whose file this machine
 // lacks reads as zero.
 type Stats struct {
-	MemoryBytes     int64         // current memory use
-	MemoryPeakBytes int64         // highest memory use seen, where the kernel keeps it
-	CPUUsage        time.Duration // CPU time used by all tasks, ever
-	Pids            int           // processes in the group
-	Frozen          bool          // every task is frozen
-	Version         Version       // layout of the machine
+	MemoryBytes     int64         `json:"memory_bytes"`      // current memory use
+	MemoryPeakBytes int64         `json:"memory_peak_bytes"` // highest memory use seen, where the kernel keeps it
+	CPUUsage        time.Duration `json:"cpu_usage_ns"`      // CPU time used by all tasks, ever
+	Pids            int           `json:"pids"`              // processes in the group
+	Frozen          bool          `json:"frozen"`            // every task is frozen
+	Version         Version       `json:"cgroup_version"`    // layout of the machine
 }
 
 // Info describes the cgroup layout of the machine, as Probe found it.

@@ -18,7 +18,7 @@
 // The life of a run's group:
 //
 //	g, err := cgroup.Open("r1a2b3c4d") // create, or reopen after a restart
-//	err = g.Add(cmd.Process.Pid)        // children follow their parent in
+//	err = g.Add(cmd.Process.Pid)        // its later children are born inside
 //	err = g.SetLimits(cgroup.Limits{MemoryBytes: 2 << 30, CPU: 1.5})
 //	err = g.Freeze(ctx)                 // every task stopped: safe to fork the workspace
 //	err = g.Thaw()

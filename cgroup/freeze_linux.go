@@ -86,12 +86,24 @@ func (g *Group) Thaw() error {
 			return fmt.Errorf("cgroup %s: thaw: %w", g.name, err)
 		}
 	}
-	if d, ok := g.v1["freezer"]; ok {
-		if err := writeFile(filepath.Join(d, "freezer.state"), "THAWED"); err != nil {
-			return fmt.Errorf("cgroup %s: thaw: %w", g.name, err)
-		}
+	if err := g.thawV1(); err != nil {
+		return fmt.Errorf("cgroup %s: thaw: %w", g.name, err)
 	}
 	return nil
+}
+
+// thawV1 writes THAWED to the v1 freezer unless it reads THAWED already:
+// the write costs milliseconds even when there is nothing to thaw.
+func (g *Group) thawV1() error {
+	d, ok := g.v1["freezer"]
+	if !ok {
+		return nil
+	}
+	state := filepath.Join(d, "freezer.state")
+	if s, err := readString(state); err == nil && s == "THAWED" {
+		return nil
+	}
+	return writeFile(state, "THAWED")
 }
 
 // Frozen reports whether every task of the group is frozen by either

@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/cgroup"
 )
 
 // FileName is the name of the configuration file at a workspace's root.
@@ -183,7 +184,7 @@ func (l Limits) MemoryBytes() (int64, error) {
 	if l.Memory == "" {
 		return 0, nil
 	}
-	n, err := ParseBytes(l.Memory)
+	n, err := cgroup.ParseBytes(l.Memory)
 	if err != nil {
 		return 0, fmt.Errorf("limits.memory: %w", err)
 	}

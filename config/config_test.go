@@ -92,18 +92,3 @@ func TestLoad(t *testing.T) {
 		t.Errorf("bad file: %v", err)
 	}
 }
-
-func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]int64{
-		"1048576": 1 << 20, "512M": 512 << 20, "2G": 2 << 30, "1.5GiB": 3 << 29, "64kb": 64 << 10, " 7 ": 7, "10b": 10,
-	} {
-		if got, err := ParseBytes(in); err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "G", "-1M", "x", "1e30"} {
-		if _, err := ParseBytes(in); err == nil {
-			t.Errorf("ParseBytes(%q) succeeded", in)
-		}
-	}
-}
