@@ -44,7 +44,7 @@ func startForward(t *testing.T, dial func(context.Context) (net.Conn, error)) (s
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Forward(ctx, ln, dial) }()
+	go func() { done <- Forward(ctx, ln, dial); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return ln.Addr().String(), cancel, done
 }
@@ -180,4 +180,3 @@ func TestForward_DialError(t *testing.T) {
 		t.Fatalf("Read = %d, nil; want the connection closed", n)
 	}
 }
-

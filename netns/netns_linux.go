@@ -112,19 +112,29 @@ func checkAttach(cfg Config, host string, addr netip.Addr) error {
 	return cfg.checkHost(addr)
 }
 
-// addVeth creates the veth pair host/PeerName with the peer born inside ns,
-// host end up. The kernel creates both ends or neither.
+// addVeth creates the veth pair host/PeerName with the peer born inside ns.
+// The kernel creates both ends or neither.
 func addVeth(host string, ns vnetns.NsHandle) (netlink.Link, error) {
 	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: host, Flags: net.FlagUp, TxQLen: -1},
+		LinkAttrs:     netlink.LinkAttrs{Name: host, TxQLen: -1},
 		PeerName:      PeerName,
 		PeerNamespace: netlink.NsFd(ns),
 		PeerTxQLen:    -1,
 	}
-	if err := netlink.LinkAdd(veth); err != nil {
+	err := netlink.LinkAdd(veth)
+	if errors.Is(err, unix.EEXIST) && !linkExists(host) {
+		err = fmt.Errorf("%s already exists in the namespace: %w", PeerName, err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return veth, nil
+}
+
+// linkExists reports whether the host has a link called name.
+func linkExists(name string) bool {
+	_, err := netlink.LinkByName(name)
+	return err == nil
 }
 
 // wire enslaves the host end to the bridge and configures the namespace.
@@ -170,7 +180,10 @@ func configure(h *netlink.Handle, addr netip.Addr, bits int, gw netip.Addr) erro
 }
 
 // Detach deletes the host end of run name's veth pair, which takes the end
-// inside the run's namespace with it. A missing veth is not an error.
+// inside the run's namespace with it. A missing veth is not an error. When a
+// namespace's last process exits the kernel deletes the pair by itself
+// (asynchronously), so Detach matters for a namespace that lives on and for
+// sweeping leaks found by Links.
 func Detach(name string) error {
 	return delLink(HostName(name), "veth")
 }
