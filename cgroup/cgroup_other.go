@@ -57,3 +57,6 @@ func (g *Group) Stats() (Stats, error) { return Stats{}, errOS }
 
 // Remove fails off Linux with ErrUnsupported.
 func (g *Group) Remove(ctx context.Context) error { return errOS }
+
+// ProcsFiles returns the cgroup.procs files of the group; none off Linux.
+func (g *Group) ProcsFiles() []string { return nil }

@@ -235,3 +235,14 @@ func removeDir(ctx context.Context, dir string) error {
 	}
 	return err
 }
+
+// ProcsFiles returns the cgroup.procs file of each of the group's
+// directories: writing a pid to each puts that process in the group, for a
+// tracer placing a process it did not start.
+func (g *Group) ProcsFiles() []string {
+	var out []string
+	for _, d := range g.dirs() {
+		out = append(out, filepath.Join(d, "cgroup.procs"))
+	}
+	return out
+}

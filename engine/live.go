@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -120,7 +121,14 @@ func (e *Engine) start(ctx context.Context, r Ref, o StartOptions) (*StartResult
 		res.Launched = true
 	}
 	if o.Services && len(cfg.Services) > 0 {
-		res.Services, err = supervisor.NewClient(e.supDir(r)).StartServices(ctx, e.services(r, cfg, o.Skip))
+		skip := maps.Clone(o.Skip)
+		if skip == nil {
+			skip = map[string]bool{}
+		}
+		for _, a := range e.adopted(r) { // forked live into r: already running
+			skip[a.Service] = true
+		}
+		res.Services, err = supervisor.NewClient(e.supDir(r)).StartServices(ctx, e.services(r, cfg, skip))
 		if err != nil {
 			res.ServiceErr = err.Error()
 			return res, err

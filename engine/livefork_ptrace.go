@@ -2,17 +2,386 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/livefork"
+	"github.com/tinehq/tine/supervisor"
 )
 
-// liveForks carries the parent's processes into the forks by ptrace (or
-// CRIU); until that lands here, every fork reruns its services.
+// candidate is a process of the parent that a live fork may carry: the
+// main process of a service (what its shell wrapper runs), or a lone
+// process a tine exec started.
+type candidate struct {
+	Service string // "" for a tine exec process
+	Pid     int    // host pid
+	Refused string // why it cannot be forked live, or ""
+}
+
+// liveForks carries the parent's processes into the forks: each eligible
+// process is forked live by ptrace; services whose process is refused, or
+// whose live fork fails, are started fresh instead. --live=criu is
+// offered only where criu check passes; tine does not drive CRIU yet, so
+// it falls back to rerun with the reason either way.
 func (e *Engine) liveForks(ctx context.Context, p Ref, forks []*tine.Run, mode string) []LiveReport {
+	if mode == LiveCRIU {
+		return e.criuFallback(ctx, p, forks)
+	}
+	cands, err := e.candidates(ctx, p)
+	if err != nil {
+		return e.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()})
+	}
 	reports := make([]LiveReport, len(forks))
+	launched := e.launchForks(ctx, p, forks, reports)
+	live := eligible(cands)
+	results := e.injectAll(ctx, p, launched, live)
 	for i, f := range forks {
-		reports[i] = e.rerun(ctx, Ref{p.Workspace, f}, nil)
-		reports[i].Mode = mode
+		if !reports[i].Started {
+			continue
+		}
+		e.finishLive(ctx, Ref{p.Workspace, f}, &reports[i], cands, results[f.ID])
 	}
 	return reports
+}
+
+// criuFallback reruns every fork, saying why CRIU was not used.
+func (e *Engine) criuFallback(ctx context.Context, p Ref, forks []*tine.Run) []LiveReport {
+	why := "criu check passed, but tine cannot drive CRIU yet"
+	if err := livefork.CRIUProbe(ctx); err != nil {
+		why = err.Error()
+	}
+	reps := e.rerunAll(ctx, p, forks, map[string]string{"criu": why})
+	for i := range reps {
+		reps[i].Mode = LiveRerun
+	}
+	return reps
+}
+
+func (e *Engine) rerunAll(ctx context.Context, p Ref, forks []*tine.Run, refused map[string]string) []LiveReport {
+	reports := make([]LiveReport, len(forks))
+	var wg sync.WaitGroup
+	for i, f := range forks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reports[i] = e.rerun(ctx, Ref{p.Workspace, f}, nil)
+			reports[i].Refused = refused
+		}()
+	}
+	wg.Wait()
+	return reports
+}
+
+// candidates lists the parent's processes a live fork considers, with the
+// reason each that cannot be forked is refused.
+func (e *Engine) candidates(ctx context.Context, p Ref) ([]candidate, error) {
+	if e.supervised(p) == 0 {
+		return nil, fmt.Errorf("%s is not running: %w", p.Run.Name, tine.ErrState)
+	}
+	st, err := supervisor.NewClient(e.supDir(p)).Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	procs := processes(e.cgroupProcs(p), st.Services)
+	var out []candidate
+	seen := map[int]bool{}
+	for _, s := range st.Services {
+		if s.Pid == 0 {
+			continue
+		}
+		leader := hostPid(procs, s.Pid)
+		c := candidate{Service: s.Name, Pid: mainProcess(procs, leader)}
+		c.Refused = refusal(c.Pid)
+		markTree(procs, leader, seen)
+		out = append(out, c)
+	}
+	for _, pr := range procs {
+		if seen[pr.Pid] || pr.NSPid == 1 || hasChild(procs, pr.Pid) {
+			continue
+		}
+		out = append(out, candidate{Pid: pr.Pid, Refused: refusal(pr.Pid)})
+	}
+	return out, nil
+}
+
+func refusal(pid int) string {
+	if pid == 0 {
+		return "not running"
+	}
+	if err := livefork.Check(pid); err != nil {
+		var re *livefork.RefusedError
+		if errors.As(err, &re) {
+			return strings.Join(re.Reasons, "; ")
+		}
+		return err.Error()
+	}
+	return ""
+}
+
+func hostPid(procs []Process, nsPid int) int {
+	for _, p := range procs {
+		if p.NSPid == nsPid {
+			return p.Pid
+		}
+	}
+	return 0
+}
+
+// mainProcess follows a service's leader down while each process has
+// exactly one child: `sh -c "python3 app.py"` is carried as the python.
+func mainProcess(procs []Process, pid int) int {
+	for pid != 0 {
+		var kids []int
+		for _, p := range procs {
+			if p.PPid == pid {
+				kids = append(kids, p.Pid)
+			}
+		}
+		if len(kids) != 1 {
+			return pid
+		}
+		pid = kids[0]
+	}
+	return pid
+}
+
+func markTree(procs []Process, pid int, seen map[int]bool) {
+	seen[pid] = true
+	for _, p := range procs {
+		if p.PPid == pid && !seen[p.Pid] {
+			markTree(procs, p.Pid, seen)
+		}
+	}
+}
+
+func hasChild(procs []Process, pid int) bool {
+	for _, p := range procs {
+		if p.PPid == pid {
+			return true
+		}
+	}
+	return false
+}
+
+func eligible(cands []candidate) []candidate {
+	var out []candidate
+	for _, c := range cands {
+		if c.Refused == "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// launched is a fork whose supervisor is up, ready to receive processes.
+type launched struct {
+	ref Ref
+	pid int
+}
+
+// launchForks starts each fork's supervisor without services.
+func (e *Engine) launchForks(ctx context.Context, p Ref, forks []*tine.Run, reports []LiveReport) []launched {
+	out := make([]launched, len(forks))
+	var wg sync.WaitGroup
+	for i, f := range forks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := Ref{p.Workspace, f}
+			reports[i] = LiveReport{Run: f.Name, Mode: LivePtrace}
+			res, err := e.start(ctx, r, StartOptions{})
+			if err != nil {
+				reports[i].Error = err.Error()
+				return
+			}
+			reports[i].Started, reports[i].Addr = true, f.Addr
+			out[i] = launched{ref: r, pid: res.Pid}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// injectAll freezes the parent, seizes every eligible process, thaws it,
+// and forks each process into each launched fork. It returns, per fork,
+// the outcome of each candidate.
+func (e *Engine) injectAll(ctx context.Context, p Ref, forks []launched, live []candidate) map[string]map[int]liveOutcome {
+	out := map[string]map[int]liveOutcome{}
+	if len(live) == 0 {
+		return out
+	}
+	pids := make([]int, len(live))
+	for i, c := range live {
+		pids[i] = c.Pid
+	}
+	thaw, err := e.freeze(ctx, p)
+	if err != nil {
+		return failAll(forks, live, err)
+	}
+	s, err := livefork.Seize(pids)
+	thaw()
+	if err != nil {
+		return failAll(forks, live, err)
+	}
+	defer s.Close()
+	for _, f := range forks {
+		if f.pid == 0 {
+			continue
+		}
+		out[f.ref.Run.ID] = map[int]liveOutcome{}
+		for _, c := range live {
+			res, err := s.Fork(c.Pid, e.target(p, f, c))
+			out[f.ref.Run.ID][c.Pid] = liveOutcome{res: res, err: err}
+		}
+	}
+	return out
+}
+
+type liveOutcome struct {
+	res livefork.Result
+	err error
+}
+
+func failAll(forks []launched, live []candidate, err error) map[string]map[int]liveOutcome {
+	out := map[string]map[int]liveOutcome{}
+	for _, f := range forks {
+		out[f.ref.Run.ID] = map[int]liveOutcome{}
+		for _, c := range live {
+			out[f.ref.Run.ID][c.Pid] = liveOutcome{err: err}
+		}
+	}
+	return out
+}
+
+// target says where candidate c's copy goes in fork f. The namespace files
+// are named through the host's /proc as each run sees it: the mount
+// namespace from the parent's run, the network namespace (opened after
+// joining the mount namespace) from the fork's.
+func (e *Engine) target(p Ref, f launched, c candidate) livefork.Target {
+	ns := func(r Ref, kind string) string {
+		return filepath.Join(supervisor.HostProc(e.supDir(r)), strconv.Itoa(f.pid), "ns", kind)
+	}
+	t := livefork.Target{MountNS: ns(p, "mnt"), Workspace: p.Workspace.Path}
+	if f.ref.Run.Addr != "" && e.isolated(f.ref) {
+		t.NetNS = ns(f.ref, "net")
+	}
+	name := c.Service
+	if name == "" {
+		name = fmt.Sprintf("exec-%d", c.Pid)
+	}
+	t.Stdout = filepath.Join(e.LogDir(f.ref), name+".log")
+	t.Stderr = t.Stdout
+	if cg, err := cgroup.Load(f.ref.Run.ID); err == nil {
+		t.CgroupProcs = cg.ProcsFiles()
+	}
+	return t
+}
+
+// isolated reports whether r's supervisor has a network namespace of its own.
+func (e *Engine) isolated(r Ref) bool {
+	pid := e.supervised(r)
+	if pid == 0 {
+		return false
+	}
+	mine, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	host, err2 := os.Readlink("/proc/self/ns/net")
+	return err1 == nil && err2 == nil && mine != host
+}
+
+// finishLive records what was carried into fork r, then starts the
+// services that were not.
+func (e *Engine) finishLive(ctx context.Context, r Ref, rep *LiveReport, cands []candidate, got map[int]liveOutcome) {
+	skip := map[string]bool{}
+	rep.Refused = map[string]string{}
+	var adopted []Adopted
+	for _, c := range cands {
+		label := procLabel(c)
+		o, tried := got[c.Pid]
+		switch {
+		case c.Refused != "":
+			rep.Refused[label] = c.Refused
+		case tried && o.err == nil && o.res.Child > 0:
+			rep.Forked = append(rep.Forked, LiveProcess{Service: c.Service, Pid: c.Pid, Child: o.res.Child,
+				PauseMS: float64(o.res.Pause.Microseconds()) / 1000})
+			adopted = append(adopted, Adopted{Service: c.Service, Pid: o.res.Child, Start: supervisor.StartTime(o.res.Child), Origin: c.Pid})
+			if c.Service != "" {
+				skip[c.Service] = true
+			}
+		case tried:
+			rep.Refused[label] = fmt.Sprintf("live fork failed: %v", o.err)
+		}
+	}
+	if len(rep.Refused) == 0 {
+		rep.Refused = nil
+	}
+	if err := e.writeAdopted(r, adopted); err != nil {
+		rep.Error = err.Error()
+	}
+	res, err := e.start(ctx, r, StartOptions{Services: true, Skip: skip})
+	if res != nil {
+		for _, s := range res.Services {
+			if !skip[s.Name] {
+				rep.Restarted = append(rep.Restarted, s.Name)
+			}
+		}
+	}
+	if err != nil {
+		rep.Error = err.Error()
+	}
+}
+
+func procLabel(c candidate) string {
+	if c.Service != "" {
+		return fmt.Sprintf("%s (pid %d)", c.Service, c.Pid)
+	}
+	return fmt.Sprintf("pid %d", c.Pid)
+}
+
+// Adopted is a process a fork received by live fork: it runs in the
+// fork's namespaces and cgroup, but its parent is outside the fork's
+// supervisor, which therefore does not list it.
+type Adopted struct {
+	Service string `json:"service,omitempty"`
+	Pid     int    `json:"pid"` // host pid
+	Start   string `json:"start"`
+	Origin  int    `json:"origin"` // the parent's process it was forked from
+}
+
+func (e *Engine) adoptedPath(r Ref) string { return filepath.Join(e.supDir(r), "adopted.json") }
+
+func (e *Engine) writeAdopted(r Ref, a []Adopted) error {
+	if len(a) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(e.adoptedPath(r), b)
+}
+
+// adopted lists r's live-forked processes that still run.
+func (e *Engine) adopted(r Ref) []Adopted {
+	b, err := os.ReadFile(e.adoptedPath(r))
+	if err != nil {
+		return nil
+	}
+	var all, out []Adopted
+	if json.Unmarshal(b, &all) != nil {
+		return nil
+	}
+	for _, a := range all {
+		if supervisor.StartTime(a.Pid) == a.Start {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -36,6 +36,7 @@ type PS struct {
 	Addr       string                     `json:"addr,omitempty"`
 	Services   []supervisor.ServiceStatus `json:"services,omitempty"`
 	Ports      []supervisor.Port          `json:"ports,omitempty"`
+	Adopted    []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork
 	Processes  []Process                  `json:"processes"`
 	Stats      *cgroup.Stats              `json:"stats,omitempty"`
 }
@@ -55,9 +56,17 @@ func (e *Engine) PS(ctx context.Context, ref string) (*PS, error) {
 	if s, err := supervisor.NewClient(e.supDir(r)).Status(ctx); err == nil {
 		out.Services, out.Ports = s.Services, s.Ports
 	}
+	out.Adopted = e.adopted(r)
 	if cg, err := cgroup.Load(r.Run.ID); err == nil {
 		pids, _ := cg.Procs()
 		out.Processes = processes(pids, out.Services)
+		for i := range out.Processes {
+			for _, a := range out.Adopted {
+				if a.Pid == out.Processes[i].Pid {
+					out.Processes[i].Service, out.Processes[i].NSPid = a.Service, 0
+				}
+			}
+		}
 		if s, err := cg.Stats(); err == nil {
 			out.Stats = &s
 		}

@@ -64,6 +64,16 @@ func enterNamespaces(spec Spec) error {
 			return fmt.Errorf("mounting the run's files: %w", err)
 		}
 	}
+	// The host's /proc stays reachable at sup/hostproc inside the run, so a
+	// process of this run forked live into another run can open that run's
+	// namespaces by their host pid.
+	hostProc := HostProc(spec.Dir)
+	if err := os.MkdirAll(hostProc, 0o700); err != nil {
+		return err
+	}
+	if err := unix.Mount("/proc", hostProc, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("keeping the host's /proc: %w", err)
+	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}

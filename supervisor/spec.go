@@ -114,6 +114,10 @@ const (
 // SocketPath is where the supervisor of dir listens.
 func SocketPath(dir string) string { return filepath.Join(dir, sockName) }
 
+// HostProc is where, inside the run of the supervisor of dir, the host's
+// /proc is mounted (on the host the directory is empty).
+func HostProc(dir string) string { return filepath.Join(dir, "hostproc") }
+
 // LogPath is the supervisor's own log.
 func LogPath(dir string) string { return filepath.Join(dir, logName) }
 

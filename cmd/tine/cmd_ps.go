@@ -63,6 +63,9 @@ func (a *app) printPS(ps *engine.PS) error {
 		}
 		fmt.Fprintln(tw)
 	}
+	for _, a := range ps.Adopted {
+		fmt.Fprintf(tw, "forked live: %s pid %d (from the parent's pid %d)\n", dash(a.Service), a.Pid, a.Origin)
+	}
 	for _, p := range ps.Ports {
 		fmt.Fprintf(tw, "port %d published at %s\n", p.Port, p.HostAddr)
 	}

@@ -1,0 +1,18 @@
+//go:build !(linux && amd64)
+
+package livefork
+
+// Check returns ErrUnsupported: live fork needs Linux on x86-64.
+func Check(pid int) error { return ErrUnsupported }
+
+// Session holds processes seized for live fork. It is empty here.
+type Session struct{}
+
+// Seize returns ErrUnsupported: live fork needs Linux on x86-64.
+func Seize(pids []int) (*Session, error) { return nil, ErrUnsupported }
+
+// Fork returns ErrUnsupported: live fork needs Linux on x86-64.
+func (s *Session) Fork(pid int, t Target) (Result, error) { return Result{Pid: pid}, ErrUnsupported }
+
+// Close has nothing to release here.
+func (s *Session) Close() error { return nil }
