@@ -9,8 +9,8 @@ import (
 type Workspace struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
-	Path      string    `json:"path"`    // absolute workspace path
-	Backend   string    `json:"backend"` // file backend: overlay, btrfs, reflink or copy
+	Path      string    `json:"path"`          // absolute workspace path
+	Backend   string    `json:"backend"`       // file backend: overlay, btrfs, reflink or copy
 	Net       bool      `json:"net,omitempty"` // every run gets a network namespace and address of its own
 	CreatedAt time.Time `json:"created_at"`
 }
