@@ -135,10 +135,10 @@ func hostPid(procs []Process, nsPid int) int {
 	return 0
 }
 
-// mainProcess follows a service's leader down while each process has
+// mainProcess follows a service's leader down through shells that wait on
 // exactly one child: `sh -c "python3 app.py"` is carried as the python.
 func mainProcess(procs []Process, pid int) int {
-	for pid != 0 {
+	for pid != 0 && isShell(pid) {
 		var kids []int
 		for _, p := range procs {
 			if p.PPid == pid {
@@ -384,4 +384,18 @@ func (e *Engine) adopted(r Ref) []Adopted {
 		}
 	}
 	return out
+}
+
+// isShell reports whether pid runs a POSIX shell, which a service's
+// command line is run by.
+func isShell(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return false
+	}
+	switch strings.TrimSpace(string(b)) {
+	case "sh", "dash", "bash", "ash", "zsh":
+		return true
+	}
+	return false
 }

@@ -22,7 +22,7 @@ import (
 // webToml declares a service serving the workspace on :3000.
 const webToml = `[[service]]
 name = "web"
-command = "exec python3 -m http.server 3000 --bind 0.0.0.0"
+command = "exec /usr/bin/python3 -m http.server 3000 --bind 0.0.0.0"
 ready = { port = 3000, timeout = "20s" }
 `
 
@@ -31,8 +31,8 @@ ready = { port = 3000, timeout = "20s" }
 func liveWorkspace(t *testing.T, isolate bool, files map[string]string) (*env, string) {
 	t.Helper()
 	requireRoot(t)
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("requires python3 for the test services")
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("requires /usr/bin/python3 for the test services (.ci/run installs it)")
 	}
 	e := newEnv(t)
 	dir := e.workspaceDir("live")
