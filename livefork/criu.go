@@ -31,25 +31,48 @@ func CRIUProbe(ctx context.Context) error {
 	return fmt.Errorf("%w: %s", ErrCRIUUnavailable, criuReason(string(out), err))
 }
 
-// criuReason picks the line of criu's output that explains a failure: the
-// first error line, else the first non-empty line, else the exit status.
+// criuReason picks the lines of criu's output that explain a failure: the
+// first error that is not about a helper's exit status (its cause), and the
+// last error (what criu gave up on), without their source locations; else
+// the first non-empty line, else the exit status.
 func criuReason(out string, err error) string {
 	var first string
+	var errs []string
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
 			continue
 		}
-		if strings.HasPrefix(line, "Error") {
-			return line
-		}
 		if first == "" {
 			first = line
 		}
+		if msg, ok := criuError(line); ok && !strings.HasPrefix(msg, "exited, status=") {
+			errs = append(errs, msg)
+		}
 	}
-	if first != "" {
+	switch {
+	case len(errs) == 1:
+		return errs[0]
+	case len(errs) > 1:
+		return errs[0] + " (" + strings.TrimSuffix(errs[len(errs)-1], ".") + ")"
+	case first != "":
 		return first
 	}
 	return "criu check: " + err.Error()
+}
+
+// criuError strips "Error (file.c:123): " from an error line of criu.
+func criuError(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, "Error")
+	if !ok {
+		return "", false
+	}
+	rest = strings.TrimSpace(rest)
+	if strings.HasPrefix(rest, "(") {
+		if i := strings.Index(rest, "):"); i >= 0 {
+			rest = rest[i+2:]
+		}
+	}
+	return strings.TrimSpace(rest), true
 }

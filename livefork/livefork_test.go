@@ -89,3 +89,15 @@ func TestCRIUProbe_Fake(t *testing.T) {
 		})
 	}
 }
+
+func TestCRIUReason_Debian12OnNewKernel(t *testing.T) {
+	out := `Error (criu/util.c:642): exited, status=1
+Error (criu/vdso.c:381): vdso: Unexpected rt vDSO area bounds
+Error (criu/vdso.c:613): vdso: Failed to fill self vdso symtable
+Error (criu/crtools.c:260): Could not initialize kernel features detection.
+`
+	want := "vdso: Unexpected rt vDSO area bounds (Could not initialize kernel features detection)"
+	if got := criuReason(out, errors.New("exit status 1")); got != want {
+		t.Errorf("criuReason = %q, want %q", got, want)
+	}
+}
