@@ -407,11 +407,31 @@ func BenchmarkPause(b *testing.B) {
 	for _, tc := range []struct {
 		mib   int
 		pages string
-	}{{10, "4k"}, {1024, "4k"}, {1024, "thp"}} {
+	}{{10, "4k"}, {1024, "4k"}, {1024, "thp"}, {4096, "4k"}, {4096, "thp"}} {
 		b.Run(fmt.Sprintf("%dMiB-%s", tc.mib, tc.pages), func(b *testing.B) {
 			benchPause(b, tc.mib, tc.pages)
 		})
+		b.Run(fmt.Sprintf("%dMiB-%s-rerun", tc.mib, tc.pages), func(b *testing.B) {
+			benchRerun(b, tc.mib, tc.pages)
+		})
 	}
+}
+
+// benchRerun measures the alternative to a live fork: starting the same
+// process afresh until it holds its memory again (its state is lost).
+func benchRerun(b *testing.B, mib int, pages string) {
+	ws, dir := b.TempDir(), b.TempDir()
+	script := writeScript(b, allocPy)
+	for i := 0; i < b.N; i++ {
+		log := filepath.Join(dir, fmt.Sprintf("alloc-%d.log", i))
+		cmd := start(b, ws, log, python, script, strconv.Itoa(mib), pages)
+		waitLine(b, log, "touched 1\n")
+		b.StopTimer()
+		unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+		cmd.Wait()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "restart-ms")
 }
 
 func benchPause(b *testing.B, mib int, pages string) {

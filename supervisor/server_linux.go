@@ -45,6 +45,9 @@ func (s *server) serve() {
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
+			if s.isStopping() {
+				select {} // handle("stop") exits once it has answered
+			}
 			log.Printf("accept: %v", err)
 			os.Exit(1)
 		}
@@ -133,6 +136,8 @@ func (s *server) handle(c *net.UnixConn) {
 	case "publish":
 		reply(c, response{Error: errString(s.publish(req, files))})
 	case "stop":
+		s.markStopping()
+		s.ln.Close() // nobody finds a supervisor that is going away
 		s.stop(req.Grace)
 		reply(c, response{})
 		log.Printf("stopped")
@@ -292,4 +297,16 @@ func (s *server) stop(grace time.Duration) {
 		}
 	}
 	syscall.Kill(-1, syscall.SIGKILL) // as the namespace's first process: everyone else in it
+}
+
+func (s *server) markStopping() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopping = true
+}
+
+func (s *server) isStopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopping
 }
