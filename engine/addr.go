@@ -25,7 +25,8 @@ var AddrDir = "/run/tine/addrs"
 const claimFresh = 30 * time.Second
 
 // claimAddr returns the address r's network namespace gets: the one the
-// store records for it when nobody else holds it, else a new one, recorded.
+// store records for it when nobody else holds it, else a new one, which the
+// caller records.
 func (e *Engine) claimAddr(ctx context.Context, r Ref) (netip.Addr, error) {
 	if err := os.MkdirAll(AddrDir, 0o700); err != nil {
 		return netip.Addr{}, err
@@ -48,10 +49,7 @@ func (e *Engine) claimAddr(ctx context.Context, r Ref) (netip.Addr, error) {
 		if a, err = netns.Allocate(NetConfig, list); err != nil {
 			return a, err
 		}
-		r.Run.Addr = a.String()
-		if err := e.store.Update(ctx, func(tx tine.Tx) error { return tx.UpdateRun(r.Run) }); err != nil {
-			return a, err
-		}
+		r.Run.Addr = a.String() // recorded with the run's start; the claim guards it until then
 	}
 	return a, os.WriteFile(filepath.Join(AddrDir, a.String()), []byte(e.supDir(r)), 0o600)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -21,6 +22,9 @@ type Engine struct {
 	now   func() time.Time
 	// backend returns the file backend called name.
 	backend func(name string) (layer.Backend, error)
+
+	bridgeOnce sync.Once // the tine bridge is ensured once per engine
+	bridgeErr  error
 }
 
 // Open opens the state directory home, creating it if needed, and sweeps

@@ -155,37 +155,44 @@ func (e *Engine) services(r Ref, cfg *config.Config, skip map[string]bool) []sup
 }
 
 // launch starts r's supervisor in its cgroup (and network namespace) and
-// records the run as running; on failure nothing of it remains.
+// records the run as running; on failure nothing of it remains. The
+// cgroup and the address are made while the new process starts up.
 func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int, err error) {
 	isolate := r.Workspace.Net || cfg.Network.Isolate
-	var addr netip.Addr
-	if isolate {
-		if addr, err = e.claimAddr(ctx, r); err != nil {
-			return 0, err
+	prep := make(chan prepared, 1)
+	go func() { prep <- e.prepare(ctx, r, cfg, isolate) }()
+	var p *prepared
+	wait := func() *prepared {
+		if p == nil {
+			v := <-prep
+			p = &v
 		}
-	}
-	cg, err := e.cgroup(r, cfg)
-	if err != nil {
-		return 0, err
+		return p
 	}
 	defer func() {
-		if err != nil {
-			cg.Remove(context.Background())
+		if p := wait(); err != nil {
+			if p.cg != nil {
+				p.cg.Remove(context.Background())
+			}
+			e.releaseAddr(r)
 		}
 	}()
 	spec := e.supervisorSpec(r, isolate)
 	pid, err = supervisor.Launch(ctx, spec, func(pid int) error {
-		if err := cg.Add(pid); err != nil {
+		p := wait()
+		if p.err != nil {
+			return p.err
+		}
+		if err := p.cg.Add(pid); err != nil {
 			return err
 		}
 		if isolate {
-			return e.attach(r, pid, addr)
+			return e.attach(r, pid, p.addr)
 		}
 		return nil
 	})
 	if err != nil {
 		netns.Detach(r.Run.ID)
-		e.releaseAddr(r)
 		return 0, fmt.Errorf("starting %s: %w", r.Run.Name, err)
 	}
 	err = e.setProc(ctx, r, tine.ProcRunning, "start", map[string]any{"pid": pid, "addr": r.Run.Addr})
@@ -194,6 +201,24 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 		netns.Detach(r.Run.ID)
 	}
 	return pid, err
+}
+
+// prepared is what a run needs before its supervisor may start anything.
+type prepared struct {
+	cg   *cgroup.Group
+	addr netip.Addr
+	err  error
+}
+
+func (e *Engine) prepare(ctx context.Context, r Ref, cfg *config.Config, isolate bool) prepared {
+	var p prepared
+	if isolate {
+		if p.addr, p.err = e.claimAddr(ctx, r); p.err != nil {
+			return p
+		}
+	}
+	p.cg, p.err = e.cgroup(r, cfg)
+	return p
 }
 
 func (e *Engine) supervisorSpec(r Ref, isolate bool) supervisor.Spec {
@@ -219,15 +244,31 @@ func (e *Engine) cgroup(r Ref, cfg *config.Config) (*cgroup.Group, error) {
 	return cg, nil
 }
 
-// attach wires the supervisor's network namespace to the tine bridge.
+// attach wires the supervisor's network namespace to the tine bridge,
+// which is set up once per engine (and again if it went missing).
 func (e *Engine) attach(r Ref, pid int, addr netip.Addr) error {
+	e.bridgeOnce.Do(func() { e.bridgeErr = e.ensureBridge(r) })
+	if e.bridgeErr != nil {
+		return e.bridgeErr
+	}
+	err := netns.Attach(NetConfig, pid, r.Run.ID, addr)
+	if err != nil {
+		if berr := e.ensureBridge(r); berr != nil {
+			return berr
+		}
+		err = netns.Attach(NetConfig, pid, r.Run.ID, addr)
+	}
+	return err
+}
+
+func (e *Engine) ensureBridge(r Ref) error {
 	if err := netns.EnsureBridge(NetConfig); err != nil {
 		if !errors.Is(err, netns.ErrNAT) {
 			return err
 		}
 		e.warn("runs of %s will not reach outside the host: %v", r.Workspace.Name, err)
 	}
-	return netns.Attach(NetConfig, pid, r.Run.ID, addr)
+	return nil
 }
 
 func (e *Engine) setProc(ctx context.Context, r Ref, st tine.ProcState, kind string, detail any) error {

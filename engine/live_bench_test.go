@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/supervisor"
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 //	sudo go test ./engine -run '^$' -bench ForkLive -benchtime 20x
 func BenchmarkForkLive(b *testing.B) {
 	for _, n := range []int{1, 16} {
-		for _, mode := range []string{"files", "rerun", "rerun+net"} {
+		for _, mode := range []string{"files", "rerun", "rerun+net", "ptrace+net"} {
 			b.Run(fmt.Sprintf("%s/%dway", mode, n), func(b *testing.B) { benchForkLive(b, mode, n) })
 		}
 	}
@@ -34,8 +35,9 @@ func BenchmarkForkLive(b *testing.B) {
 
 func benchForkLive(b *testing.B, mode string, n int) {
 	bn := newBench(b, "overlay", forkFiles, forkFileBytes)
-	toml := "[[service]]\nname = \"svc\"\ncommand = \"exec sleep 100000\"\n"
-	if mode == "rerun+net" {
+	// One single-threaded service: a python process, so ptrace can carry it.
+	toml := "[[service]]\nname = \"svc\"\ncommand = \"exec /usr/bin/python3 -c 'import time\\nwhile True: time.sleep(1)'\"\n"
+	if mode != "files" && mode != "rerun" {
 		toml += "[network]\nisolate = true\n"
 	}
 	if err := os.WriteFile(bn.path+"/tine.toml", []byte(toml), 0o644); err != nil {
@@ -44,10 +46,13 @@ func benchForkLive(b *testing.B, mode string, n int) {
 	if _, err := bn.e.Start(bn.ctx, bn.ws+"/source", engine.StartOptions{Services: true}); err != nil {
 		b.Fatal(err)
 	}
-	live := engine.LiveRerun
-	if mode == "files" {
-		live = engine.LiveNone
+	live := map[string]string{"files": engine.LiveNone, "ptrace+net": engine.LivePtrace}[mode]
+	if live == "" {
+		live = engine.LiveRerun
 	}
+	time.Sleep(200 * time.Millisecond) // python is up
+	var pause float64
+	var pauses int
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -59,12 +64,19 @@ func benchForkLive(b *testing.B, mode string, n int) {
 		}
 		b.StopTimer()
 		for _, r := range res.Live {
-			if !r.Started || r.Error != "" {
+			if !r.Started || r.Error != "" || (live == engine.LivePtrace && len(r.Forked) != 1) {
 				b.Fatalf("fork %s: %+v", r.Run, r)
+			}
+			for _, p := range r.Forked {
+				pause += p.PauseMS
+				pauses++
 			}
 		}
 		bn.discard(res)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/fork")
+	if pauses > 0 {
+		b.ReportMetric(pause/float64(pauses), "pause-ms")
+	}
 }

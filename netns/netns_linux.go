@@ -200,8 +200,8 @@ func delLink(name, kind string) error {
 	if l.Type() != kind {
 		return fmt.Errorf("netns: %s is a %s, not a %s", name, l.Type(), kind)
 	}
-	if err := netlink.LinkDel(l); err != nil {
-		return fmt.Errorf("netns: delete %s: %w", name, err)
+	if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("netns: delete %s: %w", name, err) // ENODEV: its namespace ended meanwhile, taking it along
 	}
 	return nil
 }
