@@ -223,7 +223,7 @@ func (e *Engine) prepare(ctx context.Context, r Ref, cfg *config.Config, isolate
 
 func (e *Engine) supervisorSpec(r Ref, isolate bool) supervisor.Spec {
 	spec := supervisor.Spec{Run: r.Run.ID, Hostname: r.Run.Name, Dir: e.supDir(r), LogDir: e.LogDir(r),
-		Workspace: r.Workspace.Path, Net: isolate, Env: append(os.Environ(), "TINE_RUN="+r.Run.Name)}
+		Workspace: r.Workspace.Path, Net: isolate, Env: append(os.Environ(), RunEnv(r)...)}
 	if view := e.Path(r.Workspace, r.Run); view != r.Workspace.Path {
 		spec.View = view
 	}
@@ -390,4 +390,11 @@ func (e *Engine) quiesce(ctx context.Context, r Ref, force bool) (func(), error)
 		return nil, err
 	}
 	return func() {}, nil
+}
+
+// RunEnv is the environment that tells a process which run it is in: its
+// name, id, workspace and role, which agent hooks read.
+func RunEnv(r Ref) []string {
+	return []string{"TINE_RUN=" + r.Run.Name, "TINE_RUN_ID=" + r.Run.ID,
+		"TINE_WORKSPACE=" + r.Workspace.Name, "TINE_ROLE=" + string(r.Run.Role)}
 }

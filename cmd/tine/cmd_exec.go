@@ -96,6 +96,10 @@ func execSpec(e *engine.Engine, r engine.Ref, args []string) (sandbox.Spec, erro
 		}
 	}
 	spec.Env = withEnv(spec.Env, "PWD", spec.Dir)
+	for _, kv := range engine.RunEnv(r) {
+		k, v, _ := strings.Cut(kv, "=")
+		spec.Env = withEnv(spec.Env, k, v)
+	}
 	return spec, nil
 }
 

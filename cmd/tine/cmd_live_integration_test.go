@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -261,3 +262,73 @@ func TestLive_SupervisorCrash(t *testing.T) {
 		t.Errorf("after recovery: %+v", ps)
 	}
 }
+
+// tine.toml's limits reach the run's cgroup; tine exec commands run inside
+// it with the run's identity in their environment.
+func TestLive_LimitsAndIdentity(t *testing.T) {
+	toml := "[limits]\nmemory = \"256M\"\npids = 64\ncpu = 0.5\n"
+	e, _ := liveWorkspace(t, false, map[string]string{"tine.toml": toml})
+	out := e.execSh("source", `echo "$TINE_RUN $TINE_ROLE $(hostname)"; cat /proc/self/cgroup`)
+	if !strings.HasPrefix(out, "source source source\n") {
+		t.Errorf("identity inside the run: %q", out)
+	}
+	id := e.ps("source").Run.ID
+	if !strings.Contains(out, "/tine/"+id) {
+		t.Errorf("tine exec's command is not in the run's cgroup:\n%s", out)
+	}
+	for file, want := range map[string]string{
+		"/sys/fs/cgroup/pids/tine/" + id + "/pids.max":                "64",
+		"/sys/fs/cgroup/memory/tine/" + id + "/memory.limit_in_bytes": strconv.Itoa(256 << 20),
+		"/sys/fs/cgroup/unified/tine/" + id + "/pids.max":             "64",
+		"/sys/fs/cgroup/tine/" + id + "/memory.max":                   strconv.Itoa(256 << 20),
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue // this host's layout has no such file
+		}
+		if got := strings.TrimSpace(string(b)); got != want {
+			t.Errorf("%s = %s, want %s", file, got, want)
+		}
+	}
+	var stats struct {
+		Stats struct {
+			Pids int `json:"pids"`
+		} `json:"stats"`
+	}
+	e.okJSON(&stats, "stats", "source", "--json")
+	if stats.Stats.Pids < 1 {
+		t.Errorf("tine stats shows no process: %+v", stats)
+	}
+}
+
+// Merging into a running run applies the plan with it frozen; its
+// processes run on and see the merged files.
+func TestLive_MergeIntoRunningTarget(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"tine.toml": webTomlLoopback, "page.txt": "before\n"})
+	e.ok("start", "source")
+	before := e.ps("source").Services[0].Pid
+	e.ok("fork", "source", "--live", "none")
+	e.execSh("source-1", "echo merged > page.txt")
+	e.ok("merge", "source-1", "--filesystem")
+	if b, _ := os.ReadFile(filepath.Join(dir, "page.txt")); string(b) != "merged\n" {
+		t.Errorf("merged file: %q", b)
+	}
+	ps := e.ps("source")
+	if ps.State != engine.ProcRunning || ps.Services[0].Pid != before || ps.Stats == nil || ps.Stats.Frozen {
+		t.Errorf("the target after the merge: %+v", ps)
+	}
+	if got := e.execSh("source", "cat page.txt"); got != "merged\n" {
+		t.Errorf("inside the running target: %q", got)
+	}
+	var evs []jsonEvent
+	e.okJSON(&evs, "log", "source", "--json")
+	if evs[len(evs)-1].Kind != "merged_into" {
+		t.Errorf("last event of the target: %s", evs[len(evs)-1].Kind)
+	}
+}
+
+const webTomlLoopback = `[[service]]
+name = "web"
+command = "exec /usr/bin/python3 -m http.server 3999 --bind 127.0.0.1"
+ready = { port = 3999, timeout = "20s" }
+`

@@ -55,7 +55,10 @@ func counterLines(t *testing.T, path string) (secrets []string, counts []int) {
 func TestLiveFork_Ptrace(t *testing.T) {
 	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": counterToml, "counter.py": counterPy})
 	e.ok("start", "source")
-	waitFor(t, func() bool { b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); return strings.Count(string(b), "\n") > 5 })
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "out.txt"))
+		return strings.Count(string(b), "\n") > 5
+	})
 	parent := e.ps("source")
 	var res engine.ForkResult
 	e.okJSON(&res, "fork", "source", "--live", "ptrace", "--json")
