@@ -60,7 +60,7 @@ func Launch(ctx context.Context, spec Spec, setup func(pid int) error) (int, err
 		cmd.Wait()
 		return 0, err
 	}
-	cmd.Process.Release()
+	go cmd.Wait() // reaps the supervisor when it ends, in a long-lived caller (tine serve)
 	return pid, nil
 }
 

@@ -1,0 +1,217 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+)
+
+// Server serves the API over one engine.
+type Server struct {
+	e     *engine.Engine
+	token string // required on TCP; "" disables the check (the unix socket)
+	mux   *http.ServeMux
+	start time.Time
+}
+
+// New returns a server of e. Requests must carry token as a bearer token
+// unless it is empty (the unix socket, whose file mode is the access
+// control).
+func New(e *engine.Engine, token string) *Server {
+	s := &Server{e: e, token: token, mux: http.NewServeMux(), start: time.Now()}
+	s.routes()
+	return s
+}
+
+// ServeHTTP checks the token and dispatches.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.token != "" && !s.authorized(r) {
+		writeJSON(w, http.StatusUnauthorized, Error{Error: "a bearer token is required", Code: "unauthorized"})
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /v1/health", s.health)
+	m.HandleFunc("GET /v1/runs", s.runs)
+	m.HandleFunc("GET /v1/runs/{ref}", s.ps)
+	m.HandleFunc("GET /v1/runs/{ref}/diff", s.diff)
+	m.HandleFunc("GET /v1/runs/{ref}/events", s.runEvents)
+	m.HandleFunc("POST /v1/runs/{ref}/fork", s.fork)
+	m.HandleFunc("POST /v1/runs/{ref}/checkpoint", s.checkpoint)
+	m.HandleFunc("POST /v1/runs/{ref}/rollback", s.rollback)
+	m.HandleFunc("POST /v1/runs/{ref}/merge", s.merge)
+	m.HandleFunc("POST /v1/runs/{ref}/promote", s.promote)
+	m.HandleFunc("POST /v1/runs/{ref}/discard", s.discard)
+	m.HandleFunc("POST /v1/runs/{ref}/start", s.startRun)
+	m.HandleFunc("POST /v1/runs/{ref}/stop", s.stopRun)
+	m.HandleFunc("GET /v1/workspaces", s.workspaces)
+	m.HandleFunc("GET /v1/workspaces/{ref}", s.workspace)
+	m.HandleFunc("GET /v1/groups/{ref}/compare", s.compare)
+	m.HandleFunc("POST /v1/groups/{ref}/choose", s.choose)
+	m.HandleFunc("GET /v1/events", s.events)
+}
+
+// decode reads a JSON body into v; an empty body leaves v as it is.
+func decode(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("request body: %v: %w", err, tine.ErrInvalid)
+	}
+	return nil
+}
+
+// handle runs f and writes its result or error.
+func handle(w http.ResponseWriter, code int, v any, err error) {
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, code, v)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "home": s.e.Home(), "uptime_s": int(time.Since(s.start).Seconds())})
+}
+
+// RunRow is one run as listed by GET /v1/runs.
+type RunRow struct {
+	*tine.Run
+	WorkspaceName string `json:"workspace_name"`
+	Path          string `json:"path,omitempty"`
+	Processes     string `json:"processes,omitempty"`
+}
+
+func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
+	states, err := s.e.State(r.Context(), r.URL.Query().Get("workspace"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	all := r.URL.Query().Get("all") == "true"
+	rows := []RunRow{}
+	for _, st := range states {
+		for _, run := range st.Runs {
+			if !all && !run.Live() {
+				continue
+			}
+			row := RunRow{Run: run, WorkspaceName: st.Workspace.Name}
+			if run.Live() {
+				row.Path = s.e.Path(st.Workspace, run)
+				row.Processes, _ = s.e.ProcState(engine.Ref{Workspace: st.Workspace, Run: run})
+			}
+			rows = append(rows, row)
+		}
+	}
+	writeJSON(w, http.StatusOK, rows)
+}
+
+func (s *Server) ps(w http.ResponseWriter, r *http.Request) {
+	ps, err := s.e.PS(r.Context(), r.PathValue("ref"))
+	handle(w, http.StatusOK, ps, err)
+}
+
+func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
+	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if r.URL.Query().Get("patch") == "true" {
+		w.Header().Set("Content-Type", "text/x-diff")
+		if err := s.e.Patch(r.Context(), ref, w); err != nil {
+			writeErr(w, err)
+		}
+		return
+	}
+	ch, err := s.e.Changes(r.Context(), ref)
+	handle(w, http.StatusOK, map[string]any{"run": ref.Run, "changes": ch}, err)
+}
+
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
+	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	evs, err := s.e.Events(r.Context(), tine.EventFilter{Run: ref.Run.ID})
+	handle(w, http.StatusOK, evs, err)
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := tine.EventFilter{Workspace: q.Get("workspace"), Run: q.Get("run")}
+	var err error
+	if v := q.Get("after"); v != "" {
+		if f.After, err = strconv.ParseInt(v, 10, 64); err != nil {
+			writeErr(w, fmt.Errorf("after=%q: %w", v, tine.ErrInvalid))
+			return
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if f.Limit, err = strconv.Atoi(v); err != nil {
+			writeErr(w, fmt.Errorf("limit=%q: %w", v, tine.ErrInvalid))
+			return
+		}
+	}
+	if f.Workspace != "" {
+		ws, err := s.e.FindWorkspace(r.Context(), f.Workspace)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		f.Workspace = ws.ID
+	}
+	evs, err := s.e.Events(r.Context(), f)
+	if evs == nil {
+		evs = []*tine.Event{}
+	}
+	handle(w, http.StatusOK, evs, err)
+}
+
+func (s *Server) workspaces(w http.ResponseWriter, r *http.Request) {
+	st, err := s.e.State(r.Context(), "")
+	if st == nil {
+		st = []engine.WorkspaceState{}
+	}
+	handle(w, http.StatusOK, st, err)
+}
+
+func (s *Server) workspace(w http.ResponseWriter, r *http.Request) {
+	st, err := s.e.State(r.Context(), r.PathValue("ref"))
+	if err == nil && len(st) == 1 {
+		writeJSON(w, http.StatusOK, st[0])
+		return
+	}
+	handle(w, http.StatusOK, st, err)
+}
+
+func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
+	c, err := s.e.Compare(r.Context(), r.PathValue("ref"))
+	handle(w, http.StatusOK, c, err)
+}
+
+// ctxOf detaches a state-changing operation from the request, so a client
+// that hangs up does not interrupt a transaction half-way.
+func ctxOf(r *http.Request) context.Context { return context.WithoutCancel(r.Context()) }
