@@ -223,7 +223,12 @@ func (e *Engine) prepare(ctx context.Context, r Ref, cfg *config.Config, isolate
 
 func (e *Engine) supervisorSpec(r Ref, isolate bool) supervisor.Spec {
 	spec := supervisor.Spec{Run: r.Run.ID, Hostname: r.Run.Name, Dir: e.supDir(r), LogDir: e.LogDir(r),
-		Workspace: r.Workspace.Path, Net: isolate, Env: append(os.Environ(), RunEnv(r)...)}
+		Workspace: r.Workspace.Path, Net: isolate, Control: e.ControlDir(),
+		CapDir: e.CapDir(r)}
+	spec.Env = append(append(os.Environ(), RunEnv(r)...), supervisor.InsideEnv(os.Getenv("PATH"))...)
+	if bin, err := os.Executable(); err == nil {
+		spec.Binary = bin
+	}
 	if view := e.Path(r.Workspace, r.Run); view != r.Workspace.Path {
 		spec.View = view
 	}
@@ -398,3 +403,14 @@ func RunEnv(r Ref) []string {
 	return []string{"TINE_RUN=" + r.Run.Name, "TINE_RUN_ID=" + r.Run.ID,
 		"TINE_WORKSPACE=" + r.Workspace.Name, "TINE_ROLE=" + string(r.Run.Role)}
 }
+
+// ControlDir holds the daemon's socket; every run sees it at
+// supervisor.RunDir/ctl.
+func (e *Engine) ControlDir() string { return filepath.Join(e.home, "ctl") }
+
+// SocketPath is where tine serve listens.
+func (e *Engine) SocketPath() string { return filepath.Join(e.ControlDir(), "tine.sock") }
+
+// CapDir holds run r's capability token; the run sees it at
+// supervisor.RunDir/cap.
+func (e *Engine) CapDir(r Ref) string { return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "cap") }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/tinehq/tine/internal/mnt"
@@ -63,6 +64,9 @@ func enterNamespaces(spec Spec) error {
 		if err := mnt.Bind(spec.View, spec.Workspace); err != nil {
 			return fmt.Errorf("mounting the run's files: %w", err)
 		}
+	}
+	if err := mountControl(spec); err != nil {
+		return fmt.Errorf("mounting tine's control plane at %s: %w", RunDir, err)
 	}
 	// The host's /proc stays reachable at sup/hostproc inside the run, so a
 	// process of this run forked live into another run can open that run's
@@ -121,4 +125,45 @@ func loopbackUp() error {
 		return err
 	}
 	return netlink.LinkSetUp(lo)
+}
+
+// mountControl gives the run a private tmpfs at RunDir (hiding the host's)
+// holding the daemon's socket directory, the run's capability directory and
+// the tine binary.
+func mountControl(spec Spec) error {
+	if spec.Control == "" && spec.CapDir == "" && spec.Binary == "" {
+		return nil
+	}
+	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", RunDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return err
+	}
+	for _, b := range []struct{ src, dst string }{{spec.Control, "ctl"}, {spec.CapDir, "cap"}} {
+		if b.src == "" {
+			continue
+		}
+		if err := os.MkdirAll(b.src, 0o700); err != nil {
+			return err
+		}
+		dst := filepath.Join(RunDir, b.dst)
+		if err := os.Mkdir(dst, 0o700); err != nil {
+			return err
+		}
+		if err := mnt.Bind(b.src, dst); err != nil {
+			return err
+		}
+	}
+	if spec.Binary == "" {
+		return nil
+	}
+	bin := filepath.Join(RunDir, "bin", "tine")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(bin, nil, 0o755); err != nil {
+		return err
+	}
+	return unix.Mount(spec.Binary, bin, "", unix.MS_BIND|unix.MS_RDONLY, "")
 }

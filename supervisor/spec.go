@@ -23,6 +23,28 @@ type Spec struct {
 	Workspace string   `json:"workspace"` // the workspace path
 	Net       bool     `json:"net"`       // a network namespace of its own
 	Env       []string `json:"env"`       // base environment of services
+	// Control plane, visible inside the run under RunDir: the host
+	// directory holding the daemon's socket (bound at RunDir/ctl), the
+	// run's capability directory (RunDir/cap) and the tine binary
+	// (RunDir/bin/tine). Empty fields are skipped.
+	Control string `json:"control,omitempty"`
+	CapDir  string `json:"cap_dir,omitempty"`
+	Binary  string `json:"binary,omitempty"`
+}
+
+// RunDir is where, inside every run, tine's control plane appears: the
+// daemon's socket (ctl/tine.sock), the run's capability (cap/token) and a
+// tine binary (bin/tine, first on PATH).
+const RunDir = "/run/tine"
+
+// InsideEnv is the environment that points a process inside a run at its
+// control plane.
+func InsideEnv(path string) []string {
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	return []string{"PATH=" + RunDir + "/bin:" + path, "TINE_SOCKET=" + RunDir + "/ctl/tine.sock",
+		"TINE_CAPABILITY=" + RunDir + "/cap/token"}
 }
 
 // Service is a long-running process the supervisor starts and watches.

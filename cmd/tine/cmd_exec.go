@@ -142,7 +142,12 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string) error 
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	x := supervisor.Exec{Args: args, Env: spec.Env, Dir: spec.Dir}
+	env := spec.Env
+	for _, kv := range supervisor.InsideEnv(os.Getenv("PATH")) {
+		k, v, _ := strings.Cut(kv, "=")
+		env = withEnv(env, k, v)
+	}
+	x := supervisor.Exec{Args: args, Env: env, Dir: spec.Dir}
 	code, err := cl.Exec(context.Background(), x, [3]*os.File{os.Stdin, os.Stdout, os.Stderr}, sigs, nil)
 	if err != nil {
 		if code == 0 {
