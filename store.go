@@ -1,6 +1,9 @@
 package tine
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Store persists tine's metadata. Every change happens inside Update, which
 // commits all of it or none; readers use View. Metadata is committed before
@@ -81,4 +84,31 @@ type Tx interface {
 	AppendEvent(e *Event) error
 	// Events lists events in sequence order.
 	Events(f EventFilter) ([]*Event, error)
+
+	// SetCapability stores c as its run's only capability, replacing any
+	// earlier one, revoked or not. It sets c.Generation to one more than the
+	// run's previous generation (1 for the first), c.IssuedAt to now if
+	// zero, and c.Revoked to false. It wraps ErrNotFound if the run does not
+	// exist. A run's capability goes when the run's row does.
+	SetCapability(c *Capability) error
+	// Capability returns run's capability, revoked or not.
+	Capability(run string) (*Capability, error)
+	// RevokeCapability marks run's capability revoked and erases its secret.
+	RevokeCapability(run string) error
+	// SeeNonce records that run used nonce, to be remembered until the time
+	// until, and reports whether run had already used it. It first forgets
+	// every nonce, of any run, whose until is before now. It wraps
+	// ErrNotFound if the run does not exist.
+	SeeNonce(run, nonce string, now, until time.Time) (seen bool, err error)
+
+	// PutApproval inserts a, setting its CreatedAt to now if zero. It wraps
+	// ErrNotFound if a's workspace does not exist and ErrInvalid if Args or
+	// Evidence is not JSON. An approval goes with its workspace.
+	PutApproval(a *Approval) error
+	Approval(id string) (*Approval, error)
+	// UpdateApproval rewrites the decision of an existing approval: State,
+	// DecidedAt and DecidedBy. Every other field is fixed when it is put.
+	UpdateApproval(a *Approval) error
+	// Approvals lists approvals in creation order.
+	Approvals(f ApprovalFilter) ([]*Approval, error)
 }

@@ -96,6 +96,47 @@ ALTER TABLE runs ADD COLUMN proc TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN addr TEXT NOT NULL DEFAULT '';
 ALTER TABLE workspaces ADD COLUMN net INTEGER NOT NULL DEFAULT 0;
 `,
+	// 3: control from inside a run: each run's capability, the nonces its
+	// requests used, and approvals. They cascade with their run or
+	// workspace, so DeleteWorkspace and DeleteRun take them along.
+	`
+CREATE TABLE capabilities (
+	run        TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+	secret     BLOB NOT NULL,
+	generation INTEGER NOT NULL,
+	issued_at  INTEGER NOT NULL,
+	revoked    INTEGER NOT NULL
+) STRICT;
+
+-- A nonce is kept until its request could no longer pass the time window.
+CREATE TABLE nonces (
+	run        TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	nonce      TEXT NOT NULL,
+	expires_at INTEGER NOT NULL,
+	PRIMARY KEY (run, nonce)
+) STRICT;
+CREATE INDEX nonces_expires_at ON nonces (expires_at);
+
+-- decided_at is 0 until a person decides.
+CREATE TABLE approvals (
+	id           TEXT PRIMARY KEY,
+	workspace    TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+	run          TEXT NOT NULL,
+	grp          TEXT NOT NULL,
+	action       TEXT NOT NULL,
+	args         TEXT CHECK (args IS NULL OR json_valid(args)),
+	evidence     TEXT CHECK (evidence IS NULL OR json_valid(evidence)),
+	state        TEXT NOT NULL,
+	fingerprint  TEXT NOT NULL,
+	requested_by TEXT NOT NULL,
+	created_at   INTEGER NOT NULL,
+	expires_at   INTEGER NOT NULL,
+	decided_at   INTEGER NOT NULL,
+	decided_by   TEXT NOT NULL
+) STRICT;
+CREATE INDEX approvals_workspace ON approvals (workspace, created_at);
+CREATE INDEX approvals_state ON approvals (state, created_at);
+`,
 }
 
 // SchemaVersion is the schema version this package writes.
