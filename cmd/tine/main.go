@@ -127,7 +127,8 @@ roll back to, and discards what you do not keep.`,
 		newInit, newRelease, newFork, newExec, newPath, newLs, newTree, newLog,
 		newDiff, newCheckpoint, newRollback, newDiscard,
 		newMerge, newPromote, newCompare, newChoose,
-		newStart, newStop, newPs, newStats, newPort, newLogs, newGC,
+		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
+		newHook, newSetup,
 	} {
 		root.AddCommand(c(a))
 	}

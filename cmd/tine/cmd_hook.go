@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/hook"
+)
+
+func newHook(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "hook claude|codex",
+		Short: "Answer an agent's hook event (run by the agent)",
+		Long: `Reads one hook event of Claude Code or Codex as JSON on stdin and answers in
+that agent's format. Inside a tine run (TINE_RUN and TINE_ROLE set):
+PreToolUse denies fork-worthy commands in a source with the tine fork-self
+command to run instead, and external effects everywhere; PostToolUse records
+the call as evidence (test runs flagged); UserPromptSubmit records a typed
+choice ("approve ID", "merge RUN", "pick fork N") for approval; Stop records
+the turn as stopped. Records go to the JSON-lines file TINE_EVIDENCE, if set.
+
+Outside a run it answers nothing. It always exits 0: an event it cannot read
+is passed with a warning on stderr, since a failing hook would get in the
+agent's way. tine setup installs it.`,
+		Example: `  echo '{"hook_event_name":"Stop","session_id":"s"}' | tine hook claude
+  tine hook codex --json-decision < event.json`,
+		Args: hookArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			agent, _ := hook.ParseAgent(args[0])
+			ans := hook.HandleReader(c.Context(), agent, c.InOrStdin(), hook.EnvFromOS())
+			fmt.Fprint(a.stderr, ans.Output.Stderr)
+			if asJSON {
+				return a.printJSON(ans)
+			}
+			_, err := a.stdout.Write(ans.Output.Stdout)
+			return err
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json-decision", false, "print tine's neutral decision (event, verdict, records) as JSON instead of the agent's answer")
+	// Exit status 2 means "block" to both agents: a bad command line must
+	// not block the agent, so it fails with 1.
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitErr{exitError, fmt.Errorf("%w (see tine hook --help)", err)}
+	})
+	return c
+}
+
+// hookArgs wants one known agent, failing with status 1, not 2.
+func hookArgs(c *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return exitErr{exitError, fmt.Errorf("hook takes 1 argument, claude or codex (see tine hook --help)")}
+	}
+	if _, err := hook.ParseAgent(args[0]); err != nil {
+		return exitErr{exitError, err}
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/httpapi"
+)
+
+func newServe(a *app) *cobra.Command {
+	var listen string
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the tine daemon: the JSON API on a unix socket (and TCP)",
+		Long: `Serves tine's JSON HTTP API on the unix socket ctl/tine.sock in the state
+directory (mode 0600: whoever may open it has full control; every run sees
+it at /run/tine/ctl/tine.sock, where requests must carry the run's
+capability), and with
+--listen also on TCP, where every request needs the bearer token kept in the
+state directory's file "token" (created on first use). SIGINT or SIGTERM
+stops it gracefully: requests in flight finish; runs and their processes
+keep running and the next tine serve finds them.`,
+		Example: `  tine serve
+  tine serve --listen 127.0.0.1:7070
+  curl --unix-socket /var/lib/tine/ctl/tine.sock http://tine/v1/runs`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			e, err := a.open(c.Context())
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			return a.serve(e, listen)
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", "", "also serve on this TCP address, with the bearer token")
+	return c
+}
+
+func (a *app) serve(e *engine.Engine, listen string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	sock := e.SocketPath()
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		return err
+	}
+	uln, err := listenUnix(sock)
+	if err != nil {
+		return err
+	}
+	servers := []*http.Server{{Handler: httpapi.New(e, ""), ReadHeaderTimeout: 10 * time.Second}}
+	lns := []net.Listener{uln}
+	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
+	if listen != "" {
+		token, err := loadToken(e.Home())
+		if err != nil {
+			return err
+		}
+		tln, err := net.Listen("tcp", listen)
+		if err != nil {
+			uln.Close()
+			return err
+		}
+		servers = append(servers, &http.Server{Handler: httpapi.New(e, token), ReadHeaderTimeout: 10 * time.Second})
+		lns = append(lns, tln)
+		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), filepath.Join(e.Home(), "token"))
+	}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(lns[i]) }()
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		srv.Shutdown(sctx)
+	}
+	os.Remove(sock)
+	fmt.Fprintln(a.stdout, "tine serve: stopped")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// listenUnix listens on path, refusing to take over a socket a live daemon
+// answers on, and replacing a stale one.
+func listenUnix(path string) (net.Listener, error) {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("a tine daemon already listens on %s", path)
+	}
+	os.Remove(path)
+	old := syscall.Umask(0o077)
+	ln, err := net.Listen("unix", path)
+	syscall.Umask(old)
+	return ln, err
+}
+
+// loadToken returns the state directory's bearer token, making one if needed.
+func loadToken(home string) (string, error) {
+	path := filepath.Join(home, "token")
+	b, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	token := hex.EncodeToString(raw)
+	return token, os.WriteFile(path, []byte(token+"\n"), 0o600)
+}

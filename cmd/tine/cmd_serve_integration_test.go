@@ -1,0 +1,165 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine/engine"
+)
+
+// daemon is a running tine serve.
+type daemon struct {
+	cmd    *exec.Cmd
+	client *http.Client
+	lines  chan string
+}
+
+func (e *env) serve(args ...string) *daemon {
+	e.t.Helper()
+	cmd := exec.Command(tineBin, append([]string{"serve"}, args...)...)
+	cmd.Env = e.vars
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	d := &daemon{cmd: cmd, lines: make(chan string, 16)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			d.lines <- sc.Text()
+		}
+		close(d.lines)
+	}()
+	e.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sock := filepath.Join(e.home, "ctl", "tine.sock")
+	d.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var dl net.Dialer
+			return dl.DialContext(ctx, "unix", sock)
+		}}}
+	select {
+	case line := <-d.lines:
+		if !strings.Contains(line, "listening on") {
+			e.t.Fatalf("tine serve said %q", line)
+		}
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("tine serve did not start")
+	}
+	return d
+}
+
+func (d *daemon) get(t *testing.T, path string, out any) int {
+	t.Helper()
+	return d.do(t, "GET", path, "", out)
+}
+
+func (d *daemon) do(t *testing.T, method, path, body string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://tine"+path, strings.NewReader(body))
+	resp, err := d.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	if err := d.cmd.Wait(); err != nil {
+		t.Errorf("tine serve after SIGTERM: %v", err)
+	}
+}
+
+// Runs outlive the daemon: stopped and started again, it finds them.
+func TestServe_RestartWhileRunsLive(t *testing.T) {
+	toml := "[[service]]\nname = \"sleeper\"\ncommand = \"exec sleep 1000\"\n"
+	e, _ := liveWorkspace(t, false, map[string]string{"tine.toml": toml})
+	d := e.serve()
+	if r := e.tine("serve"); r.code == 0 || !strings.Contains(r.stderr, "already listens") {
+		t.Errorf("a second daemon: %v", r)
+	}
+	var st engine.StartResult
+	if code := d.do(t, "POST", "/v1/runs/source/start", "", &st); code != 200 || st.Pid == 0 {
+		t.Fatalf("start through the API: %d %+v", code, st)
+	}
+	var fr engine.ForkResult
+	if code := d.do(t, "POST", "/v1/runs/source/fork", `{"copies": 2}`, &fr); code != 201 || len(fr.Live) != 2 {
+		t.Fatalf("fork through the API: %d %+v", code, fr)
+	}
+	d.stop(t)
+	if _, err := os.Stat(filepath.Join(e.home, "ctl", "tine.sock")); err == nil {
+		t.Error("the socket remains after the daemon stopped")
+	}
+	if ps := e.ps("source"); ps.State != engine.ProcRunning || ps.Supervisor != st.Pid {
+		t.Fatalf("after the daemon stopped: %+v", ps)
+	}
+	d = e.serve()
+	var ps engine.PS
+	if code := d.get(t, "/v1/runs/source-2", &ps); code != 200 || ps.State != engine.ProcRunning || len(ps.Services) != 1 {
+		t.Errorf("the restarted daemon sees source-2 as %d %+v", code, ps)
+	}
+	var rows []map[string]any
+	if code := d.get(t, "/v1/runs", &rows); code != 200 || len(rows) != 3 {
+		t.Errorf("GET /v1/runs after restart: %d, %d rows", code, len(rows))
+	}
+	d.stop(t)
+}
+
+// On TCP every request needs the token from the state directory.
+func TestServe_TCPToken(t *testing.T) {
+	requireRoot(t)
+	e := newEnv(t)
+	d := e.serve("--listen", "127.0.0.1:0")
+	var addr string
+	select {
+	case line := <-d.lines:
+		f := strings.Fields(line)
+		addr = f[4]
+	case <-time.After(5 * time.Second):
+		t.Fatal("no TCP address printed")
+	}
+	token, err := os.ReadFile(filepath.Join(e.home, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(filepath.Join(e.home, "token")); st.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v", st.Mode().Perm())
+	}
+	for tok, want := range map[string]int{"": 401, "nope": 401, strings.TrimSpace(string(token)): 200} {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/v1/runs", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("token %q: %d, want %d", tok, resp.StatusCode, want)
+		}
+	}
+	d.stop(t)
+}

@@ -1,0 +1,77 @@
+package hook
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tinehq/tine/classify"
+)
+
+// phrases name each category in a sentence.
+var phrases = map[classify.Category]string{
+	classify.DependencyUpgrade:   "a dependency upgrade",
+	classify.LockfileRewrite:     "a lockfile rewrite",
+	classify.SchemaMigration:     "a schema migration",
+	classify.BroadRefactor:       "a broad refactor",
+	classify.DestructiveCleanup:  "a destructive cleanup",
+	classify.DestructiveDatabase: "a destructive database change",
+	classify.ExternalMutation:    "an external change",
+}
+
+// maxQuoted bounds how much of a command a message repeats.
+const maxQuoted = 120
+
+// forkFirstMessage asks the agent to request forks instead of running cmd.
+func forkFirstMessage(cmd string, d classify.Decision) string {
+	what := "fork-worthy work"
+	if len(d.Categories) > 0 {
+		what = phrases[d.Categories[0]]
+	}
+	req := ForkSelfCommand(d.Approaches)
+	return fmt.Sprintf("tine: `%s` is %s (%s); run it in forks first: %s — "+
+		"tine forks this run once your turn has stopped, so request it, say so, and end the turn.",
+		shorten(cmd), what, d.Reason, req)
+}
+
+// denyMessage says why cmd is refused in role.
+func denyMessage(cmd string, d classify.Decision, role classify.Role) string {
+	where := "this source"
+	if role == classify.Fork {
+		where = "this fork"
+	}
+	return fmt.Sprintf("tine: `%s` is refused in %s: %s.", shorten(cmd), where, d.Reason)
+}
+
+// ForkSelfCommand is the command an agent runs to ask tine for one fork
+// per approach (two when none is given).
+func ForkSelfCommand(approaches []string) string {
+	n := max(len(approaches), 2)
+	var b strings.Builder
+	fmt.Fprintf(&b, "tine fork-self -n %d", n)
+	for _, a := range approaches {
+		b.WriteString(" --approach ")
+		b.WriteString(shellQuote(a))
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shorten keeps one line of at most maxQuoted bytes of s.
+func shorten(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " ..."
+	}
+	if len(s) > maxQuoted {
+		cut := maxQuoted
+		for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
