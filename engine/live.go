@@ -413,4 +413,6 @@ func (e *Engine) SocketPath() string { return filepath.Join(e.ControlDir(), "tin
 
 // CapDir holds run r's capability token; the run sees it at
 // supervisor.RunDir/cap.
-func (e *Engine) CapDir(r Ref) string { return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "cap") }
+func (e *Engine) CapDir(r Ref) string {
+	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "cap")
+}
