@@ -56,6 +56,20 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err != nil {
 		return nil, err
 	}
+	// The parent's capability dies before its files are cloned; it and
+	// every fork get fresh ones after, whatever happens.
+	if err := e.revokeCap(ctx, p.Run); err != nil {
+		return nil, err
+	}
+	defer func() {
+		runs := []*tine.Run{p.Run}
+		if res != nil {
+			runs = append(runs, res.Forks...)
+		}
+		if cerr := e.issueCaps(ctx, p.Workspace, runs...); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	head := gitHead(ctx, e.Path(p.Workspace, p.Run)) // before sealing may unmount the view
 	thaw, err := e.freeze(ctx, p)                    // the version is what the processes left at one instant
 	if err != nil {

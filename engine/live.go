@@ -217,6 +217,9 @@ func (e *Engine) prepare(ctx context.Context, r Ref, cfg *config.Config, isolate
 			return p
 		}
 	}
+	if p.err = e.issueCaps(ctx, r.Workspace, r.Run); p.err != nil {
+		return p
+	}
 	p.cg, p.err = e.cgroup(r, cfg)
 	return p
 }

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/engine"
 )
 
@@ -22,6 +24,9 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionFork); !ok {
+		return
+	}
 	res, err := s.e.Fork(ctxOf(r), r.PathValue("ref"), engine.ForkOptions{
 		Copies: req.Copies, Name: req.Name, Approaches: req.Approaches, Live: req.Live})
 	handle(w, http.StatusCreated, res, err)
@@ -36,6 +41,9 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) {
 	var req CheckpointRequest
 	if err := decode(r, &req); err != nil {
 		writeErr(w, err)
+		return
+	}
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
 		return
 	}
 	v, err := s.e.Checkpoint(ctxOf(r), r.PathValue("ref"), req.Label)
@@ -55,6 +63,9 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.To == "" {
 		writeErr(w, fmt.Errorf("rollback needs \"to\": a version id or label: %w", tine.ErrInvalid))
+		return
+	}
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
 		return
 	}
 	res, err := s.e.Rollback(ctxOf(r), r.PathValue("ref"), req.To)
@@ -77,6 +88,16 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	if actor := actorOf(r); actor != nil {
+		if !s.allowMerge(w, r, actor, req) {
+			return
+		}
+		if !req.DryRun {
+			body, _ := json.Marshal(req)
+			s.requestApproval(w, r, actor, engine.Resolution{Action: tine.ActionMerge, Run: actor.Run.ID, Args: body})
+			return
+		}
+	}
 	res, err := s.e.Merge(ctxOf(r), r.PathValue("ref"), engine.MergeOptions{Into: req.Into, Scope: req.Scope,
 		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force})
 	if err != nil && res != nil { // a conflict: the plan says where
@@ -98,6 +119,13 @@ func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	if actor, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionPromote); !ok {
+		return
+	} else if actor != nil {
+		body, _ := json.Marshal(req)
+		s.requestApproval(w, r, actor, engine.Resolution{Action: tine.ActionPromote, Run: r.PathValue("ref"), Args: body})
+		return
+	}
 	res, err := s.e.Promote(ctxOf(r), r.PathValue("ref"), req.DropSourceChanges)
 	handle(w, http.StatusOK, res, err)
 }
@@ -111,6 +139,12 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 	var req DiscardRequest
 	if err := decode(r, &req); err != nil {
 		writeErr(w, err)
+		return
+	}
+	if actor, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionDiscard); !ok {
+		return
+	} else if actor != nil {
+		s.requestApproval(w, r, actor, engine.Resolution{Action: tine.ActionDiscard, Run: r.PathValue("ref")})
 		return
 	}
 	runs, err := s.e.Discard(ctxOf(r), r.PathValue("ref"), req.Force)
@@ -128,6 +162,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
+		return
+	}
 	res, err := s.e.Start(ctxOf(r), r.PathValue("ref"), engine.StartOptions{Services: req.Services == nil || *req.Services})
 	if err != nil && res != nil {
 		code, name := status(err)
@@ -138,6 +175,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
+		return
+	}
 	run, err := s.e.Stop(ctxOf(r), r.PathValue("ref"))
 	handle(w, http.StatusOK, run, err)
 }
@@ -159,6 +199,41 @@ func (s *Server) choose(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fmt.Errorf("choose needs \"run\" or \"discard_all\", not both: %w", tine.ErrInvalid))
 		return
 	}
+	if actor, ok := s.allowGroup(w, r, r.PathValue("ref"), tine.ActionChoose); !ok {
+		return
+	} else if actor != nil {
+		if req.DiscardAll {
+			writeErr(w, fmt.Errorf("a run may choose a winner, not discard the whole group: %w", tine.ErrPrivilege))
+			return
+		}
+		body, _ := json.Marshal(req)
+		s.requestApproval(w, r, actor, engine.Resolution{Action: tine.ActionChoose, Run: req.Run, Group: r.PathValue("ref"), Args: body})
+		return
+	}
 	res, err := s.e.Choose(ctxOf(r), r.PathValue("ref"), req.Run, req.Promote)
 	handle(w, http.StatusOK, res, err)
+}
+
+// allowMerge lets a run merge only its own work, and only into its
+// direct parent.
+func (s *Server) allowMerge(w http.ResponseWriter, r *http.Request, actor *engine.Ref, req MergeRequest) bool {
+	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		writeErr(w, err)
+		return false
+	}
+	if ref.Run.ID != actor.Run.ID {
+		if req.DryRun {
+			_, ok := s.allow(w, r, ref.Run.ID, tine.ActionInspect)
+			return ok
+		}
+		writeErr(w, fmt.Errorf("run %s may merge only its own work, not %s's: %w", actor.Run.Name, ref.Run.Name, capability.ErrScope))
+		return false
+	}
+	into := req.Into
+	if into == "" {
+		into = actor.Run.Parent
+	}
+	_, ok := s.allow(w, r, into, tine.ActionMerge)
+	return ok
 }

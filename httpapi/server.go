@@ -12,22 +12,24 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/engine"
 )
 
 // Server serves the API over one engine.
 type Server struct {
-	e     *engine.Engine
-	token string // required on TCP; "" disables the check (the unix socket)
-	mux   *http.ServeMux
-	start time.Time
+	e        *engine.Engine
+	verifier *capability.Verifier
+	token    string // required on TCP; "" disables the check (the unix socket)
+	mux      *http.ServeMux
+	start    time.Time
 }
 
 // New returns a server of e. Requests must carry token as a bearer token
 // unless it is empty (the unix socket, whose file mode is the access
 // control).
 func New(e *engine.Engine, token string) *Server {
-	s := &Server{e: e, token: token, mux: http.NewServeMux(), start: time.Now()}
+	s := &Server{e: e, verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now()}
 	s.routes()
 	return s
 }
@@ -36,6 +38,11 @@ func New(e *engine.Engine, token string) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.token != "" && !s.authorized(r) {
 		writeJSON(w, http.StatusUnauthorized, Error{Error: "a bearer token is required", Code: "unauthorized"})
+		return
+	}
+	r, err := s.inside(r)
+	if err != nil {
+		writeErr(w, err)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -116,6 +123,9 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 			if !all && !run.Live() {
 				continue
 			}
+			if a := actorOf(r); a != nil && capability.Scope(a.Run, run, tine.ActionInspect) != nil {
+				continue // a run sees itself and its direct forks
+			}
 			row := RunRow{Run: run, WorkspaceName: st.Workspace.Name}
 			if run.Live() {
 				row.Path = s.e.Path(st.Workspace, run)
@@ -128,11 +138,17 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ps(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionInspect); !ok {
+		return
+	}
 	ps, err := s.e.PS(r.Context(), r.PathValue("ref"))
 	handle(w, http.StatusOK, ps, err)
 }
 
 func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionInspect); !ok {
+		return
+	}
 	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
 	if err != nil {
 		writeErr(w, err)
@@ -150,6 +166,9 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionInspect); !ok {
+		return
+	}
 	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
 	if err != nil {
 		writeErr(w, err)
@@ -160,6 +179,9 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	if !s.personOnly(w, r) {
+		return
+	}
 	q := r.URL.Query()
 	f := tine.EventFilter{Workspace: q.Get("workspace"), Run: q.Get("run")}
 	var err error
@@ -191,6 +213,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) workspaces(w http.ResponseWriter, r *http.Request) {
+	if !s.personOnly(w, r) {
+		return
+	}
 	st, err := s.e.State(r.Context(), "")
 	if st == nil {
 		st = []engine.WorkspaceState{}
@@ -199,6 +224,9 @@ func (s *Server) workspaces(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) workspace(w http.ResponseWriter, r *http.Request) {
+	if !s.personOnly(w, r) {
+		return
+	}
 	st, err := s.e.State(r.Context(), r.PathValue("ref"))
 	if err == nil && len(st) == 1 {
 		writeJSON(w, http.StatusOK, st[0])
@@ -208,6 +236,9 @@ func (s *Server) workspace(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.allowGroup(w, r, r.PathValue("ref"), tine.ActionInspect); !ok {
+		return
+	}
 	c, err := s.e.Compare(r.Context(), r.PathValue("ref"))
 	handle(w, http.StatusOK, c, err)
 }
@@ -215,3 +246,13 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 // ctxOf detaches a state-changing operation from the request, so a client
 // that hangs up does not interrupt a transaction half-way.
 func ctxOf(r *http.Request) context.Context { return context.WithoutCancel(r.Context()) }
+
+// personOnly refuses requests from inside runs (whole workspaces and the
+// event log are a person's view).
+func (s *Server) personOnly(w http.ResponseWriter, r *http.Request) bool {
+	if actorOf(r) != nil {
+		writeErr(w, fmt.Errorf("only a person may read this, not code inside a run: %w", capability.ErrScope))
+		return false
+	}
+	return true
+}

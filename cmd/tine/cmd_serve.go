@@ -62,7 +62,7 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	if err != nil {
 		return err
 	}
-	servers := []*http.Server{{Handler: httpapi.New(e, ""), ReadHeaderTimeout: 10 * time.Second}}
+	servers := []*http.Server{{Handler: httpapi.New(e, ""), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
 	lns := []net.Listener{uln}
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if listen != "" {

@@ -128,6 +128,7 @@ roll back to, and discards what you do not keep.`,
 		newDiff, newCheckpoint, newRollback, newDiscard,
 		newMerge, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
+		newApprove, newRefuse, newPending, newForkSelf, newRequest,
 		newHook, newSetup,
 	} {
 		root.AddCommand(c(a))

@@ -1,0 +1,80 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine"
+)
+
+// rawGet speaks HTTP to the daemon's socket from inside a run without any
+// capability, as a process that bypasses tine would.
+const rawGet = `import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b"GET /v1/runs HTTP/1.0\r\nHost: tine\r\n\r\n")
+print(s.recv(65536).decode().split("\r\n")[0])
+`
+
+// An agent inside a run forks itself and proposes a merge through the
+// tine on its PATH; nothing lands until a person approves that exact
+// request, which is single-use and goes stale when the fork changes.
+func TestControl_ForkSelfRequestApprove(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "original\n", "raw.py": rawGet})
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("start", "source")
+
+	// A stale token kept from before the fork stops working once it forks.
+	e.execSh("source", "cp /run/tine/cap/token "+filepath.Join(e.tmp, "old-token"))
+	out := e.ok("exec", "source", "--", "tine", "fork-self", "-n", "1", "--approach", "rewrite")
+	if !strings.Contains(out, "source-1") || !strings.Contains(out, "rewrite") {
+		t.Fatalf("fork-self: %s", out)
+	}
+	r := e.tine("exec", "source", "--", "sh", "-c", "TINE_CAPABILITY="+filepath.Join(e.tmp, "old-token")+" tine fork-self")
+	if r.code != 7 || !strings.Contains(r.stderr, "revoked") {
+		t.Errorf("the parent's token from before the fork: %v", r)
+	}
+	// Bypassing tine from inside a run: no capability, no access.
+	if got := e.execSh("source-1", "/usr/bin/python3 raw.py /run/tine/ctl/tine.sock"); !strings.Contains(got, "403") {
+		t.Errorf("an unsigned request from inside a run got %q", got)
+	}
+
+	e.execSh("source-1", "echo rewritten > a.txt")
+	out = e.ok("exec", "source-1", "--", "tine", "request", "merge")
+	id := regexp.MustCompile(`pending as (a[0-9a-z]{8})`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("request merge: %s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "original\n" {
+		t.Fatalf("the merge landed before approval: %q", b)
+	}
+	var pending []tine.Approval
+	e.okJSON(&pending, "pending", "--json")
+	if len(pending) != 1 || pending[0].ID != id[1] || pending[0].Action != tine.ActionMerge || len(pending[0].Evidence) == 0 {
+		t.Fatalf("tine pending: %+v", pending)
+	}
+	e.ok("approve", id[1])
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "rewritten\n" {
+		t.Errorf("after approval the source has %q", b)
+	}
+	if r := e.tine("approve", id[1]); r.code != 7 || !strings.Contains(r.stderr, "used") {
+		t.Errorf("approving twice: %v", r)
+	}
+
+	// Stale: the fork changes after asking; the approval no longer fits.
+	e.execSh("source-1", "echo again > b.txt")
+	out = e.ok("exec", "source-1", "--", "tine", "request", "merge")
+	id2 := regexp.MustCompile(`pending as (a[0-9a-z]{8})`).FindStringSubmatch(out)
+	e.execSh("source-1", "echo sneaky > c.txt")
+	if r := e.tine("approve", id2[1]); r.code != 5 || !strings.Contains(r.stderr, "changed") {
+		t.Errorf("approving a request whose run changed since: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.txt")); err == nil {
+		t.Error("a stale approval merged")
+	}
+}

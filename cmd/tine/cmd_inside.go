@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/httpapi"
+)
+
+// insideClient is the daemon client of code inside a run: it signs with
+// the run's capability (TINE_CAPABILITY) and talks to the daemon's socket
+// (TINE_SOCKET), both of which tine puts in every run.
+func insideClient() (*httpapi.Client, string, error) {
+	path, sock := os.Getenv("TINE_CAPABILITY"), os.Getenv("TINE_SOCKET")
+	if path == "" || sock == "" {
+		return nil, "", fmt.Errorf("this command works inside a run (tine exec RUN -- tine ...): %w", tine.ErrState)
+	}
+	c, err := capability.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("the run's capability: %w", err)
+	}
+	return httpapi.NewClient(sock, &c), c.Run, nil
+}
+
+func newForkSelf(a *app) *cobra.Command {
+	var req httpapi.ForkRequest
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "fork-self",
+		Short: "From inside a run: fork this run",
+		Long: `Asks the tine daemon, with this run's capability, to fork the run this command
+runs in into --copies forks with the given approaches. Only works inside a run,
+with tine serve running on the host.`,
+		Example: `  tine fork-self -n 2 --approach "upgrade in place" --approach "pin and patch"`,
+		Args:    exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			cl, run, err := insideClient()
+			if err != nil {
+				return err
+			}
+			var res engine.ForkResult
+			if _, err := cl.Do(c.Context(), "POST", "/v1/runs/"+run+"/fork", req, &res); err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(res)
+			}
+			fmt.Fprintf(a.stdout, "forked %s into group %s:\n", res.Parent.Name, res.Group.ID)
+			for _, f := range res.Forks {
+				fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, f.Approach)
+			}
+			a.printLive(res.Live)
+			return nil
+		},
+	}
+	c.Flags().IntVarP(&req.Copies, "copies", "n", 1, "number of forks")
+	c.Flags().StringArrayVar(&req.Approaches, "approach", nil, "approach of the next fork (repeatable)")
+	c.Flags().StringVar(&req.Live, "live", "", "live-state mode of the forks (see tine fork)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}
+
+func newRequest(a *app) *cobra.Command {
+	var into string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "request merge|promote|discard",
+		Short: "From inside a run: ask a person to merge, promote or discard this run",
+		Long: `Asks the tine daemon, with this run's capability, to resolve the run this
+command runs in. Nothing happens until a person approves it: the request is
+recorded as pending, with the run's changes and (for a merge) the dry-run
+plan, and printed with its id. A fork may merge only into its direct parent.`,
+		Example: `  tine request merge
+  tine request promote`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			cl, run, err := insideClient()
+			if err != nil {
+				return err
+			}
+			var body any
+			switch args[0] {
+			case "merge":
+				body = httpapi.MergeRequest{Into: into}
+			case "promote", "discard":
+			default:
+				return usageErr(c, "request merge, promote or discard")
+			}
+			var out struct {
+				Approval *tine.Approval `json:"approval"`
+				Message  string         `json:"message"`
+			}
+			code, err := cl.Do(c.Context(), "POST", "/v1/runs/"+url.PathEscape(run)+"/"+args[0], body, &out)
+			if err != nil {
+				return err
+			}
+			if code != http.StatusAccepted || out.Approval == nil {
+				return fmt.Errorf("the daemon did not record a request (status %d)", code)
+			}
+			if asJSON {
+				return a.printJSON(out)
+			}
+			fmt.Fprintf(a.stdout, "asked: %s of %s is pending as %s; %s\n", out.Approval.Action, run, out.Approval.ID, out.Message)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&into, "into", "", "merge target (default and only choice: this run's parent)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}

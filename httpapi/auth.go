@@ -1,0 +1,139 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/engine"
+)
+
+// RequestHeader carries a request signed with a run's capability: the
+// base64url of the JSON capability.Request, whose Args are the body.
+const RequestHeader = "Tine-Request"
+
+type ctxKey int
+
+const (
+	peerKey ctxKey = iota
+	actorKey
+)
+
+// unknownRun marks a peer whose run could not be told: treated as inside.
+const unknownRun = "?"
+
+// peer is the process at the other end of a unix-socket connection.
+type peer struct {
+	pid int
+	run string // the run it lives in; "" for the host
+}
+
+// actorOf is the run a request acts for, or nil for a person (the host).
+func actorOf(r *http.Request) *engine.Ref {
+	a, _ := r.Context().Value(actorKey).(*engine.Ref)
+	return a
+}
+
+// inside checks a request coming from inside a run: it must carry a valid
+// request signed with that run's capability, for this method and path,
+// whose arguments are exactly the body. It returns the request with the
+// acting run in its context.
+func (s *Server) inside(r *http.Request) (*http.Request, error) {
+	p, _ := r.Context().Value(peerKey).(peer)
+	if p.run == "" {
+		return r, nil
+	}
+	h := r.Header.Get(RequestHeader)
+	if h == "" {
+		return nil, fmt.Errorf("requests from inside a run must be signed with its capability (%s): %w", RequestHeader, tine.ErrPrivilege)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(h)
+	var req capability.Request
+	if err == nil {
+		err = json.Unmarshal(raw, &req)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", RequestHeader, err, tine.ErrInvalid)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if !sameArgs(req.Args, body) {
+		return nil, fmt.Errorf("the body is not what was signed: %w", capability.ErrForged)
+	}
+	run, err := s.verifier.Verify(r.Context(), req, capability.PurposeControl, r.Method+" "+r.URL.Path)
+	if err != nil {
+		return nil, err
+	}
+	if p.run != unknownRun && run != p.run {
+		return nil, fmt.Errorf("a capability of run %s used from inside run %s: %w", run, p.run, capability.ErrScope)
+	}
+	actor, err := s.e.FindRun(r.Context(), run)
+	if err != nil {
+		return nil, err
+	}
+	r = r.WithContext(context.WithValue(r.Context(), actorKey, &actor))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return r, nil
+}
+
+// sameArgs reports whether the signed arguments are the body: byte for
+// byte, an empty body being signed as null.
+func sameArgs(args json.RawMessage, body []byte) bool {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return len(args) == 0 || string(args) == "null"
+	}
+	return bytes.Equal(args, body)
+}
+
+// allow checks that the acting run, if any, may do action to the run ref;
+// a person may do anything. It writes the refusal and returns false.
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, ref string, action tine.Action) (*engine.Ref, bool) {
+	actor := actorOf(r)
+	if actor == nil {
+		return nil, true
+	}
+	target, err := s.e.FindRun(r.Context(), ref)
+	if err == nil {
+		err = capability.Scope(actor.Run, target.Run, action)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return actor, false
+	}
+	return actor, true
+}
+
+// allowGroup checks an action on group ref, which only the group's parent
+// may take.
+func (s *Server) allowGroup(w http.ResponseWriter, r *http.Request, ref string, action tine.Action) (*engine.Ref, bool) {
+	actor := actorOf(r)
+	if actor == nil {
+		return nil, true
+	}
+	c, err := s.e.Compare(r.Context(), ref)
+	if err != nil {
+		writeErr(w, err)
+		return actor, false
+	}
+	return s.allow(w, r, c.Group.Parent, tine.ActionInspect)
+}
+
+// requestApproval records a resolution asked for by a run, answering 202
+// with the pending approval.
+func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request, actor *engine.Ref, res engine.Resolution) {
+	a, err := s.e.RequestResolution(ctxOf(r), *actor, res)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"approval": a,
+		"message": fmt.Sprintf("waiting for a person: tine approve %s", a.ID)})
+}

@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/tinehq/tine/capability"
+)
+
+// Client calls the API over the daemon's unix socket, signing each
+// request with a run's capability when it has one (from inside a run).
+type Client struct {
+	hc  *http.Client
+	cap *capability.Capability
+}
+
+// NewClient returns a client of the daemon listening on socket; c, if not
+// nil, signs every request.
+func NewClient(socket string, c *capability.Capability) *Client {
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}
+	return &Client{hc: &http.Client{Transport: tr, Timeout: 10 * time.Minute}, cap: c}
+}
+
+// Do sends body (JSON) with method to path and decodes the answer into
+// out. An error answer is returned as an error wrapping the sentinel its
+// code names, so callers map it to exit statuses as the engine's own. The
+// status code is returned too (202 means an approval is pending).
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) (int, error) {
+	var raw []byte
+	if body != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return 0, err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://tine"+path, bytes.NewReader(raw))
+	if err != nil {
+		return 0, err
+	}
+	if c.cap != nil {
+		var args any // signed as null with no body
+		if body != nil {
+			args = json.RawMessage(raw)
+		}
+		signed, err := capability.Sign(*c.cap, capability.PurposeControl, method+" "+req.URL.Path, args, time.Now())
+		if err != nil {
+			return 0, err
+		}
+		h, _ := json.Marshal(signed)
+		req.Header.Set(RequestHeader, base64.RawURLEncoding.EncodeToString(h))
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("the tine daemon: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if resp.StatusCode >= 400 {
+		var e Error
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			return resp.StatusCode, fmt.Errorf("the tine daemon answered %s", resp.Status)
+		}
+		if s := CodeErr(e.Code); s != nil {
+			return resp.StatusCode, wrapped{msg: e.Error, err: s}
+		}
+		return resp.StatusCode, errors.New(e.Error)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("the tine daemon's answer: %w", err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// wrapped is an API error message that unwraps to its sentinel.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w wrapped) Error() string { return w.msg }
+func (w wrapped) Unwrap() error { return w.err }
