@@ -19,7 +19,7 @@ import (
 
 // newAPI serves a fresh state directory with one workspace ("ws") holding
 // a file, with the copy backend unless root can use overlay.
-func newAPI(t *testing.T, token string) (*httptest.Server, *engine.Engine) {
+func newAPI(t testing.TB, token string) (*httptest.Server, *engine.Engine) {
 	t.Helper()
 	root := t.TempDir()
 	ws := filepath.Join(root, "ws")
