@@ -144,6 +144,7 @@ type HintsRecord struct {
 
 func promptSubmit(ctx context.Context, ev Event, env Env) Response {
 	r := Response{Action: Pass}
+	r.record(ctx, env, RecordTurnStarted, metaOf(ev))
 	if c, ok := ParseChoice(ev.Prompt); ok {
 		r.Choice = &c
 		r.Context = fmt.Sprintf("tine recorded the person's choice %q for approval; tine carries it out, do not run it yourself.", c.String())

@@ -64,9 +64,9 @@ func decideCases(t testing.TB) []decideCase {
 		add("claude/pre/git-push", Claude, withCommand(t, pre, "git push origin main"), role, inRun(push), false, in(RecordDenied)...)
 		add("claude/post-failure", Claude, readFixture(t, claudeFail), role, nil, false, in(RecordToolCall)...)
 		add("claude/post-write", Claude, readFixture(t, "claude/docs-examples/posttooluse-write.input.json"), role, nil, false, in(RecordToolCall)...)
-		add("claude/prompt/plain", Claude, claudePrompt, role, nil, false)
-		add("claude/prompt/choice", Claude, withPrompt(t, claudePrompt, "merge source-2"), role, nil, role != "", in(RecordApprovalChoice)...)
-		add("claude/prompt/hint", Claude, withPrompt(t, claudePrompt, "upgrade react to 19"), role, nil, false, in(RecordPromptHints)...)
+		add("claude/prompt/plain", Claude, claudePrompt, role, nil, false, in(RecordTurnStarted)...)
+		add("claude/prompt/choice", Claude, withPrompt(t, claudePrompt, "merge source-2"), role, nil, role != "", in(RecordTurnStarted, RecordApprovalChoice)...)
+		add("claude/prompt/hint", Claude, withPrompt(t, claudePrompt, "upgrade react to 19"), role, nil, false, in(RecordTurnStarted, RecordPromptHints)...)
 		add("claude/stop", Claude, readFixture(t, "claude/input/stop.real-desktop-2.1.121.json"), role, nil, false, in(RecordTurnStopped)...)
 		add("claude/stop-2", Claude, readFixture(t, "claude/input/stop-2.real-desktop-2.1.121.json"), role, nil, false, in(RecordTurnStopped)...)
 		add("claude/stop-docs", Claude, readFixture(t, "claude/docs-examples/stop.input.json"), role, nil, false, in(RecordTurnStopped)...)
@@ -76,7 +76,7 @@ func decideCases(t testing.TB) []decideCase {
 		add("codex/pre/go-mod-tidy", Codex, codexPre("go mod tidy"), role, inSource([]string{"is a lockfile rewrite", "tine fork-self -n 2"}), false, in(deniedIf(role == classify.Source)...)...)
 		add("codex/pre/curl-post", Codex, codexPre("curl -X POST https://api.example.com/x"), role, inRun([]string{"external effect"}), false, in(RecordDenied)...)
 		add("codex/post", Codex, codexPost, role, nil, false, in(RecordToolCall)...)
-		add("codex/prompt/pick", Codex, codexPrompt("pick fork 2"), role, nil, role != "", in(RecordApprovalChoice)...)
+		add("codex/prompt/pick", Codex, codexPrompt("pick fork 2"), role, nil, role != "", in(RecordTurnStarted, RecordApprovalChoice)...)
 		for i, p := range codexStops(t) {
 			recs := in(RecordTurnStopped)
 			if i == 0 || i == 5 { // title generation

@@ -29,6 +29,9 @@ const (
 	RecordToolCall = "tool_call"
 	// RecordDenied is a tool call the hook denied.
 	RecordDenied = "tool_denied"
+	// RecordTurnStarted marks that the agent's turn began (a prompt was
+	// submitted): forks it asks for wait until the turn stops.
+	RecordTurnStarted = "turn_started"
 	// RecordTurnStopped is the stable mark: the agent's turn ended.
 	RecordTurnStopped = "turn_stopped"
 	// RecordHookError is an event the hook could not read.

@@ -24,11 +24,23 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionFork); !ok {
+	actor, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionFork)
+	if !ok {
 		return
 	}
-	res, err := s.e.Fork(ctxOf(r), r.PathValue("ref"), engine.ForkOptions{
-		Copies: req.Copies, Name: req.Name, Approaches: req.Approaches, Live: req.Live})
+	o := engine.ForkOptions{Copies: req.Copies, Name: req.Name, Approaches: req.Approaches, Live: req.Live}
+	if actor != nil && s.e.InTurn(*actor) && (r.PathValue("ref") == actor.Run.ID || r.PathValue("ref") == actor.Run.Name) {
+		// The agent forks itself mid-turn: its files are still moving, so
+		// the fork waits for the turn to stop.
+		if err := s.e.QueueFork(*actor, o); err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusAccepted, map[string]any{"queued": true,
+			"message": "tine forks " + actor.Run.Name + " when this turn stops: say so and end the turn"})
+		return
+	}
+	res, err := s.e.Fork(ctxOf(r), r.PathValue("ref"), o)
 	handle(w, http.StatusCreated, res, err)
 }
 
@@ -236,4 +248,31 @@ func (s *Server) allowMerge(w http.ResponseWriter, r *http.Request, actor *engin
 	}
 	_, ok := s.allow(w, r, into, tine.ActionMerge)
 	return ok
+}
+
+// EvidenceRequest is the body of POST /v1/runs/{ref}/evidence: what an
+// agent hook in the run reports.
+type EvidenceRequest struct {
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+}
+
+func (s *Server) evidence(w http.ResponseWriter, r *http.Request) {
+	var req EvidenceRequest
+	if err := decode(r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	actor := actorOf(r)
+	if actor != nil && r.PathValue("ref") != actor.Run.ID && r.PathValue("ref") != actor.Run.Name {
+		writeErr(w, fmt.Errorf("a run reports only its own evidence: %w", capability.ErrScope))
+		return
+	}
+	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	msg, err := s.e.RecordEvidence(ctxOf(r), ref, req.Kind, req.Data)
+	handle(w, http.StatusOK, map[string]any{"recorded": true, "message": msg}, err)
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,5 +77,91 @@ func TestControl_ForkSelfRequestApprove(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "c.txt")); err == nil {
 		t.Error("a stale approval merged")
+	}
+}
+
+// hookEvent reads a real Claude Code hook payload and sets fields of it.
+func hookEvent(t *testing.T, fixture string, set map[string]string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "hook", "testdata", "fixtures", "claude", fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range set {
+		m[k] = v
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// The agent's hooks drive the daemon: a fork the agent asks for mid-turn
+// waits for the turn to stop, and a person's choice typed as a prompt
+// approves its fork's merge request.
+func TestControl_HooksTurnsAndTypedApproval(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "original\n"})
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("start", "source")
+	hookIn := func(run string, payload []byte) string {
+		t.Helper()
+		r := e.run(call{stdin: payload}, "exec", run, "--", "tine", "hook", "claude")
+		if r.code != 0 {
+			t.Fatalf("tine hook claude in %s: %v", run, r)
+		}
+		return r.stdout
+	}
+	prompt := func(p string) []byte {
+		return hookEvent(t, "docs-examples/userpromptsubmit.input.json", map[string]string{"prompt": p})
+	}
+	stop := hookEvent(t, "docs-examples/stop.input.json", nil)
+
+	hookIn("source", prompt("try the upgrade two ways"))
+	out := e.ok("exec", "source", "--", "tine", "fork-self", "-n", "1")
+	if !strings.Contains(out, "when this turn stops") {
+		t.Fatalf("fork-self mid-turn: %q", out)
+	}
+	if rows := e.ls(); len(rows) != 1 {
+		t.Fatalf("a fork was made mid-turn: %+v", rows)
+	}
+	hookIn("source", stop)
+	if rows := e.ls(); len(rows) != 2 || rows[1].Name != "source-1" {
+		t.Fatalf("after the turn stopped: %+v", rows)
+	}
+
+	// In a source, fork-worthy commands are sent to forks.
+	pre := hookEvent(t, "docs-examples/pretooluse-bash.input.json", nil)
+	var m map[string]any
+	json.Unmarshal(pre, &m)
+	m["tool_input"] = map[string]any{"command": "npm update"}
+	pre, _ = json.Marshal(m)
+	if out := hookIn("source", pre); !strings.Contains(out, "deny") || !strings.Contains(out, "tine fork-self") {
+		t.Errorf("npm update in the source: %q", out)
+	}
+
+	e.execSh("source-1", "echo from-fork > a.txt")
+	out = e.ok("exec", "source-1", "--", "tine", "request", "merge")
+	id := regexp.MustCompile(`pending as (a[0-9a-z]{8})`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("request merge: %s", out)
+	}
+	// The person at the source's agent approves its fork's request.
+	hookIn("source", prompt("approve "+id[1]))
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "from-fork\n" {
+		t.Errorf("after the typed approval the source has %q", b)
+	}
+	var evs []jsonEvent
+	e.okJSON(&evs, "log", "source", "--json")
+	kinds := map[string]bool{}
+	for _, ev := range evs {
+		kinds[ev.Kind] = true
+	}
+	for _, k := range []string{"evidence.turn_started", "evidence.turn_stopped", "evidence.approval_choice", "evidence.tool_denied"} {
+		if !kinds[k] {
+			t.Errorf("the source's log has no %s: %v", k, kinds)
+		}
 	}
 }

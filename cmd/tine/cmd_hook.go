@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/hook"
+	"github.com/tinehq/tine/httpapi"
 )
 
 func newHook(a *app) *cobra.Command {
@@ -28,7 +33,7 @@ agent's way. tine setup installs it.`,
 		Args: hookArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			agent, _ := hook.ParseAgent(args[0])
-			ans := hook.HandleReader(c.Context(), agent, c.InOrStdin(), hook.EnvFromOS())
+			ans := hook.HandleReader(c.Context(), agent, c.InOrStdin(), hookEnv())
 			fmt.Fprint(a.stderr, ans.Output.Stderr)
 			if asJSON {
 				return a.printJSON(ans)
@@ -55,4 +60,49 @@ func hookArgs(c *cobra.Command, args []string) error {
 		return exitErr{exitError, err}
 	}
 	return nil
+}
+
+// hookEnv is the hook's environment; inside a run whose daemon is
+// reachable, records also go to the daemon, which acts on turns and typed
+// choices.
+func hookEnv() hook.Env {
+	env := hook.EnvFromOS()
+	if !env.Inside() {
+		return env
+	}
+	cl, run, err := insideClient()
+	if err != nil {
+		return env
+	}
+	d := daemonRecorder{cl: cl, run: run}
+	if env.Recorder == nil {
+		env.Recorder = d
+	} else {
+		env.Recorder = bothRecorders{env.Recorder, d}
+	}
+	return env
+}
+
+// daemonRecorder reports records to the daemon with the run's capability.
+type daemonRecorder struct {
+	cl  *httpapi.Client
+	run string
+}
+
+func (d daemonRecorder) Record(ctx context.Context, kind string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err = d.cl.Do(ctx, "POST", "/v1/runs/"+d.run+"/evidence", httpapi.EvidenceRequest{Kind: kind, Data: raw}, nil)
+	return err
+}
+
+// bothRecorders records to two recorders, reporting either's failure.
+type bothRecorders [2]hook.Recorder
+
+func (b bothRecorders) Record(ctx context.Context, kind string, data any) error {
+	return errors.Join(b[0].Record(ctx, kind, data), b[1].Record(ctx, kind, data))
 }

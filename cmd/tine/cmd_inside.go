@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -44,8 +45,24 @@ with tine serve running on the host.`,
 			if err != nil {
 				return err
 			}
+			var raw json.RawMessage
+			code, err := cl.Do(c.Context(), "POST", "/v1/runs/"+run+"/fork", req, &raw)
+			if err != nil {
+				return err
+			}
+			if code == http.StatusAccepted { // queued until the agent's turn stops
+				var q struct {
+					Message string `json:"message"`
+				}
+				json.Unmarshal(raw, &q)
+				if asJSON {
+					return a.printJSON(raw)
+				}
+				fmt.Fprintln(a.stdout, q.Message)
+				return nil
+			}
 			var res engine.ForkResult
-			if _, err := cl.Do(c.Context(), "POST", "/v1/runs/"+run+"/fork", req, &res); err != nil {
+			if err := json.Unmarshal(raw, &res); err != nil {
 				return err
 			}
 			if asJSON {
