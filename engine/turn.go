@@ -22,8 +22,12 @@ import (
 // TurnTTL bounds a turn that never reported its stop (an agent that died).
 var TurnTTL = time.Hour
 
-func (e *Engine) turnPath(r Ref) string  { return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "turn") }
-func (e *Engine) queuePath(r Ref) string { return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "queued-forks.json") }
+func (e *Engine) turnPath(r Ref) string {
+	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "turn")
+}
+func (e *Engine) queuePath(r Ref) string {
+	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "queued-forks.json")
+}
 
 // InTurn reports whether run r's agent is in a turn.
 func (e *Engine) InTurn(r Ref) bool {
