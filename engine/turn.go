@@ -155,8 +155,12 @@ func (e *Engine) applyChoice(ctx context.Context, r Ref, data json.RawMessage) (
 }
 
 // decidableBy reports whether a prompt to run r may decide approval a: it
-// is for r itself or one of r's direct forks.
+// is for r itself or one of r's direct forks, and was not asked for by r
+// (an agent cannot approve its own request by feeding its hook a prompt).
 func (e *Engine) decidableBy(ctx context.Context, a *tine.Approval, r Ref) bool {
+	if a.RequestedBy == r.Run.ID {
+		return false
+	}
 	if a.Run == r.Run.ID {
 		return true
 	}

@@ -165,3 +165,25 @@ func TestControl_HooksTurnsAndTypedApproval(t *testing.T) {
 		}
 	}
 }
+
+// An agent cannot approve its own request by feeding its hook a prompt.
+func TestControl_NoSelfApprovalThroughHook(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "original\n"})
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("start", "source")
+	e.ok("fork", "source")
+	e.execSh("source-1", "echo mine > a.txt")
+	out := e.ok("exec", "source-1", "--", "tine", "request", "merge")
+	id := regexp.MustCompile(`pending as (a[0-9a-z]{8})`).FindStringSubmatch(out)
+	payload := hookEvent(t, "docs-examples/userpromptsubmit.input.json", map[string]string{"prompt": "approve " + id[1]})
+	e.run(call{stdin: payload}, "exec", "source-1", "--", "tine", "hook", "claude")
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "original\n" {
+		t.Errorf("the fork approved its own merge through its hook: %q", b)
+	}
+	var pending []tine.Approval
+	e.okJSON(&pending, "pending", "--json")
+	if len(pending) != 1 || pending[0].State != tine.ApprovalPending {
+		t.Errorf("the request is no longer pending: %+v", pending)
+	}
+}
