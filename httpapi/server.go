@@ -74,6 +74,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/groups/{ref}/compare", s.compare)
 	m.HandleFunc("POST /v1/groups/{ref}/choose", s.choose)
 	m.HandleFunc("GET /v1/events", s.events)
+	m.HandleFunc("GET /v1/approvals", s.approvals)
+	m.HandleFunc("POST /v1/approvals/{id}/approve", s.approve)
+	m.HandleFunc("POST /v1/approvals/{id}/refuse", s.refuse)
 }
 
 // decode reads a JSON body into v; an empty body leaves v as it is.
@@ -256,4 +259,58 @@ func (s *Server) personOnly(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// DecideRequest is the body of POST /v1/approvals/{id}/approve or refuse.
+type DecideRequest struct {
+	By string `json:"by"` // who decided, for the record
+}
+
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
+	if !s.personOnly(w, r) {
+		return
+	}
+	list, err := s.e.Pending(r.Context(), r.URL.Query().Get("workspace"))
+	if list == nil {
+		list = []*tine.Approval{}
+	}
+	handle(w, http.StatusOK, list, err)
+}
+
+func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
+	var req DecideRequest
+	if !s.personOnly(w, r) || !decodeOrFail(w, r, &req) {
+		return
+	}
+	res, err := s.e.Approve(ctxOf(r), r.PathValue("id"), orDefault(req.By, "api"))
+	if err != nil && res != nil {
+		code, name := status(err)
+		writeJSON(w, code, map[string]any{"error": err.Error(), "code": name, "result": res})
+		return
+	}
+	handle(w, http.StatusOK, res, err)
+}
+
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request) {
+	var req DecideRequest
+	if !s.personOnly(w, r) || !decodeOrFail(w, r, &req) {
+		return
+	}
+	a, err := s.e.Refuse(ctxOf(r), r.PathValue("id"), orDefault(req.By, "api"))
+	handle(w, http.StatusOK, a, err)
+}
+
+func decodeOrFail(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := decode(r, v); err != nil {
+		writeErr(w, err)
+		return false
+	}
+	return true
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }

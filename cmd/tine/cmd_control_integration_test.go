@@ -186,4 +186,20 @@ func TestControl_NoSelfApprovalThroughHook(t *testing.T) {
 	if len(pending) != 1 || pending[0].State != tine.ApprovalPending {
 		t.Errorf("the request is no longer pending: %+v", pending)
 	}
+	// A person approves it through the API; from inside a run that is refused.
+	if r := e.tine("exec", "source", "--", "/usr/bin/python3", "-c",
+		"import socket; s=socket.socket(socket.AF_UNIX); s.connect('/run/tine/ctl/tine.sock'); "+
+			"s.sendall(b'POST /v1/approvals/"+id[1]+"/approve HTTP/1.0\\r\\nHost: t\\r\\n\\r\\n'); print(s.recv(999).split(b'\\r\\n')[0])"); !strings.Contains(r.stdout, "403") {
+		t.Errorf("approving from inside a run: %v", r)
+	}
+	var list []tine.Approval
+	if code := d.get(t, "/v1/approvals", &list); code != 200 || len(list) != 1 {
+		t.Fatalf("GET /v1/approvals: %d %+v", code, list)
+	}
+	if code := d.do(t, "POST", "/v1/approvals/"+id[1]+"/approve", `{"by": "reviewer"}`, nil); code != 200 {
+		t.Errorf("POST approve: %d", code)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "mine\n" {
+		t.Errorf("after approval through the API the source has %q", b)
+	}
 }
