@@ -129,7 +129,7 @@ roll back to, and discards what you do not keep.`,
 		newMerge, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
 		newApprove, newRefuse, newPending, newForkSelf, newRequest,
-		newHook, newSetup,
+		newHook, newSetup, newMCP,
 	} {
 		root.AddCommand(c(a))
 	}

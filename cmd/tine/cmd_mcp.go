@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/mcp"
+)
+
+func newMCP(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve tine's tools to an agent over MCP (stdio)",
+		Long: `Speaks the Model Context Protocol on stdin and stdout: tools to fork a run
+(fork_run), compare and diff the forks (inspect_branches, diff_branches,
+fork_cost), and merge, choose or discard them (merge_or_select,
+terminate_branch), plus fork, summary, compare, rollback and discard. Each
+tool is a request to tine serve, which must be running.
+
+Inside a run (TINE_SOCKET and TINE_CAPABILITY set) every request is signed
+with the run's capability: the run may act on itself and its direct forks,
+and merging, promoting, choosing and discarding wait for a person's
+tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned.`,
+		Example: `  claude mcp add tine -- tine mcp
+  tine exec source -- tine mcp`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := a.mcpOptions()
+			if err != nil {
+				return err
+			}
+			return mcp.NewServer(o).Run(c.Context(), &sdk.StdioTransport{})
+		},
+	}
+}
+
+// mcpOptions chooses the daemon and the caller's run: inside a run, its
+// socket and capability; on the host, the state directory's socket.
+func (a *app) mcpOptions() (mcp.Options, error) {
+	capPath, sock := os.Getenv("TINE_CAPABILITY"), os.Getenv("TINE_SOCKET")
+	if capPath != "" && sock != "" {
+		c, err := capability.ReadFile(capPath)
+		if err != nil {
+			return mcp.Options{}, err
+		}
+		return mcp.Options{API: mcp.NewClient(sock, capPath), Self: c.Run}, nil
+	}
+	// engine.Engine.SocketPath, without opening the store the daemon holds.
+	sock = filepath.Join(a.home, "ctl", "tine.sock")
+	return mcp.Options{API: mcp.NewClient(sock, "")}, nil
+}

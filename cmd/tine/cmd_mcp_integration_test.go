@@ -1,0 +1,183 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpSession runs args (tine mcp, or tine exec RUN -- tine mcp) as an MCP
+// server over stdio and connects a client to it.
+func (e *env) mcpSession(args ...string) *sdk.ClientSession {
+	e.t.Helper()
+	cmd := exec.Command(tineBin, args...)
+	cmd.Env, cmd.Stderr = e.vars, os.Stderr
+	c := sdk.NewClient(&sdk.Implementation{Name: "tine-test", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		e.t.Fatalf("tine %v: %v", args, err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// mcpCall calls a tool; the result must be an error exactly when isErr.
+func mcpCall(t *testing.T, cs *sdk.ClientSession, isErr bool, name string, args map[string]any) (string, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	tc, ok := res.Content[0].(*sdk.TextContent)
+	if len(res.Content) != 1 || !ok {
+		t.Fatalf("%s: content %v, want one text", name, res.Content)
+	}
+	if res.IsError != isErr || isErr && strings.Contains(tc.Text, "\n") {
+		t.Fatalf("%s %v: isError %v: %s", name, args, res.IsError, tc.Text)
+	}
+	var data map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &data)
+	return tc.Text, data
+}
+
+func mcpWorkspace(t *testing.T) (*env, string) {
+	t.Helper()
+	requireRoot(t)
+	e := newEnv(t)
+	dir := e.workspaceDir("agent")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("init", dir)
+	return e, dir
+}
+
+// A person's agent on the host drives a whole fork-compare-merge cycle
+// through tine mcp.
+func TestMCP_Host(t *testing.T) {
+	e, dir := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	cs := e.mcpSession("mcp")
+
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 11 {
+		t.Fatalf("tools/list: %v %v", tools, err)
+	}
+	for _, tool := range tools.Tools {
+		a := tool.Annotations
+		if a == nil || !a.ReadOnlyHint && a.DestructiveHint == nil {
+			t.Errorf("%s is not annotated", tool.Name)
+		}
+	}
+
+	_, fr := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "copies": 2, "approaches": []string{"rewrite", "keep"}})
+	forks := fr["forks"].([]any)
+	a, b := forks[0].(map[string]any)["name"].(string), forks[1].(map[string]any)["name"].(string)
+	e.execSh(a, "echo rewritten > a.txt")
+
+	if text, _ := mcpCall(t, cs, false, "inspect_branches", map[string]any{"group": fr["group"]}); !strings.Contains(text, a) {
+		t.Errorf("inspect_branches: %s", text)
+	}
+	if text, _ := mcpCall(t, cs, false, "diff_branches", map[string]any{"run": a, "patch": true}); !strings.Contains(text, "+rewritten") {
+		t.Errorf("diff_branches: %s", text)
+	}
+	mcpCall(t, cs, false, "merge_or_select", map[string]any{"run": a})
+	if got := readFile(t, dir, "a.txt"); got != "original\n" {
+		t.Fatalf("a dry run merged: %q", got)
+	}
+	if _, m := mcpCall(t, cs, false, "merge_or_select", map[string]any{"run": a, "dry_run": false}); m["applied"] != true {
+		t.Fatalf("merge: %v", m)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "rewritten\n" {
+		t.Errorf("after the merge the source has %q", got)
+	}
+	mcpCall(t, cs, false, "terminate_branch", map[string]any{"run": b})
+	mcpCall(t, cs, true, "fork_run", map[string]any{"run": "source", "copies": 0})
+	mcpCall(t, cs, true, "summary", map[string]any{"run": "nope"})
+}
+
+// An agent inside a fork asks: its merge and discard wait for a person,
+// and it may not look at its sibling.
+func TestMCP_InsideRun(t *testing.T) {
+	e, dir := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("fork", "source", "-n", "2")
+	e.execSh("source-1", "echo mine > a.txt")
+	cs := e.mcpSession("exec", "source-1", "--", "tine", "mcp")
+
+	if text, _ := mcpCall(t, cs, false, "diff_branches", map[string]any{"run": "source-1", "patch": true}); !strings.Contains(text, "+mine") {
+		t.Errorf("a signed patch from inside: %s", text)
+	}
+	text, _ := mcpCall(t, cs, false, "merge_or_select", map[string]any{"run": "source-1"})
+	if !strings.Contains(text, "Dry run") {
+		t.Errorf("dry run from inside: %s", text)
+	}
+	text, p := mcpCall(t, cs, false, "merge_or_select", map[string]any{"run": "source-1", "dry_run": false})
+	id, _ := p["approval"].(string)
+	if id == "" || !strings.Contains(text, "tine approve "+id) || readFile(t, dir, "a.txt") != "original\n" {
+		t.Fatalf("merge from inside: %s", text)
+	}
+	if text, _ := mcpCall(t, cs, false, "terminate_branch", map[string]any{"run": "source-1"}); !strings.Contains(text, "tine approve") {
+		t.Errorf("discard from inside: %s", text)
+	}
+	mcpCall(t, cs, true, "diff_branches", map[string]any{"run": "source-2"})
+	e.ok("approve", id)
+	if got := readFile(t, dir, "a.txt"); got != "mine\n" {
+		t.Errorf("after approval the source has %q", got)
+	}
+}
+
+// tine mcp frames its answers as the MCP specification's stdio examples:
+// one JSON-RPC message per line, results with text content and isError.
+func TestMCP_StdioFraming(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	cmd := exec.Command(tineBin, "mcp")
+	cmd.Env, cmd.Stderr = e.vars, os.Stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	lines := bufio.NewScanner(out)
+	send := func(msg string) map[string]any {
+		fmt.Fprintln(in, msg)
+		if !lines.Scan() {
+			t.Fatalf("no answer to %s", msg)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
+			t.Fatalf("answer %q: %v", lines.Text(), err)
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"ExampleClient","version":"1.0.0"}}}`)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	res := send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"summary","arguments":{"run":"source"}}}`)["result"].(map[string]any)
+	content := res["content"].([]any)[0].(map[string]any)
+	if res["isError"] != true || content["type"] != "text" || !strings.Contains(content["text"].(string), "tine serve") {
+		t.Errorf("without a daemon: %v", res)
+	}
+	m := send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"invalid_tool_name","arguments":{}}}`)
+	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != -32602.0 {
+		t.Errorf("an unknown tool: %v", m)
+	}
+	if ids := []any{m["id"]}; !slices.Equal(ids, []any{3.0}) {
+		t.Errorf("answer id %v", ids)
+	}
+}

@@ -1,0 +1,169 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/layer"
+)
+
+// Bounds of what one answer carries.
+const (
+	maxPatch   = 64 << 10 // bytes of a patch
+	maxChanges = 500      // changed paths listed
+)
+
+func (t *tools) inspect(ctx context.Context, in BranchesInput) (*answer, error) {
+	switch {
+	case in.Group != "" && in.Run != "":
+		return nil, inputErr("give group or run, not both")
+	case in.Group != "":
+		return t.compare(ctx, GroupInput{Group: in.Group})
+	}
+	rows, err := t.lineage(ctx, in.Run)
+	if err != nil {
+		return nil, err
+	}
+	return &answer{Note: fmt.Sprintf("%d live run(s).", len(rows)), Data: map[string]any{"runs": rows}}, nil
+}
+
+// lineage lists run ref and its direct forks (GET /v1/runs, narrowed);
+// with no ref, every live run the caller may see: from inside a run, itself
+// and its direct forks.
+func (t *tools) lineage(ctx context.Context, ref string) ([]httpapi.RunRow, error) {
+	var rows []httpapi.RunRow
+	if _, err := t.call(ctx, "GET", "/v1/runs", nil, &rows); err != nil {
+		return nil, err
+	}
+	if ref == "" {
+		return rows, nil
+	}
+	var ps engine.PS
+	if _, err := t.call(ctx, "GET", runPath(ref, ""), nil, &ps); err != nil {
+		return nil, err
+	}
+	out := []httpapi.RunRow{}
+	for _, r := range rows {
+		if r.ID == ps.Run.ID || r.Parent == ps.Run.ID {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (t *tools) compare(ctx context.Context, in GroupInput) (*answer, error) {
+	c, err := t.comparison(ctx, in.Group)
+	if err != nil {
+		return nil, err
+	}
+	return &answer{Note: fmt.Sprintf("group %s: %d fork(s). %s", c.Group.ID, len(c.Forks), c.Rationale), Data: c}, nil
+}
+
+// comparison is GET /v1/groups/{group}/compare.
+func (t *tools) comparison(ctx context.Context, group string) (*engine.Comparison, error) {
+	if group == "" {
+		return nil, inputErr("group is required")
+	}
+	var c engine.Comparison
+	_, err := t.call(ctx, "GET", groupPath(group, "/compare"), nil, &c)
+	return &c, err
+}
+
+// diffAnswer is GET /v1/runs/{run}/diff.
+type diffAnswer struct {
+	Run     *tine.Run      `json:"run"`
+	Changes []layer.Change `json:"changes"`
+}
+
+func (t *tools) changes(ctx context.Context, run string) (*diffAnswer, error) {
+	if run == "" {
+		return nil, inputErr("run is required")
+	}
+	var d diffAnswer
+	_, err := t.call(ctx, "GET", runPath(run, "/diff"), nil, &d)
+	return &d, err
+}
+
+func (t *tools) diff(ctx context.Context, in DiffInput) (*answer, error) {
+	if in.Patch {
+		return t.patch(ctx, in.Run)
+	}
+	d, err := t.changes(ctx, in.Run)
+	if err != nil {
+		return nil, err
+	}
+	note := fmt.Sprintf("%s changed %d path(s) since its fork point.", d.Run.Name, len(d.Changes))
+	list := d.Changes
+	if len(list) > maxChanges {
+		list = list[:maxChanges]
+		note += fmt.Sprintf(" Only the first %d are listed.", maxChanges)
+	}
+	return &answer{Note: note, Data: map[string]any{"run": d.Run.Name, "stat": statOf(d.Changes), "changes": list}}, nil
+}
+
+func (t *tools) patch(ctx context.Context, run string) (*answer, error) {
+	if run == "" {
+		return nil, inputErr("run is required")
+	}
+	text, size, err := t.api.Text(ctx, runPath(run, "/diff?patch=true"), maxPatch)
+	if err != nil {
+		return nil, unreachable(err)
+	}
+	switch {
+	case size == 0:
+		return &answer{Note: fmt.Sprintf("%s changed no text file since its fork point.", run)}, nil
+	case size > int64(len(text)):
+		note := fmt.Sprintf("The patch of %s is %d bytes; only the first %d follow (call without patch for every changed path).", run, size, len(text))
+		return &answer{Note: note, Text: text}, nil
+	}
+	return &answer{Text: text}, nil
+}
+
+func (t *tools) summary(ctx context.Context, in RunInput) (*answer, error) {
+	if in.Run == "" {
+		return nil, inputErr("run is required")
+	}
+	var ps engine.PS
+	if _, err := t.call(ctx, "GET", runPath(in.Run, ""), nil, &ps); err != nil {
+		return nil, err
+	}
+	d, err := t.changes(ctx, ps.Run.ID)
+	if err != nil {
+		return nil, err
+	}
+	note := fmt.Sprintf("%s (%s, %s): %s; %d path(s) changed since its fork point.",
+		ps.Run.Name, ps.Run.ID, ps.Run.Role, ps.State, len(d.Changes))
+	return &answer{Note: note, Data: map[string]any{"ps": ps, "diff": statOf(d.Changes)}}, nil
+}
+
+// diffStat sums a list of changes.
+type diffStat struct {
+	Added       int   `json:"added"`
+	Modified    int   `json:"modified"`
+	Deleted     int   `json:"deleted"`
+	TypeChanged int   `json:"type_changed"`
+	BytesBefore int64 `json:"bytes_before"`
+	BytesAfter  int64 `json:"bytes_after"`
+}
+
+func statOf(changes []layer.Change) diffStat {
+	var s diffStat
+	for _, c := range changes {
+		switch c.Kind {
+		case layer.Added:
+			s.Added++
+		case layer.Modified:
+			s.Modified++
+		case layer.Deleted:
+			s.Deleted++
+		case layer.TypeChanged:
+			s.TypeChanged++
+		}
+		s.BytesBefore += c.OldSize
+		s.BytesAfter += c.Size
+	}
+	return s
+}

@@ -1,0 +1,87 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime/debug"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxCopies bounds the forks one fork_run call makes: fewer than the
+// engine allows, as an agent's parallel branches, not a batch job.
+const MaxCopies = 16
+
+// Options configure a server.
+type Options struct {
+	API     API    // the tine daemon
+	Self    string // the run this server runs in (its id); "" on the host
+	Version string // reported to clients; default the module's build version
+}
+
+// instructions tell the client what the tools are for.
+const instructions = `tine forks this workspace (a run) into copy-on-write forks that each see their own copy of the files.
+Fork to try approaches side by side (fork_run), compare them (inspect_branches, diff_branches, fork_cost), then keep one (merge_or_select) and drop the rest (terminate_branch).
+From inside a run, merging, promoting, choosing and discarding are only requested: a person approves each with "tine approve ID".`
+
+// NewServer returns an MCP server whose tools call the daemon through
+// o.API. Serve it with Run on a transport (tine mcp: stdio).
+func NewServer(o Options) *sdk.Server {
+	if o.Version == "" {
+		o.Version = buildVersion()
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "tine", Title: "tine", Version: o.Version},
+		&sdk.ServerOptions{Instructions: instructions})
+	t := &tools{api: o.API, self: o.Self}
+	t.addBranchTools(s)
+	t.addLifecycleTools(s)
+	return s
+}
+
+// tools are the handlers, sharing the daemon and the caller's run.
+type tools struct {
+	api  API
+	self string
+}
+
+// call is API.Do, saying how to reach the daemon when it cannot be reached.
+func (t *tools) call(ctx context.Context, method, path string, body, out any) (int, error) {
+	code, err := t.api.Do(ctx, method, path, body, out)
+	return code, unreachable(err)
+}
+
+// unreachable adds a hint to an error of a daemon that could not be reached.
+func unreachable(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%w (is tine serve running?)", err)
+	}
+	return err
+}
+
+// runOrSelf is run, or the caller's own run when it runs inside one.
+func (t *tools) runOrSelf(run string) (string, error) {
+	switch {
+	case run != "":
+		return run, nil
+	case t.self != "":
+		return t.self, nil
+	}
+	return "", inputErr("run is required outside a run (an id, WORKSPACE/NAME or a name)")
+}
+
+// buildVersion is the version of tine's module in this binary.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// runPath is the API path of run ref, followed by rest.
+func runPath(ref, rest string) string { return "/v1/runs/" + url.PathEscape(ref) + rest }
+
+// groupPath is the API path of group ref, followed by rest.
+func groupPath(ref, rest string) string { return "/v1/groups/" + url.PathEscape(ref) + rest }
