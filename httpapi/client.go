@@ -32,6 +32,65 @@ func NewClient(socket string, c *capability.Capability) *Client {
 	return &Client{hc: &http.Client{Transport: tr, Timeout: 10 * time.Minute}, cap: c}
 }
 
+// Text GETs path and returns up to limit bytes of its body as text, with
+// the body's whole length (a patch can be large).
+func (c *Client) Text(ctx context.Context, path string, limit int) (string, int64, error) {
+	req, err := c.request(ctx, http.MethodGet, path, nil, false)
+	if err != nil {
+		return "", 0, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return "", 0, fmt.Errorf("the tine daemon: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return "", 0, answerErr(resp.Status, b)
+	}
+	var b bytes.Buffer
+	n, err := io.Copy(&b, io.LimitReader(resp.Body, int64(limit)))
+	if err == nil {
+		var rest int64
+		rest, err = io.Copy(io.Discard, resp.Body)
+		n += rest
+	}
+	return b.String(), n, err
+}
+
+// request builds a request of body (raw JSON, hasBody), signed with the
+// client's capability when it has one.
+func (c *Client) request(ctx context.Context, method, path string, raw []byte, hasBody bool) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://tine"+path, bytes.NewReader(raw))
+	if err != nil || c.cap == nil {
+		return req, err
+	}
+	var args any // signed as null with no body
+	if hasBody {
+		args = json.RawMessage(raw)
+	}
+	signed, err := capability.Sign(*c.cap, capability.PurposeControl, method+" "+req.URL.Path, args, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	h, _ := json.Marshal(signed)
+	req.Header.Set(RequestHeader, base64.RawURLEncoding.EncodeToString(h))
+	return req, nil
+}
+
+// answerErr turns an error answer into an error with the daemon's message
+// that unwraps to the sentinel its code names.
+func answerErr(status string, b []byte) error {
+	var e Error
+	if json.Unmarshal(b, &e) != nil || e.Error == "" {
+		return fmt.Errorf("the tine daemon answered %s", status)
+	}
+	if s := CodeErr(e.Code); s != nil {
+		return wrapped{msg: e.Error, err: s}
+	}
+	return errors.New(e.Error)
+}
+
 // Do sends body (JSON) with method to path and decodes the answer into
 // out. An error answer is returned as an error wrapping the sentinel its
 // code names, so callers map it to exit statuses as the engine's own. The
@@ -44,21 +103,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 			return 0, err
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://tine"+path, bytes.NewReader(raw))
+	req, err := c.request(ctx, method, path, raw, body != nil)
 	if err != nil {
 		return 0, err
-	}
-	if c.cap != nil {
-		var args any // signed as null with no body
-		if body != nil {
-			args = json.RawMessage(raw)
-		}
-		signed, err := capability.Sign(*c.cap, capability.PurposeControl, method+" "+req.URL.Path, args, time.Now())
-		if err != nil {
-			return 0, err
-		}
-		h, _ := json.Marshal(signed)
-		req.Header.Set(RequestHeader, base64.RawURLEncoding.EncodeToString(h))
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -70,14 +117,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 		return resp.StatusCode, err
 	}
 	if resp.StatusCode >= 400 {
-		var e Error
-		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			return resp.StatusCode, fmt.Errorf("the tine daemon answered %s", resp.Status)
-		}
-		if s := CodeErr(e.Code); s != nil {
-			return resp.StatusCode, wrapped{msg: e.Error, err: s}
-		}
-		return resp.StatusCode, errors.New(e.Error)
+		return resp.StatusCode, answerErr(resp.Status, b)
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {

@@ -105,3 +105,9 @@ func additive(title string) *sdk.ToolAnnotations {
 func destructive(title string) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{Title: title, DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
 }
+
+// silent wraps an error without adding to the message.
+type silent struct{ err error }
+
+func (s silent) Error() string { return "" }
+func (s silent) Unwrap() error { return s.err }
