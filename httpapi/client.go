@@ -117,6 +117,12 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 		return resp.StatusCode, err
 	}
 	if resp.StatusCode >= 400 {
+		var partial struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if out != nil && json.Unmarshal(b, &partial) == nil && len(partial.Result) > 0 {
+			json.Unmarshal(partial.Result, out) // e.g. a merge's plan with its conflicts
+		}
 		return resp.StatusCode, answerErr(resp.Status, b)
 	}
 	if out != nil {

@@ -18,8 +18,8 @@ or by --label). RUN keeps running; its view is not touched.`,
 		Example: `  tine checkpoint source-1 --label before-refactor`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				v, err := e.Checkpoint(c.Context(), args[0], label)
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				v, err := op.Checkpoint(c.Context(), args[0], label)
 				if err != nil {
 					return err
 				}
@@ -52,8 +52,8 @@ is lost: roll forward again with tine rollback RUN --to <that version>.`,
 			if to == "" {
 				return usageErr(c, "rollback needs --to VERSION")
 			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.Rollback(c.Context(), args[0], to)
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				res, err := op.Rollback(c.Context(), args[0], to)
 				if err != nil {
 					return err
 				}
@@ -82,8 +82,8 @@ were never merged or promoted is refused (exit status 6) unless --force.`,
   tine discard g3xk9pq2a --force`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				runs, err := e.Discard(c.Context(), args[0], force)
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				runs, err := op.Discard(c.Context(), args[0], force)
 				if asJSON && runs != nil {
 					if jerr := a.printJSON(runs); jerr != nil {
 						return jerr

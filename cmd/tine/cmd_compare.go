@@ -74,8 +74,8 @@ discards every fork of the group.`,
 			case !discardAll && (run == "" || merge == promote):
 				return usageErr(c, "choose needs RUN with exactly one of --merge or --promote, or --discard-all")
 			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.Choose(c.Context(), args[0], run, promote)
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				res, err := op.Choose(c.Context(), args[0], run, promote)
 				if res != nil && asJSON {
 					if jerr := a.printJSON(res); jerr != nil {
 						return jerr

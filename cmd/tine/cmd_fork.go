@@ -23,8 +23,8 @@ name); a single fork with --name gets exactly that name.`,
   tine fork app/source --name try-sqlite --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.Fork(c.Context(), args[0], o)
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				res, err := op.Fork(c.Context(), args[0], o)
 				if err != nil {
 					return err
 				}

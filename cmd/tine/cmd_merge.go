@@ -41,8 +41,8 @@ changed line-wise (diff3); overlapping edits still conflict.`,
 			case fsys:
 				o.Scope = engine.ScopeFilesystem
 			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.Merge(c.Context(), args[0], o)
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				res, err := op.Merge(c.Context(), args[0], o)
 				if res != nil {
 					if perr := a.printMerge(res, asJSON); perr != nil {
 						return perr

@@ -20,8 +20,8 @@ changed since RUN's fork point and RUN does not have those changes, unless
 		Example: `  tine promote source-2`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.Promote(c.Context(), args[0], drop)
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				res, err := op.Promote(c.Context(), args[0], drop)
 				if err != nil {
 					return err
 				}

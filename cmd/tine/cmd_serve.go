@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,7 +63,7 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	if err != nil {
 		return err
 	}
-	servers := []*http.Server{{Handler: httpapi.New(e, ""), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
+	servers := []*http.Server{{Handler: a.accessLog(httpapi.New(e, "")), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
 	lns := []net.Listener{uln}
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if listen != "" {
@@ -75,7 +76,7 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 			uln.Close()
 			return err
 		}
-		servers = append(servers, &http.Server{Handler: httpapi.New(e, token), ReadHeaderTimeout: 10 * time.Second})
+		servers = append(servers, &http.Server{Handler: a.accessLog(httpapi.New(e, token)), ReadHeaderTimeout: 10 * time.Second})
 		lns = append(lns, tln)
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), filepath.Join(e.Home(), "token"))
 	}
@@ -128,4 +129,33 @@ func loadToken(home string) (string, error) {
 	rand.Read(raw)
 	token := hex.EncodeToString(raw)
 	return token, os.WriteFile(path, []byte(token+"\n"), 0o600)
+}
+
+// accessLog prints one line per request that changes something:
+// method, path, status, duration.
+func (a *app) accessLog(h http.Handler) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		if r.Method == http.MethodGet {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(a.stdout, "%s %s %s %d %v\n", time.Now().UTC().Format(time.RFC3339), r.Method, r.URL.Path, sw.code,
+			time.Since(t0).Round(time.Millisecond))
+	})
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.code = code
+	s.ResponseWriter.WriteHeader(code)
 }

@@ -163,3 +163,51 @@ func TestServe_TCPToken(t *testing.T) {
 	}
 	d.stop(t)
 }
+
+// With the daemon up, the CLI's state-changing commands go through it, and
+// behave exactly as without it: output, plans and exit statuses.
+func TestServe_CLIGoesThroughTheDaemon(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "base\n"})
+	d := e.serve()
+	defer d.stop(t)
+	out := e.ok("fork", "source", "-n", "2", "--approach", "x")
+	if !strings.Contains(out, "source-1\t") || !strings.Contains(out, "source-2\t") {
+		t.Fatalf("fork through the daemon: %s", out)
+	}
+	expectLine(t, d, "POST /v1/runs/")
+	e.execSh("source-1", "echo one > a.txt")
+	e.execSh("source-2", "echo two > a.txt")
+	e.ok("merge", "source-1", "--filesystem")
+	expectLine(t, d, "/merge 200")
+	r := e.tine("merge", "source-2", "--filesystem")
+	if r.code != 9 || !strings.Contains(r.stdout, "conflict") {
+		t.Errorf("a conflicting merge through the daemon: %v", r)
+	}
+	if r := e.tine("discard", "source-2"); r.code != 6 {
+		t.Errorf("discarding unmerged work through the daemon: %v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\n" {
+		t.Errorf("source after the merges: %q", b)
+	}
+	e.ok("checkpoint", "source-2", "--label", "two")
+	e.ok("discard", "--force", "source-2")
+	if rows := e.ls(); len(rows) != 2 {
+		t.Errorf("runs after discard: %+v", rows)
+	}
+}
+
+// expectLine waits for the daemon's access log to show a line containing s.
+func expectLine(t *testing.T, d *daemon, s string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case line := <-d.lines:
+			if strings.Contains(line, s) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the daemon logged no request like %q", s)
+		}
+	}
+}

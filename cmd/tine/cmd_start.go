@@ -21,8 +21,8 @@ not running; starting a run whose supervisor died recovers it. Needs root.`,
   tine start app/source-2 --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.Start(c.Context(), args[0], engine.StartOptions{Services: true})
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				res, err := op.Start(c.Context(), args[0], engine.StartOptions{Services: true})
 				if res == nil {
 					return err
 				}
@@ -69,8 +69,8 @@ link. RUN's files stay as they are; tine start brings it back.`,
 		Example: `  tine stop source-1`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				r, err := e.Stop(c.Context(), args[0])
+			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+				r, err := op.Stop(c.Context(), args[0])
 				if err != nil {
 					return err
 				}

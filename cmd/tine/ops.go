@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/httpapi"
+)
+
+// ops are the commands that change state. The engine does them itself; when
+// tine serve is up they go to the daemon instead, so one process writes and
+// every change passes the same gate. Names are resolved here first (the
+// daemon's current directory is not the user's).
+type ops interface {
+	Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error)
+	Checkpoint(ctx context.Context, ref, label string) (*tine.Version, error)
+	Rollback(ctx context.Context, ref, to string) (*engine.RollbackResult, error)
+	Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error)
+	Merge(ctx context.Context, ref string, o engine.MergeOptions) (*engine.MergeResult, error)
+	Promote(ctx context.Context, ref string, drop bool) (*engine.PromoteResult, error)
+	Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error)
+	Start(ctx context.Context, ref string, o engine.StartOptions) (*engine.StartResult, error)
+	Stop(ctx context.Context, ref string) (*tine.Run, error)
+}
+
+var _ ops = (*engine.Engine)(nil)
+
+// withOps runs fn with the daemon's ops when it answers on its socket
+// (unless TINE_NO_DAEMON is set), else with the engine's.
+func (a *app) withOps(ctx context.Context, fn func(ops, *engine.Engine) error) error {
+	return a.withEngine(ctx, func(e *engine.Engine) error {
+		if os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(e.SocketPath()) {
+			return fn(daemonOps{cl: httpapi.NewClient(e.SocketPath(), nil), e: e}, e)
+		}
+		return fn(e, e)
+	})
+}
+
+func daemonUp(sock string) bool {
+	c, err := net.DialTimeout("unix", sock, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// daemonOps sends ops to tine serve, with run references resolved to ids.
+type daemonOps struct {
+	cl *httpapi.Client
+	e  *engine.Engine
+}
+
+// id resolves a run reference as the engine would here; a reference that
+// names no run (a group) is sent as it is.
+func (d daemonOps) id(ctx context.Context, ref string) string {
+	if r, err := d.e.FindRun(ctx, ref); err == nil {
+		return r.Run.ID
+	}
+	return ref
+}
+
+func (d daemonOps) post(ctx context.Context, path string, body, out any) error {
+	_, err := d.cl.Do(ctx, "POST", path, body, out)
+	return err
+}
+
+func runPath(id, action string) string { return "/v1/runs/" + url.PathEscape(id) + "/" + action }
+
+func (d daemonOps) Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error) {
+	var res engine.ForkResult
+	err := d.post(ctx, runPath(d.id(ctx, ref), "fork"), httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live}, &res)
+	return orNil(&res, err)
+}
+
+func (d daemonOps) Checkpoint(ctx context.Context, ref, label string) (*tine.Version, error) {
+	var v tine.Version
+	err := d.post(ctx, runPath(d.id(ctx, ref), "checkpoint"), httpapi.CheckpointRequest{Label: label}, &v)
+	return orNil(&v, err)
+}
+
+func (d daemonOps) Rollback(ctx context.Context, ref, to string) (*engine.RollbackResult, error) {
+	var res engine.RollbackResult
+	err := d.post(ctx, runPath(d.id(ctx, ref), "rollback"), httpapi.RollbackRequest{To: to}, &res)
+	return orNil(&res, err)
+}
+
+func (d daemonOps) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
+	var res struct {
+		Discarded []*tine.Run `json:"discarded"`
+	}
+	err := d.post(ctx, runPath(d.id(ctx, ref), "discard"), httpapi.DiscardRequest{Force: force}, &res)
+	return res.Discarded, err
+}
+
+func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions) (*engine.MergeResult, error) {
+	var res engine.MergeResult
+	into := o.Into
+	if into != "" {
+		into = d.id(ctx, into)
+	}
+	err := d.post(ctx, runPath(d.id(ctx, ref), "merge"), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
+		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force}, &res)
+	if res.Plan == nil { // no plan came back (an error before planning)
+		return nil, err
+	}
+	return &res, err
+}
+
+func (d daemonOps) Promote(ctx context.Context, ref string, drop bool) (*engine.PromoteResult, error) {
+	var res engine.PromoteResult
+	err := d.post(ctx, runPath(d.id(ctx, ref), "promote"), httpapi.PromoteRequest{DropSourceChanges: drop}, &res)
+	return orNil(&res, err)
+}
+
+func (d daemonOps) Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error) {
+	var res engine.ChooseResult
+	req := httpapi.ChooseRequest{Run: run, Promote: promote, DiscardAll: run == ""}
+	if run != "" {
+		req.Run = d.id(ctx, run)
+	}
+	err := d.post(ctx, "/v1/groups/"+url.PathEscape(ref)+"/choose", req, &res)
+	return orNil(&res, err)
+}
+
+func (d daemonOps) Start(ctx context.Context, ref string, o engine.StartOptions) (*engine.StartResult, error) {
+	var res engine.StartResult
+	err := d.post(ctx, runPath(d.id(ctx, ref), "start"), httpapi.StartRequest{Services: &o.Services}, &res)
+	if res.Run == nil {
+		return nil, err
+	}
+	return &res, err
+}
+
+func (d daemonOps) Stop(ctx context.Context, ref string) (*tine.Run, error) {
+	var r tine.Run
+	err := d.post(ctx, runPath(d.id(ctx, ref), "stop"), nil, &r)
+	return orNil(&r, err)
+}
+
+// orNil returns v, or nil with the error.
+func orNil[T any](v *T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
