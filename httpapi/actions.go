@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
@@ -275,4 +276,24 @@ func (s *Server) evidence(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, err := s.e.RecordEvidence(ctxOf(r), ref, req.Kind, req.Data)
 	handle(w, http.StatusOK, map[string]any{"recorded": true, "message": msg}, err)
+}
+
+// ExecRequest is the body of POST /v1/runs/{ref}/exec: a command run to
+// its end inside the run, its output's tail returned.
+type ExecRequest struct {
+	Args     []string `json:"args"`
+	TimeoutS float64  `json:"timeout_s"`
+}
+
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
+	var req ExecRequest
+	if err := decode(r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
+		return
+	}
+	res, err := s.e.ExecCapture(ctxOf(r), r.PathValue("ref"), req.Args, time.Duration(req.TimeoutS*float64(time.Second)))
+	handle(w, http.StatusOK, res, err)
 }

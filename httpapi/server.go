@@ -62,6 +62,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/runs/{ref}/events", s.runEvents)
 	m.HandleFunc("POST /v1/runs/{ref}/fork", s.fork)
 	m.HandleFunc("POST /v1/runs/{ref}/evidence", s.evidence)
+	m.HandleFunc("POST /v1/runs/{ref}/exec", s.exec)
 	m.HandleFunc("POST /v1/runs/{ref}/checkpoint", s.checkpoint)
 	m.HandleFunc("POST /v1/runs/{ref}/rollback", s.rollback)
 	m.HandleFunc("POST /v1/runs/{ref}/merge", s.merge)

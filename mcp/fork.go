@@ -3,9 +3,13 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
 )
@@ -20,11 +24,12 @@ type forkOut struct {
 
 // forkAnswer is what fork_run returns.
 type forkAnswer struct {
-	Parent    string              `json:"parent"`
-	Group     string              `json:"group"`
-	ForkPoint string              `json:"fork_point"`
-	Forks     []forkOut           `json:"forks"`
-	Live      []engine.LiveReport `json:"live,omitempty"`
+	Parent    string               `json:"parent"`
+	Group     string               `json:"group"`
+	ForkPoint string               `json:"fork_point"`
+	Forks     []forkOut            `json:"forks"`
+	Live      []engine.LiveReport  `json:"live,omitempty"`
+	Ran       []*engine.ExecResult `json:"ran,omitempty"` // the command, in each fork
 }
 
 func (t *tools) fork(ctx context.Context, in ForkInput) (*answer, error) {
@@ -52,8 +57,50 @@ func (t *tools) fork(ctx context.Context, in ForkInput) (*answer, error) {
 	if err := json.Unmarshal(raw, &res); err != nil || res.Parent == nil || res.Group == nil || res.Version == nil {
 		return nil, fmt.Errorf("the daemon's answer to a fork: %.200s", raw)
 	}
-	return forkReport(&res), nil
+	a := forkReport(&res)
+	if in.Command != "" {
+		ran, err := t.runInForks(ctx, res.Forks, in.Command, in.TimeoutS)
+		out := a.Data.(forkAnswer)
+		out.Ran = ran
+		a.Data = out
+		a.Note += fmt.Sprintf(" Ran %q in each: %s.", in.Command, exits(ran))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
+
+// runInForks runs command in every fork at once through the daemon.
+func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command string, timeout float64) ([]*engine.ExecResult, error) {
+	ran := make([]*engine.ExecResult, len(forks))
+	errs := make([]error, len(forks))
+	var wg sync.WaitGroup
+	for i, f := range forks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			script := "TINE_APPROACH=" + shellQuote(f.Approach) + "; export TINE_APPROACH; " + command
+			req := httpapi.ExecRequest{Args: []string{"sh", "-c", script}, TimeoutS: timeout}
+			var res engine.ExecResult
+			_, errs[i] = t.call(ctx, "POST", runPath(f.ID, "/exec"), req, &res)
+			ran[i] = &res
+		}()
+	}
+	wg.Wait()
+	return ran, errors.Join(errs...)
+}
+
+func exits(ran []*engine.ExecResult) string {
+	var parts []string
+	for _, r := range ran {
+		parts = append(parts, fmt.Sprintf("%s exit %d", r.Run, r.Exit))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // deferred is a fork the daemon put off (an agent forking itself mid-turn
 // is forked when its turn stops): its message says what to do.

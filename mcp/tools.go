@@ -12,6 +12,8 @@ type ForkInput struct {
 	Approaches []string `json:"approaches,omitempty" jsonschema:"what each fork is for: the i-th fork gets the i-th approach"`
 	Name       string   `json:"name,omitempty" jsonschema:"name prefix of the forks; default the parent's name"`
 	Live       string   `json:"live,omitempty" jsonschema:"how a running parent's processes reach the forks: none, rerun (default when it runs) or ptrace"`
+	Command    string   `json:"command,omitempty" jsonschema:"fork_run: a shell command (an agent, a test) run to its end in every fork at once, with TINE_APPROACH set to the fork's approach"`
+	TimeoutS   float64  `json:"timeout_s,omitempty" jsonschema:"fork_run: seconds the command may take in each fork (0: no limit)"`
 }
 
 // BranchesInput names a group of forks or a run.
@@ -72,7 +74,7 @@ func mergeSchema() *jsonschema.Schema {
 }
 
 const forkDesc = `Fork a run into copies that each get their own copy-on-write view of its files, in one group; returns the group, each fork's name, id, approach and address, and how its processes were started. ` +
-	`Running a command in each fork is not offered: the daemon's API has no exec endpoint yet, so run it with "tine exec FORK -- CMD" on the host.`
+	`With command, runs it in every fork at once (TINE_APPROACH holds the fork's approach) and returns each one's exit status and output tail.`
 
 func (t *tools) addBranchTools(s *sdk.Server) {
 	add(s, &sdk.Tool{Name: "fork_run", Description: forkDesc, InputSchema: forkSchema(),

@@ -83,10 +83,23 @@ func TestMCP_Host(t *testing.T) {
 		}
 	}
 
-	_, fr := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "copies": 2, "approaches": []string{"rewrite", "keep"}})
+	// A fake agent: it rewrites a.txt only in the fork whose approach says so.
+	agent := `if [ "$TINE_APPROACH" = rewrite ]; then echo rewritten > a.txt; fi; echo "agent $TINE_APPROACH in $TINE_RUN done"`
+	_, fr := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "copies": 2,
+		"approaches": []string{"rewrite", "keep"}, "command": agent, "timeout_s": 30})
 	forks := fr["forks"].([]any)
 	a, b := forks[0].(map[string]any)["name"].(string), forks[1].(map[string]any)["name"].(string)
-	e.execSh(a, "echo rewritten > a.txt")
+	ran := fr["ran"].([]any)
+	for i, r := range ran {
+		r := r.(map[string]any)
+		want := fmt.Sprintf("agent %s in %s done", []string{"rewrite", "keep"}[i], []string{a, b}[i])
+		if r["exit"] != 0.0 || !strings.Contains(r["stdout"].(string), want) {
+			t.Errorf("the agent in fork %d: %v", i, r)
+		}
+	}
+	if got := readFile(t, e.path(b), "a.txt"); got != "original\n" {
+		t.Errorf("the keep fork changed a.txt: %q", got)
+	}
 
 	if text, _ := mcpCall(t, cs, false, "inspect_branches", map[string]any{"group": fr["group"]}); !strings.Contains(text, a) {
 		t.Errorf("inspect_branches: %s", text)
