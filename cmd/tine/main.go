@@ -128,7 +128,7 @@ roll back to, and discards what you do not keep.`,
 		newDiff, newCheckpoint, newRollback, newDiscard,
 		newMerge, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
-		newApprove, newRefuse, newPending, newForkSelf, newRequest,
+		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEvents, newExport,
 		newHook, newSetup, newMCP,
 	} {
 		root.AddCommand(c(a))
