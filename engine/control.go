@@ -143,6 +143,7 @@ func (e *Engine) Approve(ctx context.Context, id, by string) (*Approved, error) 
 	if a, err = approval.Consume(ctx, e.store, id, a.Action, a.Run, a.Group, fp, now); err != nil {
 		return nil, err
 	}
+	e.obs.Approved(string(a.Action))
 	res, err := e.runResolution(ctx, a)
 	return &Approved{Approval: a, Result: res}, err
 }

@@ -52,6 +52,7 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 	if err != nil {
 		return nil, err
 	}
+	e.obs.Discarded(len(runs))
 	for _, r := range runs {
 		if err := e.stop(ctx, Ref{w, r}, "stop"); err != nil {
 			e.warn("stopping %s: %v", r.Name, err)

@@ -22,6 +22,7 @@ type Engine struct {
 	now   func() time.Time
 	// backend returns the file backend called name.
 	backend func(name string) (layer.Backend, error)
+	obs     Observer // told of each operation; see SetObserver
 
 	bridgeOnce sync.Once // the tine bridge is ensured once per engine
 	bridgeErr  error
@@ -41,7 +42,7 @@ func Open(ctx context.Context, home string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, store: st, now: time.Now, backend: newBackend}
+	e := &Engine{home: home, store: st, now: time.Now, backend: newBackend, obs: NopObserver{}}
 	if err := e.sweep(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("recovering state: %w", err)

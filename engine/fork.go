@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
@@ -37,6 +38,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	p, unlock, err := e.lockRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -117,6 +119,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	}
 	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}
 	res.Live = e.startForks(ctx, p, forks, mode)
+	e.obs.Forked(p.Workspace.Backend, mode, len(forks), time.Since(start))
 	return res, nil
 }
 
@@ -163,8 +166,15 @@ func (e *Engine) sealFast(ctx context.Context, be layer.Backend, p Ref, kind tin
 	if err != nil || moved {
 		return lay, v, moved, err
 	}
+	base, err := e.version(ctx, p.Run.Base)
+	if err != nil {
+		return nil, nil, false, err
+	}
 	lay, v, err = e.seal(ctx, be, p, kind, label, u)
-	return lay, v, false, err
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return lay, v, e.rebaseCompacted(ctx, be, p, base, v, u), nil
 }
 
 func sealedBy(moved bool) string {

@@ -44,7 +44,7 @@ type MergeResult struct {
 // an error wrapping merge.ErrConflict) and nothing is written. Otherwise,
 // unless DryRun, the plan is applied to the target's files as a
 // transaction, and the run is marked merged.
-func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (*MergeResult, error) {
+func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *MergeResult, err error) {
 	src, unlock, err := e.lockRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -59,11 +59,14 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (*MergeR
 		return nil, err
 	}
 	defer os.RemoveAll(scratch)
+	clk := startMerge()
+	defer func() { clk.done(e.obs, res, err) }()
 	plan, err := e.plan(ctx, src, dst, &o, scratch)
+	clk.planned()
 	if err != nil {
 		return nil, err
 	}
-	res := &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun}
+	res = &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun}
 	if !plan.Clean() || o.DryRun {
 		return res, e.recordPlan(ctx, src, dst, res)
 	}
@@ -72,7 +75,9 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (*MergeR
 		return res, err
 	}
 	journal := filepath.Join(e.runDir(dst.Workspace.ID, dst.Run.ID), "merge.json")
+	clk.applying()
 	err = merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal)
+	clk.applied()
 	thaw()
 	if err != nil {
 		return res, e.recordFailure(ctx, src, dst, res, err)

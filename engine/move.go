@@ -18,8 +18,9 @@ import (
 // new layer and recording that layer: the sweeper moves it back if the
 // record never came, or finishes the remount if it did.
 type moveJournal struct {
-	Layer   string `json:"layer"`
+	Layer   string `json:"layer,omitempty"`
 	Version string `json:"version"`
+	Aside   string `json:"aside,omitempty"` // a rebase after compaction: where the old delta waits
 }
 
 func (e *Engine) moveJournalPath(p Ref) string {
@@ -109,7 +110,70 @@ func (e *Engine) finishMove(ctx context.Context, be layer.Backend, p Ref, v *tin
 		e.warn("%s: %v", p.Run.Name, err)
 		return
 	}
+	e.dropAside(p)
 	os.Remove(e.moveJournalPath(p))
+}
+
+// dropAside deletes the delta a rebase after compaction set aside, once
+// the rebase is recorded (the compacted layer holds its files).
+func (e *Engine) dropAside(p Ref) {
+	b, err := os.ReadFile(e.moveJournalPath(p))
+	var j moveJournal
+	if err == nil && json.Unmarshal(b, &j) == nil && j.Aside != "" {
+		os.RemoveAll(j.Aside)
+	}
+}
+
+// rebaseCompacted handles a seal that compacted p's deep stack into v, one
+// whole-tree layer which holds p's delta too. Left alone, p would stay on
+// its deep stack and every later seal would compact it again. An idle p
+// whose view unmounts is rebased instead: its delta is set aside
+// (journaled), and once the caller records p.Run.Base = v, finishMove
+// mounts p over v with an empty delta and drops the old one; if the caller
+// fails first, the undo puts the delta back.
+func (e *Engine) rebaseCompacted(ctx context.Context, be layer.Backend, p Ref, base, v *tine.Version, u *undo) bool {
+	mv, ok := be.(layer.Mover)
+	if !ok || len(v.Layers) != 1 || len(base.Layers) < 2 || len(e.Sessions(p)) > 0 || e.supervised(p) > 0 {
+		return false
+	}
+	br := e.backendRun(p.Workspace, p.Run)
+	if e.detach(p.Workspace, p.Run, br) != nil {
+		return false
+	}
+	aside := filepath.Join(br.Dir, "upper.compacted")
+	if err := e.setAside(br, aside, v); err != nil {
+		e.warn("rebasing %s after compaction: %v", p.Run.Name, err)
+		os.Remove(e.moveJournalPath(p))
+		if rerr := e.remount(ctx, mv, p, br, base); rerr != nil {
+			e.warn("remounting %s: %v (the next tine command retries)", p.Run.Name, rerr)
+		}
+		return false
+	}
+	u.add(func() error { return e.moveBack(ctx, mv, p, br, aside, base) })
+	return true
+}
+
+// setAside journals the rebase, then moves br's delta to aside and gives
+// br an empty delta and work directory.
+func (e *Engine) setAside(br layer.Run, aside string, v *tine.Version) error {
+	j, _ := json.Marshal(moveJournal{Version: v.ID, Aside: aside})
+	if err := writeFileAtomic(filepath.Join(br.Dir, "seal.json"), j); err != nil {
+		return err
+	}
+	up, work := filepath.Join(br.Dir, "upper"), filepath.Join(br.Dir, "work")
+	if err := os.Rename(up, aside); err != nil {
+		return err
+	}
+	if err := os.Mkdir(up, 0o755); err != nil {
+		return err
+	}
+	if err := fstree.CopyAttrs(aside, up); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(work); err != nil {
+		return err
+	}
+	return os.Mkdir(work, 0o755)
 }
 
 // remount mounts p's view over version v with its current delta, and binds
@@ -156,15 +220,21 @@ func (e *Engine) recoverMove(ctx context.Context, be layer.Backend, w *tine.Work
 		return fmt.Errorf("unreadable seal journal: %w", err)
 	}
 	br := e.backendRun(w, r)
-	if _, err := e.version(ctx, j.Version); err == nil {
+	if _, err := e.version(ctx, j.Version); err == nil && r.Base == j.Version {
 		// Recorded: the run is based on the new version with an empty delta.
 		if err := markBase(br, j.Version); err != nil {
 			return err
+		}
+		if j.Aside != "" {
+			os.RemoveAll(j.Aside)
 		}
 		return os.Remove(e.moveJournalPath(p))
 	}
 	mv, ok := be.(layer.Mover)
 	dir := e.layerDir(w.ID, j.Layer)
+	if j.Aside != "" {
+		dir = j.Aside
+	}
 	if _, err := os.Stat(dir); !ok || err != nil {
 		return os.Remove(e.moveJournalPath(p))
 	}

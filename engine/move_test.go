@@ -2,11 +2,14 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/overlay"
 )
 
 func requireRootOverlay(t *testing.T) {
@@ -161,5 +164,73 @@ func TestEngine_InterruptedMove(t *testing.T) {
 				t.Errorf("fork after recovery: %q", got)
 			}
 		})
+	}
+}
+
+// shallow makes f's engine compact overlay stacks past depth 3.
+func shallow(f *fixture) {
+	f.e.backend = func(name string) (layer.Backend, error) {
+		if name == "overlay" {
+			return overlay.New(overlay.WithMaxDepth(3)), nil
+		}
+		return newBackend(name)
+	}
+}
+
+// Past the depth limit a seal compacts the stack into one layer; an idle
+// parent is then rebased onto it, so the next seals stack again instead of
+// compacting every time.
+func TestEngine_CompactionRebasesParent(t *testing.T) {
+	requireRootOverlay(t)
+	f := newFixture(t, "overlay")
+	shallow(f)
+	compactions := 0
+	for i := range 8 {
+		writeFiles(t, f.path, map[string]string{"a.txt": fmt.Sprintf("round %d\n", i)})
+		res := f.fork(1)
+		if len(res.Version.Layers) == 1 {
+			compactions++
+		}
+		if got := readFile(t, filepath.Join(f.view(res.Forks[0]), "a.txt")); got != fmt.Sprintf("round %d\n", i) {
+			t.Fatalf("fork %d sees %q", i, got)
+		}
+		src := f.run("source")
+		if src.Run.Base != res.Version.ID {
+			t.Errorf("fork %d: the source was not rebased onto its fork point", i)
+		}
+		if got := readFile(t, filepath.Join(f.path, "dir/b.txt")); got != "beta\n" {
+			t.Fatalf("source lost dir/b.txt after fork %d: %q", i, got)
+		}
+	}
+	if compactions < 1 || compactions > 3 {
+		t.Errorf("%d compactions in 8 forks at depth 3; want every few, not every fork", compactions)
+	}
+	if _, err := os.Stat(filepath.Join(f.e.backendRun(f.ref.Workspace, f.ref.Run).Dir, "upper.compacted")); !os.IsNotExist(err) {
+		t.Errorf("the set-aside delta remains: %v", err)
+	}
+}
+
+// A crash between the compaction and its record puts the delta back.
+func TestEngine_InterruptedCompactionRebase(t *testing.T) {
+	requireRootOverlay(t)
+	f := newFixture(t, "overlay")
+	shallow(f)
+	for i := range 2 {
+		writeFiles(t, f.path, map[string]string{"a.txt": fmt.Sprintf("round %d\n", i)})
+		f.fork(1)
+	}
+	writeFiles(t, f.path, map[string]string{"a.txt": "unsealed\n"})
+	be, _ := f.e.backend("overlay")
+	var u undo
+	_, v, moved, err := f.e.sealFast(f.ctx, be, f.run("source"), tine.VersionCheckpoint, "", &u)
+	if err != nil || !moved || len(v.Layers) != 1 {
+		t.Fatalf("sealFast at the depth limit: moved %v, %d layers, %v", moved, len(v.Layers), err)
+	}
+	f.reopen() // crash before the version is recorded
+	if got := readFile(t, filepath.Join(f.path, "a.txt")); got != "unsealed\n" {
+		t.Errorf("a.txt after recovery = %q", got)
+	}
+	if _, err := os.Stat(f.e.moveJournalPath(f.ref)); !os.IsNotExist(err) {
+		t.Errorf("journal left: %v", err)
 	}
 }

@@ -144,6 +144,7 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 	if err != nil {
 		return nil, err
 	}
+	e.obs.Promoted()
 	if err := e.switchFiles(ctx, be, p, fresh, oldBr, newBr); err != nil {
 		return nil, fmt.Errorf("promoted in the store, but moving the files failed (the next tine command retries): %w", err)
 	}

@@ -89,6 +89,7 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 	if err != nil {
 		return nil, err
 	}
+	e.obs.RolledBack()
 	if err := e.reactivate(ctx, be, p.Workspace, p.Run, br, target); err != nil {
 		return nil, fmt.Errorf("rolled back in the store, but remounting failed (the next tine command retries): %w", err)
 	}
