@@ -315,3 +315,19 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
+
+// RequireToken wraps h so that, when token is not empty, every request
+// must carry it as a bearer token.
+func RequireToken(token string, h http.Handler) http.Handler {
+	if token == "" {
+		return h
+	}
+	s := &Server{token: token}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			writeJSON(w, http.StatusUnauthorized, Error{Error: "a bearer token is required", Code: "unauthorized"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/metrics"
 )
 
 func newServe(a *app) *cobra.Command {
@@ -63,7 +65,9 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	if err != nil {
 		return err
 	}
-	servers := []*http.Server{{Handler: a.accessLog(httpapi.New(e, "")), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
+	m := metrics.New(metrics.WithSource(metrics.EngineSource(e)), metrics.WithErrorLog(log.New(a.stderr, "tine serve: ", 0)))
+	e.SetObserver(m)
+	servers := []*http.Server{{Handler: a.accessLog(routes(e, m, "")), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
 	lns := []net.Listener{uln}
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if listen != "" {
@@ -76,7 +80,7 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 			uln.Close()
 			return err
 		}
-		servers = append(servers, &http.Server{Handler: a.accessLog(httpapi.New(e, token)), ReadHeaderTimeout: 10 * time.Second})
+		servers = append(servers, &http.Server{Handler: a.accessLog(routes(e, m, token)), ReadHeaderTimeout: 10 * time.Second})
 		lns = append(lns, tln)
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), filepath.Join(e.Home(), "token"))
 	}
@@ -158,4 +162,14 @@ type statusWriter struct {
 func (s *statusWriter) WriteHeader(code int) {
 	s.code = code
 	s.ResponseWriter.WriteHeader(code)
+}
+
+// routes serves the API at /v1/ and the metrics at /metrics, behind the
+// bearer token when there is one.
+func routes(e *engine.Engine, m *metrics.Metrics, token string) http.Handler {
+	mux := http.NewServeMux()
+	api := httpapi.New(e, token)
+	mux.Handle("/", api)
+	mux.Handle("GET /metrics", httpapi.RequireToken(token, m.Handler()))
+	return mux
 }

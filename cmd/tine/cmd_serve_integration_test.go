@@ -194,6 +194,20 @@ func TestServe_CLIGoesThroughTheDaemon(t *testing.T) {
 	if rows := e.ls(); len(rows) != 2 {
 		t.Errorf("runs after discard: %+v", rows)
 	}
+	// The daemon counted what went through it.
+	req, _ := http.NewRequest("GET", "http://tine/metrics", nil)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`tine_forks_total{backend="overlay",live="none"} 2`, `tine_merges_total{outcome="merged"} 1`,
+		`tine_merges_total{outcome="conflict"} 1`, `tine_discards_total 1`, `tine_runs_live{workspace="live"} 2`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 // expectLine waits for the daemon's access log to show a line containing s.
