@@ -137,3 +137,16 @@ func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request, actor *
 	writeJSON(w, http.StatusAccepted, map[string]any{"approval": a,
 		"message": fmt.Sprintf("waiting for a person: tine approve %s", a.ID)})
 }
+
+// PersonOnly wraps h (the dashboard) so that requests from inside a run,
+// told by the peer's cgroup on the unix socket, are refused: pages there
+// act with a person's authority.
+func PersonOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, _ := r.Context().Value(peerKey).(peer); p.run != "" {
+			writeErr(w, fmt.Errorf("the dashboard is for people, not code inside run %s: %w", p.run, capability.ErrScope))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -192,6 +192,15 @@ func TestControl_NoSelfApprovalThroughHook(t *testing.T) {
 			"s.sendall(b'POST /v1/approvals/"+id[1]+"/approve HTTP/1.0\\r\\nHost: t\\r\\n\\r\\n'); print(s.recv(999).split(b'\\r\\n')[0])"); !strings.Contains(r.stdout, "403") {
 		t.Errorf("approving from inside a run: %v", r)
 	}
+	// Nor through the dashboard, whose pages act for a person.
+	if r := e.tine("exec", "source-1", "--", "/usr/bin/python3", "-c",
+		"import socket; s=socket.socket(socket.AF_UNIX); s.connect('/run/tine/ctl/tine.sock'); "+
+			"s.sendall(b'GET /ui/ HTTP/1.0\\r\\nHost: t\\r\\n\\r\\n'); print(s.recv(999).split(b'\\r\\n')[0])"); !strings.Contains(r.stdout, "403") {
+		t.Errorf("the dashboard from inside a run: %v", r)
+	}
+	if code := d.get(t, "/ui/", nil); code != 200 {
+		t.Errorf("the dashboard for a person: %d", code)
+	}
 	var list []tine.Approval
 	if code := d.get(t, "/v1/approvals", &list); code != 200 || len(list) != 1 {
 		t.Fatalf("GET /v1/approvals: %d %+v", code, list)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/dashboard"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/metrics"
@@ -164,12 +165,14 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// routes serves the API at /v1/ and the metrics at /metrics, behind the
-// bearer token when there is one.
+// routes serves the API at /v1/, the metrics at /metrics and the dashboard
+// at /ui/, behind the bearer token when there is one.
 func routes(e *engine.Engine, m *metrics.Metrics, token string) http.Handler {
 	mux := http.NewServeMux()
 	api := httpapi.New(e, token)
 	mux.Handle("/", api)
 	mux.Handle("GET /metrics", httpapi.RequireToken(token, m.Handler()))
+	mux.Handle("/ui/", httpapi.PersonOnly(dashboard.New(e, token)))
+	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	return mux
 }

@@ -1,0 +1,148 @@
+package dashboard
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/tinehq/tine/engine"
+)
+
+const chromium = "/usr/bin/chromium"
+
+// browser starts a headless Chromium with a fresh profile.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("end-to-end test needs Chromium at %s: %v", chromium, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
+	return ctx
+}
+
+// artifacts is where screenshots go: $TINE_ARTIFACTS or a temp dir.
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("TINE_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestEndToEnd_Chromium(t *testing.T) {
+	f := newFixture(t)
+	srv := httptest.NewServer(New(f.e, ""))
+	t.Cleanup(srv.Close)
+	ctx := browser(t) // cancelled before srv.Close, so the event stream ends first
+	f.write(1, "main.txt", "the winner's text\n")
+	winner := f.fork.Forks[1]
+
+	do(t, ctx, "overview", chromedp.Navigate(srv.URL+"/ui/"), chromedp.WaitVisible(chromedp.CSS(`svg.tree`)))
+	svg := value(t, ctx, "tree", chromedp.OuterHTML(chromedp.CSS(`svg.tree`)))
+	screenshot(t, ctx, "overview.png")
+	for _, r := range f.fork.Forks {
+		if !strings.Contains(svg, `data-run="`+r.Name+`"`) {
+			t.Errorf("the tree has no node for %s:\n%s", r.Name, svg)
+		}
+	}
+	do(t, ctx, "group page",
+		chromedp.Click(chromedp.CSS(`table.groups a[href="/ui/groups/`+f.fork.Group.ID+`"]`), chromedp.NodeVisible),
+		chromedp.WaitVisible(chromedp.CSS(`tr.winner`)))
+	winnerRow := value(t, ctx, "winner row", chromedp.Text(chromedp.CSS(`tr.winner`)))
+	if !strings.Contains(winnerRow, winner.Name) || !strings.Contains(winnerRow, "recommended") {
+		t.Errorf("the highlighted row is %q, want %s recommended", winnerRow, winner.Name)
+	}
+	screenshot(t, ctx, "group-page.png")
+	alertsFired(t, ctx)
+
+	do(t, ctx, "choose (merge)",
+		chromedp.Click(chromedp.CSS(`button.choose-merge[data-run="`+winner.Name+`"]`), chromedp.NodeVisible),
+		chromedp.WaitVisible(chromedp.CSS(`section.plan`)))
+	plan := value(t, ctx, "plan", chromedp.Text(chromedp.CSS(`section.plan`)))
+	do(t, ctx, "confirm", chromedp.Click(chromedp.CSS(`button.confirm`), chromedp.NodeVisible),
+		chromedp.WaitVisible(chromedp.CSS(`p.done`)))
+	if !strings.Contains(plan, "main.txt") || !strings.Contains(plan, "take") {
+		t.Errorf("the plan shown was %q, want main.txt taken", plan)
+	}
+	if got := readFile(t, filepath.Join(f.e.Path(f.src.Workspace, f.src.Run), "main.txt")); got != "the winner's text\n" {
+		t.Errorf("source main.txt = %q after confirming the merge", got)
+	}
+	approveInBrowser(t, ctx, f, srv.URL)
+}
+
+// approveInBrowser has a fresh fork ask for its merge, then approves it
+// with the overview's button.
+func approveInBrowser(t *testing.T, ctx context.Context, f *fixture, base string) {
+	res, err := f.e.Fork(f.ctx, f.src.Run.ID, engine.ForkOptions{Copies: 1, Name: "asker", Approaches: []string{hostileScript}})
+	if err != nil {
+		t.Fatalf("Fork: %v", err)
+	}
+	actor := engine.Ref{Workspace: f.src.Workspace, Run: res.Forks[0]}
+	writeFile(t, filepath.Join(f.e.Path(actor.Workspace, actor.Run), "asked.txt"), "please merge\n")
+	a, err := f.e.RequestResolution(f.ctx, actor, engine.Resolution{Action: "merge", Run: actor.Run.ID})
+	if err != nil {
+		t.Fatalf("RequestResolution: %v", err)
+	}
+	button := chromedp.CSS(`#approval-` + a.ID + ` button.approve`)
+	do(t, ctx, "approve", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(button),
+		chromedp.Click(button, chromedp.NodeVisible), chromedp.WaitVisible(chromedp.CSS(`p.done`)))
+	if got := readFile(t, filepath.Join(f.wsDir, "asked.txt")); got != "please merge\n" {
+		t.Errorf("asked.txt in the source = %q after approving", got)
+	}
+	alertsFired(t, ctx)
+}
+
+// do runs steps in the browser, failing the test at the first error.
+func do(t *testing.T, ctx context.Context, step string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// value runs a and returns its value, failing the test on error.
+func value[T any](t *testing.T, ctx context.Context, step string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	return v
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png := value(t, ctx, "screenshot", chromedp.FullScreenshot(100))
+	p := filepath.Join(artifacts(t), name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", p)
+}
+
+// alertsFired fails if hostile text became an element of the page.
+func alertsFired(t *testing.T, ctx context.Context) {
+	t.Helper()
+	n := value(t, ctx, "count injected elements",
+		chromedp.Evaluate[int](`document.querySelectorAll('img[src="x"], script:not([src])').length`))
+	if n != 0 {
+		t.Errorf("%d injected element(s) on the page", n)
+	}
+}

@@ -1,0 +1,225 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/merge"
+)
+
+// feedLen is how many recent events a page lists.
+const feedLen = 50
+
+// overviewPage is GET /ui/: every workspace's tree, the recent events and
+// the pending approvals.
+type overviewPage struct {
+	page
+	Workspaces []workspaceView
+	Feed       []eventView
+	Approvals  []approvalView
+	Done       string
+}
+
+type workspaceView struct {
+	Workspace *tine.Workspace
+	Tree      *Tree
+	Groups    []groupRow
+}
+
+type groupRow struct {
+	Group  *tine.Group
+	Href   string
+	Parent string
+	Forks  int
+	Live   int
+}
+
+// eventView is one event as a feed lists it.
+type eventView struct {
+	Event   *tine.Event
+	RunName string
+	RunHref string
+	Detail  string
+}
+
+// approvalView is a pending approval with what its evidence says.
+type approvalView struct {
+	A         *tine.Approval
+	RunName   string
+	RunHref   string
+	GroupHref string
+	By        string
+	Changes   []layer.Change
+	More      int
+	Plan      []merge.Entry
+	PlanError string
+}
+
+func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	states, err := h.e.State(ctx, "")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p := overviewPage{page: h.livePage(ctx, "tine", "overview"), Done: doneMessages[r.URL.Query().Get("done")]}
+	names := runNames(states)
+	for _, st := range states {
+		p.Workspaces = append(p.Workspaces, h.workspaceView(st, names))
+	}
+	if p.Feed, err = h.feed(ctx, tine.EventFilter{}, names); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	pending, err := h.e.Pending(ctx, "")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	for _, a := range pending {
+		p.Approvals = append(p.Approvals, approvalOf(a, names))
+	}
+	h.render(w, http.StatusOK, "overview", p)
+}
+
+// livePage is the layout data of a page the script keeps fresh.
+func (h *Handler) livePage(ctx context.Context, title, kind string) page {
+	return page{Title: title, Kind: kind, CSRF: h.csrf, After: lastSeq(ctx, h.e), Live: true}
+}
+
+func (h *Handler) workspaceView(st engine.WorkspaceState, names map[string]string) workspaceView {
+	proc := func(r *tine.Run) string {
+		if !r.Live() {
+			return engine.ProcStopped
+		}
+		s, _ := h.e.ProcState(engine.Ref{Workspace: st.Workspace, Run: r})
+		return s
+	}
+	v := workspaceView{Workspace: st.Workspace, Tree: layoutTree(st, proc)}
+	for _, g := range st.Groups {
+		row := groupRow{Group: g, Href: groupHref(g.ID), Parent: names[g.Parent]}
+		for _, r := range st.Runs {
+			if r.Group == g.ID {
+				row.Forks++
+				if r.Live() {
+					row.Live++
+				}
+			}
+		}
+		v.Groups = append(v.Groups, row)
+	}
+	return v
+}
+
+// runNames maps every run id to its name.
+func runNames(states []engine.WorkspaceState) map[string]string {
+	out := map[string]string{}
+	for _, st := range states {
+		for _, r := range st.Runs {
+			out[r.ID] = r.Name
+		}
+	}
+	return out
+}
+
+// feed returns the last feedLen events selected by f, newest first.
+func (h *Handler) feed(ctx context.Context, f tine.EventFilter, names map[string]string) ([]eventView, error) {
+	if f.Run == "" {
+		f.After = max(0, lastSeq(ctx, h.e)-feedLen*4) // events of a run are few; all events are not
+	}
+	evs, err := h.e.Events(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	evs = evs[max(0, len(evs)-feedLen):]
+	out := make([]eventView, 0, len(evs))
+	for i := len(evs) - 1; i >= 0; i-- {
+		ev := evs[i]
+		v := eventView{Event: ev, Detail: short(240, string(ev.Detail))}
+		if ev.Run != "" {
+			v.RunName, v.RunHref = orDefault(names[ev.Run], ev.Run), runHref(ev.Run)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// lastSeq finds the sequence number of the newest event with O(log n)
+// one-event queries: seq > x exactly when an event follows x.
+func lastSeq(ctx context.Context, e *engine.Engine) int64 {
+	after := func(x int64) bool {
+		evs, err := e.Events(ctx, tine.EventFilter{After: x, Limit: 1})
+		return err == nil && len(evs) > 0
+	}
+	lo, hi := int64(0), int64(1) // after(lo) or lo == 0; !after(hi) once found
+	for after(hi) {
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if after(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 && !after(0) {
+		return 0
+	}
+	return hi
+}
+
+// approvalOf reads what a person needs from approval a's evidence.
+func approvalOf(a *tine.Approval, names map[string]string) approvalView {
+	v := approvalView{A: a, RunName: orDefault(names[a.Run], a.Run), RunHref: runHref(a.Run),
+		By: orDefault(names[a.RequestedBy], a.RequestedBy)}
+	if a.Group != "" {
+		v.GroupHref = groupHref(a.Group)
+	}
+	var ev struct {
+		Changes   []layer.Change `json:"changes"`
+		Plan      *merge.Plan    `json:"plan"`
+		PlanError string         `json:"plan_error"`
+	}
+	json.Unmarshal(a.Evidence, &ev)
+	v.Changes, v.PlanError = ev.Changes, ev.PlanError
+	if len(v.Changes) > 20 {
+		v.More, v.Changes = len(v.Changes)-20, v.Changes[:20]
+	}
+	if ev.Plan != nil {
+		v.Plan = ev.Plan.Entries
+	}
+	return v
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// decide is POST /ui/approvals/{id}/approve or refuse.
+func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var err error
+	switch r.PathValue("decision") {
+	case "approve":
+		_, err = h.e.Approve(context.WithoutCancel(r.Context()), id, "dashboard")
+	case "refuse":
+		_, err = h.e.Refuse(context.WithoutCancel(r.Context()), id, "dashboard")
+	default:
+		h.failCode(w, http.StatusNotFound, "no action "+r.PathValue("decision")+" on approvals")
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	redirect(w, r, "/ui/?done="+url.QueryEscape(r.PathValue("decision")))
+}

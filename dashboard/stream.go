@@ -1,0 +1,89 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tinehq/tine"
+)
+
+// heartbeat keeps an idle event stream's connection open through proxies.
+const heartbeat = 15 * time.Second
+
+// streamEvent is what the stream sends of each event.
+type streamEvent struct {
+	Seq       int64  `json:"seq"`
+	Workspace string `json:"workspace"`
+	Run       string `json:"run,omitempty"`
+	Kind      string `json:"kind"`
+}
+
+// stream is GET /ui/events/stream: server-sent events of the events
+// logged after ?after=N (or Last-Event-ID, or now), polled every
+// pollEvery until the client goes.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		h.failCode(w, http.StatusNotImplemented, "this connection cannot stream events")
+		return
+	}
+	after := h.streamStart(r)
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 2000\n\n")
+	fl.Flush()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	quiet := time.Now()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+		n, err := h.send(w, r, &after)
+		if err != nil {
+			return
+		}
+		if n == 0 && time.Since(quiet) > heartbeat {
+			fmt.Fprint(w, ": keepalive\n\n")
+			n = 1
+		}
+		if n > 0 {
+			quiet = time.Now()
+			fl.Flush()
+		}
+	}
+}
+
+// streamStart is the seq the stream starts after.
+func (h *Handler) streamStart(r *http.Request) int64 {
+	for _, s := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after")} {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+			return n
+		}
+	}
+	return lastSeq(r.Context(), h.e)
+}
+
+// send writes the events after *after and advances it; it returns how
+// many it wrote.
+func (h *Handler) send(w http.ResponseWriter, r *http.Request, after *int64) (int, error) {
+	evs, err := h.e.Events(r.Context(), tine.EventFilter{After: *after, Limit: 100})
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range evs {
+		b, _ := json.Marshal(streamEvent{Seq: ev.Seq, Workspace: ev.Workspace, Run: ev.Run, Kind: ev.Kind})
+		if _, err := fmt.Fprintf(w, "id: %d\nevent: tine\ndata: %s\n\n", ev.Seq, b); err != nil {
+			return 0, err
+		}
+		*after = ev.Seq
+	}
+	return len(evs), nil
+}
