@@ -23,15 +23,29 @@ type Server struct {
 	token    string // required on TCP; "" disables the check (the unix socket)
 	mux      *http.ServeMux
 	start    time.Time
+	hooks    func(agent, decision string, d time.Duration)
 }
 
 // New returns a server of e. Requests must carry token as a bearer token
 // unless it is empty (the unix socket, whose file mode is the access
 // control).
-func New(e *engine.Engine, token string) *Server {
-	s := &Server{e: e, verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now()}
+func New(e *engine.Engine, token string, opts ...Option) *Server {
+	s := &Server{e: e, verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now(),
+		hooks: func(string, string, time.Duration) {}}
+	for _, o := range opts {
+		o(s)
+	}
 	s.routes()
 	return s
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithHookObserver sets what receives the decision times agent hooks in
+// runs report (POST /v1/hooks/timing): the metrics' hook histogram.
+func WithHookObserver(f func(agent, decision string, d time.Duration)) Option {
+	return func(s *Server) { s.hooks = f }
 }
 
 // ServeHTTP checks the token and dispatches.
@@ -63,6 +77,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/runs/{ref}/fork", s.fork)
 	m.HandleFunc("POST /v1/runs/{ref}/evidence", s.evidence)
 	m.HandleFunc("POST /v1/runs/{ref}/exec", s.exec)
+	m.HandleFunc("POST /v1/hooks/timing", s.hookTiming)
 	m.HandleFunc("POST /v1/runs/{ref}/checkpoint", s.checkpoint)
 	m.HandleFunc("POST /v1/runs/{ref}/rollback", s.rollback)
 	m.HandleFunc("POST /v1/runs/{ref}/merge", s.merge)
@@ -330,4 +345,27 @@ func RequireToken(token string, h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// HookTiming is the body of POST /v1/hooks/timing: how long an agent
+// hook took to decide. It feeds a histogram and nothing else.
+type HookTiming struct {
+	Agent    string  `json:"agent"`    // claude or codex
+	Decision string  `json:"decision"` // pass or deny
+	Seconds  float64 `json:"seconds"`
+}
+
+func (s *Server) hookTiming(w http.ResponseWriter, r *http.Request) {
+	var req HookTiming
+	if err := decode(r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	agents, decisions := map[string]bool{"claude": true, "codex": true}, map[string]bool{"pass": true, "deny": true}
+	if !agents[req.Agent] || !decisions[req.Decision] || req.Seconds < 0 || req.Seconds > 600 {
+		writeErr(w, fmt.Errorf("hook timing %+v: %w", req, tine.ErrInvalid))
+		return
+	}
+	s.hooks(req.Agent, req.Decision, time.Duration(req.Seconds*float64(time.Second)))
+	writeJSON(w, http.StatusOK, map[string]bool{"recorded": true})
 }

@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -164,6 +166,18 @@ func TestControl_HooksTurnsAndTypedApproval(t *testing.T) {
 			t.Errorf("the source's log has no %s: %v", k, kinds)
 		}
 	}
+	// Each hook reported how long it took to decide.
+	req, _ := http.NewRequest("GET", "http://tine/metrics", nil)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `tine_hook_decision_duration_seconds_count{agent="claude",decision="deny"} 1`) ||
+		!strings.Contains(string(body), `tine_hook_decision_duration_seconds_count{agent="claude",decision="pass"}`) {
+		t.Errorf("/metrics has no hook decision times:\n%s", grepLines(string(body), "tine_hook"))
+	}
 }
 
 // An agent cannot approve its own request by feeding its hook a prompt.
@@ -211,4 +225,14 @@ func TestControl_NoSelfApprovalThroughHook(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "mine\n" {
 		t.Errorf("after approval through the API the source has %q", b)
 	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

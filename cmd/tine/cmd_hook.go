@@ -33,7 +33,10 @@ agent's way. tine setup installs it.`,
 		Args: hookArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			agent, _ := hook.ParseAgent(args[0])
+			t0 := time.Now()
 			ans := hook.HandleReader(c.Context(), agent, c.InOrStdin(), hookEnv())
+			took := time.Since(t0)
+			defer reportTiming(c.Context(), string(agent), string(ans.Response.Action), took)
 			fmt.Fprint(a.stderr, ans.Output.Stderr)
 			if asJSON {
 				return a.printJSON(ans)
@@ -105,4 +108,20 @@ type bothRecorders [2]hook.Recorder
 
 func (b bothRecorders) Record(ctx context.Context, kind string, data any) error {
 	return errors.Join(b[0].Record(ctx, kind, data), b[1].Record(ctx, kind, data))
+}
+
+// reportTiming tells the daemon, from inside a run, how long the decision
+// took, for its hook-decision histogram. Failures are ignored: timing is
+// never worth getting in the agent's way.
+func reportTiming(ctx context.Context, agent, decision string, d time.Duration) {
+	if hook.EnvFromOS().Run == "" {
+		return
+	}
+	cl, _, err := insideClient()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cl.Do(ctx, "POST", "/v1/hooks/timing", httpapi.HookTiming{Agent: agent, Decision: decision, Seconds: d.Seconds()}, nil)
 }

@@ -169,7 +169,7 @@ func (s *statusWriter) WriteHeader(code int) {
 // at /ui/, behind the bearer token when there is one.
 func routes(e *engine.Engine, m *metrics.Metrics, token string) http.Handler {
 	mux := http.NewServeMux()
-	api := httpapi.New(e, token)
+	api := httpapi.New(e, token, httpapi.WithHookObserver(m.ObserveHook))
 	mux.Handle("/", api)
 	mux.Handle("GET /metrics", httpapi.RequireToken(token, m.Handler()))
 	mux.Handle("/ui/", httpapi.PersonOnly(dashboard.New(e, token)))
