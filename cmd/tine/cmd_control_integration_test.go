@@ -4,8 +4,7 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,19 +14,24 @@ import (
 	"github.com/tinehq/tine"
 )
 
-// rawGet speaks HTTP to the daemon's socket from inside a run without any
-// capability, as a process that bypasses tine would.
-const rawGet = `import socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-s.sendall(b"GET /v1/runs HTTP/1.0\r\nHost: tine\r\n\r\n")
+// rawRequest speaks HTTP to the daemon's socket from inside run without any
+// capability, as a process that bypasses tine would, and returns the
+// status line.
+func (e *env) rawRequest(run, method, path string) string {
+	e.t.Helper()
+	script := fmt.Sprintf(`import socket
+s = socket.socket(socket.AF_UNIX); s.connect("/run/tine/ctl/tine.sock")
+s.sendall(b"%s %s HTTP/1.0\r\nHost: tine\r\n\r\n")
 print(s.recv(65536).decode().split("\r\n")[0])
-`
+`, method, path)
+	return e.ok("exec", run, "--", "/usr/bin/python3", "-c", script)
+}
 
 // An agent inside a run forks itself and proposes a merge through the
 // tine on its PATH; nothing lands until a person approves that exact
 // request, which is single-use and goes stale when the fork changes.
 func TestControl_ForkSelfRequestApprove(t *testing.T) {
-	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "original\n", "raw.py": rawGet})
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "original\n"})
 	d := e.serve()
 	defer d.stop(t)
 	e.ok("start", "source")
@@ -43,7 +47,7 @@ func TestControl_ForkSelfRequestApprove(t *testing.T) {
 		t.Errorf("the parent's token from before the fork: %v", r)
 	}
 	// Bypassing tine from inside a run: no capability, no access.
-	if got := e.execSh("source-1", "/usr/bin/python3 raw.py /run/tine/ctl/tine.sock"); !strings.Contains(got, "403") {
+	if got := e.rawRequest("source-1", "GET", "/v1/runs"); !strings.Contains(got, "403") {
 		t.Errorf("an unsigned request from inside a run got %q", got)
 	}
 
@@ -167,16 +171,10 @@ func TestControl_HooksTurnsAndTypedApproval(t *testing.T) {
 		}
 	}
 	// Each hook reported how long it took to decide.
-	req, _ := http.NewRequest("GET", "http://tine/metrics", nil)
-	resp, err := d.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), `tine_hook_decision_duration_seconds_count{agent="claude",decision="deny"} 1`) ||
-		!strings.Contains(string(body), `tine_hook_decision_duration_seconds_count{agent="claude",decision="pass"}`) {
-		t.Errorf("/metrics has no hook decision times:\n%s", grepLines(string(body), "tine_hook"))
+	body := d.metrics(t)
+	if !strings.Contains(body, `tine_hook_decision_duration_seconds_count{agent="claude",decision="deny"} 1`) ||
+		!strings.Contains(body, `tine_hook_decision_duration_seconds_count{agent="claude",decision="pass"}`) {
+		t.Errorf("/metrics has no hook decision times:\n%s", grepLines(body, "tine_hook"))
 	}
 }
 
@@ -201,16 +199,12 @@ func TestControl_NoSelfApprovalThroughHook(t *testing.T) {
 		t.Errorf("the request is no longer pending: %+v", pending)
 	}
 	// A person approves it through the API; from inside a run that is refused.
-	if r := e.tine("exec", "source", "--", "/usr/bin/python3", "-c",
-		"import socket; s=socket.socket(socket.AF_UNIX); s.connect('/run/tine/ctl/tine.sock'); "+
-			"s.sendall(b'POST /v1/approvals/"+id[1]+"/approve HTTP/1.0\\r\\nHost: t\\r\\n\\r\\n'); print(s.recv(999).split(b'\\r\\n')[0])"); !strings.Contains(r.stdout, "403") {
-		t.Errorf("approving from inside a run: %v", r)
+	if got := e.rawRequest("source", "POST", "/v1/approvals/"+id[1]+"/approve"); !strings.Contains(got, "403") {
+		t.Errorf("approving from inside a run: %q", got)
 	}
 	// Nor through the dashboard, whose pages act for a person.
-	if r := e.tine("exec", "source-1", "--", "/usr/bin/python3", "-c",
-		"import socket; s=socket.socket(socket.AF_UNIX); s.connect('/run/tine/ctl/tine.sock'); "+
-			"s.sendall(b'GET /ui/ HTTP/1.0\\r\\nHost: t\\r\\n\\r\\n'); print(s.recv(999).split(b'\\r\\n')[0])"); !strings.Contains(r.stdout, "403") {
-		t.Errorf("the dashboard from inside a run: %v", r)
+	if got := e.rawRequest("source-1", "GET", "/ui/"); !strings.Contains(got, "403") {
+		t.Errorf("the dashboard from inside a run: %q", got)
 	}
 	if code := d.get(t, "/ui/", nil); code != 200 {
 		t.Errorf("the dashboard for a person: %d", code)

@@ -195,16 +195,10 @@ func TestServe_CLIGoesThroughTheDaemon(t *testing.T) {
 		t.Errorf("runs after discard: %+v", rows)
 	}
 	// The daemon counted what went through it.
-	req, _ := http.NewRequest("GET", "http://tine/metrics", nil)
-	resp, err := d.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := d.metrics(t)
 	for _, want := range []string{`tine_forks_total{backend="overlay",live="none"} 2`, `tine_merges_total{outcome="merged"} 1`,
 		`tine_merges_total{outcome="conflict"} 1`, `tine_discards_total 1`, `tine_runs_live{workspace="live"} 2`} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
@@ -224,4 +218,16 @@ func expectLine(t *testing.T, d *daemon, s string) {
 			t.Fatalf("the daemon logged no request like %q", s)
 		}
 	}
+}
+
+// metrics returns the daemon's Prometheus exposition.
+func (d *daemon) metrics(t *testing.T) string {
+	t.Helper()
+	resp, err := d.client.Get("http://tine/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
