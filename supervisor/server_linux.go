@@ -197,20 +197,37 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 	s.setExec(pid, x.Args)
 	defer s.setExec(pid, nil)
 	reply(c, response{Pid: pid})
-	go forwardFromCaller(rest, pid)
+	ended := make(chan struct{})
+	go forwardFromCaller(rest, pid, ended)
 	ws := <-done
+	close(ended)
 	reply(c, response{Exit: intp(exitCode(ws))})
 }
 
-func forwardFromCaller(r io.Reader, pid int) {
+// forwardFromCaller sends the signals the caller forwards to the command's
+// process group while it runs, and SIGHUP if the caller hangs up before it
+// ends, as a terminal would. Once the command has ended its group is left
+// alone: what it started in the background goes on.
+func forwardFromCaller(r io.Reader, pid int, ended <-chan struct{}) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		var req request
-		if json.Unmarshal(sc.Bytes(), &req) == nil && req.Signal > 0 {
+		if json.Unmarshal(sc.Bytes(), &req) == nil && req.Signal > 0 && running(ended) {
 			syscall.Kill(-pid, syscall.Signal(req.Signal))
 		}
 	}
-	syscall.Kill(-pid, syscall.SIGHUP) // the caller hung up or the command ended
+	if running(ended) {
+		syscall.Kill(-pid, syscall.SIGHUP)
+	}
+}
+
+func running(ended <-chan struct{}) bool {
+	select {
+	case <-ended:
+		return false
+	default:
+		return true
+	}
 }
 
 func (s *server) setExec(pid int, args []string) {

@@ -206,3 +206,19 @@ func get(t *testing.T, url string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// What a command starts in the background outlives it; a caller that hangs
+// up mid-command sends its group SIGHUP.
+func TestSupervisor_ExecBackgroundSurvives(t *testing.T) {
+	spec, _, c := launch(t, false)
+	run(t, c, spec, `sleep 1000 > /dev/null 2>&1 & echo $! > bg.pid`)
+	time.Sleep(200 * time.Millisecond)
+	b, err := os.ReadFile(filepath.Join(spec.View, "bg.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := run(t, c, spec, "kill -0 "+strings.TrimSpace(string(b))+" && echo alive")
+	if strings.TrimSpace(out) != "alive" {
+		t.Errorf("the background process died with its command: %q", out)
+	}
+}
