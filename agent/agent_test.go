@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCommand(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      Config
+		prompt   string
+		approach string
+		session  string
+		want     []string
+	}{
+		{"claude", Config{Kind: Claude}, "fix it", "", "",
+			[]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--", "fix it"}},
+		{"claude fork session", Config{Kind: Claude, Binary: "/opt/claude", Model: "opus", Args: []string{"--permission-mode", "acceptEdits"}},
+			"fix it", "small patch", "sess-1",
+			[]string{"/opt/claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "opus",
+				"--resume", "sess-1", "--fork-session", "--permission-mode", "acceptEdits", "--",
+				"fix it\n\nApproach for this attempt: small patch"}},
+		{"claude dash prompt", Config{Kind: Claude}, "-x", "", "",
+			[]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--", "-x"}},
+		{"codex", Config{Kind: Codex}, "fix it", "", "",
+			[]string{"codex", "exec", "--json", "fix it"}},
+		{"codex resume", Config{Kind: Codex, Model: "gpt-5", Args: []string{"--skip-git-repo-check"}}, "fix it", "", "th-1",
+			[]string{"codex", "exec", "--json", "--model", "gpt-5", "--skip-git-repo-check", "resume", "th-1", "fix it"}},
+		{"codex dash prompt", Config{Kind: Codex}, "-x", "", "",
+			[]string{"codex", "exec", "--json", "--", "-x"}},
+		{"command args", Config{Kind: CommandKind, Args: []string{"sh", "-c", "echo hi"}}, "p", "a", "s",
+			[]string{"sh", "-c", "echo hi"}},
+		{"command binary", Config{Kind: CommandKind, Binary: "./agent.sh", Args: []string{"-v"}}, "p", "a", "",
+			[]string{"./agent.sh", "-v"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Command(tt.cfg, tt.prompt, tt.approach, tt.session)
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("Command = %q, %v\nwant %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCommand_Errors(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want error
+	}{
+		{Config{Kind: CommandKind}, ErrNoCommand},
+		{Config{Kind: "gemini"}, ErrUnknownKind},
+		{Config{}, ErrUnknownKind},
+	}
+	for _, tt := range tests {
+		if _, err := Command(tt.cfg, "p", "", ""); !errors.Is(err, tt.want) {
+			t.Errorf("%+v: err %v, want %v", tt.cfg, err, tt.want)
+		}
+		if err := Check(tt.cfg); !errors.Is(err, tt.want) {
+			t.Errorf("Check %+v: err %v, want %v", tt.cfg, err, tt.want)
+		}
+	}
+}
+
+func TestEnv(t *testing.T) {
+	got := Env("fix it", "small", "fork-2", 2)
+	want := []string{"TINE_PROMPT=fix it", "TINE_APPROACH=small", "TINE_RUN=fork-2", "TINE_FORK_INDEX=2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Env = %q, want %q", got, want)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if err := Check(Config{Kind: Claude, Binary: self}); err != nil {
+		t.Errorf("existing binary: %v", err)
+	}
+	for _, cfg := range []Config{{Kind: Claude}, {Kind: Codex, Binary: "codex-missing"}, {Kind: CommandKind, Args: []string{"/nonexistent/agent"}}} {
+		err := Check(cfg)
+		if !errors.Is(err, ErrNotFound) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: err %v, want a one-line ErrNotFound", cfg, err)
+		}
+	}
+}
+
+func TestParseKind(t *testing.T) {
+	for _, s := range []string{"claude", "codex", " command "} {
+		if _, err := ParseKind(s); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+	if _, err := ParseKind("aider"); !errors.Is(err, ErrUnknownKind) {
+		t.Errorf("aider: %v", err)
+	}
+}

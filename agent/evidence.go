@@ -1,0 +1,241 @@
+package agent
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Bounds of an [Evidence] made by [NewEvidence].
+const (
+	DefaultOutputBytes = 64 << 10
+	DefaultMaxCalls    = 256
+	maxWarnings        = 16
+	maxResultText      = 4 << 10
+)
+
+// ToolCall is one tool call an agent made, with its outcome once known.
+type ToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Name     string `json:"name"`
+	Command  string `json:"command,omitempty"`
+	Done     bool   `json:"done"`
+	IsError  bool   `json:"is_error,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+}
+
+// Evidence is what one agent run left behind, accumulated from its
+// events. The zero value is not ready: use [NewEvidence]. Its methods are
+// safe for concurrent use, so a budget watcher may read [Evidence.Cost]
+// while the stream is fed; read the fields through [Evidence.Snapshot].
+type Evidence struct {
+	mu sync.Mutex
+	s  Snapshot
+	// out holds the tail of the output, at most max bytes after a trim.
+	out      []byte
+	max      int
+	maxCalls int
+}
+
+// Snapshot is a copy of an [Evidence], ready to store as JSON.
+type Snapshot struct {
+	// Output is the last OutputBytes-bounded part of the text output;
+	// OutputTotalBytes counts all of it.
+	Output           string `json:"output"`
+	OutputTotalBytes int64  `json:"output_total_bytes"`
+	OutputTruncated  bool   `json:"output_truncated"`
+	// ToolCalls are the most recent calls; ToolCallsTotal counts all.
+	ToolCalls      []ToolCall `json:"tool_calls"`
+	ToolCallsTotal int        `json:"tool_calls_total"`
+	// Commands are the most recent shell commands; CommandsTotal counts all.
+	Commands      []string `json:"commands"`
+	CommandsTotal int      `json:"commands_total"`
+	Tokens        Usage    `json:"tokens"`
+	// CostUSD is the running estimate, or the agent's final total when
+	// CostFinal.
+	CostUSD   float64 `json:"cost_usd"`
+	CostFinal bool    `json:"cost_final"`
+	SessionID string  `json:"session_id,omitempty"`
+	// Result is "success" or "error" from the agent's own final result,
+	// empty when none arrived; ResultText is its text (bounded).
+	Result     string `json:"result,omitempty"`
+	ResultText string `json:"result_text,omitempty"`
+	// ExitCode is the agent process's exit status, once it ended.
+	ExitCode   *int      `json:"exit_code,omitempty"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	WallMS     int64     `json:"wall_ms"`
+	// Warnings are the last parse warnings; WarningsTotal counts all.
+	Warnings      []string `json:"warnings,omitempty"`
+	WarningsTotal int      `json:"warnings_total"`
+}
+
+// NewEvidence returns an empty Evidence keeping the last outputBytes of
+// output and the last maxCalls tool calls and commands (defaults when
+// zero or negative).
+func NewEvidence(outputBytes, maxCalls int) *Evidence {
+	if outputBytes <= 0 {
+		outputBytes = DefaultOutputBytes
+	}
+	if maxCalls <= 0 {
+		maxCalls = DefaultMaxCalls
+	}
+	return &Evidence{max: outputBytes, maxCalls: maxCalls}
+}
+
+// Add records one event.
+func (e *Evidence) Add(ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch ev.Kind {
+	case EventText:
+		e.write(ev.Text + "\n")
+	case EventToolCall:
+		e.call(ev)
+	case EventToolResult:
+		e.toolResult(ev)
+	case EventUsage:
+		e.usage(ev)
+	case EventCost:
+		e.cost(ev)
+	case EventSession:
+		e.s.SessionID = ev.SessionID
+	case EventResult:
+		e.result(ev)
+	}
+}
+
+// write appends to the output tail; the buffer grows to twice the bound
+// before the tail is moved to the front.
+func (e *Evidence) write(s string) {
+	e.s.OutputTotalBytes += int64(len(s))
+	e.out = append(e.out, s...)
+	if len(e.out) > 2*e.max {
+		e.trim()
+	}
+}
+
+func (e *Evidence) trim() {
+	if len(e.out) <= e.max {
+		return
+	}
+	start := len(e.out) - e.max
+	for start < len(e.out) && !utf8.RuneStart(e.out[start]) {
+		start++
+	}
+	e.out = append(e.out[:0], e.out[start:]...)
+	e.s.OutputTruncated = true
+}
+
+func (e *Evidence) call(ev Event) {
+	e.s.ToolCallsTotal++
+	e.s.ToolCalls = keepLast(append(e.s.ToolCalls,
+		ToolCall{ID: ev.ToolID, Name: ev.ToolName, Command: ev.Command}), e.maxCalls)
+	if ev.Command != "" && (ev.ToolName == "Bash" || ev.ToolName == "command_execution") {
+		e.s.CommandsTotal++
+		e.s.Commands = keepLast(append(e.s.Commands, ev.Command), e.maxCalls)
+	}
+}
+
+func keepLast[T any](s []T, n int) []T {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:0], s[len(s)-n:]...)
+}
+
+// toolResult completes the most recent call with the same id.
+func (e *Evidence) toolResult(ev Event) {
+	for i := len(e.s.ToolCalls) - 1; i >= 0; i-- {
+		c := &e.s.ToolCalls[i]
+		if c.ID == ev.ToolID {
+			c.Done, c.IsError, c.ExitCode = true, ev.IsError, ev.ExitCode
+			return
+		}
+	}
+}
+
+func (e *Evidence) usage(ev Event) {
+	if ev.Final {
+		e.s.Tokens = ev.Usage
+		return
+	}
+	e.s.Tokens = e.s.Tokens.Add(ev.Usage)
+}
+
+// cost adds a charge to the running estimate; a final total replaces it,
+// and later estimates no longer change it.
+func (e *Evidence) cost(ev Event) {
+	c := SafeCost(ev.CostUSD)
+	switch {
+	case ev.Final:
+		e.s.CostUSD, e.s.CostFinal = c, true
+	case !e.s.CostFinal:
+		e.s.CostUSD += c
+	}
+}
+
+func (e *Evidence) result(ev Event) {
+	e.s.Result = "success"
+	if ev.IsError {
+		e.s.Result = "error"
+	}
+	e.s.ResultText = ev.Text
+	if len(ev.Text) > maxResultText {
+		e.s.ResultText = ev.Text[:maxResultText]
+	}
+}
+
+// Warn records a parse warning (a *ParseError from [Parser.Feed]).
+func (e *Evidence) Warn(err error) {
+	if err == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.s.WarningsTotal++
+	e.s.Warnings = keepLast(append(e.s.Warnings, err.Error()), maxWarnings)
+}
+
+// Start records when the agent process started.
+func (e *Evidence) Start(t time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.s.StartedAt = t
+}
+
+// Finish records when and how the agent process ended, and the wall time.
+func (e *Evidence) Finish(t time.Time, exitCode int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.s.FinishedAt, e.s.ExitCode = t, &exitCode
+	if !e.s.StartedAt.IsZero() {
+		e.s.WallMS = t.Sub(e.s.StartedAt).Milliseconds()
+	}
+}
+
+// Cost returns the cost so far and whether it is the agent's final total.
+func (e *Evidence) Cost() (usd float64, final bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.s.CostUSD, e.s.CostFinal
+}
+
+// Snapshot returns a copy of everything recorded so far.
+func (e *Evidence) Snapshot() Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.trim()
+	s := e.s
+	s.Output = string(e.out)
+	s.ToolCalls = append([]ToolCall(nil), e.s.ToolCalls...)
+	s.Commands = append([]string(nil), e.s.Commands...)
+	s.Warnings = append([]string(nil), e.s.Warnings...)
+	return s
+}
+
+// MarshalJSON encodes the snapshot.
+func (e *Evidence) MarshalJSON() ([]byte, error) {
+	return json.Marshal(e.Snapshot())
+}
