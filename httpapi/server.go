@@ -62,9 +62,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func (s *Server) authorized(r *http.Request) bool {
+func (s *Server) authorized(r *http.Request) bool { return bearerOK(r, s.token) }
+
+// bearerOK reports whether r carries token as its bearer token.
+func bearerOK(r *http.Request, token string) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 }
 
 func (s *Server) routes() {
@@ -337,9 +340,8 @@ func RequireToken(token string, h http.Handler) http.Handler {
 	if token == "" {
 		return h
 	}
-	s := &Server{token: token}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(r) {
+		if !bearerOK(r, token) {
 			writeJSON(w, http.StatusUnauthorized, Error{Error: "a bearer token is required", Code: "unauthorized"})
 			return
 		}
