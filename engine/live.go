@@ -128,7 +128,11 @@ func (e *Engine) start(ctx context.Context, r Ref, o StartOptions) (*StartResult
 		for _, a := range e.adopted(r) { // forked live into r: already running
 			skip[a.Service] = true
 		}
-		res.Services, err = supervisor.NewClient(e.supDir(r)).StartServices(ctx, e.services(r, cfg, skip))
+		svcs := e.services(r, cfg, skip)
+		if len(svcs) == 0 {
+			return res, nil // every service is running already (forked live)
+		}
+		res.Services, err = supervisor.NewClient(e.supDir(r)).StartServices(ctx, svcs)
 		if err != nil {
 			res.ServiceErr = err.Error()
 			return res, err
