@@ -58,6 +58,11 @@ func (e *Engine) Compare(ctx context.Context, ref string) (*Comparison, error) {
 	return c, nil
 }
 
+// Group returns group ref and its runs, without comparing them.
+func (e *Engine) Group(ctx context.Context, ref string) (*tine.Group, []*tine.Run, error) {
+	return e.findGroup(ctx, ref)
+}
+
 func (e *Engine) findGroup(ctx context.Context, ref string) (*tine.Group, []*tine.Run, error) {
 	var g *tine.Group
 	var runs []*tine.Run

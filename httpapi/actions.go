@@ -212,11 +212,14 @@ func (s *Server) choose(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fmt.Errorf("choose needs \"run\" or \"discard_all\", not both: %w", tine.ErrInvalid))
 		return
 	}
-	if actor, ok := s.allowGroup(w, r, r.PathValue("ref"), tine.ActionChoose); !ok {
+	if actor, ok := s.allowGroup(w, r, r.PathValue("ref")); !ok {
 		return
 	} else if actor != nil {
 		if req.DiscardAll {
 			writeErr(w, fmt.Errorf("a run may choose a winner, not discard the whole group: %w", tine.ErrPrivilege))
+			return
+		}
+		if _, ok := s.allow(w, r, req.Run, tine.ActionChoose); !ok {
 			return
 		}
 		body, _ := json.Marshal(req)

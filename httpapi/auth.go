@@ -111,19 +111,20 @@ func (s *Server) allow(w http.ResponseWriter, r *http.Request, ref string, actio
 	return actor, true
 }
 
-// allowGroup checks an action on group ref, which only the group's parent
-// may take.
-func (s *Server) allowGroup(w http.ResponseWriter, r *http.Request, ref string, action tine.Action) (*engine.Ref, bool) {
+// allowGroup checks that the acting run, if any, may look at group ref:
+// it must be allowed to inspect the group's parent. (Choosing a winner is
+// checked on the chosen fork itself.)
+func (s *Server) allowGroup(w http.ResponseWriter, r *http.Request, ref string) (*engine.Ref, bool) {
 	actor := actorOf(r)
 	if actor == nil {
 		return nil, true
 	}
-	c, err := s.e.Compare(r.Context(), ref)
+	g, _, err := s.e.Group(r.Context(), ref)
 	if err != nil {
 		writeErr(w, err)
 		return actor, false
 	}
-	return s.allow(w, r, c.Group.Parent, tine.ActionInspect)
+	return s.allow(w, r, g.Parent, tine.ActionInspect)
 }
 
 // requestApproval records a resolution asked for by a run, answering 202

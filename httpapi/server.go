@@ -259,7 +259,7 @@ func (s *Server) workspace(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.allowGroup(w, r, r.PathValue("ref"), tine.ActionInspect); !ok {
+	if _, ok := s.allowGroup(w, r, r.PathValue("ref")); !ok {
 		return
 	}
 	c, err := s.e.Compare(r.Context(), r.PathValue("ref"))

@@ -136,3 +136,34 @@ func SizeOf(fi fs.FileInfo) int64 {
 	}
 	return 0
 }
+
+// Stat sums a list of changes: how many of each kind, and bytes before and
+// after.
+type Stat struct {
+	Added       int   `json:"added"`
+	Modified    int   `json:"modified"`
+	Deleted     int   `json:"deleted"`
+	TypeChanged int   `json:"type_changed"`
+	BytesBefore int64 `json:"bytes_before"`
+	BytesAfter  int64 `json:"bytes_after"`
+}
+
+// Summarize sums changes into a Stat.
+func Summarize(changes []Change) Stat {
+	var s Stat
+	for _, c := range changes {
+		switch c.Kind {
+		case Added:
+			s.Added++
+		case Modified:
+			s.Modified++
+		case Deleted:
+			s.Deleted++
+		case TypeChanged:
+			s.TypeChanged++
+		}
+		s.BytesBefore += c.OldSize
+		s.BytesAfter += c.Size
+	}
+	return s
+}

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"time"
+
+	"github.com/tinehq/tine/layer"
 )
 
 // noCost is said plainly: tine does not measure what a fork costs yet.
@@ -37,7 +39,7 @@ func (t *tools) cost(ctx context.Context, in BranchesInput) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := map[string]any{"run": d.Run.Name, "id": d.Run.ID, "created_at": d.Run.CreatedAt, "diff": statOf(d.Changes)}
+	ev := map[string]any{"run": d.Run.Name, "id": d.Run.ID, "created_at": d.Run.CreatedAt, "diff": layer.Summarize(d.Changes)}
 	return &answer{Note: costNote, Data: map[string]any{"cost": noCost, "evidence": ev}}, nil
 }
 

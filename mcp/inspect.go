@@ -101,7 +101,7 @@ func (t *tools) diff(ctx context.Context, in DiffInput) (*answer, error) {
 		list = list[:maxChanges]
 		note += fmt.Sprintf(" Only the first %d are listed.", maxChanges)
 	}
-	return &answer{Note: note, Data: map[string]any{"run": d.Run.Name, "stat": statOf(d.Changes), "changes": list}}, nil
+	return &answer{Note: note, Data: map[string]any{"run": d.Run.Name, "stat": layer.Summarize(d.Changes), "changes": list}}, nil
 }
 
 func (t *tools) patch(ctx context.Context, run string) (*answer, error) {
@@ -136,34 +136,5 @@ func (t *tools) summary(ctx context.Context, in RunInput) (*answer, error) {
 	}
 	note := fmt.Sprintf("%s (%s, %s): %s; %d path(s) changed since its fork point.",
 		ps.Run.Name, ps.Run.ID, ps.Run.Role, ps.State, len(d.Changes))
-	return &answer{Note: note, Data: map[string]any{"ps": ps, "diff": statOf(d.Changes)}}, nil
-}
-
-// diffStat sums a list of changes.
-type diffStat struct {
-	Added       int   `json:"added"`
-	Modified    int   `json:"modified"`
-	Deleted     int   `json:"deleted"`
-	TypeChanged int   `json:"type_changed"`
-	BytesBefore int64 `json:"bytes_before"`
-	BytesAfter  int64 `json:"bytes_after"`
-}
-
-func statOf(changes []layer.Change) diffStat {
-	var s diffStat
-	for _, c := range changes {
-		switch c.Kind {
-		case layer.Added:
-			s.Added++
-		case layer.Modified:
-			s.Modified++
-		case layer.Deleted:
-			s.Deleted++
-		case layer.TypeChanged:
-			s.TypeChanged++
-		}
-		s.BytesBefore += c.OldSize
-		s.BytesAfter += c.Size
-	}
-	return s
+	return &answer{Note: note, Data: map[string]any{"ps": ps, "diff": layer.Summarize(d.Changes)}}, nil
 }

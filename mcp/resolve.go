@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/merge"
 )
 
@@ -126,7 +127,7 @@ func (t *tools) promote(ctx context.Context, run string, dry bool) (*answer, err
 			return nil, err
 		}
 		note := fmt.Sprintf("Dry run: promoting %s makes it the workspace's source (its files at the workspace path; the old source retires, kept as a version). Call again with dry_run false to do it.", d.Run.Name)
-		return &answer{Note: note, Data: map[string]any{"run": d.Run.Name, "dry_run": true, "diff": statOf(d.Changes)}}, nil
+		return &answer{Note: note, Data: map[string]any{"run": d.Run.Name, "dry_run": true, "diff": layer.Summarize(d.Changes)}}, nil
 	}
 	var res engine.PromoteResult
 	a, err := t.act(ctx, runPath(run, "/promote"), httpapi.PromoteRequest{}, &res)

@@ -9,35 +9,6 @@ import (
 	"github.com/tinehq/tine/layer"
 )
 
-// diffStat sums a list of changes.
-type diffStat struct {
-	Added       int   `json:"added"`
-	Modified    int   `json:"modified"`
-	Deleted     int   `json:"deleted"`
-	TypeChanged int   `json:"type_changed"`
-	BytesBefore int64 `json:"bytes_before"`
-	BytesAfter  int64 `json:"bytes_after"`
-}
-
-func statOf(changes []layer.Change) diffStat {
-	var s diffStat
-	for _, c := range changes {
-		switch c.Kind {
-		case layer.Added:
-			s.Added++
-		case layer.Modified:
-			s.Modified++
-		case layer.Deleted:
-			s.Deleted++
-		case layer.TypeChanged:
-			s.TypeChanged++
-		}
-		s.BytesBefore += c.OldSize
-		s.BytesAfter += c.Size
-	}
-	return s
-}
-
 var kindLetter = map[layer.Kind]string{layer.Added: "A", layer.Modified: "M", layer.Deleted: "D", layer.TypeChanged: "T"}
 
 func newDiff(a *app) *cobra.Command {
@@ -81,7 +52,7 @@ func (a *app) printDiff(changes []layer.Change, stat, asJSON bool) error {
 	if changes == nil {
 		changes = []layer.Change{}
 	}
-	s := statOf(changes)
+	s := layer.Summarize(changes)
 	switch {
 	case asJSON && stat:
 		return a.printJSON(s)
