@@ -14,6 +14,12 @@ const MaxLineBytes = 16 << 20
 // Consume feeds every line of r through p into ev, recording parse
 // warnings, until EOF. It returns only read errors.
 func Consume(r io.Reader, p Parser, ev *Evidence) error {
+	return ConsumeFunc(r, p, ev, nil)
+}
+
+// ConsumeFunc is [Consume] that also calls after (when not nil) with each
+// event once ev has recorded it: where a budget watcher charges cost.
+func ConsumeFunc(r io.Reader, p Parser, ev *Evidence, after func(Event)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := readLine(br)
@@ -22,6 +28,9 @@ func Consume(r io.Reader, p Parser, ev *Evidence) error {
 			ev.Warn(perr)
 			for _, e := range evs {
 				ev.Add(e)
+				if after != nil {
+					after(e)
+				}
 			}
 		}
 		if errors.Is(err, io.EOF) {

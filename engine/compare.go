@@ -31,6 +31,9 @@ type Comparison struct {
 	Forks       []ForkSummary `json:"forks"`
 	Recommended string        `json:"recommended,omitempty"` // run id
 	Rationale   string        `json:"rationale"`
+	// Verdict is the judge's stored verdict, when a fork-run judged the
+	// group; it then makes the recommendation.
+	Verdict *GroupVerdict `json:"verdict,omitempty"`
 }
 
 // Compare gathers each fork of group ref: what it changed, whether it is
@@ -55,6 +58,10 @@ func (e *Engine) Compare(ctx context.Context, ref string) (*Comparison, error) {
 		c.Forks = append(c.Forks, e.summarize(ctx, Ref{w, r}))
 	}
 	c.recommend()
+	if v := e.Verdict(g.Workspace, g.ID); v != nil {
+		c.Verdict, c.Rationale = v, v.Judge+" judge: "+v.Rationale
+		c.Recommended = v.Winner
+	}
 	return c, nil
 }
 
@@ -221,7 +228,7 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 			}
 		}
 	}
-	return res, e.store.Update(ctx, func(tx tine.Tx) error {
+	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		detail := map[string]any{"group": g.ID, "promote": promote, "discarded": len(res.Discarded)}
 		runID := ""
 		if res.Chosen != nil {
@@ -229,6 +236,10 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 		}
 		return tx.AppendEvent(e.event(g.Workspace, runID, "choose", detail))
 	})
+	if err != nil {
+		return res, err
+	}
+	return res, e.recordResolution(g, e.runName(ctx, g.Parent), res, promote)
 }
 
 func (e *Engine) chosenRun(ctx context.Context, g *tine.Group, runs []*tine.Run, ref string) (*tine.Run, error) {

@@ -28,14 +28,40 @@ type ExecResult struct {
 	Truncated bool     `json:"truncated,omitempty"`
 	Seconds   float64  `json:"seconds"`
 	TimedOut  bool     `json:"timed_out,omitempty"`
+	Killed    bool     `json:"killed,omitempty"` // by ExecOptions.Kill or the context
+}
+
+// ExecOptions says how to run a command inside a run with [Engine.ExecWith].
+type ExecOptions struct {
+	Args []string
+	Env  []string // added to the run's environment, after it
+	// Stdout and Stderr, when set, receive the output as it comes, besides
+	// the tails kept in the result.
+	Stdout, Stderr io.Writer
+	// Timeout, when positive, kills the command's whole process tree once
+	// it has run that long.
+	Timeout time.Duration
+	// Kill, when closed, kills the command's whole process tree.
+	Kill <-chan struct{}
+	// Started, when set, is called with the command's pid inside the run.
+	Started func(pid int)
 }
 
 // ExecCapture runs args inside run ref (through its supervisor, launched if
 // needed) at the workspace path, with no input, and returns its exit status
-// and the tail of its output. Past timeout (0: none) its process group is
+// and the tail of its output. Past timeout (0: none) its process tree is
 // killed. Needs root, as supervisors do.
 func (e *Engine) ExecCapture(ctx context.Context, ref string, args []string, timeout time.Duration) (*ExecResult, error) {
-	if len(args) == 0 {
+	return e.ExecWith(ctx, ref, ExecOptions{Args: args, Timeout: timeout})
+}
+
+// ExecWith runs a command inside run ref (through its supervisor, launched
+// if needed) at the workspace path, with no input, as a process tree of its
+// own: when it ends, what it left running is killed, and a timeout, a
+// closed o.Kill or a cancelled ctx kill all of it. It returns the exit
+// status and the tails of the output. Needs root, as supervisors do.
+func (e *Engine) ExecWith(ctx context.Context, ref string, o ExecOptions) (*ExecResult, error) {
+	if len(o.Args) == 0 {
 		return nil, fmt.Errorf("exec needs a command: %w", tine.ErrInvalid)
 	}
 	r, cl, err := e.Client(ctx, ref)
@@ -43,18 +69,25 @@ func (e *Engine) ExecCapture(ctx context.Context, ref string, args []string, tim
 		return nil, err
 	}
 	env := append(append(os.Environ(), RunEnv(r)...), supervisor.InsideEnv(os.Getenv("PATH"))...)
-	x := supervisor.Exec{Args: args, Env: env, Dir: r.Workspace.Path}
+	x := supervisor.Exec{Args: o.Args, Env: append(env, o.Env...), Dir: r.Workspace.Path, Tree: true}
 	out, errOut := &tail{max: MaxOutput}, &tail{max: MaxOutput}
-	res := &ExecResult{Run: r.Run.Name, Args: args}
+	res := &ExecResult{Run: r.Run.Name, Args: o.Args}
 	t0 := time.Now()
-	code, err := e.runCaptured(ctx, cl, x, out, errOut, timeout, res)
+	code, err := e.runCaptured(ctx, cl, x, o, writers(out, o.Stdout), writers(errOut, o.Stderr), res)
 	res.Exit, res.Seconds = code, time.Since(t0).Seconds()
 	res.Stdout, res.Stderr = out.String(), errOut.String()
 	res.Truncated = out.cut || errOut.cut
 	return res, err
 }
 
-func (e *Engine) runCaptured(ctx context.Context, cl *supervisor.Client, x supervisor.Exec, out, errOut *tail, timeout time.Duration, res *ExecResult) (int, error) {
+func writers(t *tail, w io.Writer) io.Writer {
+	if w == nil {
+		return t
+	}
+	return io.MultiWriter(t, w)
+}
+
+func (e *Engine) runCaptured(ctx context.Context, cl *supervisor.Client, x supervisor.Exec, o ExecOptions, out, errOut io.Writer, res *ExecResult) (int, error) {
 	null, err := os.Open(os.DevNull)
 	if err != nil {
 		return 0, err
@@ -74,16 +107,57 @@ func (e *Engine) runCaptured(ctx context.Context, cl *supervisor.Client, x super
 	wg.Add(2)
 	go func() { defer wg.Done(); io.Copy(out, or); or.Close() }()
 	go func() { defer wg.Done(); io.Copy(errOut, er); er.Close() }()
-	sigs := make(chan os.Signal, 1)
-	if timeout > 0 {
-		timer := time.AfterFunc(timeout, func() { res.TimedOut = true; sigs <- syscall.SIGKILL })
-		defer timer.Stop()
+	sigs := make(chan os.Signal, 1) // one SIGKILL at most
+	stop, watched := make(chan struct{}), make(chan struct{})
+	kill := func(timedOut bool) {
+		res.TimedOut, res.Killed = timedOut, !timedOut
+		sigs <- syscall.SIGKILL
 	}
-	code, err := cl.Exec(context.WithoutCancel(ctx), x, [3]*os.File{null, ow, ew}, sigs, nil)
+	var timeout <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	go func() {
+		defer close(watched)
+		select {
+		case <-timeout:
+			kill(true)
+		case <-o.Kill:
+			kill(false)
+		case <-ctx.Done():
+			kill(false)
+		case <-stop:
+		}
+	}()
+	code, err := cl.Exec(context.WithoutCancel(ctx), x, [3]*os.File{null, ow, ew}, sigs, o.Started)
+	close(stop)
+	<-watched
 	ow.Close()
 	ew.Close()
-	wg.Wait()
+	drain(&wg, or, er)
 	return code, err
+}
+
+// outputGrace is how long output may still arrive once a command ended:
+// a process that escaped its tree (a double fork into a session of its
+// own) may hold the streams open forever.
+const outputGrace = 2 * time.Second
+
+// drain waits for the output copiers, closing the read ends after
+// outputGrace.
+func drain(wg *sync.WaitGroup, readers ...*os.File) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(outputGrace):
+		for _, r := range readers {
+			r.Close()
+		}
+		<-done
+	}
 }
 
 // tail keeps the last max bytes written to it.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/tinehq/tine/internal/procfs"
 	"net"
 	"os"
 	"slices"
@@ -129,18 +130,11 @@ func readProcess(pid int) Process {
 }
 
 func pgid(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procfs.Read("", pid)
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		if f := strings.Fields(s[i+1:]); len(f) > 2 {
-			n, _ := strconv.Atoi(f[2])
-			return n
-		}
-	}
-	return 0
+	return st.PGrp
 }
 
 // Publish makes port of run ref reachable on the host at hostAddr (for

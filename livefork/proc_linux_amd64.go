@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tinehq/tine/internal/procfs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -83,26 +84,19 @@ func scanChildren(pid int) ([]int, error) {
 		if err != nil {
 			continue
 		}
-		if data, err := os.ReadFile(procPath(n, "stat")); err == nil && statPPid(data) == pid {
+		if data, err := os.ReadFile(procPath(n, "stat")); err == nil && ppidOf(data) == pid {
 			kids = append(kids, n)
 		}
 	}
 	return kids, nil
 }
 
-// statPPid returns the fourth field of /proc/PID/stat; the second, the
-// command name, is parenthesised and may hold spaces.
-func statPPid(stat []byte) int {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
+func ppidOf(stat []byte) int {
+	st, err := procfs.ParseStat(stat)
+	if err != nil {
 		return -1
 	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 2 {
-		return -1
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
+	return st.PPid
 }
 
 // hasDontfork reports whether any mapping of pid carries the "dc" VmFlag

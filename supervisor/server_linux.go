@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/netns"
 	"golang.org/x/sys/unix"
 )
@@ -183,7 +184,11 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 		reply(c, response{Error: err.Error(), Exit: intp(127)})
 		return
 	}
-	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if x.Tree {
+		sys = &syscall.SysProcAttr{Setsid: true}
+	}
+	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: sys}
 	pid, done, err := s.reaper.spawn(path, x.Args, attr)
 	if err != nil {
 		code := 126
@@ -198,26 +203,67 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 	defer s.setExec(pid, nil)
 	reply(c, response{Pid: pid})
 	ended := make(chan struct{})
-	go forwardFromCaller(rest, pid, ended)
+	go forwardFromCaller(rest, pid, x.Tree, ended)
 	ws := <-done
 	close(ended)
+	if x.Tree {
+		killTree(pid)
+	}
 	reply(c, response{Exit: intp(exitCode(ws))})
 }
 
 // forwardFromCaller sends the signals the caller forwards to the command's
 // process group while it runs, and SIGHUP if the caller hangs up before it
 // ends, as a terminal would. Once the command has ended its group is left
-// alone: what it started in the background goes on.
-func forwardFromCaller(r io.Reader, pid int, ended <-chan struct{}) {
+// alone: what it started in the background goes on. For a tree command a
+// SIGKILL, or the caller hanging up, kills the whole tree.
+func forwardFromCaller(r io.Reader, pid int, tree bool, ended <-chan struct{}) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		var req request
-		if json.Unmarshal(sc.Bytes(), &req) == nil && req.Signal > 0 && running(ended) {
-			syscall.Kill(-pid, syscall.Signal(req.Signal))
+		if json.Unmarshal(sc.Bytes(), &req) != nil || req.Signal <= 0 || !running(ended) {
+			continue
 		}
+		if tree && syscall.Signal(req.Signal) == syscall.SIGKILL {
+			killTree(pid)
+			continue
+		}
+		syscall.Kill(-pid, syscall.Signal(req.Signal))
 	}
-	if running(ended) {
+	switch {
+	case !running(ended):
+	case tree:
+		killTree(pid)
+	default:
 		syscall.Kill(-pid, syscall.SIGHUP)
+	}
+}
+
+// killTree kills the session that leader started and every descendant of
+// it, looking again until nothing is left, since a process may fork while
+// its siblings die. The supervisor itself is never a member.
+func killTree(leader int) {
+	self := os.Getpid()
+	for range 50 {
+		procs, err := procfs.All("/proc")
+		if err != nil {
+			return
+		}
+		live := procs[:0]
+		for _, p := range procs {
+			if p.State != 'Z' && p.Pid != self {
+				live = append(live, p)
+			}
+		}
+		n := 0
+		for _, pid := range procfs.Tree(live, leader, leader) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 	"errors"
+	"github.com/tinehq/tine/internal/procfs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -104,6 +105,14 @@ type Exec struct {
 	Args []string `json:"args"`
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
+	// Tree makes the command the leader of a session of its own and its
+	// whole process tree one unit: a SIGKILL sent to it, or the caller
+	// hanging up, kills every process of the session and every descendant
+	// (even those that started sessions of their own), and once the command
+	// ends whatever it left running is killed, so its output streams close.
+	// For agents and test commands; a plain exec leaves its background
+	// processes alone.
+	Tree bool `json:"tree,omitempty"`
 }
 
 // request is one call on the socket; fds travel beside it.
@@ -176,17 +185,11 @@ func writePid(dir string, pid int) error {
 // StartTime identifies a process incarnation (field 22 of /proc/PID/stat);
 // "" when the process does not exist.
 func StartTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procfs.Read("", pid)
 	if err != nil {
 		return ""
 	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		if f := strings.Fields(s[i+1:]); len(f) > 19 {
-			return f[19]
-		}
-	}
-	return ""
+	return st.StartTime
 }
 
 func encodeSpec(s Spec) string {

@@ -129,7 +129,7 @@ roll back to, and discards what you do not keep.`,
 		newMerge, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
 		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEvents, newExport,
-		newHook, newSetup, newMCP,
+		newHook, newSetup, newMCP, newForkRun, newSummary, newCost,
 	} {
 		root.AddCommand(c(a))
 	}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+)
+
+func newCost(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "cost GROUP",
+		Short: "Show what each fork of a fork-run spent, and the total",
+		Long: `Shows each fork's spend as the budget pool counted it (the agent's final
+total when it reported one, else its running estimate or its charges), its
+state, the caps, and the total. GROUP is a group id, or any run of it.`,
+		Example: `  tine cost 01HV3K...
+  tine cost app-2 --json`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				rep, err := loadGroupReport(c, e, args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(costView(rep))
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "FORK\tSTATE\tACCOUNT\tTOKENS\tCOST")
+				for _, f := range rep.Forks {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t$%.6f\n", f.Name, f.State, dash(f.Account), f.Agent.Tokens.Total(), f.CostUSD)
+				}
+				fmt.Fprintf(tw, "total\t\t\t\t$%.6f\n", rep.TotalUSD())
+				tw.Flush()
+				fmt.Fprintf(a.stdout, "caps: per fork %s, all forks %s\n", capText(rep.Budget.PerForkCap), capText(rep.Budget.AggregateCap))
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return c
+}
+
+func capText(usd float64) string {
+	if usd <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("$%.2f", usd)
+}
+
+// groupCost is tine cost's JSON.
+type groupCost struct {
+	Group        string     `json:"group"`
+	Forks        []forkCost `json:"forks"`
+	TotalUSD     float64    `json:"total_usd"`
+	PerForkCap   float64    `json:"per_fork_cap_usd"`
+	AggregateCap float64    `json:"aggregate_cap_usd"`
+}
+
+type forkCost struct {
+	Name    string        `json:"name"`
+	Run     string        `json:"run"`
+	State   forkrun.State `json:"state"`
+	Account string        `json:"account,omitempty"`
+	Tokens  int64         `json:"tokens"`
+	USD     float64       `json:"usd"`
+}
+
+func costView(rep *forkrun.Report) groupCost {
+	g := groupCost{Group: rep.Group, TotalUSD: rep.TotalUSD(), PerForkCap: rep.Budget.PerForkCap, AggregateCap: rep.Budget.AggregateCap, Forks: []forkCost{}}
+	for _, f := range rep.Forks {
+		g.Forks = append(g.Forks, forkCost{f.Name, f.Run, f.State, f.Account, f.Agent.Tokens.Total(), f.CostUSD})
+	}
+	return g
+}
+
+// loadGroupReport finds the fork-run report of a group given by id or by
+// one of its runs.
+func loadGroupReport(c *cobra.Command, e *engine.Engine, ref string) (*forkrun.Report, error) {
+	ctx := c.Context()
+	if g, _, err := e.Group(ctx, ref); err == nil {
+		return forkrun.Load(e, g.Workspace, g.ID)
+	}
+	r, err := e.FindRun(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("no group or run %q: %w", ref, err)
+	}
+	if r.Run.Group == "" {
+		return nil, usageErr(c, r.Run.Name+" is not a fork of any group")
+	}
+	return forkrun.Load(e, r.Workspace.ID, r.Run.Group)
+}

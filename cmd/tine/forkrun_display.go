@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tinehq/tine/forkrun"
+	"golang.org/x/sys/unix"
+)
+
+// progress shows a fork-run as it goes: on a terminal, one line per fork
+// redrawn in place (approach, state, elapsed, cost, tests); otherwise a
+// line each time a fork changes state.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	drawn int              // lines of the last frame (tty)
+	last  map[string]State // state last printed per fork (plain)
+	tick  *time.Ticker
+	rep   *forkrun.Report
+}
+
+// State is a fork's state as last shown.
+type State = forkrun.State
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, tty: isTerminal(w), last: map[string]State{}}
+	if p.tty {
+		p.tick = time.NewTicker(500 * time.Millisecond)
+		go func() {
+			for range p.tick.C {
+				p.mu.Lock()
+				if p.rep != nil && p.rep.Outcome == forkrun.OutcomeRunning {
+					p.draw()
+				}
+				p.mu.Unlock()
+			}
+		}()
+	}
+	return p
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// update takes a new copy of the report.
+func (p *progress) update(rep *forkrun.Report) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rep = rep
+	if p.tty {
+		p.draw()
+		if rep.Outcome != forkrun.OutcomeRunning && p.tick != nil {
+			p.tick.Stop()
+			p.tick = nil
+		}
+		return
+	}
+	for _, f := range rep.Forks {
+		if p.last[f.Run] == f.State || (f.State == forkrun.Pending && p.last[f.Run] == "") {
+			continue
+		}
+		p.last[f.Run] = f.State
+		fmt.Fprintf(p.w, "%s %s\n", f.Name, forkLine(f, time.Now()))
+	}
+}
+
+// draw redraws the frame in place.
+func (p *progress) draw() {
+	if p.drawn > 0 {
+		fmt.Fprintf(p.w, "\x1b[%dA", p.drawn)
+	}
+	now := time.Now()
+	width := 0
+	for _, f := range p.rep.Forks {
+		width = max(width, len(f.Name))
+	}
+	for _, f := range p.rep.Forks {
+		fmt.Fprintf(p.w, "\x1b[2K  %-*s  %s\n", width, f.Name, forkLine(f, now))
+	}
+	p.drawn = len(p.rep.Forks)
+}
+
+// forkLine is one fork's progress: state, elapsed, cost, tests, approach.
+func forkLine(f *forkrun.Fork, now time.Time) string {
+	s := fmt.Sprintf("%-13s %6s  $%.4f  tests %-9s", f.State, f.Elapsed(now).Round(100*time.Millisecond), f.CostUSD, testCell(f))
+	if f.Approach != "" {
+		s += "  " + clipLine(f.Approach, 48)
+	}
+	if f.Reason != "" && f.State.Terminal() && f.State != forkrun.Finished {
+		s += "  (" + clipLine(f.Reason, 80) + ")"
+	}
+	return s
+}
+
+func testCell(f *forkrun.Fork) string {
+	if f.State == forkrun.Testing {
+		return "running"
+	}
+	if f.Test == nil {
+		return "—"
+	}
+	return forkrun.TestWord(f.Test)
+}
+
+func clipLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// printForkRun prints the final report: the forks side by side, the
+// verdict and what was done.
+func (a *app) printForkRun(rep *forkrun.Report) {
+	fmt.Fprintf(a.stdout, "\nfork-run of %s: group %s, %d fork(s), %s agent, %.1fs, $%.4f in all\n",
+		rep.Source, rep.Group, len(rep.Forks), rep.Agent, rep.Seconds, rep.TotalUSD())
+	for _, n := range rep.Notes {
+		fmt.Fprintf(a.stdout, "note: %s\n", n)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FORK\tSTATE\tTESTS\tFILES\t+/-\tCOST\tSCORE\tAPPROACH")
+	for _, f := range rep.Forks {
+		score := "—"
+		if rep.Verdict != nil {
+			if s, ok := rep.Verdict.Scores[f.Run]; ok {
+				score = fmt.Sprintf("%.2f", s)
+			}
+		}
+		mark := ""
+		if rep.Winner == f.Name {
+			mark = " *"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t+%d -%d\t$%.4f\t%s\t%s\n", f.Name, mark, f.State, forkrun.TestWord(f.Test),
+			f.FilesChanged, f.LinesAdded, f.LinesDeleted, f.CostUSD, score, clipLine(f.Approach, 40))
+	}
+	tw.Flush()
+	for _, f := range rep.Forks {
+		if f.Reason != "" && f.State != forkrun.Finished {
+			fmt.Fprintf(a.stdout, "%s: %s\n", f.Name, f.Reason)
+		}
+	}
+	if v := rep.Verdict; v != nil {
+		fmt.Fprintf(a.stdout, "verdict (%s judge, confidence %.2f): %s\n", v.Judge, v.Confidence, v.Rationale)
+	}
+	if rep.JudgeError != "" {
+		fmt.Fprintf(a.stdout, "judge failed: %s\n", rep.JudgeError)
+	}
+	for _, c := range rep.Conflicts {
+		fmt.Fprintf(a.stdout, "conflict: %s\n", c)
+	}
+	fmt.Fprintf(a.stdout, "%s: %s\n", rep.Outcome, rep.OutcomeDetail)
+}

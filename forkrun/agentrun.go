@@ -1,0 +1,283 @@
+package forkrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/budget"
+	"github.com/tinehq/tine/engine"
+)
+
+// stderrTail bounds the agent's stderr kept in the report.
+const stderrTail = 4 << 10
+
+// forkRun is one fork's agent and tests.
+type forkRun struct {
+	r   *runner
+	f   *Fork
+	env []string // the account's variables
+
+	killOnce sync.Once
+	kill     chan struct{} // closed to stop the agent
+	killWhy  State
+	killMsg  string
+}
+
+// stop asks for the fork's agent to be killed, once; the first reason
+// wins.
+func (fk *forkRun) stop(state State, why string) {
+	fk.killOnce.Do(func() {
+		fk.r.mu.Lock()
+		fk.killWhy, fk.killMsg = state, why
+		fk.r.mu.Unlock()
+		close(fk.kill)
+	})
+}
+
+// end puts the fork in a terminal state.
+func (fk *forkRun) end(s State, reason string) {
+	fk.r.update(func() {
+		fk.f.State, fk.f.Reason = s, reason
+		if fk.f.FinishedAt.IsZero() {
+			fk.f.FinishedAt = time.Now().UTC()
+		}
+	})
+}
+
+// runAgent runs the fork's agent to its end and reports whether it ran to
+// its end by itself (and the fork is to be tested).
+func (fk *forkRun) runAgent(ctx context.Context) bool {
+	o := &fk.r.o
+	argv, err := agent.Command(o.Agent, o.Prompt, fk.f.Approach, o.Session)
+	if err != nil {
+		fk.end(Failed, err.Error())
+		return false
+	}
+	parser, err := agent.NewParser(o.Agent.Kind, agent.WithModel(o.Agent.Model))
+	if err != nil {
+		fk.end(Failed, err.Error())
+		return false
+	}
+	logPath := filepath.Join(fk.r.dir, fk.f.Run+".agent.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		fk.end(Failed, err.Error())
+		return false
+	}
+	defer logf.Close()
+	ev := agent.NewEvidence(0, 0)
+	start := time.Now()
+	ev.Start(start)
+	fk.r.update(func() {
+		fk.f.State, fk.f.StartedAt, fk.f.AgentLog = Running, start.UTC(), logPath
+	})
+	pr, pw := io.Pipe()
+	consumed := make(chan error, 1)
+	go func() {
+		consumed <- fk.consume(pr, parser, ev)
+	}()
+	stderr := &lockedTail{max: stderrTail}
+	env := append(agent.Env(o.Prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
+	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, engine.ExecOptions{
+		Args: argv, Env: append(env, fk.env...),
+		Stdout: io.MultiWriter(logf, pw), Stderr: io.MultiWriter(logf, stderr),
+		Timeout: o.AgentTimeout, Kill: fk.kill,
+	})
+	pw.Close()
+	<-consumed
+	end := time.Now()
+	code := -1
+	if res != nil {
+		code = res.Exit
+	}
+	ev.Finish(end, code)
+	snap := ev.Snapshot()
+	fk.settle(snap)
+	state, reason := fk.outcome(ctx, res, err)
+	fk.r.update(func() {
+		fk.f.Agent, fk.f.AgentStderr = snap, stderr.String()
+		if state != Finished {
+			fk.f.State, fk.f.Reason, fk.f.FinishedAt = state, reason, end.UTC()
+		}
+	})
+	return state == Finished
+}
+
+// outcome says what became of the agent: finished (whatever its exit
+// status), or why it did not.
+func (fk *forkRun) outcome(ctx context.Context, res *engine.ExecResult, err error) (State, string) {
+	fk.r.mu.Lock()
+	why, msg := fk.killWhy, fk.killMsg
+	fk.r.mu.Unlock()
+	switch {
+	case why != "":
+		return why, msg
+	case res != nil && res.TimedOut:
+		return TimedOut, fmt.Sprintf("the agent ran past its timeout of %s and was killed", fk.r.o.AgentTimeout)
+	case ctx.Err() != nil:
+		return Canceled, "the fork-run was interrupted"
+	case err != nil:
+		return Failed, err.Error()
+	case res.Exit == 127 || res.Exit == 126:
+		return Failed, fmt.Sprintf("the agent could not be started (exit %d): %s", res.Exit, firstLine(res.Stderr))
+	}
+	return Finished, ""
+}
+
+// consume parses the agent's stdout into evidence, charging the budget
+// pool as cost arrives.
+func (fk *forkRun) consume(r io.Reader, p agent.Parser, ev *agent.Evidence) error {
+	defer io.Copy(io.Discard, r) // never block the writer
+	return agent.ConsumeFunc(r, p, ev, func(e agent.Event) { fk.onEvent(e, ev) })
+}
+
+// onEvent acts on one event after the evidence took it: cost goes to the
+// pool, and a change of tool calls or cost is reported.
+func (fk *forkRun) onEvent(e agent.Event, ev *agent.Evidence) {
+	if e.Kind != agent.EventCost {
+		if e.Kind == agent.EventToolCall {
+			snap := ev.Snapshot()
+			fk.r.update(func() { fk.f.Agent = snap })
+		}
+		return
+	}
+	pool, id := fk.r.pool, fk.f.Run
+	if fk.r.o.Agent.Kind == agent.CommandKind && !e.Final {
+		if err := pool.Charge(id, e.CostUSD); err != nil && (errors.Is(err, budget.ErrForkCap) || errors.Is(err, budget.ErrAggregateCap)) {
+			fk.stop(BudgetKilled, err.Error())
+		}
+	} else {
+		running, _ := ev.Cost()
+		if victim, ok := pool.Observe(id, running); ok {
+			fk.r.stopForBudget(victim, running)
+		}
+	}
+	snap := ev.Snapshot()
+	fk.r.update(func() { fk.f.Agent = snap })
+}
+
+// settle records the agent's final cost in the pool.
+func (fk *forkRun) settle(s agent.Snapshot) {
+	if s.CostFinal {
+		if victim, ok := fk.r.pool.Observe(fk.f.Run, s.CostUSD); ok && victim == fk.f.Run {
+			fk.stop(BudgetKilled, fmt.Sprintf("its final cost of $%.4f crosses the per-fork budget", s.CostUSD))
+		}
+		fk.r.pool.Finish(fk.f.Run, s.CostUSD)
+		return
+	}
+	for _, f := range fk.r.pool.Spent().Forks {
+		if f.Fork == fk.f.Run {
+			fk.r.pool.Finish(fk.f.Run, f.USD)
+		}
+	}
+}
+
+// stopForBudget stops the fork the pool chose when observing by's spend.
+func (r *runner) stopForBudget(victim string, running float64) {
+	fk, ok := r.forks[victim]
+	if !ok {
+		return
+	}
+	rep := r.pool.Spent()
+	why := fmt.Sprintf("stopped at $%.4f: all forks together reached $%.4f, over the aggregate budget of $%.2f (the most expensive fork in flight is stopped first)",
+		spentOf(rep, victim), rep.TotalUSD, rep.AggregateCap)
+	if rep.PerForkCap > 0 && spentOf(rep, victim) > rep.PerForkCap {
+		why = fmt.Sprintf("stopped at $%.4f, over its budget of $%.2f", spentOf(rep, victim), rep.PerForkCap)
+	}
+	fk.stop(BudgetKilled, why)
+}
+
+func spentOf(rep budget.Report, fork string) float64 {
+	for _, f := range rep.Forks {
+		if f.Fork == fork {
+			return f.USD
+		}
+	}
+	return 0
+}
+
+// runTest runs the test command in the fork, if there is one, and puts
+// the fork in its final state.
+func (fk *forkRun) runTest(ctx context.Context) {
+	o := &fk.r.o
+	if o.Test == "" {
+		fk.end(Finished, "")
+		return
+	}
+	fk.r.update(func() { fk.f.State = Testing })
+	logPath := filepath.Join(fk.r.dir, fk.f.Run+".test.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		fk.end(Failed, err.Error())
+		return
+	}
+	defer logf.Close()
+	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, engine.ExecOptions{
+		Args: []string{"sh", "-c", o.Test}, Stdout: logf, Stderr: logf, Timeout: o.TestTimeout,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			fk.end(Canceled, "the fork-run was interrupted during tests")
+			return
+		}
+		fk.end(Failed, "test command: "+err.Error())
+		return
+	}
+	t := &Test{Command: o.Test, Exit: res.Exit, Passed: res.Exit == 0 && !res.TimedOut && !res.Killed,
+		TimedOut: res.TimedOut, Seconds: res.Seconds, Output: lastBytes(res.Stdout+res.Stderr, 8<<10)}
+	if ctx.Err() != nil {
+		fk.end(Canceled, "the fork-run was interrupted during tests")
+		return
+	}
+	fk.r.update(func() { fk.f.Test = t })
+	fk.end(Finished, "")
+}
+
+// lockedTail keeps the last max bytes written to it.
+type lockedTail struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *lockedTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *lockedTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// lastBytes returns the end of s, at most n bytes.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
+
+// firstLine returns the first non-empty line of s.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}

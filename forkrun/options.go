@@ -1,0 +1,136 @@
+package forkrun
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/budget"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/judge"
+)
+
+// MergeMode says how a fork-run resolves its group once judged.
+type MergeMode string
+
+// The merge modes.
+const (
+	// Auto merges a winner that clears the confidence threshold into the
+	// source and discards the other forks.
+	Auto MergeMode = "auto"
+	// AutoWithFallback records the winner and waits for tine choose.
+	AutoWithFallback MergeMode = "auto_with_fallback"
+	// VoteMode asks the judge three times, takes the majority and then
+	// resolves as Auto does.
+	VoteMode MergeMode = "vote"
+	// Manual only reports.
+	Manual MergeMode = "manual"
+)
+
+// ParseMergeMode turns a flag or config value into a MergeMode.
+func ParseMergeMode(s string) (MergeMode, error) {
+	switch m := MergeMode(strings.TrimSpace(s)); m {
+	case Auto, AutoWithFallback, VoteMode, Manual:
+		return m, nil
+	case "":
+		return AutoWithFallback, nil
+	}
+	return "", fmt.Errorf("merge mode %q: use auto, auto_with_fallback, vote or manual: %w", s, tine.ErrInvalid)
+}
+
+// Defaults of Options.
+const (
+	DefaultTestTimeout  = 10 * time.Minute
+	DefaultAgentTimeout = 30 * time.Minute
+	DefaultThreshold    = 0.6
+)
+
+// Options is one fork-run.
+type Options struct {
+	Source     string   // the run to fork
+	Prompt     string   // the task
+	N          int      // forks, 1 to engine.MaxCopies
+	Approaches []string // the i-th fork's approach; the rest get none
+	// Agent is the agent every fork runs; AgentEnv is added to its
+	// environment; Session, when set, is the conversation forks continue
+	// (claude resumes and forks it, codex resumes it).
+	Agent    agent.Config
+	AgentEnv []string
+	Session  string
+	// Accounts, when given, are spread one per fork; with fewer accounts
+	// than N, N is reduced (and a note says so).
+	Accounts []budget.Account
+	// Test is the test command, run by sh -c in each fork once its agent
+	// finished; empty: none.
+	Test         string
+	TestTimeout  time.Duration
+	AgentTimeout time.Duration
+	// Budget is the per-fork cap and Aggregate the cap of all forks
+	// together, in US dollars; 0 is no cap.
+	Budget, Aggregate float64
+	// Parallel bounds how many agents run at once; 0 is all.
+	Parallel int
+	Mode     MergeMode
+	// Judge scores the finished forks; JudgeKind names it in the report.
+	Judge     judge.Judge
+	JudgeKind string
+	Threshold float64
+	// Live is the fork's live-state mode (see engine.ForkOptions).
+	Live string
+	// Progress, when set, is called with a copy of the report whenever a
+	// fork's state, cost or tests change. Calls are serialised.
+	Progress func(*Report)
+}
+
+// ErrDisabled is returned when [fork] enabled = false in tine.toml.
+var ErrDisabled = errors.New("fork-run is disabled by tine.toml ([fork] enabled = false)")
+
+// check validates o and fills its defaults.
+func (o *Options) check() error {
+	if strings.TrimSpace(o.Prompt) == "" {
+		return fmt.Errorf("fork-run needs a prompt (--prompt or --prompt-file): %w", tine.ErrInvalid)
+	}
+	if o.N < 1 || o.N > engine.MaxCopies {
+		return fmt.Errorf("fork-run: -n %d: use 1 to %d forks: %w", o.N, engine.MaxCopies, tine.ErrInvalid)
+	}
+	if len(o.Approaches) > o.N {
+		return fmt.Errorf("fork-run: %d approaches for %d forks: %w", len(o.Approaches), o.N, tine.ErrInvalid)
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"budget", o.Budget}, {"aggregate budget", o.Aggregate}, {"confidence threshold", o.Threshold}} {
+		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || c.v < 0 {
+			return fmt.Errorf("fork-run: %s %v: want a number ≥ 0: %w", c.name, c.v, tine.ErrInvalid)
+		}
+	}
+	if o.Threshold > 1 {
+		return fmt.Errorf("fork-run: confidence threshold %v: want 0 to 1: %w", o.Threshold, tine.ErrInvalid)
+	}
+	if o.TestTimeout < 0 || o.AgentTimeout < 0 || o.Parallel < 0 {
+		return fmt.Errorf("fork-run: timeouts and --parallel must not be negative: %w", tine.ErrInvalid)
+	}
+	if o.TestTimeout == 0 {
+		o.TestTimeout = DefaultTestTimeout
+	}
+	if o.AgentTimeout == 0 {
+		o.AgentTimeout = DefaultAgentTimeout
+	}
+	if o.Parallel == 0 || o.Parallel > o.N {
+		o.Parallel = o.N
+	}
+	if o.Mode == "" {
+		o.Mode = AutoWithFallback
+	}
+	if o.Judge == nil {
+		o.Judge, o.JudgeKind = judge.Heuristic{}, "heuristic"
+	}
+	if err := agent.Check(o.Agent); err != nil {
+		return fmt.Errorf("%w: %w", err, tine.ErrUnsupported)
+	}
+	return nil
+}

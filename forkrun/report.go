@@ -1,0 +1,259 @@
+package forkrun
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/budget"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/judge"
+)
+
+// State is where one fork of a fork-run stands.
+type State string
+
+// The states of a fork. Only Finished forks are judged.
+const (
+	Pending      State = "pending"       // waiting for a slot (--parallel)
+	Running      State = "running"       // the agent runs
+	Testing      State = "testing"       // the agent ended; the test command runs
+	Finished     State = "finished"      // the agent ran to its end (whatever its exit status) and tests ran
+	Failed       State = "failed"        // the agent could not be started
+	BudgetKilled State = "budget_killed" // stopped for crossing a budget cap
+	TimedOut     State = "timed_out"     // stopped at the agent timeout
+	Canceled     State = "canceled"      // stopped because the fork-run was interrupted
+)
+
+// Judgeable reports whether a fork in state s may be judged.
+func (s State) Judgeable() bool { return s == Finished }
+
+// Terminal reports whether s is final.
+func (s State) Terminal() bool {
+	return s != Pending && s != Running && s != Testing
+}
+
+// Test is a test command's outcome in one fork.
+type Test struct {
+	Command  string  `json:"command"`
+	Exit     int     `json:"exit"`
+	Passed   bool    `json:"passed"`
+	TimedOut bool    `json:"timed_out,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	Output   string  `json:"output"` // tail of stdout and stderr
+}
+
+// Fork is one fork of a fork-run and its evidence.
+type Fork struct {
+	Index    int    `json:"index"`
+	Run      string `json:"run"`  // id
+	Name     string `json:"name"` // e.g. app-2
+	Approach string `json:"approach"`
+	Account  string `json:"account,omitempty"`
+	State    State  `json:"state"`
+	// Reason says why a fork failed or was stopped.
+	Reason string `json:"reason,omitempty"`
+	// Agent is the agent's evidence: output tail, tool calls, commands,
+	// tokens, cost, exit status, wall time. AgentLog is the full output.
+	Agent       agent.Snapshot `json:"agent"`
+	AgentStderr string         `json:"agent_stderr,omitempty"` // tail
+	AgentLog    string         `json:"agent_log,omitempty"`
+	Test        *Test          `json:"test,omitempty"`
+	// What the fork changed, and whether its merge into the source is clean.
+	FilesChanged int      `json:"files_changed"`
+	LinesAdded   int      `json:"lines_added"`
+	LinesDeleted int      `json:"lines_deleted"`
+	MergeClean   bool     `json:"merge_clean"`
+	Conflicts    []string `json:"conflicts,omitempty"`
+	// CostUSD is what the budget pool counted for the fork.
+	CostUSD    float64   `json:"cost_usd"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Ready: finished, tests passed (or none configured) and a clean merge.
+	Ready    bool   `json:"ready"`
+	NotReady string `json:"not_ready,omitempty"`
+}
+
+// Elapsed is how long the fork has run so far (or ran).
+func (f *Fork) Elapsed(now time.Time) time.Duration {
+	switch {
+	case f.StartedAt.IsZero():
+		return 0
+	case f.FinishedAt.IsZero():
+		return now.Sub(f.StartedAt)
+	}
+	return f.FinishedAt.Sub(f.StartedAt)
+}
+
+// The outcomes of a fork-run.
+const (
+	OutcomeRunning        = "running"
+	OutcomeMerged         = "merged"          // the winner was merged, the rest discarded
+	OutcomeAwaitingChoice = "awaiting_choice" // a winner is recommended; tine choose resolves
+	OutcomeReported       = "reported"        // manual mode: nothing resolved
+	OutcomeConflict       = "conflict"        // the winner's merge had conflicts; nothing written
+	OutcomeNoWinner       = "no_winner"       // nothing judgeable, or no winner cleared the threshold in auto/vote
+	OutcomeFailed         = "failed"          // the fork-run itself failed
+)
+
+// Report is everything a fork-run learned; it is stored as report.json in
+// the group's directory and printed by --json.
+type Report struct {
+	Workspace  string         `json:"workspace"`
+	Group      string         `json:"group"`
+	Source     string         `json:"source"`    // the forked run, by name
+	SourceID   string         `json:"source_id"` // and id
+	Prompt     string         `json:"prompt"`
+	Agent      string         `json:"agent"` // claude, codex or command
+	Mode       MergeMode      `json:"merge_mode"`
+	JudgeKind  string         `json:"judge"`
+	Threshold  float64        `json:"confidence_threshold"`
+	TestCmd    string         `json:"test_command,omitempty"`
+	Notes      []string       `json:"notes,omitempty"` // e.g. N reduced to the number of accounts
+	Forks      []*Fork        `json:"forks"`
+	Budget     budget.Report  `json:"budget"`
+	Verdict    *judge.Verdict `json:"verdict,omitempty"`
+	JudgeError string         `json:"judge_error,omitempty"`
+	Outcome    string         `json:"outcome"`
+	// OutcomeDetail says what happened in a sentence; Winner is the
+	// recommended or merged fork's name; Conflicts lists conflicting paths.
+	OutcomeDetail string    `json:"outcome_detail,omitempty"`
+	Winner        string    `json:"winner,omitempty"`
+	Conflicts     []string  `json:"conflicts,omitempty"`
+	Discarded     []string  `json:"discarded,omitempty"`
+	StartedAt     time.Time `json:"started_at"`
+	FinishedAt    time.Time `json:"finished_at,omitzero"`
+	Seconds       float64   `json:"seconds"`
+}
+
+// Fork returns the fork with run id or name ref.
+func (r *Report) Fork(ref string) *Fork {
+	for _, f := range r.Forks {
+		if f.Run == ref || f.Name == ref {
+			return f
+		}
+	}
+	return nil
+}
+
+// TotalUSD is what all forks spent.
+func (r *Report) TotalUSD() float64 { return r.Budget.TotalUSD }
+
+// clone returns a deep enough copy for a reader that must not race the
+// writer: forks are copied.
+func (r *Report) clone() *Report {
+	c := *r
+	c.Forks = make([]*Fork, len(r.Forks))
+	for i, f := range r.Forks {
+		cf := *f
+		c.Forks[i] = &cf
+	}
+	c.Notes = append([]string(nil), r.Notes...)
+	return &c
+}
+
+// Summary is the short form of a report kept in history.jsonl.
+type Summary struct {
+	Group      string        `json:"group"`
+	Source     string        `json:"source"`
+	Prompt     string        `json:"prompt"`
+	Agent      string        `json:"agent"`
+	Mode       string        `json:"merge_mode"`
+	Judge      string        `json:"judge"`
+	Winner     string        `json:"winner,omitempty"`
+	Confidence float64       `json:"confidence"`
+	Outcome    string        `json:"outcome"`
+	TotalUSD   float64       `json:"total_usd"`
+	Seconds    float64       `json:"seconds"`
+	Forks      []SummaryFork `json:"forks"`
+}
+
+// SummaryFork is one fork's line in a Summary.
+type SummaryFork struct {
+	Name     string  `json:"name"`
+	Approach string  `json:"approach"`
+	State    State   `json:"state"`
+	Tests    string  `json:"tests"` // passed, failed, timed_out or none
+	CostUSD  float64 `json:"cost_usd"`
+	Score    float64 `json:"score"`
+}
+
+// Summary returns the short form of r.
+func (r *Report) Summary() Summary {
+	s := Summary{Group: r.Group, Source: r.Source, Prompt: clip(r.Prompt, 500), Agent: r.Agent, Mode: string(r.Mode),
+		Judge: r.JudgeKind, Winner: r.Winner, Outcome: r.Outcome, TotalUSD: r.TotalUSD(), Seconds: r.Seconds}
+	if r.Verdict != nil {
+		s.Confidence = r.Verdict.Confidence
+	}
+	for _, f := range r.Forks {
+		sf := SummaryFork{Name: f.Name, Approach: f.Approach, State: f.State, Tests: TestWord(f.Test), CostUSD: f.CostUSD}
+		if r.Verdict != nil {
+			sf.Score = r.Verdict.Scores[f.Run]
+		}
+		s.Forks = append(s.Forks, sf)
+	}
+	return s
+}
+
+// TestWord is "passed", "failed", "timed_out" or "none".
+func TestWord(t *Test) string {
+	switch {
+	case t == nil:
+		return "none"
+	case t.TimedOut:
+		return "timed_out"
+	case t.Passed:
+		return "passed"
+	}
+	return "failed"
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// save writes the report and its summary into dir atomically.
+func (r *Report) save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, engine.GroupReportFile), r); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(dir, engine.GroupSummaryFile), r.Summary())
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads the stored report of group ref (an id, or a run of it).
+func Load(e *engine.Engine, ws, group string) (*Report, error) {
+	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupReportFile))
+	if os.IsNotExist(err) {
+		return nil, fmt.Errorf("group %s has no fork-run report (it was forked by tine fork, not tine fork-run): %w", group, tine.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", engine.GroupReportFile, err)
+	}
+	return &r, nil
+}

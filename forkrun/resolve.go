@@ -1,0 +1,198 @@
+package forkrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/judge"
+	"github.com/tinehq/tine/merge"
+)
+
+// ErrNoJudgeable means no fork finished: there is nothing to judge, and the
+// forks are left for a person.
+var ErrNoJudgeable = errors.New("no fork finished: nothing to judge")
+
+// maxJudgeDiff bounds the patch of one fork read for an LLM judge.
+const maxJudgeDiff = 256 << 10
+
+// gather adds what each fork changed and whether its merge into the source
+// is clean, and says which forks are ready.
+func (r *runner) gather(ctx context.Context) error {
+	c, err := r.e.Compare(ctx, r.rep.Group)
+	if err != nil {
+		return err
+	}
+	r.update(func() {
+		for _, s := range c.Forks {
+			fk, ok := r.forks[s.Run.ID]
+			if !ok {
+				continue
+			}
+			f := fk.f
+			f.FilesChanged, f.LinesAdded, f.LinesDeleted = s.Changed, s.LinesAdded, s.LinesDeleted
+			f.MergeClean, f.Conflicts = s.Ready, s.Conflicts
+			f.Ready, f.NotReady = readiness(f, s)
+		}
+	})
+	return nil
+}
+
+// readiness: finished, tests passed (or none configured), merge dry-run
+// clean.
+func readiness(f *Fork, s engine.ForkSummary) (bool, string) {
+	switch {
+	case f.State != Finished:
+		return false, "not finished: " + string(f.State)
+	case f.Test != nil && !f.Test.Passed:
+		return false, "tests " + TestWord(f.Test)
+	case !s.Ready:
+		return false, s.NotReady
+	}
+	return true, ""
+}
+
+// candidates are the judgeable forks as the judge sees them.
+func (r *runner) candidates(ctx context.Context) []judge.Candidate {
+	r.mu.Lock()
+	forks := r.rep.clone().Forks
+	r.mu.Unlock()
+	var cs []judge.Candidate
+	for _, f := range forks {
+		if !f.State.Judgeable() {
+			continue
+		}
+		c := judge.Candidate{Run: f.Run, Name: f.Name, Approach: f.Approach, AgentExit: f.Agent.ExitCode,
+			AgentResult: f.Agent.Result, Output: f.Agent.Output, FilesChanged: f.FilesChanged,
+			LinesAdded: f.LinesAdded, LinesDeleted: f.LinesDeleted, MergeClean: f.MergeClean, CostUSD: f.CostUSD}
+		if f.Test != nil {
+			c.Tested, c.TestsPassed, c.TestTimedOut, c.TestOutput = true, f.Test.Passed, f.Test.TimedOut, f.Test.Output
+		}
+		if r.o.JudgeKind == "llm" {
+			c.Diff = r.patch(ctx, f.Run)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// patch returns fork run's unified diff, at most maxJudgeDiff bytes.
+func (r *runner) patch(ctx context.Context, run string) string {
+	ref, err := r.e.FindRun(ctx, run)
+	if err != nil {
+		return ""
+	}
+	var b bytes.Buffer
+	r.e.Patch(ctx, ref, &capped{&b, maxJudgeDiff})
+	return b.String()
+}
+
+// capped writes at most n bytes to w and drops the rest.
+type capped struct {
+	w *bytes.Buffer
+	n int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.n - c.w.Len(); room > 0 {
+		c.w.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// resolve judges the finished forks and resolves the group by the merge
+// mode.
+func (r *runner) resolve(ctx context.Context) error {
+	cands := r.candidates(ctx)
+	if len(cands) == 0 {
+		r.update(func() {
+			r.rep.Outcome = OutcomeNoWinner
+			r.rep.OutcomeDetail = "no fork finished, so none was judged; the forks are kept: inspect them with tine summary, resolve with tine choose or tine discard"
+		})
+		return ErrNoJudgeable
+	}
+	var v *judge.Verdict
+	var err error
+	if r.o.Mode == VoteMode {
+		v, err = judge.Vote(ctx, r.o.Judge, 3, r.o.Prompt, cands)
+	} else {
+		v, err = r.o.Judge.Judge(ctx, r.o.Prompt, cands)
+	}
+	if err != nil {
+		r.update(func() {
+			r.rep.JudgeError = err.Error()
+			r.rep.Outcome = OutcomeNoWinner
+			r.rep.OutcomeDetail = "the judge failed: " + err.Error() + "; the forks are kept for tine choose"
+		})
+		return fmt.Errorf("judge: %w", err)
+	}
+	winner := r.forkByID(v.Winner)
+	r.update(func() {
+		r.rep.Verdict = v
+		if winner != nil {
+			r.rep.Winner = winner.Name
+		}
+	})
+	r.event("forkrun.verdict", map[string]any{"group": r.rep.Group, "judge": v.Judge, "winner": r.rep.Winner, "confidence": v.Confidence})
+	switch {
+	case winner == nil:
+		r.setOutcome(OutcomeNoWinner, "the judge named no winner: "+v.Rationale)
+	case r.o.Mode == Manual:
+		r.setOutcome(OutcomeReported, fmt.Sprintf("manual mode: %s scored best (confidence %.2f); nothing was resolved", winner.Name, v.Confidence))
+	case r.o.Mode == AutoWithFallback:
+		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s is recommended (confidence %.2f); confirm with: tine choose %s %s", winner.Name, v.Confidence, r.rep.Group, winner.Name))
+	case !v.Clears(r.o.Threshold):
+		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s scored best but the confidence %.2f is below the threshold %.2f, so nothing was merged; choose with: tine choose %s %s",
+			winner.Name, v.Confidence, r.o.Threshold, r.rep.Group, winner.Name))
+	case !winner.Ready:
+		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s was picked but is not ready (%s), so nothing was merged", winner.Name, winner.NotReady))
+	default:
+		return r.merge(ctx, winner)
+	}
+	return nil
+}
+
+// merge merges the winner into the source through the engine's merge and
+// discards the other forks; a conflict is an outcome, not an error.
+func (r *runner) merge(ctx context.Context, winner *Fork) error {
+	res, err := r.e.Choose(ctx, r.rep.Group, winner.Run, false)
+	var discarded []string
+	if res != nil {
+		for _, d := range res.Discarded {
+			discarded = append(discarded, d.Name)
+		}
+	}
+	if errors.Is(err, merge.ErrConflict) {
+		var paths []string
+		if res != nil && res.Merge != nil && res.Merge.Plan != nil {
+			for _, c := range res.Merge.Plan.Conflicts() {
+				paths = append(paths, c.Path)
+			}
+		}
+		r.update(func() { r.rep.Conflicts = paths })
+		r.setOutcome(OutcomeConflict, fmt.Sprintf("merging %s into %s conflicts on %d path(s); nothing was written and every fork is kept", winner.Name, r.rep.Source, len(paths)))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("merging %s: %w", winner.Name, err)
+	}
+	r.update(func() { r.rep.Discarded = discarded })
+	r.setOutcome(OutcomeMerged, fmt.Sprintf("%s was merged into %s; %d other fork(s) discarded", winner.Name, r.rep.Source, len(discarded)))
+	return nil
+}
+
+func (r *runner) setOutcome(o, detail string) {
+	r.update(func() { r.rep.Outcome, r.rep.OutcomeDetail = o, detail })
+}
+
+func (r *runner) forkByID(id string) *Fork {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if fk, ok := r.forks[id]; ok {
+		c := *fk.f
+		return &c
+	}
+	return nil
+}

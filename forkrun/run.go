@@ -1,0 +1,234 @@
+package forkrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/budget"
+	"github.com/tinehq/tine/engine"
+)
+
+// saveEvery bounds how often report.json is rewritten while forks run.
+const saveEvery = 250 * time.Millisecond
+
+// runner is one fork-run in progress.
+type runner struct {
+	e    *engine.Engine
+	o    Options
+	pool *budget.Pool
+	dir  string // the group's directory
+
+	mu     sync.Mutex // guards rep and the forks in it
+	rep    *Report
+	dirty  chan struct{}
+	forks  map[string]*forkRun // by run id
+	closed bool
+}
+
+// Run forks o.Source into o.N forks and runs the fork-run to its
+// resolution. It returns the report, also when the fork-run failed after
+// forking (then with the error), so that a person sees what exists. A
+// merge conflict at resolution is not an error: the report's outcome says
+// so and nothing was written.
+func Run(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("fork-run needs root: agents run inside forks through their supervisors: %w", tine.ErrPrivilege)
+	}
+	var notes []string
+	assigned, reduced, note := budget.Assign(o.N, o.Accounts)
+	if note != "" {
+		notes = append(notes, note)
+		o.N = reduced
+		if len(o.Approaches) > o.N {
+			notes = append(notes, fmt.Sprintf("approaches beyond the first %d are not run", o.N))
+			o.Approaches = o.Approaches[:o.N]
+		}
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	pool, err := budget.New(o.Budget, o.Aggregate)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, tine.ErrInvalid)
+	}
+	src, err := e.FindRun(ctx, o.Source)
+	if err != nil {
+		return nil, err
+	}
+	if !src.Run.Live() {
+		return nil, fmt.Errorf("run %s is %s: %w", src.Run.Name, src.Run.State, tine.ErrState)
+	}
+	if o.Session == "" {
+		o.Session = e.AgentSession(ctx, src, string(o.Agent.Kind))
+	}
+	started := time.Now()
+	fr, err := e.Fork(ctx, src.Run.ID, engine.ForkOptions{Copies: o.N, Approaches: o.Approaches, Live: o.Live})
+	if err != nil {
+		return nil, err
+	}
+	r := newRunner(e, o, pool, fr, assigned, notes, started)
+	return r.run(ctx)
+}
+
+func newRunner(e *engine.Engine, o Options, pool *budget.Pool, fr *engine.ForkResult, accounts []budget.Account, notes []string, started time.Time) *runner {
+	rep := &Report{
+		Workspace: fr.Group.Workspace, Group: fr.Group.ID, Source: fr.Parent.Name, SourceID: fr.Parent.ID,
+		Prompt: o.Prompt, Agent: string(o.Agent.Kind), Mode: o.Mode, JudgeKind: o.JudgeKind, Threshold: o.Threshold,
+		TestCmd: o.Test, Notes: notes, Outcome: OutcomeRunning, StartedAt: started.UTC(),
+	}
+	r := &runner{e: e, o: o, pool: pool, rep: rep, dir: e.GroupDir(fr.Group.Workspace, fr.Group.ID),
+		dirty: make(chan struct{}, 1), forks: map[string]*forkRun{}}
+	for i, run := range fr.Forks {
+		f := &Fork{Index: i, Run: run.ID, Name: run.Name, Approach: run.Approach, State: Pending}
+		fk := &forkRun{r: r, f: f, kill: make(chan struct{})}
+		if accounts != nil {
+			f.Account, fk.env = accounts[i].Name, accounts[i].Environ()
+		}
+		rep.Forks = append(rep.Forks, f)
+		r.forks[run.ID] = fk
+	}
+	return r
+}
+
+func (r *runner) run(ctx context.Context) (*Report, error) {
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return r.rep, err
+	}
+	r.emit()
+	saved := make(chan struct{})
+	go r.saver(saved)
+	r.event("forkrun.start", map[string]any{"forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode})
+	r.runForks(ctx)
+	err := r.gather(ctx)
+	if err == nil {
+		err = r.resolve(ctx)
+	}
+	r.finish(err)
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.touch()
+	<-saved
+	if serr := r.rep.save(r.dir); serr != nil && err == nil {
+		err = serr
+	}
+	return r.rep.clone(), err
+}
+
+// runForks runs every fork's agent, at most o.Parallel at once, then its
+// tests; it returns once every fork is in a terminal state.
+func (r *runner) runForks(ctx context.Context) {
+	slots := make(chan struct{}, r.o.Parallel)
+	var wg sync.WaitGroup
+	for _, f := range r.rep.Forks {
+		fk := r.forks[f.Run]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				fk.end(Canceled, "the fork-run was interrupted before this fork started")
+				return
+			}
+			ran := fk.runAgent(ctx)
+			<-slots
+			if ran {
+				fk.runTest(ctx)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// saver rewrites report.json whenever the report changed, at most every
+// saveEvery, until the runner is closed.
+func (r *runner) saver(done chan<- struct{}) {
+	defer close(done)
+	for range r.dirty {
+		r.mu.Lock()
+		closed := r.closed
+		c := r.rep.clone()
+		r.mu.Unlock()
+		if closed {
+			return
+		}
+		c.save(r.dir)
+		time.Sleep(saveEvery)
+	}
+}
+
+// touch marks the report changed.
+func (r *runner) touch() {
+	select {
+	case r.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// update changes the report under the lock, then saves and reports it.
+func (r *runner) update(f func()) {
+	r.mu.Lock()
+	f()
+	r.rep.Budget = r.pool.Spent()
+	for _, fs := range r.rep.Budget.Forks {
+		if fk, ok := r.forks[fs.Fork]; ok {
+			fk.f.CostUSD = fs.USD
+		}
+	}
+	r.mu.Unlock()
+	r.touch()
+	r.emit()
+}
+
+// emitMu serialises Progress calls.
+var emitMu sync.Mutex
+
+func (r *runner) emit() {
+	if r.o.Progress == nil {
+		return
+	}
+	r.mu.Lock()
+	c := r.rep.clone()
+	r.mu.Unlock()
+	emitMu.Lock()
+	defer emitMu.Unlock()
+	r.o.Progress(c)
+}
+
+// event appends an event to the workspace's log; failures are not fatal.
+func (r *runner) event(kind string, detail any) {
+	r.e.AppendEvent(context.Background(), r.rep.Workspace, "", kind, detail)
+}
+
+// finish records the end of the fork-run.
+func (r *runner) finish(err error) {
+	r.update(func() {
+		now := time.Now()
+		r.rep.FinishedAt, r.rep.Seconds = now.UTC(), now.Sub(r.rep.StartedAt).Seconds()
+		if err != nil && r.rep.Outcome == OutcomeRunning {
+			r.rep.Outcome, r.rep.OutcomeDetail = OutcomeFailed, err.Error()
+		}
+		if errors.Is(err, ErrNoJudgeable) {
+			r.rep.Outcome = OutcomeNoWinner
+		}
+	})
+	detail := map[string]any{"group": r.rep.Group, "outcome": r.rep.Outcome, "winner": r.rep.Winner,
+		"total_usd": r.rep.TotalUSD(), "seconds": r.rep.Seconds}
+	r.event("forkrun.end", detail)
+}
+
+// names joins fork names for messages.
+func names(fs []*Fork) string {
+	var s []string
+	for _, f := range fs {
+		s = append(s, f.Name)
+	}
+	return strings.Join(s, ", ")
+}
