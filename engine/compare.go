@@ -243,6 +243,11 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 }
 
 func (e *Engine) chosenRun(ctx context.Context, g *tine.Group, runs []*tine.Run, ref string) (*tine.Run, error) {
+	for _, m := range runs { // a bare name is unambiguous within its group
+		if m.ID == ref || m.Name == ref {
+			return m, nil
+		}
+	}
 	r, err := e.FindRun(ctx, ref)
 	if err != nil {
 		return nil, err

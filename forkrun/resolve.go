@@ -142,9 +142,9 @@ func (r *runner) resolve(ctx context.Context) error {
 	case r.o.Mode == Manual:
 		r.setOutcome(OutcomeReported, fmt.Sprintf("manual mode: %s scored best (confidence %.2f); nothing was resolved", winner.Name, v.Confidence))
 	case r.o.Mode == AutoWithFallback:
-		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s is recommended (confidence %.2f); confirm with: tine choose %s %s", winner.Name, v.Confidence, r.rep.Group, winner.Name))
+		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s is recommended (confidence %.2f); confirm with: tine choose %s %s --merge", winner.Name, v.Confidence, r.rep.Group, winner.Name))
 	case !v.Clears(r.o.Threshold):
-		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s scored best but the confidence %.2f is below the threshold %.2f, so nothing was merged; choose with: tine choose %s %s",
+		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s scored best but the confidence %.2f is below the threshold %.2f, so nothing was merged; choose with: tine choose %s %s --merge",
 			winner.Name, v.Confidence, r.o.Threshold, r.rep.Group, winner.Name))
 	case !winner.Ready:
 		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s was picked but is not ready (%s), so nothing was merged", winner.Name, winner.NotReady))

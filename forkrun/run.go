@@ -23,6 +23,9 @@ type runner struct {
 	o    Options
 	pool *budget.Pool
 	dir  string // the group's directory
+	// stopAfter: the source had no processes, so the forks' supervisors,
+	// started only to run agents and tests, are stopped at the end.
+	stopAfter bool
 
 	mu     sync.Mutex // guards rep and the forks in it
 	rep    *Report
@@ -67,12 +70,15 @@ func Run(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
 	if o.Session == "" {
 		o.Session = e.AgentSession(ctx, src, string(o.Agent.Kind))
 	}
+	procs, _ := e.ProcState(src)
+	running := procs == engine.ProcRunning
 	started := time.Now()
 	fr, err := e.Fork(ctx, src.Run.ID, engine.ForkOptions{Copies: o.N, Approaches: o.Approaches, Live: o.Live})
 	if err != nil {
 		return nil, err
 	}
 	r := newRunner(e, o, pool, fr, assigned, notes, started)
+	r.stopAfter = !running
 	return r.run(ctx)
 }
 
@@ -109,6 +115,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	if err == nil {
 		err = r.resolve(ctx)
 	}
+	r.stopForks()
 	r.finish(err)
 	r.mu.Lock()
 	r.closed = true
@@ -145,6 +152,24 @@ func (r *runner) runForks(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// stopForks stops the supervisors of the forks still live, when they
+// were started only for the fork-run.
+func (r *runner) stopForks() {
+	if !r.stopAfter {
+		return
+	}
+	ctx := context.Background()
+	for _, f := range r.rep.Forks {
+		ref, err := r.e.FindRun(ctx, f.Run)
+		if err != nil || !ref.Run.Live() {
+			continue
+		}
+		if st, _ := r.e.ProcState(ref); st == engine.ProcRunning {
+			r.e.Stop(ctx, f.Run)
+		}
+	}
 }
 
 // saver rewrites report.json whenever the report changed, at most every

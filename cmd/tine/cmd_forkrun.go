@@ -26,18 +26,18 @@ import (
 // forkRunFlags are fork-run's command line; unset flags leave tine.toml's
 // values.
 type forkRunFlags struct {
-	prompt, promptFile       string
-	n                        int
-	approaches               []string
-	agentName, agentCmd      string
-	test                     string
-	testTimeout, agentTO     time.Duration
-	budget, aggregate        float64
-	mode, judgeKind          string
-	threshold                float64
-	parallel                 int
+	prompt, promptFile        string
+	n                         int
+	approaches                []string
+	agentName, agentCmd       string
+	test                      string
+	testTimeout, agentTO      time.Duration
+	budget, aggregate         float64
+	mode, judgeKind           string
+	threshold                 float64
+	parallel                  int
 	configFile, live, session string
-	asJSON                   bool
+	asJSON                    bool
 }
 
 func newForkRun(a *app) *cobra.Command {
@@ -53,7 +53,7 @@ that finished, and resolves the group by --merge-mode:
 
   auto                merge a winner that clears the confidence threshold (and
                       is ready: tests passed, clean merge) into RUN, discard the rest
-  auto_with_fallback  pick a winner and wait for: tine choose GROUP WINNER (default)
+  auto_with_fallback  pick a winner and wait for: tine choose GROUP WINNER --merge (default)
   vote                ask the judge 3 times, take the majority, then as auto
   manual              only report
 
@@ -319,4 +319,3 @@ func (a *app) forkRun(ctx context.Context, e *engine.Engine, o forkrun.Options, 
 	}
 	return nil
 }
-

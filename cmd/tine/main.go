@@ -129,7 +129,7 @@ roll back to, and discards what you do not keep.`,
 		newMerge, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
 		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEvents, newExport,
-		newHook, newSetup, newMCP, newForkRun, newSummary, newCost,
+		newHook, newSetup, newMCP, newForkRun, newSummary, newCost, newDemo, newDemoAgent,
 	} {
 		root.AddCommand(c(a))
 	}
