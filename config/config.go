@@ -1,11 +1,16 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,12 +25,32 @@ const FileName = "tine.toml"
 // DefaultReadyTimeout bounds how long a service may take to become ready.
 const DefaultReadyTimeout = 30 * time.Second
 
-// Config is the contents of tine.toml. The zero Config (no file) declares
-// no services, no limits and a shared network.
+// Config is the contents of tine.toml. Load, LoadFile and Parse apply the
+// defaults of every table; Default is the Config of a workspace without
+// the file: no services, no limits, a shared network and the defaults of
+// fork-run.
+//
+// Problems in [network], [limits] and [[service]] values are errors: a
+// run cannot start without its services. Problems in the tables of
+// fork-run ([fork], [agent.NAME], [judge.llm], [[account]]) and keys tine
+// does not know, anywhere, are Warnings instead: tine ignores the key or
+// uses the default, and the caller shows the warnings to the user.
 type Config struct {
-	Network  Network   `toml:"network"`
-	Limits   Limits    `toml:"limits"`
-	Services []Service `toml:"service"`
+	Network  Network          `toml:"network"`
+	Limits   Limits           `toml:"limits"`
+	Services []Service        `toml:"service"`
+	Fork     Fork             `toml:"fork"`
+	Agents   map[string]Agent `toml:"agent"` // by name; see Config.Agent for the built-in ones
+	Judge    JudgeConfig      `toml:"judge"`
+	Accounts []Account        `toml:"account"`
+
+	// Warnings are the problems tine worked around, by line.
+	Warnings []Warning `toml:"-"`
+}
+
+// Default is the Config of a workspace without tine.toml.
+func Default() *Config {
+	return &Config{Fork: DefaultFork(), Judge: JudgeConfig{LLM: DefaultLLMJudge("")}}
 }
 
 // Network says whether each run gets its own network namespace and address.
@@ -81,94 +106,203 @@ const (
 	RestartAlways    = "always"
 )
 
-// Load reads the tine.toml in dir. A missing file is the zero Config; a
-// file that does not parse, has keys tine does not know (typos) or
-// declares something impossible is an error naming the file.
+// Load reads the tine.toml in dir. A missing file is Default(). Errors
+// and warnings name the file by its path.
 func Load(dir string) (*Config, error) {
-	path := filepath.Join(dir, FileName)
-	b, err := os.ReadFile(path)
+	c, err := LoadFile(filepath.Join(dir, FileName))
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Config{}, nil
+		return Default(), nil
 	}
+	return c, err
+}
+
+// LoadFile reads the configuration file at path, which must exist: it is
+// for a file named on the command line. Errors and warnings name the file
+// by path.
+func LoadFile(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	c, err := Parse(string(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	return parse(string(b), path)
+}
+
+// Parse reads a tine.toml document. Errors and warnings name it
+// "tine.toml". Errors, one line each, wrap tine.ErrInvalid.
+func Parse(doc string) (*Config, error) { return parse(doc, FileName) }
+
+// services are the tables Config decodes with the toml package, whose
+// values must be valid.
+type services struct {
+	Network  Network   `toml:"network"`
+	Limits   Limits    `toml:"limits"`
+	Services []Service `toml:"service"`
+}
+
+func parse(doc, file string) (*Config, error) {
+	var raw map[string]any
+	if _, err := toml.Decode(doc, &raw); err != nil {
+		return nil, decodeError(doc, file, err)
 	}
+	var s services
+	md, err := toml.Decode(doc, &s)
+	if err != nil {
+		return nil, decodeError(doc, file, err)
+	}
+	c := Default()
+	c.Network, c.Limits, c.Services = s.Network, s.Limits, s.Services
+	d := &decoder{file: file, pos: scan(doc)}
+	if err := c.check(); err != nil {
+		return nil, d.fail(err)
+	}
+	d.unknown(md.Undecoded())
+	d.sections(c, raw)
+	slices.SortStableFunc(d.warnings, func(a, b Warning) int { return cmp.Compare(lineOrder(a), lineOrder(b)) })
+	c.Warnings = d.warnings
 	return c, nil
 }
 
-// Parse reads a tine.toml document. Errors wrap tine.ErrInvalid.
-func Parse(doc string) (*Config, error) {
-	var c Config
-	md, err := toml.Decode(doc, &c)
-	if err != nil {
-		return nil, fmt.Errorf("%v: %w", oneLine(err), tine.ErrInvalid)
+// lineOrder sorts warnings by line, those without one last.
+func lineOrder(w Warning) int {
+	if w.Line <= 0 {
+		return math.MaxInt
 	}
-	if un := md.Undecoded(); len(un) > 0 {
-		return nil, fmt.Errorf("unknown key %q: %w", un[0].String(), tine.ErrInvalid)
-	}
-	if err := c.check(); err != nil {
-		return nil, fmt.Errorf("%w: %w", err, tine.ErrInvalid)
-	}
-	return &c, nil
+	return w.Line
 }
 
-func oneLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
+// unknown warns of the keys the toml package did not decode, outside the
+// tables the decoder checks itself, and not under a key it warned of.
+func (d *decoder) unknown(keys []toml.Key) {
+	seen := map[string]int{}
+	var warned []toml.Key
+	for _, k := range keys {
+		if slices.Contains(checked, k[0]) || slices.ContainsFunc(warned, func(w toml.Key) bool { return hasPrefix(k, w) }) {
+			continue
+		}
+		s := k.String()
+		d.warn(d.pos.nth(s, seen[s]), "unknown key %q (ignored)", s)
+		seen[s]++
+		warned = append(warned, k)
+	}
+}
+
+func hasPrefix(k, prefix toml.Key) bool {
+	return len(k) > len(prefix) && slices.Equal(k[:len(prefix)], prefix)
+}
+
+// keyError is an error in the value at an (indexed) key path: "service",
+// "0", "cwd".
+type keyError struct {
+	path []string
+	err  error
+}
+
+func (e *keyError) Error() string { return e.err.Error() }
+
+func (e *keyError) Unwrap() error { return e.err }
+
+// fail returns err, found by check, as an invalid-argument error naming
+// the file and, if err is a keyError, the line.
+func (d *decoder) fail(err error) error {
+	line := 0
+	if ke, ok := err.(*keyError); ok {
+		line = d.pos.line(ke.path...)
+	}
+	return fmt.Errorf("%s: %w: %w", where(d.file, line), err, tine.ErrInvalid)
+}
+
+// decodeMessage matches the errors of the toml package that are not a
+// ParseError: "toml: line 3 (last key \"a.b\"): incompatible types: ...".
+var decodeMessage = regexp.MustCompile(`^toml: (?:line (\d+) )?(?:\(last key "((?:[^"\\]|\\.)*)"\): )?(.*)$`)
+
+// decodeError turns an error of the toml package reading doc into one line
+// that names file and line and wraps tine.ErrInvalid.
+func decodeError(doc, file string, err error) error {
+	line, key, msg := 0, "", firstLine(err.Error())
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		line, key, msg = pe.Position.Line, pe.LastKey, strings.TrimSuffix(firstLine(pe.Message), ".")
+		if line > 0 && pe.Position.Start >= 0 && pe.Position.Start <= len(doc) {
+			// The line of the offending byte, not the one after a newline
+			// the lexer already read.
+			line = strings.Count(doc[:pe.Position.Start], "\n") + 1
+		}
+	} else if m := decodeMessage.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		if k, err := strconv.Unquote(`"` + m[2] + `"`); err == nil {
+			key = k
+		}
+		msg = m[3]
+	}
+	if key != "" {
+		msg = key + ": " + msg
+	}
+	return fmt.Errorf("%s: %s: %w", where(file, line), msg, tine.ErrInvalid)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
 
+// check reports the first impossible value in [limits] and [[service]] as
+// a keyError, and fills in the default restart policy.
 func (c *Config) check() error {
 	if c.Limits.CPU < 0 || c.Limits.Pids < 0 {
-		return errors.New("limits must not be negative")
+		key := "cpu"
+		if c.Limits.CPU >= 0 {
+			key = "pids"
+		}
+		return &keyError{[]string{"limits", key}, errors.New("limits must not be negative")}
 	}
 	if _, err := c.Limits.MemoryBytes(); err != nil {
-		return err
+		return &keyError{[]string{"limits", "memory"}, err}
 	}
 	seen := map[string]bool{}
 	for i := range c.Services {
 		s := &c.Services[i]
-		if err := s.check(); err != nil {
-			return err
+		at := func(key string, err error) error {
+			return &keyError{[]string{"service", strconv.Itoa(i), key}, err}
+		}
+		if key, err := s.check(); err != nil {
+			return at(key, err)
 		}
 		if seen[s.Name] {
-			return fmt.Errorf("service %q declared twice", s.Name)
+			return at("name", fmt.Errorf("service %q declared twice", s.Name))
 		}
 		seen[s.Name] = true
 	}
 	return nil
 }
 
-func (s *Service) check() error {
+// check reports the first impossible value of s and its key.
+func (s *Service) check() (key string, err error) {
 	if !tine.ValidName(s.Name) {
-		return fmt.Errorf("service name %q: use 1-64 letters, digits, '.', '_' or '-'", s.Name)
+		return "name", fmt.Errorf("service name %q: use 1-64 letters, digits, '.', '_' or '-'", s.Name)
 	}
 	if strings.TrimSpace(s.Command) == "" {
-		return fmt.Errorf("service %q has no command", s.Name)
+		return "command", fmt.Errorf("service %q has no command", s.Name)
 	}
 	if s.Cwd != "" && !filepath.IsLocal(s.Cwd) {
-		return fmt.Errorf("service %q: cwd %q must be a relative path inside the workspace", s.Name, s.Cwd)
+		return "cwd", fmt.Errorf("service %q: cwd %q must be a relative path inside the workspace", s.Name, s.Cwd)
 	}
 	if s.Ready.Port < 0 || s.Ready.Port > 65535 {
-		return fmt.Errorf("service %q: ready port %d out of range", s.Name, s.Ready.Port)
+		return "ready", fmt.Errorf("service %q: ready port %d out of range", s.Name, s.Ready.Port)
 	}
 	if s.Ready.Port != 0 && s.Ready.Command != "" {
-		return fmt.Errorf("service %q: give ready.port or ready.command, not both", s.Name)
+		return "ready", fmt.Errorf("service %q: give ready.port or ready.command, not both", s.Name)
 	}
 	if s.Ready.Timeout.Duration < 0 {
-		return fmt.Errorf("service %q: negative ready timeout", s.Name)
+		return "ready", fmt.Errorf("service %q: negative ready timeout", s.Name)
 	}
 	switch s.Restart {
 	case "":
 		s.Restart = RestartNo
 	case RestartNo, RestartOnFailure, RestartAlways:
 	default:
-		return fmt.Errorf("service %q: restart %q: use no, on-failure or always", s.Name, s.Restart)
+		return "restart", fmt.Errorf("service %q: restart %q: use no, on-failure or always", s.Name, s.Restart)
 	}
-	return nil
+	return "", nil
 }
 
 // ReadyTimeout is the service's ready timeout or the default.

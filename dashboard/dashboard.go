@@ -58,6 +58,7 @@ func (h *Handler) routes() {
 	m := h.mux
 	m.HandleFunc("GET /ui/{$}", h.overview)
 	m.HandleFunc("GET /ui/groups/{g}", h.group)
+	m.HandleFunc("GET /ui/groups/{g}/forkrun", h.forkRunFragment)
 	m.HandleFunc("GET /ui/runs/{r}", h.run)
 	m.HandleFunc("GET /ui/events/stream", h.stream)
 	m.HandleFunc("POST /ui/approvals/{id}/{decision}", h.decide)
@@ -81,8 +82,11 @@ func parsePages() map[string]*template.Template {
 }
 
 var funcs = template.FuncMap{
-	"short": short,
-	"when":  func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"short":   short,
+	"seconds": seconds,
+	"usd":     usd,
+	"capUSD":  capUSD,
+	"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 }
 
 // short cuts s to n characters, marking the cut with an ellipsis.

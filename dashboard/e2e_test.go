@@ -146,3 +146,59 @@ func alertsFired(t *testing.T, ctx context.Context) {
 		t.Errorf("%d injected element(s) on the page", n)
 	}
 }
+
+// TestEndToEnd_ForkRun opens the group page of a fork-run in progress,
+// sees a running fork's elapsed time tick, then sees the page follow the
+// report to its verdict without a reload: the winner highlighted with the
+// judge's rationale, the agent output the person opened still open.
+func TestEndToEnd_ForkRun(t *testing.T) {
+	f := newFixture(t)
+	f.writeReport(f.runningReport())
+	srv := httptest.NewServer(New(f.e, ""))
+	t.Cleanup(srv.Close)
+	ctx := browser(t)
+	a, b := f.fork.Forks[0], f.fork.Forks[1]
+	running := chromedp.CSS(`.fr-fork[data-run="` + a.Name + `"][data-state="running"]`)
+	elapsed := chromedp.CSS(`.fr-fork[data-run="` + a.Name + `"] .elapsed`)
+	output := `#fr-out-` + a.ID
+
+	do(t, ctx, "group page", chromedp.Navigate(srv.URL+"/ui/groups/"+f.fork.Group.ID), chromedp.WaitVisible(running),
+		chromedp.Click(chromedp.CSS(output+` summary`), chromedp.NodeVisible))
+	first := value(t, ctx, "elapsed", chromedp.Text(elapsed))
+	do(t, ctx, "wait for a tick", chromedp.Sleep(1500*time.Millisecond))
+	if second := value(t, ctx, "elapsed", chromedp.Text(elapsed)); second == first {
+		t.Errorf("the running fork's elapsed time stayed %q", first)
+	}
+	screenshot(t, ctx, "forkrun-running.png")
+	value(t, ctx, "mark the page", chromedp.Evaluate[int](`window.tineMark = 7`))
+
+	f.writeReport(f.finishedReport())
+	do(t, ctx, "the verdict arrives", chromedp.WaitVisible(chromedp.CSS(`.fr-fork.winner`)))
+	winner := value(t, ctx, "winner", chromedp.Text(chromedp.CSS(`.fr-fork.winner`)))
+	if !strings.Contains(winner, b.Name) || !strings.Contains(winner, "passed") {
+		t.Errorf("the highlighted fork is %q, want %s with passing tests", winner, b.Name)
+	}
+	rationale := value(t, ctx, "rationale", chromedp.Text(chromedp.CSS(`#verdict .rationale`)))
+	if rationale != hostileRationale {
+		t.Errorf("the rationale shown is %q, want %q as text", rationale, hostileRationale)
+	}
+	verdict := value(t, ctx, "verdict", chromedp.Text(chromedp.CSS(`#verdict`)))
+	if !strings.Contains(verdict, "heuristic") || !strings.Contains(verdict, "0.87") {
+		t.Errorf("the verdict box says %q, want the judge and its confidence", verdict)
+	}
+	if mark := value(t, ctx, "page mark", chromedp.Evaluate[int](`window.tineMark || 0`)); mark != 7 {
+		t.Error("the page was reloaded; want the fork-run section swapped in place")
+	}
+	if open := value(t, ctx, "details", chromedp.Evaluate[bool](`document.querySelector("`+output+`").open`)); !open {
+		t.Error("the agent output the person opened was closed by the update")
+	}
+	alertsFired(t, ctx)
+	screenshot(t, ctx, "forkrun-finished.png")
+
+	do(t, ctx, "overview", chromedp.Navigate(srv.URL+"/ui/"), chromedp.WaitVisible(chromedp.CSS(`a.fr-mark`)))
+	if mark := value(t, ctx, "mark", chromedp.Text(chromedp.CSS(`a.fr-mark`))); !strings.Contains(mark, "awaiting_choice") {
+		t.Errorf("the overview marks the group %q, want its outcome", mark)
+	}
+	alertsFired(t, ctx)
+	screenshot(t, ctx, "overview-forkrun.png")
+}

@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
 )
 
 // maxPatchShown bounds the patch text a page shows per run.
@@ -25,6 +27,7 @@ type groupPage struct {
 	Winner    *forkRow
 	Pair      *pairView
 	Done      string
+	FR        forkRunView // the fork-run's report; empty for a group of tine fork
 }
 
 // forkRow is one fork of the comparison, with its patch.
@@ -34,6 +37,8 @@ type forkRow struct {
 	Winner bool
 	Proc   string
 	Patch  patchView
+	Tests  string // from the fork-run report: passed, failed, timed_out or none
+	Cost   string // from the fork-run report
 }
 
 // patchView is a unified diff split into lines for display.
@@ -62,7 +67,9 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 	if parent, err := h.e.FindRun(ctx, c.Group.Parent); err == nil {
 		p.Parent = parent.Run
 	}
+	p.FR = h.forkRun(c.Group, time.Now())
 	p.Rows = h.forkRows(ctx, ws, c)
+	p.FR.annotate(p.Rows)
 	for i := range p.Rows {
 		if p.Rows[i].Winner {
 			p.Winner = &p.Rows[i]
@@ -89,6 +96,19 @@ func (h *Handler) forkRows(ctx context.Context, ws *tine.Workspace, c *engine.Co
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// annotate puts what the report says of each fork's tests and cost into
+// the comparison's rows.
+func (v *forkRunView) annotate(rows []forkRow) {
+	if v.R == nil {
+		return
+	}
+	for i := range rows {
+		if f := v.R.Fork(rows[i].Run.ID); f != nil {
+			rows[i].Tests, rows[i].Cost = forkrun.TestWord(f.Test), usd(f.CostUSD)
+		}
+	}
 }
 
 // patch renders run r's unified diff since its fork point.

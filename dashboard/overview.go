@@ -8,6 +8,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/merge"
 )
@@ -37,6 +38,8 @@ type groupRow struct {
 	Parent string
 	Forks  int
 	Live   int
+	// ForkRun is the fork-run's summary when fork-run made the group.
+	ForkRun *forkrun.Summary
 }
 
 // eventView is one event as a feed lists it.
@@ -102,7 +105,10 @@ func (h *Handler) workspaceView(st engine.WorkspaceState, names map[string]strin
 	}
 	v := workspaceView{Workspace: st.Workspace, Tree: layoutTree(st, proc)}
 	for _, g := range st.Groups {
-		row := groupRow{Group: g, Href: groupHref(g.ID), Parent: names[g.Parent]}
+		row := groupRow{Group: g, Href: groupHref(g.ID), Parent: names[g.Parent], ForkRun: h.forkRunSummary(g)}
+		if row.ForkRun != nil {
+			v.Tree.note(g.ID, "fork-run · "+row.ForkRun.Outcome)
+		}
 		for _, r := range st.Runs {
 			if r.Group == g.ID {
 				row.Forks++

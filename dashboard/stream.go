@@ -23,7 +23,10 @@ type streamEvent struct {
 
 // stream is GET /ui/events/stream: server-sent events of the events
 // logged after ?after=N (or Last-Event-ID, or now), polled every
-// pollEvery until the client goes.
+// pollEvery until the client goes. With ?group=G&report=STAMP it also
+// sends a "report" event whenever group G's fork-run report changes from
+// the one of that stamp (see reportStamp): fork-run rewrites it as forks
+// progress, which logs no event.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -31,6 +34,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	after := h.streamStart(r)
+	watch := h.watchReport(r)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("X-Accel-Buffering", "no")
@@ -49,6 +53,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		n, err := h.send(w, r, &after)
 		if err != nil {
 			return
+		}
+		if watch != nil {
+			m, err := watch.send(w)
+			if err != nil {
+				return
+			}
+			n += m
 		}
 		if n == 0 && time.Since(quiet) > heartbeat {
 			fmt.Fprint(w, ": keepalive\n\n")
@@ -86,4 +97,38 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, after *int64) (in
 		*after = ev.Seq
 	}
 	return len(evs), nil
+}
+
+// reportWatch follows one group's report.json by its stamp.
+type reportWatch struct {
+	group, path string
+	stamp       int64 // the stamp the client has
+}
+
+// watchReport is the report the stream follows, or nil when the request
+// names no group (or one that does not exist).
+func (h *Handler) watchReport(r *http.Request) *reportWatch {
+	q := r.URL.Query()
+	if q.Get("group") == "" {
+		return nil
+	}
+	g, _, err := h.e.Group(r.Context(), q.Get("group"))
+	if err != nil {
+		return nil
+	}
+	stamp, _ := strconv.ParseInt(q.Get("report"), 10, 64)
+	return &reportWatch{group: g.ID, path: h.reportPath(g.Workspace, g.ID), stamp: stamp}
+}
+
+// send writes a report event if the report changed since the last one
+// sent; it returns how many events it wrote.
+func (rw *reportWatch) send(w http.ResponseWriter) (int, error) {
+	st := reportStamp(rw.path)
+	if st == rw.stamp {
+		return 0, nil
+	}
+	rw.stamp = st
+	b, _ := json.Marshal(map[string]any{"group": rw.group, "stamp": st})
+	_, err := fmt.Fprintf(w, "event: report\ndata: %s\n\n", b)
+	return 1, err
 }

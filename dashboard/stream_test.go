@@ -3,11 +3,15 @@ package dashboard
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tinehq/tine/engine"
 )
 
 func TestHandler_Stream(t *testing.T) {
@@ -38,4 +42,56 @@ func TestHandler_Stream(t *testing.T) {
 		}
 	}
 	t.Fatalf("the stream ended without the new event: %v", sc.Err())
+}
+
+// TestHandler_StreamReport checks that a group page's stream says when
+// the group's fork-run report changes, though no event is logged.
+func TestHandler_StreamReport(t *testing.T) {
+	f := newFixture(t)
+	f.writeReport(f.runningReport())
+	stamp := reportStamp(filepath.Join(f.e.GroupDir(f.src.Workspace.ID, f.fork.Group.ID), engine.GroupReportFile))
+	srv := httptest.NewServer(New(f.e, ""))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	url := fmt.Sprintf("%s/ui/events/stream?group=%s&report=%d", srv.URL, f.fork.Group.ID, stamp)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	quiet := time.After(3 * pollEvery)
+	for quiet != nil {
+		select {
+		case l := <-lines:
+			if strings.HasPrefix(l, "event:") {
+				t.Fatalf("the stream sent %q before the report changed", l)
+			}
+		case <-quiet:
+			quiet = nil
+		}
+	}
+	f.writeReport(f.finishedReport())
+	for l := range lines {
+		if l == "event: report" {
+			if data := <-lines; !strings.Contains(data, `"group":"`+f.fork.Group.ID+`"`) {
+				t.Fatalf("report event data = %q", data)
+			}
+			return
+		}
+	}
+	t.Fatal("the stream ended without a report event")
 }

@@ -58,6 +58,17 @@ type Edge struct{ X1, Y1, X2, Y2 int }
 type GroupBox struct {
 	X, Y, W, H int
 	ID, Href   string
+	Note       string // e.g. "fork-run · running", right-aligned on the frame
+	NoteDX     int    // where the note ends, from X
+}
+
+// note puts text on the frame of group g.
+func (t *Tree) note(g, text string) {
+	for i := range t.Groups {
+		if t.Groups[i].ID == g {
+			t.Groups[i].Note, t.Groups[i].NoteDX = text, t.Groups[i].W-6
+		}
+	}
 }
 
 // runState names what a run's node is coloured by.

@@ -23,6 +23,9 @@ const (
 	// GroupSummaryFile is the short form of the report that goes into the
 	// history line when the group is resolved.
 	GroupSummaryFile = "summary.json"
+	// GroupResolutionFile records how the group was resolved (its history
+	// line), by fork-run's auto mode or by a person.
+	GroupResolutionFile = "resolution.json"
 	// HistoryFile, in the state directory, has one JSON line per resolved
 	// group.
 	HistoryFile = "history.jsonl"
@@ -127,8 +130,14 @@ func (e *Engine) recordResolution(g *tine.Group, parent string, res *ChooseResul
 	for _, r := range res.Discarded {
 		h.Discarded = append(h.Discarded, r.Name)
 	}
-	if b, err := os.ReadFile(filepath.Join(e.GroupDir(g.Workspace, g.ID), GroupSummaryFile)); err == nil && json.Valid(b) {
+	dir := e.GroupDir(g.Workspace, g.ID)
+	if b, err := os.ReadFile(filepath.Join(dir, GroupSummaryFile)); err == nil && json.Valid(b) {
 		h.ForkRun = b
+		res := h
+		res.ForkRun = nil
+		if b, err := json.MarshalIndent(res, "", "  "); err == nil {
+			writeFileAtomic(filepath.Join(dir, GroupResolutionFile), append(b, '\n'))
+		}
 	}
 	return e.appendHistory(h)
 }

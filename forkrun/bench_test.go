@@ -32,8 +32,9 @@ import (
 //     .WallMS). The agents run in parallel, so the slowest one, not the
 //     sum, is the share of the total the agents account for. forkrun
 //     starts that clock before engine.ExecWith, so it includes launching
-//     the fork's supervisor, which ExecWith does first; "true" itself
-//     takes about a millisecond.
+//     the fork's supervisor, which ExecWith does first (supervisors of
+//     one workspace are launched one at a time); running "true" through
+//     a supervisor already up takes about 10 ms.
 //   - overhead-ms: ms/forkrun - agent-ms, the measure (target:
 //     under 200 ms for N = 4).
 //   - baseline-ms: what a hand-written script does, measured in the same
@@ -44,7 +45,8 @@ import (
 //     timestamps: up to the first agent's start (the fork itself); from
 //     the last fork's end to the report's end (Compare's merge dry-runs,
 //     the judge, stopping the supervisors); from the report's end to Run's
-//     return (waiting for the report saver, the final save).
+//     return (the end event, waiting for the report saver's 250 ms pause
+//     to run out, the final save).
 func BenchmarkForkRun(b *testing.B) {
 	for _, n := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchForkRun(b, n) })

@@ -128,6 +128,9 @@ type Report struct {
 	StartedAt     time.Time `json:"started_at"`
 	FinishedAt    time.Time `json:"finished_at,omitzero"`
 	Seconds       float64   `json:"seconds"`
+	// Resolution is how the group was resolved once the fork-run ended (a
+	// person's tine choose, or auto mode's merge); nil while unresolved.
+	Resolution *engine.HistoryEntry `json:"resolution,omitempty"`
 }
 
 // Fork returns the fork with run id or name ref.
@@ -254,6 +257,12 @@ func Load(e *engine.Engine, ws, group string) (*Report, error) {
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", engine.GroupReportFile, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupResolutionFile)); err == nil {
+		var h engine.HistoryEntry
+		if json.Unmarshal(b, &h) == nil {
+			r.Resolution = &h
+		}
 	}
 	return &r, nil
 }

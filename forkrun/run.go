@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -247,13 +246,4 @@ func (r *runner) finish(err error) {
 	detail := map[string]any{"group": r.rep.Group, "outcome": r.rep.Outcome, "winner": r.rep.Winner,
 		"total_usd": r.rep.TotalUSD(), "seconds": r.rep.Seconds}
 	r.event("forkrun.end", detail)
-}
-
-// names joins fork names for messages.
-func names(fs []*Fork) string {
-	var s []string
-	for _, f := range fs {
-		s = append(s, f.Name)
-	}
-	return strings.Join(s, ", ")
 }

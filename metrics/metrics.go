@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
@@ -42,8 +44,10 @@ var (
 const ScrapeTimeout = 5 * time.Second
 
 // Metrics is tine's metrics in a registry of their own. It is the
-// engine's Observer; the hook, the judge and the agents feed theirs through
-// the Observe methods. Its methods are safe for concurrent use.
+// engine's Observer; the hook feeds its own through ObserveHook, and
+// fork-runs, which run in another process, are read by WithForkRuns (or
+// fed through ObserveVerdict and ObserveAgent). Its methods are safe for
+// concurrent use.
 type Metrics struct {
 	reg    *prometheus.Registry
 	errLog promhttp.Logger
@@ -56,6 +60,7 @@ type Metrics struct {
 	rollbacks    prometheus.Counter
 	approvals    *prometheus.CounterVec
 	verdicts     *prometheus.CounterVec
+	forkRuns     *prometheus.CounterVec
 
 	forkSeconds  *prometheus.HistogramVec
 	mergePlan    prometheus.Histogram
@@ -63,6 +68,8 @@ type Metrics struct {
 	hookSeconds  *prometheus.HistogramVec
 	agentSeconds *prometheus.HistogramVec
 	agentSpend   *prometheus.HistogramVec
+
+	feed *forkRunFeed // nil without WithForkRuns
 }
 
 var _ engine.Observer = (*Metrics)(nil)
@@ -104,7 +111,8 @@ func (m *Metrics) counters() {
 	m.discards = m.counter("tine_discards_total", "Discard operations (one may end a whole group's runs).")
 	m.rollbacks = m.counter("tine_rollbacks_total", "Rollbacks of a run's files to a version.")
 	m.approvals = m.counterVec("tine_approvals_total", "Approved resolutions carried out, by action.", "action")
-	m.verdicts = m.counterVec("tine_judge_verdicts_total", "Verdicts of the judge of a group's forks, by verdict.", "verdict")
+	m.verdicts = m.counterVec("tine_judge_verdicts_total", "Verdicts of the judge of a fork-run's forks, by judge and verdict: winner, no_winner or error.", "judge", "verdict")
+	m.forkRuns = m.counterVec("tine_forkruns_total", "Fork-runs that ended, by agent and outcome.", "agent", "outcome")
 	for _, o := range []string{engine.OutcomeMerged, engine.OutcomeConflict, engine.OutcomeFailed, engine.OutcomeDryRun} {
 		m.merges.WithLabelValues(o)
 	}
@@ -153,8 +161,25 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the metrics in the exposition format the scraper asks
 // for. A Source that fails leaves its gauges out of that scrape (logged
 // with WithErrorLog); the other metrics are served.
+//
+// With WithForkRuns, each scrape first reads the fork-runs that ended since
+// the last one; when the event log cannot be read, the scrape says so and
+// serves the rest.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+	var g prometheus.Gatherer = m.reg
+	if m.feed != nil {
+		g = prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), ScrapeTimeout)
+			defer cancel()
+			ferr := m.feed.catchUp(ctx, m)
+			mfs, err := m.reg.Gather()
+			if ferr != nil {
+				err = errors.Join(fmt.Errorf("fork-runs: %w", ferr), err)
+			}
+			return mfs, err
+		})
+	}
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{
 		ErrorLog:      m.errLog,
 		ErrorHandling: promhttp.ContinueOnError,
 		Registry:      m.reg,
@@ -207,9 +232,12 @@ func (m *Metrics) ObserveHook(agent, decision string, d time.Duration) {
 	m.hookSeconds.WithLabelValues(agent, decision).Observe(d.Seconds())
 }
 
-// ObserveVerdict counts one verdict of the judge; verdict must come from a
-// small fixed set.
-func (m *Metrics) ObserveVerdict(verdict string) { m.verdicts.WithLabelValues(verdict).Inc() }
+// ObserveVerdict counts one verdict of a judge. judge (heuristic, llm,
+// vote) and verdict (VerdictWinner, VerdictNoWinner, VerdictError) must
+// come from small fixed sets.
+func (m *Metrics) ObserveVerdict(judge, verdict string) {
+	m.verdicts.WithLabelValues(judge, verdict).Inc()
+}
 
 // ObserveAgent records an agent's work in one fork: its wall time and what
 // it spent in US dollars (negative when unknown, which is not recorded).

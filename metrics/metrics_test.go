@@ -398,8 +398,8 @@ func TestMetrics_Observe(t *testing.T) {
 	m.ObserveHook("claude", "allow", 2*time.Millisecond)
 	m.ObserveHook("claude", "allow", 3*time.Millisecond)
 	m.ObserveHook("codex", "deny", time.Millisecond)
-	m.ObserveVerdict("winner")
-	m.ObserveVerdict("winner")
+	m.ObserveVerdict("heuristic", metrics.VerdictWinner)
+	m.ObserveVerdict("heuristic", metrics.VerdictWinner)
 	m.ObserveAgent("claude", 90*time.Second, 0.42)
 	m.ObserveAgent("claude", 30*time.Second, -1) // spend unknown
 	reg := m.Registry()
@@ -420,9 +420,9 @@ func TestMetrics_Observe(t *testing.T) {
 		}
 	}
 	const want = `
-# HELP tine_judge_verdicts_total Verdicts of the judge of a group's forks, by verdict.
+# HELP tine_judge_verdicts_total Verdicts of the judge of a fork-run's forks, by judge and verdict: winner, no_winner or error.
 # TYPE tine_judge_verdicts_total counter
-tine_judge_verdicts_total{verdict="winner"} 2
+tine_judge_verdicts_total{judge="heuristic",verdict="winner"} 2
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "tine_judge_verdicts_total"); err != nil {
 		t.Error(err)
@@ -443,7 +443,7 @@ func TestMetrics_Promtool(t *testing.T) {
 	m.RolledBack()
 	m.Approved(string(tine.ActionMerge))
 	m.ObserveHook("claude", "fork_first", time.Millisecond)
-	m.ObserveVerdict("winner")
+	m.ObserveVerdict("llm", metrics.VerdictNoWinner)
 	m.ObserveAgent("codex", time.Minute, 1.5)
 	text := scrape(t, m)
 	for _, name := range []string{"tine_forks_total", "tine_runs_finished_total", "tine_merges_total", "tine_promotions_total",

@@ -66,7 +66,7 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	if err != nil {
 		return err
 	}
-	m := metrics.New(metrics.WithSource(metrics.EngineSource(e)), metrics.WithErrorLog(log.New(a.stderr, "tine serve: ", 0)))
+	m := metrics.New(metrics.WithSource(metrics.EngineSource(e)), metrics.WithForkRuns(e), metrics.WithErrorLog(log.New(a.stderr, "tine serve: ", 0)))
 	e.SetObserver(m)
 	servers := []*http.Server{{Handler: a.accessLog(routes(e, m, "")), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
 	lns := []net.Listener{uln}

@@ -1,0 +1,321 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+)
+
+// fixtureCost is total_cost_usd of claude fixture 02, which fakeclaude
+// replays for the fix, break and noop approaches.
+const fixtureCost = 0.24722425
+
+// forkRunWorkspace makes a workspace whose app.txt holds a bug, whose
+// check.sh passes once it is fixed, and whose tine.toml makes fakeclaude
+// the claude agent and check.sh the test command.
+func forkRunWorkspace(t *testing.T, extraToml string) (*env, string) {
+	t.Helper()
+	requireRoot(t)
+	e := newEnv(t)
+	fake, err := filepath.Abs("testdata/fakeclaude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures, err := filepath.Abs("../../../shared/fixtures/agents/claude/stream-json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fixtures); err != nil {
+		fixtures, _ = filepath.Abs("../../agent/testdata/claude")
+	}
+	dir := e.workspaceDir("fr")
+	files := map[string]string{
+		"app.txt":  "status BUG\n",
+		"check.sh": "grep -q OK app.txt\n",
+		"tine.toml": "[fork]\ntest_command = \"sh check.sh\"\n\n[agent.claude]\nbinary = \"" + fake +
+			"\"\nenv = { FIXTURES = \"" + fixtures + "\" }\n" + extraToml,
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.ok("init", dir)
+	return e, dir
+}
+
+// forkRunJSON runs fork-run with --json and decodes the report, whatever
+// the exit status, which it returns.
+func (e *env) forkRunJSON(args ...string) (*forkrun.Report, result) {
+	e.t.Helper()
+	return e.forkRunWith(call{}, args...)
+}
+
+// forkRunWith is forkRunJSON with a call (agents inherit its environment).
+func (e *env) forkRunWith(c call, args ...string) (*forkrun.Report, result) {
+	e.t.Helper()
+	r := e.run(c, append([]string{"fork-run", "--json"}, args...)...)
+	var rep forkrun.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		e.t.Fatalf("decoding the report: %v\n%v", err, r)
+	}
+	return &rep, r
+}
+
+func historyLines(t *testing.T, e *env) []engine.HistoryEntry {
+	t.Helper()
+	f, err := os.Open(filepath.Join(e.home, engine.HistoryFile))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []engine.HistoryEntry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var h engine.HistoryEntry
+		if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
+			t.Fatalf("history line %q: %v", sc.Text(), err)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// runState is run name's state, with its resolution when it has one:
+// "active", "active/merged", "discarded".
+func runState(t *testing.T, e *env, name string) string {
+	t.Helper()
+	var rows []runRow
+	e.okJSON(&rows, "ls", "--all", "--json")
+	for _, r := range rows {
+		if r.Name == name {
+			if r.Resolution != "" {
+				return string(r.State) + "/" + string(r.Resolution)
+			}
+			return string(r.State)
+		}
+	}
+	t.Fatalf("run %s not listed", name)
+	return ""
+}
+
+func TestForkRun_AutoMergesTheWinner(t *testing.T) {
+	e, dir := forkRunWorkspace(t, "")
+	rep, r := e.forkRunJSON("source", "--prompt", "fix app.txt", "-n", "3",
+		"--approach", "fix it", "--approach", "break it", "--approach", "noop", "--merge-mode", "auto")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	if rep.Outcome != forkrun.OutcomeMerged || rep.Winner != "source-1" {
+		t.Fatalf("outcome %s winner %q (%s); verdict %+v", rep.Outcome, rep.Winner, rep.OutcomeDetail, rep.Verdict)
+	}
+	if rep.Verdict == nil || rep.Verdict.Confidence < 0.6 || rep.Verdict.Judge != "heuristic" {
+		t.Errorf("verdict %+v", rep.Verdict)
+	}
+	want := map[string]string{"source-1": "passed", "source-2": "failed", "source-3": "failed"}
+	for _, f := range rep.Forks {
+		if f.State != forkrun.Finished || forkrun.TestWord(f.Test) != want[f.Name] {
+			t.Errorf("%s: state %s tests %s (%s), want finished %s", f.Name, f.State, forkrun.TestWord(f.Test), f.Reason, want[f.Name])
+		}
+		if math.Abs(f.CostUSD-fixtureCost) > 1e-9 || !f.Agent.CostFinal {
+			t.Errorf("%s: cost %v final %v, want the fixture's total %v", f.Name, f.CostUSD, f.Agent.CostFinal, fixtureCost)
+		}
+		if f.Agent.ToolCallsTotal != 1 || len(f.Agent.Commands) != 1 || f.Agent.Commands[0] != "ls -la" {
+			t.Errorf("%s: tool calls %d, commands %q", f.Name, f.Agent.ToolCallsTotal, f.Agent.Commands)
+		}
+		if b, err := os.ReadFile(f.AgentLog); err != nil || !strings.Contains(string(b), `"total_cost_usd":0.24722425`) {
+			t.Errorf("%s: full log %s: %v", f.Name, f.AgentLog, err)
+		}
+	}
+	if math.Abs(rep.TotalUSD()-3*fixtureCost) > 1e-9 {
+		t.Errorf("total %v, want %v", rep.TotalUSD(), 3*fixtureCost)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status OK\n" {
+		t.Errorf("source app.txt = %q, want the winner's fix", b)
+	}
+	for name, st := range map[string]string{"source-1": "active/merged", "source-2": "discarded", "source-3": "discarded"} {
+		if got := runState(t, e, name); got != st {
+			t.Errorf("%s is %s, want %s", name, got, st)
+		}
+	}
+	h := historyLines(t, e)
+	if len(h) != 1 || h[0].Chosen != "source-1" || h[0].Action != "merge" || len(h[0].Discarded) != 2 || len(h[0].ForkRun) == 0 {
+		t.Errorf("history %+v", h)
+	}
+	// Evidence stays readable after the group is resolved.
+	var s runSummary
+	e.okJSON(&s, "summary", "source-2", "--json")
+	if s.Fork == nil || s.Fork.Test == nil || s.Fork.Test.Passed || s.Ready || s.RunState != "discarded" {
+		t.Errorf("summary of the loser: %+v", s)
+	}
+	var c groupCost
+	e.okJSON(&c, "cost", rep.Group, "--json")
+	if len(c.Forks) != 3 || math.Abs(c.TotalUSD-3*fixtureCost) > 1e-9 || c.PerForkCap != 5 {
+		t.Errorf("cost %+v", c)
+	}
+}
+
+func TestForkRun_ManualLeavesTheSourceAlone(t *testing.T) {
+	e, dir := forkRunWorkspace(t, "")
+	rep, r := e.forkRunJSON("source", "--prompt", "fix app.txt", "-n", "2",
+		"--approach", "fix it", "--approach", "break it", "--merge-mode", "manual")
+	if r.code != 0 || rep.Outcome != forkrun.OutcomeReported || rep.Winner != "source-1" {
+		t.Fatalf("outcome %s winner %q\n%v", rep.Outcome, rep.Winner, r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status BUG\n" {
+		t.Errorf("manual mode changed the source: %q", b)
+	}
+	for _, name := range []string{"source-1", "source-2"} {
+		if st := runState(t, e, name); st != "active" {
+			t.Errorf("%s is %s, want active", name, st)
+		}
+	}
+	if h := historyLines(t, e); len(h) != 0 {
+		t.Errorf("an unresolved group wrote history: %+v", h)
+	}
+	var s runSummary
+	e.okJSON(&s, "summary", "source-1", "--json")
+	if !s.Ready || !s.Winner || s.Fork.Test == nil || !s.Fork.Test.Passed {
+		t.Errorf("summary of the winner: %+v", s)
+	}
+	// The person resolves it later: history gets its line then.
+	e.ok("choose", rep.Group, "source-1", "--merge")
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status OK\n" {
+		t.Errorf("after choose: %q", b)
+	}
+	if h := historyLines(t, e); len(h) != 1 || h[0].Chosen != "source-1" {
+		t.Errorf("history after choose: %+v", h)
+	}
+}
+
+func TestForkRun_BudgetKillsMidStream(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	rep, r := e.forkRunWith(call{vars: []string{"FAKE_DELAY=0.05"}}, "source", "--prompt", "fix app.txt", "-n", "2",
+		"--approach", "cheap fix", "--approach", "slow and expensive", "--budget", "0.20", "--merge-mode", "manual")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	slow := rep.Fork("source-2")
+	if slow == nil || slow.State != forkrun.BudgetKilled {
+		t.Fatalf("slow fork: %+v", slow)
+	}
+	if fileExists(filepath.Join(e.path("source-2"), "finished-anyway")) {
+		t.Error("the killed agent went on past its budget")
+	}
+	// Killed when fixture 01's message took the estimate from $0.118 to $0.253.
+	if slow.CostUSD < 0.2 || slow.CostUSD > 0.26 || slow.Agent.Result != "" {
+		t.Errorf("slow fork: cost %v result %q", slow.CostUSD, slow.Agent.Result)
+	}
+	if _, scored := rep.Verdict.Scores[slow.Run]; scored || rep.Winner != "source-1" {
+		t.Errorf("a budget-killed fork was judged: %+v", rep.Verdict)
+	}
+	if cheap := rep.Fork("source-1"); cheap.State != forkrun.Finished || math.Abs(cheap.CostUSD-0.1354875) > 1e-9 {
+		t.Errorf("cheap fork: %s $%v", cheap.State, cheap.CostUSD)
+	}
+}
+
+// processesWith lists host processes whose command line contains s.
+func processesWith(s string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+			out = append(out, d.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func TestForkRun_TestTimeoutKillsTheWholeTree(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	// A background child, one in a session of its own, and the foreground.
+	test := "sleep 3107 & setsid sleep 3108 & sh -c 'sleep 3109 & wait' & sleep 3110"
+	rep, r := e.forkRunJSON("source", "--prompt", "p", "-n", "1", "--agent-cmd", "true",
+		"--test", test, "--test-timeout", "1s", "--merge-mode", "manual")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	f := rep.Forks[0]
+	if f.State != forkrun.Finished || f.Test == nil || !f.Test.TimedOut || f.Test.Passed || f.Test.Seconds > 10 {
+		t.Fatalf("fork %s, test %+v", f.State, f.Test)
+	}
+	for _, n := range []string{"sleep 3107", "sleep 3108", "sleep 3109", "sleep 3110"} {
+		if ps := processesWith(n); len(ps) > 0 {
+			t.Errorf("left running after the test timed out: %v", ps)
+		}
+	}
+}
+
+func TestForkRun_RefusesBeforeForking(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--agent", "codex"}, exitUnsupported, "codex agent: agent binary not found"},
+		{[]string{"--agent-cmd", "./no-such-agent.sh"}, exitUnsupported, "not an executable file"},
+		{[]string{"--agent-cmd", "true", "--merge-mode", "yolo"}, exitUsage, "merge mode"},
+		{[]string{"--agent-cmd", "true", "-n", "9"}, exitUsage, "max_branches"},
+		{[]string{"--agent-cmd", "true", "--judge", "llm"}, exitUsage, "[judge.llm] model"},
+		{[]string{"--agent-cmd", "true", "--budget", "-1"}, exitUsage, "budget"},
+	}
+	for _, c := range cases {
+		r := e.run(call{vars: []string{"PATH=/usr/bin:/bin"}}, append([]string{"fork-run", "source", "--prompt", "p"}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.msg) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: want exit %d and one line with %q\n%v", c.args, c.code, c.msg, r)
+		}
+	}
+	var rows []runRow
+	e.okJSON(&rows, "ls", "--all", "--json")
+	if len(rows) != 1 {
+		t.Errorf("a refused fork-run left runs behind: %d rows", len(rows))
+	}
+}
+
+func TestForkRun_NothingJudgeable(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	// Each agent's first charge is over its cap: refused whole, fork stopped.
+	rep, r := e.forkRunJSON("source", "--prompt", "p", "-n", "2", "--budget", "0.5",
+		"--agent-cmd", `echo '{"tine_cost_usd": 1}'; sleep 20; echo late > late.txt`)
+	if r.code != exitError || rep.Outcome != forkrun.OutcomeNoWinner || rep.Verdict != nil {
+		t.Fatalf("outcome %s\n%v", rep.Outcome, r)
+	}
+	for _, f := range rep.Forks {
+		if f.State != forkrun.BudgetKilled || f.CostUSD != 0 || f.Elapsed(f.FinishedAt) > 15e9 {
+			t.Errorf("%s: %s $%v in %v (%s)", f.Name, f.State, f.CostUSD, f.Elapsed(f.FinishedAt), f.Reason)
+		}
+		if !strings.Contains(f.Reason, "over its cap") {
+			t.Errorf("%s: reason %q", f.Name, f.Reason)
+		}
+	}
+}
+
+func TestForkRun_ConfigWarningsAndLiveProgress(t *testing.T) {
+	e, dir := forkRunWorkspace(t, "\n[judge.llm]\nprovider = \"anthropic\"\nmodle = \"x\"\n")
+	r := e.run(call{dir: dir}, "fork-run", "source", "--prompt", "p", "-n", "1", "--agent-cmd", "echo hi > hi.txt")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	if !strings.Contains(r.stderr, `/fr/tine.toml:10: unknown key "judge.llm.modle"`) {
+		t.Errorf("no warning with file:line for the typo:\n%s", r.stderr)
+	}
+	for _, want := range []string{"source-1 running", "source-1 finished", "awaiting_choice: source-1 is recommended"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("progress lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+// Package judge picks the winner among the finished forks of a fork-run.
+//
+// A [Judge] looks at each fork's evidence, a [Candidate], and returns a
+// [Verdict]: the winning run, a score per run, a confidence in [0, 1] and a
+// one- or two-sentence rationale. A verdict whose confidence is below the
+// configured threshold ([Verdict.Clears]) resolves nothing automatically: a
+// person decides. Every judge returns [ErrNoCandidates] when there is
+// nothing to judge.
+//
+// There are three judges. [Heuristic] scores evidence and makes no calls.
+// [LLM] asks a language model. [Vote] asks any judge several times and
+// keeps the majority.
+//
+// # Heuristic scoring
+//
+// Each candidate gets a goodness in [0, 1] on six features; its score is
+// their weighted sum, rounded to four decimals:
+//
+//	feature   weight  goodness
+//	changes   0.30    1 if it changed any file, else 0
+//	tests     0.30    passed 1, not run 0.4, failed 0.1, timed out 0.05
+//	agent     0.12    exit 0 or result "success" 1; unknown 0.5; non-zero
+//	                  exit or result "error" 0
+//	merge     0.12    1 if the merge dry-run is clean, else 0
+//	signals   0.08    (fewest error signals of any + 1) / (its own + 1)
+//	size      0.08    smallest diff / its diff, in lines added plus deleted
+//	                  (at least 1), among the forks that changed something
+//	                  with the same test outcome; 0 if nothing changed
+//
+// The highest score wins; equal scores go to the smallest run id. Because
+// changes outweigh the difference between passing and failing tests, a
+// fork that did nothing loses to one that did something unless the latter
+// is worse on nearly everything else, and then the confidence is near 0
+// anyway. The rationale names the winner and the (at most three) features
+// that gave it its lead over the runner-up, largest first, such as
+// "src-2: tests passed (others failed), smaller diff among passing forks
+// (12 lines vs 240 for src-1)", and says what limited the confidence.
+//
+// Confidence is the smaller of two numbers. The separation is the
+// winner's lead over the runner-up divided by 0.30 (the weight of the
+// tests), at most 1: a feature on which every candidate is equal adds the
+// same to every score and so adds nothing to it, a tie gives 0, and tests
+// that pass against tests that fail, all else equal, give 0.9. The
+// absolute evidence is the winner's own: its test goodness, times 0.1 if
+// it changed nothing, 0.6 if its agent failed and 0.6 if it does not merge
+// cleanly. Evidence shared by all candidates can thus lower confidence
+// but never raise it: identical untested forks get 0, and an untested
+// winner never gets more than 0.4. A single candidate has no one to be
+// separated from, so its confidence is its absolute evidence alone: 1 when
+// its tests passed, it merges cleanly and it changed something; 0.4 at
+// most when untested. The differences in diff size alone give at most
+// 0.27, so they never decide automatically at the usual thresholds.
+//
+// Error signals are counted per line over the last 64 KiB of the agent's
+// output and of the test output. A line counts once when it looks like an
+// error report: "panic: ", "Traceback (most recent call last)", an
+// upper-case FAIL, FAILED or FAILURE word, "error:" or "fatal:" in lower,
+// title or upper case (also "error[E0308]:"), "[ERROR]", "level=error", a class-like
+// "SomethingError:" or "SomethingException:", "Exception in thread",
+// "uncaught exception", or ERROR, FATAL or PANIC at the start of the line.
+// The bare word "error" does not count: code and prose mention it all the
+// time. A line that reports the absence of errors ("0 errors",
+// "no errors", "without error", "failures: 0") does not count at all.
+// Since only differences matter, noise common to all forks cancels out.
+//
+// # LLM judge
+//
+// [LLM] posts one request to {BaseURL}/chat/completions (OpenAI-compatible,
+// Bearer authentication, temperature 0, a json_object response format) or
+// {BaseURL}/v1/messages (Anthropic-compatible, x-api-key and
+// anthropic-version headers). The prompt holds the task and, for each
+// candidate, its approach, diff (cut to MaxDiffBytes, 16 KiB by default,
+// and marked as cut), change size, merge status, agent and test outcome,
+// and the last 2 KiB of its test output. Candidates are known to the model
+// only as A, B, C...; the verdict maps labels back to run ids and names
+// them in the rationale.
+//
+// Candidate contents are untrusted: an agent under review may have written
+// text meant to sway the judge. Two defences keep it inside its own block.
+// Each block is delimited by tags carrying a random nonce drawn for every
+// request, <candidate-NONCE label="A"> ... </candidate-NONCE>, which no
+// candidate can know in advance; and the content between the tags is one
+// line of JSON in which "<", ">" and "&" are escaped as \u003c, \u003e and
+// \u0026 and newlines as \n, so the content cannot contain a tag of any
+// kind, nor start a line, whatever the nonce. The system prompt says that
+// block contents are data and that instructions inside them must be
+// ignored. Nothing of a candidate's content is ever read back as the
+// answer: only the model's reply is parsed.
+//
+// The reply must be one JSON object {"winner", "confidence", "scores",
+// "rationale"}, optionally inside a ```json fence and nothing looser. The
+// winner must be a label, confidence and every score a number in [0, 1],
+// every label scored and no other, and the winner's score the highest.
+// Anything else, and any HTTP error status, is an error wrapping
+// [ErrBadAnswer]; the judge never guesses. A missing provider, model or
+// API key is an error wrapping tine.ErrInvalid, before any request.
+// Errors never show the API key.
+//
+// # Vote
+//
+// [Vote] asks a judge three times (or as often as told), concurrently, with
+// the candidates rotated each round against position bias. A run picked by
+// more than half of the rounds wins, with confidence = (its votes /
+// rounds) x (the mean confidence of the rounds that picked it). Otherwise
+// there is no winner and confidence is 0.
+package judge

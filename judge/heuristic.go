@@ -1,0 +1,211 @@
+package judge
+
+import (
+	"context"
+	"math"
+	"sort"
+)
+
+// Heuristic is a Judge that scores candidates from their evidence alone:
+// tests, changes, agent status, merge, error signals and diff size. It is
+// deterministic and makes no calls; the package documentation describes the
+// scoring. Its verdicts have Judge "heuristic".
+type Heuristic struct{}
+
+var _ Judge = Heuristic{}
+
+// feature is one kind of evidence the heuristic weighs.
+type feature int
+
+const (
+	featChanges feature = iota
+	featTests
+	featAgent
+	featMerge
+	featSignals
+	featSize
+	numFeatures
+)
+
+// weight of each feature in a score; the weights sum to 1.
+var weight = [numFeatures]float64{
+	featChanges: 0.30,
+	featTests:   0.30,
+	featAgent:   0.12,
+	featMerge:   0.12,
+	featSignals: 0.08,
+	featSize:    0.08,
+}
+
+// decisiveMargin is the lead in score over the runner-up that earns full
+// confidence. It equals the weight of the tests: tests that pass against
+// tests that fail, all else equal, earn a confidence of 0.9.
+const decisiveMargin = 0.30
+
+// testOutcome is what a candidate's test command did.
+type testOutcome int
+
+const (
+	testsPassed testOutcome = iota
+	testsNotRun
+	testsFailed
+	testsTimedOut
+)
+
+// Per test outcome: its value as evidence, and words for the rationale.
+var (
+	testValue = [...]float64{testsPassed: 1, testsNotRun: 0.4, testsFailed: 0.1, testsTimedOut: 0.05}
+	testWord  = [...]string{testsPassed: "passed", testsNotRun: "not run", testsFailed: "failed", testsTimedOut: "timed out"}
+	testGroup = [...]string{testsPassed: "passing", testsNotRun: "untested", testsFailed: "failing", testsTimedOut: "timed-out"}
+)
+
+// agentStatus is how the agent itself ended.
+type agentStatus int
+
+const (
+	agentOK agentStatus = iota
+	agentUnknown
+	agentFailed
+)
+
+var agentValue = [...]float64{agentOK: 1, agentUnknown: 0.5, agentFailed: 0}
+
+// Factors of a candidate's absolute evidence, besides its test value.
+const (
+	absNoChanges   = 0.1
+	absAgentFailed = 0.6
+	absConflicts   = 0.6
+)
+
+// assessed is one candidate as the heuristic sees it.
+type assessed struct {
+	c       *Candidate
+	tests   testOutcome
+	changed bool
+	lines   int
+	agent   agentStatus
+	signals int
+	g       [numFeatures]float64 // goodness of each feature, in [0, 1]
+	score   float64
+	abs     float64 // absolute evidence, in [0, 1]
+}
+
+// Judge scores cands and picks the best; task is not used.
+func (Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict, error) {
+	if err := checkCandidates(cands); err != nil {
+		return nil, err
+	}
+	as := assess(cands)
+	v := &Verdict{Judge: "heuristic", Winner: as[0].c.Run, Scores: make(map[string]float64, len(as))}
+	for _, a := range as {
+		v.Scores[a.c.Run] = a.score
+	}
+	sep := separation(as)
+	v.Confidence = round4(math.Min(sep, as[0].abs))
+	v.Rationale = rationale(as, sep)
+	return v, nil
+}
+
+// assess observes and scores every candidate and returns them best first,
+// ties in run id order.
+func assess(cands []Candidate) []*assessed {
+	as := make([]*assessed, len(cands))
+	for i := range cands {
+		as[i] = observe(&cands[i])
+	}
+	minSignals := as[0].signals
+	minLines := map[testOutcome]int{}
+	for _, a := range as {
+		minSignals = min(minSignals, a.signals)
+		if m, ok := minLines[a.tests]; a.changed && (!ok || a.lines < m) {
+			minLines[a.tests] = a.lines
+		}
+	}
+	for _, a := range as {
+		a.g[featSignals] = float64(minSignals+1) / float64(a.signals+1)
+		if a.changed {
+			a.g[featSize] = float64(max(minLines[a.tests], 1)) / float64(max(a.lines, 1))
+		}
+		for f, w := range weight {
+			a.score += w * a.g[f]
+		}
+		a.score = round4(a.score)
+	}
+	sort.SliceStable(as, func(i, j int) bool {
+		if as[i].score != as[j].score {
+			return as[i].score > as[j].score
+		}
+		return as[i].c.Run < as[j].c.Run
+	})
+	return as
+}
+
+// observe reads the evidence of one candidate that does not depend on the
+// others.
+func observe(c *Candidate) *assessed {
+	a := &assessed{c: c, tests: outcome(c), agent: status(c)}
+	a.lines = max(c.LinesAdded, 0) + max(c.LinesDeleted, 0)
+	a.changed = c.FilesChanged > 0 || a.lines > 0
+	a.signals = errorSignals(c.Output) + errorSignals(c.TestOutput)
+	a.g[featChanges] = boolValue(a.changed)
+	a.g[featTests] = testValue[a.tests]
+	a.g[featAgent] = agentValue[a.agent]
+	a.g[featMerge] = boolValue(c.MergeClean)
+	a.abs = testValue[a.tests]
+	if !a.changed {
+		a.abs *= absNoChanges
+	}
+	if a.agent == agentFailed {
+		a.abs *= absAgentFailed
+	}
+	if !c.MergeClean {
+		a.abs *= absConflicts
+	}
+	a.abs = round4(a.abs)
+	return a
+}
+
+func outcome(c *Candidate) testOutcome {
+	switch {
+	case !c.Tested:
+		return testsNotRun
+	case c.TestTimedOut:
+		return testsTimedOut
+	case c.TestsPassed:
+		return testsPassed
+	}
+	return testsFailed
+}
+
+func status(c *Candidate) agentStatus {
+	switch {
+	case c.AgentExit != nil && *c.AgentExit != 0, c.AgentResult == "error":
+		return agentFailed
+	case c.AgentExit != nil, c.AgentResult == "success":
+		return agentOK
+	}
+	return agentUnknown
+}
+
+// separation is how clearly the winner stands apart from the runner-up, in
+// [0, 1]; with a single candidate there is nobody to stand apart from and
+// the winner's absolute evidence alone decides, so it is 1.
+func separation(as []*assessed) float64 {
+	if len(as) == 1 {
+		return 1
+	}
+	return math.Min(1, (as[0].score-as[1].score)/decisiveMargin)
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// round4 rounds x to four decimals, so that scores compare and print
+// without floating-point noise.
+func round4(x float64) float64 {
+	return math.Round(x*1e4) / 1e4
+}

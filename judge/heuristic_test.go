@@ -1,0 +1,236 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func intp(i int) *int { return &i }
+
+// done returns a candidate whose agent finished cleanly and changed one file
+// by 10 lines, merging cleanly, with no tests run; edits adjust it.
+func done(run string, edits ...func(*Candidate)) Candidate {
+	c := Candidate{
+		Run: run, Name: "name-" + run, AgentExit: intp(0), AgentResult: "success",
+		FilesChanged: 1, LinesAdded: 8, LinesDeleted: 2, MergeClean: true,
+	}
+	for _, e := range edits {
+		e(&c)
+	}
+	return c
+}
+
+func passed(c *Candidate)   { c.Tested, c.TestsPassed = true, true }
+func failed(c *Candidate)   { c.Tested, c.TestsPassed = true, false }
+func timedOut(c *Candidate) { c.Tested, c.TestTimedOut = true, true }
+func noChange(c *Candidate) { c.FilesChanged, c.LinesAdded, c.LinesDeleted = 0, 0, 0 }
+func conflict(c *Candidate) { c.MergeClean = false }
+
+func lines(n int) func(*Candidate) {
+	return func(c *Candidate) { c.FilesChanged, c.LinesAdded, c.LinesDeleted = 1+n/100, n, 0 }
+}
+
+func output(s string) func(*Candidate) { return func(c *Candidate) { c.Output = s } }
+
+func exit(code int) func(*Candidate) { return func(c *Candidate) { c.AgentExit = intp(code) } }
+
+func judgeHeuristic(t *testing.T, cands ...Candidate) *Verdict {
+	t.Helper()
+	v, err := Heuristic{}.Judge(context.Background(), "task", cands)
+	if err != nil {
+		t.Fatalf("Judge: %v", err)
+	}
+	checkVerdict(t, v, cands)
+	return v
+}
+
+// checkVerdict asserts what holds for every verdict of every judge.
+func checkVerdict(t *testing.T, v *Verdict, cands []Candidate) {
+	t.Helper()
+	if !unit(v.Confidence) {
+		t.Errorf("confidence %v not in [0, 1]", v.Confidence)
+	}
+	if len(v.Scores) != len(cands) {
+		t.Errorf("%d scores for %d candidates: %v", len(v.Scores), len(cands), v.Scores)
+	}
+	for _, c := range cands {
+		if s, ok := v.Scores[c.Run]; !ok || !unit(s) {
+			t.Errorf("score of %s = %v, %v; want in [0, 1]", c.Run, s, ok)
+		}
+	}
+	// A vote's winner is the majority's, whatever the mean scores say.
+	if v.Judge != "vote" && v.Winner != "" && v.Scores[v.Winner] < maxScore(v.Scores) {
+		t.Errorf("winner %s scores %v, below the best %v", v.Winner, v.Scores[v.Winner], maxScore(v.Scores))
+	}
+}
+
+func maxScore(scores map[string]float64) float64 {
+	best := 0.0
+	for _, s := range scores {
+		best = max(best, s)
+	}
+	return best
+}
+
+func TestHeuristic_Judge(t *testing.T) {
+	tests := []struct {
+		name    string
+		cands   []Candidate
+		winner  string
+		minConf float64
+		maxConf float64
+		because string // in the rationale
+	}{
+		{"tests pass vs fail", []Candidate{done("a", failed), done("b", passed)}, "b", 0.85, 1, "tests passed (name-a failed)"},
+		{"tests pass vs time out", []Candidate{done("a", timedOut), done("b", passed)}, "b", 0.9, 1, "tests passed (name-a timed out)"},
+		{"tests pass vs two failing", []Candidate{done("a", failed), done("b", passed), done("c", failed)}, "b", 0.85, 1, "tests passed (others failed)"},
+		{"identical untested", []Candidate{done("b"), done("a")}, "a", 0, 0, "No evidence separates name-a and name-b"},
+		{"identical passing", []Candidate{done("b", passed), done("a", passed)}, "a", 0, 0, "first by run id"},
+		{"identical failing", []Candidate{done("a", failed), done("b", failed), done("c", failed)}, "a", 0, 0, "first by run id"},
+		{"top two tie, third fails", []Candidate{done("c", passed), done("a", failed), done("b", passed)}, "b", 0, 0, "No evidence separates name-b and name-c"},
+		{"smaller diff wins among passing", []Candidate{done("a", passed, lines(240)), done("b", passed, lines(12))}, "b", 0.1, 0.3,
+			"smaller diff among passing forks (12 lines vs 240 for name-a)"},
+		{"smaller diff wins among untested", []Candidate{done("a", lines(12)), done("b", lines(240))}, "a", 0.1, 0.3, "smaller diff"},
+		{"zero change loses, untested", []Candidate{done("a", noChange), done("b")}, "b", 0.35, 0.4, "changed 1 file (name-a changed nothing)"},
+		{"zero change loses though its tests pass", []Candidate{done("a", noChange, passed), done("b", failed)}, "b", 0, 0.15, "changed 1 file"},
+		{"zero change loses to bigger passing diff", []Candidate{done("a", noChange, passed), done("b", passed, lines(500))}, "b", 0.9, 1, "changed"},
+		{"agent non-zero exit loses", []Candidate{done("a", passed, exit(1)), done("b", passed)}, "b", 0.3, 0.5, "agent finished cleanly (name-a exited 1)"},
+		{"agent error result loses", []Candidate{done("a", passed, func(c *Candidate) { c.AgentResult = "error" }), done("b", passed)}, "b", 0.3, 0.5,
+			"agent finished cleanly (name-a reported an error)"},
+		{"unknown agent beats failed agent", []Candidate{done("a", exit(2)), done("b", func(c *Candidate) { c.AgentExit, c.AgentResult = nil, "" })}, "b", 0.1, 0.4, "agent status unknown"},
+		{"merge conflict loses", []Candidate{done("a", passed, conflict), done("b", passed)}, "b", 0.3, 0.5, "merges cleanly (name-a has merge conflicts)"},
+		{"error signals lose", []Candidate{done("a", output("panic: runtime error: index out of range\n")), done("b", output("all done\n"))}, "b", 0.05, 0.4,
+			"fewer error signals (0 vs 1 for name-a)"},
+		{"no-error lines are not signals", []Candidate{done("a", output("Found 0 errors.\nno errors\n")), done("b", output("all done\n"))}, "a", 0, 0, "first by run id"},
+		{"test output signals count", []Candidate{done("a", failed, func(c *Candidate) { c.TestOutput = "--- FAIL: TestX\nFAIL\n" }), done("b", failed)}, "b", 0.05, 0.1, "fewer error signals (0 vs 2"},
+		{"passing beats untested, capped by separation", []Candidate{done("a"), done("b", passed)}, "b", 0.55, 0.65, "tests passed (name-a not run)"},
+		{"winner untested, capped", []Candidate{done("a", noChange), done("b", exit(3))}, "b", 0.24, 0.24, "Confidence is limited to 0.24 because no tests ran and its agent failed"},
+		{"single passing", []Candidate{done("a", passed)}, "a", 1, 1, "name-a is the only candidate: tests passed, changed 1 file (+8 -2 lines)"},
+		{"single untested", []Candidate{done("a")}, "a", 0.4, 0.4, "Confidence is limited to 0.40 because no tests ran"},
+		{"single failing", []Candidate{done("a", failed)}, "a", 0, 0.1, "its tests failed"},
+		{"single passing without change", []Candidate{done("a", passed, noChange)}, "a", 0.1, 0.1, "it changed nothing"},
+		{"single passing with conflicts", []Candidate{done("a", passed, conflict)}, "a", 0.6, 0.6, "does not merge cleanly"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := judgeHeuristic(t, tt.cands...)
+			if v.Judge != "heuristic" || v.Winner != tt.winner {
+				t.Errorf("judge %q winner %q; want heuristic %q", v.Judge, v.Winner, tt.winner)
+			}
+			if v.Confidence < tt.minConf || v.Confidence > tt.maxConf {
+				t.Errorf("confidence %v; want in [%v, %v]", v.Confidence, tt.minConf, tt.maxConf)
+			}
+			if !strings.Contains(v.Rationale, tt.because) {
+				t.Errorf("rationale %q; want it to contain %q", v.Rationale, tt.because)
+			}
+			t.Logf("%.4f %v: %s", v.Confidence, v.Scores, v.Rationale)
+		})
+	}
+}
+
+func TestHeuristic_IdenticalUntestedDoNotClear(t *testing.T) {
+	v := judgeHeuristic(t, done("x"), done("y"))
+	if v.Clears(0.5) || v.Confidence != 0 {
+		t.Errorf("confidence %v clears 0.5: %v; want 0", v.Confidence, v.Clears(0.5))
+	}
+}
+
+// A feature equal across all candidates must not change the confidence.
+func TestHeuristic_SharedEvidenceAddsNothing(t *testing.T) {
+	base := judgeHeuristic(t, done("a", passed), done("b", failed)).Confidence
+	shared := map[string]func(*Candidate){
+		"error signals": output("error: one\nerror: two\nTraceback (most recent call last):\n"),
+		"unknown agent": func(c *Candidate) { c.AgentExit, c.AgentResult = nil, "" },
+		"big diff":      lines(5000),
+		"cost":          func(c *Candidate) { c.CostUSD = 3 },
+	}
+	for name, edit := range shared {
+		t.Run(name, func(t *testing.T) {
+			got := judgeHeuristic(t, done("a", passed, edit), done("b", failed, edit)).Confidence
+			if got != base {
+				t.Errorf("confidence %v with shared %s; want %v as without", got, name, base)
+			}
+		})
+	}
+}
+
+func TestHeuristic_Deterministic(t *testing.T) {
+	cands := []Candidate{
+		done("r3", passed, lines(40)), done("r1", passed, lines(40)), done("r2", failed),
+		done("r5", noChange), done("r4", passed, lines(40)),
+	}
+	want := judgeHeuristic(t, cands...)
+	if want.Winner != "r1" || want.Confidence != 0 {
+		t.Fatalf("winner %s confidence %v; want r1 (first of the tied by run id) and 0", want.Winner, want.Confidence)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		rng.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+		if got := judgeHeuristic(t, cands...); !reflect.DeepEqual(got, want) {
+			t.Fatalf("order %v gave %+v; want %+v", runsOf(cands), got, want)
+		}
+	}
+}
+
+func runsOf(cands []Candidate) []string {
+	var runs []string
+	for _, c := range cands {
+		runs = append(runs, c.Run)
+	}
+	return runs
+}
+
+func TestHeuristic_BadCandidates(t *testing.T) {
+	tests := []struct {
+		name  string
+		cands []Candidate
+	}{
+		{"none", nil},
+		{"no run id", []Candidate{done("")}},
+		{"repeated run id", []Candidate{done("a"), done("a", passed)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Heuristic{}.Judge(context.Background(), "task", tt.cands)
+			if err == nil {
+				t.Fatalf("verdict %+v; want an error", v)
+			}
+			if tt.cands == nil && !errors.Is(err, ErrNoCandidates) {
+				t.Errorf("error %v; want ErrNoCandidates", err)
+			}
+		})
+	}
+}
+
+func TestVerdict_Clears(t *testing.T) {
+	tests := []struct {
+		v         *Verdict
+		threshold float64
+		want      bool
+	}{
+		{&Verdict{Winner: "a", Confidence: 0.5}, 0.5, true},
+		{&Verdict{Winner: "a", Confidence: 0.49}, 0.5, false},
+		{&Verdict{Winner: "", Confidence: 1}, 0.5, false},
+		{&Verdict{Winner: "a", Confidence: 0}, 0, true},
+		{nil, 0, false},
+	}
+	for _, tt := range tests {
+		if got := tt.v.Clears(tt.threshold); got != tt.want {
+			t.Errorf("%+v.Clears(%v) = %v; want %v", tt.v, tt.threshold, got, tt.want)
+		}
+	}
+}
+
+func BenchmarkHeuristic(b *testing.B) {
+	out := benchOutput()
+	cands := []Candidate{done("a", passed, output(out)), done("b", failed, output(out)), done("c", output(out))}
+	for b.Loop() {
+		if _, err := (Heuristic{}).Judge(context.Background(), "", cands); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tinehq/tine"
+)
+
+// Sentinel errors of the judges. Test for them with errors.Is.
+var (
+	// ErrNoCandidates means there was no finished fork to judge.
+	ErrNoCandidates = errors.New("no finished fork to judge")
+	// ErrBadAnswer means a judge model's answer could not be used: the HTTP
+	// call failed with an error status, or the answer was unparseable, named
+	// an unknown candidate, or held a confidence or score outside [0, 1].
+	ErrBadAnswer = errors.New("unusable answer from the judge model")
+)
+
+// Candidate is one finished fork's evidence, as the judge sees it.
+type Candidate struct {
+	Run          string  `json:"run"`            // run id (stable key)
+	Name         string  `json:"name"`           // run name, e.g. "src-2"
+	Approach     string  `json:"approach"`       // the approach the agent was given
+	AgentExit    *int    `json:"agent_exit"`     // nil: unknown
+	AgentResult  string  `json:"agent_result"`   // "success", "error" or "" from the agent's own final result
+	Output       string  `json:"output"`         // tail of the agent's output
+	Tested       bool    `json:"tested"`         // a test command ran
+	TestsPassed  bool    `json:"tests_passed"`   // the test command exited 0
+	TestTimedOut bool    `json:"test_timed_out"` // the test command was stopped at its timeout
+	TestOutput   string  `json:"test_output"`    // tail of the test command's output
+	FilesChanged int     `json:"files_changed"`
+	LinesAdded   int     `json:"lines_added"`
+	LinesDeleted int     `json:"lines_deleted"`
+	Diff         string  `json:"-"`           // unified patch against the fork point
+	MergeClean   bool    `json:"merge_clean"` // a merge dry-run into the source has no conflicts
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// label returns the name to show for c: its Name, or its Run id.
+func (c *Candidate) label() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return c.Run
+}
+
+// Verdict is a judge's decision; it is stored as JSON.
+type Verdict struct {
+	Judge      string             `json:"judge"`      // "heuristic", "llm" or "vote"
+	Winner     string             `json:"winner"`     // run id of the winner; "" when there is none
+	Confidence float64            `json:"confidence"` // 0..1
+	Scores     map[string]float64 `json:"scores"`     // run id -> score in 0..1
+	Rationale  string             `json:"rationale"`
+	Rounds     []*Verdict         `json:"rounds,omitempty"` // vote: each round's verdict
+}
+
+// Clears reports whether v names a winner with a confidence of at least
+// threshold, that is whether the winner may be resolved automatically.
+func (v *Verdict) Clears(threshold float64) bool {
+	return v != nil && v.Winner != "" && v.Confidence >= threshold
+}
+
+// Judge picks a winner among candidates for the task. Every implementation
+// returns ErrNoCandidates for an empty cands, and an error wrapping
+// tine.ErrInvalid when a candidate has no run id or two share one. Vote
+// calls one Judge from several goroutines at once, so implementations must
+// be safe for concurrent use.
+type Judge interface {
+	Judge(ctx context.Context, task string, cands []Candidate) (*Verdict, error)
+}
+
+// checkCandidates returns ErrNoCandidates for an empty cands and an error
+// for a missing or repeated run id, which would make Scores ambiguous.
+func checkCandidates(cands []Candidate) error {
+	if len(cands) == 0 {
+		return ErrNoCandidates
+	}
+	seen := make(map[string]bool, len(cands))
+	for i := range cands {
+		run := cands[i].Run
+		if run == "" {
+			return fmt.Errorf("judge: candidate %d (%q) has no run id: %w", i, cands[i].Name, tine.ErrInvalid)
+		}
+		if seen[run] {
+			return fmt.Errorf("judge: run %q is a candidate twice: %w", run, tine.ErrInvalid)
+		}
+		seen[run] = true
+	}
+	return nil
+}
