@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -380,6 +381,40 @@ func (e *Engine) Client(ctx context.Context, ref string) (Ref, *supervisor.Clien
 		return r, nil, err
 	}
 	return r, supervisor.NewClient(e.supDir(r)), nil
+}
+
+// Launch launches, all at once under one workspace lock, the supervisors
+// (without services) of the runs refs of workspace ws that have none: what
+// Client does for one run, for many that are about to run commands.
+func (e *Engine) Launch(ctx context.Context, ws string, refs []string) error {
+	unlock, err := e.lockWorkspace(ws)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		r, err := e.FindRun(ctx, ref)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if r.Workspace.ID != ws {
+			errs[i] = fmt.Errorf("run %s is not in workspace %s: %w", r.Run.Name, ws, tine.ErrInvalid)
+			continue
+		}
+		if e.supervised(r) > 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.start(ctx, r, StartOptions{})
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // stopIdle stops r's supervisor when nothing else runs in r, before its

@@ -30,11 +30,10 @@ import (
 //   - ms/forkrun: Run from call to return.
 //   - agent-ms: the slowest fork's agent wall time (report forks[i].Agent
 //     .WallMS). The agents run in parallel, so the slowest one, not the
-//     sum, is the share of the total the agents account for. forkrun
-//     starts that clock before engine.ExecWith, so it includes launching
-//     the fork's supervisor, which ExecWith does first (supervisors of
-//     one workspace are launched one at a time); running "true" through
-//     a supervisor already up takes about 10 ms.
+//     sum, is the share of the total the agents account for. fork-run
+//     launches every fork's supervisor at once (engine.Launch) before the
+//     agents start, so that is overhead, not agent time; running "true"
+//     through a supervisor already up takes about 10 ms.
 //   - overhead-ms: ms/forkrun - agent-ms, the measure (target:
 //     under 200 ms for N = 4).
 //   - baseline-ms: what a hand-written script does, measured in the same
@@ -42,11 +41,11 @@ import (
 //     every fork in parallel (discarded afterwards, untimed); ratio is
 //     ms/forkrun / baseline-ms.
 //   - fork-ms, settle-ms, close-ms: phases read off the report's
-//     timestamps: up to the first agent's start (the fork itself); from
+//     timestamps: up to the first agent's start (the fork and the
+//     supervisors' launch); from
 //     the last fork's end to the report's end (Compare's merge dry-runs,
 //     the judge, stopping the supervisors); from the report's end to Run's
-//     return (the end event, waiting for the report saver's 250 ms pause
-//     to run out, the final save).
+//     return (stopping the saver, the final save, the end event).
 func BenchmarkForkRun(b *testing.B) {
 	for _, n := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchForkRun(b, n) })

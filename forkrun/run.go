@@ -26,11 +26,10 @@ type runner struct {
 	// started only to run agents and tests, are stopped at the end.
 	stopAfter bool
 
-	mu     sync.Mutex // guards rep and the forks in it
-	rep    *Report
-	dirty  chan struct{}
-	forks  map[string]*forkRun // by run id
-	closed bool
+	mu    sync.Mutex // guards rep and the forks in it
+	rep   *Report
+	dirty chan struct{}
+	forks map[string]*forkRun // by run id
 }
 
 // Run forks o.Source into o.N forks and runs the fork-run to its
@@ -106,24 +105,29 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 		return r.rep, err
 	}
 	r.emit()
-	saved := make(chan struct{})
-	go r.saver(saved)
-	r.event("forkrun.start", map[string]any{"forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode})
+	quit, saved := make(chan struct{}), make(chan struct{})
+	go r.saver(quit, saved)
+	r.event("forkrun.start", map[string]any{"group": r.rep.Group, "forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode})
+	ids := make([]string, len(r.rep.Forks))
+	for i, f := range r.rep.Forks {
+		ids[i] = f.Run
+	}
+	// Every fork's supervisor at once; a fork whose launch failed fails
+	// on its own when its agent starts.
+	r.e.Launch(ctx, r.rep.Workspace, ids)
 	r.runForks(ctx)
 	err := r.gather(ctx)
 	if err == nil {
 		err = r.resolve(ctx)
 	}
-	r.stopForks()
 	r.finish(err)
-	r.mu.Lock()
-	r.closed = true
-	r.mu.Unlock()
-	r.touch()
+	close(quit)
 	<-saved
 	if serr := r.rep.save(r.dir); serr != nil && err == nil {
 		err = serr
 	}
+	r.event("forkrun.end", map[string]any{"group": r.rep.Group, "outcome": r.rep.Outcome, "winner": r.rep.Winner,
+		"total_usd": r.rep.TotalUSD(), "seconds": r.rep.Seconds})
 	return r.rep.clone(), err
 }
 
@@ -137,6 +141,7 @@ func (r *runner) runForks(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer r.stopFork(f.Run)
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
@@ -153,38 +158,41 @@ func (r *runner) runForks(ctx context.Context) {
 	wg.Wait()
 }
 
-// stopForks stops the supervisors of the forks still live, when they
-// were started only for the fork-run.
-func (r *runner) stopForks() {
+// stopFork stops fork run's supervisor once its agent and tests are done,
+// when it was started only for the fork-run.
+func (r *runner) stopFork(run string) {
 	if !r.stopAfter {
 		return
 	}
 	ctx := context.Background()
-	for _, f := range r.rep.Forks {
-		ref, err := r.e.FindRun(ctx, f.Run)
-		if err != nil || !ref.Run.Live() {
-			continue
-		}
-		if st, _ := r.e.ProcState(ref); st == engine.ProcRunning {
-			r.e.Stop(ctx, f.Run)
-		}
+	ref, err := r.e.FindRun(ctx, run)
+	if err != nil || !ref.Run.Live() {
+		return
+	}
+	if st, _ := r.e.ProcState(ref); st == engine.ProcRunning {
+		r.e.Stop(ctx, run)
 	}
 }
 
 // saver rewrites report.json whenever the report changed, at most every
-// saveEvery, until the runner is closed.
-func (r *runner) saver(done chan<- struct{}) {
+// saveEvery, until quit is closed; the final save is run's.
+func (r *runner) saver(quit <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	for range r.dirty {
+	for {
+		select {
+		case <-quit:
+			return
+		case <-r.dirty:
+		}
 		r.mu.Lock()
-		closed := r.closed
 		c := r.rep.clone()
 		r.mu.Unlock()
-		if closed {
-			return
-		}
 		c.save(r.dir)
-		time.Sleep(saveEvery)
+		select {
+		case <-quit:
+			return
+		case <-time.After(saveEvery):
+		}
 	}
 }
 
@@ -243,7 +251,4 @@ func (r *runner) finish(err error) {
 			r.rep.Outcome = OutcomeNoWinner
 		}
 	})
-	detail := map[string]any{"group": r.rep.Group, "outcome": r.rep.Outcome, "winner": r.rep.Winner,
-		"total_usd": r.rep.TotalUSD(), "seconds": r.rep.Seconds}
-	r.event("forkrun.end", detail)
 }
