@@ -6,9 +6,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tinehq/tine/engine"
@@ -317,5 +321,57 @@ func TestForkRun_ConfigWarningsAndLiveProgress(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("progress lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// judgeServer is an OpenAI-compatible endpoint that votes for the
+// candidate whose diff fixes app.txt, as a model reading the prompt would.
+func judgeServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var calls atomic.Int32
+	block := regexp.MustCompile(`label="([A-Z])">\n([^\n]*)`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer test-key" {
+			http.Error(w, "wrong path or key", http.StatusUnauthorized)
+			return
+		}
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		scores, winner := map[string]float64{}, ""
+		for _, m := range req.Messages {
+			for _, b := range block.FindAllStringSubmatch(m.Content, -1) {
+				scores[b[1]] = 0.1
+				if strings.Contains(b[2], "+status OK") {
+					scores[b[1]], winner = 0.9, b[1]
+				}
+			}
+		}
+		answer, _ := json.Marshal(map[string]any{"winner": winner, "confidence": 0.9, "scores": scores, "rationale": "it fixes app.txt"})
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": string(answer)}}}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+func TestForkRun_VoteWithTheLLMJudge(t *testing.T) {
+	srv, calls := judgeServer(t)
+	e, dir := forkRunWorkspace(t, "\n[judge.llm]\nprovider = \"openai\"\nbase_url = \""+srv.URL+"/v1\"\nmodel = \"judge-1\"\napi_key_env = \"TEST_JUDGE_KEY\"\n")
+	rep, r := e.forkRunWith(call{vars: []string{"TEST_JUDGE_KEY=test-key"}}, "source", "--prompt", "fix app.txt", "-n", "2",
+		"--approach", "break it", "--approach", "fix it", "--judge", "llm", "--merge-mode", "vote")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s; judge error: %s", r.code, rep.OutcomeDetail, rep.JudgeError)
+	}
+	v := rep.Verdict
+	if v == nil || v.Judge != "vote" || len(v.Rounds) != 3 || v.Rounds[0].Judge != "llm" || calls.Load() != 3 {
+		t.Fatalf("verdict %+v after %d calls", v, calls.Load())
+	}
+	if rep.Outcome != forkrun.OutcomeMerged || rep.Winner != "source-2" || math.Abs(v.Confidence-0.9) > 1e-9 {
+		t.Errorf("outcome %s winner %s confidence %v: %s", rep.Outcome, rep.Winner, v.Confidence, rep.OutcomeDetail)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status OK\n" {
+		t.Errorf("source app.txt = %q", b)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tinehq/tine/forkrun"
 	"golang.org/x/sys/unix"
@@ -96,7 +97,7 @@ func (p *progress) draw() {
 
 // forkLine is one fork's progress: state, elapsed, cost, tests, approach.
 func forkLine(f *forkrun.Fork, now time.Time) string {
-	s := fmt.Sprintf("%-13s %6s  $%.4f  tests %-9s", f.State, f.Elapsed(now).Round(100*time.Millisecond), f.CostUSD, testCell(f))
+	s := fmt.Sprintf("%-13s %6s  $%.4f  tests %s", f.State, f.Elapsed(now).Round(100*time.Millisecond), f.CostUSD, padRight(testCell(f), 9))
 	if f.Approach != "" {
 		s += "  " + clipLine(f.Approach, 48)
 	}
@@ -114,6 +115,14 @@ func testCell(f *forkrun.Fork) string {
 		return "—"
 	}
 	return forkrun.TestWord(f.Test)
+}
+
+// padRight pads s with spaces to n characters (runes, not bytes: "—").
+func padRight(s string, n int) string {
+	if k := utf8.RuneCountInString(s); k < n {
+		return s + strings.Repeat(" ", n-k)
+	}
+	return s
 }
 
 func clipLine(s string, n int) string {
