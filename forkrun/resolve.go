@@ -146,6 +146,10 @@ func (r *runner) resolve(ctx context.Context) error {
 	case !v.Clears(r.o.Threshold):
 		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s scored best but the confidence %.2f is below the threshold %.2f, so nothing was merged; choose with: tine choose %s %s --merge",
 			winner.Name, v.Confidence, r.o.Threshold, r.rep.Group, winner.Name))
+	case len(winner.Conflicts) > 0:
+		r.update(func() { r.rep.Conflicts = winner.Conflicts })
+		r.setOutcome(OutcomeConflict, fmt.Sprintf("%s was picked, but merging it into %s conflicts on %d path(s) (%s changed them meanwhile); nothing was written and every fork is kept",
+			winner.Name, r.rep.Source, len(winner.Conflicts), r.rep.Source))
 	case !winner.Ready:
 		r.setOutcome(OutcomeAwaitingChoice, fmt.Sprintf("%s was picked but is not ready (%s), so nothing was merged", winner.Name, winner.NotReady))
 	default:

@@ -142,6 +142,10 @@ const (
 	logName  = "supervisor.log"
 )
 
+// MaxSocketPath is the longest path a unix socket can be bound at on Linux
+// (sun_path holds 108 bytes with the terminating NUL).
+const MaxSocketPath = 107
+
 // SocketPath is where the supervisor of dir listens.
 func SocketPath(dir string) string { return filepath.Join(dir, sockName) }
 

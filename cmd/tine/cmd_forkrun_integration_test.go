@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
@@ -373,5 +374,32 @@ func TestForkRun_VoteWithTheLLMJudge(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status OK\n" {
 		t.Errorf("source app.txt = %q", b)
+	}
+}
+
+func TestForkRun_Conflict(t *testing.T) {
+	e, dir := forkRunWorkspace(t, "")
+	done := make(chan struct{})
+	var rep *forkrun.Report
+	var r result
+	go func() {
+		defer close(done)
+		rep, r = e.forkRunWith(call{vars: []string{"FAKE_DELAY=0.5"}}, "source", "--prompt", "fix app.txt", "-n", "1",
+			"--approach", "fix it", "--merge-mode", "auto", "--test", "true")
+	}()
+	// The person edits the same line in the source while the agent works.
+	time.Sleep(500 * time.Millisecond)
+	if err := os.WriteFile(filepath.Join(dir, "app.txt"), []byte("status EDITED\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if r.code != exitConflict || rep.Outcome != forkrun.OutcomeConflict || len(rep.Conflicts) != 1 || rep.Conflicts[0] != "app.txt" {
+		t.Fatalf("outcome %s conflicts %v: %s\n%v", rep.Outcome, rep.Conflicts, rep.OutcomeDetail, r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status EDITED\n" {
+		t.Errorf("the source's edit was overwritten: %q", b)
+	}
+	if st := runState(t, e, "source-1"); st != "active" {
+		t.Errorf("the fork is %s, want kept active", st)
 	}
 }
