@@ -225,7 +225,11 @@ func (a *app) forkRunAgent(o *forkrun.Options, cfg *config.Config, src engine.Re
 	if err != nil {
 		return fmt.Errorf("%w: %w", err, tine.ErrInvalid)
 	}
-	o.Agent = agent.Config{Kind: kind, Binary: ac.Binary, Args: ac.Args, Model: ac.Model}
+	bin := ac.Binary
+	if strings.Contains(bin, "/") && !filepath.IsAbs(bin) {
+		bin = filepath.Join(src.Workspace.Path, bin) // agents start at the workspace path
+	}
+	o.Agent = agent.Config{Kind: kind, Binary: bin, Args: ac.Args, Model: ac.Model}
 	keys := make([]string, 0, len(ac.Env))
 	for k := range ac.Env {
 		keys = append(keys, k)
