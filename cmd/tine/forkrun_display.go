@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/tinehq/tine/forkrun"
-	"golang.org/x/sys/unix"
 )
 
 // progress shows a fork-run as it goes: on a terminal, one line per fork
@@ -53,8 +52,8 @@ func isTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // update takes a new copy of the report.
