@@ -155,29 +155,10 @@ func (h *Handler) feed(ctx context.Context, f tine.EventFilter, names map[string
 	return out, nil
 }
 
-// lastSeq finds the sequence number of the newest event with O(log n)
-// one-event queries: seq > x exactly when an event follows x.
+// lastSeq is the newest event's sequence number; 0 when it cannot be read.
 func lastSeq(ctx context.Context, e *engine.Engine) int64 {
-	after := func(x int64) bool {
-		evs, err := e.Events(ctx, tine.EventFilter{After: x, Limit: 1})
-		return err == nil && len(evs) > 0
-	}
-	lo, hi := int64(0), int64(1) // after(lo) or lo == 0; !after(hi) once found
-	for after(hi) {
-		lo, hi = hi, hi*2
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if after(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	if lo == 0 && !after(0) {
-		return 0
-	}
-	return hi
+	n, _ := e.LastSeq(ctx)
+	return n
 }
 
 // approvalOf reads what a person needs from approval a's evidence.

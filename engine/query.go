@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 
 	"github.com/tinehq/tine"
 )
@@ -66,4 +67,32 @@ func (e *Engine) Events(ctx context.Context, f tine.EventFilter) ([]*tine.Event,
 		return err
 	})
 	return out, err
+}
+
+// LastSeq returns the sequence number of the newest event of the log (0
+// when it is empty), with O(log n) one-event reads: an event follows x
+// exactly when x is below the newest.
+func (e *Engine) LastSeq(ctx context.Context) (int64, error) {
+	var failed error
+	after := func(x int64) bool {
+		evs, err := e.Events(ctx, tine.EventFilter{After: x, Limit: 1})
+		failed = errors.Join(failed, err)
+		return err == nil && len(evs) > 0
+	}
+	if !after(0) {
+		return 0, failed
+	}
+	lo, hi := int64(0), int64(1) // after(lo); !after(hi) once found
+	for after(hi) {
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if after(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi, failed
 }

@@ -74,29 +74,17 @@ func childPids(pid int) ([]int, error) {
 }
 
 func scanChildren(pid int) ([]int, error) {
-	ents, err := os.ReadDir("/proc")
+	procs, err := procfs.All("")
 	if err != nil {
 		return nil, err
 	}
 	var kids []int
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if data, err := os.ReadFile(procPath(n, "stat")); err == nil && ppidOf(data) == pid {
-			kids = append(kids, n)
+	for _, p := range procs {
+		if p.PPid == pid {
+			kids = append(kids, p.Pid)
 		}
 	}
 	return kids, nil
-}
-
-func ppidOf(stat []byte) int {
-	st, err := procfs.ParseStat(stat)
-	if err != nil {
-		return -1
-	}
-	return st.PPid
 }
 
 // hasDontfork reports whether any mapping of pid carries the "dc" VmFlag

@@ -3,7 +3,6 @@ package metrics
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -55,7 +54,7 @@ func WithForkRuns(e *engine.Engine) Option {
 		f := &forkRunFeed{e: e, after: -1}
 		ctx, cancel := context.WithTimeout(context.Background(), ScrapeTimeout)
 		defer cancel()
-		if n, err := lastSeq(ctx, e); err == nil {
+		if n, err := e.LastSeq(ctx); err == nil {
 			f.after = n
 		}
 		m.feed = f
@@ -76,7 +75,7 @@ func (f *forkRunFeed) catchUp(ctx context.Context, m *Metrics) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.after < 0 {
-		n, err := lastSeq(ctx, f.e)
+		n, err := f.e.LastSeq(ctx)
 		if err != nil {
 			return fmt.Errorf("reading the event log: %w", err)
 		}
@@ -168,31 +167,4 @@ func bounded(v string, allowed []string) string {
 		return v
 	}
 	return "other"
-}
-
-// lastSeq finds the sequence number of the newest event of e's log with
-// O(log n) one-event reads: seq > x exactly when an event follows x.
-func lastSeq(ctx context.Context, e *engine.Engine) (int64, error) {
-	var failed error
-	after := func(x int64) bool {
-		evs, err := e.Events(ctx, tine.EventFilter{After: x, Limit: 1})
-		failed = errors.Join(failed, err)
-		return err == nil && len(evs) > 0
-	}
-	if !after(0) {
-		return 0, failed
-	}
-	lo, hi := int64(0), int64(1) // after(lo); !after(hi) once found
-	for after(hi) {
-		lo, hi = hi, hi*2
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if after(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi, failed
 }
