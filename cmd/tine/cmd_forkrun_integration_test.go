@@ -403,3 +403,26 @@ func TestForkRun_Conflict(t *testing.T) {
 		t.Errorf("the fork is %s, want kept active", st)
 	}
 }
+
+func TestForkRun_AccountsOnePerFork(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "\n[[account]]\nname = \"team-a\"\nenv = { ACCT_KEY = \"key-a\" }\n[[account]]\nname = \"team-b\"\nenv = { ACCT_KEY = \"key-b\" }\n")
+	rep, r := e.forkRunJSON("source", "--prompt", "p", "-n", "3", "--merge-mode", "manual",
+		"--agent-cmd", `echo "$ACCT_KEY" > acct.txt`)
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	if len(rep.Forks) != 2 || len(rep.Notes) == 0 || !strings.Contains(strings.Join(rep.Notes, " "), "2") {
+		t.Fatalf("%d forks, notes %q: want N reduced to the 2 accounts, and said", len(rep.Forks), rep.Notes)
+	}
+	got := map[string]string{}
+	for _, f := range rep.Forks {
+		b, err := os.ReadFile(filepath.Join(e.path(f.Name), "acct.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[f.Account] = strings.TrimSpace(string(b))
+	}
+	if got["team-a"] != "key-a" || got["team-b"] != "key-b" {
+		t.Errorf("accounts seen by the agents: %v", got)
+	}
+}
