@@ -19,11 +19,17 @@ import (
 // stderrTail bounds the agent's stderr kept in the report.
 const stderrTail = 4 << 10
 
+// snapshotEvery bounds how often the agent's output is copied into the
+// report while it streams.
+const snapshotEvery = 250 * time.Millisecond
+
 // forkRun is one fork's agent and tests.
 type forkRun struct {
 	r   *runner
 	f   *Fork
 	env []string // the account's variables
+
+	shown time.Time // when the report last took the agent's evidence
 
 	killOnce sync.Once
 	kill     chan struct{} // closed to stop the agent
@@ -143,7 +149,9 @@ func (fk *forkRun) consume(r io.Reader, p agent.Parser, ev *agent.Evidence) erro
 // pool, and a change of tool calls or cost is reported.
 func (fk *forkRun) onEvent(e agent.Event, ev *agent.Evidence) {
 	if e.Kind != agent.EventCost {
-		if e.Kind == agent.EventToolCall {
+		// Tool calls show at once; output at most every snapshotEvery.
+		if e.Kind == agent.EventToolCall || time.Since(fk.shown) >= snapshotEvery {
+			fk.shown = time.Now()
 			snap := ev.Snapshot()
 			fk.r.update(func() { fk.f.Agent = snap })
 		}

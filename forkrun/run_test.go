@@ -1,0 +1,169 @@
+package forkrun_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/overlay"
+)
+
+// These tests run fork-run in process, so that -race sees the runner, its
+// saver, the budget callbacks and the progress calls together (the
+// end-to-end tests in cmd/tine run a tine binary built without -race).
+
+// testWorkspace inits an overlay workspace holding app.txt ("status BUG")
+// in a fresh state directory; it skips unless root and overlay work.
+func testWorkspace(t *testing.T) (*engine.Engine, string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("fork-run needs root: forks are overlay mounts and agents run through supervisors")
+	}
+	root := t.TempDir()
+	if err := overlay.Probe(root); err != nil {
+		t.Skipf("fork-run needs overlay mounts: %v", err)
+	}
+	path := filepath.Join(root, "ws")
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "app.txt"), []byte("status BUG\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e, err := engine.Open(ctx, filepath.Join(root, "h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Release(ctx, path, true)
+		e.Close()
+		mnt.UnmountAll(path)
+	})
+	if _, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: "overlay", Name: "ws"}); err != nil {
+		t.Fatal(err)
+	}
+	return e, path
+}
+
+// progressLog records Progress calls; it has no lock of its own, so -race
+// reports calls that are not serialised.
+type progressLog struct {
+	calls int
+	last  *forkrun.Report
+}
+
+func (p *progressLog) update(r *forkrun.Report) { p.calls++; p.last = r }
+
+func TestRun_ChargesAgainstTheAggregateCap(t *testing.T) {
+	e, _ := testWorkspace(t)
+	var pl progressLog
+	// Four agents charge $0.001 fifty times each, as fast as they can;
+	// the aggregate cap of $0.1 stops them part way.
+	cmd := `for i in $(seq 50); do echo '{"tine_cost_usd": 0.001}'; echo "step $i"; done; echo "$TINE_APPROACH" > out.txt`
+	o := forkrun.Options{
+		Source: "ws/source", Prompt: "charge", N: 4, Approaches: []string{"a", "b", "c", "d"},
+		Agent:  agent.Config{Kind: agent.CommandKind, Args: []string{"sh", "-c", cmd}},
+		Budget: 1, Aggregate: 0.1, Mode: forkrun.Manual, Progress: pl.update,
+	}
+	rep, err := forkrun.Run(context.Background(), e, o)
+	if err != nil && rep == nil {
+		t.Fatal(err)
+	}
+	if pl.calls == 0 || pl.last.Outcome == forkrun.OutcomeRunning {
+		t.Errorf("progress: %d calls, last outcome %v", pl.calls, pl.last.Outcome)
+	}
+	total, killed := 0.0, 0
+	for _, f := range rep.Forks {
+		total += f.CostUSD
+		switch f.State {
+		case forkrun.BudgetKilled:
+			killed++
+			if !strings.Contains(f.Reason, "aggregate cap") {
+				t.Errorf("%s: reason %q", f.Name, f.Reason)
+			}
+			if _, judged := rep.Verdict.Scores[f.Run]; rep.Verdict != nil && judged {
+				t.Errorf("%s was killed but judged", f.Name)
+			}
+		case forkrun.Finished:
+		default:
+			t.Errorf("%s: %s (%s)", f.Name, f.State, f.Reason)
+		}
+	}
+	if killed == 0 {
+		t.Error("200 charges of $0.001 against a $0.1 aggregate cap killed no fork")
+	}
+	if total > 0.1+1e-12 || math.Abs(total-rep.TotalUSD()) > 1e-12 {
+		t.Errorf("forks spent $%v in all (report: $%v), over the $0.1 cap", total, rep.TotalUSD())
+	}
+	// The report on disk is the one returned.
+	b, err := os.ReadFile(filepath.Join(e.GroupDir(rep.Workspace, rep.Group), engine.GroupReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var disk forkrun.Report
+	if err := json.Unmarshal(b, &disk); err != nil || disk.Outcome != rep.Outcome || len(disk.Forks) != 4 || disk.FinishedAt.IsZero() {
+		t.Errorf("report on disk: outcome %q forks %d finished %v (%v)", disk.Outcome, len(disk.Forks), disk.FinishedAt, err)
+	}
+}
+
+func TestRun_InterruptKillsAgentsAndKeepsForks(t *testing.T) {
+	e, path := testWorkspace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	o := forkrun.Options{
+		Source: "ws/source", Prompt: "wait", N: 2,
+		Agent: agent.Config{Kind: agent.CommandKind, Args: []string{"sh", "-c", "echo started; sleep 3207; touch late.txt"}},
+		Mode:  forkrun.Auto,
+		Progress: func(r *forkrun.Report) {
+			running := 0
+			for _, f := range r.Forks {
+				if f.State == forkrun.Running && f.Agent.OutputTotalBytes > 0 {
+					running++
+				}
+			}
+			if running == 2 {
+				once.Do(cancel)
+			}
+		},
+	}
+	// Never hang if the agents are not seen running: fail instead.
+	guard := time.AfterFunc(20*time.Second, func() { t.Error("the agents were never seen running"); cancel() })
+	defer guard.Stop()
+	t0 := time.Now()
+	rep, err := forkrun.Run(ctx, e, o)
+	if err == nil || rep == nil {
+		t.Fatalf("interrupted fork-run: report %v, error %v", rep != nil, err)
+	}
+	if d := time.Since(t0); d > 30*time.Second {
+		t.Errorf("took %v after the interrupt", d)
+	}
+	for _, f := range rep.Forks {
+		if f.State != forkrun.Canceled {
+			t.Errorf("%s: %s, want canceled", f.Name, f.State)
+		}
+		ref, err := e.FindRun(context.Background(), f.Run)
+		if err != nil || !ref.Run.Live() {
+			t.Errorf("%s is gone after an interrupt: %v", f.Name, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(path, "app.txt")); string(b) != "status BUG\n" {
+		t.Errorf("the source changed: %q", b)
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		if b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err == nil && strings.Contains(string(b), "3207") {
+			t.Errorf("an agent outlived the interrupt: pid %s %q", d.Name(), b)
+		}
+	}
+}
