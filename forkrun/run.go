@@ -38,6 +38,42 @@ type runner struct {
 // merge conflict at resolution is not an error: the report's outcome says
 // so and nothing was written.
 func Run(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
+	h, err := Start(ctx, e, o)
+	if err != nil {
+		return nil, err
+	}
+	return h.Wait()
+}
+
+// Handle is a fork-run under way: its forks exist, its agents run.
+type Handle struct {
+	r    *runner
+	done chan struct{}
+	rep  *Report
+	err  error
+}
+
+// Group is the id of the fork-run's group.
+func (h *Handle) Group() string { return h.r.rep.Group }
+
+// Report is a copy of the report as it stands.
+func (h *Handle) Report() *Report {
+	h.r.mu.Lock()
+	defer h.r.mu.Unlock()
+	return h.r.rep.clone()
+}
+
+// Wait waits for the fork-run's end and returns what Run returns.
+func (h *Handle) Wait() (*Report, error) {
+	<-h.done
+	return h.rep, h.err
+}
+
+// Start checks o, forks o.Source and starts the fork-run; it returns once
+// the forks exist (or with the error that kept them from being made, when
+// nothing was made). The fork-run goes on until ctx is cancelled or it
+// ends: see [Handle.Wait].
+func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("fork-run needs root: agents run inside forks through their supervisors: %w", tine.ErrPrivilege)
 	}
@@ -77,7 +113,16 @@ func Run(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
 	}
 	r := newRunner(e, o, pool, fr, assigned, notes, started)
 	r.stopAfter = !running
-	return r.run(ctx)
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, err
+	}
+	r.rep.save(r.dir) // readable at once: the group exists
+	h := &Handle{r: r, done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		h.rep, h.err = r.run(ctx)
+	}()
+	return h, nil
 }
 
 func newRunner(e *engine.Engine, o Options, pool *budget.Pool, fr *engine.ForkResult, accounts []budget.Account, notes []string, started time.Time) *runner {
@@ -101,9 +146,6 @@ func newRunner(e *engine.Engine, o Options, pool *budget.Pool, fr *engine.ForkRe
 }
 
 func (r *runner) run(ctx context.Context) (*Report, error) {
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return r.rep, err
-	}
 	r.emit()
 	quit, saved := make(chan struct{}), make(chan struct{})
 	go r.saver(quit, saved)

@@ -5,22 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/agent"
-	"github.com/tinehq/tine/budget"
-	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
-	"github.com/tinehq/tine/judge"
 )
 
 // forkRunFlags are fork-run's command line; unset flags leave tine.toml's
@@ -111,54 +103,24 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing.`,
 // forkRunOptions merges tine.toml and the flags into fork-run's options,
 // checking everything that can be checked before anything is forked.
 func (a *app) forkRunOptions(ctx context.Context, c *cobra.Command, e *engine.Engine, ref string, fl forkRunFlags) (forkrun.Options, error) {
-	var o forkrun.Options
 	src, err := e.FindRun(ctx, ref)
 	if err != nil {
-		return o, err
+		return forkrun.Options{}, err
 	}
-	cfg, err := loadForkConfig(e, src, fl.configFile)
+	cfg, err := forkrun.LoadConfig(e, src, fl.configFile)
 	if err != nil {
-		return o, err
+		return forkrun.Options{}, err
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(a.stderr, "tine: warning: %s\n", w)
 	}
-	fc := cfg.Fork
-	if !fc.Enabled {
-		return o, fmt.Errorf("%w: %w", forkrun.ErrDisabled, tine.ErrUnsupported)
+	req, err := forkRunRequest(c, fl)
+	if err != nil {
+		return forkrun.Options{}, err
 	}
-	if o.Prompt, err = readPrompt(fl.prompt, fl.promptFile); err != nil {
+	o, err := forkrun.Configure(cfg, src, req, os.Getenv)
+	if err != nil {
 		return o, err
-	}
-	set := c.Flags().Changed
-	o.Source, o.Approaches, o.Live, o.Session = src.Run.ID, fl.approaches, fl.live, fl.session
-	o.N = fl.n
-	if !set("n") {
-		o.N = max(len(fl.approaches), 3)
-	}
-	if o.N > fc.MaxBranches {
-		return o, usageErr(c, fmt.Sprintf("-n %d is over [fork] max_branches = %d", o.N, fc.MaxBranches))
-	}
-	o.Test = pick(set("test"), fl.test, fc.TestCommand)
-	o.TestTimeout = pick(set("test-timeout"), fl.testTimeout, fc.TestTimeout.Duration)
-	o.AgentTimeout = pick(set("agent-timeout"), fl.agentTO, fc.AgentTimeout.Duration)
-	o.Budget = pick(set("budget"), fl.budget, fc.DefaultBudgetUSD)
-	o.Aggregate = pick(set("aggregate-budget"), fl.aggregate, fc.AggregateBudgetUSD)
-	o.Threshold = pick(set("confidence"), fl.threshold, fc.ConfidenceThreshold)
-	o.Parallel = pick(set("parallel"), fl.parallel, fc.Parallel)
-	if o.Mode, err = forkrun.ParseMergeMode(pick(set("merge-mode"), fl.mode, fc.MergeMode)); err != nil {
-		return o, err
-	}
-	if err := a.forkRunAgent(&o, cfg, src, fl, set("agent")); err != nil {
-		return o, err
-	}
-	kind := pick(set("judge"), fl.judgeKind, fc.Judge)
-	if o.Judge, err = newJudge(kind, cfg.Judge.LLM); err != nil {
-		return o, err
-	}
-	o.JudgeKind = kind
-	for _, acc := range cfg.Accounts {
-		o.Accounts = append(o.Accounts, budget.Account{Name: acc.Name, Env: acc.Env})
 	}
 	if !fl.asJSON {
 		o.Progress = newProgress(a.stdout).update
@@ -166,21 +128,47 @@ func (a *app) forkRunOptions(ctx context.Context, c *cobra.Command, e *engine.En
 	return o, nil
 }
 
-// pick is the flag's value when it was given, else the config's.
-func pick[T any](flagSet bool, flag, cfg T) T {
-	if flagSet {
-		return flag
+// forkRunRequest is the fork-run the flags ask for; flags not given are
+// left unset, for tine.toml to fill.
+func forkRunRequest(c *cobra.Command, fl forkRunFlags) (forkrun.Request, error) {
+	prompt, err := readPrompt(fl.prompt, fl.promptFile)
+	if err != nil {
+		return forkrun.Request{}, err
 	}
-	return cfg
+	set := c.Flags().Changed
+	r := forkrun.Request{Prompt: prompt, Approaches: fl.approaches, AgentCmd: fl.agentCmd,
+		Session: fl.session, Live: fl.live, MergeMode: fl.mode, Judge: fl.judgeKind}
+	if set("agent") {
+		r.Agent = fl.agentName
+	}
+	if set("n") {
+		r.N = &fl.n
+	}
+	if set("test") {
+		r.Test = &fl.test
+	}
+	if set("test-timeout") {
+		r.TestTimeoutS = ptr(fl.testTimeout.Seconds())
+	}
+	if set("agent-timeout") {
+		r.AgentTimeoutS = ptr(fl.agentTO.Seconds())
+	}
+	if set("budget") {
+		r.BudgetUSD = &fl.budget
+	}
+	if set("aggregate-budget") {
+		r.AggregateUSD = &fl.aggregate
+	}
+	if set("confidence") {
+		r.Confidence = &fl.threshold
+	}
+	if set("parallel") {
+		r.Parallel = &fl.parallel
+	}
+	return r, nil
 }
 
-// loadForkConfig reads --config, or the tine.toml of the source run's files.
-func loadForkConfig(e *engine.Engine, src engine.Ref, file string) (*config.Config, error) {
-	if file != "" {
-		return config.LoadFile(file)
-	}
-	return config.Load(e.Path(src.Workspace, src.Run))
-}
+func ptr[T any](v T) *T { return &v }
 
 // readPrompt returns the prompt from --prompt or --prompt-file.
 func readPrompt(text, file string) (string, error) {
@@ -197,103 +185,7 @@ func readPrompt(text, file string) (string, error) {
 		}
 		return string(b), nil
 	}
-	if strings.TrimSpace(text) == "" {
-		return "", fmt.Errorf("fork-run needs a task: --prompt TEXT or --prompt-file F: %w", tine.ErrInvalid)
-	}
 	return text, nil
-}
-
-// forkRunAgent sets the agent: --agent-cmd, else --agent or [fork] agent,
-// looked up among [agent.NAME]; its binary must exist before anything forks.
-func (a *app) forkRunAgent(o *forkrun.Options, cfg *config.Config, src engine.Ref, fl forkRunFlags, agentSet bool) error {
-	if fl.agentCmd != "" {
-		if agentSet && fl.agentName != string(agent.CommandKind) {
-			return fmt.Errorf("--agent-cmd runs a command agent; it does not go with --agent %s: %w", fl.agentName, tine.ErrInvalid)
-		}
-		o.Agent = agent.Config{Kind: agent.CommandKind, Args: []string{"sh", "-c", fl.agentCmd}}
-		return checkCommandAgent(fl.agentCmd, src.Workspace.Path)
-	}
-	name := pick(agentSet, fl.agentName, cfg.Fork.Agent)
-	ac, ok := cfg.Agent(name)
-	if !ok {
-		if name == string(agent.CommandKind) {
-			return fmt.Errorf("the command agent needs --agent-cmd or an [agent.command] with a binary in tine.toml: %w", tine.ErrInvalid)
-		}
-		return fmt.Errorf("no agent %q: use claude, codex, command or an [agent.NAME] of tine.toml: %w", name, tine.ErrInvalid)
-	}
-	kind, err := agent.ParseKind(ac.Kind)
-	if err != nil {
-		return fmt.Errorf("%w: %w", err, tine.ErrInvalid)
-	}
-	bin := ac.Binary
-	if strings.Contains(bin, "/") && !filepath.IsAbs(bin) {
-		bin = filepath.Join(src.Workspace.Path, bin) // agents start at the workspace path
-	}
-	o.Agent = agent.Config{Kind: kind, Binary: bin, Args: ac.Args, Model: ac.Model}
-	keys := make([]string, 0, len(ac.Env))
-	for k := range ac.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		o.AgentEnv = append(o.AgentEnv, k+"="+ac.Env[k])
-	}
-	return nil
-}
-
-// checkCommandAgent makes sure the program of a command agent exists: on
-// PATH, or as a path relative to the workspace, where the agent starts.
-// A command line the shell must interpret (pipes, variables) is left to
-// the shell.
-func checkCommandAgent(cmd, dir string) error {
-	f := strings.Fields(cmd)
-	if len(f) == 0 {
-		return fmt.Errorf("--agent-cmd is empty: %w", tine.ErrInvalid)
-	}
-	prog := f[0]
-	if strings.ContainsAny(prog, "$`|&;<>(){}*?=") {
-		return nil
-	}
-	if strings.Contains(prog, "/") {
-		if !filepath.IsAbs(prog) {
-			prog = filepath.Join(dir, prog)
-		}
-		if st, err := os.Stat(prog); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			return fmt.Errorf("agent program %s is not an executable file: %w", f[0], tine.ErrUnsupported)
-		}
-		return nil
-	}
-	if _, err := exec.LookPath(prog); err != nil && !shellBuiltin(prog) {
-		return fmt.Errorf("agent program %q not found on PATH: %w", prog, tine.ErrUnsupported)
-	}
-	return nil
-}
-
-func shellBuiltin(s string) bool {
-	switch s {
-	case "exec", "cd", "echo", "printf", "true", "false", ":", "test", "[", "set", "export", "eval", ".":
-		return true
-	}
-	return false
-}
-
-// newJudge builds the judge kind names.
-func newJudge(kind string, lc config.LLMJudge) (judge.Judge, error) {
-	switch kind {
-	case "", config.JudgeHeuristic:
-		return judge.Heuristic{}, nil
-	case config.JudgeLLM:
-		if lc.Model == "" {
-			return nil, fmt.Errorf("the llm judge needs [judge.llm] model in tine.toml: %w", tine.ErrInvalid)
-		}
-		key := os.Getenv(lc.APIKeyEnv)
-		if key == "" {
-			return nil, fmt.Errorf("the llm judge needs an API key in $%s ([judge.llm] api_key_env): %w", lc.APIKeyEnv, tine.ErrInvalid)
-		}
-		return judge.LLM{Provider: lc.Provider, BaseURL: lc.BaseURL, Model: lc.Model, APIKey: key,
-			MaxDiffBytes: lc.MaxDiffBytes, Timeout: lc.Timeout.Duration}, nil
-	}
-	return nil, fmt.Errorf("judge %q: use heuristic or llm: %w", kind, tine.ErrInvalid)
 }
 
 // forkRun runs the fork-run and prints its report.

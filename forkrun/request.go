@@ -1,0 +1,214 @@
+package forkrun
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/budget"
+	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/judge"
+)
+
+// Request is a fork-run as asked for on the command line or through the
+// API: what is not set comes from the workspace's tine.toml, then from
+// tine's defaults. Pointers tell "not set" from zero.
+type Request struct {
+	Prompt     string   `json:"prompt"`
+	N          *int     `json:"n,omitempty"` // default: the number of approaches, else 3
+	Approaches []string `json:"approaches,omitempty"`
+	// Agent is claude, codex, command or an [agent.NAME]; AgentCmd, a shell
+	// command run as a command agent, excludes it.
+	Agent    string  `json:"agent,omitempty"`
+	AgentCmd string  `json:"agent_cmd,omitempty"`
+	Test     *string `json:"test,omitempty"`
+	// Durations in seconds.
+	TestTimeoutS  *float64 `json:"test_timeout_s,omitempty"`
+	AgentTimeoutS *float64 `json:"agent_timeout_s,omitempty"`
+	BudgetUSD     *float64 `json:"budget_usd,omitempty"`
+	AggregateUSD  *float64 `json:"aggregate_budget_usd,omitempty"`
+	MergeMode     string   `json:"merge_mode,omitempty"`
+	Judge         string   `json:"judge,omitempty"`
+	Confidence    *float64 `json:"confidence,omitempty"`
+	Parallel      *int     `json:"parallel,omitempty"`
+	Session       string   `json:"session,omitempty"`
+	Live          string   `json:"live,omitempty"`
+}
+
+// DefaultN is the number of forks when neither -n nor approaches say.
+const DefaultN = 3
+
+// Configure turns req for run src into Options, with cfg (the run's
+// tine.toml) filling what req leaves out, and checks everything that can be
+// checked before anything is forked: the prompt, the numbers, the agent's
+// binary, the judge's model and key (read with getenv). Errors wrap
+// tine.ErrInvalid (a bad value) or tine.ErrUnsupported (a missing binary,
+// fork-run disabled).
+func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(string) string) (Options, error) {
+	var o Options
+	fc := cfg.Fork
+	if !fc.Enabled {
+		return o, fmt.Errorf("%w: %w", ErrDisabled, tine.ErrUnsupported)
+	}
+	if strings.TrimSpace(req.Prompt) == "" {
+		return o, fmt.Errorf("fork-run needs a task: --prompt TEXT or --prompt-file F: %w", tine.ErrInvalid)
+	}
+	o.Source, o.Prompt, o.Approaches, o.Live, o.Session = src.Run.ID, req.Prompt, req.Approaches, req.Live, req.Session
+	o.N = or(req.N, max(len(req.Approaches), DefaultN))
+	if o.N > fc.MaxBranches {
+		return o, fmt.Errorf("-n %d is over [fork] max_branches = %d: %w", o.N, fc.MaxBranches, tine.ErrInvalid)
+	}
+	o.Test = or(req.Test, fc.TestCommand)
+	o.TestTimeout = seconds(req.TestTimeoutS, fc.TestTimeout.Duration)
+	o.AgentTimeout = seconds(req.AgentTimeoutS, fc.AgentTimeout.Duration)
+	o.Budget = or(req.BudgetUSD, fc.DefaultBudgetUSD)
+	o.Aggregate = or(req.AggregateUSD, fc.AggregateBudgetUSD)
+	o.Threshold = or(req.Confidence, fc.ConfidenceThreshold)
+	o.Parallel = or(req.Parallel, fc.Parallel)
+	var err error
+	if o.Mode, err = ParseMergeMode(cmpOr(req.MergeMode, fc.MergeMode)); err != nil {
+		return o, err
+	}
+	if err := configureAgent(&o, cfg, src, req); err != nil {
+		return o, err
+	}
+	o.JudgeKind = cmpOr(req.Judge, fc.Judge)
+	if o.Judge, err = NewJudge(o.JudgeKind, cfg.Judge.LLM, getenv); err != nil {
+		return o, err
+	}
+	for _, acc := range cfg.Accounts {
+		o.Accounts = append(o.Accounts, budget.Account{Name: acc.Name, Env: acc.Env})
+	}
+	return o, nil
+}
+
+// LoadConfig reads file, or the tine.toml of run src's files.
+func LoadConfig(e *engine.Engine, src engine.Ref, file string) (*config.Config, error) {
+	if file != "" {
+		return config.LoadFile(file)
+	}
+	return config.Load(e.Path(src.Workspace, src.Run))
+}
+
+func or[T any](p *T, def T) T {
+	if p != nil {
+		return *p
+	}
+	return def
+}
+
+func cmpOr(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+func seconds(p *float64, def time.Duration) time.Duration {
+	if p == nil {
+		return def
+	}
+	return time.Duration(*p * float64(time.Second))
+}
+
+// configureAgent sets the agent: AgentCmd, else Agent or [fork] agent,
+// looked up among [agent.NAME]; its program must exist before anything
+// forks.
+func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request) error {
+	if req.AgentCmd != "" {
+		if req.Agent != "" && req.Agent != string(agent.CommandKind) {
+			return fmt.Errorf("--agent-cmd runs a command agent; it does not go with --agent %s: %w", req.Agent, tine.ErrInvalid)
+		}
+		o.Agent = agent.Config{Kind: agent.CommandKind, Args: []string{"sh", "-c", req.AgentCmd}}
+		return checkCommandAgent(req.AgentCmd, src.Workspace.Path)
+	}
+	name := cmpOr(req.Agent, cfg.Fork.Agent)
+	ac, ok := cfg.Agent(name)
+	if !ok {
+		if name == string(agent.CommandKind) {
+			return fmt.Errorf("the command agent needs --agent-cmd or an [agent.command] with a binary in tine.toml: %w", tine.ErrInvalid)
+		}
+		return fmt.Errorf("no agent %q: use claude, codex, command or an [agent.NAME] of tine.toml: %w", name, tine.ErrInvalid)
+	}
+	kind, err := agent.ParseKind(ac.Kind)
+	if err != nil {
+		return fmt.Errorf("%w: %w", err, tine.ErrInvalid)
+	}
+	bin := ac.Binary
+	if strings.Contains(bin, "/") && !filepath.IsAbs(bin) {
+		bin = filepath.Join(src.Workspace.Path, bin) // agents start at the workspace path
+	}
+	o.Agent = agent.Config{Kind: kind, Binary: bin, Args: ac.Args, Model: ac.Model}
+	keys := make([]string, 0, len(ac.Env))
+	for k := range ac.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o.AgentEnv = append(o.AgentEnv, k+"="+ac.Env[k])
+	}
+	return nil
+}
+
+// checkCommandAgent makes sure the program of a command agent exists: on
+// PATH, or as a path relative to the workspace, where the agent starts.
+// A command line the shell must interpret (pipes, variables) is left to
+// the shell.
+func checkCommandAgent(cmd, dir string) error {
+	f := strings.Fields(cmd)
+	if len(f) == 0 {
+		return fmt.Errorf("--agent-cmd is empty: %w", tine.ErrInvalid)
+	}
+	prog := f[0]
+	if strings.ContainsAny(prog, "$`|&;<>(){}*?=") || shellBuiltin(prog) {
+		return nil
+	}
+	if strings.Contains(prog, "/") {
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(dir, prog)
+		}
+		if st, err := os.Stat(prog); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return fmt.Errorf("agent program %s is not an executable file: %w", f[0], tine.ErrUnsupported)
+		}
+		return nil
+	}
+	if _, err := exec.LookPath(prog); err != nil {
+		return fmt.Errorf("agent program %q not found on PATH: %w", prog, tine.ErrUnsupported)
+	}
+	return nil
+}
+
+func shellBuiltin(s string) bool {
+	switch s {
+	case "exec", "cd", "echo", "printf", "true", "false", ":", "test", "[", "set", "export", "eval", ".":
+		return true
+	}
+	return false
+}
+
+// NewJudge builds the judge kind names ("" is heuristic); the LLM judge's
+// key is read with getenv from lc's api_key_env.
+func NewJudge(kind string, lc config.LLMJudge, getenv func(string) string) (judge.Judge, error) {
+	switch kind {
+	case "", config.JudgeHeuristic:
+		return judge.Heuristic{}, nil
+	case config.JudgeLLM:
+		if lc.Model == "" {
+			return nil, fmt.Errorf("the llm judge needs [judge.llm] model in tine.toml: %w", tine.ErrInvalid)
+		}
+		key := getenv(lc.APIKeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("the llm judge needs an API key in $%s ([judge.llm] api_key_env): %w", lc.APIKeyEnv, tine.ErrInvalid)
+		}
+		return judge.LLM{Provider: lc.Provider, BaseURL: lc.BaseURL, Model: lc.Model, APIKey: key,
+			MaxDiffBytes: lc.MaxDiffBytes, Timeout: lc.Timeout.Duration}, nil
+	}
+	return nil, fmt.Errorf("judge %q: use heuristic or llm: %w", kind, tine.ErrInvalid)
+}
