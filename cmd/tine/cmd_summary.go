@@ -23,6 +23,7 @@ type runSummary struct {
 	Winner    bool          `json:"winner"`
 	Score     *float64      `json:"score,omitempty"`
 	Outcome   string        `json:"group_outcome"`
+	Resolved  string        `json:"group_resolved,omitempty"` // "merge source-2", "discard", once resolved
 	Rationale string        `json:"rationale,omitempty"`
 }
 
@@ -82,7 +83,7 @@ func summarize(ctx context.Context, e *engine.Engine, ref string) (*runSummary, 
 		}
 		s.Rationale = v.Rationale
 	}
-	if r.Run.Live() && f.Ready {
+	if r.Run.Live() && r.Run.Resolution == "" && f.Ready {
 		// The source may have moved since: check the merge again.
 		c, err := e.Compare(ctx, rep.Group)
 		if err != nil {
@@ -94,8 +95,17 @@ func summarize(ctx context.Context, e *engine.Engine, ref string) (*runSummary, 
 			}
 		}
 	}
-	if !r.Run.Live() {
+	switch {
+	case !r.Run.Live():
 		s.Ready, s.NotReady = false, "run is "+string(r.Run.State)
+	case r.Run.Resolution != "":
+		s.Ready, s.NotReady = false, "already "+string(r.Run.Resolution)
+	}
+	if h := rep.Resolution; h != nil {
+		s.Resolved = h.Action
+		if h.Chosen != "" {
+			s.Resolved += " " + h.Chosen
+		}
 	}
 	return s, nil
 }
@@ -131,6 +141,9 @@ func (a *app) printSummary(s *runSummary) {
 	fmt.Fprintf(w, "changes:   %d file(s), +%d -%d lines\n", f.FilesChanged, f.LinesAdded, f.LinesDeleted)
 	if s.Score != nil {
 		fmt.Fprintf(w, "score:     %.2f%s\n", *s.Score, map[bool]string{true: " (the judge's winner)", false: ""}[s.Winner])
+	}
+	if s.Resolved != "" {
+		fmt.Fprintf(w, "group:     resolved: %s\n", s.Resolved)
 	}
 	if s.Ready {
 		fmt.Fprintln(w, "ready:     yes")
