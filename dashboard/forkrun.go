@@ -2,9 +2,9 @@ package dashboard
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -145,15 +145,14 @@ func (h *Handler) forkRunFragment(w http.ResponseWriter, r *http.Request) {
 // (summary.json, written with report.json), for the overview; nil when
 // g was not forked by fork-run.
 func (h *Handler) forkRunSummary(g *tine.Group) *forkrun.Summary {
-	b, err := os.ReadFile(filepath.Join(h.e.GroupDir(g.Workspace, g.ID), engine.GroupSummaryFile))
-	if err != nil {
+	s, err := forkrun.LoadSummary(h.e, g.Workspace, g.ID)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil
+	case err != nil || s.Outcome == "":
+		return &forkrun.Summary{Outcome: "unknown"}
 	}
-	var s forkrun.Summary
-	if json.Unmarshal(b, &s) != nil || s.Outcome == "" {
-		s.Outcome = "unknown"
-	}
-	return &s
+	return s
 }
 
 // seconds formats a duration in seconds as app.js does: 42s, 3m07s, 1h05m.

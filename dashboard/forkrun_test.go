@@ -115,15 +115,24 @@ func TestHandler_ForkRun(t *testing.T) {
 	}
 
 	f.writeReport(f.finishedReport())
-	resolution, _ := json.Marshal(engine.HistoryEntry{Action: "merge", Chosen: b.Name, Discarded: []string{a.Name}})
+	t.Run("Unresolved", func(t *testing.T) {
+		_, body := get(t, h, "/ui/groups/"+g, nil)
+		checkEscaped(t, "unresolved", body)
+		for _, w := range []string{"awaiting_choice", b.Name + " is recommended &#34;&gt;&lt;img"} {
+			if !strings.Contains(body, w) {
+				t.Errorf("no %q in the page", w)
+			}
+		}
+	})
+	resolution, _ := json.Marshal(engine.HistoryEntry{Action: "merge", Chosen: b.Name, Parent: "source", Discarded: []string{a.Name}})
 	writeFile(t, filepath.Join(f.e.GroupDir(f.src.Workspace.ID, g), engine.GroupResolutionFile), string(resolution))
 	t.Run("Finished", func(t *testing.T) {
 		_, body := get(t, h, "/ui/groups/"+g, nil)
 		checkEscaped(t, "finished", body)
 		for _, w := range []string{
 			`class="fr-fork winner" data-run="` + b.Name + `"`, "winner: <a", `class="judge-kind">heuristic`, `class="confidence">0.87`,
-			"fork two is smaller &lt;script&gt;alert(1)&lt;/script&gt; and its tests pass", "awaiting_choice",
-			b.Name + " is recommended &#34;&gt;&lt;img", `class="tests t-passed"`, `class="tests t-failed"`, "FAIL &lt;script&gt;",
+			"fork two is smaller &lt;script&gt;alert(1)&lt;/script&gt; and its tests pass", ">resolved<",
+			b.Name + " was merged into source", `class="tests t-passed"`, `class="tests t-failed"`, "FAIL &lt;script&gt;",
 			`<meter min="0" max="1" value="0.87">`, "0.31", "$0.43", "exit 0",
 			`<td>passed</td><td>$0.31</td>`, // the comparison's tests and cost columns
 			`class="resolution">merge of ` + b.Name,

@@ -98,6 +98,9 @@ const (
 	OutcomeConflict       = "conflict"        // the winner's merge had conflicts; nothing written
 	OutcomeNoWinner       = "no_winner"       // nothing judgeable, or no winner cleared the threshold in auto/vote
 	OutcomeFailed         = "failed"          // the fork-run itself failed
+	// OutcomeResolved: after the fork-run ended without resolving the
+	// group, a person (tine choose, the dashboard) resolved it.
+	OutcomeResolved = "resolved"
 )
 
 // Report is everything a fork-run learned; it is stored as report.json in
@@ -258,11 +261,49 @@ func Load(e *engine.Engine, ws, group string) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", engine.GroupReportFile, err)
 	}
-	if b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupResolutionFile)); err == nil {
-		var h engine.HistoryEntry
-		if json.Unmarshal(b, &h) == nil {
-			r.Resolution = &h
+	if h := loadResolution(e, ws, group); h != nil {
+		r.Resolution = h
+		if r.Outcome != OutcomeMerged && r.Outcome != OutcomeRunning {
+			r.Outcome, r.OutcomeDetail = OutcomeResolved, resolvedDetail(h)
 		}
 	}
 	return &r, nil
+}
+
+// LoadSummary reads the short form of group's report, with the group's
+// resolution applied as Load does; for listings.
+func LoadSummary(e *engine.Engine, ws, group string) (*Summary, error) {
+	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupSummaryFile))
+	if err != nil {
+		return nil, err
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", engine.GroupSummaryFile, err)
+	}
+	if h := loadResolution(e, ws, group); h != nil && s.Outcome != OutcomeMerged && s.Outcome != OutcomeRunning {
+		s.Outcome = OutcomeResolved
+	}
+	return &s, nil
+}
+
+func loadResolution(e *engine.Engine, ws, group string) *engine.HistoryEntry {
+	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupResolutionFile))
+	if err != nil {
+		return nil
+	}
+	var h engine.HistoryEntry
+	if json.Unmarshal(b, &h) != nil {
+		return nil
+	}
+	return &h
+}
+
+// resolvedDetail says how a person resolved the group.
+func resolvedDetail(h *engine.HistoryEntry) string {
+	what := "the forks were discarded"
+	if h.Chosen != "" {
+		what = h.Chosen + " was " + map[string]string{"merge": "merged into ", "promote": "promoted over "}[h.Action] + h.Parent
+	}
+	return fmt.Sprintf("resolved by a person at %s: %s", h.Time.Format("2006-01-02 15:04:05"), what)
 }
