@@ -10,9 +10,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/forkrun"
 )
 
 // Client calls the API over the daemon's unix socket, signing each
@@ -141,3 +143,35 @@ type wrapped struct {
 
 func (w wrapped) Error() string { return w.msg }
 func (w wrapped) Unwrap() error { return w.err }
+
+// ForkRun starts a fork-run of run ref in the daemon (POST
+// /v1/runs/{ref}/fork-run); it returns once the forks exist. Follow it
+// with ForkRunReport.
+func (c *Client) ForkRun(ctx context.Context, ref string, req forkrun.Request) (*ForkRunStarted, error) {
+	var out ForkRunStarted
+	if _, err := c.Do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(ref)+"/fork-run", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ForkRunReport returns the report of group's fork-run: live while the
+// daemon runs it, else as stored. A group without a fork-run is an error
+// wrapping tine.ErrNotFound.
+func (c *Client) ForkRunReport(ctx context.Context, group string) (*forkrun.Report, error) {
+	var out forkrun.Report
+	if _, err := c.Do(ctx, http.MethodGet, "/v1/groups/"+url.PathEscape(group)+"/report", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CancelForkRun cancels group's fork-run running in the daemon: its agents
+// are killed, its forks kept. It returns without waiting for the end.
+func (c *Client) CancelForkRun(ctx context.Context, group string) (*ForkRunCanceled, error) {
+	var out ForkRunCanceled
+	if _, err := c.Do(ctx, http.MethodPost, "/v1/groups/"+url.PathEscape(group)+"/cancel", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

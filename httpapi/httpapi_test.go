@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
@@ -20,6 +21,14 @@ import (
 // newAPI serves a fresh state directory with one workspace ("ws") holding
 // a file, with the copy backend unless root can use overlay.
 func newAPI(t testing.TB, token string) (*httptest.Server, *engine.Engine) {
+	t.Helper()
+	srv, e, _ := newAPIServer(t, token)
+	return srv, e
+}
+
+// newAPIServer is newAPI, with the API server itself; at cleanup its
+// fork-runs are shut down before the workspace is released.
+func newAPIServer(t testing.TB, token string) (*httptest.Server, *engine.Engine, *httpapi.Server) {
 	t.Helper()
 	root := t.TempDir()
 	ws := filepath.Join(root, "ws")
@@ -36,14 +45,20 @@ func newAPI(t testing.TB, token string) (*httptest.Server, *engine.Engine) {
 	if _, err := e.Init(context.Background(), engine.InitOptions{Path: ws, Backend: backend}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(e, token))
+	api := httpapi.New(e, token)
+	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
 		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := api.Shutdown(ctx); err != nil {
+			t.Errorf("shutting the API down: %v", err)
+		}
 		e.Release(context.Background(), ws, true)
 		e.Close()
 		mnt.UnmountAll(ws)
 	})
-	return srv, e
+	return srv, e, api
 }
 
 func call(t *testing.T, srv *httptest.Server, method, path, token string, body any, out any) int {

@@ -24,14 +24,15 @@ type Server struct {
 	mux      *http.ServeMux
 	start    time.Time
 	hooks    func(agent, decision string, d time.Duration)
+	forkRuns *forkRuns // the fork-runs it started that have not ended
 }
 
 // New returns a server of e. Requests must carry token as a bearer token
 // unless it is empty (the unix socket, whose file mode is the access
-// control).
+// control). The fork-runs it starts run until they end or Shutdown.
 func New(e *engine.Engine, token string, opts ...Option) *Server {
 	s := &Server{e: e, verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now(),
-		hooks: func(string, string, time.Duration) {}}
+		hooks: func(string, string, time.Duration) {}, forkRuns: newForkRuns()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -78,6 +79,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/runs/{ref}/diff", s.diff)
 	m.HandleFunc("GET /v1/runs/{ref}/events", s.runEvents)
 	m.HandleFunc("POST /v1/runs/{ref}/fork", s.fork)
+	m.HandleFunc("POST /v1/runs/{ref}/fork-run", s.forkRun)
 	m.HandleFunc("POST /v1/runs/{ref}/evidence", s.evidence)
 	m.HandleFunc("POST /v1/runs/{ref}/exec", s.exec)
 	m.HandleFunc("POST /v1/hooks/timing", s.hookTiming)
@@ -92,6 +94,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/workspaces/{ref}", s.workspace)
 	m.HandleFunc("GET /v1/groups/{ref}/compare", s.compare)
 	m.HandleFunc("POST /v1/groups/{ref}/choose", s.choose)
+	m.HandleFunc("GET /v1/groups/{ref}/report", s.forkRunReport)
+	m.HandleFunc("POST /v1/groups/{ref}/cancel", s.cancelForkRun)
 	m.HandleFunc("GET /v1/events", s.events)
 	m.HandleFunc("GET /v1/approvals", s.approvals)
 	m.HandleFunc("POST /v1/approvals/{id}/approve", s.approve)

@@ -2,15 +2,18 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/layer"
 )
 
-// noCost is said plainly: tine does not measure what a fork costs yet.
+// noCost is said plainly of forks that no fork-run made: tine measures
+// only what a fork-run's agents spend.
 const noCost = "no cost recorded"
 
-const costNote = noCost + ": tine does not track tokens, time or money per run yet. The evidence below is what the daemon has: what each fork changed."
+const costNote = noCost + ": tine tracks tokens and money only for the forks of a fork-run (fork_run with prompt), and these are not. The evidence below is what the daemon has: what each fork changed."
 
 // costEvidence is what the daemon knows of one fork.
 type costEvidence struct {
@@ -40,10 +43,23 @@ func (t *tools) cost(ctx context.Context, in BranchesInput) (*answer, error) {
 		return nil, err
 	}
 	ev := map[string]any{"run": d.Run.Name, "id": d.Run.ID, "created_at": d.Run.CreatedAt, "diff": layer.Summarize(d.Changes)}
+	if d.Run.Group != "" {
+		if rep, err := t.forkReport(ctx, d.Run.Group); err == nil && rep.Fork(d.Run.ID) != nil {
+			return forkSpendAnswer(rep, rep.Fork(d.Run.ID), ev), nil
+		}
+	}
 	return &answer{Note: costNote, Data: map[string]any{"cost": noCost, "evidence": ev}}, nil
 }
 
 func (t *tools) groupCost(ctx context.Context, group string) (*answer, error) {
+	if group == "" {
+		return nil, inputErr("group is required")
+	}
+	if rep, err := t.forkReport(ctx, group); err == nil {
+		return budgetAnswer(rep), nil
+	}
+	// Not a fork-run's group (or a daemon without fork-runs): what the
+	// comparison knows, or its error.
 	c, err := t.comparison(ctx, group)
 	if err != nil {
 		return nil, err
@@ -54,4 +70,62 @@ func (t *tools) groupCost(ctx context.Context, group string) (*answer, error) {
 			CreatedAt: f.Run.CreatedAt, FilesChanged: f.Changed, LinesAdded: f.LinesAdded, LinesDeleted: f.LinesDeleted})
 	}
 	return &answer{Note: costNote, Data: map[string]any{"cost": noCost, "group": c.Group.ID, "evidence": ev}}, nil
+}
+
+// spendView is a fork-run's spend as its budget pool counted it.
+type spendView struct {
+	Group           string      `json:"group"`
+	Outcome         string      `json:"outcome"`
+	Forks           []forkSpend `json:"forks"`
+	TotalUSD        float64     `json:"total_usd"`
+	PerForkCapUSD   float64     `json:"per_fork_cap_usd"`  // 0: no cap
+	AggregateCapUSD float64     `json:"aggregate_cap_usd"` // 0: no cap
+}
+
+// forkSpend is one fork's line in a spendView.
+type forkSpend struct {
+	Name    string        `json:"name"`
+	Run     string        `json:"run"`
+	State   forkrun.State `json:"state"`
+	Account string        `json:"account,omitempty"`
+	Tokens  int64         `json:"tokens"`
+	USD     float64       `json:"usd"`
+}
+
+func spendOf(rep *forkrun.Report) spendView {
+	v := spendView{Group: rep.Group, Outcome: rep.Outcome, Forks: []forkSpend{}, TotalUSD: rep.TotalUSD(),
+		PerForkCapUSD: rep.Budget.PerForkCap, AggregateCapUSD: rep.Budget.AggregateCap}
+	for _, f := range rep.Forks {
+		v.Forks = append(v.Forks, forkSpend{Name: f.Name, Run: f.Run, State: f.State, Account: f.Account,
+			Tokens: f.Agent.Tokens.Total(), USD: f.CostUSD})
+	}
+	return v
+}
+
+// budgetAnswer is fork_cost of a fork-run's group.
+func budgetAnswer(rep *forkrun.Report) *answer {
+	v := spendOf(rep)
+	so := ""
+	if rep.Outcome == forkrun.OutcomeRunning {
+		so = " so far (it is running)"
+	}
+	note := fmt.Sprintf("fork-run %s spent $%.4f in all%s; caps: per fork %s, all forks %s.",
+		rep.Group, v.TotalUSD, so, capText(v.PerForkCapUSD), capText(v.AggregateCapUSD))
+	return &answer{Note: note, Data: v}
+}
+
+// forkSpendAnswer is fork_cost of one fork of a fork-run, with ev, the
+// evidence of its changes.
+func forkSpendAnswer(rep *forkrun.Report, f *forkrun.Fork, ev map[string]any) *answer {
+	note := fmt.Sprintf("%s spent $%.4f (%s) in fork-run %s, whose forks spent $%.4f in all; caps: per fork %s, all forks %s.",
+		f.Name, f.CostUSD, f.State, rep.Group, rep.TotalUSD(), capText(rep.Budget.PerForkCap), capText(rep.Budget.AggregateCap))
+	return &answer{Note: note, Data: map[string]any{"run": f.Name, "id": f.Run, "state": f.State, "tokens": f.Agent.Tokens.Total(),
+		"usd": f.CostUSD, "group": spendOf(rep), "evidence": ev}}
+}
+
+func capText(usd float64) string {
+	if usd <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("$%.2f", usd)
 }

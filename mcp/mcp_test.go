@@ -16,7 +16,7 @@ import (
 var wantTools = map[string]string{
 	"fork_run": "additive", "inspect_branches": "read-only", "diff_branches": "read-only",
 	"merge_or_select": "destructive", "terminate_branch": "destructive", "fork_cost": "read-only",
-	"fork": "additive", "summary": "read-only", "compare": "read-only", "rollback": "destructive", "discard": "destructive",
+	"fork_report": "read-only", "fork": "additive", "summary": "read-only", "compare": "read-only", "rollback": "destructive", "discard": "destructive",
 }
 
 func kindOf(a *sdk.ToolAnnotations) string {

@@ -24,6 +24,7 @@ type Options struct {
 // instructions tell the client what the tools are for.
 const instructions = `tine forks this workspace (a run) into copy-on-write forks that each see their own copy of the files.
 Fork to try approaches side by side (fork_run), compare them (inspect_branches, diff_branches, fork_cost), then keep one (merge_or_select) and drop the rest (terminate_branch).
+fork_run with a prompt starts a fork-run in the daemon: an agent per fork, tests, a judge, then its merge mode; it answers at once, follow it with fork_report.
 From inside a run, merging, promoting, choosing and discarding are only requested: a person approves each with "tine approve ID".`
 
 // NewServer returns an MCP server whose tools call the daemon through

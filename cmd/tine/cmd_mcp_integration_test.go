@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -73,7 +74,7 @@ func TestMCP_Host(t *testing.T) {
 	cs := e.mcpSession("mcp")
 
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 11 {
+	if err != nil || len(tools.Tools) != 12 {
 		t.Fatalf("tools/list: %v %v", tools, err)
 	}
 	for _, tool := range tools.Tools {
@@ -120,6 +121,137 @@ func TestMCP_Host(t *testing.T) {
 	mcpCall(t, cs, false, "terminate_branch", map[string]any{"run": b})
 	mcpCall(t, cs, true, "fork_run", map[string]any{"run": "source", "copies": 0})
 	mcpCall(t, cs, true, "summary", map[string]any{"run": "nope"})
+}
+
+// mcpReport polls fork_report until the fork-run of group ended.
+func mcpReport(t *testing.T, cs *sdk.ClientSession, group string) (string, map[string]any) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		text, rep := mcpCall(t, cs, false, "fork_report", map[string]any{"group": group})
+		if rep["outcome"] != "running" {
+			return text, rep
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fork-run still runs: %s", text)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// An agent on the host starts a fork-run in the daemon and follows it to
+// its end: report, verdict and cost.
+func TestMCP_ForkRun(t *testing.T) {
+	e, dir := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	cs := e.mcpSession("mcp")
+
+	agent := `test "$TINE_APPROACH" = fix && echo fixed > a.txt; echo '{"tine_cost_usd": 0.01}'`
+	text, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "fix a.txt", "copies": 2,
+		"approaches": []string{"fix", "noop"}, "agent_cmd": agent, "test": "grep -q fixed a.txt", "merge_mode": "manual", "budget_usd": 1})
+	group, _ := st["group"].(string)
+	if group == "" || !strings.Contains(text, "fork_report group="+group) {
+		t.Fatalf("fork_run with a prompt: %s", text)
+	}
+	text, rep := mcpReport(t, cs, group)
+	if rep["outcome"] != "reported" || rep["winner"] != "source-1" || !strings.Contains(text, "merge_or_select group="+group) {
+		t.Fatalf("fork_report: %s", text)
+	}
+	if v, _ := rep["verdict"].(map[string]any); v == nil || v["judge"] != "heuristic" || v["rationale"] == "" {
+		t.Errorf("verdict %v", rep["verdict"])
+	}
+	want := map[string]string{"source-1": "passed", "source-2": "failed"}
+	for _, f := range rep["forks"].([]any) {
+		f := f.(map[string]any)
+		name, _ := f["name"].(string)
+		if f["state"] != "finished" || f["tests"] != want[name] || f["cost_usd"] != 0.01 || f["score"] == nil {
+			t.Errorf("fork %v", f)
+		}
+	}
+	if f := rep["forks"].([]any)[0].(map[string]any); f["files_changed"] != 1.0 || f["lines_added"] != 1.0 {
+		t.Errorf("the fix fork's changes: %v", f)
+	}
+	if text, _ := mcpCall(t, cs, false, "fork_cost", map[string]any{"group": group}); !strings.Contains(text, "spent $0.0200 in all; caps: per fork $1.00") {
+		t.Errorf("fork_cost: %s", text)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "original\n" {
+		t.Errorf("manual mode changed the source: %q", got)
+	}
+	mcpCall(t, cs, true, "fork_run", map[string]any{"run": "source", "prompt": "x", "agent_cmd": "no-such-agent-program"})
+	mcpCall(t, cs, true, "fork_report", map[string]any{"group": "g12345678"})
+}
+
+// A daemon stopped while its fork-run runs cancels it: the agents are
+// killed, the forks kept, the report saved.
+func TestMCP_ForkRunDaemonStops(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	cs := e.mcpSession("mcp")
+	_, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "wait", "copies": 2,
+		"agent_cmd": "echo started; sleep 3013", "merge_mode": "manual"})
+	group, _ := st["group"].(string)
+	deadline := time.Now().Add(time.Minute)
+	for running := 0; running < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the agents were never seen running")
+		}
+		time.Sleep(100 * time.Millisecond)
+		_, rep := mcpCall(t, cs, false, "fork_report", map[string]any{"group": group})
+		running = 0
+		for _, f := range rep["forks"].([]any) {
+			if f.(map[string]any)["state"] == "running" {
+				running++
+			}
+		}
+	}
+	d.stop(t)
+	var c groupCost
+	e.okJSON(&c, "cost", group, "--json")
+	for _, f := range c.Forks {
+		if f.State != "canceled" {
+			t.Errorf("%s is %s after the daemon stopped, want canceled", f.Name, f.State)
+		}
+	}
+	if rows := e.ls(); len(rows) != 3 {
+		t.Errorf("%d live runs after the daemon stopped, want the source and both forks", len(rows))
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, p := range ents {
+		if b, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline")); err == nil && strings.Contains(string(b), "3013") {
+			t.Errorf("an agent outlived the daemon: pid %s %q", p.Name(), b)
+		}
+	}
+}
+
+// From inside a run, a fork-run merges nothing without a person, and an
+// agent in its turn cannot fork-run itself until the turn stops.
+func TestMCP_ForkRunInsideRun(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("fork", "source", "-n", "1")
+	cs := e.mcpSession("exec", "source-1", "--", "tine", "mcp")
+	args := map[string]any{"prompt": "touch b.txt", "copies": 1, "agent_cmd": "touch b.txt", "merge_mode": "auto"}
+	if text, _ := mcpCall(t, cs, true, "fork_run", args); !strings.Contains(text, "merges without a person") {
+		t.Errorf("auto from inside: %s", text)
+	}
+	args["merge_mode"] = "manual"
+	prompt := hookEvent(t, "docs-examples/userpromptsubmit.input.json", map[string]string{"prompt": "try it"})
+	if r := e.run(call{stdin: prompt}, "exec", "source-1", "--", "tine", "hook", "claude"); r.code != 0 {
+		t.Fatalf("the prompt hook: %v", r)
+	}
+	if text, _ := mcpCall(t, cs, true, "fork_run", args); !strings.Contains(text, "once the turn stops") {
+		t.Errorf("mid-turn: %s", text)
+	}
+	stop := hookEvent(t, "docs-examples/stop.input.json", nil)
+	if r := e.run(call{stdin: stop}, "exec", "source-1", "--", "tine", "hook", "claude"); r.code != 0 {
+		t.Fatalf("the stop hook: %v", r)
+	}
+	_, st := mcpCall(t, cs, false, "fork_run", args)
+	if _, rep := mcpReport(t, cs, st["group"].(string)); rep["outcome"] != "reported" {
+		t.Errorf("the fork-run from inside: %v", rep)
+	}
 }
 
 // An agent inside a fork asks: its merge and discard wait for a person,

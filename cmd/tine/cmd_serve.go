@@ -37,7 +37,9 @@ capability), and with
 --listen also on TCP, where every request needs the bearer token kept in the
 state directory's file "token" (created on first use). SIGINT or SIGTERM
 stops it gracefully: requests in flight finish; runs and their processes
-keep running and the next tine serve finds them.`,
+keep running and the next tine serve finds them. Fork-runs it started
+(POST /v1/runs/{run}/fork-run) are canceled: their agents are killed, their
+forks kept (state canceled).`,
 		Example: `  tine serve
   tine serve --listen 127.0.0.1:7070
   curl --unix-socket /var/lib/tine/ctl/tine.sock http://tine/v1/runs`,
@@ -68,7 +70,10 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	}
 	m := metrics.New(metrics.WithSource(metrics.EngineSource(e)), metrics.WithForkRuns(e), metrics.WithErrorLog(log.New(a.stderr, "tine serve: ", 0)))
 	e.SetObserver(m)
-	servers := []*http.Server{{Handler: a.accessLog(routes(e, m, "")), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
+	// One API for every listener: the fork-runs it starts are seen, and
+	// canceled, from any of them.
+	api := httpapi.New(e, "", httpapi.WithHookObserver(m.ObserveHook))
+	servers := []*http.Server{{Handler: a.accessLog(routes(e, m, api, "")), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
 	lns := []net.Listener{uln}
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if listen != "" {
@@ -81,7 +86,7 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 			uln.Close()
 			return err
 		}
-		servers = append(servers, &http.Server{Handler: a.accessLog(routes(e, m, token)), ReadHeaderTimeout: 10 * time.Second})
+		servers = append(servers, &http.Server{Handler: a.accessLog(routes(e, m, api, token)), ReadHeaderTimeout: 10 * time.Second})
 		lns = append(lns, tln)
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), filepath.Join(e.Home(), "token"))
 	}
@@ -95,8 +100,13 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	forkRuns := make(chan error, 1)
+	go func() { forkRuns <- api.Shutdown(sctx) }() // cancels fork-runs at once
 	for _, srv := range servers {
 		srv.Shutdown(sctx)
+	}
+	if ferr := <-forkRuns; ferr != nil {
+		fmt.Fprintf(a.stderr, "tine serve: %v\n", ferr)
 	}
 	os.Remove(sock)
 	fmt.Fprintln(a.stdout, "tine serve: stopped")
@@ -165,12 +175,11 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// routes serves the API at /v1/, the metrics at /metrics and the dashboard
+// routes serves api at /v1/, the metrics at /metrics and the dashboard
 // at /ui/, behind the bearer token when there is one.
-func routes(e *engine.Engine, m *metrics.Metrics, token string) http.Handler {
+func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string) http.Handler {
 	mux := http.NewServeMux()
-	api := httpapi.New(e, token, httpapi.WithHookObserver(m.ObserveHook))
-	mux.Handle("/", api)
+	mux.Handle("/", httpapi.RequireToken(token, api))
 	mux.Handle("GET /metrics", httpapi.RequireToken(token, m.Handler()))
 	mux.Handle("/ui/", httpapi.PersonOnly(dashboard.New(e, token)))
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))

@@ -1,0 +1,266 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+)
+
+// The daemon runs fork-runs (POST /v1/runs/{ref}/fork-run) in the
+// background, on a context of the server's own rather than the request's:
+// the answer comes once the forks exist, and the fork-run goes on until it
+// ends, its group is canceled (POST /v1/groups/{g}/cancel), or the server
+// shuts down (Server.Shutdown). Its report, rewritten as the forks
+// progress, is served by GET /v1/groups/{g}/report.
+
+// ForkRunStarted is the answer (202) to POST /v1/runs/{ref}/fork-run.
+type ForkRunStarted struct {
+	Group string `json:"group"`
+	// Report is the report as it stood when the forks were made.
+	Report *forkrun.Report `json:"report"`
+	// Warnings are the problems of tine.toml that tine worked around, and
+	// what it changed in the request (file:line: message).
+	Warnings []string `json:"warnings"`
+}
+
+// ForkRunCanceled is the answer (202) to POST /v1/groups/{g}/cancel.
+type ForkRunCanceled struct {
+	Group   string          `json:"group"`
+	Report  *forkrun.Report `json:"report"` // as it stood when canceled
+	Message string          `json:"message"`
+}
+
+// forkRuns are the fork-runs this server started and that have not ended.
+type forkRuns struct {
+	ctx    context.Context // lives as long as the server
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	closed  bool
+	running map[string]*runningForkRun // by group id
+	wg      sync.WaitGroup
+}
+
+// runningForkRun is one fork-run under way and what cancels it.
+type runningForkRun struct {
+	h      *forkrun.Handle
+	cancel context.CancelFunc
+}
+
+func newForkRuns() *forkRuns {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &forkRuns{ctx: ctx, cancel: cancel, running: map[string]*runningForkRun{}}
+}
+
+// start starts a fork-run of o and keeps its handle until it ends.
+func (f *forkRuns) start(e *engine.Engine, o forkrun.Options) (*forkrun.Handle, error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, fmt.Errorf("the daemon is shutting down and starts no fork-run: %w", tine.ErrState)
+	}
+	f.wg.Add(1)
+	f.mu.Unlock()
+	ctx, cancel := context.WithCancel(f.ctx)
+	h, err := forkrun.Start(ctx, e, o)
+	if err != nil {
+		cancel()
+		f.wg.Done()
+		return nil, err
+	}
+	f.mu.Lock()
+	f.running[h.Group()] = &runningForkRun{h: h, cancel: cancel}
+	f.mu.Unlock()
+	go func() {
+		defer f.wg.Done()
+		h.Wait()
+		cancel()
+		f.mu.Lock()
+		delete(f.running, h.Group())
+		f.mu.Unlock()
+	}()
+	return h, nil
+}
+
+// get returns the fork-run of group g if it runs here.
+func (f *forkRuns) get(g string) *runningForkRun {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.running[g]
+}
+
+// shutdown refuses new fork-runs, cancels the running ones and waits for
+// them to end, or for ctx.
+func (f *forkRuns) shutdown(ctx context.Context) error {
+	f.mu.Lock()
+	f.closed = true
+	n := len(f.running)
+	f.mu.Unlock()
+	f.cancel()
+	done := make(chan struct{})
+	go func() {
+		f.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%d fork-run(s) did not end in time after being canceled: %w", n, ctx.Err())
+	}
+}
+
+// Shutdown cancels the fork-runs this server started and waits for them to
+// end, or for ctx: their agents are killed, their forks kept (state
+// canceled) and their reports saved. It starts no fork-run afterwards.
+// Call it when the HTTP server stops.
+func (s *Server) Shutdown(ctx context.Context) error { return s.forkRuns.shutdown(ctx) }
+
+func (s *Server) forkRun(w http.ResponseWriter, r *http.Request) {
+	var req forkrun.Request
+	if !decodeOrFail(w, r, &req) {
+		return
+	}
+	if strings.TrimSpace(req.Prompt) == "" {
+		writeErr(w, fmt.Errorf("a fork-run needs \"prompt\": the task given to every fork's agent: %w", tine.ErrInvalid))
+		return
+	}
+	actor, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionFork)
+	if !ok {
+		return
+	}
+	src, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if actor != nil && actor.Run.ID == src.Run.ID && s.e.InTurn(*actor) {
+		writeErr(w, fmt.Errorf("%s's agent is in a turn, so its files are still moving: a fork-run of itself can start once the turn stops; end the turn, then ask again: %w",
+			actor.Run.Name, tine.ErrState))
+		return
+	}
+	o, warnings, err := s.forkRunOptions(src, actor, req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	h, err := s.forkRuns.start(s.e, o)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, ForkRunStarted{Group: h.Group(), Report: h.Report(), Warnings: warnings})
+}
+
+// forkRunOptions reads the source run's tine.toml and turns req into
+// Options, with the config's warnings. The daemon's environment supplies
+// the LLM judge's key, but only to a person: see insideLimits.
+func (s *Server) forkRunOptions(src engine.Ref, actor *engine.Ref, req forkrun.Request) (forkrun.Options, []string, error) {
+	cfg, err := forkrun.LoadConfig(s.e, src, "")
+	if err != nil {
+		return forkrun.Options{}, nil, err
+	}
+	warnings := []string{}
+	for _, w := range cfg.Warnings {
+		warnings = append(warnings, w.String())
+	}
+	getenv := os.Getenv
+	if actor != nil {
+		notes, err := insideLimits(cfg, &req)
+		if err != nil {
+			return forkrun.Options{}, nil, err
+		}
+		warnings = append(warnings, notes...)
+		getenv = func(string) string { return "" }
+	}
+	o, err := forkrun.Configure(cfg, src, req, getenv)
+	return o, warnings, err
+}
+
+// insideLimits applies the control plane's rules to a fork-run asked for
+// from inside a run. Merging without a person (merge modes auto and vote)
+// would resolve on the run's own authority, and the LLM judge would send
+// the daemon's API key to wherever the run's own tine.toml says: both are
+// refused when asked for, and replaced, with a note, when they come from
+// tine.toml.
+func insideLimits(cfg *config.Config, req *forkrun.Request) ([]string, error) {
+	var notes []string
+	mode, err := forkrun.ParseMergeMode(req.MergeMode)
+	if err != nil {
+		return nil, err
+	}
+	if req.MergeMode == "" {
+		mode, _ = forkrun.ParseMergeMode(cfg.Fork.MergeMode)
+	}
+	if mode == forkrun.Auto || mode == forkrun.VoteMode {
+		if req.MergeMode != "" {
+			return nil, fmt.Errorf("merge mode %s merges without a person; from inside a run use auto_with_fallback or manual (a person confirms with tine choose): %w",
+				mode, tine.ErrPrivilege)
+		}
+		req.MergeMode = string(forkrun.AutoWithFallback)
+		notes = append(notes, fmt.Sprintf("tine.toml's merge_mode %s merges without a person; from inside a run the fork-run uses auto_with_fallback (a person confirms with tine choose)", mode))
+	}
+	if req.Judge == config.JudgeLLM {
+		return nil, fmt.Errorf("the llm judge uses the daemon's API key; from inside a run use the heuristic judge, or start the fork-run from the host: %w", tine.ErrPrivilege)
+	}
+	if req.Judge == "" && cfg.Fork.Judge == config.JudgeLLM {
+		req.Judge = config.JudgeHeuristic
+		notes = append(notes, "tine.toml's judge llm would use the daemon's API key; from inside a run the fork-run uses the heuristic judge")
+	}
+	return notes, nil
+}
+
+// group resolves group ref and checks that the acting run, if any, may do
+// action to the group's parent.
+func (s *Server) group(w http.ResponseWriter, r *http.Request, action tine.Action) (*tine.Group, bool) {
+	g, _, err := s.e.Group(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		writeErr(w, err)
+		return nil, false
+	}
+	if actorOf(r) != nil {
+		if _, ok := s.allow(w, r, g.Parent, action); !ok {
+			return nil, false
+		}
+	}
+	return g, true
+}
+
+func (s *Server) forkRunReport(w http.ResponseWriter, r *http.Request) {
+	g, ok := s.group(w, r, tine.ActionInspect)
+	if !ok {
+		return
+	}
+	if fr := s.forkRuns.get(g.ID); fr != nil {
+		writeJSON(w, http.StatusOK, fr.h.Report())
+		return
+	}
+	rep, err := forkrun.Load(s.e, g.Workspace, g.ID)
+	handle(w, http.StatusOK, rep, err)
+}
+
+// cancelForkRun cancels a fork-run running in this daemon; whoever may
+// start a fork-run of the group's parent may cancel it.
+func (s *Server) cancelForkRun(w http.ResponseWriter, r *http.Request) {
+	g, ok := s.group(w, r, tine.ActionFork)
+	if !ok {
+		return
+	}
+	fr := s.forkRuns.get(g.ID)
+	if fr == nil {
+		writeErr(w, fmt.Errorf("no fork-run of group %s runs in this daemon (it ended, or a tine fork-run command runs it: interrupt that): %w",
+			g.ID, tine.ErrNotFound))
+		return
+	}
+	fr.cancel()
+	writeJSON(w, http.StatusAccepted, ForkRunCanceled{Group: g.ID, Report: fr.h.Report(),
+		Message: "canceling: the agents are killed, the forks kept (state canceled); follow with GET /v1/groups/" + g.ID + "/report"})
+}
