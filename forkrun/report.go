@@ -98,6 +98,7 @@ const (
 	OutcomeConflict       = "conflict"        // the winner's merge had conflicts; nothing written
 	OutcomeNoWinner       = "no_winner"       // nothing judgeable, or no winner cleared the threshold in auto/vote
 	OutcomeFailed         = "failed"          // the fork-run itself failed
+	OutcomeCanceled       = "canceled"        // interrupted; nothing judged or resolved
 	// OutcomeResolved: after the fork-run ended without resolving the
 	// group, a person (tine choose, the dashboard) resolved it.
 	OutcomeResolved = "resolved"

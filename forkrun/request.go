@@ -185,9 +185,13 @@ func checkCommandAgent(cmd, dir string) error {
 	return nil
 }
 
+// shellBuiltin reports whether s is a shell keyword or builtin, which no
+// PATH lookup finds.
 func shellBuiltin(s string) bool {
 	switch s {
-	case "exec", "cd", "echo", "printf", "true", "false", ":", "test", "[", "set", "export", "eval", ".":
+	case "exec", "cd", "echo", "printf", "true", "false", ":", "test", "[", "[[", "set", "export", "eval", ".",
+		"source", "if", "for", "while", "until", "case", "select", "function", "{", "(", "!", "time", "read",
+		"exit", "trap", "umask", "ulimit", "wait", "command", "builtin", "type", "unset", "shift", "return":
 		return true
 	}
 	return false

@@ -158,8 +158,14 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	// on its own when its agent starts.
 	r.e.Launch(ctx, r.rep.Workspace, ids)
 	r.runForks(ctx)
-	err := r.gather(ctx)
-	if err == nil {
+	// What the forks changed is recorded even after an interrupt; nothing
+	// is judged or resolved then.
+	err := r.gather(context.WithoutCancel(ctx))
+	switch {
+	case ctx.Err() != nil:
+		err = fmt.Errorf("fork-run interrupted: %w", ctx.Err())
+		r.setOutcome(OutcomeCanceled, "interrupted before the forks were judged; they are kept: inspect them with tine summary, resolve them with tine choose or tine discard")
+	case err == nil:
 		err = r.resolve(ctx)
 	}
 	r.finish(err)

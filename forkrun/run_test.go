@@ -145,6 +145,9 @@ func TestRun_InterruptKillsAgentsAndKeepsForks(t *testing.T) {
 	if err == nil || rep == nil {
 		t.Fatalf("interrupted fork-run: report %v, error %v", rep != nil, err)
 	}
+	if rep.Outcome != forkrun.OutcomeCanceled || rep.Verdict != nil {
+		t.Errorf("outcome %s (%s), verdict %+v: want canceled, unjudged", rep.Outcome, rep.OutcomeDetail, rep.Verdict)
+	}
 	if d := time.Since(t0); d > 30*time.Second {
 		t.Errorf("took %v after the interrupt", d)
 	}

@@ -15,8 +15,10 @@ func newMCP(a *app) *cobra.Command {
 		Use:   "mcp",
 		Short: "Serve tine's tools to an agent over MCP (stdio)",
 		Long: `Speaks the Model Context Protocol on stdin and stdout: tools to fork a run
-(fork_run), compare and diff the forks (inspect_branches, diff_branches,
-fork_cost), and merge, choose or discard them (merge_or_select,
+and run an agent or command in every fork (fork_run; with a prompt, a
+fork-run the daemon runs, tests and judges), follow it (fork_report),
+compare and diff the forks (inspect_branches, diff_branches, fork_cost),
+and merge, choose or discard them (merge_or_select,
 terminate_branch), plus fork, summary, compare, rollback and discard. Each
 tool is a request to tine serve, which must be running.
 
