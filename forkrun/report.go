@@ -308,3 +308,35 @@ func resolvedDetail(h *engine.HistoryEntry) string {
 	}
 	return fmt.Sprintf("resolved by a person at %s: %s", h.Time.Format("2006-01-02 15:04:05"), what)
 }
+
+// Spend is what a fork-run's forks spent, as its budget pool counted it:
+// what tine cost and the MCP tool fork_cost show.
+type Spend struct {
+	Group           string      `json:"group"`
+	Outcome         string      `json:"outcome"`
+	Forks           []ForkSpend `json:"forks"`
+	TotalUSD        float64     `json:"total_usd"`
+	PerForkCapUSD   float64     `json:"per_fork_cap_usd"`  // 0: no cap
+	AggregateCapUSD float64     `json:"aggregate_cap_usd"` // 0: no cap
+}
+
+// ForkSpend is one fork's line in a Spend.
+type ForkSpend struct {
+	Name    string  `json:"name"`
+	Run     string  `json:"run"`
+	State   State   `json:"state"`
+	Account string  `json:"account,omitempty"`
+	Tokens  int64   `json:"tokens"`
+	USD     float64 `json:"usd"`
+}
+
+// Spend returns what r's forks spent.
+func (r *Report) Spend() Spend {
+	v := Spend{Group: r.Group, Outcome: r.Outcome, Forks: []ForkSpend{}, TotalUSD: r.TotalUSD(),
+		PerForkCapUSD: r.Budget.PerForkCap, AggregateCapUSD: r.Budget.AggregateCap}
+	for _, f := range r.Forks {
+		v.Forks = append(v.Forks, ForkSpend{Name: f.Name, Run: f.Run, State: f.State, Account: f.Account,
+			Tokens: f.Agent.Tokens.Total(), USD: f.CostUSD})
+	}
+	return v
+}

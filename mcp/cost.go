@@ -72,39 +72,9 @@ func (t *tools) groupCost(ctx context.Context, group string) (*answer, error) {
 	return &answer{Note: costNote, Data: map[string]any{"cost": noCost, "group": c.Group.ID, "evidence": ev}}, nil
 }
 
-// spendView is a fork-run's spend as its budget pool counted it.
-type spendView struct {
-	Group           string      `json:"group"`
-	Outcome         string      `json:"outcome"`
-	Forks           []forkSpend `json:"forks"`
-	TotalUSD        float64     `json:"total_usd"`
-	PerForkCapUSD   float64     `json:"per_fork_cap_usd"`  // 0: no cap
-	AggregateCapUSD float64     `json:"aggregate_cap_usd"` // 0: no cap
-}
-
-// forkSpend is one fork's line in a spendView.
-type forkSpend struct {
-	Name    string        `json:"name"`
-	Run     string        `json:"run"`
-	State   forkrun.State `json:"state"`
-	Account string        `json:"account,omitempty"`
-	Tokens  int64         `json:"tokens"`
-	USD     float64       `json:"usd"`
-}
-
-func spendOf(rep *forkrun.Report) spendView {
-	v := spendView{Group: rep.Group, Outcome: rep.Outcome, Forks: []forkSpend{}, TotalUSD: rep.TotalUSD(),
-		PerForkCapUSD: rep.Budget.PerForkCap, AggregateCapUSD: rep.Budget.AggregateCap}
-	for _, f := range rep.Forks {
-		v.Forks = append(v.Forks, forkSpend{Name: f.Name, Run: f.Run, State: f.State, Account: f.Account,
-			Tokens: f.Agent.Tokens.Total(), USD: f.CostUSD})
-	}
-	return v
-}
-
 // budgetAnswer is fork_cost of a fork-run's group.
 func budgetAnswer(rep *forkrun.Report) *answer {
-	v := spendOf(rep)
+	v := rep.Spend()
 	so := ""
 	if rep.Outcome == forkrun.OutcomeRunning {
 		so = " so far (it is running)"
@@ -120,7 +90,7 @@ func forkSpendAnswer(rep *forkrun.Report, f *forkrun.Fork, ev map[string]any) *a
 	note := fmt.Sprintf("%s spent $%.4f (%s) in fork-run %s, whose forks spent $%.4f in all; caps: per fork %s, all forks %s.",
 		f.Name, f.CostUSD, f.State, rep.Group, rep.TotalUSD(), capText(rep.Budget.PerForkCap), capText(rep.Budget.AggregateCap))
 	return &answer{Note: note, Data: map[string]any{"run": f.Name, "id": f.Run, "state": f.State, "tokens": f.Agent.Tokens.Total(),
-		"usd": f.CostUSD, "group": spendOf(rep), "evidence": ev}}
+		"usd": f.CostUSD, "group": rep.Spend(), "evidence": ev}}
 }
 
 func capText(usd float64) string {

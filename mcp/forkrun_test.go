@@ -127,7 +127,7 @@ func TestServer_ForkCostBudget(t *testing.T) {
 		return http.StatusNotFound, nil, fmt.Errorf("no %s: %w", path, tine.ErrNotFound)
 	}}
 	cs := session(t, Options{API: api})
-	var v spendView
+	var v forkrun.Spend
 	text := ok(t, cs, "fork_cost", map[string]any{"group": "g1"}, &v)
 	if !strings.Contains(text, "spent $0.7500 in all; caps: per fork $5.00, all forks none") {
 		t.Errorf("fork_cost: %s", text)

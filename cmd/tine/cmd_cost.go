@@ -27,7 +27,7 @@ state, the caps, and the total. GROUP is a group id, or any run of it.`,
 					return err
 				}
 				if asJSON {
-					return a.printJSON(costView(rep))
+					return a.printJSON(rep.Spend())
 				}
 				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "FORK\tSTATE\tACCOUNT\tTOKENS\tCOST")
@@ -50,32 +50,6 @@ func capText(usd float64) string {
 		return "none"
 	}
 	return fmt.Sprintf("$%.2f", usd)
-}
-
-// groupCost is tine cost's JSON.
-type groupCost struct {
-	Group        string     `json:"group"`
-	Forks        []forkCost `json:"forks"`
-	TotalUSD     float64    `json:"total_usd"`
-	PerForkCap   float64    `json:"per_fork_cap_usd"`
-	AggregateCap float64    `json:"aggregate_cap_usd"`
-}
-
-type forkCost struct {
-	Name    string        `json:"name"`
-	Run     string        `json:"run"`
-	State   forkrun.State `json:"state"`
-	Account string        `json:"account,omitempty"`
-	Tokens  int64         `json:"tokens"`
-	USD     float64       `json:"usd"`
-}
-
-func costView(rep *forkrun.Report) groupCost {
-	g := groupCost{Group: rep.Group, TotalUSD: rep.TotalUSD(), PerForkCap: rep.Budget.PerForkCap, AggregateCap: rep.Budget.AggregateCap, Forks: []forkCost{}}
-	for _, f := range rep.Forks {
-		g.Forks = append(g.Forks, forkCost{f.Name, f.Run, f.State, f.Account, f.Agent.Tokens.Total(), f.CostUSD})
-	}
-	return g
 }
 
 // loadGroupReport finds the fork-run report of a group given by id or by

@@ -165,9 +165,9 @@ func TestForkRun_AutoMergesTheWinner(t *testing.T) {
 	if s.Fork == nil || s.Fork.Test == nil || s.Fork.Test.Passed || s.Ready || s.RunState != "discarded" {
 		t.Errorf("summary of the loser: %+v", s)
 	}
-	var c groupCost
+	var c forkrun.Spend
 	e.okJSON(&c, "cost", rep.Group, "--json")
-	if len(c.Forks) != 3 || math.Abs(c.TotalUSD-3*fixtureCost) > 1e-9 || c.PerForkCap != 5 {
+	if len(c.Forks) != 3 || math.Abs(c.TotalUSD-3*fixtureCost) > 1e-9 || c.PerForkCapUSD != 5 {
 		t.Errorf("cost %+v", c)
 	}
 }

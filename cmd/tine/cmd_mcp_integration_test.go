@@ -16,6 +16,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tinehq/tine/forkrun"
 )
 
 // mcpSession runs args (tine mcp, or tine exec RUN -- tine mcp) as an MCP
@@ -206,7 +207,7 @@ func TestMCP_ForkRunDaemonStops(t *testing.T) {
 		}
 	}
 	d.stop(t)
-	var c groupCost
+	var c forkrun.Spend
 	e.okJSON(&c, "cost", group, "--json")
 	for _, f := range c.Forks {
 		if f.State != "canceled" {
