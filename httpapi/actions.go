@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -278,6 +279,11 @@ func (s *Server) evidence(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg, err := s.e.RecordEvidence(ctxOf(r), ref, req.Kind, req.Data)
+	if err == nil && req.Kind == engine.EvidenceTurnStopped {
+		if started := s.forkRuns.startQueued(s.e, ref.Run.ID); started != "" {
+			msg = strings.TrimPrefix(msg+"; "+started, "; ")
+		}
+	}
 	handle(w, http.StatusOK, map[string]any{"recorded": true, "message": msg}, err)
 }
 

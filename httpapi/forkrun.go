@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -23,7 +24,11 @@ import (
 
 // ForkRunStarted is the answer (202) to POST /v1/runs/{ref}/fork-run.
 type ForkRunStarted struct {
-	Group string `json:"group"`
+	// Queued: the run asked for a fork-run of itself during its agent's
+	// turn; it starts when the turn stops (Group and Report are empty).
+	Queued  bool   `json:"queued,omitempty"`
+	Message string `json:"message,omitempty"`
+	Group   string `json:"group"`
 	// Report is the report as it stood when the forks were made.
 	Report *forkrun.Report `json:"report"`
 	// Warnings are the problems of tine.toml that tine worked around, and
@@ -45,7 +50,8 @@ type forkRuns struct {
 
 	mu      sync.Mutex
 	closed  bool
-	running map[string]*runningForkRun // by group id
+	running map[string]*runningForkRun   // by group id
+	queued  map[string][]forkrun.Options // by source run id: asked for mid-turn
 	wg      sync.WaitGroup
 }
 
@@ -57,7 +63,7 @@ type runningForkRun struct {
 
 func newForkRuns() *forkRuns {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &forkRuns{ctx: ctx, cancel: cancel, running: map[string]*runningForkRun{}}
+	return &forkRuns{ctx: ctx, cancel: cancel, running: map[string]*runningForkRun{}, queued: map[string][]forkrun.Options{}}
 }
 
 // start starts a fork-run of o and keeps its handle until it ends.
@@ -88,6 +94,34 @@ func (f *forkRuns) start(e *engine.Engine, o forkrun.Options) (*forkrun.Handle, 
 		f.mu.Unlock()
 	}()
 	return h, nil
+}
+
+// queue keeps a fork-run of run, asked for during its agent's turn, until
+// the turn stops.
+func (f *forkRuns) queue(run string, o forkrun.Options) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queued[run] = append(f.queued[run], o)
+}
+
+// startQueued starts the fork-runs queued for run, now that its turn
+// stopped, and says what it did.
+func (f *forkRuns) startQueued(e *engine.Engine, run string) string {
+	f.mu.Lock()
+	todo := f.queued[run]
+	delete(f.queued, run)
+	f.mu.Unlock()
+	var msgs []string
+	for _, o := range todo {
+		h, err := f.start(e, o)
+		if err != nil {
+			msgs = append(msgs, "the fork-run asked for during the turn could not start: "+err.Error())
+			continue
+		}
+		rep := h.Report()
+		msgs = append(msgs, fmt.Sprintf("tine started fork-run %s of %s: %d fork(s)", h.Group(), rep.Source, len(rep.Forks)))
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // get returns the fork-run of group g if it runs here.
@@ -142,14 +176,17 @@ func (s *Server) forkRun(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	if actor != nil && actor.Run.ID == src.Run.ID && s.e.InTurn(*actor) {
-		writeErr(w, fmt.Errorf("%s's agent is in a turn, so its files are still moving: a fork-run of itself can start once the turn stops; end the turn, then ask again: %w",
-			actor.Run.Name, tine.ErrState))
-		return
-	}
 	o, warnings, err := s.forkRunOptions(src, actor, req)
 	if err != nil {
 		writeErr(w, err)
+		return
+	}
+	if actor != nil && actor.Run.ID == src.Run.ID && s.e.InTurn(*actor) {
+		// The agent's files are still moving: the fork-run starts, at a
+		// stable point, when the turn stops. Its options were checked now.
+		s.forkRuns.queue(src.Run.ID, o)
+		writeJSON(w, http.StatusAccepted, ForkRunStarted{Queued: true, Warnings: warnings,
+			Message: "tine starts this fork-run of " + src.Run.Name + " when this turn stops: say so and end the turn; its forks continue from there"})
 		return
 	}
 	h, err := s.forkRuns.start(s.e, o)
@@ -221,7 +258,7 @@ func insideLimits(cfg *config.Config, req *forkrun.Request) ([]string, error) {
 // group resolves group ref and checks that the acting run, if any, may do
 // action to the group's parent.
 func (s *Server) group(w http.ResponseWriter, r *http.Request, action tine.Action) (*tine.Group, bool) {
-	g, _, err := s.e.Group(r.Context(), r.PathValue("ref"))
+	g, err := s.groupOf(r.Context(), r.PathValue("ref"))
 	if err != nil {
 		writeErr(w, err)
 		return nil, false
@@ -263,4 +300,40 @@ func (s *Server) cancelForkRun(w http.ResponseWriter, r *http.Request) {
 	fr.cancel()
 	writeJSON(w, http.StatusAccepted, ForkRunCanceled{Group: g.ID, Report: fr.h.Report(),
 		Message: "canceling: the agents are killed, the forks kept (state canceled); follow with GET /v1/groups/" + g.ID + "/report"})
+}
+
+// groupOf finds group ref: a group id; or a run: the group of a fork, or
+// for any run the newest fork-run forked from it.
+func (s *Server) groupOf(ctx context.Context, ref string) (*tine.Group, error) {
+	g, _, err := s.e.Group(ctx, ref)
+	if err == nil {
+		return g, nil
+	}
+	run, rerr := s.e.FindRun(ctx, ref)
+	if rerr != nil {
+		return nil, err
+	}
+	var groups []*tine.Group
+	if err := s.e.Store().View(ctx, func(tx tine.Tx) error {
+		var err error
+		groups, err = tx.Groups(run.Workspace.ID)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	for i := len(groups) - 1; i >= 0; i-- {
+		if groups[i].Parent == run.Run.ID && (s.forkRuns.get(groups[i].ID) != nil || hasReport(s.e, groups[i])) {
+			return groups[i], nil
+		}
+	}
+	if run.Run.Group != "" {
+		g, _, err := s.e.Group(ctx, run.Run.Group)
+		return g, err
+	}
+	return nil, fmt.Errorf("no fork-run of %s and it is in no group: %w", run.Run.Name, tine.ErrNotFound)
+}
+
+func hasReport(e *engine.Engine, g *tine.Group) bool {
+	_, err := os.Stat(filepath.Join(e.GroupDir(g.Workspace, g.ID), engine.GroupReportFile))
+	return err == nil
 }

@@ -31,6 +31,10 @@ func (t *tools) forkRun(ctx context.Context, in ForkInput) (*answer, error) {
 	if _, err := t.call(ctx, "POST", runPath(run, "/fork-run"), req, &st); err != nil {
 		return nil, err
 	}
+	if st.Queued {
+		note := "Not started yet: " + st.Message + ". Then follow it with fork_report group=" + run + "."
+		return &answer{Note: note, Data: map[string]any{"queued": true, "message": st.Message, "warnings": st.Warnings}}, nil
+	}
 	if st.Report == nil || st.Group == "" {
 		return nil, fmt.Errorf("the daemon's answer to a fork-run has no group")
 	}

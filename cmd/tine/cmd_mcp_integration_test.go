@@ -242,16 +242,20 @@ func TestMCP_ForkRunInsideRun(t *testing.T) {
 	if r := e.run(call{stdin: prompt}, "exec", "source-1", "--", "tine", "hook", "claude"); r.code != 0 {
 		t.Fatalf("the prompt hook: %v", r)
 	}
-	if text, _ := mcpCall(t, cs, true, "fork_run", args); !strings.Contains(text, "once the turn stops") {
+	// Mid-turn the fork-run is checked now and queued until the turn stops.
+	if text, st := mcpCall(t, cs, false, "fork_run", args); !strings.Contains(text, "when this turn stops") || st["queued"] != true {
 		t.Errorf("mid-turn: %s", text)
+	}
+	if rows := e.ls(); len(rows) != 2 {
+		t.Errorf("%d live runs mid-turn, want the source and source-1: nothing forked yet", len(rows))
 	}
 	stop := hookEvent(t, "docs-examples/stop.input.json", nil)
 	if r := e.run(call{stdin: stop}, "exec", "source-1", "--", "tine", "hook", "claude"); r.code != 0 {
 		t.Fatalf("the stop hook: %v", r)
 	}
-	_, st := mcpCall(t, cs, false, "fork_run", args)
-	if _, rep := mcpReport(t, cs, st["group"].(string)); rep["outcome"] != "reported" {
-		t.Errorf("the fork-run from inside: %v", rep)
+	// Followed by the run's name: its newest fork-run.
+	if _, rep := mcpReport(t, cs, "source-1"); rep["outcome"] != "reported" || rep["source"] != "source-1" {
+		t.Errorf("the fork-run queued from inside: %v", rep)
 	}
 }
 
