@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/judge"
 )
 
@@ -99,6 +100,7 @@ const (
 	OutcomeNoWinner       = "no_winner"       // nothing judgeable, or no winner cleared the threshold in auto/vote
 	OutcomeFailed         = "failed"          // the fork-run itself failed
 	OutcomeCanceled       = "canceled"        // interrupted; nothing judged or resolved
+	OutcomeAbandoned      = "abandoned"       // the process running it died before it ended
 	// OutcomeResolved: after the fork-run ended without resolving the
 	// group, a person (tine choose, the dashboard) resolved it.
 	OutcomeResolved = "resolved"
@@ -132,9 +134,34 @@ type Report struct {
 	StartedAt     time.Time `json:"started_at"`
 	FinishedAt    time.Time `json:"finished_at,omitzero"`
 	Seconds       float64   `json:"seconds"`
+	// Owner is the process running the fork-run (the CLI or the daemon),
+	// so that a reader can tell a fork-run still under way from one whose
+	// process died.
+	Owner *Owner `json:"owner,omitempty"`
 	// Resolution is how the group was resolved once the fork-run ended (a
 	// person's tine choose, or auto mode's merge); nil while unresolved.
 	Resolution *engine.HistoryEntry `json:"resolution,omitempty"`
+}
+
+// Owner identifies a process incarnation: its pid and start time.
+type Owner struct {
+	Pid       int    `json:"pid"`
+	StartTime string `json:"start_time"`
+}
+
+// self is the process running this fork-run.
+func self() *Owner {
+	st, err := procfs.Read("", os.Getpid())
+	if err != nil {
+		return nil
+	}
+	return &Owner{Pid: st.Pid, StartTime: st.StartTime}
+}
+
+// alive reports whether o's process still runs (as the same incarnation).
+func (o *Owner) alive() bool {
+	st, err := procfs.Read("", o.Pid)
+	return err == nil && st.StartTime == o.StartTime && st.State != 'Z'
 }
 
 // Fork returns the fork with run id or name ref.
@@ -262,6 +289,10 @@ func Load(e *engine.Engine, ws, group string) (*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", engine.GroupReportFile, err)
 	}
+	if r.Outcome == OutcomeRunning && r.Owner != nil && !r.Owner.alive() {
+		r.Outcome = OutcomeAbandoned
+		r.OutcomeDetail = fmt.Sprintf("the process running it (pid %d) ended before the fork-run did; the forks are kept: inspect them with tine summary, resolve them with tine choose or tine discard", r.Owner.Pid)
+	}
 	if h := loadResolution(e, ws, group); h != nil {
 		r.Resolution = h
 		if r.Outcome != OutcomeMerged && r.Outcome != OutcomeRunning {
@@ -281,6 +312,11 @@ func LoadSummary(e *engine.Engine, ws, group string) (*Summary, error) {
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", engine.GroupSummaryFile, err)
+	}
+	if s.Outcome == OutcomeRunning { // still under way, or abandoned?
+		if r, err := Load(e, ws, group); err == nil {
+			s.Outcome = r.Outcome
+		}
 	}
 	if h := loadResolution(e, ws, group); h != nil && s.Outcome != OutcomeMerged && s.Outcome != OutcomeRunning {
 		s.Outcome = OutcomeResolved

@@ -129,7 +129,7 @@ func newRunner(e *engine.Engine, o Options, pool *budget.Pool, fr *engine.ForkRe
 	rep := &Report{
 		Workspace: fr.Group.Workspace, Group: fr.Group.ID, Source: fr.Parent.Name, SourceID: fr.Parent.ID,
 		Prompt: o.Prompt, Agent: string(o.Agent.Kind), Mode: o.Mode, JudgeKind: o.JudgeKind, Threshold: o.Threshold,
-		TestCmd: o.Test, Notes: notes, Outcome: OutcomeRunning, StartedAt: started.UTC(),
+		TestCmd: o.Test, Notes: notes, Outcome: OutcomeRunning, StartedAt: started.UTC(), Owner: self(),
 	}
 	r := &runner{e: e, o: o, pool: pool, rep: rep, dir: e.GroupDir(fr.Group.Workspace, fr.Group.ID),
 		dirty: make(chan struct{}, 1), forks: map[string]*forkRun{}}

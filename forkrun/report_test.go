@@ -1,0 +1,52 @@
+package forkrun_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/procfs"
+)
+
+func TestLoad_TellsAnAbandonedForkRun(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	me, err := procfs.Read("", os.Getpid())
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		owner *forkrun.Owner
+		want  string
+	}{
+		{"alive", &forkrun.Owner{Pid: me.Pid, StartTime: me.StartTime}, forkrun.OutcomeRunning},
+		{"pid reused", &forkrun.Owner{Pid: me.Pid, StartTime: "1"}, forkrun.OutcomeAbandoned},
+		{"gone", &forkrun.Owner{Pid: 1 << 22, StartTime: "1"}, forkrun.OutcomeAbandoned},
+		{"unknown owner", nil, forkrun.OutcomeRunning},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := e.GroupDir("w", "g-"+c.name)
+			os.MkdirAll(dir, 0o755)
+			b, _ := json.Marshal(forkrun.Report{Group: "g", Outcome: forkrun.OutcomeRunning, Owner: c.owner})
+			os.WriteFile(filepath.Join(dir, engine.GroupReportFile), b, 0o644)
+			b, _ = json.Marshal(forkrun.Summary{Group: "g", Outcome: forkrun.OutcomeRunning})
+			os.WriteFile(filepath.Join(dir, engine.GroupSummaryFile), b, 0o644)
+			r, err := forkrun.Load(e, "w", "g-"+c.name)
+			if err != nil || r.Outcome != c.want {
+				t.Fatalf("outcome %q (%v), want %q", r.Outcome, err, c.want)
+			}
+			if s, err := forkrun.LoadSummary(e, "w", "g-"+c.name); err != nil || s.Outcome != c.want {
+				t.Errorf("summary outcome %q (%v), want %q", s.Outcome, err, c.want)
+			}
+		})
+	}
+}
