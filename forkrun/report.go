@@ -292,6 +292,11 @@ func Load(e *engine.Engine, ws, group string) (*Report, error) {
 	if r.Outcome == OutcomeRunning && r.Owner != nil && !r.Owner.alive() {
 		r.Outcome = OutcomeAbandoned
 		r.OutcomeDetail = fmt.Sprintf("the process running it (pid %d) ended before the fork-run did; the forks are kept: inspect them with tine summary, resolve them with tine choose or tine discard", r.Owner.Pid)
+		for _, f := range r.Forks {
+			if !f.State.Terminal() {
+				f.State, f.Reason = Canceled, "the fork-run's process ended"
+			}
+		}
 	}
 	if h := loadResolution(e, ws, group); h != nil {
 		r.Resolution = h

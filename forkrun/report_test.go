@@ -36,13 +36,17 @@ func TestLoad_TellsAnAbandonedForkRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := e.GroupDir("w", "g-"+c.name)
 			os.MkdirAll(dir, 0o755)
-			b, _ := json.Marshal(forkrun.Report{Group: "g", Outcome: forkrun.OutcomeRunning, Owner: c.owner})
+			b, _ := json.Marshal(forkrun.Report{Group: "g", Outcome: forkrun.OutcomeRunning, Owner: c.owner,
+				Forks: []*forkrun.Fork{{Name: "a", State: forkrun.Running}, {Name: "b", State: forkrun.Finished}}})
 			os.WriteFile(filepath.Join(dir, engine.GroupReportFile), b, 0o644)
 			b, _ = json.Marshal(forkrun.Summary{Group: "g", Outcome: forkrun.OutcomeRunning})
 			os.WriteFile(filepath.Join(dir, engine.GroupSummaryFile), b, 0o644)
 			r, err := forkrun.Load(e, "w", "g-"+c.name)
 			if err != nil || r.Outcome != c.want {
 				t.Fatalf("outcome %q (%v), want %q", r.Outcome, err, c.want)
+			}
+			if want := map[bool]forkrun.State{true: forkrun.Canceled, false: forkrun.Running}[c.want == forkrun.OutcomeAbandoned]; r.Forks[0].State != want || r.Forks[1].State != forkrun.Finished {
+				t.Errorf("fork states %s, %s", r.Forks[0].State, r.Forks[1].State)
 			}
 			if s, err := forkrun.LoadSummary(e, "w", "g-"+c.name); err != nil || s.Outcome != c.want {
 				t.Errorf("summary outcome %q (%v), want %q", s.Outcome, err, c.want)
