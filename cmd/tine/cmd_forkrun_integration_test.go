@@ -387,8 +387,16 @@ func TestForkRun_Conflict(t *testing.T) {
 		rep, r = e.forkRunWith(call{vars: []string{"FAKE_DELAY=0.5"}}, "source", "--prompt", "fix app.txt", "-n", "1",
 			"--approach", "fix it", "--merge-mode", "auto", "--test", "true")
 	}()
-	// The person edits the same line in the source while the agent works.
-	time.Sleep(500 * time.Millisecond)
+	// The person edits the same line in the source while the agent works
+	// (once the fork exists, so the edit is not in its fork point).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if r := e.tine("path", "source-1"); r.code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no fork after 30 s")
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "app.txt"), []byte("status EDITED\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
