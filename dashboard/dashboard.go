@@ -35,15 +35,22 @@ type Handler struct {
 	csrf  string // per-process token every form carries
 	mux   *http.ServeMux
 	tmpl  map[string]*template.Template
+
+	starter ForkRunStarter  // nil: the dashboard starts no fork-runs
+	started startedForkRuns // the warnings of the fork-runs started here
 }
 
 // New returns the dashboard of e, serving paths under /ui/. When token is
 // not empty (a TCP listener), every request must carry it as a bearer token
 // or in the cookie set by a first visit to any page with ?token=TOKEN.
 // State-changing requests must also carry the per-process CSRF token that
-// every form embeds, and come from the same origin.
-func New(e *engine.Engine, token string) http.Handler {
+// every form embeds, and come from the same origin. With WithForkRuns, a
+// live run's page also offers a form that starts a fork-run of it.
+func New(e *engine.Engine, token string, opts ...Option) http.Handler {
 	h := &Handler{e: e, token: token, csrf: randomToken(), mux: http.NewServeMux(), tmpl: parsePages()}
+	for _, o := range opts {
+		o(h)
+	}
 	h.routes()
 	return h
 }
@@ -65,6 +72,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /ui/groups/{g}/choose", h.choose)
 	m.HandleFunc("POST /ui/runs/{r}/discard", h.discard)
 	m.HandleFunc("POST /ui/runs/{r}/rollback", h.rollback)
+	m.HandleFunc("POST /ui/runs/{r}/fork-run", h.startForkRun)
 	static, _ := fs.Sub(assets, "assets")
 	m.Handle("GET /ui/assets/", http.StripPrefix("/ui/assets/", http.FileServerFS(static)))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -170,4 +178,5 @@ var doneMessages = map[string]string{
 	"promote":  "The chosen fork was promoted to source; the group's other forks were discarded.",
 	"discard":  "Discarded.",
 	"rollback": "Rolled back; the files it had are saved as a version.",
+	"forkrun":  "Fork-run started: its agents run in the forks below, and this page follows them until the fork-run ends.",
 }

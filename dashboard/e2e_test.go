@@ -11,6 +11,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/overlay"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -201,4 +205,98 @@ func TestEndToEnd_ForkRun(t *testing.T) {
 	}
 	alertsFired(t, ctx)
 	screenshot(t, ctx, "overview-forkrun.png")
+}
+
+// daemon is an engine whose one workspace ("app") has the overlay backend,
+// with the API server that runs its fork-runs, as tine serve has; it skips
+// unless root can mount overlays. At cleanup the server's fork-runs are
+// shut down before the workspace is released.
+func daemon(t *testing.T) (*engine.Engine, engine.Ref, *httpapi.Server) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("requires root: a fork-run's forks are overlay mounts and its agents run in them through supervisors")
+	}
+	if err := overlay.Probe(t.TempDir()); err != nil {
+		t.Skipf("requires overlay mounts: %v", err)
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	ws := filepath.Join(root, "app")
+	writeFile(t, filepath.Join(ws, "main.txt"), "hello\n")
+	e, err := engine.Open(ctx, filepath.Join(root, "home"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	src, err := e.Init(ctx, engine.InitOptions{Path: ws, Backend: "overlay"})
+	if err != nil {
+		e.Close()
+		t.Fatalf("Init: %v", err)
+	}
+	api := httpapi.New(e, "")
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := api.Shutdown(sctx); err != nil {
+			t.Errorf("shutting the API down: %v", err)
+		}
+		e.Release(ctx, ws, true)
+		e.Close()
+		mnt.UnmountAll(ws)
+	})
+	return e, src, api
+}
+
+// starter is how tine serve lets the dashboard start fork-runs in api.
+func starter(api *httpapi.Server) ForkRunStarter {
+	return func(ctx context.Context, ref string, req forkrun.Request) (string, []string, error) {
+		st, err := api.StartForkRun(ctx, ref, req)
+		if err != nil {
+			return "", nil, err
+		}
+		return st.Group, st.Warnings, nil
+	}
+}
+
+// TestEndToEnd_StartForkRun fills a run page's fork-run form in the
+// browser, with the daemon's starter and a command agent, lands on the
+// group page and sees the fork-run run and end there without a reload.
+func TestEndToEnd_StartForkRun(t *testing.T) {
+	e, src, api := daemon(t)
+	srv := httptest.NewServer(New(e, "", WithForkRuns(starter(api))))
+	t.Cleanup(srv.Close)
+	ctx := browser(t)
+
+	do(t, ctx, "run page", chromedp.Navigate(srv.URL+"/ui/runs/"+src.Run.ID),
+		chromedp.Click(chromedp.CSS(`details.start-forkrun summary`), chromedp.NodeVisible),
+		chromedp.SendKeys(chromedp.CSS(`#fr-prompt`), "write hi.txt", chromedp.NodeVisible),
+		chromedp.SetValue(chromedp.CSS(`#fr-n`), "2"),
+		chromedp.SetValue(chromedp.CSS(`#fr-approaches`), "short\nlong"),
+		chromedp.SetValue(chromedp.CSS(`#fr-agent-cmd`), "echo started; sleep 2; echo hi > hi.txt"),
+		chromedp.SetValue(chromedp.CSS(`#fr-test`), "test -f hi.txt"),
+		chromedp.SetValue(chromedp.CSS(`#fr-merge`), "manual"))
+	screenshot(t, ctx, "forkrun-form.png")
+	do(t, ctx, "start", chromedp.Click(chromedp.CSS(`button.start-forkrun`), chromedp.NodeVisible),
+		chromedp.WaitVisible(chromedp.CSS(`p.done`)))
+	loc := value(t, ctx, "location", chromedp.Location())
+	if !strings.Contains(loc, "/ui/groups/g") || !strings.HasSuffix(loc, "?done=forkrun") {
+		t.Fatalf("the form led to %s, want the group page", loc)
+	}
+	do(t, ctx, "forks run", chromedp.WaitVisible(chromedp.CSS(`.fr-fork[data-state="running"]`)))
+	value(t, ctx, "mark the page", chromedp.Evaluate[int](`window.tineMark = 7`))
+	screenshot(t, ctx, "forkrun-started.png")
+
+	do(t, ctx, "the fork-run ends", chromedp.WaitVisible(chromedp.CSS(`.outcome.oc-reported`)))
+	if mark := value(t, ctx, "page mark", chromedp.Evaluate[int](`window.tineMark || 0`)); mark != 7 {
+		t.Error("the page was reloaded; want the fork-run section swapped in place")
+	}
+	n := value(t, ctx, "finished forks", chromedp.Evaluate[int](
+		`document.querySelectorAll('.fr-fork[data-state="finished"] .tests.t-passed').length`))
+	approaches := value(t, ctx, "approaches", chromedp.Text(chromedp.CSS(`.fr-forks`)))
+	if n != 2 || !strings.Contains(approaches, "short") || !strings.Contains(approaches, "long") {
+		t.Errorf("%d fork(s) finished with passing tests, approaches %q; want both", n, approaches)
+	}
+	// The rest of the page follows the fork-run's events: the forks' diffs.
+	do(t, ctx, "the diffs arrive", chromedp.Poll[chromedp.Void](
+		`document.querySelectorAll('#diffs pre.diff').length === 2`, chromedp.WithPollingTimeout(30*time.Second)))
+	screenshot(t, ctx, "forkrun-started-finished.png")
 }

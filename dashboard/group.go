@@ -27,6 +27,7 @@ type groupPage struct {
 	Winner    *forkRow
 	Pair      *pairView
 	Done      string
+	Warnings  []string    // tine.toml's problems, when this dashboard just started the fork-run
 	FR        forkRunView // the fork-run's report; empty for a group of tine fork
 }
 
@@ -66,6 +67,9 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 		Done: doneMessages[r.URL.Query().Get("done")]}
 	if parent, err := h.e.FindRun(ctx, c.Group.Parent); err == nil {
 		p.Parent = parent.Run
+	}
+	if r.URL.Query().Get("done") == "forkrun" {
+		p.Warnings = h.started.get(c.Group.ID)
 	}
 	p.FR = h.forkRun(c.Group, time.Now())
 	p.Rows = h.forkRows(ctx, ws, c)

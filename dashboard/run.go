@@ -28,6 +28,7 @@ type runPage struct {
 	Logs      []logView
 	Versions  []versionView
 	Done      string
+	ForkRun   *forkRunForm // nil: no fork-run can be started here
 }
 
 type logView struct {
@@ -42,13 +43,25 @@ type versionView struct {
 }
 
 func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	ref, err := h.e.FindRun(ctx, r.PathValue("r"))
+	ref, err := h.e.FindRun(r.Context(), r.PathValue("r"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
+	h.showRun(w, r, ref, http.StatusOK, nil)
+}
+
+// showRun renders run ref's page with status code; form, when not nil, is
+// the fork-run form as the person sent it, with why it was refused.
+func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, ref engine.Ref, code int, form *forkRunForm) {
+	ctx := r.Context()
 	p := runPage{page: h.livePage(ctx, "run "+ref.Run.Name, "run"), Ref: ref, Done: doneMessages[r.URL.Query().Get("done")]}
+	if form != nil {
+		// This page answers a POST: the script cannot fetch its address
+		// again, and a refresh would not keep what the person typed.
+		p.Live = false
+	}
+	var err error
 	if p.PS, err = h.e.PS(ctx, ref.Run.ID); err != nil {
 		h.fail(w, r, err)
 		return
@@ -57,7 +70,8 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.render(w, http.StatusOK, "run", p)
+	p.ForkRun = h.forkRunFormFor(ref, form)
+	h.render(w, code, "run", p)
 }
 
 // fillRun adds the run's lineage links, events, logs and versions.

@@ -15,14 +15,16 @@ import (
 	"github.com/tinehq/tine/forkrun"
 )
 
-// The daemon runs fork-runs (POST /v1/runs/{ref}/fork-run) in the
-// background, on a context of the server's own rather than the request's:
-// the answer comes once the forks exist, and the fork-run goes on until it
-// ends, its group is canceled (POST /v1/groups/{g}/cancel), or the server
-// shuts down (Server.Shutdown). Its report, rewritten as the forks
-// progress, is served by GET /v1/groups/{g}/report.
+// The daemon runs fork-runs (POST /v1/runs/{ref}/fork-run, or
+// Server.StartForkRun for the dashboard on the host) in the background, on
+// a context of the server's own rather than the request's: the answer
+// comes once the forks exist, and the fork-run goes on until it ends, its
+// group is canceled (POST /v1/groups/{g}/cancel), or the server shuts down
+// (Server.Shutdown). Its report, rewritten as the forks progress, is
+// served by GET /v1/groups/{g}/report.
 
-// ForkRunStarted is the answer (202) to POST /v1/runs/{ref}/fork-run.
+// ForkRunStarted is the answer (202) to POST /v1/runs/{ref}/fork-run, and
+// what Server.StartForkRun returns.
 type ForkRunStarted struct {
 	// Queued: the run asked for a fork-run of itself during its agent's
 	// turn; it starts when the turn stops (Group and Report are empty).
@@ -163,38 +165,59 @@ func (s *Server) forkRun(w http.ResponseWriter, r *http.Request) {
 	if !decodeOrFail(w, r, &req) {
 		return
 	}
-	if strings.TrimSpace(req.Prompt) == "" {
-		writeErr(w, fmt.Errorf("a fork-run needs \"prompt\": the task given to every fork's agent: %w", tine.ErrInvalid))
-		return
-	}
 	actor, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionFork)
 	if !ok {
 		return
 	}
-	src, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
+	st, err := s.startForkRun(r.Context(), actor, r.PathValue("ref"), req)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
+	writeJSON(w, http.StatusAccepted, st)
+}
+
+// StartForkRun starts a fork-run of run ref for a person on the host, as
+// POST /v1/runs/{ref}/fork-run does for a request without a run's
+// capability: tine.toml (the run's copy) fills what req leaves out, and its
+// merge mode and judge apply as written. The answer comes once the forks
+// exist; the fork-run goes on in the background on the server's context,
+// so GET /v1/groups/{g}/report follows it, POST /v1/groups/{g}/cancel
+// cancels it, and Shutdown cancels it and waits for it. Errors wrap
+// tine.ErrInvalid (a bad value), tine.ErrUnsupported (an agent's binary
+// missing, fork-run disabled), tine.ErrNotFound (no run ref) or
+// tine.ErrState (the server is shutting down).
+func (s *Server) StartForkRun(ctx context.Context, ref string, req forkrun.Request) (*ForkRunStarted, error) {
+	return s.startForkRun(ctx, nil, ref, req)
+}
+
+// startForkRun checks req and starts the fork-run of run ref that actor
+// (nil for a person) asked for, or queues it while actor's own agent is in
+// its turn.
+func (s *Server) startForkRun(ctx context.Context, actor *engine.Ref, ref string, req forkrun.Request) (*ForkRunStarted, error) {
+	if strings.TrimSpace(req.Prompt) == "" {
+		return nil, fmt.Errorf("a fork-run needs \"prompt\": the task given to every fork's agent: %w", tine.ErrInvalid)
+	}
+	src, err := s.e.FindRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
 	o, warnings, err := s.forkRunOptions(src, actor, req)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
 	if actor != nil && actor.Run.ID == src.Run.ID && s.e.InTurn(*actor) {
 		// The agent's files are still moving: the fork-run starts, at a
 		// stable point, when the turn stops. Its options were checked now.
 		s.forkRuns.queue(src.Run.ID, o)
-		writeJSON(w, http.StatusAccepted, ForkRunStarted{Queued: true, Warnings: warnings,
-			Message: "tine starts this fork-run of " + src.Run.Name + " when this turn stops: say so and end the turn; its forks continue from there"})
-		return
+		return &ForkRunStarted{Queued: true, Warnings: warnings,
+			Message: "tine starts this fork-run of " + src.Run.Name + " when this turn stops: say so and end the turn; its forks continue from there"}, nil
 	}
 	h, err := s.forkRuns.start(s.e, o)
 	if err != nil {
-		writeErr(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusAccepted, ForkRunStarted{Group: h.Group(), Report: h.Report(), Warnings: warnings})
+	return &ForkRunStarted{Group: h.Group(), Report: h.Report(), Warnings: warnings}, nil
 }
 
 // forkRunOptions reads the source run's tine.toml and turns req into

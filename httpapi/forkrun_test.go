@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -97,6 +98,74 @@ func TestAPI_ForkRun(t *testing.T) {
 	var apiErr httpapi.Error
 	if code := call(t, srv, "POST", "/v1/groups/"+st.Group+"/cancel", "", nil, &apiErr); code != 404 || !strings.Contains(apiErr.Error, "no fork-run of group") {
 		t.Errorf("cancel of an ended fork-run = %d %+v", code, apiErr)
+	}
+}
+
+// A fork-run started on the host (as the dashboard does) runs in the
+// server: its report route follows it live, and it ends as one started
+// through the API does.
+func TestServer_StartForkRun(t *testing.T) {
+	srv, _, api := forkRunAPI(t)
+	ctx := context.Background()
+	st, err := api.StartForkRun(ctx, "ws/source", forkrun.Request{Prompt: "say hi", N: ptr(2),
+		AgentCmd: "echo started; sleep 1; echo hi > hi.txt", MergeMode: "vote", Judge: "heuristic"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Group == "" || st.Queued || st.Report == nil || len(st.Report.Forks) != 2 || st.Warnings == nil {
+		t.Fatalf("StartForkRun = %+v", st)
+	}
+	get := func() (*forkrun.Report, error) {
+		var rep forkrun.Report
+		if code := call(t, srv, "GET", "/v1/groups/"+st.Group+"/report", "", nil, &rep); code != http.StatusOK {
+			return nil, errors.New(http.StatusText(code))
+		}
+		return &rep, nil
+	}
+	waitReport(t, get, agentsRunning)
+	rep := waitReport(t, get, ended)
+	// A person may use the vote merge mode that a run may not ask for.
+	if rep.Mode != forkrun.VoteMode || rep.Verdict == nil || len(rep.Verdict.Rounds) != 3 {
+		t.Errorf("mode %s, verdict %+v; want a vote of three rounds", rep.Mode, rep.Verdict)
+	}
+	for _, f := range rep.Forks {
+		if f.State != forkrun.Finished || f.FilesChanged != 1 {
+			t.Errorf("%s: %s (%s), %d file(s) changed", f.Name, f.State, f.Reason, f.FilesChanged)
+		}
+	}
+}
+
+// StartForkRun refuses what POST /v1/runs/{ref}/fork-run refuses, with
+// the same sentinels, before anything is forked.
+func TestServer_StartForkRunErrors(t *testing.T) {
+	_, _, api := newAPIServer(t, "")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		ref  string
+		req  forkrun.Request
+		want error
+		text string
+	}{
+		{"NoPrompt", "source", forkrun.Request{Prompt: " ", AgentCmd: "true"}, tine.ErrInvalid, `needs "prompt"`},
+		{"BadMode", "source", forkrun.Request{Prompt: "x", AgentCmd: "true", MergeMode: "sometimes"}, tine.ErrInvalid, "merge mode"},
+		{"NoBinary", "source", forkrun.Request{Prompt: "x", AgentCmd: "no-such-agent-program --go"}, tine.ErrUnsupported, "not found on PATH"},
+		{"NoRun", "nosuch", forkrun.Request{Prompt: "x", AgentCmd: "true"}, tine.ErrNotFound, "nosuch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := api.StartForkRun(ctx, tc.ref, tc.req)
+			if !errors.Is(err, tc.want) || !strings.Contains(fmt.Sprint(err), tc.text) || st != nil {
+				t.Errorf("StartForkRun = %+v, %v; want %v with %q", st, err, tc.want, tc.text)
+			}
+		})
+	}
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := api.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.StartForkRun(ctx, "source", forkrun.Request{Prompt: "x", AgentCmd: "true"}); !errors.Is(err, tine.ErrState) {
+		t.Errorf("StartForkRun after Shutdown: %v, want %v", err, tine.ErrState)
 	}
 }
 

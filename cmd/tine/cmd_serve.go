@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/dashboard"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/metrics"
 )
@@ -175,13 +176,26 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// forkRunStarter lets the dashboard start fork-runs in api, so they run
+// in the daemon like those POST /v1/runs/{ref}/fork-run starts: the API's
+// report route follows them and its shutdown cancels them.
+func forkRunStarter(api *httpapi.Server) dashboard.ForkRunStarter {
+	return func(ctx context.Context, ref string, req forkrun.Request) (string, []string, error) {
+		st, err := api.StartForkRun(ctx, ref, req)
+		if err != nil {
+			return "", nil, err
+		}
+		return st.Group, st.Warnings, nil
+	}
+}
+
 // routes serves api at /v1/, the metrics at /metrics and the dashboard
 // at /ui/, behind the bearer token when there is one.
 func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.RequireToken(token, api))
 	mux.Handle("GET /metrics", httpapi.RequireToken(token, m.Handler()))
-	mux.Handle("/ui/", httpapi.PersonOnly(dashboard.New(e, token)))
+	mux.Handle("/ui/", httpapi.PersonOnly(dashboard.New(e, token, dashboard.WithForkRuns(forkRunStarter(api)))))
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	return mux
 }
