@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,7 +60,8 @@ live display shows one line per fork; otherwise progress lines. Needs root.
 
 Exit status: 0 when the fork-run ended (merged, awaiting a choice or
 reported), 9 when the winner's merge conflicted, 1 when no fork finished or
-the judge failed, 2 for bad flags, 7 when the agent's binary is missing.`,
+the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
+130 when interrupted (the agents are killed, the forks kept).`,
 		Example: `  tine fork-run app --prompt "fix the failing test" -n 3 \
       --approach "minimal patch" --approach "rewrite the parser" --test "go test ./..."
   tine fork-run app --prompt-file task.md --agent codex --budget 2 --aggregate-budget 5
@@ -206,6 +208,8 @@ func (a *app) forkRun(ctx context.Context, e *engine.Engine, o forkrun.Options, 
 		a.printForkRun(rep)
 	}
 	switch {
+	case errors.Is(err, context.Canceled):
+		return exitErr{code: exitInterrupted, err: err}
 	case err != nil && asJSON:
 		return exitErr{code: exitCode(err)}
 	case err != nil:

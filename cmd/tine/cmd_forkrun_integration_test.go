@@ -4,11 +4,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -432,5 +435,40 @@ func TestForkRun_AccountsOnePerFork(t *testing.T) {
 	}
 	if got["team-a"] != "key-a" || got["team-b"] != "key-b" {
 		t.Errorf("accounts seen by the agents: %v", got)
+	}
+}
+
+func TestForkRun_InterruptExits130(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	cmd := exec.Command(tineBin, "fork-run", "source", "--prompt", "p", "-n", "2", "--agent-cmd", "echo go; sleep $((3300+11))", "--json") // the CLI's own argv must not match
+	cmd.Env = e.vars
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(processesWith("sleep 3311")) < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the agents never started")
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d", err, exitInterrupted)
+	}
+	var rep forkrun.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Outcome != forkrun.OutcomeCanceled {
+		t.Fatalf("report: outcome %q (%v)", rep.Outcome, err)
+	}
+	for _, f := range rep.Forks {
+		if f.State != forkrun.Canceled || runState(t, e, f.Name) != "active" {
+			t.Errorf("%s: %s, run %s", f.Name, f.State, runState(t, e, f.Name))
+		}
+	}
+	if ps := processesWith("sleep 3311"); len(ps) > 0 {
+		t.Errorf("agents left running: %v", ps)
 	}
 }

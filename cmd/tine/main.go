@@ -31,6 +31,8 @@ const (
 	exitUnsupported = 7 // the backend or privileges needed are missing
 	exitBusy        = 8 // another tine command holds the workspace
 	exitConflict    = 9 // a merge plan has conflicts; nothing was written
+
+	exitInterrupted = 130 // tine fork-run interrupted (SIGINT/SIGTERM): agents killed, forks kept
 )
 
 // exitCode maps an error to its exit status, in this one place.
