@@ -159,6 +159,9 @@ func NewParser(kind Kind, opts ...Option) (Parser, error) {
 		}
 		return &claudeParser{opts: o, seen: map[string]bool{}}, nil
 	case Codex:
+		if !o.pricesSet {
+			o.prices = OpenAIPrices()
+		}
 		return &codexParser{opts: o, started: map[string]bool{}}, nil
 	case CommandKind:
 		return &commandParser{}, nil
@@ -228,6 +231,37 @@ func AnthropicPrices() PriceTable {
 		"claude-sonnet-4-5": {3, 15, 0.30, 3.75, 6},
 		"claude-haiku-4-5":  {1, 5, 0.10, 1.25, 2},
 	}
+}
+
+// OpenAIPrices returns OpenAI's list prices (2025) of the models Codex
+// runs, keyed by model-name prefix. Codex's stream names no model: its
+// usage is priced under the configured one ([agent.codex] model); without
+// one there is no estimate (and no cost for budgets to watch).
+func OpenAIPrices() PriceTable {
+	return PriceTable{
+		"gpt-5":             {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125},
+		"gpt-5-mini":        {InputPerMTok: 0.25, OutputPerMTok: 2, CacheReadPerMTok: 0.025},
+		"gpt-5-nano":        {InputPerMTok: 0.05, OutputPerMTok: 0.40, CacheReadPerMTok: 0.005},
+		"gpt-4.1":           {InputPerMTok: 2, OutputPerMTok: 8, CacheReadPerMTok: 0.50},
+		"gpt-4.1-mini":      {InputPerMTok: 0.40, OutputPerMTok: 1.60, CacheReadPerMTok: 0.10},
+		"o3":                {InputPerMTok: 2, OutputPerMTok: 8, CacheReadPerMTok: 0.50},
+		"o4-mini":           {InputPerMTok: 1.10, OutputPerMTok: 4.40, CacheReadPerMTok: 0.275},
+		"codex-mini-latest": {InputPerMTok: 1.50, OutputPerMTok: 6, CacheReadPerMTok: 0.375},
+	}
+}
+
+// Priced reports whether kind's usage under model gets a live cost
+// estimate by default: Claude's streams name their models; Codex's usage
+// is priced only under a model of OpenAIPrices given in the config.
+func Priced(kind Kind, model string) bool {
+	switch kind {
+	case Claude:
+		return true
+	case Codex:
+		_, ok := OpenAIPrices().Lookup(model)
+		return model != "" && ok
+	}
+	return false
 }
 
 // estimate returns the cost event for u under model, if priced.

@@ -208,6 +208,25 @@ func TestParser_CodexPriced(t *testing.T) {
 	}
 }
 
+func TestParser_CodexDefaultPrices(t *testing.T) {
+	s := consumeFile(t, Codex, "codex/01-docs-sample.openai-codex.jsonl", WithModel("gpt-5-codex"))
+	if want := (315*1.25 + 122*10 + 24448*0.125) / 1e6; !closeTo(s.CostUSD, want) {
+		t.Errorf("gpt-5-codex at list prices: cost %v, want %v", s.CostUSD, want)
+	}
+	if s = consumeFile(t, Codex, "codex/01-docs-sample.openai-codex.jsonl"); s.CostUSD != 0 || s.Tokens.Total() == 0 {
+		t.Errorf("no model: cost %v (want none: unknown), tokens %d", s.CostUSD, s.Tokens.Total())
+	}
+	for _, c := range []struct {
+		kind  Kind
+		model string
+		want  bool
+	}{{Claude, "", true}, {Codex, "", false}, {Codex, "gpt-5-codex", true}, {Codex, "llama-3", false}, {CommandKind, "", false}} {
+		if got := Priced(c.kind, c.model); got != c.want {
+			t.Errorf("Priced(%s, %q) = %v", c.kind, c.model, got)
+		}
+	}
+}
+
 func TestParser_Malformed(t *testing.T) {
 	tests := []struct {
 		kind Kind

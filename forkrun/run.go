@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/engine"
 )
@@ -89,6 +90,9 @@ func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 	}
 	if err := o.check(); err != nil {
 		return nil, err
+	}
+	if o.Agent.Kind == agent.Codex && !agent.Priced(o.Agent.Kind, o.Agent.Model) && (o.Budget > 0 || o.Aggregate > 0) {
+		notes = append(notes, fmt.Sprintf("codex's stream names no model and %q has no known price: its cost is not estimated, so budgets cannot stop it (set [agent.codex] model to a priced one, e.g. gpt-5-codex)", o.Agent.Model))
 	}
 	pool, err := budget.New(o.Budget, o.Aggregate)
 	if err != nil {

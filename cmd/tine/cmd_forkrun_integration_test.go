@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 )
@@ -470,5 +471,46 @@ func TestForkRun_InterruptExits130(t *testing.T) {
 	}
 	if ps := processesWith("sleep 3311"); len(ps) > 0 {
 		t.Errorf("agents left running: %v", ps)
+	}
+}
+
+func TestForkRun_Codex(t *testing.T) {
+	fake, _ := filepath.Abs("testdata/fakecodex")
+	fixtures, _ := filepath.Abs("../../../shared/fixtures/agents/codex/exec-json")
+	if _, err := os.Stat(fixtures); err != nil {
+		fixtures, _ = filepath.Abs("../../agent/testdata/codex")
+	}
+	e, _ := forkRunWorkspace(t, "\n[agent.codex]\nbinary = \""+fake+"\"\nmodel = \"gpt-5-codex\"\nenv = { FIXTURES = \""+fixtures+"\" }\n")
+	rep, r := e.forkRunJSON("source", "--prompt", "fix app.txt", "-n", "2", "--agent", "codex",
+		"--approach", "fix it", "--approach", "leave it", "--merge-mode", "manual")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	// What the same fixture costs when the agent package parses it here.
+	p, _ := agent.NewParser(agent.Codex, agent.WithModel("gpt-5-codex"))
+	ev := agent.NewEvidence(0, 0)
+	fh, err := os.Open(filepath.Join(fixtures, "04-file-change-add.agentcmd.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	agent.Consume(fh, p, ev)
+	want := ev.Snapshot()
+	if want.CostUSD <= 0 {
+		t.Fatalf("the fixture has no priced usage: %+v", want.Tokens)
+	}
+	for _, f := range rep.Forks {
+		if f.State != forkrun.Finished || math.Abs(f.CostUSD-want.CostUSD) > 1e-9 || f.Agent.Tokens != want.Tokens {
+			t.Errorf("%s: %s, cost %v tokens %+v; want %v %+v", f.Name, f.State, f.CostUSD, f.Agent.Tokens, want.CostUSD, want.Tokens)
+		}
+		argv, _ := os.ReadFile(filepath.Join(e.path(f.Name), "argv.txt"))
+		got := strings.Split(strings.TrimSuffix(string(argv), "\x00"), "\x00")
+		if len(got) < 5 || got[0] != "exec" || got[1] != "--json" || got[2] != "--model" || got[3] != "gpt-5-codex" ||
+			!strings.HasPrefix(got[len(got)-1], "fix app.txt") || !strings.Contains(got[len(got)-1], f.Approach) {
+			t.Errorf("%s: codex argv %q", f.Name, got)
+		}
+	}
+	if rep.Winner != "source-1" {
+		t.Errorf("winner %q: %+v", rep.Winner, rep.Verdict)
 	}
 }
