@@ -437,6 +437,11 @@ func TestForkRun_AccountsOnePerFork(t *testing.T) {
 	if got["team-a"] != "key-a" || got["team-b"] != "key-b" {
 		t.Errorf("accounts seen by the agents: %v", got)
 	}
+	// On the progress output the reduction is said before anything runs.
+	out := e.ok("fork-run", "source", "--prompt", "p", "-n", "3", "--merge-mode", "manual", "--agent-cmd", "true")
+	if first, _, _ := strings.Cut(out, "\n"); !strings.HasPrefix(first, "note: ") || !strings.Contains(first, "2") {
+		t.Errorf("the first line is %q, want the note that N was reduced", first)
+	}
 }
 
 func TestForkRun_InterruptExits130(t *testing.T) {

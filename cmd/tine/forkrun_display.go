@@ -24,6 +24,7 @@ type progress struct {
 	last  map[string]State // state last printed per fork (plain)
 	tick  *time.Ticker
 	rep   *forkrun.Report
+	noted bool // the report's notes were printed
 }
 
 // State is a fork's state as last shown.
@@ -61,6 +62,12 @@ func (p *progress) update(rep *forkrun.Report) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rep = rep
+	if !p.noted && len(rep.Notes) > 0 {
+		p.noted = true
+		for _, n := range rep.Notes {
+			fmt.Fprintf(p.w, "note: %s\n", n)
+		}
+	}
 	if p.tty {
 		p.draw()
 		if rep.Outcome != forkrun.OutcomeRunning && p.tick != nil {
