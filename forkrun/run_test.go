@@ -46,7 +46,9 @@ func testWorkspace(t *testing.T) (*engine.Engine, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		e.Release(ctx, path, true)
+		if _, err := e.Release(ctx, path, true); err != nil {
+			t.Errorf("Release: %v", err)
+		}
 		e.Close()
 		mnt.UnmountAll(path)
 	})
