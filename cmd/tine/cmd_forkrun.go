@@ -62,10 +62,10 @@ Exit status: 0 when the fork-run ended (merged, awaiting a choice or
 reported), 9 when the winner's merge conflicted, 1 when no fork finished or
 the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 130 when interrupted (the agents are killed, the forks kept).`,
-		Example: `  tine fork-run app --prompt "fix the failing test" -n 3 \
+		Example: `  tine fork-run app/source --prompt "fix the failing test" -n 3 \
       --approach "minimal patch" --approach "rewrite the parser" --test "go test ./..."
-  tine fork-run app --prompt-file task.md --agent codex --budget 2 --aggregate-budget 5
-  tine fork-run app --prompt "make it faster" --agent-cmd ./try.sh -n 4 --merge-mode manual --json`,
+  tine fork-run source --prompt-file task.md --agent codex --budget 2 --aggregate-budget 5
+  tine fork-run app/source --prompt "make it faster" --agent-cmd ./try.sh -n 4 --merge-mode manual --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
@@ -85,7 +85,7 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f.IntVarP(&fl.n, "n", "n", 0, "number of forks (default: the number of approaches, else 3)")
 	f.StringArrayVar(&fl.approaches, "approach", nil, "approach of the next fork (repeatable)")
 	f.StringVar(&fl.agentName, "agent", "", "agent: claude, codex, command or an [agent.NAME] of tine.toml (default [fork] agent, else claude)")
-	f.StringVar(&fl.agentCmd, "agent-cmd", "", "run this shell command as the agent (a command agent; see tine fork-run --help)")
+	f.StringVar(&fl.agentCmd, "agent-cmd", "", "run this shell command as the agent (sh -c, at the workspace path, with TINE_PROMPT, TINE_APPROACH, TINE_RUN, TINE_FORK_INDEX; it reports cost by printing {\"tine_cost_usd\": X} lines)")
 	f.StringVar(&fl.test, "test", "", "test command run by sh -c in each fork once its agent finished")
 	f.DurationVar(&fl.testTimeout, "test-timeout", 0, "kill the test command's process tree after this long (default 10m)")
 	f.DurationVar(&fl.agentTO, "agent-timeout", 0, "kill an agent after this long (default 30m)")
