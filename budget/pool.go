@@ -227,6 +227,17 @@ func (p *Pool) Finish(fork string, finalUSD float64) {
 	}
 }
 
+// SpentBy returns what fork has spent so far, as the pool counts it (0 for
+// a fork it never saw).
+func (p *Pool) SpentBy(fork string) float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.forks[fork]; ok {
+		return fromNanos(f.spent)
+	}
+	return 0
+}
+
 // Spent returns a snapshot of every fork's spend, sorted by fork id, with the
 // total and the caps.
 func (p *Pool) Spent() Report {

@@ -419,3 +419,20 @@ func BenchmarkPool_Observe(b *testing.B) {
 		p.Observe(ids[i%len(ids)], float64(i)*0.001)
 	}
 }
+
+func TestPool_SpentBy(t *testing.T) {
+	p, err := New(1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Charge("a", 0.25); err != nil {
+		t.Fatal(err)
+	}
+	p.Observe("b", 0.5)
+	p.Charge("a", 2) // refused: not counted
+	for fork, want := range map[string]float64{"a": 0.25, "b": 0.5, "never": 0} {
+		if got := p.SpentBy(fork); got != want {
+			t.Errorf("SpentBy(%q) = %v, want %v", fork, got, want)
+		}
+	}
+}

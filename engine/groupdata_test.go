@@ -32,6 +32,9 @@ func TestAgentSession_FromTheHooksTurns(t *testing.T) {
 	}
 }
 
+// On Linux one O_APPEND write to a regular file already lands whole, so
+// this checks the outcome (every line whole, none lost), not that the flock
+// is needed; the lock is for writers whose lines take more than one write.
 func TestHistory_ConcurrentAppendsStayWhole(t *testing.T) {
 	f := newFixture(t, "copy")
 	// A second engine on the same state directory, as a second process.
@@ -40,7 +43,7 @@ func TestHistory_ConcurrentAppendsStayWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	long := string(make([]byte, 8<<10)) // lines longer than a pipe's atomic write
+	long := string(make([]byte, 8<<10)) // long lines: each must come back whole, in one piece
 	var wg sync.WaitGroup
 	for w, e := range []*Engine{f.e, other} {
 		wg.Add(1)

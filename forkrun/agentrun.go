@@ -90,26 +90,25 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	go func() {
 		consumed <- fk.consume(pr, parser, ev)
 	}()
-	stderr := &lockedTail{max: stderrTail}
 	env := append(agent.Env(o.Prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
 	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, engine.ExecOptions{
 		Args: argv, Env: append(env, fk.env...),
-		Stdout: io.MultiWriter(logf, pw), Stderr: io.MultiWriter(logf, stderr),
+		Stdout: io.MultiWriter(logf, pw), Stderr: logf,
 		Timeout: o.AgentTimeout, Kill: fk.kill,
 	})
 	pw.Close()
 	<-consumed
 	end := time.Now()
-	code := -1
+	code, stderr := -1, ""
 	if res != nil {
-		code = res.Exit
+		code, stderr = res.Exit, lastBytes(res.Stderr, stderrTail)
 	}
 	ev.Finish(end, code)
 	snap := ev.Snapshot()
 	fk.settle(snap)
 	state, reason := fk.outcome(ctx, res, err)
 	fk.r.update(func() {
-		fk.f.Agent, fk.f.AgentStderr = snap, stderr.String()
+		fk.f.Agent, fk.f.AgentStderr = snap, stderr
 		if state != Finished {
 			fk.f.State, fk.f.Reason, fk.f.FinishedAt = state, reason, end.UTC()
 		}
@@ -165,7 +164,7 @@ func (fk *forkRun) onEvent(e agent.Event, ev *agent.Evidence) {
 	} else {
 		running, _ := ev.Cost()
 		if victim, ok := pool.Observe(id, running); ok {
-			fk.r.stopForBudget(victim, running)
+			fk.r.stopForBudget(victim)
 		}
 	}
 	snap := ev.Snapshot()
@@ -181,35 +180,22 @@ func (fk *forkRun) settle(s agent.Snapshot) {
 		fk.r.pool.Finish(fk.f.Run, s.CostUSD)
 		return
 	}
-	for _, f := range fk.r.pool.Spent().Forks {
-		if f.Fork == fk.f.Run {
-			fk.r.pool.Finish(fk.f.Run, f.USD)
-		}
-	}
+	fk.r.pool.Finish(fk.f.Run, fk.r.pool.SpentBy(fk.f.Run)) // estimates or charges stand
 }
 
-// stopForBudget stops the fork the pool chose when observing by's spend.
-func (r *runner) stopForBudget(victim string, running float64) {
+// stopForBudget stops the fork the pool chose to stop.
+func (r *runner) stopForBudget(victim string) {
 	fk, ok := r.forks[victim]
 	if !ok {
 		return
 	}
-	rep := r.pool.Spent()
+	rep, spent := r.pool.Spent(), r.pool.SpentBy(victim)
 	why := fmt.Sprintf("stopped at $%.4f: all forks together reached $%.4f, over the aggregate budget of $%.2f (the most expensive fork in flight is stopped first)",
-		spentOf(rep, victim), rep.TotalUSD, rep.AggregateCap)
-	if rep.PerForkCap > 0 && spentOf(rep, victim) > rep.PerForkCap {
-		why = fmt.Sprintf("stopped at $%.4f, over its budget of $%.2f", spentOf(rep, victim), rep.PerForkCap)
+		spent, rep.TotalUSD, rep.AggregateCap)
+	if rep.PerForkCap > 0 && spent > rep.PerForkCap {
+		why = fmt.Sprintf("stopped at $%.4f, over its budget of $%.2f", spent, rep.PerForkCap)
 	}
 	fk.stop(BudgetKilled, why)
-}
-
-func spentOf(rep budget.Report, fork string) float64 {
-	for _, f := range rep.Forks {
-		if f.Fork == fork {
-			return f.USD
-		}
-	}
-	return 0
 }
 
 // runTest runs the test command in the fork, if there is one, and puts
@@ -247,29 +233,6 @@ func (fk *forkRun) runTest(ctx context.Context) {
 	}
 	fk.r.update(func() { fk.f.Test = t })
 	fk.end(Finished, "")
-}
-
-// lockedTail keeps the last max bytes written to it.
-type lockedTail struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
-}
-
-func (t *lockedTail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *lockedTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }
 
 // lastBytes returns the end of s, at most n bytes.

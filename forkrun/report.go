@@ -371,6 +371,18 @@ type ForkSpend struct {
 	USD     float64 `json:"usd"`
 }
 
+// Caps says the caps, as "per fork $5.00, all forks none".
+func (s Spend) Caps() string {
+	return "per fork " + capText(s.PerForkCapUSD) + ", all forks " + capText(s.AggregateCapUSD)
+}
+
+func capText(usd float64) string {
+	if usd <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("$%.2f", usd)
+}
+
 // Spend returns what r's forks spent.
 func (r *Report) Spend() Spend {
 	v := Spend{Group: r.Group, Outcome: r.Outcome, Forks: []ForkSpend{}, TotalUSD: r.TotalUSD(),

@@ -79,23 +79,15 @@ func budgetAnswer(rep *forkrun.Report) *answer {
 	if rep.Outcome == forkrun.OutcomeRunning {
 		so = " so far (it is running)"
 	}
-	note := fmt.Sprintf("fork-run %s spent $%.4f in all%s; caps: per fork %s, all forks %s.",
-		rep.Group, v.TotalUSD, so, capText(v.PerForkCapUSD), capText(v.AggregateCapUSD))
+	note := fmt.Sprintf("fork-run %s spent $%.4f in all%s; caps: %s.", rep.Group, v.TotalUSD, so, v.Caps())
 	return &answer{Note: note, Data: v}
 }
 
 // forkSpendAnswer is fork_cost of one fork of a fork-run, with ev, the
 // evidence of its changes.
 func forkSpendAnswer(rep *forkrun.Report, f *forkrun.Fork, ev map[string]any) *answer {
-	note := fmt.Sprintf("%s spent $%.4f (%s) in fork-run %s, whose forks spent $%.4f in all; caps: per fork %s, all forks %s.",
-		f.Name, f.CostUSD, f.State, rep.Group, rep.TotalUSD(), capText(rep.Budget.PerForkCap), capText(rep.Budget.AggregateCap))
+	note := fmt.Sprintf("%s spent $%.4f (%s) in fork-run %s, whose forks spent $%.4f in all; caps: %s.",
+		f.Name, f.CostUSD, f.State, rep.Group, rep.TotalUSD(), rep.Spend().Caps())
 	return &answer{Note: note, Data: map[string]any{"run": f.Name, "id": f.Run, "state": f.State, "tokens": f.Agent.Tokens.Total(),
 		"usd": f.CostUSD, "group": rep.Spend(), "evidence": ev}}
-}
-
-func capText(usd float64) string {
-	if usd <= 0 {
-		return "none"
-	}
-	return fmt.Sprintf("$%.2f", usd)
 }

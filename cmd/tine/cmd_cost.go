@@ -36,20 +36,13 @@ state, the caps, and the total. GROUP is a group id, or any run of it.`,
 				}
 				fmt.Fprintf(tw, "total\t\t\t\t$%.6f\n", rep.TotalUSD())
 				tw.Flush()
-				fmt.Fprintf(a.stdout, "caps: per fork %s, all forks %s\n", capText(rep.Budget.PerForkCap), capText(rep.Budget.AggregateCap))
+				fmt.Fprintf(a.stdout, "caps: %s\n", rep.Spend().Caps())
 				return nil
 			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return c
-}
-
-func capText(usd float64) string {
-	if usd <= 0 {
-		return "none"
-	}
-	return fmt.Sprintf("$%.2f", usd)
 }
 
 // loadGroupReport finds the fork-run report of a group given by id or by
