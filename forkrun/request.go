@@ -1,6 +1,7 @@
 package forkrun
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Request is a fork-run as asked for on the command line or through the
@@ -159,23 +161,24 @@ func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request)
 
 // checkCommandAgent makes sure the program of a command agent exists: on
 // PATH, or as a path relative to the workspace, where the agent starts.
-// A command line the shell must interpret (pipes, variables) is left to
-// the shell.
+// The command line is parsed as sh would; a first command that is a
+// compound (if, for, a subshell), a builtin or not a plain word is left to
+// the shell. A line that does not parse is refused.
 func checkCommandAgent(cmd, dir string) error {
-	f := strings.Fields(cmd)
-	if len(f) == 0 {
-		return fmt.Errorf("--agent-cmd is empty: %w", tine.ErrInvalid)
+	prog, err := firstProgram(cmd)
+	if err != nil {
+		return fmt.Errorf("--agent-cmd: %v: %w", err, tine.ErrInvalid)
 	}
-	prog := f[0]
-	if strings.ContainsAny(prog, "$`|&;<>(){}*?=") || shellBuiltin(prog) {
+	if prog == "" {
 		return nil
 	}
 	if strings.Contains(prog, "/") {
-		if !filepath.IsAbs(prog) {
-			prog = filepath.Join(dir, prog)
+		path := prog
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
 		}
-		if st, err := os.Stat(prog); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			return fmt.Errorf("agent program %s is not an executable file: %w", f[0], tine.ErrUnsupported)
+		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return fmt.Errorf("agent program %s is not an executable file: %w", prog, tine.ErrUnsupported)
 		}
 		return nil
 	}
@@ -185,16 +188,32 @@ func checkCommandAgent(cmd, dir string) error {
 	return nil
 }
 
-// shellBuiltin reports whether s is a shell keyword or builtin, which no
-// PATH lookup finds.
-func shellBuiltin(s string) bool {
-	switch s {
-	case "exec", "cd", "echo", "printf", "true", "false", ":", "test", "[", "[[", "set", "export", "eval", ".",
-		"source", "if", "for", "while", "until", "case", "select", "function", "{", "(", "!", "time", "read",
-		"exit", "trap", "umask", "ulimit", "wait", "command", "builtin", "type", "unset", "shift", "return":
-		return true
+// firstProgram returns the program the first command of a shell line runs,
+// when it is a plain word that names no builtin; "" otherwise.
+func firstProgram(cmd string) (string, error) {
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return "", err
 	}
-	return false
+	if len(f.Stmts) == 0 {
+		return "", errors.New("empty command")
+	}
+	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return "", nil // a compound command, or only assignments
+	}
+	prog := call.Args[0].Lit()
+	if specialBuiltin[prog] {
+		return "", nil
+	}
+	return prog, nil // "" when the word is not literal ($X, quotes)
+}
+
+// specialBuiltin are the shell builtins that no PATH lookup finds.
+var specialBuiltin = map[string]bool{
+	"exec": true, "cd": true, ":": true, ".": true, "source": true, "set": true, "export": true, "eval": true,
+	"exit": true, "read": true, "trap": true, "umask": true, "ulimit": true, "wait": true, "command": true,
+	"builtin": true, "type": true, "unset": true, "shift": true, "return": true, "readonly": true, "times": true,
 }
 
 // NewJudge builds the judge kind names ("" is heuristic); the LLM judge's
