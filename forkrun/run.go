@@ -27,10 +27,11 @@ type runner struct {
 	// started only to run agents and tests, are stopped at the end.
 	stopAfter bool
 
-	mu    sync.Mutex // guards rep and the forks in it
-	rep   *Report
-	dirty chan struct{}
-	forks map[string]*forkRun // by run id
+	emitMu sync.Mutex // serialises Progress calls
+	mu     sync.Mutex // guards rep and the forks in it
+	rep    *Report
+	dirty  chan struct{}
+	forks  map[string]*forkRun // by run id
 }
 
 // Run forks o.Source into o.N forks and runs the fork-run to its
@@ -271,9 +272,6 @@ func (r *runner) update(f func()) {
 	r.emit()
 }
 
-// emitMu serialises Progress calls.
-var emitMu sync.Mutex
-
 func (r *runner) emit() {
 	if r.o.Progress == nil {
 		return
@@ -281,8 +279,8 @@ func (r *runner) emit() {
 	r.mu.Lock()
 	c := r.rep.clone()
 	r.mu.Unlock()
-	emitMu.Lock()
-	defer emitMu.Unlock()
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
 	r.o.Progress(c)
 }
 
