@@ -276,11 +276,11 @@ func (r *runner) emit() {
 	if r.o.Progress == nil {
 		return
 	}
+	r.emitMu.Lock() // before the copy, so that no older copy is shown after a newer one
+	defer r.emitMu.Unlock()
 	r.mu.Lock()
 	c := r.rep.clone()
 	r.mu.Unlock()
-	r.emitMu.Lock()
-	defer r.emitMu.Unlock()
 	r.o.Progress(c)
 }
 
