@@ -23,9 +23,9 @@ import (
 var ErrConflict = errors.New("merge conflict")
 
 // applyHook, when set (by tests), is called at each step of Apply: after
-// "staged", "journaled", "backup:PATH", "placed:PATH" and "mode:PATH", just
-// before "committed" (the commit mark), and at "cleanup" after it. An error
-// makes Apply fail there.
+// "staged", "journaled", "backup:PATH", "rmdir:PATH", "placed:PATH" and
+// "mode:PATH", just before "committed" (the commit mark), and at "cleanup"
+// after it. An error makes Apply fail there.
 var applyHook func(step string) error
 
 // Names inside the staging directory.
@@ -261,11 +261,27 @@ func item(kind string, i int) string { return kind + "/" + strconv.Itoa(i) }
 // deletion plans removing entry i's path: a backup, or nothing when the
 // target no longer has it.
 func (tx *applyTx) deletion(i int, e Entry) ([]txStep, error) {
-	_, ok, err := tx.tree.lstat(e.Path)
+	cur, ok, err := tx.tree.lstat(e.Path)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return []txStep{{Op: opBackup, Path: rawPath(e.Path), Item: item(backupDir, i)}}, nil
+	s, err := tx.backupStep(i, e.Path, cur)
+	return []txStep{s}, err
+}
+
+// backupStep returns the step that clears destination p (of mode cur) out
+// of the way of entry i: a directory is removed (it must be empty by then)
+// with its metadata recorded, anything else moved into the staging
+// directory.
+func (tx *applyTx) backupStep(i int, p string, cur fs.FileMode) (txStep, error) {
+	if !cur.IsDir() {
+		return txStep{Op: opBackup, Path: rawPath(p), Item: item(backupDir, i)}, nil
+	}
+	m, err := tx.tree.statDir(p)
+	if err != nil {
+		return txStep{}, err
+	}
+	return rmdirStep(p, m), nil
 }
 
 // upsert stages entry i's source and returns the steps that put it in place.
@@ -293,7 +309,11 @@ func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 		return entryPrep{}, err
 	}
 	if exists {
-		pr.steps = append(pr.steps, txStep{Op: opBackup, Path: rawPath(e.Path), Item: item(backupDir, i)})
+		s, err := tx.backupStep(i, e.Path, cur)
+		if err != nil {
+			return entryPrep{}, err
+		}
+		pr.steps = append(pr.steps, s)
 	}
 	pr.steps = append(pr.steps, txStep{Op: opPlace, Path: rawPath(e.Path), Item: staged})
 	if src.IsDir() && want != want|0o700 {
@@ -317,6 +337,8 @@ func (tx *applyTx) do(s txStep) error {
 		err, step = tx.tree.rename(tx.stagingRel(s.Item), p), "placed:"+p
 	case opMode:
 		err, step = tx.tree.chmod(p, fs.FileMode(s.Mode)), "mode:"+p
+	case opRmdir:
+		err, step = tx.rmdir(p), "rmdir:"+p
 	default:
 		err = fmt.Errorf("unknown step %q", s.Op)
 	}
@@ -326,9 +348,8 @@ func (tx *applyTx) do(s txStep) error {
 	return callHook(step)
 }
 
-// backup moves the destination p into the staging directory. A directory
-// must be empty by now (what it held was planned away first): anything left
-// is content the plan does not know of, and is not risked.
+// backup moves the destination p, not a directory, into the staging
+// directory.
 func (tx *applyTx) backup(p, backup string) error {
 	cur, ok, err := tx.tree.lstat(p)
 	switch {
@@ -337,15 +358,32 @@ func (tx *applyTx) backup(p, backup string) error {
 	case !ok:
 		return fmt.Errorf("%q vanished from the target since planning: %w", p, tine.ErrState)
 	case cur.IsDir():
-		empty, err := tx.tree.isEmptyDir(p)
-		if err != nil {
-			return err
-		}
-		if !empty {
-			return fmt.Errorf("directory %q gained entries since planning: %w", p, tine.ErrState)
-		}
+		return fmt.Errorf("%q became a directory since planning: %w", p, tine.ErrState)
 	}
 	return tx.tree.rename(p, tx.stagingRel(backup))
+}
+
+// rmdir removes the destination directory p, which must be empty by now
+// (what it held was planned away first): anything left is content the plan
+// does not know of, and is not risked.
+func (tx *applyTx) rmdir(p string) error {
+	cur, ok, err := tx.tree.lstat(p)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%q vanished from the target since planning: %w", p, tine.ErrState)
+	case !cur.IsDir():
+		return fmt.Errorf("%q is no longer a directory since planning: %w", p, tine.ErrState)
+	}
+	empty, err := tx.tree.isEmptyDir(p)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return fmt.Errorf("directory %q gained entries since planning: %w", p, tine.ErrState)
+	}
+	return tx.tree.rmdir(p)
 }
 
 // touchedDirs returns the directories whose entries the steps changed.

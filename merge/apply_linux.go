@@ -287,3 +287,56 @@ func xattrBuf(get func([]byte) (int, error)) ([]byte, error) {
 		return buf[:n], err
 	}
 }
+
+// statDir returns what undoing the removal of directory rel restores.
+func (t *txTree) statDir(rel string) (dirMeta, error) {
+	pfd, name, err := t.parent(rel)
+	if err != nil {
+		return dirMeta{}, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return dirMeta{}, &os.PathError{Op: "fstatat", Path: t.abs(rel), Err: err}
+	}
+	return dirMeta{Mode: modeOfStat(st.Mode) & permMask, Uid: int(st.Uid), Gid: int(st.Gid),
+		MtimeNanos: st.Mtim.Nano()}, nil
+}
+
+// rmdir removes the empty directory rel.
+func (t *txTree) rmdir(rel string) error {
+	pfd, name, err := t.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Unlinkat(pfd, name, unix.AT_REMOVEDIR); err != nil {
+		return &os.PathError{Op: "rmdir", Path: t.abs(rel), Err: err}
+	}
+	return nil
+}
+
+// restoreDir makes directory rel again with the metadata m: owner (when
+// root), mode and modification time.
+func (t *txTree) restoreDir(rel string, m dirMeta) error {
+	if err := t.mkdir(rel); err != nil {
+		return err
+	}
+	fd, err := t.openBeneath(rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if os.Geteuid() == 0 {
+		if err := unix.Fchown(fd, m.Uid, m.Gid); err != nil {
+			return &os.PathError{Op: "chown", Path: t.abs(rel), Err: err}
+		}
+	}
+	if err := unix.Fchmod(fd, unixPerm(m.Mode)); err != nil {
+		return &os.PathError{Op: "chmod", Path: t.abs(rel), Err: err}
+	}
+	if err := unix.Futimes(fd, []unix.Timeval{unix.NsecToTimeval(m.MtimeNanos), unix.NsecToTimeval(m.MtimeNanos)}); err != nil {
+		return &os.PathError{Op: "utimensat", Path: t.abs(rel), Err: err}
+	}
+	return nil
+}

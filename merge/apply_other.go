@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // oNoFollow is not portable; callers Lstat before they open.
@@ -153,3 +154,36 @@ func stageTimes(dst string, fi fs.FileInfo) error {
 
 // stageXattrs does nothing: extended attributes are copied on Linux only.
 func stageXattrs(string, string) error { return nil }
+
+// statDir returns what undoing the removal of directory rel restores.
+func (t *txTree) statDir(rel string) (dirMeta, error) {
+	if err := t.checkParents(rel); err != nil {
+		return dirMeta{}, err
+	}
+	fi, err := t.r.Lstat(rel)
+	if err != nil {
+		return dirMeta{}, err
+	}
+	return dirMeta{Mode: fi.Mode() & permMask, MtimeNanos: fi.ModTime().UnixNano()}, nil
+}
+
+// rmdir removes the empty directory rel.
+func (t *txTree) rmdir(rel string) error {
+	if err := t.checkParents(rel); err != nil {
+		return err
+	}
+	return t.r.Remove(rel)
+}
+
+// restoreDir makes directory rel again with the mode and modification time
+// of m.
+func (t *txTree) restoreDir(rel string, m dirMeta) error {
+	if err := t.mkdir(rel); err != nil {
+		return err
+	}
+	if err := t.r.Chmod(rel, m.Mode); err != nil {
+		return err
+	}
+	mt := time.Unix(0, m.MtimeNanos)
+	return t.r.Chtimes(rel, mt, mt)
+}

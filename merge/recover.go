@@ -27,6 +27,12 @@ const (
 	opBackup = "backup" // move Path into the staging directory as Item
 	opPlace  = "place"  // rename the staged Item to Path
 	opMode   = "mode"   // set directory Path's mode to Mode (from Old when Existing)
+	// opRmdir removes the empty directory Path; undoing it makes the
+	// directory again with the recorded Mode, owner and modification time.
+	// A directory is never moved as a backup: on an overlay view, renaming a
+	// directory that comes from a lower layer fails (EXDEV), and an empty
+	// directory is fully described by its metadata.
+	opRmdir = "rmdir"
 )
 
 // journal is what Apply records, at a path outside the target, so that a
@@ -51,6 +57,9 @@ type txStep struct {
 	Mode     uint32  `json:"mode,omitempty"`
 	Old      uint32  `json:"old,omitempty"`
 	Existing bool    `json:"existing,omitempty"` // mode: the directory was there before
+	Uid      int     `json:"uid,omitempty"`      // rmdir: the directory's owner
+	Gid      int     `json:"gid,omitempty"`
+	Mtime    int64   `json:"mtime,omitempty"` // rmdir: modification time, ns since the epoch
 }
 
 // rawPath is a path that survives JSON byte for byte: a string when it is
@@ -164,6 +173,11 @@ func undoStep(tree *txTree, staging string, s txStep) error {
 		return tree.rename(it, p)
 	case opMode:
 		return undoMode(tree, s)
+	case opRmdir:
+		if _, there, err := tree.lstat(p); err != nil || there {
+			return err // never removed, or already made again
+		}
+		return tree.restoreDir(p, s.dirMeta())
 	}
 	return fmt.Errorf("unknown step %q", s.Op)
 }
@@ -217,7 +231,7 @@ func checkJournal(j *journal) error {
 	for _, s := range j.Steps {
 		kind, n, _ := strings.Cut(s.Item, "/")
 		_, nerr := strconv.Atoi(n)
-		badItem := s.Op != opMode && (nerr != nil || (kind != stagedDir && kind != backupDir))
+		badItem := s.Op != opMode && s.Op != opRmdir && (nerr != nil || (kind != stagedDir && kind != backupDir))
 		if err := checkRel(string(s.Path)); err != nil || badItem {
 			return fmt.Errorf("bad step %s %q %q", s.Op, s.Path, s.Item)
 		}
@@ -266,4 +280,21 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// dirMeta is what undoing a rmdir step gives the directory back.
+type dirMeta struct {
+	Mode       fs.FileMode // permission bits with setuid, setgid and sticky
+	Uid, Gid   int
+	MtimeNanos int64
+}
+
+// dirMeta returns the metadata an rmdir step recorded.
+func (s txStep) dirMeta() dirMeta {
+	return dirMeta{Mode: fs.FileMode(s.Mode), Uid: s.Uid, Gid: s.Gid, MtimeNanos: s.Mtime}
+}
+
+// rmdirStep returns the step that removes directory p, described by m.
+func rmdirStep(p string, m dirMeta) txStep {
+	return txStep{Op: opRmdir, Path: rawPath(p), Mode: uint32(m.Mode), Uid: m.Uid, Gid: m.Gid, Mtime: m.MtimeNanos}
 }
