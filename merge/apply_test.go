@@ -178,7 +178,12 @@ func hookSteps(t *testing.T) []string {
 	return steps
 }
 
-func TestApply_FailureAtEveryStep(t *testing.T) {
+func TestApply_FailureAtEveryStep(t *testing.T) { testFailureAtEveryStep(t, makeSides) }
+
+// testFailureAtEveryStep fails the fixture's apply at each of its steps in
+// turn, on sides made by mk: the target is as it was (or, failing at
+// cleanup, Recover finishes the merge).
+func testFailureAtEveryStep(t *testing.T, mk func(testing.TB, tree, tree, tree) testSides) {
 	steps := hookSteps(t)
 	if len(steps) < 20 || steps[0] != "staged" || steps[len(steps)-1] != "cleanup" {
 		t.Fatalf("unexpected steps %q", steps)
@@ -186,7 +191,7 @@ func TestApply_FailureAtEveryStep(t *testing.T) {
 	base, theirs, ours, merged := applyFixture()
 	for i, step := range steps {
 		t.Run(fmt.Sprintf("%02d_%s", i, strings.ReplaceAll(step, "/", "|")), func(t *testing.T) {
-			s := makeSides(t, base, theirs, ours)
+			s := mk(t, base, theirs, ours)
 			p := planSides(t, s, PlanOptions{})
 			before := treeManifest(t, s.ours)
 			j := journalPath(t)
