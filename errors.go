@@ -21,4 +21,10 @@ var (
 	ErrUnsupported = errors.New("not supported")
 	// ErrBusy means another tine process holds the workspace lock for too long.
 	ErrBusy = errors.New("busy")
+	// ErrStore means the state directory's store cannot be trusted: it is
+	// missing, empty or damaged while workspaces exist beside it, or it is
+	// not the store those workspaces were made with. Every command refuses
+	// rather than start a fresh store over the user's files; tine doctor
+	// says what it found and how to recover.
+	ErrStore = errors.New("store unusable")
 )

@@ -27,6 +27,16 @@ func wrapBusy(err error) error {
 	return err
 }
 
+// wrapDamage adds tine.ErrStore to err if SQLite found the file is not a
+// database, or is damaged.
+func wrapDamage(err error) error {
+	switch code(err) & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w: %w", tine.ErrStore, err)
+	}
+	return err
+}
+
 // isUnique reports whether err is a violated primary key or unique index.
 func isUnique(err error) bool {
 	c := code(err)

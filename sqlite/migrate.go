@@ -137,6 +137,18 @@ CREATE TABLE approvals (
 CREATE INDEX approvals_workspace ON approvals (workspace, created_at);
 CREATE INDEX approvals_state ON approvals (state, created_at);
 `,
+	// 4: the store's identity, a random id and its creation time (Unix
+	// nanoseconds), so the engine can tell the workspaces made with this
+	// store from a store that is not theirs.
+	`
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) STRICT;
+INSERT INTO meta (key, value) VALUES
+	('id', 's' || lower(hex(randomblob(12)))),
+	('created_at', CAST(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) * 1000000 AS TEXT));
+`,
 }
 
 // SchemaVersion is the schema version this package writes.

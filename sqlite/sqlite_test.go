@@ -96,7 +96,7 @@ func TestStore_Open(t *testing.T) {
 		"journal_mode": "wal",
 		"busy_timeout": strconv.Itoa(int(BusyTimeout.Milliseconds())),
 		"foreign_keys": "1",
-		"synchronous":  "1", // NORMAL
+		"synchronous":  "2", // FULL: every commit is synced
 	}
 	pools := []struct {
 		name  string
