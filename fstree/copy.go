@@ -17,6 +17,15 @@ type CopyOptions struct {
 	Reflink bool
 	// RequireReflink makes a failed clone an error instead of a byte copy.
 	RequireReflink bool
+	// SkipVanished copies a tree that something outside tine may be
+	// changing meanwhile (a live workspace, a run's upper directory): an
+	// entry that disappears from src between the read of its directory and
+	// its own copy (git gc removing a loose object directory) is left out,
+	// as it is no longer there, and an entry that changes type midway (a
+	// file replaced by a directory) is looked at again. Only src's entries
+	// below the root are forgiven, and only for being gone or replaced:
+	// every other error, and any error on the dst side, still fails Copy.
+	SkipVanished bool
 }
 
 // Copy copies the contents of directory src into directory dst, which must
@@ -27,8 +36,12 @@ type CopyOptions struct {
 // permission bits with setuid, setgid and sticky, owner (ignored when not
 // permitted and not root), access and modification times, and extended
 // attributes, trusted.* included when root. src's own metadata is applied to
-// dst. Symlinks are never followed. Without opt.Reflink file data moves with
-// copy_file_range where the kernel has it. ctx is checked between entries.
+// dst. Symlinks are never followed, not even when an entry is replaced by
+// one while Copy runs. File data is cloned with FICLONE when opt.Reflink
+// asks and the filesystem can; otherwise only its data extents are copied
+// (see CopyContents), so sparse files stay sparse. ctx is checked between
+// entries. Inode flags set with chattr (immutable, append-only) are not
+// copied: dst's files are plain files tine can write and remove.
 func Copy(ctx context.Context, src, dst string, opt CopyOptions) error {
 	if err := checkEmptyDir(dst); err != nil {
 		return fmt.Errorf("fstree: copy %s: %w", src, err)
@@ -41,7 +54,11 @@ func Copy(ctx context.Context, src, dst string, opt CopyOptions) error {
 		return fmt.Errorf("fstree: copy: %w", err)
 	}
 	c := &copier{ctx: ctx, opt: opt, root: os.Geteuid() == 0, links: map[inodeKey]string{}}
-	if err := c.copyDir(src, dst, fi); err != nil {
+	names, err := readNames(src)
+	if err == nil {
+		err = c.copyDir(src, dst, fi, names)
+	}
+	if err != nil {
 		return fmt.Errorf("fstree: copy %s to %s: %w", src, dst, err)
 	}
 	return nil
@@ -83,14 +100,10 @@ func readNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// copyDir copies the contents of src into the existing directory dst, then
-// gives dst the metadata of src (fi), times last, so that creating the
-// contents does not disturb them.
-func (c *copier) copyDir(src, dst string, fi fs.FileInfo) error {
-	names, err := readNames(src)
-	if err != nil {
-		return err
-	}
+// copyDir copies the contents of src, whose entries are names, into the
+// existing directory dst, then gives dst the metadata of src (fi), times
+// last, so that creating the contents does not disturb them.
+func (c *copier) copyDir(src, dst string, fi fs.FileInfo, names []string) error {
 	for _, name := range names {
 		if err := c.ctx.Err(); err != nil {
 			return err
@@ -102,68 +115,127 @@ func (c *copier) copyDir(src, dst string, fi fs.FileInfo) error {
 	return c.setMeta(src, dst, fi)
 }
 
+// maxTries bounds how often copyEntry looks again at an entry that keeps
+// changing type under it.
+const maxTries = 3
+
 // copyEntry copies one entry of any type from src to the new path dst.
+// With opt.SkipVanished an entry that is gone is skipped and one that
+// changed type is tried again.
 func (c *copier) copyEntry(src, dst string) error {
+	for try := 1; ; try++ {
+		err := c.copyOnce(src, dst)
+		if err == nil || !c.opt.SkipVanished {
+			return err
+		}
+		var se *sourceError
+		if !errors.As(err, &se) || se.path != src {
+			return err
+		}
+		if !se.changed {
+			return nil // gone: nothing to copy
+		}
+		if try == maxTries {
+			return err
+		}
+	}
+}
+
+// copyOnce copies src to dst, failing with a *sourceError, before creating
+// anything at dst, when src is gone or no longer of the type lstat saw.
+func (c *copier) copyOnce(src, dst string) error {
 	fi, err := os.Lstat(src)
 	if err != nil {
-		return err
+		return vanished(src, err)
 	}
 	if fi.IsDir() {
+		names, err := c.readDir(src)
+		if err != nil {
+			return err
+		}
 		if err := os.Mkdir(dst, 0o700); err != nil {
 			return err
 		}
-		return c.copyDir(src, dst, fi)
+		return c.copyDir(src, dst, fi, names)
+	}
+	st := statOf(fi)
+	if first, ok := c.links[st.key()]; ok && st.nlink > 1 {
+		return os.Link(first, dst)
+	}
+	fi, err = c.create(src, dst, fi)
+	if err != nil {
+		return err
 	}
 	if st := statOf(fi); st.nlink > 1 {
-		if first, ok := c.links[st.key()]; ok {
-			return os.Link(first, dst)
-		}
 		c.links[st.key()] = dst
-	}
-	if err := c.create(src, dst, fi); err != nil {
-		return err
 	}
 	return c.setMeta(src, dst, fi)
 }
 
-// create makes dst a non-directory of the same type and content as src.
-func (c *copier) create(src, dst string, fi fs.FileInfo) error {
+// readDir returns the names in the source directory dir, which must still
+// be a directory and not a symlink to one.
+func (c *copier) readDir(dir string) ([]string, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|openDirFlags, 0)
+	if err != nil {
+		return nil, vanished(dir, err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, vanished(dir, err)
+	}
+	return names, nil
+}
+
+// create makes dst a non-directory of the same type and content as src,
+// described by fi, and returns what describes the copy's source best: for
+// a regular file the stat of the file it opened.
+func (c *copier) create(src, dst string, fi fs.FileInfo) (fs.FileInfo, error) {
 	switch t := fi.Mode().Type(); {
 	case t == 0:
 		return c.copyFile(src, dst)
 	case t == fs.ModeSymlink:
 		target, err := os.Readlink(src)
 		if err != nil {
-			return err
+			return nil, vanished(src, err)
 		}
-		return os.Symlink(target, dst)
+		return fi, os.Symlink(target, dst)
 	case isSpecial(t):
-		return mknod(dst, t, statOf(fi).rdev)
+		return fi, mknod(dst, t, statOf(fi).rdev)
 	default:
-		return &fs.PathError{Op: "copy", Path: src, Err: fmt.Errorf("unsupported file type %v", t)}
+		return nil, &fs.PathError{Op: "copy", Path: src, Err: fmt.Errorf("unsupported file type %v", t)}
 	}
 }
 
-// copyFile copies the regular file src to the new file dst.
-func (c *copier) copyFile(src, dst string) error {
-	in, err := os.Open(src)
+// copyFile copies the regular file src to the new file dst and returns the
+// stat of the file it copied. src is opened without following a symlink and
+// without blocking on a fifo, in case it was replaced by one meanwhile.
+func (c *copier) copyFile(src, dst string) (fs.FileInfo, error) {
+	in, err := os.OpenFile(src, os.O_RDONLY|openFileFlags, 0)
 	if err != nil {
-		return err
+		return nil, vanished(src, err)
 	}
 	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &sourceError{path: src, changed: true, err: fmt.Errorf("%s: became a %v while being copied", src, fi.Mode().Type())}
+	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := c.fill(out, in); err != nil {
 		out.Close()
-		return err
+		return nil, err
 	}
-	return out.Close()
+	return fi, out.Close()
 }
 
 // fill writes in's data into the empty file out: a clone when asked for and
-// possible, bytes otherwise.
+// possible, its data extents otherwise.
 func (c *copier) fill(out, in *os.File) error {
 	if c.opt.Reflink && !c.noClone {
 		err := cloneFile(out, in)
@@ -175,10 +247,37 @@ func (c *copier) fill(out, in *os.File) error {
 		}
 		c.noClone = true
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if err := copyContents(out, in); err != nil {
 		return fmt.Errorf("copy %s to %s: %w", in.Name(), out.Name(), err)
 	}
 	return nil
+}
+
+// sourceError is a failure on an entry of the source that says it is gone
+// (ENOENT) or was replaced by another type of file (changed). Copy with
+// SkipVanished forgives it for that entry; otherwise it reads as err.
+type sourceError struct {
+	path    string
+	changed bool
+	err     error
+}
+
+func (e *sourceError) Error() string { return e.err.Error() }
+func (e *sourceError) Unwrap() error { return e.err }
+
+// vanished wraps err, from an operation on the source entry path, in a
+// *sourceError if it says path is gone or no longer of the type expected:
+// ENOENT (gone), ENOTDIR (a directory replaced by a file), ELOOP (replaced
+// by a symlink, refused by O_NOFOLLOW), EINVAL from readlink (no longer a
+// symlink). Other errors are returned as they are.
+func vanished(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &sourceError{path: path, err: err}
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EINVAL):
+		return &sourceError{path: path, changed: true, err: err}
+	}
+	return err
 }
 
 // setMeta gives dst the owner, permission bits, extended attributes and
@@ -194,10 +293,18 @@ func (c *copier) setMeta(src, dst string, fi fs.FileInfo) error {
 			return err
 		}
 	}
-	if err := copyXattrs(src, dst, c.root); err != nil {
+	if err := copyXattrs(src, dst, c.root); err != nil && !c.goneMeanwhile(src, err) {
 		return err
 	}
 	return lchtimes(dst, fi.Mode(), st.atime, fi.ModTime())
+}
+
+// goneMeanwhile reports whether err, from reading src's extended
+// attributes after its copy was made, only says src has gone since, which
+// SkipVanished forgives: what was copied was there.
+func (c *copier) goneMeanwhile(src string, err error) bool {
+	var pe *fs.PathError
+	return c.opt.SkipVanished && errors.As(err, &pe) && pe.Path == src && errors.Is(err, fs.ErrNotExist)
 }
 
 // chown gives dst the owner in st, ignoring refusals when not root.
