@@ -134,9 +134,6 @@ func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratc
 	if err := e.chooseScope(src, theirs, o); err != nil {
 		return nil, err
 	}
-	if o.Scope == ScopeGit {
-		return merge.PlanGit(ctx, theirs, src.Run.GitHead, ours, scratch)
-	}
 	var plan *merge.Plan
 	err := e.withOrigin(ctx, src, func(be layer.Backend, br layer.Run, base []string) error {
 		changes, err := be.Changes(ctx, br, base)
@@ -148,11 +145,25 @@ func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratc
 			return err
 		}
 		defer release()
+		if o.Scope == ScopeGit {
+			plan, err = merge.PlanGit(ctx, merge.GitOptions{Theirs: theirs, Base: baseDir, Head: src.Run.GitHead,
+				Ours: ours, Changed: changedPaths(changes), Scratch: scratch})
+			return err
+		}
 		plan, err = merge.PlanFiles(ctx, baseDir, theirs, ours, changes,
 			merge.PlanOptions{Paths: o.Paths, TextMerge: o.TextMerge, Scratch: scratch})
 		return err
 	})
 	return plan, err
+}
+
+// changedPaths returns the paths of changes.
+func changedPaths(changes []layer.Change) []string {
+	out := make([]string, len(changes))
+	for i, c := range changes {
+		out[i] = c.Path
+	}
+	return out
 }
 
 // chooseScope settles the scope: paths when paths are given, git for a run

@@ -57,26 +57,46 @@ const (
 	gitModeLink    = 0o160000 // a submodule or nested repository
 )
 
-// PlanGit plans a git-scope merge: the binary patch from commit head (the
-// fork point's HEAD) to the working tree at theirs — commits made since,
+// GitOptions says what a git-scope merge compares.
+type GitOptions struct {
+	Theirs string // the run's work tree
+	Base   string // the fork point's files (the version the run was forked from)
+	Head   string // the fork point's commit, HEAD of the run's repository then
+	Ours   string // the target's work tree
+	// Changed lists the paths where Theirs differs from Base (the run's
+	// layer changes); only these are staged and compared, so the plan costs
+	// what the run changed, not what the workspace holds.
+	Changed []string
+	// Scratch is an existing empty directory for the plan's staged content;
+	// it must outlive the plan's Apply.
+	Scratch string
+}
+
+// PlanGit plans a git-scope merge: the binary patch from the fork point's
+// files to the run's work tree as git sees them — commits made since,
 // staged and unstaged changes, deletions, untracked (not ignored) files,
 // renames, mode changes, symlinks, binary files — checked against the
-// target's working tree at ours. The content each entry writes is staged
-// under scratch (an existing empty directory); paths the patch cannot
-// apply to are conflicts, each with git's reason.
+// target's working tree. The base is the fork point's files, not its
+// commit, so work the source had not committed when it was forked is not
+// taken for the run's. The content each entry writes is staged under
+// o.Scratch; paths the patch cannot apply to are conflicts, each with git's
+// reason.
 //
-// Neither theirs nor ours is written. A rename is planned as the deletion of
-// its old path and the addition of its new one. A path where ours already
-// has exactly what theirs has is converged rather than in conflict. A
-// submodule or nested repository is a conflict: git scope cannot merge it.
-// When theirs is not the top of a git work tree or head is not a commit
-// there, PlanGit returns an error wrapping tine.ErrInvalid.
-func PlanGit(ctx context.Context, theirs, head, ours, scratch string) (*Plan, error) {
-	g, err := gitOpen(ctx, theirs, head, scratch)
+// Neither Theirs nor Ours is written. A rename is planned as the deletion of
+// its old path and the addition of its new one. A directory the run created
+// that the target lacks is planned as an added directory (with the run's
+// mode); a directory the run removed that the plan leaves empty in the
+// target is deleted, as git does. A path where Ours already has exactly what
+// Theirs has is converged rather than in conflict. A submodule or nested
+// repository is a conflict: git scope cannot merge it. When Theirs is not
+// the top of a git work tree or Head is not a commit there, PlanGit returns
+// an error wrapping tine.ErrInvalid.
+func PlanGit(ctx context.Context, o GitOptions) (*Plan, error) {
+	g, err := gitOpen(ctx, o.Theirs, o.Head, o.Scratch)
 	if err != nil {
 		return nil, err
 	}
-	changes, err := g.changes(ctx)
+	changes, err := g.changes(ctx, o.Base, o.Changed)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +104,14 @@ func PlanGit(ctx context.Context, theirs, head, ours, scratch string) (*Plan, er
 	if len(changes) == 0 {
 		return plan, nil
 	}
-	m, err := gitNewMerge(g, ours, changes)
+	m, err := gitNewMerge(g, o.Ours, changes)
 	if err != nil {
 		return nil, err
 	}
 	if plan.Entries, err = m.plan(ctx); err != nil {
+		return nil, err
+	}
+	if plan.Entries, err = m.directories(plan.Entries); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(plan.Entries, func(i, j int) bool { return plan.Entries[i].Path < plan.Entries[j].Path })
@@ -144,6 +167,7 @@ func gitEnv(extra ...string) []string {
 // directory under scratch.
 type gitRepo struct {
 	top     string // the work tree, theirs
+	gitDir  string // the repository, absolute
 	head    string // the fork point's commit, in full
 	index   string // the repository's own index file
 	scratch string
@@ -192,12 +216,12 @@ func gitRealPath(p string) (string, error) {
 // locate finds the repository's index and object directory, and checks
 // that g.top is the top of its work tree.
 func (g *gitRepo) locate(ctx context.Context) (objects string, err error) {
-	out, err := gitRun(ctx, g.top, gitEnv(), nil, "rev-parse", "--show-toplevel", "--git-path", "objects", "--git-path", "index")
+	out, err := gitRun(ctx, g.top, gitEnv(), nil, "rev-parse", "--show-toplevel", "--git-path", "objects", "--git-path", "index", "--absolute-git-dir")
 	if err != nil {
 		return "", err
 	}
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 {
 		return "", fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	if top, err := gitRealPath(lines[0]); err != nil || top != g.top {
@@ -209,7 +233,7 @@ func (g *gitRepo) locate(ctx context.Context) (objects string, err error) {
 		}
 		return filepath.Join(g.top, p)
 	}
-	g.index = abs(lines[2])
+	g.index, g.gitDir = abs(lines[2]), lines[3]
 	return abs(lines[1]), nil
 }
 
@@ -237,30 +261,179 @@ func gitQuoteAlternate(p string) string {
 	return `"` + r.Replace(p) + `"`
 }
 
-// changes stages the whole working tree in the temporary index and returns
-// what differs from head, each change with its sections of the patch.
-func (g *gitRepo) changes(ctx context.Context) ([]*gitChange, error) {
+// changes stages the changed paths of the fork point's files (base) and of
+// the run's work tree in two temporary indexes seeded alike, and returns
+// what differs between them, each change with its sections of the patch.
+func (g *gitRepo) changes(ctx context.Context, base string, changed []string) ([]*gitChange, error) {
+	specs := gitChangedSpecs(changed)
+	if len(specs) == 0 {
+		return nil, nil
+	}
 	if err := g.seedIndex(ctx); err != nil {
 		return nil, err
 	}
-	// A copied work tree (a run) has new inode numbers and change times:
-	// refresh the stat cache first, which hashes files but writes no object,
-	// so that git add writes only what changed.
-	refresh := []string{"update-index", "-q", "--unmerged", "--ignore-missing", "--refresh"}
-	if _, err := gitRun(ctx, g.top, g.addEnv, nil, refresh...); err != nil {
-		return nil, fmt.Errorf("merge: refresh the run's index: %w", err)
+	baseIndex := filepath.Join(g.scratch, "index-base")
+	if err := gitCopyFile(filepath.Join(g.scratch, "index"), baseIndex, 0o644); err != nil {
+		return nil, fmt.Errorf("merge: seed the fork point's index: %w", err)
 	}
-	if _, err := gitRun(ctx, g.top, g.addEnv, nil, append([]string{"add", "-A"}, gitSpecs...)...); err != nil {
+	tracked, err := g.trackedDirs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.stage(ctx, base, baseIndex, specs, tracked); err != nil {
+		return nil, fmt.Errorf("merge: stage the fork point's files: %w", err)
+	}
+	// Without the repository's objects, as for git add: git would freshen
+	// (touch) a tree it finds there rather than write it.
+	out, err := gitRun(ctx, g.top, withIndex(g.addEnv, baseIndex), nil, "write-tree", "--missing-ok")
+	if err != nil {
+		return nil, fmt.Errorf("merge: record the fork point's files: %w", err)
+	}
+	baseTree := strings.TrimSpace(string(out))
+	if err := g.stage(ctx, g.top, filepath.Join(g.scratch, "index"), specs, tracked); err != nil {
 		return nil, fmt.Errorf("merge: stage the run's work tree: %w", err)
 	}
 	args := []string{"diff", "--cached", "--patch-with-raw", "-z", "--binary", "--full-index", "--no-abbrev",
 		"-M", "--no-ext-diff", "--no-textconv", "--no-color", "--submodule=short", "--no-relative",
-		"--src-prefix=a/", "--dst-prefix=b/", g.head}
-	out, err := gitRun(ctx, g.top, g.env, nil, append(args, gitSpecs...)...)
+		"--src-prefix=a/", "--dst-prefix=b/", baseTree}
+	out, err = gitRun(ctx, g.top, g.env, nil, append(args, gitSpecs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("merge: diff the run against the fork point: %w", err)
 	}
 	return gitParseDiff(out)
+}
+
+// withIndex returns env with index as the index file.
+func withIndex(env []string, index string) []string {
+	env = append([]string(nil), env...)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "GIT_INDEX_FILE=") {
+			env[i] = "GIT_INDEX_FILE=" + index
+		}
+	}
+	return env
+}
+
+// gitChangedSpecs turns changed paths into the paths to stage: tine's own
+// files and the repository are left out, and a path inside a nested
+// repository becomes the repository itself (which git stages as a link).
+func gitChangedSpecs(changed []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range changed {
+		parts := strings.Split(p, "/")
+		if strings.HasPrefix(parts[0], ".tine-") || parts[0] == ".git" {
+			continue
+		}
+		for i, c := range parts {
+			if c == ".git" {
+				p = strings.Join(parts[:i], "/")
+				break
+			}
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// trackedDirs returns every path of the seeded index and every directory
+// above one: what a path to stage may name although neither side has it.
+func (g *gitRepo) trackedDirs(ctx context.Context) (map[string]bool, error) {
+	out, err := gitRun(ctx, g.top, g.env, nil, "ls-files", "-z", "--cached", "--full-name")
+	if err != nil {
+		return nil, fmt.Errorf("merge: list the run's index: %w", err)
+	}
+	set := map[string]bool{}
+	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		for ; p != "" && !set[p]; p = gitPathDir(p) {
+			set[p] = true
+		}
+	}
+	return set, nil
+}
+
+// stage brings index in line with the work tree at dir for the paths specs:
+// each one that dir has or the index tracks, minus those git ignores, is
+// staged with git add -A (new files added, deleted ones removed).
+func (g *gitRepo) stage(ctx context.Context, dir, index string, specs []string, tracked map[string]bool) error {
+	var present []string
+	seen, nested := map[string]bool{}, map[string]bool{}
+	for _, p := range specs {
+		p = gitOuterRepo(dir, p, nested)
+		if _, err := gitLstatUnder(dir, p); (err == nil || tracked[p]) && !seen[p] {
+			seen[p] = true
+			present = append(present, p)
+		}
+	}
+	env := gitEnv("GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+dir, "GIT_INDEX_FILE="+index,
+		"GIT_OBJECT_DIRECTORY="+filepath.Join(g.scratch, "objects"))
+	present, err := g.notIgnored(ctx, dir, env, present, tracked)
+	if err != nil || len(present) == 0 {
+		return err
+	}
+	var list bytes.Buffer
+	for _, p := range present {
+		list.WriteString(":(top,literal)" + p + "\x00")
+	}
+	_, err = gitRun(ctx, dir, env, list.Bytes(), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	return err
+}
+
+// gitOuterRepo returns the outermost directory above p (or p itself) that
+// is a nested repository in the work tree at dir, whose files git stages as
+// one link, else p. known caches what was found.
+func gitOuterRepo(dir, p string, known map[string]bool) string {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		d := strings.Join(parts[:i], "/")
+		repo, ok := known[d]
+		if !ok {
+			_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d), ".git"))
+			repo = err == nil
+			known[d] = repo
+		}
+		if repo {
+			return d
+		}
+	}
+	return p
+}
+
+// notIgnored drops from paths those git ignores in the work tree at dir,
+// keeping any the index tracks (or tracks something below).
+func (g *gitRepo) notIgnored(ctx context.Context, dir string, env, paths []string, tracked map[string]bool) ([]string, error) {
+	var in bytes.Buffer
+	for _, p := range paths {
+		if !tracked[p] {
+			in.WriteString(p + "\x00")
+		}
+	}
+	if in.Len() == 0 {
+		return paths, nil
+	}
+	out, err := gitRun(ctx, dir, env, in.Bytes(), "check-ignore", "--stdin", "-z")
+	var ge *gitError
+	var exit *exec.ExitError
+	if errors.As(err, &ge) && errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return paths, nil // nothing is ignored
+	}
+	if err != nil {
+		return nil, err
+	}
+	ignored := map[string]bool{}
+	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		ignored[p] = true
+	}
+	var kept []string
+	for _, p := range paths {
+		if !ignored[p] || tracked[p] {
+			kept = append(kept, p)
+		}
+	}
+	return kept, nil
 }
 
 // seedIndex copies the repository's index (keeping its modification time, so
@@ -881,4 +1054,120 @@ func (m *gitMerge) perm(s gitSide) fs.FileMode {
 		return 0o755
 	}
 	return 0o644
+}
+
+// directories completes the entries with what git does not track but a
+// merge must do to directories: a directory the run has above a path it
+// writes, which ours lacks, is added (with the run's mode; it replaces what
+// a deletion of the same path removes); a directory the run no longer has,
+// which the plan empties in ours, is deleted.
+func (m *gitMerge) directories(entries []Entry) ([]Entry, error) {
+	byPath := map[string]int{}
+	for i, e := range entries {
+		byPath[e.Path] = i
+	}
+	for i := 0; i < len(entries); i++ {
+		e := entries[i]
+		if e.Action != Take || e.Source == "" {
+			continue
+		}
+		var err error
+		if entries, err = m.addParents(entries, byPath, e.Path); err != nil {
+			return nil, err
+		}
+	}
+	return m.removeEmptied(entries, byPath)
+}
+
+// addParents adds an entry for each directory above rel that ours lacks.
+func (m *gitMerge) addParents(entries []Entry, byPath map[string]int, rel string) ([]Entry, error) {
+	var missing []string
+	for d := gitPathDir(rel); d != ""; d = gitPathDir(d) {
+		if i, ok := byPath[d]; ok && entries[i].Type == "dir" {
+			break // planned already, and so are its parents
+		}
+		fi, err := gitLstatUnder(m.ours, d)
+		if err == nil && fi.IsDir() {
+			break
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		missing = append(missing, d)
+	}
+	for _, d := range missing {
+		fi, err := os.Lstat(m.at(m.repo.top, d))
+		if err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("merge: the run has no directory %s above %s: %w", d, rel, errors.Join(err, fs.ErrNotExist))
+		}
+		dirEntry := Entry{Path: d, Action: Take, Change: layer.Added, Type: "dir", Source: m.at(m.repo.top, d)}
+		if i, ok := byPath[d]; ok { // ours has something else there, which the run deleted
+			dirEntry.Change = layer.TypeChanged
+			entries[i] = dirEntry
+			continue
+		}
+		byPath[d] = len(entries)
+		entries = append(entries, dirEntry)
+	}
+	return entries, nil
+}
+
+// removeEmptied adds the deletion of each directory the run no longer has
+// once every entry ours has in it is deleted by the plan, deepest first.
+func (m *gitMerge) removeEmptied(entries []Entry, byPath map[string]int) ([]Entry, error) {
+	deleted := map[string]bool{}
+	cands := map[string]bool{}
+	for _, e := range entries {
+		if e.Action == Take && e.Source == "" {
+			deleted[e.Path] = true
+			for d := gitPathDir(e.Path); d != ""; d = gitPathDir(d) {
+				cands[d] = true
+			}
+		}
+	}
+	dirs := make([]string, 0, len(cands))
+	for d := range cands {
+		if _, planned := byPath[d]; !planned {
+			dirs = append(dirs, d)
+		}
+	}
+	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
+	for _, d := range dirs {
+		empty, err := m.emptied(d, deleted)
+		if err != nil {
+			return nil, err
+		}
+		if !empty {
+			continue
+		}
+		deleted[d] = true
+		byPath[d] = len(entries)
+		entries = append(entries, Entry{Path: d, Action: Take, Change: layer.Deleted, Type: "dir"})
+	}
+	return entries, nil
+}
+
+// emptied reports whether d is a directory in ours, not one in the run, all
+// of whose entries are deleted.
+func (m *gitMerge) emptied(d string, deleted map[string]bool) (bool, error) {
+	if fi, err := gitLstatUnder(m.repo.top, d); err == nil && fi.IsDir() {
+		return false, nil
+	}
+	fi, err := gitLstatUnder(m.ours, d)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	names, err := readDirNames(m.at(m.ours, d))
+	if err != nil {
+		return false, err
+	}
+	for _, n := range names {
+		if !deleted[d+"/"+n] {
+			return false, nil
+		}
+	}
+	return true, nil
 }

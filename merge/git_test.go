@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -82,18 +83,36 @@ func gitPair(t testing.TB, files map[string]string) (theirs, ours, head string) 
 	return theirs, ours, gitT(t, a, "rev-parse", "HEAD")
 }
 
-// gitPlanT runs PlanGit with a fresh scratch directory.
+// gitPlanT runs PlanGit with a fresh scratch directory, the fork point's
+// files being the repository gitPair made theirs and ours from.
 func gitPlanT(t testing.TB, theirs, head, ours string) *Plan {
 	t.Helper()
-	plan, err := PlanGit(context.Background(), theirs, head, ours, t.TempDir())
+	plan, err := PlanGit(context.Background(), gitOptsT(t, theirs, head, ours, t.TempDir()))
 	if err != nil {
 		t.Fatalf("PlanGit: %v", err)
 	}
 	return plan
 }
 
+// gitOptsT returns the options of a plan of theirs into ours, with base the
+// repository gitPair copied them from and the changes from fstree.Diff.
+func gitOptsT(t testing.TB, theirs, head, ours, scratch string) GitOptions {
+	t.Helper()
+	base := filepath.Join(filepath.Dir(theirs), "a")
+	changes, err := fstree.Diff(context.Background(), base, theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	return GitOptions{Theirs: theirs, Base: base, Head: head, Ours: ours, Changed: paths, Scratch: scratch}
+}
+
 // gitApplyT is a test-only applier: deletions first, then each upsert copied
-// from its Source (files with their permissions, symbolic links as links).
+// from its Source (files with their permissions, symbolic links as links,
+// directories made empty).
 func gitApplyT(t *testing.T, plan *Plan, ours string) {
 	t.Helper()
 	if !plan.Clean() {
@@ -120,6 +139,12 @@ func gitApplyT(t *testing.T, plan *Plan, ours string) {
 		fi, err := os.Lstat(e.Source)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if fi.IsDir() {
+			if err := os.Mkdir(dst, fi.Mode().Perm()); err != nil {
+				t.Fatal(err)
+			}
+			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			target, err := os.Readlink(e.Source)
@@ -332,6 +357,8 @@ func gitCheckAllKinds(t *testing.T, got map[string]Entry) {
 		"untracked.txt":        {layer.Added, "file"},
 		"bin.dat":              {layer.Added, "file"},
 		"bin2.dat":             {layer.Modified, "file"},
+		"nested":               {layer.Added, "dir"},
+		"nested/dir":           {layer.Added, "dir"},
 		"nested/dir/deep.txt":  {layer.Added, "file"},
 		"sub/.tine-kept":       {layer.Added, "file"},
 		"with space.txt":       {layer.Modified, "file"},
@@ -468,7 +495,7 @@ func TestPlanGit_Invalid(t *testing.T) {
 		"SubDir":      {filepath.Join(theirs, "sub"), head},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := PlanGit(context.Background(), tc.theirs, tc.head, ours, t.TempDir())
+			_, err := PlanGit(context.Background(), GitOptions{Theirs: tc.theirs, Head: tc.head, Ours: ours, Scratch: t.TempDir()})
 			if !errors.Is(err, tine.ErrInvalid) {
 				t.Fatalf("got %v, want ErrInvalid", err)
 			}
@@ -523,9 +550,9 @@ func TestPlanGit_ScratchInsideRepository(t *testing.T) {
 	gitT(t, outer, "init", "-q")
 	scratch := filepath.Join(outer, "sub", "scratch")
 	gitMust(t, os.MkdirAll(scratch, 0o755))
-	plan, err := PlanGit(context.Background(), theirs, head, ours, scratch)
+	plan, err := PlanGit(context.Background(), gitOptsT(t, theirs, head, ours, scratch))
 	gitMust(t, err)
-	if len(plan.Entries) != 2 || !plan.Clean() {
+	if len(plan.Entries) != 3 || !plan.Clean() { // edit.txt, new (a directory), new/f
 		t.Fatalf("plan: %+v", plan.Entries)
 	}
 	gitApplyT(t, plan, ours)
@@ -590,7 +617,7 @@ func gitBenchPlan(b *testing.B, theirs, head, ours string) {
 	for i := 0; i < b.N; i++ {
 		scratch := filepath.Join(b.TempDir(), "scratch")
 		gitMust(b, os.Mkdir(scratch, 0o755))
-		plan, err := PlanGit(context.Background(), theirs, head, ours, scratch)
+		plan, err := PlanGit(context.Background(), gitOptsT(b, theirs, head, ours, scratch))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -602,3 +629,103 @@ func gitBenchPlan(b *testing.B, theirs, head, ours string) {
 
 // gitBenchName names file i of the benchmark's repository.
 func gitBenchName(i int) string { return fmt.Sprintf("d%02d/e%02d/f%04d.txt", i%100, i%37, i) }
+
+// gitForkT is gitPair whose fork point (a, theirs and ours alike) holds
+// uncommitted work: files written after the commit.
+func gitForkT(t *testing.T, committed, uncommitted map[string]string) (theirs, ours, head string) {
+	t.Helper()
+	theirs, ours, head = gitPair(t, committed)
+	for _, d := range []string{filepath.Join(filepath.Dir(theirs), "a"), theirs, ours} {
+		gitWrite(t, d, uncommitted)
+	}
+	return theirs, ours, head
+}
+
+// TestPlanGit_UncommittedAtFork is the regression of a false conflict: the
+// source had an uncommitted edit to A when it was forked and the run edited
+// A further; the base is the fork point's files, so the patch applies.
+func TestPlanGit_UncommittedAtFork(t *testing.T) {
+	theirs, ours, head := gitForkT(t, map[string]string{"A": "a\n"}, map[string]string{"A": "a\na2\n"})
+	gitWrite(t, theirs, map[string]string{"A": "a\na2\na3\n"})
+	plan := gitPlanT(t, theirs, head, ours)
+	if e := gitEntries(plan)["A"]; e.Action != Take || e.Change != layer.Modified || len(plan.Entries) != 1 {
+		t.Fatalf("plan: %+v, want A taken alone", plan.Entries)
+	}
+	if err := Apply(context.Background(), plan, ours, journalPath(t)); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ours, "A")); string(b) != "a\na2\na3\n" {
+		t.Errorf("A after apply: %q", b)
+	}
+}
+
+// TestPlanGit_UncommittedUntouched: work the source had not committed when
+// it was forked, and the run did not touch, is not the run's change.
+func TestPlanGit_UncommittedUntouched(t *testing.T) {
+	theirs, ours, head := gitForkT(t, map[string]string{"A": "a\n", "B": "b\n"}, map[string]string{"A": "a\na2\n"})
+	gitWrite(t, ours, map[string]string{"A": "ours since\n"})
+	gitWrite(t, theirs, map[string]string{"B": "b2\n"})
+	plan := gitPlanT(t, theirs, head, ours)
+	if _, ok := gitEntries(plan)["A"]; ok || len(plan.Entries) != 1 || !plan.Clean() {
+		t.Fatalf("plan: %+v, want B alone", plan.Entries)
+	}
+}
+
+// TestPlanGit_NewDirectories is the regression of "openat2 …/newdir: no
+// such file or directory": files in directories several levels deep that
+// the target lacks are planned with their directories (modes from the run)
+// and apply through the real Apply.
+func TestPlanGit_NewDirectories(t *testing.T) {
+	theirs, ours, head := gitPair(t, map[string]string{"A": "a\n"})
+	gitWrite(t, theirs, map[string]string{"newdir/f": "x\n", "n1/n2/n3/deep": "d\n"})
+	gitMust(t, os.Chmod(filepath.Join(theirs, "n1", "n2"), 0o750))
+	plan := gitPlanT(t, theirs, head, ours)
+	got := gitEntries(plan)
+	for _, d := range []string{"newdir", "n1", "n1/n2", "n1/n2/n3"} {
+		if e := got[d]; e.Action != Take || e.Change != layer.Added || e.Type != "dir" {
+			t.Errorf("%s: %+v, want an added directory", d, e)
+		}
+	}
+	if err := Apply(context.Background(), plan, ours, journalPath(t)); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := gitTreeT(t, ours), gitTreeT(t, theirs); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("ours after apply:\n%v\nwant\n%v", a, b)
+	}
+	if fi, err := os.Stat(filepath.Join(ours, "n1", "n2")); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Errorf("n1/n2: %v %v, want mode 0750 as in the run", fi.Mode(), err)
+	}
+}
+
+// TestPlanGit_RemovedDirectory: a directory the run removed is removed
+// from the target as git would, unless the target has files of its own in
+// it; a directory replaced by a file works too.
+func TestPlanGit_RemovedDirectory(t *testing.T) {
+	theirs, ours, head := gitPair(t, map[string]string{"dir/sub/f": "f\n", "dir/g": "g\n", "keep/a": "a\n", "keep/b": "b\n", "d2f/x": "x\n"})
+	for _, d := range []string{"dir", "keep", "d2f"} {
+		gitMust(t, os.RemoveAll(filepath.Join(theirs, d)))
+	}
+	gitWrite(t, theirs, map[string]string{"d2f": "now a file\n"})
+	gitWrite(t, ours, map[string]string{"keep/mine": "ours only\n"})
+	plan := gitPlanT(t, theirs, head, ours)
+	got := gitEntries(plan)
+	for _, d := range []string{"dir", "dir/sub"} {
+		if e := got[d]; e.Action != Take || e.Change != layer.Deleted || e.Type != "dir" {
+			t.Errorf("%s: %+v, want a deleted directory", d, e)
+		}
+	}
+	if _, ok := got["keep"]; ok {
+		t.Errorf("keep: %+v, want no entry (ours has a file of its own there)", got["keep"])
+	}
+	if err := Apply(context.Background(), plan, ours, journalPath(t)); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{"dir": false, "keep": true, "keep/mine": true, "keep/a": false, "d2f": true} {
+		if _, err := os.Lstat(filepath.Join(ours, p)); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", p, err == nil, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ours, "d2f")); string(b) != "now a file\n" {
+		t.Errorf("d2f: %q", b)
+	}
+}
