@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -452,10 +451,10 @@ func stageFile(src, dst string, fi fs.FileInfo) error {
 	return stageTimes(dst, fi)
 }
 
-// fillStaged copies in's bytes into out and gives out the owner and mode of
-// fi (owner first: chown clears setuid bits).
+// fillStaged copies in's bytes into out, holes kept as holes, and gives out
+// the owner and mode of fi (owner first: chown clears setuid bits).
 func fillStaged(out, in *os.File, fi fs.FileInfo) error {
-	if _, err := io.Copy(out, in); err != nil {
+	if err := fstree.CopyContents(out, in); err != nil {
 		return err
 	}
 	if err := stageOwner(out.Name(), fi); err != nil {
