@@ -12,7 +12,6 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layer"
-	"github.com/tinehq/tine/sqlite"
 )
 
 // Engine runs tine's operations against one state directory.
@@ -29,7 +28,10 @@ type Engine struct {
 }
 
 // Open opens the state directory home, creating it if needed, and sweeps
-// what an interrupted command left behind.
+// what an interrupted command left behind. A fresh store is created only
+// when the state directory holds no workspace: a store that is missing,
+// empty, damaged or not the workspaces' own is refused, wrapping
+// tine.ErrStore, and nothing is swept (see CheckStore and tine doctor).
 func Open(ctx context.Context, home string) (*Engine, error) {
 	home, err := filepath.Abs(home)
 	if err != nil {
@@ -38,7 +40,7 @@ func Open(ctx context.Context, home string) (*Engine, error) {
 	if err := os.MkdirAll(filepath.Join(home, "workspaces"), 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	st, err := sqlite.Open(filepath.Join(home, "tine.db"))
+	st, err := openStore(ctx, home)
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,12 @@ func (e *Engine) warn(format string, args ...any) {
 }
 
 // sweep puts right what interrupted commands left: it finishes or undoes
-// journaled inits and releases, removes directories the store does not know
-// (or knows as discarded), and brings every live run's view back in line
-// with the store, remounting what a reboot unmounted. Workspaces another
-// command is working on are left alone.
+// journaled inits and releases, removes what the store says is garbage
+// (discarded runs), moves aside into the quarantine what the store has no
+// record of, and brings every live run's view back in line with the store,
+// remounting what a reboot unmounted. It never deletes a directory merely
+// because the store does not know it. Workspaces another command is working
+// on are left alone.
 func (e *Engine) sweep(ctx context.Context) error {
 	entries, err := os.ReadDir(filepath.Join(e.home, "workspaces"))
 	if err != nil {
@@ -55,9 +57,12 @@ func (e *Engine) sweep(ctx context.Context) error {
 	return nil
 }
 
-// sweepOrphan handles a workspace directory without a record: an init that
-// never finished (its journal says where the user's files go back to) or a
-// release that did.
+// sweepOrphan handles a workspace directory without a record. Two are
+// proven garbage by their own journals: an init that never finished (its
+// journal says where the user's files go back to), and a release that did
+// (its staged copy is back in the workspace directory, so the stage is
+// empty). Anything else, such as a workspace whose init the store lost, is
+// moved aside.
 func (e *Engine) sweepOrphan(ctx context.Context, id string) {
 	unlock, ok := tryLock(filepath.Join(e.home, "workspaces.lock"))
 	if !ok {
@@ -65,7 +70,7 @@ func (e *Engine) sweepOrphan(ctx context.Context, id string) {
 	}
 	defer unlock()
 	dir := e.wsDir(id)
-	if b, err := os.ReadFile(filepath.Join(dir, "init.json")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(dir, "init.json")); err == nil && isInitLeftover(dir) {
 		var j initJournal
 		if err := json.Unmarshal(b, &j); err != nil {
 			e.warn("unreadable init journal %s: %v", filepath.Join(dir, "init.json"), err)
@@ -75,10 +80,45 @@ func (e *Engine) sweepOrphan(ctx context.Context, id string) {
 			e.warn("an interrupted init of %s could not be undone (the files are safe in %s): %v", j.Path, j.Layer, err)
 			return
 		}
+		if hasUserWrites(dir) {
+			e.quarantine(KindWorkspace, id, "", dir, "an interrupted init was undone, but its source had files written")
+			return
+		}
+		if err := removeTree(dir); err != nil {
+			e.warn("removing %s: %v", dir, err)
+		}
+		return
 	}
-	if err := removeTree(dir); err != nil {
-		e.warn("removing %s: %v", dir, err)
+	if releaseFinished(dir) {
+		if err := removeTree(dir); err != nil {
+			e.warn("removing %s: %v", dir, err)
+		}
+		return
 	}
+	e.quarantine(KindWorkspace, id, "", dir, "the store has no record of this workspace")
+}
+
+// hasUserWrites reports whether a run of workspace directory dir has a
+// non-empty upper directory (files written through its view).
+func hasUserWrites(dir string) bool {
+	runs, _ := os.ReadDir(filepath.Join(dir, "runs"))
+	for _, r := range runs {
+		ents, _ := os.ReadDir(filepath.Join(dir, "runs", r.Name(), "upper"))
+		if len(ents) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseFinished reports whether workspace directory dir is what a
+// committed release leaves: its journal, and a stage already moved back.
+func releaseFinished(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "release.json")); err != nil {
+		return false
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "release"))
+	return errors.Is(err, os.ErrNotExist) || err == nil && len(ents) == 0
 }
 
 // undoInit moves the files of an interrupted init back to the workspace directory.
@@ -105,6 +145,9 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 		return
 	}
 	defer unlock()
+	// The record proves the init committed: a journal it left is stale, and
+	// must not be taken for an interrupted init if the store is ever lost.
+	os.Remove(filepath.Join(e.wsDir(w.ID), "init.json"))
 	if _, err := os.Stat(filepath.Join(e.wsDir(w.ID), "release.json")); err == nil {
 		if err := e.finishRelease(ctx, w); err != nil {
 			e.warn("finishing the release of %s: %v", w.Path, err)
@@ -167,28 +210,31 @@ func (e *Engine) records(ctx context.Context, ws string) (map[string]*tine.Run, 
 	return runs, layers, err
 }
 
-// removeUnknown deletes run directories of unknown or discarded runs, layer
-// directories no record names, and a release stage no journal vouches for.
+// removeUnknown removes the directories of discarded runs (the store says
+// they are garbage) and moves aside those of runs and layers it has no
+// record of. A release stage no journal vouches for is deleted: it is an
+// unfinished copy of the source's view, whose layers still hold the files.
 func (e *Engine) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Workspace, runs map[string]*tine.Run, layers map[string]bool) {
 	dirs, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "runs"))
 	for _, d := range dirs {
-		if r := runs[d.Name()]; r != nil && r.Live() {
-			continue
-		}
+		r := runs[d.Name()]
 		dir := e.runDir(w.ID, d.Name())
-		br := layer.Run{ID: d.Name(), Dir: dir, View: filepath.Join(dir, "view")}
-		if err := be.Deactivate(ctx, br); err != nil {
-			e.warn("removing leftover run %s: %v", d.Name(), err)
-			continue
+		switch {
+		case r == nil:
+			e.quarantine(KindRun, w.ID, w.Backend, dir, fmt.Sprintf("workspace %s: the store has no record of this run", w.Name))
+		case !r.Live():
+			br := layer.Run{ID: d.Name(), Dir: dir, View: filepath.Join(dir, "view")}
+			if err := be.Deactivate(ctx, br); err != nil {
+				e.warn("removing discarded run %s: %v", r.Name, err)
+				continue
+			}
+			os.RemoveAll(dir)
 		}
-		os.RemoveAll(dir)
 	}
 	ls, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "layers"))
 	for _, l := range ls {
 		if !layers[l.Name()] {
-			if err := be.RemoveLayer(ctx, e.layerDir(w.ID, l.Name())); err != nil {
-				e.warn("removing leftover layer %s: %v", l.Name(), err)
-			}
+			e.quarantine(KindLayer, w.ID, w.Backend, e.layerDir(w.ID, l.Name()), fmt.Sprintf("workspace %s: the store has no record of this layer", w.Name))
 		}
 	}
 	os.RemoveAll(filepath.Join(e.wsDir(w.ID), "release"))

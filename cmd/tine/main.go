@@ -22,15 +22,16 @@ import (
 // Exit statuses; docs/cli.md lists them for users.
 const (
 	exitOK          = 0
-	exitError       = 1 // anything not listed below
-	exitUsage       = 2 // bad command line or argument
-	exitNotFound    = 3 // no such workspace, run, version or group
-	exitExists      = 4 // name or path taken, nested workspace
-	exitState       = 5 // the run is in the wrong state
-	exitUnmerged    = 6 // refused: would lose work never merged or promoted
-	exitUnsupported = 7 // the backend or privileges needed are missing
-	exitBusy        = 8 // another tine command holds the workspace
-	exitConflict    = 9 // a merge plan has conflicts; nothing was written
+	exitError       = 1  // anything not listed below
+	exitUsage       = 2  // bad command line or argument
+	exitNotFound    = 3  // no such workspace, run, version or group
+	exitExists      = 4  // name or path taken, nested workspace
+	exitState       = 5  // the run is in the wrong state
+	exitUnmerged    = 6  // refused: would lose work never merged or promoted
+	exitUnsupported = 7  // the backend or privileges needed are missing
+	exitBusy        = 8  // another tine command holds the workspace
+	exitConflict    = 9  // a merge plan has conflicts; nothing was written
+	exitStore       = 10 // the store is missing, damaged or not the workspaces' own; see tine doctor
 
 	exitInterrupted = 130 // tine fork-run interrupted (SIGINT/SIGTERM): agents killed, forks kept
 )
@@ -59,6 +60,8 @@ func exitCode(err error) int {
 		return exitUnsupported
 	case errors.Is(err, tine.ErrBusy):
 		return exitBusy
+	case errors.Is(err, tine.ErrStore):
+		return exitStore
 	}
 	return exitError
 }
@@ -131,7 +134,7 @@ roll back to, and discards what you do not keep.`,
 		newMerge, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
 		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEvents, newExport,
-		newHook, newSetup, newMCP, newForkRun, newSummary, newCost, newDemo, newDemoAgent,
+		newHook, newSetup, newMCP, newForkRun, newSummary, newCost, newDemo, newDemoAgent, newDoctor,
 	} {
 		root.AddCommand(c(a))
 	}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+)
+
+func newDoctor(a *app) *cobra.Command {
+	var asJSON, purge, setAside bool
+	c := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the store and the state directory, and say how to recover",
+		Long: `Checks the state directory without changing it: whether its store is there,
+readable and the one its workspaces were made with, which directories the
+store has no record of, and what the quarantine holds (directories tine moved
+aside instead of deleting). It says what to do for each problem.
+
+Every other command refuses (exit status 10) while the store is missing,
+empty, damaged or not the workspaces' own; tine never starts a fresh store
+over existing workspaces.
+
+--set-aside moves the workspace directories the store cannot vouch for (and
+an empty or damaged store file) into the quarantine, so tine can go on;
+nothing is deleted. --purge deletes everything in the quarantine: the only
+way tine deletes what the store had no record of.
+
+Exit status: 0 when commands can use the store, 10 when they refuse.`,
+		Example: `  tine doctor
+  tine doctor --json
+  tine doctor --set-aside
+  tine doctor --purge`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if purge && setAside {
+				return usageErr(c, "--purge and --set-aside are separate steps; run one, then the other")
+			}
+			ctx := c.Context()
+			switch {
+			case purge:
+				done, err := engine.Purge(ctx, a.home)
+				for _, q := range done {
+					fmt.Fprintf(a.stderr, "tine: purged %s (%s from %s, %s)\n", q.Name, q.Kind, q.From, size(q.Bytes))
+				}
+				if err != nil {
+					return err
+				}
+			case setAside:
+				moved, err := engine.SetAside(ctx, a.home)
+				for _, q := range moved {
+					fmt.Fprintf(a.stderr, "tine: moved %s aside to %s\n", q.From, q.Dir)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			r, err := engine.Diagnose(ctx, a.home)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				err = a.printJSON(r)
+			} else {
+				printReport(a.stdout, r)
+			}
+			if err == nil && !r.Store.Usable() {
+				err = fmt.Errorf("%w: %s", tine.ErrStore, r.Store.Problem)
+			}
+			return err
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	c.Flags().BoolVar(&purge, "purge", false, "delete everything in the quarantine")
+	c.Flags().BoolVar(&setAside, "set-aside", false, "move what a refused store cannot vouch for into the quarantine, so tine can go on")
+	return c
+}
+
+// printReport writes what tine doctor found, for people.
+func printReport(w io.Writer, r *engine.Report) {
+	c := r.Store
+	fmt.Fprintf(w, "state directory %s\n", r.Home)
+	fmt.Fprintf(w, "store: %s: %s", c.Path, c.State)
+	if c.ID != "" {
+		fmt.Fprintf(w, " (id %s, created %s)", c.ID, c.Created.Format("2006-01-02 15:04:05Z"))
+	}
+	fmt.Fprintln(w)
+	if c.Problem != "" {
+		fmt.Fprintf(w, "  %s\n", c.Problem)
+	}
+	fmt.Fprintf(w, "workspace directories: %d\n", len(c.Dirs))
+	if len(r.Unknown) > 0 {
+		fmt.Fprintf(w, "unknown to the store: %d\n", len(r.Unknown))
+		for _, d := range r.Unknown {
+			fmt.Fprintf(w, "  %q\n", d)
+		}
+	}
+	fmt.Fprintf(w, "quarantine: %d entries\n", len(r.Quarantine))
+	for _, q := range r.Quarantine {
+		fmt.Fprintf(w, "  %s  %s  %s  from %q: %s\n", q.Name, q.Kind, size(q.Bytes), q.From, q.Reason)
+	}
+	fmt.Fprintln(w, "what to do:")
+	for _, s := range r.Advice {
+		fmt.Fprintf(w, "  - %s\n", strings.TrimSpace(s))
+	}
+}
+
+// size prints a byte count for people.
+func size(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
