@@ -1,0 +1,5 @@
+//go:build !linux
+
+package resolvecheck
+
+func holes(string) ([]int64, error) { return nil, ErrNoHoles }
