@@ -1,0 +1,80 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDoctor_LostStore is the regression for the bug where, with tine.db
+// missing or truncated to 0 bytes, the next command (even tine ls) made a
+// fresh store and its sweeper deleted every layer and run: a workspace of
+// 20 files showed none afterwards, exit status 0.
+func TestDoctor_LostStore(t *testing.T) {
+	requireRoot(t)
+	for _, spoil := range []string{"missing", "truncated"} {
+		t.Run(spoil, func(t *testing.T) {
+			e := newEnv(t)
+			ws := e.workspaceDir("ws")
+			for i := range 20 {
+				if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%02d.txt", i)), []byte("user file\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.ok("init", "--backend", "overlay", ws)
+			e.ok("fork", "source")
+			db := filepath.Join(e.home, "tine.db")
+			if spoil == "missing" {
+				for _, s := range []string{"", "-wal", "-shm"} {
+					os.Remove(db + s)
+				}
+			} else if err := os.Truncate(db, 0); err != nil {
+				t.Fatal(err)
+			}
+			for _, cmd := range [][]string{{"ls"}, {"ls"}, {"fork", "source"}} {
+				r := e.tine(cmd...)
+				requireOneLineError(t, r, exitStore)
+				if !strings.Contains(r.stderr, "tine doctor") {
+					t.Errorf("the refusal does not point at tine doctor: %q", r.stderr)
+				}
+			}
+			if ents, _ := os.ReadDir(ws); len(ents) != 20 {
+				t.Errorf("the workspace shows %d entries, want its 20 files", len(ents))
+			}
+			r := e.tine("doctor")
+			if r.code != exitStore || !strings.Contains(r.stdout, "store: "+db+": ") || !strings.Contains(r.stdout, "--set-aside") {
+				t.Errorf("tine doctor on a lost store:\n%v", r)
+			}
+			var rep struct {
+				Store struct {
+					State string `json:"state"`
+				} `json:"store"`
+			}
+			if r := e.tine("doctor", "--json"); json.Unmarshal([]byte(r.stdout), &rep) != nil || rep.Store.State == "" || rep.Store.State == "ok" {
+				t.Errorf("tine doctor --json: %v", r)
+			}
+			e.ok("doctor", "--set-aside")
+			if out := e.ok("ls"); strings.Contains(out, "source") {
+				t.Errorf("tine ls after --set-aside still lists the old workspace:\n%s", out)
+			}
+			var files int
+			filepath.WalkDir(filepath.Join(e.home, "quarantine"), func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() && strings.HasPrefix(d.Name(), "f") && strings.HasSuffix(d.Name(), ".txt") {
+					files++
+				}
+				return nil
+			})
+			if files < 20 {
+				t.Errorf("the quarantine holds %d of the 20 user files", files)
+			}
+			if r := e.tine("doctor", "--purge", "--set-aside"); r.code != exitUsage {
+				t.Errorf("--purge with --set-aside: %v", r)
+			}
+		})
+	}
+}
