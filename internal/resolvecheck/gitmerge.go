@@ -15,7 +15,8 @@ import (
 // commit of theirs into a commit of ours, both children of a commit of
 // base, in a scratch repository under dir (an empty directory). Rename
 // detection is off, as the git scope plans a rename as a deletion and an
-// addition. It returns the conflicting paths, or the merged GitView.
+// addition (the recursive strategy: ort in git 2.39 detects renames even
+// with -X no-renames). It returns the conflicting paths, or the merged GitView.
 func GitMerge(ctx context.Context, dir string, base, ours, theirs Tree) (*Expect, error) {
 	g := &scratchRepo{ctx: ctx, dir: dir}
 	steps := []func() error{
@@ -32,7 +33,7 @@ func GitMerge(ctx context.Context, dir string, base, ours, theirs Tree) (*Expect
 		}
 	}
 	x := &Expect{Reasons: map[string]string{}}
-	if err := g.git("merge", "-q", "--no-edit", "-s", "ort", "-X", "no-renames", "theirs"); err != nil {
+	if err := g.git("merge", "-q", "--no-edit", "-s", "recursive", "-X", "no-renames", "theirs"); err != nil {
 		out, err2 := g.out("diff", "--name-only", "-z", "--diff-filter=U")
 		if err2 != nil {
 			return nil, fmt.Errorf("%w (after %w)", err2, err)
@@ -63,7 +64,7 @@ type scratchRepo struct {
 
 func (g *scratchRepo) cmd(args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(g.ctx, "git", append([]string{"-c", "user.name=oracle", "-c", "user.email=oracle@example.invalid",
-		"-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=base"}, args...)...)
+		"-c", "core.autocrlf=false", "-c", "merge.renames=false", "-c", "diff.renames=false", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=base"}, args...)...)
 	cmd.Dir = g.dir
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GIT_") {

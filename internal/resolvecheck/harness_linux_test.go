@@ -22,26 +22,44 @@ import (
 	"github.com/tinehq/tine/overlay"
 )
 
-// knownBugs lists the bugs the harness knows of and that are not fixed yet,
-// each with what fixes it. A failing case that shows one of them (see
-// features) skips with the reason, unless TINE_KNOWN_BUGS is set; remove an
+// knownBugs lists the bugs the harness knows of and that are not fixed yet:
+// what fixes each, and what its failures say. A failing case that shows one
+// (it has the feature, see Case.features, and the failure says one of the
+// signs) skips with the reason, unless TINE_KNOWN_BUGS is set. Remove an
 // entry when its fix lands.
-var knownBugs = map[string]string{
-	"git-new-directory":       "issue 12 bug 1 (git scope: apply cannot create the new directory a file is added in; openat2 …: no such file or directory), fixed by the merge/ apply fix in progress",
-	"delete-lower-directory":  "issue 12 bug 2 (overlay: removing a directory of the target's lower layers; rename …: invalid cross-device link), fixed by the merge/ apply fix in progress",
-	"git-uncommitted-at-fork": "issue 12 bug 3 / item 2 (git scope bases on the fork-point commit, not the fork-point files), fixed by the git-scope base fix in progress",
-	"sparse":                  "issue 12 item 5 (sparse files are written out in full by copies tine makes), fixed by the sparse-copy work in progress",
+var knownBugs = map[string]knownBug{
+	"git-new-directory": {
+		fix:   "issue 12 bug 1 (git scope: apply cannot create the new directory a file is added in), fixed by the merge/ apply fix in progress",
+		signs: []string{"openat2"},
+	},
+	"delete-lower-directory": {
+		fix:   "issue 12 bug 2 (overlay: removing a directory of the target's lower layers fails), fixed by the merge/ apply fix in progress",
+		signs: []string{"invalid cross-device link"},
+	},
+	"git-uncommitted-at-fork": {
+		fix:   "issue 12 bug 3 / item 2 (git scope bases on the fork-point commit, not the fork-point files), fixed by the git-scope base fix in progress",
+		signs: []string{"unexpected conflict", "the plan has none", "after apply"},
+	},
+	"sparse": {
+		fix:   "issue 12 item 5 (sparse files are written out in full by the copies tine makes), fixed by the sparse-copy work in progress",
+		signs: []string{"hole"},
+	},
 }
 
-// known returns the reason to skip a failure that shows one of features,
-// or "" when it must fail.
-func known(features []string) string {
+type knownBug struct {
+	fix   string
+	signs []string // substrings of a failure (stage and message, any case) that show the bug
+}
+
+// known returns the reason to skip failure f, or "" when it must fail.
+func known(f *Failure) string {
 	if os.Getenv("TINE_KNOWN_BUGS") != "" {
 		return ""
 	}
-	for _, f := range features {
-		if r, ok := knownBugs[f]; ok {
-			return "known bug, " + r
+	text := strings.ToLower(f.Error())
+	for _, feat := range f.Features {
+		if b, ok := knownBugs[feat]; ok && slices.ContainsFunc(b.signs, func(s string) bool { return strings.Contains(text, s) }) {
+			return "known bug, " + b.fix
 		}
 	}
 	return ""
@@ -90,7 +108,7 @@ func NewCase(seed uint64, scope string) *Case {
 			if g.Chance(0.3) && path.Dir(p) != "." {
 				p = path.Dir(p)
 			}
-			if n := theirs[p]; n == nil || n.Type != Symlink {
+			if !throughSymlink(theirs, p) {
 				c.Paths = append(c.Paths, p)
 			}
 		}
@@ -99,6 +117,16 @@ func NewCase(seed uint64, scope string) *Case {
 		}
 	}
 	return c
+}
+
+// throughSymlink reports whether p or one of its parents is a symlink in t.
+func throughSymlink(t Tree, p string) bool {
+	for ; p != "."; p = path.Dir(p) {
+		if n := t[p]; n != nil && n.Type == Symlink {
+			return true
+		}
+	}
+	return false
 }
 
 // touched returns the paths a script names.

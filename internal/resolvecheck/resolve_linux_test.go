@@ -56,7 +56,7 @@ func (v *env) check(t *testing.T, c *Case) bool {
 	if f == nil {
 		return false
 	}
-	if reason := known(f.Features); reason != "" {
+	if reason := known(f); reason != "" {
 		t.Logf("seed %d %s: %s (%s)", c.Seed, c.Scope, reason, f.Stage)
 		return true
 	}
@@ -72,7 +72,7 @@ func (v *env) shrink(c *Case, f *Failure) (*Case, *Failure) {
 	last := f
 	same := func(d *Case) bool {
 		g := v.Run(d)
-		if g == nil || g.Stage != f.Stage || known(g.Features) != "" {
+		if g == nil || g.Stage != f.Stage || known(g) != "" {
 			return false
 		}
 		last = g
@@ -127,4 +127,3 @@ func parent(p string) string {
 	}
 	return "."
 }
-
