@@ -126,3 +126,27 @@ func BenchmarkCommit(b *testing.B) {
 	b.Run("NORMAL", func(b *testing.B) { benchmarkCommit(b, syncNormal) })
 	b.Run("FULL", func(b *testing.B) { benchmarkCommit(b, syncFull) })
 }
+
+// BenchmarkCheck measures the integrity check every command's Open runs,
+// on a store of 2,000 events and 200 workspaces.
+func BenchmarkCheck(b *testing.B) {
+	s := openTest(b)
+	ctx := context.Background()
+	for i := 0; i < 200; i++ {
+		w := &tine.Workspace{ID: tine.NewID(tine.PrefixWorkspace), Name: "w" + tine.NewID(""), Path: "/p/" + tine.NewID(""), Backend: "copy", CreatedAt: at(1)}
+		update(b, s, func(tx tine.Tx) error {
+			for j := 0; j < 10; j++ {
+				if err := tx.AppendEvent(&tine.Event{Time: at(1), Kind: "bench", Detail: []byte(`{"a":"some detail text"}`)}); err != nil {
+					return err
+				}
+			}
+			return tx.PutWorkspace(w)
+		})
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Check(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
