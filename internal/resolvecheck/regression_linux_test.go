@@ -97,3 +97,15 @@ func TestRegression_GitSymlinkLoopInTarget(t *testing.T) {
 		Ours:   Script{&Replace{Path: "a/b", Node: &Node{Type: Symlink, Target: "../a/b/x"}}},
 	})
 }
+
+// Found by the harness (seed 1796124271050980265, paths scope): the fork
+// removes directory d; the merge names only d/docs. The plan deletes
+// d/docs and then d, which still holds d/other: apply refuses ("gained
+// entries since planning") although nothing changed. The removal of d is
+// outside the paths and must not be planned.
+func TestRegression_PathsInsideRemovedDirectory(t *testing.T) {
+	regression(t, "paths-inside-removed-directory", &Case{Scope: scopePaths, Paths: []string{"d/docs"},
+		Base:   Tree{"d": {Type: Dir, Perm: 0o755}, "d/docs": {Type: Dir, Perm: 0o755}, "d/other": textNode()},
+		Theirs: Script{&Remove{Path: "d"}},
+	})
+}
