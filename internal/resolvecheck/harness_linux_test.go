@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
@@ -243,7 +244,7 @@ func (v *env) workspace(base Tree, pre Script, git bool) (engine.Ref, string, Tr
 		return fail(&Failure{Stage: "init", Msg: err.Error()})
 	}
 	cleanup := func() {
-		if _, err := v.e.Release(v.ctx, ws, true); err != nil {
+		if _, err := v.e.Release(v.ctx, ws, true); err != nil && !errors.Is(err, tine.ErrNotFound) {
 			v.t.Logf("release %s: %v", ws, err)
 			mnt.UnmountAll(ws)
 		}

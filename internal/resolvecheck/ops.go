@@ -2,12 +2,14 @@ package resolvecheck
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Op is one step of an edit script. Its model checks and changes a Tree;
@@ -233,9 +235,26 @@ func (o *Rename) model(t Tree) {
 	}
 }
 
-// Do renames.
-func (o *Rename) Do(dir string, _ Tree) error { return os.Rename(at(dir, o.From), at(dir, o.To)) }
-func (o *Rename) String() string              { return fmt.Sprintf("mv %q %q", o.From, o.To) }
+// Do renames; where rename(2) fails with EXDEV (an overlay view renaming a
+// directory of its lower layers) it copies and removes, as mv does.
+func (o *Rename) Do(dir string, t Tree) error {
+	err := os.Rename(at(dir, o.From), at(dir, o.To))
+	if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	sub := Tree{}
+	for _, q := range t.Under(o.From) {
+		sub[strings.TrimPrefix(q, o.From+"/")] = t[q]
+	}
+	if err := create(at(dir, o.To), t[o.From]); err != nil {
+		return err
+	}
+	if err := Write(at(dir, o.To), sub); err != nil {
+		return err
+	}
+	return os.RemoveAll(at(dir, o.From))
+}
+func (o *Rename) String() string { return fmt.Sprintf("mv %q %q", o.From, o.To) }
 
 // EditLine replaces line Line of a text file of TextLines lines, in place.
 type EditLine struct {
