@@ -109,3 +109,13 @@ func TestRegression_PathsInsideRemovedDirectory(t *testing.T) {
 		Theirs: Script{&Remove{Path: "d"}},
 	})
 }
+
+// Found by the harness (seed 1796124386834607208, git scope), a regression
+// of the git-scope base fix: the fork replaces directory d by a symlink;
+// staging the run's paths asks git add for d/f, beyond the symlink.
+func TestRegression_GitDirectoryToSymlink(t *testing.T) {
+	regression(t, "git-dir-to-symlink", &Case{Scope: scopeGit,
+		Base:   Tree{"d": {Type: Dir, Perm: 0o755}, "d/f": textNode()},
+		Theirs: Script{&Replace{Path: "d", Node: &Node{Type: Symlink, Target: "/etc/hostname"}}},
+	})
+}
