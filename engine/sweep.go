@@ -221,6 +221,13 @@ func (e *Engine) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Wo
 		dir := e.runDir(w.ID, d.Name())
 		switch {
 		case r == nil:
+			// Its view's files are its upper directory and layers (or, for a
+			// flat backend, the view itself, which is no mount): unmounting
+			// loses nothing, and a view something still holds moves aside
+			// mounted.
+			if err := mnt.UnmountAll(filepath.Join(dir, "view")); err != nil {
+				e.warn("unmounting the view of unknown run %s: %v", d.Name(), err)
+			}
 			e.quarantine(KindRun, w.ID, w.Backend, dir, fmt.Sprintf("workspace %s: the store has no record of this run", w.Name))
 		case !r.Live():
 			br := layer.Run{ID: d.Name(), Dir: dir, View: filepath.Join(dir, "view")}
