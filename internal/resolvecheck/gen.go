@@ -106,7 +106,7 @@ func (g *Gen) Content() *Node {
 func (g *Gen) sparse() []byte {
 	blocks := 4 + g.Intn(5)
 	data := make([]byte, blocks*holeBlock+g.Intn(100))
-	for b := 0; b < blocks; b += 1 + g.Intn(3) {
+	for b := 0; b < blocks; b += 2 + g.Intn(2) {
 		copy(data[b*holeBlock:], fmt.Sprintf("data block %d %s", b, g.word()))
 	}
 	return data
