@@ -22,9 +22,10 @@ import (
 var ErrConflict = errors.New("merge conflict")
 
 // applyHook, when set (by tests), is called at each step of Apply: after
-// "staged", "journaled", "backup:PATH", "rmdir:PATH", "placed:PATH" and
-// "mode:PATH", just before "committed" (the commit mark), and at "cleanup"
-// after it. An error makes Apply fail there.
+// "staged", "journaled", "backup:PATH", "rmdir:PATH", "unlinked:PATH",
+// "replaced:PATH", "placed:PATH" and "mode:PATH", just before "committed"
+// (the commit mark), and at "cleanup" after it. An error makes Apply fail
+// there.
 var applyHook func(step string) error
 
 // Names inside the staging directory.
@@ -93,6 +94,7 @@ type applyTx struct {
 	jpath   string
 	j       *journal
 	staging string // slash path of the staging directory, relative to target
+	save    bool   // file destinations are saved while staging, not moved (see opReplace)
 }
 
 // beginTx opens target, records the staging directory in a new journal and
@@ -106,7 +108,7 @@ func beginTx(target, jpath string, p *Plan) (*applyTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx := &applyTx{tree: tree, plan: p, jpath: jpath}
+	tx := &applyTx{tree: tree, plan: p, jpath: jpath, save: tree.movesCopy()}
 	tx.staging = stagingPrefix + randomSuffix()
 	tx.j = &journal{Version: 1, State: stateStaging, Target: rawPath(abs), Staging: rawPath(tx.staging)}
 	if err := writeJournal(jpath, tx.j); err != nil {
@@ -264,8 +266,27 @@ func (tx *applyTx) deletion(i int, e Entry) ([]txStep, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
+	if tx.save && !cur.IsDir() {
+		s := txStep{Op: opUnlink, Path: rawPath(e.Path), Backup: item(backupDir, i)}
+		return []txStep{s}, tx.saveDest(e.Path, s.Backup)
+	}
 	s, err := tx.backupStep(i, e.Path, cur)
 	return []txStep{s}, err
+}
+
+// saveDest copies destination p, not a directory, into the staging
+// directory as backup, by the same copy that stages content.
+func (tx *applyTx) saveDest(p, backup string) error {
+	src, err := tx.tree.openFile(p)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	return stageItem(src.Name(), tx.tree.abs(tx.stagingRel(backup)), fi)
 }
 
 // backupStep returns the step that clears destination p (of mode cur) out
@@ -307,7 +328,18 @@ func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 	if err := stageItem(e.Source, tx.tree.abs(tx.stagingRel(staged)), src); err != nil {
 		return entryPrep{}, err
 	}
-	if exists {
+	switch {
+	case exists && tx.save && !cur.IsDir() && !src.IsDir():
+		s := txStep{Op: opReplace, Path: rawPath(e.Path), Item: staged, Backup: item(backupDir, i)}
+		pr.steps = append(pr.steps, s)
+		return pr, tx.saveDest(e.Path, s.Backup)
+	case exists && tx.save && !cur.IsDir():
+		s := txStep{Op: opUnlink, Path: rawPath(e.Path), Backup: item(backupDir, i)}
+		if err := tx.saveDest(e.Path, s.Backup); err != nil {
+			return entryPrep{}, err
+		}
+		pr.steps = append(pr.steps, s)
+	case exists:
 		s, err := tx.backupStep(i, e.Path, cur)
 		if err != nil {
 			return entryPrep{}, err
@@ -338,6 +370,10 @@ func (tx *applyTx) do(s txStep) error {
 		err, step = tx.tree.chmod(p, fs.FileMode(s.Mode)), "mode:"+p
 	case opRmdir:
 		err, step = tx.rmdir(p), "rmdir:"+p
+	case opReplace:
+		err, step = tx.replace(p, s.Item), "replaced:"+p
+	case opUnlink:
+		err, step = tx.unlink(p), "unlinked:"+p
 	default:
 		err = fmt.Errorf("unknown step %q", s.Op)
 	}
@@ -360,6 +396,37 @@ func (tx *applyTx) backup(p, backup string) error {
 		return fmt.Errorf("%q became a directory since planning: %w", p, tine.ErrState)
 	}
 	return tx.tree.rename(p, tx.stagingRel(backup))
+}
+
+// replace renames the staged item over destination p, which must still be
+// what was saved: a file or symlink, not a directory.
+func (tx *applyTx) replace(p, staged string) error {
+	if err := tx.stillFile(p); err != nil {
+		return err
+	}
+	return tx.tree.renameOver(tx.stagingRel(staged), p)
+}
+
+// unlink removes destination p, saved while staging.
+func (tx *applyTx) unlink(p string) error {
+	if err := tx.stillFile(p); err != nil {
+		return err
+	}
+	return tx.tree.unlink(p)
+}
+
+// stillFile checks that destination p is there and not a directory.
+func (tx *applyTx) stillFile(p string) error {
+	cur, ok, err := tx.tree.lstat(p)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%q vanished from the target since planning: %w", p, tine.ErrState)
+	case cur.IsDir():
+		return fmt.Errorf("%q became a directory since planning: %w", p, tine.ErrState)
+	}
+	return nil
 }
 
 // rmdir removes the destination directory p, which must be empty by now

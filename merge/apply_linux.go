@@ -340,3 +340,59 @@ func (t *txTree) restoreDir(rel string, m dirMeta) error {
 	}
 	return nil
 }
+
+// overlayMagic is the f_type statfs(2) reports for an overlay filesystem.
+const overlayMagic = 0x794c7630
+
+// movesCopy reports whether moving a file within the tree costs a copy of
+// it: on an overlay view, a file of a lower layer is copied up (and synced)
+// before it can be renamed.
+func (t *txTree) movesCopy() bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(t.fd, &st) == nil && st.Type == overlayMagic
+}
+
+// openFile opens rel, a file or symlink, for reading without following it
+// (a symlink is opened as itself, O_PATH, for its metadata).
+func (t *txTree) openFile(rel string) (*os.File, error) {
+	fd, err := t.openBeneath(rel, unix.O_RDONLY|unix.O_NOFOLLOW)
+	if errors.Is(err, unix.ELOOP) {
+		fd, err = t.openBeneath(rel, unix.O_PATH|unix.O_NOFOLLOW)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), t.abs(rel)), nil
+}
+
+// renameOver moves from to to (both relative), replacing a file or symlink
+// at to.
+func (t *txTree) renameOver(from, to string) error {
+	ffd, fname, err := t.parent(from)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(ffd)
+	tfd, tname, err := t.parent(to)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tfd)
+	if err := unix.Renameat(ffd, fname, tfd, tname); err != nil {
+		return &os.LinkError{Op: "rename", Old: t.abs(from), New: t.abs(to), Err: err}
+	}
+	return nil
+}
+
+// unlink removes the file or symlink rel.
+func (t *txTree) unlink(rel string) error {
+	pfd, name, err := t.parent(rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Unlinkat(pfd, name, 0); err != nil {
+		return &os.PathError{Op: "unlink", Path: t.abs(rel), Err: err}
+	}
+	return nil
+}

@@ -187,3 +187,33 @@ func (t *txTree) restoreDir(rel string, m dirMeta) error {
 	mt := time.Unix(0, m.MtimeNanos)
 	return t.r.Chtimes(rel, mt, mt)
 }
+
+// movesCopy reports false: moving a file here is a rename.
+func (t *txTree) movesCopy() bool { return false }
+
+// openFile opens rel for reading.
+func (t *txTree) openFile(rel string) (*os.File, error) {
+	if err := t.checkParents(rel); err != nil {
+		return nil, err
+	}
+	return t.r.Open(rel)
+}
+
+// renameOver moves from to to, replacing a file or symlink at to.
+func (t *txTree) renameOver(from, to string) error {
+	if err := t.checkParents(from); err != nil {
+		return err
+	}
+	if err := t.checkParents(to); err != nil {
+		return err
+	}
+	return t.r.Rename(from, to)
+}
+
+// unlink removes the file or symlink rel.
+func (t *txTree) unlink(rel string) error {
+	if err := t.checkParents(rel); err != nil {
+		return err
+	}
+	return t.r.Remove(rel)
+}

@@ -165,10 +165,13 @@ func checkNoStaging(t *testing.T, dir string) {
 }
 
 // hookSteps applies the fixture's plan with a hook that records every step.
-func hookSteps(t *testing.T) []string {
+func hookSteps(t *testing.T) []string { return hookStepsOn(t, makeSides) }
+
+// hookStepsOn is hookSteps on sides made by mk.
+func hookStepsOn(t *testing.T, mk func(testing.TB, tree, tree, tree) testSides) []string {
 	t.Helper()
 	base, theirs, ours, _ := applyFixture()
-	s := makeSides(t, base, theirs, ours)
+	s := mk(t, base, theirs, ours)
 	var steps []string
 	applyHook = func(step string) error { steps = append(steps, step); return nil }
 	defer func() { applyHook = nil }()
@@ -184,7 +187,7 @@ func TestApply_FailureAtEveryStep(t *testing.T) { testFailureAtEveryStep(t, make
 // turn, on sides made by mk: the target is as it was (or, failing at
 // cleanup, Recover finishes the merge).
 func testFailureAtEveryStep(t *testing.T, mk func(testing.TB, tree, tree, tree) testSides) {
-	steps := hookSteps(t)
+	steps := hookStepsOn(t, mk)
 	if len(steps) < 20 || steps[0] != "staged" || steps[len(steps)-1] != "cleanup" {
 		t.Fatalf("unexpected steps %q", steps)
 	}

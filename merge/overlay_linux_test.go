@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,4 +53,21 @@ func TestApply_OverlayTarget(t *testing.T) {
 
 func TestApply_OverlayFailureAtEveryStep(t *testing.T) {
 	testFailureAtEveryStep(t, overlaySides)
+}
+
+func TestRecover_OverlaySIGKILL(t *testing.T) { testSIGKILL(t, overlaySides) }
+
+// TestApply_OverlaySavesBackups: on an overlay view a file destination is
+// saved while staging and replaced in place (no copy-up of it to move it),
+// and a directory removed, never renamed.
+func TestApply_OverlaySavesBackups(t *testing.T) {
+	steps := hookStepsOn(t, overlaySides)
+	kinds := map[string]int{}
+	for _, s := range steps {
+		kind, _, _ := strings.Cut(s, ":")
+		kinds[kind]++
+	}
+	if kinds["backup"] != 0 || kinds["replaced"] == 0 || kinds["unlinked"] == 0 || kinds["rmdir"] == 0 {
+		t.Errorf("steps on an overlay view: %v, want replaced, unlinked and rmdir, no backup moves", kinds)
+	}
 }

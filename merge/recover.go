@@ -33,6 +33,12 @@ const (
 	// directory that comes from a lower layer fails (EXDEV), and an empty
 	// directory is fully described by its metadata.
 	opRmdir = "rmdir"
+	// On a target where moving a file costs a copy of it (an overlay view
+	// copies a lower file up, and syncs it, before it can be renamed), the
+	// destination is instead saved while staging — copied into the staging
+	// directory as Backup — and these steps replace or remove it in place.
+	opReplace = "replace" // rename the staged Item over Path; undo renames Backup over it
+	opUnlink  = "unlink"  // remove Path; undo renames Backup to Path
 )
 
 // journal is what Apply records, at a path outside the target, so that a
@@ -54,6 +60,7 @@ type txStep struct {
 	Op       string  `json:"op"`
 	Path     rawPath `json:"path"`           // relative to the target
 	Item     string  `json:"item,omitempty"` // relative to the staging directory
+	Backup   string  `json:"backup,omitempty"` // replace, unlink: the saved destination, relative to the staging directory
 	Mode     uint32  `json:"mode,omitempty"`
 	Old      uint32  `json:"old,omitempty"`
 	Existing bool    `json:"existing,omitempty"` // mode: the directory was there before
@@ -178,8 +185,31 @@ func undoStep(tree *txTree, staging string, s txStep) error {
 			return err // never removed, or already made again
 		}
 		return tree.restoreDir(p, s.dirMeta())
+	case opReplace:
+		if _, staged, err := tree.lstat(it); err != nil || staged {
+			return err // still staged: never placed
+		}
+		return undoFromBackup(tree, staging+"/"+s.Backup, p, true)
+	case opUnlink:
+		if _, there, err := tree.lstat(p); err != nil || there {
+			return err // never removed, or already restored
+		}
+		return undoFromBackup(tree, staging+"/"+s.Backup, p, false)
 	}
 	return fmt.Errorf("unknown step %q", s.Op)
+}
+
+// undoFromBackup puts the saved destination backup back at p, replacing
+// what was placed there when over is set. A backup that is gone was put
+// back already.
+func undoFromBackup(tree *txTree, backup, p string, over bool) error {
+	if _, saved, err := tree.lstat(backup); err != nil || !saved {
+		return err
+	}
+	if over {
+		return tree.renameOver(backup, p)
+	}
+	return tree.rename(backup, p)
 }
 
 // undoMode gives a directory that was there before its old mode back.
@@ -231,12 +261,23 @@ func checkJournal(j *journal) error {
 	for _, s := range j.Steps {
 		kind, n, _ := strings.Cut(s.Item, "/")
 		_, nerr := strconv.Atoi(n)
-		badItem := s.Op != opMode && s.Op != opRmdir && (nerr != nil || (kind != stagedDir && kind != backupDir))
-		if err := checkRel(string(s.Path)); err != nil || badItem {
+		badItem := s.Op != opMode && s.Op != opRmdir && s.Op != opUnlink && (nerr != nil || (kind != stagedDir && kind != backupDir))
+		if err := checkRel(string(s.Path)); err != nil || badItem || !goodBackup(s) {
 			return fmt.Errorf("bad step %s %q %q", s.Op, s.Path, s.Item)
 		}
 	}
 	return nil
+}
+
+// goodBackup reports whether step s names a backup exactly when its
+// operation has one, and a well-formed one.
+func goodBackup(s txStep) bool {
+	if s.Op != opReplace && s.Op != opUnlink {
+		return s.Backup == ""
+	}
+	kind, n, _ := strings.Cut(s.Backup, "/")
+	_, err := strconv.Atoi(n)
+	return kind == backupDir && err == nil
 }
 
 // writeJournal replaces the journal at path atomically and durably: a

@@ -48,12 +48,17 @@ func TestHelperProcess(t *testing.T) {
 	}
 }
 
-func TestRecover_SIGKILL(t *testing.T) {
-	steps := hookSteps(t)
+func TestRecover_SIGKILL(t *testing.T) { testSIGKILL(t, makeSides) }
+
+// testSIGKILL kills an apply of the fixture at each of its steps in turn,
+// on sides made by mk: Recover leaves the target as it was, or merged when
+// the kill came after the commit mark.
+func testSIGKILL(t *testing.T, mk func(testing.TB, tree, tree, tree) testSides) {
+	steps := hookStepsOn(t, mk)
 	base, theirs, ours, merged := applyFixture()
 	for i, step := range steps {
 		t.Run(fmt.Sprintf("%02d_%s", i, strings.ReplaceAll(step, "/", "|")), func(t *testing.T) {
-			s := makeSides(t, base, theirs, ours)
+			s := mk(t, base, theirs, ours)
 			before := treeManifest(t, s.ours)
 			j := journalPath(t)
 			killedApply(t, s, j, i)

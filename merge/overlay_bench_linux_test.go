@@ -1,0 +1,114 @@
+package merge
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// overlayBenchFiles is the size of the overlay apply benchmark: 10,000
+// files of about 7 KiB (72 MB), every one changed by the run.
+func overlayBench() (base, theirs tree) {
+	base, theirs = tree{}, tree{}
+	body := strings.Repeat("x", 7*1024)
+	for d := range 100 {
+		dn := fmt.Sprintf("dir%03d", d)
+		base[dn], theirs[dn] = dir(), dir()
+		for f := range benchFiles / 100 {
+			p := fmt.Sprintf("%s/file%03d.txt", dn, f)
+			base[p] = file("base " + p + body)
+			theirs[p] = file("run " + p + body)
+		}
+	}
+	return base, theirs
+}
+
+// BenchmarkApplyOverlay applies 10,000 changed files (72 MB) to an overlay
+// view whose lower layer holds the target's files, as a source run's view
+// does; Cp copies the same files with cp -a and syncs the filesystem, the
+// baseline of issue 12's target (apply within 3x of cp).
+func BenchmarkApplyOverlay(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("mounting an overlay view needs root")
+	}
+	base, theirs := overlayBench()
+	s, changes := benchSides(b, base, theirs)
+	p, err := PlanFiles(context.Background(), s.base, s.theirs, s.ours, changes, PlanOptions{})
+	if err != nil || !p.Clean() {
+		b.Fatalf("plan: %v", err)
+	}
+	b.Run("Apply", func(b *testing.B) {
+		b.StopTimer()
+		for i := range b.N {
+			target := overlayTarget(b, s.base)
+			j := filepath.Join(b.TempDir(), fmt.Sprintf("journal-%d", i))
+			syscall.Sync()
+			b.StartTimer()
+			if err := Apply(context.Background(), p, target, j); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+		}
+	})
+	cp := func(b *testing.B, sync bool) {
+		b.StopTimer()
+		for range b.N {
+			dst := filepath.Join(b.TempDir(), "copy")
+			syscall.Sync()
+			b.StartTimer()
+			if out, err := exec.Command("cp", "-a", s.theirs, dst).CombinedOutput(); err != nil {
+				b.Fatalf("cp: %v: %s", err, out)
+			}
+			if sync {
+				syncfs(b, dst)
+			}
+			b.StopTimer()
+		}
+	}
+	b.Run("Cp", func(b *testing.B) { cp(b, false) })
+	b.Run("CpSync", func(b *testing.B) { cp(b, true) })
+}
+
+// overlayTarget mounts a fresh overlay view whose lower layer is a copy of
+// lower, unmounted when the benchmark ends.
+func overlayTarget(b *testing.B, lower string) string { return overlayTargetT(b, lower) }
+
+// overlayTargetT is overlayTarget for any test.
+func overlayTargetT(b testing.TB, lower string) string {
+	b.Helper()
+	root := b.TempDir()
+	l, upper, work, view := filepath.Join(root, "lower"), filepath.Join(root, "upper"), filepath.Join(root, "work"), filepath.Join(root, "view")
+	if out, err := exec.Command("cp", "-a", lower, l).CombinedOutput(); err != nil {
+		b.Fatalf("cp: %v: %s", err, out)
+	}
+	for _, d := range []string{upper, work, view} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := unix.Mount("overlay", view, "overlay", 0, "lowerdir="+l+",upperdir="+upper+",workdir="+work); err != nil {
+		b.Skipf("overlay: %v", err)
+	}
+	b.Cleanup(func() { _ = unix.Unmount(view, unix.MNT_DETACH) })
+	return view
+}
+
+// syncfs flushes the filesystem holding dir.
+func syncfs(b *testing.B, dir string) {
+	b.Helper()
+	f, err := os.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		b.Fatal(err)
+	}
+}
