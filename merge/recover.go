@@ -58,8 +58,8 @@ type journal struct {
 // txStep is one step of an apply.
 type txStep struct {
 	Op       string  `json:"op"`
-	Path     rawPath `json:"path"`           // relative to the target
-	Item     string  `json:"item,omitempty"` // relative to the staging directory
+	Path     rawPath `json:"path"`             // relative to the target
+	Item     string  `json:"item,omitempty"`   // relative to the staging directory
 	Backup   string  `json:"backup,omitempty"` // replace, unlink: the saved destination, relative to the staging directory
 	Mode     uint32  `json:"mode,omitempty"`
 	Old      uint32  `json:"old,omitempty"`
