@@ -43,6 +43,12 @@ type CopyOptions struct {
 // entries. Inode flags set with chattr (immutable, append-only) are not
 // copied: dst's files are plain files tine can write and remove.
 func Copy(ctx context.Context, src, dst string, opt CopyOptions) error {
+	c := &copier{ctx: ctx, opt: opt, root: os.Geteuid() == 0, links: map[inodeKey]string{}}
+	return c.copyRoot(src, dst)
+}
+
+// copyRoot is Copy with the copier made.
+func (c *copier) copyRoot(src, dst string) error {
 	if err := checkEmptyDir(dst); err != nil {
 		return fmt.Errorf("fstree: copy %s: %w", src, err)
 	}
@@ -53,7 +59,6 @@ func Copy(ctx context.Context, src, dst string, opt CopyOptions) error {
 	if err != nil {
 		return fmt.Errorf("fstree: copy: %w", err)
 	}
-	c := &copier{ctx: ctx, opt: opt, root: os.Geteuid() == 0, links: map[inodeKey]string{}}
 	names, err := readNames(src)
 	if err == nil {
 		err = c.copyDir(src, dst, fi, names)
@@ -71,6 +76,9 @@ type copier struct {
 	root    bool                // running as root: owner and xattr errors count
 	noClone bool                // FICLONE failed once; do not retry per file
 	links   map[inodeKey]string // first destination of each multiply-linked inode
+	// afterLstat, when set (by tests), runs between the lstat of a source
+	// entry and its copy: where a live tree changes under Copy.
+	afterLstat func(path string)
 }
 
 // checkEmptyDir returns an error unless dir is an empty directory.
@@ -145,8 +153,15 @@ func (c *copier) copyEntry(src, dst string) error {
 // anything at dst, when src is gone or no longer of the type lstat saw.
 func (c *copier) copyOnce(src, dst string) error {
 	fi, err := os.Lstat(src)
+	if errors.Is(err, syscall.ENOTDIR) {
+		// A directory above src was replaced by a file: src is gone.
+		return &sourceError{path: src, err: err}
+	}
 	if err != nil {
 		return vanished(src, err)
+	}
+	if c.afterLstat != nil {
+		c.afterLstat(src)
 	}
 	if fi.IsDir() {
 		names, err := c.readDir(src)
@@ -304,7 +319,8 @@ func (c *copier) setMeta(src, dst string, fi fs.FileInfo) error {
 // SkipVanished forgives: what was copied was there.
 func (c *copier) goneMeanwhile(src string, err error) bool {
 	var pe *fs.PathError
-	return c.opt.SkipVanished && errors.As(err, &pe) && pe.Path == src && errors.Is(err, fs.ErrNotExist)
+	return c.opt.SkipVanished && errors.As(err, &pe) && pe.Path == src &&
+		(errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR))
 }
 
 // chown gives dst the owner in st, ignoring refusals when not root.
