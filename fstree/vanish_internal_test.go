@@ -99,7 +99,9 @@ func TestCopyEntry_Replaced(t *testing.T) {
 		want    fs.FileMode
 	}{
 		{"FileBySymlink", func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) },
-			func(p string) error { return replace(p, func() error { return os.Symlink(filepath.Join(outside, "secret"), p) }) },
+			func(p string) error {
+				return replace(p, func() error { return os.Symlink(filepath.Join(outside, "secret"), p) })
+			},
 			fs.ModeSymlink},
 		{"FileByFifo", func(p string) error { return os.WriteFile(p, []byte("x"), 0o644) },
 			func(p string) error { return replace(p, func() error { return syscall.Mkfifo(p, 0o644) }) },
@@ -108,7 +110,9 @@ func TestCopyEntry_Replaced(t *testing.T) {
 			func(p string) error { return replace(p, func() error { return os.Mkdir(p, 0o755) }) },
 			fs.ModeDir},
 		{"DirByFile", func(p string) error { return os.Mkdir(p, 0o755) },
-			func(p string) error { return replace(p, func() error { return os.WriteFile(p, []byte("now a file"), 0o644) }) },
+			func(p string) error {
+				return replace(p, func() error { return os.WriteFile(p, []byte("now a file"), 0o644) })
+			},
 			0},
 		{"DirBySymlink", func(p string) error { return os.Mkdir(p, 0o755) },
 			func(p string) error { return replace(p, func() error { return os.Symlink(outside, p) }) },
