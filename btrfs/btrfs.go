@@ -112,7 +112,8 @@ func (b *Backend) RemoveLayer(_ context.Context, layer string) error {
 
 // capture makes dst a read-only subvolume holding src's files: a snapshot if
 // src is a subvolume of the same filesystem, else a new subvolume with the
-// files cloned (or copied, across filesystems) into it.
+// files cloned (or copied, across filesystems, holes kept) into it. src is
+// live: an entry that vanishes while it is copied is left out.
 func capture(ctx context.Context, src, dst string) error {
 	if sub, err := isSubvolume(src); err != nil || sub {
 		if err != nil {
@@ -126,7 +127,7 @@ func capture(ctx context.Context, src, dst string) error {
 	if err := createSubvolume(dst); err != nil {
 		return err
 	}
-	err := fstree.Copy(ctx, src, dst, fstree.CopyOptions{Reflink: true})
+	err := fstree.Copy(ctx, src, dst, fstree.CopyOptions{Reflink: true, SkipVanished: true})
 	if err == nil {
 		err = setReadOnly(dst)
 	}

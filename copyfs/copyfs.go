@@ -124,13 +124,17 @@ func (b *Backend) RemoveLayer(_ context.Context, layer string) error {
 	return nil
 }
 
-// copyNew creates directory dst and copies src into it, removing dst again
-// if the copy fails.
+// copyNew creates directory dst and copies the live tree src (a workspace,
+// a run's view) into it, removing dst again if the copy fails. Whatever
+// changes src meanwhile, an entry that vanishes mid-copy is left out, not
+// an error.
 func (b *Backend) copyNew(ctx context.Context, src, dst string) error {
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return err
 	}
-	if err := fstree.Copy(ctx, src, dst, b.opt); err != nil {
+	opt := b.opt
+	opt.SkipVanished = true
+	if err := fstree.Copy(ctx, src, dst, opt); err != nil {
 		return errors.Join(err, fstree.RemoveAll(dst))
 	}
 	return nil

@@ -136,21 +136,27 @@ func (b *Backend) SealMove(ctx context.Context, r layer.Run, l string) error {
 // MaxDepth reports the stack depth past which Seal compacts.
 func (b *Backend) MaxDepth() int { return b.maxDepth }
 
+// sealCopy is how Seal copies: r may be running, and processes outside tine
+// (git gc in the workspace) may change what it copies meanwhile, so an
+// entry that vanishes mid-copy is left out, not an error.
+var sealCopy = fstree.CopyOptions{SkipVanished: true}
+
 // Seal copies r's upper directory, whiteouts and opaque marks included, into
-// the new layer l, and returns base plus l. r's mount is not touched. When
+// the new layer l, and returns base plus l. r's mount is not touched, and r
+// may keep running: an entry removed while Seal copies is left out. When
 // the stack would grow past the maximum depth, the whole view is copied into
-// l instead and the version is that one layer.
+// l instead and the version is that one layer. Sparse files stay sparse.
 func (b *Backend) Seal(ctx context.Context, r layer.Run, base []string, l string) ([]string, error) {
 	if err := os.Mkdir(l, 0o755); err != nil {
 		return nil, err
 	}
 	if len(base)+1 > b.maxDepth {
-		if err := fstree.Copy(ctx, r.View, l, fstree.CopyOptions{}); err != nil {
+		if err := fstree.Copy(ctx, r.View, l, sealCopy); err != nil {
 			return nil, fmt.Errorf("overlay: compact %s: %w", r.ID, err)
 		}
 		return []string{l}, nil
 	}
-	if err := fstree.Copy(ctx, upper(r), l, fstree.CopyOptions{}); err != nil {
+	if err := fstree.Copy(ctx, upper(r), l, sealCopy); err != nil {
 		return nil, fmt.Errorf("overlay: seal %s: %w", r.ID, err)
 	}
 	out := make([]string, 0, len(base)+1)
