@@ -51,6 +51,7 @@ var cases = []struct {
 	{"Restore", testRestore},
 	{"RemoveLayer", testRemoveLayer},
 	{"LargeFile", testLargeFile},
+	{"SparseFile", testSparseFile},
 	{"ManyFiles", testManyFiles},
 	{"UnusualNames", testUnusualNames},
 	{"Fifo", testFifo},
