@@ -149,7 +149,7 @@ func remove(path string) error {
 	if sub {
 		return deleteSubvolume(path)
 	}
-	return fstree.RemoveAll(path)
+	return fstree.Purge(path)
 }
 
 // flat returns an error wrapping tine.ErrInvalid unless layers is a flat

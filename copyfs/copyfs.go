@@ -116,9 +116,10 @@ func (b *Backend) Read(_ context.Context, layers []string, _ string) (string, fu
 	return layers[0], func() error { return nil }, nil
 }
 
-// RemoveLayer deletes the layer's tree; a missing layer is not an error.
+// RemoveLayer deletes the layer's tree, immutable files included (see
+// fstree.Purge); a missing layer is not an error.
 func (b *Backend) RemoveLayer(_ context.Context, layer string) error {
-	if err := fstree.RemoveAll(layer); err != nil {
+	if err := fstree.Purge(layer); err != nil {
 		return fmt.Errorf("%s: remove layer: %w", b.name, err)
 	}
 	return nil
@@ -141,13 +142,14 @@ func (b *Backend) copyNew(ctx context.Context, src, dst string) error {
 }
 
 // RemoveRun removes r.View and the contents of r.Dir, tolerating either
-// being missing. Flat backends share it.
+// being missing, and clearing any chattr +i or +a an agent set in its view
+// (fstree.Purge). Flat backends share it.
 func RemoveRun(r layer.Run) error {
-	errs := []error{fstree.RemoveAll(r.View)}
+	errs := []error{fstree.Purge(r.View)}
 	names, err := readNames(r.Dir)
 	errs = append(errs, err)
 	for _, name := range names {
-		errs = append(errs, fstree.RemoveAll(filepath.Join(r.Dir, name)))
+		errs = append(errs, fstree.Purge(filepath.Join(r.Dir, name)))
 	}
 	return errors.Join(errs...)
 }

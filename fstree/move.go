@@ -12,7 +12,8 @@ import (
 // MoveContents renames every entry of src into dst (same filesystem), leaving
 // src empty. It fails with an error wrapping syscall.EXDEV across filesystems,
 // checked before anything moves. An entry that already exists in dst is an
-// error, not overwritten. If a rename fails half-way, the entries already
+// error, not overwritten. An immutable or append-only entry (chattr +i, +a)
+// cannot be renamed: the error wraps ErrPinned and names it. If a rename fails half-way, the entries already
 // moved are moved back.
 func MoveContents(src, dst string) error {
 	if err := sameDevice(src, dst); err != nil {
@@ -68,6 +69,9 @@ func moveEntry(oldpath, newpath string) error {
 	err := renameNoReplace(oldpath, newpath)
 	if err == nil || !errors.Is(err, fs.ErrPermission) {
 		return err
+	}
+	if pinned(oldpath) {
+		return fmt.Errorf("%s is %w; tine cannot move it (clear the flag with chattr -i -a): %w", oldpath, ErrPinned, err)
 	}
 	fi, serr := os.Lstat(oldpath)
 	if serr != nil || !fi.IsDir() || fi.Mode()&0o200 != 0 {

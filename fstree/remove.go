@@ -34,3 +34,49 @@ func makeWritable(root string) {
 		return nil
 	})
 }
+
+// ErrPinned is wrapped by the errors of Purge and MoveContents for a file
+// whose immutable or append-only flag (chattr +i, +a) stops it being
+// removed or renamed.
+var ErrPinned = errors.New("immutable or append-only (chattr +i or +a)")
+
+// Purge removes path and everything beneath it like RemoveAll and, as tine
+// does for its own state (layers, views, upper directories; never a user's
+// workspace), also clears the immutable and append-only flags (chattr -i
+// -a) of any entry that stands in the way: a file an agent made immutable
+// in its run must not leave an undeletable layer behind. Clearing flags
+// needs CAP_LINUX_IMMUTABLE; without it the error wraps ErrPinned and names
+// the file. A missing path is not an error.
+func Purge(path string) error {
+	err := RemoveAll(path)
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	cleared, cerr := clearPinned(path)
+	if cerr != nil {
+		return fmt.Errorf("fstree: remove %s: %w", path, cerr)
+	}
+	if !cleared {
+		return err
+	}
+	return RemoveAll(path)
+}
+
+// clearPinned clears the immutable and append-only flags of every entry
+// under root, reporting whether any had them.
+func clearPinned(root string) (bool, error) {
+	found := false
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.Type()&(fs.ModeSymlink|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0 {
+			return nil
+		}
+		ok, err := clearFlagsInTheWay(p)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrPinned, err)
+		}
+		found = found || ok
+		return nil
+	})
+	return found, err
+}
+

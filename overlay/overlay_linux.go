@@ -261,20 +261,10 @@ func emptyDir(dir string) error {
 }
 
 // removeAll removes p even where the overlay work directory left
-// directories without write permission.
-func removeAll(p string) error {
-	err := os.RemoveAll(p)
-	if err == nil || !errors.Is(err, os.ErrPermission) {
-		return err
-	}
-	filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(p)
-}
+// directories without write permission, or an agent made a file in its
+// view immutable or append-only (chattr +i, +a; the flag lands on the
+// upper directory's copy, and from there in a layer sealed by rename).
+func removeAll(p string) error { return fstree.Purge(p) }
 
 // Read mounts layers read-only at scratch (or returns the only layer).
 func (b *Backend) Read(ctx context.Context, layers []string, scratch string) (string, func() error, error) {

@@ -52,6 +52,7 @@ var cases = []struct {
 	{"RemoveLayer", testRemoveLayer},
 	{"LargeFile", testLargeFile},
 	{"SparseFile", testSparseFile},
+	{"PinnedFiles", testPinnedFiles},
 	{"ManyFiles", testManyFiles},
 	{"UnusualNames", testUnusualNames},
 	{"Fifo", testFifo},
