@@ -79,4 +79,3 @@ func clearPinned(root string) (bool, error) {
 	})
 	return found, err
 }
-
