@@ -87,7 +87,10 @@ func (e *Engine) stageSource(ctx context.Context, w *tine.Workspace, src *tine.R
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return err
 	}
-	if err := fstree.Copy(ctx, e.backendRun(w, src).View, stage, fstree.CopyOptions{}); err != nil {
+	// Processes outside tine may still change the workspace: an entry that
+	// vanishes while it is copied is left out, not an error.
+	opt := fstree.CopyOptions{SkipVanished: true}
+	if err := fstree.Copy(ctx, e.backendRun(w, src).View, stage, opt); err != nil {
 		os.RemoveAll(stage)
 		return fmt.Errorf("copying the source's files out: %w", err)
 	}
