@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/layertest"
 )
@@ -116,7 +117,16 @@ func (n *naive) Deactivate(_ context.Context, r layer.Run) error {
 	if n.bug == "deactivate-noop" {
 		return nil
 	}
-	return os.RemoveAll(r.View)
+	return n.removeAll(r.View)
+}
+
+// removeAll removes p, clearing chattr +i and +a in the way; the
+// remove-blocked-by-flags bug does not.
+func (n *naive) removeAll(p string) error {
+	if n.bug == "remove-blocked-by-flags" {
+		return os.RemoveAll(p)
+	}
+	return fstree.Purge(p)
 }
 
 func (n *naive) Read(_ context.Context, layers []string, scratch string) (string, func() error, error) {
@@ -144,7 +154,7 @@ func (n *naive) RemoveLayer(_ context.Context, l string) error {
 			return err
 		}
 	}
-	return os.RemoveAll(l)
+	return n.removeAll(l)
 }
 
 // copier copies a tree; its flags plant the copy bugs.
@@ -243,6 +253,9 @@ func (c *copier) copyFile(src, dst string, fi fs.FileInfo, perm fs.FileMode) err
 		}
 		c.inodes[uint64(st.Ino)] = dst
 	}
+	if c.bug != "truncate-large" && c.bug != "dense-copy" {
+		return c.copySparse(src, dst, fi, perm)
+	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -258,6 +271,27 @@ func (c *copier) copyFile(src, dst string, fi fs.FileInfo, perm fs.FileMode) err
 	}
 	_, err = io.Copy(out, r)
 	if err = errors.Join(err, out.Close()); err != nil {
+		return err
+	}
+	if err := os.Chmod(dst, perm); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// copySparse copies the regular file src to dst keeping its holes, with
+// fstree.CopyContents; the dense-copy bug writes them out instead.
+func (c *copier) copySparse(src, dst string, fi fs.FileInfo, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(fstree.CopyContents(out, in), out.Close()); err != nil {
 		return err
 	}
 	if err := os.Chmod(dst, perm); err != nil {
@@ -451,6 +485,8 @@ var mustFail = map[string][]string{
 	"lossy-modes":             {"Chmod", "Permissions"},
 	"no-hardlinks":            {"HardLink"},
 	"truncate-large":          {"LargeFile"},
+	"dense-copy":              {"SparseFile"},
+	"remove-blocked-by-flags": {"PinnedFiles"},
 	"readdir-once":            {"ManyFiles"},
 	"sanitize-names":          {"UnusualNames"},
 	"no-special":              {"Fifo"},
