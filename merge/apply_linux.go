@@ -69,11 +69,11 @@ func (t *txTree) parent(rel string) (int, string, error) {
 }
 
 // lstat returns the type and permission bits of rel, and whether it exists.
-// A missing parent, or one that is a file, means rel does not exist; a
-// parent that is a symlink is an error.
+// A missing parent, or one that is not a directory (a file, a symlink, which
+// is never followed), means rel does not exist in the tree.
 func (t *txTree) lstat(rel string) (fs.FileMode, bool, error) {
 	pfd, name, err := t.parent(rel)
-	if isAbsentErr(err) {
+	if isAbsentErr(err) || errors.Is(err, unix.ELOOP) {
 		return 0, false, nil
 	}
 	if err != nil {

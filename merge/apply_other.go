@@ -60,8 +60,14 @@ func (t *txTree) checkParents(rel string) error {
 }
 
 // lstat returns the type and permission bits of rel, and whether it exists.
+// A parent that is not a directory (a symlink included) means rel does not
+// exist in the tree.
 func (t *txTree) lstat(rel string) (fs.FileMode, bool, error) {
 	err := t.checkParents(rel)
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Op == "resolve" {
+		return 0, false, nil
+	}
 	if err == nil {
 		var fi fs.FileInfo
 		if fi, err = t.r.Lstat(rel); err == nil {

@@ -79,7 +79,8 @@ func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.C
 
 // selectChanges returns the changes to plan, sorted by path: all of them, or
 // those at or under paths plus the directories the run created above them
-// (which a write beneath needs).
+// (which a write beneath needs; a directory the run deleted above them is
+// not the paths' to delete).
 func selectChanges(changes []layer.Change, paths []string) []layer.Change {
 	var out []layer.Change
 	kinds := map[string]layer.Change{}
@@ -93,7 +94,7 @@ func selectChanges(changes []layer.Change, paths []string) []layer.Change {
 		}
 		for d := path.Dir(c.Path); d != "."; d = path.Dir(d) {
 			a, ok := kinds[d]
-			if ok && !picked[d] && a.Type == "dir" && a.Kind != layer.Modified {
+			if ok && !picked[d] && a.Type == "dir" && a.Kind != layer.Modified && a.Kind != layer.Deleted {
 				picked[d] = true
 				out = append(out, a)
 			}

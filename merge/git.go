@@ -276,10 +276,11 @@ func (g *gitRepo) changes(ctx context.Context, base string, changed []string) ([
 	if err := gitCopyFile(filepath.Join(g.scratch, "index"), baseIndex, 0o644); err != nil {
 		return nil, fmt.Errorf("merge: seed the fork point's index: %w", err)
 	}
-	tracked, err := g.trackedDirs(ctx)
+	tracked, files, err := g.tracked(ctx)
 	if err != nil {
 		return nil, err
 	}
+	specs = gitTrackedAncestors(specs, files)
 	if err := g.stage(ctx, base, baseIndex, specs, tracked); err != nil {
 		return nil, fmt.Errorf("merge: stage the fork point's files: %w", err)
 	}
@@ -294,7 +295,7 @@ func (g *gitRepo) changes(ctx context.Context, base string, changed []string) ([
 		return nil, fmt.Errorf("merge: stage the run's work tree: %w", err)
 	}
 	args := []string{"diff", "--cached", "--patch-with-raw", "-z", "--binary", "--full-index", "--no-abbrev",
-		"-M", "--no-ext-diff", "--no-textconv", "--no-color", "--submodule=short", "--no-relative",
+		"--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--submodule=short", "--no-relative",
 		"--src-prefix=a/", "--dst-prefix=b/", baseTree}
 	out, err = gitRun(ctx, g.top, g.env, nil, append(args, gitSpecs...)...)
 	if err != nil {
@@ -339,20 +340,42 @@ func gitChangedSpecs(changed []string) []string {
 	return out
 }
 
-// trackedDirs returns every path of the seeded index and every directory
-// above one: what a path to stage may name although neither side has it.
-func (g *gitRepo) trackedDirs(ctx context.Context) (map[string]bool, error) {
+// tracked returns every path of the seeded index and every directory above
+// one (what a path to stage may name although neither side has it), and
+// the paths of the index alone.
+func (g *gitRepo) tracked(ctx context.Context) (all, files map[string]bool, err error) {
 	out, err := gitRun(ctx, g.top, g.env, nil, "ls-files", "-z", "--cached", "--full-name")
 	if err != nil {
-		return nil, fmt.Errorf("merge: list the run's index: %w", err)
+		return nil, nil, fmt.Errorf("merge: list the run's index: %w", err)
 	}
-	set := map[string]bool{}
+	all, files = map[string]bool{}, map[string]bool{}
 	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		for ; p != "" && !set[p]; p = gitPathDir(p) {
-			set[p] = true
+		files[p] = true
+		for ; p != "" && !all[p]; p = gitPathDir(p) {
+			all[p] = true
 		}
 	}
-	return set, nil
+	return all, files, nil
+}
+
+// gitTrackedAncestors adds to specs every path of the index above one of
+// them. Both indexes start as the run's, which may still hold a file where
+// a side has a directory now (the source made it one before the fork):
+// staging such a path on both sides keeps the stale entry out of the diff.
+func gitTrackedAncestors(specs []string, files map[string]bool) []string {
+	seen := map[string]bool{}
+	for _, p := range specs {
+		seen[p] = true
+	}
+	for _, p := range specs {
+		for d := gitPathDir(p); d != ""; d = gitPathDir(d) {
+			if files[d] && !seen[d] {
+				seen[d] = true
+				specs = append(specs, d)
+			}
+		}
+	}
+	return specs
 }
 
 // stage brings index in line with the work tree at dir for the paths specs:
@@ -362,7 +385,7 @@ func (g *gitRepo) stage(ctx context.Context, dir, index string, specs []string, 
 	var present []string
 	seen, nested := map[string]bool{}, map[string]bool{}
 	for _, p := range specs {
-		p = gitOuterRepo(dir, p, nested)
+		p = gitStagePath(dir, p, nested)
 		if _, err := gitLstatUnder(dir, p); (err == nil || tracked[p]) && !seen[p] {
 			seen[p] = true
 			present = append(present, p)
@@ -382,24 +405,39 @@ func (g *gitRepo) stage(ctx context.Context, dir, index string, specs []string, 
 	return err
 }
 
-// gitOuterRepo returns the outermost directory above p (or p itself) that
-// is a nested repository in the work tree at dir, whose files git stages as
-// one link, else p. known caches what was found.
-func gitOuterRepo(dir, p string, known map[string]bool) string {
+// gitStagePath returns what git must be given to stage p in the work tree
+// at dir: the outermost path above p that is not a plain directory there (a
+// nested repository, whose files git stages as one link, or a file or
+// symlink that replaced a directory, beyond which git reads nothing), else
+// p. stops caches what was found per directory.
+func gitStagePath(dir, p string, stops map[string]bool) string {
 	parts := strings.Split(p, "/")
 	for i := 1; i < len(parts); i++ {
 		d := strings.Join(parts[:i], "/")
-		repo, ok := known[d]
+		stop, ok := stops[d]
 		if !ok {
-			_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d), ".git"))
-			repo = err == nil
-			known[d] = repo
+			stop = gitStopsStaging(filepath.Join(dir, filepath.FromSlash(d)))
+			stops[d] = stop
 		}
-		if repo {
+		if stop {
 			return d
 		}
 	}
 	return p
+}
+
+// gitStopsStaging reports whether path d is there but not a plain
+// directory: a file, a symlink, or a directory holding .git.
+func gitStopsStaging(d string) bool {
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return false
+	}
+	if !fi.IsDir() {
+		return true
+	}
+	_, err = os.Lstat(filepath.Join(d, ".git"))
+	return err == nil
 }
 
 // notIgnored drops from paths those git ignores in the work tree at dir,
@@ -655,8 +693,14 @@ func (m *gitMerge) plan(ctx context.Context) ([]Entry, error) {
 	if err := m.mirror(); err != nil {
 		return nil, err
 	}
-	if err := m.check(ctx); err != nil {
-		return nil, err
+	// A change can apply only because one that fails now came before it (a
+	// symlink that replaces a directory whose file's deletion conflicts):
+	// check what is left until nothing more fails.
+	for n := -1; n != len(m.live()); {
+		n = len(m.live())
+		if err := m.check(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if patch, _ := gitJoin(m.live()); len(patch) > 0 {
 		if _, err := m.apply(ctx, patch); err != nil {
@@ -715,6 +759,13 @@ func (m *gitMerge) apply(ctx context.Context, patch []byte, args ...string) ([]b
 // meets what the target has in the way.
 func (m *gitMerge) mirror() error {
 	for _, c := range m.live() {
+		if reason, err := m.changedUnder(c); err != nil || reason != "" {
+			c.reason = reason
+			if err != nil {
+				return fmt.Errorf("merge: %s: %w", c.oldPath, err)
+			}
+			continue
+		}
 		for _, p := range c.paths() {
 			reason, err := m.mirrorPath(p)
 			if err != nil {
@@ -726,6 +777,44 @@ func (m *gitMerge) mirror() error {
 		}
 	}
 	return nil
+}
+
+// changedUnder returns why change c, which deletes its path or changes its
+// type, cannot be applied because ours changed that path's type or
+// executable bit since the fork point (git apply checks neither for a
+// deletion); "" when ours has the fork point's mode there, or nothing.
+func (m *gitMerge) changedUnder(c *gitChange) (string, error) {
+	if c.status != 'D' && c.status != 'T' {
+		return "", nil
+	}
+	fi, err := gitLstatUnder(m.ours, c.oldPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		return "", nil // mirrorPath judges directories
+	}
+	if mode := gitModeOf(fi); mode != c.oldMode {
+		return fmt.Sprintf("%s: the target changed it since the fork point (mode %o, was %o)", c.oldPath, mode, c.oldMode), nil
+	}
+	return "", nil
+}
+
+// gitModeOf returns the mode git records for a file or symlink, 0 for
+// anything else.
+func gitModeOf(fi fs.FileInfo) uint32 {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return gitModeSymlink
+	case fi.Mode().IsRegular() && fi.Mode()&0o100 != 0:
+		return gitModeExec
+	case fi.Mode().IsRegular():
+		return gitModeFile
+	}
+	return 0
 }
 
 // mirrorPath mirrors ours' rel, returning why it cannot be merged when ours
@@ -776,6 +865,9 @@ func (m *gitMerge) at(root, rel string) string { return filepath.Join(root, file
 func (m *gitMerge) copyEntry(rel string, fi fs.FileInfo) (string, error) {
 	dst := m.at(m.tree, rel)
 	if fi.IsDir() {
+		if empty, err := gitEmptyDir(m.at(m.ours, rel)); err != nil || empty {
+			return "", err // git sees nothing there
+		}
 		if n, err := m.mirrorDir(rel); err != nil || n == 0 {
 			return "", err
 		}
@@ -791,6 +883,23 @@ func (m *gitMerge) copyEntry(rel string, fi fs.FileInfo) (string, error) {
 		return "", m.copyLink(rel, dst)
 	}
 	return rel + ": the target has a special file (" + fi.Mode().Type().String() + ") there", nil
+}
+
+// gitEmptyDir reports whether directory dir holds nothing but directories,
+// at any depth: nothing git sees.
+func gitEmptyDir(dir string) (bool, error) {
+	empty := true
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			empty = false
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return empty, err
 }
 
 // copyLink copies ours' symbolic link rel to dst.
@@ -974,6 +1083,9 @@ func (m *gitMerge) converged(s gitSide) (bool, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return s.mode == 0, nil
 	}
+	if err == nil && s.mode == 0 && fi.IsDir() {
+		return gitEmptyDir(m.at(m.ours, s.path)) // a deletion where git sees nothing
+	}
 	if err != nil || s.mode == 0 {
 		return false, err
 	}
@@ -998,8 +1110,9 @@ func (m *gitMerge) converged(s gitSide) (bool, error) {
 // gitLstatUnder is os.Lstat of root's rel that follows no symbolic link: a
 // path below anything but a directory does not exist.
 func gitLstatUnder(root, rel string) (fs.FileInfo, error) {
-	for d := gitPathDir(rel); d != ""; d = gitPathDir(d) {
-		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(d)))
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(strings.Join(parts[:i], "/"))))
 		if err != nil {
 			return nil, err
 		}

@@ -28,28 +28,7 @@ import (
 // (it has the feature, see Case.features, and the failure says one of the
 // signs) skips with the reason, unless TINE_KNOWN_BUGS is set. Remove an
 // entry when its fix lands.
-var knownBugs = map[string]knownBug{
-	"git-rename-source-gone": {
-		fix:   "a bug this harness found (git scope: a rename whose old path the target already deleted is a false conflict, \"…: No such file or directory\"), not fixed yet",
-		signs: []string{"no such file or directory"},
-	},
-	"git-symlink-loop-parent": {
-		fix:   "a bug this harness found (git scope: a looping symlink in the target where the run has a directory makes planning fail with ELOOP instead of a conflict), not fixed yet",
-		signs: []string{"too many levels of symbolic links"},
-	},
-	"paths-inside-removed-directory": {
-		fix:   "a bug this harness found (paths scope: the fork removed a directory, the paths name only part of it; apply fails \"directory … gained entries since planning\"), not fixed yet",
-		signs: []string{"gained entries since planning"},
-	},
-	"git-dir-to-symlink": {
-		fix:   "a regression of affe03f the harness found (git scope: the fork replaces a directory by a symlink; planning fails \"pathspec … is beyond a symbolic link\"), not fixed yet",
-		signs: []string{"beyond a symbolic link"},
-	},
-	"sparse": {
-		fix:   "issue 12 item 5 (sparse files are written out in full by the copies tine makes), fixed by the sparse-copy work in progress",
-		signs: []string{"hole"},
-	},
-}
+var knownBugs = map[string]knownBug{}
 
 type knownBug struct {
 	fix   string
