@@ -21,8 +21,11 @@ import (
 // A live run has a supervisor: the first process of its namespaces, in
 // its own cgroup, optionally with a network namespace on the tine bridge.
 // The store records what tine last made of a run's processes (Run.Proc);
-// whether the supervisor really lives is checked each time from its pid
-// file, so one that died is reported dead, never assumed alive.
+// whether the supervisor really lives is proved each time (supervisor.Pid:
+// its pid file names a process that has not ended, of the recorded start
+// time, answering on its socket), so one that died — even one left an
+// unreaped zombie, or whose pid was reused — is reported dead, never
+// assumed alive.
 
 // Process states as checked, shown by tine ls and tine ps.
 const (

@@ -156,9 +156,12 @@ func HostProc(dir string) string { return filepath.Join(dir, "hostproc") }
 // LogPath is the supervisor's own log.
 func LogPath(dir string) string { return filepath.Join(dir, logName) }
 
-// Pid returns the host process id of the supervisor of dir if it is alive:
-// the pid file names a process with the recorded start time, so a recycled
-// pid is not mistaken for it. recorded reports whether a pid file exists.
+// Pid returns the host process id of the supervisor of dir if it is alive.
+// Alive is a proof, not a guess from a pid: the pid file names a process
+// that has not ended (an unreaped zombie, as a SIGKILLed supervisor stays in
+// a container without an init, is dead), that started when the recorded
+// incarnation did (a recycled pid is not mistaken for it), and that answers
+// on the supervisor's socket. recorded reports whether a pid file exists.
 func Pid(dir string) (pid int, alive, recorded bool) {
 	b, err := os.ReadFile(filepath.Join(dir, pidName))
 	if err != nil {
@@ -169,7 +172,7 @@ func Pid(dir string) (pid int, alive, recorded bool) {
 		return 0, false, true
 	}
 	pid, _ = strconv.Atoi(f[0])
-	return pid, pid > 0 && StartTime(pid) == f[1], true
+	return pid, procfs.Alive("", pid, f[1]) && answers(SocketPath(dir)), true
 }
 
 // Forget removes the pid file and socket of a supervisor that is gone.

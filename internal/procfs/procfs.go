@@ -21,6 +21,23 @@ type Stat struct {
 	StartTime string // clock ticks since boot; identifies an incarnation of Pid
 }
 
+// Exited reports whether the process has ended and only its entry is
+// left: a zombie (Z) its parent has not reaped, or one being reaped (X).
+// Such a process holds no files, runs nothing and answers nobody.
+func (s Stat) Exited() bool { return s.State == 'Z' || s.State == 'X' || s.State == 'x' }
+
+// Alive reports whether pid, under the proc mount at root ("/proc" when
+// empty), is the incarnation that started at start (a StartTime read
+// earlier) and has not ended: a pid that was reused, or one left as an
+// unreaped zombie, is not alive.
+func Alive(root string, pid int, start string) bool {
+	if pid <= 0 || start == "" {
+		return false
+	}
+	s, err := Read(root, pid)
+	return err == nil && s.StartTime == start && !s.Exited()
+}
+
 // ErrFormat means a stat line could not be parsed.
 var ErrFormat = errors.New("malformed /proc stat line")
 
