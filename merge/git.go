@@ -13,9 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layer"
@@ -551,11 +553,47 @@ func gitParseDiff(out []byte) ([]*gitChange, error) {
 			return nil, errors.New("merge: git diff: fewer patch sections than changes")
 		}
 		c.sections, sections = sections[:n], sections[n:]
+		for k := range c.sections {
+			c.sections[k] = gitNameLines(c.sections[k], c.oldPath, c.newPath)
+		}
 	}
 	if len(sections) != 0 {
 		return nil, errors.New("merge: git diff: more patch sections than changes")
 	}
 	return changes, nil
+}
+
+// gitNameLines gives a patch section without ---/+++ lines (an empty file
+// added or deleted, a mode change, a binary patch) those lines when its
+// names hold a space: git apply cannot tell the two names of such a
+// header apart ("diff --git a/x /y b/x /y") and refuses the whole patch.
+// Quoted headers are unambiguous and left alone, as are sections that have
+// the lines.
+func gitNameLines(sec []byte, oldPath, newPath string) []byte {
+	if !strings.Contains(oldPath+newPath, " ") || bytes.HasPrefix(sec, []byte(`diff --git "`)) {
+		return sec
+	}
+	lines := bytes.SplitAfter(sec, []byte("\n"))
+	at := len(lines)
+	for i, l := range lines[1:] {
+		if bytes.HasPrefix(l, []byte("--- ")) {
+			return sec
+		}
+		if bytes.HasPrefix(l, []byte("@@")) || bytes.HasPrefix(l, []byte("GIT binary patch")) {
+			at = i + 1
+			break
+		}
+	}
+	old, new := "a/"+oldPath+"\t", "b/"+newPath+"\t"
+	header := string(bytes.Join(lines[:at], nil))
+	if strings.Contains(header, "\nnew file mode ") {
+		old = "/dev/null"
+	}
+	if strings.Contains(header, "\ndeleted file mode ") {
+		new = "/dev/null"
+	}
+	names := []byte("--- " + old + "\n+++ " + new + "\n")
+	return slices.Concat(bytes.Join(lines[:at], nil), names, bytes.Join(lines[at:], nil))
 }
 
 // gitParseRecord parses one raw record, ":old new oldid newid status\0path\0"
@@ -699,6 +737,9 @@ func (m *gitMerge) plan(ctx context.Context) ([]Entry, error) {
 	for n := -1; n != len(m.live()); {
 		n = len(m.live())
 		if err := m.check(ctx); err != nil {
+			return nil, err
+		}
+		if err := m.checkParents(); err != nil {
 			return nil, err
 		}
 	}
@@ -984,6 +1025,37 @@ func (m *gitMerge) check(ctx context.Context) error {
 	}
 	if !found {
 		return m.checkEach(ctx, live)
+	}
+	return nil
+}
+
+// checkParents marks each live change that writes below a path the mirror
+// has as a file or symlink that no live change removes: git apply --check
+// lets such a patch pass, and then cannot write it.
+func (m *gitMerge) checkParents() error {
+	removed := map[string]bool{}
+	for _, c := range m.live() {
+		if c.status == 'D' || c.status == 'T' {
+			removed[c.oldPath] = true
+		}
+	}
+	for _, c := range m.live() {
+		if c.status == 'D' {
+			continue
+		}
+		for d := gitPathDir(c.newPath); d != ""; d = gitPathDir(d) {
+			fi, err := os.Lstat(m.at(m.tree, d))
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && fi.IsDir()) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("merge: mirror %s: %w", d, err)
+			}
+			if !removed[d] {
+				c.reason = d + ": the target has a file there, where the run has a directory"
+				break
+			}
+		}
 	}
 	return nil
 }
