@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newCompare(a *app) *cobra.Command {
@@ -35,13 +36,13 @@ recommendation is a heuristic: the smallest ready diff.`,
 					if f.Run.ID == cmp.Recommended {
 						mark = " *"
 					}
-					fmt.Fprintf(tw, "%s%s\t%s\t%s\t%v\t%d\t+%d -%d\t%s\n", f.Run.Name, mark, dash(f.Run.Approach), f.Run.State,
-						f.Ready, f.Changed, f.LinesAdded, f.LinesDeleted, f.NotReady)
+					fmt.Fprintf(tw, "%s%s\t%s\t%s\t%v\t%d\t+%d -%d\t%s\n", f.Run.Name, mark, display.Text(dash(f.Run.Approach)), f.Run.State,
+						f.Ready, f.Changed, f.LinesAdded, f.LinesDeleted, display.Text(f.NotReady))
 				}
 				if err := tw.Flush(); err != nil {
 					return err
 				}
-				fmt.Fprintln(a.stdout, cmp.Rationale)
+				fmt.Fprintln(a.stdout, display.Text(cmp.Rationale))
 				return nil
 			})
 		},

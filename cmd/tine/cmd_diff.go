@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -62,7 +63,7 @@ func (a *app) printDiff(changes []layer.Change, stat, asJSON bool) error {
 	if !stat {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		for _, c := range changes {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", kindLetter[c.Kind], c.Path, c.Type, bytesNote(c))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", kindLetter[c.Kind], display.Path(c.Path), c.Type, bytesNote(c))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newExport(a *app) *cobra.Command {
@@ -45,7 +46,8 @@ and why, each fork's changed paths and history, and the approvals asked for.
 }
 
 // writeReport renders rep as Markdown. Text from runs (approaches, paths)
-// is escaped so it cannot break the tables.
+// is escaped so it cannot break the tables nor reach a terminal raw:
+// paths as display.Path shows them, other text through md.
 func writeReport(w io.Writer, rep *engine.GroupReport) {
 	c := rep.Comparison
 	fmt.Fprintf(w, "# tine: group %s of %s\n\n", rep.Group.ID, md(rep.Workspace.Name))
@@ -92,7 +94,7 @@ func writeForkSection(w io.Writer, f engine.ForkReport) {
 		fmt.Fprintln(w, ":")
 		fmt.Fprintln(w)
 		for _, ch := range f.Changes {
-			fmt.Fprintf(w, "- `%s` %s (%s, %d → %d bytes)\n", strings.ReplaceAll(ch.Path, "`", "'"), ch.Kind, ch.Type, ch.OldSize, ch.Size)
+			fmt.Fprintf(w, "- `%s` %s (%s, %d → %d bytes)\n", strings.ReplaceAll(display.Path(ch.Path), "`", "'"), ch.Kind, ch.Type, ch.OldSize, ch.Size)
 		}
 	}
 	fmt.Fprintln(w, "\nHistory:")
@@ -139,8 +141,10 @@ func short(h string) string {
 	return h
 }
 
-// md escapes text for a Markdown table cell or line.
+// md escapes text for a Markdown table cell or line: control characters
+// and bytes that are not UTF-8 first (display.Text), then Markdown.
 func md(s string) string {
+	s = display.Text(s)
 	r := strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "'", "[", `\[`, "]", `\]`)
 	return r.Replace(s)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 )
 
 // runRow is one line of tine ls.
@@ -67,7 +68,7 @@ func (a *app) printRuns(rows []runRow) error {
 	fmt.Fprintln(tw, "WORKSPACE\tNAME\tID\tROLE\tSTATE\tPROCESSES\tADDRESS\tPARENT\tAPPROACH\tPATH")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkspaceName, r.Name, r.ID, r.Role, r.State, resolved(r.Run),
-			dash(r.Processes), dash(shownAddr(r)), dash(r.ParentName), dash(r.Approach), dash(r.Path))
+			dash(r.Processes), dash(shownAddr(r)), dash(r.ParentName), display.Text(dash(r.Approach)), display.Path(dash(r.Path)))
 	}
 	return tw.Flush()
 }

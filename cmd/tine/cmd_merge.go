@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newMerge(a *app) *cobra.Command {
@@ -69,7 +70,7 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	for _, en := range res.Plan.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d bytes\t%s\n", en.Action, en.Change, en.Path, en.Bytes, en.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d bytes\t%s\n", en.Action, en.Change, display.Path(en.Path), en.Bytes, display.Text(en.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newPs(a *app) *cobra.Command {
@@ -59,12 +60,12 @@ func (a *app) printPS(ps *engine.PS) error {
 			if s.Exit != nil {
 				state += fmt.Sprintf(" (%d)", *s.Exit)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, state, s.Pid, s.Restarts, since(s.Started), s.Log)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", display.Text(s.Name), display.Text(state), s.Pid, s.Restarts, since(s.Started), display.Path(s.Log))
 		}
 		fmt.Fprintln(tw)
 	}
 	for _, a := range ps.Adopted {
-		fmt.Fprintf(tw, "forked live: %s pid %d (from the parent's pid %d)\n", dash(a.Service), a.Pid, a.Origin)
+		fmt.Fprintf(tw, "forked live: %s pid %d (from the parent's pid %d)\n", display.Text(dash(a.Service)), a.Pid, a.Origin)
 	}
 	for _, p := range ps.Ports {
 		fmt.Fprintf(tw, "port %d published at %s\n", p.Port, p.HostAddr)
@@ -72,7 +73,7 @@ func (a *app) printPS(ps *engine.PS) error {
 	if len(ps.Processes) > 0 {
 		fmt.Fprintln(tw, "PID\tNSPID\tSERVICE\tRSS\tSTATE\tCOMMAND")
 		for _, p := range ps.Processes {
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", p.Pid, p.NSPid, dash(p.Service), bytesStr(p.RSSBytes), p.State, trunc(p.Command, 60))
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", p.Pid, p.NSPid, display.Text(dash(p.Service)), bytesStr(p.RSSBytes), p.State, display.Text(trunc(p.Command, 60)))
 		}
 	}
 	return tw.Flush()

@@ -9,6 +9,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/display"
 )
 
 // runSummary is what tine summary prints: one fork's stored evidence and
@@ -115,10 +116,10 @@ func (a *app) printSummary(s *runSummary) {
 	w := a.stdout
 	fmt.Fprintf(w, "%s (group %s, run %s, fork-run %s)\n", s.Run, s.Group, s.RunState, f.State)
 	if f.Approach != "" {
-		fmt.Fprintf(w, "approach:  %s\n", f.Approach)
+		fmt.Fprintf(w, "approach:  %s\n", display.Text(f.Approach))
 	}
 	if f.Reason != "" {
-		fmt.Fprintf(w, "reason:    %s\n", f.Reason)
+		fmt.Fprintf(w, "reason:    %s\n", display.Text(f.Reason))
 	}
 	ag := f.Agent
 	exit := "—"
@@ -126,12 +127,12 @@ func (a *app) printSummary(s *runSummary) {
 		exit = fmt.Sprint(*ag.ExitCode)
 	}
 	fmt.Fprintf(w, "agent:     exit %s, result %s, %.1fs, %d tool call(s), %d command(s), %d tokens, $%.4f\n",
-		exit, dashIf(ag.Result), float64(ag.WallMS)/1000, ag.ToolCallsTotal, ag.CommandsTotal, ag.Tokens.Total(), f.CostUSD)
+		exit, display.Text(dashIf(ag.Result)), float64(ag.WallMS)/1000, ag.ToolCallsTotal, ag.CommandsTotal, ag.Tokens.Total(), f.CostUSD)
 	for _, cmd := range ag.Commands {
-		fmt.Fprintf(w, "  $ %s\n", clipLine(cmd, 100))
+		fmt.Fprintf(w, "  $ %s\n", display.Text(clipLine(cmd, 100)))
 	}
 	if t := f.Test; t != nil {
-		fmt.Fprintf(w, "tests:     %s (exit %d, %.1fs): %s\n", forkrun.TestWord(t), t.Exit, t.Seconds, t.Command)
+		fmt.Fprintf(w, "tests:     %s (exit %d, %.1fs): %s\n", forkrun.TestWord(t), t.Exit, t.Seconds, display.Text(t.Command))
 		for _, l := range lastLines(t.Output, 5) {
 			fmt.Fprintf(w, "  | %s\n", l)
 		}
@@ -143,12 +144,12 @@ func (a *app) printSummary(s *runSummary) {
 		fmt.Fprintf(w, "score:     %.2f%s\n", *s.Score, map[bool]string{true: " (the judge's winner)", false: ""}[s.Winner])
 	}
 	if s.Resolved != "" {
-		fmt.Fprintf(w, "group:     resolved: %s\n", s.Resolved)
+		fmt.Fprintf(w, "group:     resolved: %s\n", display.Text(s.Resolved))
 	}
 	if s.Ready {
 		fmt.Fprintln(w, "ready:     yes")
 	} else {
-		fmt.Fprintf(w, "ready:     no: %s\n", s.NotReady)
+		fmt.Fprintf(w, "ready:     no: %s\n", display.Text(s.NotReady))
 	}
 	if tail := lastLines(ag.Output, 8); len(tail) > 0 {
 		fmt.Fprintln(w, "output (last lines):")
@@ -157,7 +158,7 @@ func (a *app) printSummary(s *runSummary) {
 		}
 	}
 	if f.AgentLog != "" {
-		fmt.Fprintf(w, "full log:  %s\n", f.AgentLog)
+		fmt.Fprintf(w, "full log:  %s\n", display.Path(f.AgentLog))
 	}
 }
 
@@ -168,12 +169,13 @@ func dashIf(s string) string {
 	return s
 }
 
-// lastLines returns the last n non-empty lines of s.
+// lastLines returns the last n non-empty lines of s, clipped and escaped
+// (display.Text) for a terminal.
 func lastLines(s string, n int) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		if strings.TrimSpace(l) != "" {
-			out = append(out, clipLine(l, 160))
+			out = append(out, display.Text(clipLine(l, 160)))
 		}
 	}
 	if len(out) > n {
