@@ -16,6 +16,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/merge"
 )
 
@@ -89,7 +90,15 @@ func parsePages() map[string]*template.Template {
 	return out
 }
 
+// funcs are the templates' helpers. html/template escapes every value for
+// HTML; path, text and lines (internal/display) also make the control
+// characters, format characters and bytes that are not UTF-8 of what a run
+// controls (its file names, an agent's output, an approach label) visible,
+// as the CLI shows them.
 var funcs = template.FuncMap{
+	"path":    display.Path,  // a file name: quoted unless printable UTF-8
+	"text":    display.Text,  // one line of text: control characters escaped
+	"lines":   display.Block, // text over lines (a <pre>): newlines and tabs kept
 	"short":   short,
 	"seconds": seconds,
 	"usd":     usd,
