@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/approval"
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/supervisor"
 )
 
 // Code inside a run reaches the host through tine serve with its run's
@@ -210,4 +211,18 @@ func (e *Engine) Pending(ctx context.Context, ref string) ([]*tine.Approval, err
 		return nil, err
 	}
 	return approval.Pending(ctx, e.store, ws, e.now())
+}
+
+// RunSocketPath is where tine serve listens for run r's requests, in its
+// capability directory: the run sees it at supervisor.RunDir/ctl/tine.sock,
+// and whatever arrives on it is the run's, never a person's.
+func (e *Engine) RunSocketPath(r Ref) string { return filepath.Join(e.CapDir(r), "tine.sock") }
+
+// SupervisorPid is the host pid of run r's live supervisor, or 0.
+func (e *Engine) SupervisorPid(r Ref) int {
+	pid, alive, _ := supervisor.Pid(e.supDir(r))
+	if !alive {
+		return 0
+	}
+	return pid
 }

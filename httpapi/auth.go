@@ -31,7 +31,16 @@ const unknownRun = "?"
 // peer is the process at the other end of a unix-socket connection.
 type peer struct {
 	pid int
-	run string // the run it lives in; "" for the host
+	// run is the run it acts for: "" for a person, unknownRun for code
+	// inside some run that cannot be told.
+	run string
+	// own is set on a run's own socket (RunSockets): its requests are that
+	// run's, whatever the caller's cgroup.
+	own bool
+	// foreign is set on a run's own socket when the caller is inside
+	// another run.
+	foreign bool
+	why     string // on the people's socket: what showed it is no person
 }
 
 // actorOf is the run a request acts for, or nil for a person (the host).
@@ -48,6 +57,13 @@ func (s *Server) inside(r *http.Request) (*http.Request, error) {
 	p, _ := r.Context().Value(peerKey).(peer)
 	if p.run == "" {
 		return r, nil
+	}
+	if !p.own {
+		return nil, fmt.Errorf("the people's socket does not serve code inside a run (%s): a run speaks on its own socket, %s: %w",
+			p.why, RunSocket, capability.ErrScope)
+	}
+	if p.foreign {
+		return nil, fmt.Errorf("the socket of run %s does not serve code inside another run: %w", p.run, capability.ErrScope)
 	}
 	h := r.Header.Get(RequestHeader)
 	if h == "" {
@@ -72,7 +88,7 @@ func (s *Server) inside(r *http.Request) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.run != unknownRun && run != p.run {
+	if run != p.run {
 		return nil, fmt.Errorf("a capability of run %s used from inside run %s: %w", run, p.run, capability.ErrScope)
 	}
 	actor, err := s.e.FindRun(r.Context(), run)
@@ -139,13 +155,13 @@ func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request, actor *
 		"message": fmt.Sprintf("waiting for a person: tine approve %s", a.ID)})
 }
 
-// PersonOnly wraps h (the dashboard) so that requests from inside a run,
-// told by the peer's cgroup on the unix socket, are refused: pages there
-// act with a person's authority.
+// PersonOnly wraps h (the dashboard, the metrics) so that requests from
+// inside a run are refused: those on a run's own socket, and those on the
+// people's socket from a process that is not a person (ConnContext).
 func PersonOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p, _ := r.Context().Value(peerKey).(peer); p.run != "" {
-			writeErr(w, fmt.Errorf("the dashboard is for people, not code inside run %s: %w", p.run, capability.ErrScope))
+			writeErr(w, fmt.Errorf("%s is for people, not code inside a run: %w", r.URL.Path, capability.ErrScope))
 			return
 		}
 		h.ServeHTTP(w, r)

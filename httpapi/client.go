@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"syscall"
 	"time"
 
 	"github.com/tinehq/tine/capability"
@@ -27,11 +28,36 @@ type Client struct {
 // NewClient returns a client of the daemon listening on socket; c, if not
 // nil, signs every request.
 func NewClient(socket string, c *capability.Capability) *Client {
+	wait := time.Duration(0)
+	if c != nil {
+		wait = runSocketWait
+	}
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", socket)
+		return dialUnix(ctx, socket, wait)
 	}}
 	return &Client{hc: &http.Client{Transport: tr, Timeout: 10 * time.Minute}, cap: c}
+}
+
+// runSocketWait is how long a client inside a run waits for its run's
+// socket to appear: the daemon makes it a moment after the run starts.
+const runSocketWait = 5 * time.Second
+
+// dialUnix dials socket, retrying for up to wait while it does not exist
+// or nobody listens on it yet.
+func dialUnix(ctx context.Context, socket string, wait time.Duration) (net.Conn, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "unix", socket)
+		if err == nil || time.Now().After(deadline) || !(errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Text GETs path and returns up to limit bytes of its body as text, with

@@ -7,6 +7,13 @@ import (
 	"net"
 )
 
-// ConnContext notes which run a unix-socket peer lives in; runs exist only
-// on Linux, so elsewhere every peer is the host.
+// ConnContext judges whether a peer on the people's socket is a person;
+// runs exist only on Linux, so elsewhere every peer is the host.
 func ConnContext(ctx context.Context, c net.Conn) context.Context { return ctx }
+
+// runConnContext marks every connection on run's own socket as that run's.
+func runConnContext(run string, _ func() int) func(context.Context, net.Conn) context.Context {
+	return func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, peerKey, peer{run: run, own: true})
+	}
+}

@@ -102,7 +102,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/approvals/{id}/refuse", s.refuse)
 }
 
-// decode reads a JSON body into v; an empty body leaves v as it is.
+// decode reads a JSON body into v; an empty body leaves v as it is, and
+// anything after the one JSON value is refused.
 func decode(r *http.Request, v any) error {
 	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
@@ -112,6 +113,9 @@ func decode(r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("request body: %v: %w", err, tine.ErrInvalid)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("request body: more than one JSON value: %w", tine.ErrInvalid)
 	}
 	return nil
 }

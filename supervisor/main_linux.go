@@ -128,8 +128,11 @@ func loopbackUp() error {
 }
 
 // mountControl gives the run a private tmpfs at RunDir (hiding the host's)
-// holding the daemon's socket directory, the run's capability directory and
-// the tine binary.
+// holding the run's capability directory (cap), where the daemon serves the
+// run's own socket, ctl pointing at it, and the tine binary; and it hides
+// the people's socket directory (spec.Control) under an empty tmpfs. That
+// is a first obstacle only (root in the run can unmount it): the daemon's
+// people's socket refuses processes in a run's namespaces in any case.
 func mountControl(spec Spec) error {
 	if spec.Control == "" && spec.CapDir == "" && spec.Binary == "" {
 		return nil
@@ -140,19 +143,27 @@ func mountControl(spec Spec) error {
 	if err := unix.Mount("tmpfs", RunDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 		return err
 	}
-	for _, b := range []struct{ src, dst string }{{spec.Control, "ctl"}, {spec.CapDir, "cap"}} {
-		if b.src == "" {
-			continue
-		}
-		if err := os.MkdirAll(b.src, 0o700); err != nil {
+	if spec.CapDir != "" {
+		if err := os.MkdirAll(spec.CapDir, 0o700); err != nil {
 			return err
 		}
-		dst := filepath.Join(RunDir, b.dst)
+		dst := filepath.Join(RunDir, "cap")
 		if err := os.Mkdir(dst, 0o700); err != nil {
 			return err
 		}
-		if err := mnt.Bind(b.src, dst); err != nil {
+		if err := mnt.Bind(spec.CapDir, dst); err != nil {
 			return err
+		}
+		if err := os.Symlink("cap", filepath.Join(RunDir, "ctl")); err != nil {
+			return err
+		}
+	}
+	if spec.Control != "" {
+		if err := os.MkdirAll(spec.Control, 0o700); err != nil {
+			return err
+		}
+		if err := unix.Mount("tmpfs", spec.Control, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "mode=0,size=4k"); err != nil {
+			return fmt.Errorf("hiding the people's socket: %w", err)
 		}
 	}
 	if spec.Binary == "" {

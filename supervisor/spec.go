@@ -24,18 +24,19 @@ type Spec struct {
 	Workspace string   `json:"workspace"` // the workspace path
 	Net       bool     `json:"net"`       // a network namespace of its own
 	Env       []string `json:"env"`       // base environment of services
-	// Control plane, visible inside the run under RunDir: the host
-	// directory holding the daemon's socket (bound at RunDir/ctl), the
-	// run's capability directory (RunDir/cap) and the tine binary
-	// (RunDir/bin/tine). Empty fields are skipped.
+	// Control plane, visible inside the run under RunDir: the run's
+	// capability directory (RunDir/cap, also RunDir/ctl), where the daemon
+	// serves the run's own socket, and the tine binary (RunDir/bin/tine).
+	// Control is the host directory of the people's socket, which the
+	// supervisor hides from the run. Empty fields are skipped.
 	Control string `json:"control,omitempty"`
 	CapDir  string `json:"cap_dir,omitempty"`
 	Binary  string `json:"binary,omitempty"`
 }
 
 // RunDir is where, inside every run, tine's control plane appears: the
-// daemon's socket (ctl/tine.sock), the run's capability (cap/token) and a
-// tine binary (bin/tine, first on PATH).
+// run's own socket of the daemon (ctl/tine.sock), the run's capability
+// (cap/token) and a tine binary (bin/tine, first on PATH).
 const RunDir = "/run/tine"
 
 // InsideEnv is the environment that points a process inside a run at its

@@ -32,9 +32,10 @@ func newServe(a *app) *cobra.Command {
 		Use:   "serve",
 		Short: "Run the tine daemon: the JSON API on a unix socket (and TCP)",
 		Long: `Serves tine's JSON HTTP API on the unix socket ctl/tine.sock in the state
-directory (mode 0600: whoever may open it has full control; every run sees
-it at /run/tine/ctl/tine.sock, where requests must carry the run's
-capability), and with
+directory (mode 0600: whoever may open it has full control, so it refuses
+processes inside runs, told by their pid and mount namespaces), a socket of
+its own for every run (seen inside at /run/tine/ctl/tine.sock: requests
+there are that run's and must carry its capability), and with
 --listen also on TCP, where every request needs the bearer token kept in the
 state directory's file "token" (created on first use). SIGINT or SIGTERM
 stops it gracefully: requests in flight finish; runs and their processes
@@ -74,8 +75,17 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	// One API for every listener: the fork-runs it starts are seen, and
 	// canceled, from any of them.
 	api := httpapi.New(e, "", httpapi.WithHookObserver(m.ObserveHook))
-	servers := []*http.Server{{Handler: a.accessLog(routes(e, m, api, "")), ReadHeaderTimeout: 10 * time.Second, ConnContext: httpapi.ConnContext}}
+	// Every run gets a socket of its own; what arrives on it is the run's.
+	// The people's socket refuses code inside runs.
+	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "")), httpapi.DefaultTimeouts)
+	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(routes(e, m, api, token))) }
+	servers := []*http.Server{httpapi.NewHTTPServer(h(""), httpapi.DefaultTimeouts, httpapi.ConnContext)}
 	lns := []net.Listener{uln}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go runSocks.Watch(watchCtx, time.Second, func(format string, args ...any) {
+		fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...)
+	})
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if listen != "" {
 		token, err := loadToken(e.Home())
@@ -87,7 +97,7 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 			uln.Close()
 			return err
 		}
-		servers = append(servers, &http.Server{Handler: a.accessLog(routes(e, m, api, token)), ReadHeaderTimeout: 10 * time.Second})
+		servers = append(servers, httpapi.NewHTTPServer(h(token), httpapi.DefaultTimeouts, nil))
 		lns = append(lns, tln)
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), filepath.Join(e.Home(), "token"))
 	}
@@ -103,9 +113,11 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	defer cancel()
 	forkRuns := make(chan error, 1)
 	go func() { forkRuns <- api.Shutdown(sctx) }() // cancels fork-runs at once
+	stopWatch()
 	for _, srv := range servers {
 		srv.Shutdown(sctx)
 	}
+	runSocks.Shutdown(sctx)
 	if ferr := <-forkRuns; ferr != nil {
 		fmt.Fprintf(a.stderr, "tine serve: %v\n", ferr)
 	}
@@ -190,11 +202,12 @@ func forkRunStarter(api *httpapi.Server) dashboard.ForkRunStarter {
 }
 
 // routes serves api at /v1/, the metrics at /metrics and the dashboard
-// at /ui/, behind the bearer token when there is one.
+// at /ui/ (those two for people only), behind the bearer token when there
+// is one.
 func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.RequireToken(token, api))
-	mux.Handle("GET /metrics", httpapi.RequireToken(token, m.Handler()))
+	mux.Handle("GET /metrics", httpapi.PersonOnly(httpapi.RequireToken(token, m.Handler())))
 	mux.Handle("/ui/", httpapi.PersonOnly(dashboard.New(e, token, dashboard.WithForkRuns(forkRunStarter(api)))))
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	return mux
