@@ -5,27 +5,88 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
+	"golang.org/x/sys/unix"
 )
 
-// releaseJournal marks a release whose staged copy of the source's files is
-// complete, so the sweeper finishes it after a crash.
+// A release of a stacking workspace is journaled in release.json, in one of
+// two modes, chosen by whether the state directory's layers can be renamed
+// into the workspace directory:
+//
+//   - relRename (same filesystem): the bottom layer's entries are renamed
+//     into the workspace directory, then each layer above it and the
+//     source's upper directory are applied entry by entry (a whiteout
+//     deletes, an opaque directory replaces, anything else is renamed in).
+//     Every step consumes what it applied from its layer, so after a crash
+//     the layers hold exactly what is left to do and the step can be
+//     redone. Nothing is copied: the cost follows the delta, not the tree.
+//     The journal is written committed, before the first rename.
+//   - relStage (another filesystem): the source's view is copied into a
+//     stage inside the workspace directory (on the workspace's own
+//     filesystem), verified against the view and synced while the journal
+//     says phaseStaging (a crash, a full disk or a failed verify removes
+//     the stage: the layers are untouched); only then is the journal
+//     committed and the stage's entries renamed into place.
+//
+// A committed journal is only ever rolled forward (by Release, or by the
+// sweeper through finishRelease), and a journal of either kind is never
+// replaced by a new attempt, so a retry never overwrites the only complete
+// copy of the user's files.
+const (
+	relRename = "rename"
+	relStage  = "stage"
+
+	phaseStaging   = "staging"
+	phaseCommitted = "committed"
+)
+
+// releaseJournal is release.json.
 type releaseJournal struct {
-	Path  string `json:"path"`
-	Stage string `json:"stage"`
+	Path string `json:"path"`
+	// Stage is the staged copy (relStage, and the only field besides Path
+	// of an older tine's journal, whose complete stage is in the state
+	// directory).
+	Stage string `json:"stage,omitempty"`
+	Mode  string `json:"mode,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	// Layers are, for relRename, the source's layers bottom first and then
+	// its upper directory.
+	Layers []string `json:"layers,omitempty"`
+	// Dirs are the times of every directory of Layers[1:] (or the stage's
+	// root), taken before anything moved: applying entries changes their
+	// parents' times, so these are set last, in order.
+	Dirs []dirTimes `json:"dirs,omitempty"`
+	// Temp is a scratch name in the workspace directory for moves that
+	// must copy (across mounts, or pinned files).
+	Temp string `json:"temp,omitempty"`
 }
+
+// dirTimes is one directory's access and modification times, in ns.
+type dirTimes struct {
+	Path  string `json:"p"`
+	Atime int64  `json:"a"`
+	Mtime int64  `json:"m"`
+}
+
+func (j *releaseJournal) committed() bool { return j.Phase != phaseStaging }
 
 // Release stops managing the workspace at ref (a path, name or id): its
 // directory is left holding, as plain files, exactly what the source run
 // sees, and every fork's view is removed. Forks with unmerged changes are
-// refused unless force is set.
+// refused unless force is set. A release an earlier attempt committed is
+// finished, whatever force says.
 func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Workspace, error) {
 	w, err := e.FindWorkspace(ctx, ref)
 	if err != nil {
@@ -41,6 +102,20 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 		return nil, err
 	}
 	defer unlock()
+	j, err := e.readReleaseJournal(w)
+	if err != nil {
+		return nil, err
+	}
+	if j != nil && j.committed() {
+		// Never stage again over a committed release: its journal and
+		// what it names are the user's files.
+		return w, e.finishRelease(ctx, w)
+	}
+	if j != nil {
+		if err := e.undoStaging(ctx, w, j); err != nil {
+			return nil, err
+		}
+	}
 	var src *tine.Run
 	var forks []*tine.Run
 	err = e.store.View(ctx, func(tx tine.Tx) error {
@@ -69,51 +144,788 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 			}
 		}
 	}
-	if stacking(w.Backend) && src != nil {
-		if err := e.stageSource(ctx, w, src); err != nil {
+	if stacking(w.Backend) {
+		if src == nil {
+			return nil, fmt.Errorf("workspace %s has no source run to release: %w", w.Name, tine.ErrInvalid)
+		}
+		if err := e.prepareRelease(ctx, w, src); err != nil {
 			return nil, err
 		}
 	}
 	return w, e.finishRelease(ctx, w)
 }
 
-// stageSource copies the source's view into the workspace's state
-// directory and journals that the copy is complete.
-func (e *Engine) stageSource(ctx context.Context, w *tine.Workspace, src *tine.Run) error {
-	stage := filepath.Join(e.wsDir(w.ID), "release")
-	if err := os.RemoveAll(stage); err != nil {
-		return err
-	}
-	if err := os.Mkdir(stage, 0o755); err != nil {
-		return err
-	}
-	// Processes outside tine may still change the workspace: an entry that
-	// vanishes while it is copied is left out, not an error.
-	opt := fstree.CopyOptions{SkipVanished: true}
-	if err := fstree.Copy(ctx, e.backendRun(w, src).View, stage, opt); err != nil {
-		os.RemoveAll(stage)
-		return fmt.Errorf("copying the source's files out: %w", err)
-	}
-	j, _ := json.Marshal(releaseJournal{Path: w.Path, Stage: stage})
-	return writeFileAtomic(filepath.Join(e.wsDir(w.ID), "release.json"), j)
+func (e *Engine) releaseJournalPath(w *tine.Workspace) string {
+	return filepath.Join(e.wsDir(w.ID), "release.json")
 }
 
-// finishRelease unmounts everything of the workspace, moves a staged copy
-// into the workspace directory, and forgets the workspace. It is also what
-// the sweeper runs to roll an interrupted release forward.
-func (e *Engine) finishRelease(ctx context.Context, w *tine.Workspace) error {
+// pendingPath is a file that exists while a release is unfinished. It sits
+// in the state directory's release/ directory, so that a sweeper that finds
+// the workspace's directory without a record takes it for an unfinished
+// release (moved to the quarantine), not for a finished one (deleted).
+func (e *Engine) pendingPath(w *tine.Workspace) string {
+	return filepath.Join(e.wsDir(w.ID), "release", "pending")
+}
+
+// readReleaseJournal returns w's release journal, nil if there is none.
+func (e *Engine) readReleaseJournal(w *tine.Workspace) (*releaseJournal, error) {
+	b, err := os.ReadFile(e.releaseJournalPath(w))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var j releaseJournal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("unreadable release journal %s (the files are safe in %s): %w", e.releaseJournalPath(w), e.wsDir(w.ID), err)
+	}
+	return &j, nil
+}
+
+// writeReleaseJournal writes j durably: the file and its directory are
+// synced before the rename that makes it visible is relied on.
+func (e *Engine) writeReleaseJournal(w *tine.Workspace, j *releaseJournal) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	return writeSynced(e.releaseJournalPath(w), b)
+}
+
+// writeSynced replaces path with data, synced, through a rename.
+func writeSynced(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// prepareRelease unmounts the workspace and journals its release, staging a
+// verified copy of the source's view first when the layers cannot be
+// renamed into the workspace directory. On any error before the journal is
+// committed, everything is as it was: the views are mounted again.
+func (e *Engine) prepareRelease(ctx context.Context, w *tine.Workspace, src *tine.Run) (err error) {
+	v, err := e.version(ctx, src.Base)
+	if err != nil {
+		return err
+	}
+	br := e.backendRun(w, src)
+	if err := mnt.UnmountAll(w.Path); err != nil {
+		return fmt.Errorf("%s is in use by a process; close it and retry: %w", w.Path, err)
+	}
+	defer func() {
+		if err != nil && !e.releaseCommitted(w) {
+			e.remountLive(ctx, w)
+		}
+	}()
+	if err := onlyMarker(w.Path); err != nil {
+		return err
+	}
+	j := &releaseJournal{Path: w.Path, Temp: ".tine-release-" + tine.NewID("")}
+	if err := os.MkdirAll(filepath.Dir(e.pendingPath(w)), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(e.pendingPath(w), nil, 0o600); err != nil {
+		return err
+	}
+	if canRename(e.wsDir(w.ID), w.Path, j.Temp) {
+		if err := e.unmountAll(w); err != nil {
+			os.Remove(e.pendingPath(w))
+			return err
+		}
+		j.Mode, j.Phase = relRename, phaseCommitted
+		j.Layers = append(e.layerPaths(v), filepath.Join(br.Dir, "upper"))
+		if j.Dirs, err = layerDirTimes(j.Layers[1:]); err != nil {
+			os.Remove(e.pendingPath(w))
+			return err
+		}
+		os.Remove(filepath.Join(w.Path, markerName))
+		if err := faultPoint("release"); err != nil {
+			return err
+		}
+		if err := e.writeReleaseJournal(w, j); err != nil {
+			e.restoreMarker(w)
+			os.Remove(e.pendingPath(w))
+			return err
+		}
+		return faultPoint("release")
+	}
+	return e.stage(ctx, w, br, v, j)
+}
+
+// stage copies the source's view into a stage in the workspace directory,
+// verifies and syncs it, and commits the journal. A failure (a full disk)
+// removes the stage and leaves the workspace as it was.
+func (e *Engine) stage(ctx context.Context, w *tine.Workspace, br layer.Run, v *tine.Version, j *releaseJournal) (err error) {
+	j.Mode, j.Phase = relStage, phaseStaging
+	j.Stage = filepath.Join(w.Path, j.Temp+".stage")
+	if err := e.writeReleaseJournal(w, j); err != nil {
+		os.Remove(e.pendingPath(w))
+		return err
+	}
+	defer func() {
+		if err != nil && !e.releaseCommitted(w) {
+			err = errors.Join(err, e.dropStage(w, j))
+		}
+	}()
+	if err := faultPoint("release"); err != nil {
+		return err
+	}
+	// Copy from the view only while it is mounted: an unmounted view is an
+	// empty directory.
+	if ok, merr := mnt.IsMountpoint(br.View); merr != nil || !ok {
+		be, berr := e.backend(w.Backend)
+		if berr != nil {
+			return berr
+		}
+		if rs, ok := be.(layer.Restorer); !ok {
+			return fmt.Errorf("the source's view is not mounted at %s", br.View)
+		} else if err := rs.Restore(ctx, br, e.layerPaths(v)); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(j.Stage, 0o700); err != nil {
+		return err
+	}
+	// Processes outside tine may still change the view: an entry that
+	// vanishes while it is copied is left out, not an error.
+	if err := fstree.Copy(ctx, br.View, j.Stage, fstree.CopyOptions{SkipVanished: true}); err != nil {
+		return fmt.Errorf("copying the source's files into %s (nothing changed; the workspace is as it was): %w", w.Path, err)
+	}
+	if err := faultPoint("release"); err != nil {
+		return err
+	}
+	if err := sameTree(br.View, j.Stage); err != nil {
+		return fmt.Errorf("the copy of the source's files does not match its view (nothing changed): %w", err)
+	}
+	if err := syncFS(j.Stage); err != nil {
+		return fmt.Errorf("syncing the copy of the source's files: %w", err)
+	}
+	if err := faultPoint("release"); err != nil {
+		return err
+	}
 	if err := e.unmountAll(w); err != nil {
 		return err
 	}
-	if err := e.unstage(w); err != nil {
+	t, err := timesOf(j.Stage)
+	if err != nil {
 		return err
 	}
-	err := e.store.Update(ctx, func(tx tine.Tx) error { return tx.DeleteWorkspace(w.ID) })
+	t.Path = "."
+	j.Dirs = []dirTimes{t}
+	j.Phase = phaseCommitted
+	os.Remove(filepath.Join(w.Path, markerName))
+	if err := e.writeReleaseJournal(w, j); err != nil {
+		e.restoreMarker(w)
+		return err
+	}
+	return faultPoint("release")
+}
+
+// releaseCommitted reports whether w's release journal is committed (or
+// unreadable, which is taken for committed: nothing is undone over it).
+func (e *Engine) releaseCommitted(w *tine.Workspace) bool {
+	j, err := e.readReleaseJournal(w)
+	return err != nil || j != nil && j.committed()
+}
+
+// dropStage undoes a release that never committed: the stage goes, the
+// journal after it, and the marker comes back.
+func (e *Engine) dropStage(w *tine.Workspace, j *releaseJournal) error {
+	if j.Stage != "" && filepath.Dir(j.Stage) == w.Path {
+		if err := fstree.Purge(j.Stage); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(e.releaseJournalPath(w)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	os.Remove(e.pendingPath(w))
+	e.restoreMarker(w)
+	return nil
+}
+
+// undoStaging rolls back a release interrupted before its journal
+// committed, and mounts the workspace again.
+func (e *Engine) undoStaging(ctx context.Context, w *tine.Workspace, j *releaseJournal) error {
+	if err := mnt.UnmountAll(w.Path); err != nil {
+		return err
+	}
+	if err := e.dropStage(w, j); err != nil {
+		return fmt.Errorf("undoing an interrupted release of %s: %w", w.Path, err)
+	}
+	e.remountLive(ctx, w)
+	return nil
+}
+
+func (e *Engine) restoreMarker(w *tine.Workspace) {
+	p := filepath.Join(w.Path, markerName)
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		os.WriteFile(p, []byte(markerText(w, e.home)), 0o444)
+	}
+}
+
+// remountLive mounts the views of w's live runs again, and the source's on
+// the workspace path, after a release that did not happen.
+func (e *Engine) remountLive(ctx context.Context, w *tine.Workspace) {
+	be, err := e.backend(w.Backend)
 	if err != nil {
+		e.warn("remounting %s: %v (the next tine command retries)", w.Name, err)
+		return
+	}
+	runs, _, err := e.records(ctx, w.ID)
+	if err != nil {
+		e.warn("remounting %s: %v (the next tine command retries)", w.Name, err)
+		return
+	}
+	for _, r := range runs {
+		if r.Live() {
+			if err := e.reconcile(ctx, be, w, r); err != nil {
+				e.warn("remounting run %s of %s: %v (the next tine command retries)", r.Name, w.Name, err)
+			}
+		}
+	}
+}
+
+// onlyMarker checks that the unmounted workspace directory holds nothing
+// but tine's marker (and scratch of an earlier release), so nothing of
+// anyone's is in the way of the files coming back.
+func onlyMarker(path string) error {
+	names, err := readNames(path)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n != markerName && !strings.HasPrefix(n, ".tine-release-") {
+			return fmt.Errorf("%s holds %q under its mount, which the released files would replace; move it away and retry: %w", path, n, tine.ErrExists)
+		}
+		if n != markerName {
+			if err := fstree.Purge(filepath.Join(path, n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
+}
+
+// canRename reports whether an entry of dir can be renamed into path (one
+// filesystem, one mount), by trying it with a scratch file.
+func canRename(dir, path, temp string) bool {
+	p := filepath.Join(dir, temp+".probe")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		return false
+	}
+	q := filepath.Join(path, temp+".probe")
+	if err := os.Rename(p, q); err != nil {
+		os.Remove(p)
+		return false
+	}
+	os.Remove(q)
+	return true
+}
+
+// finishRelease rolls a committed release forward (a release that never
+// committed is undone instead), then forgets the workspace and deletes its
+// state. Without a journal (a flat backend, whose source view is the
+// workspace directory) it only forgets and deletes. It is also what the
+// sweeper runs for a workspace with a release journal.
+func (e *Engine) finishRelease(ctx context.Context, w *tine.Workspace) error {
+	j, err := e.readReleaseJournal(w)
+	if err != nil {
+		return err
+	}
+	if j != nil && !j.committed() {
+		return e.undoStaging(ctx, w, j)
+	}
+	if err := e.unmountAll(w); err != nil {
+		return err
+	}
+	if j != nil {
+		if err := e.rollForward(ctx, w, j); err != nil {
+			return fmt.Errorf("restoring files into %s (the rest are safe in %s; the next tine command retries): %w", w.Path, e.wsDir(w.ID), err)
+		}
+	}
+	os.Remove(e.pendingPath(w))
+	if err := faultPoint("release"); err != nil {
+		return err
+	}
+	err = e.store.Update(ctx, func(tx tine.Tx) error { return tx.DeleteWorkspace(w.ID) })
+	if err != nil {
+		return err
+	}
+	if err := faultPoint("release"); err != nil {
 		return err
 	}
 	os.Remove(e.wsDir(w.ID) + ".lock")
 	return e.removeWorkspaceFiles(ctx, w)
+}
+
+// rollForward puts every file a committed journal names into the workspace
+// directory. Each step consumes its source, so it can be run again after a
+// crash at any point.
+func (e *Engine) rollForward(ctx context.Context, w *tine.Workspace, j *releaseJournal) error {
+	m := &mover{ctx: ctx, scratch: filepath.Join(w.Path, j.Temp)}
+	if j.Temp == "" {
+		m.scratch = filepath.Join(w.Path, ".tine-release-scratch")
+	}
+	switch j.Mode {
+	case relRename:
+		for i, l := range j.Layers {
+			var err error
+			if i == 0 {
+				err = m.moveAll(l, w.Path)
+			} else {
+				err = m.apply(l, ".", w.Path)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	default: // relStage, or an older tine's journal: a complete stage
+		if j.Mode == "" {
+			os.Remove(filepath.Join(w.Path, markerName))
+		}
+		if _, err := os.Lstat(j.Stage); err == nil {
+			if err := m.moveAll(j.Stage, w.Path); err != nil {
+				return err
+			}
+			if j.Mode == "" {
+				if err := fstree.CopyAttrs(j.Stage, w.Path); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, d := range j.Dirs {
+		p := filepath.Join(w.Path, d.Path)
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			continue // replaced or deleted by a layer above
+		}
+		dropOverlayXattrs(p)
+		ts := []unix.Timespec{unix.NsecToTimespec(d.Atime), unix.NsecToTimespec(d.Mtime)}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return err
+		}
+	}
+	if err := fstree.Purge(m.scratch); err != nil {
+		return err
+	}
+	if j.Mode == relStage {
+		if err := os.Remove(j.Stage); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return faultPoint("release")
+}
+
+// mover moves entries into the workspace directory for rollForward.
+type mover struct {
+	ctx     context.Context
+	scratch string // where copies are made before they are renamed into place
+}
+
+// moveAll moves every entry of src into dst. An entry in both (a copy a
+// crash left after it was renamed into place, before its source was
+// deleted) is replaced: the journal vouches for src.
+func (m *mover) moveAll(src, dst string) error {
+	names, err := readNames(src)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		s, d := filepath.Join(src, n), filepath.Join(dst, n)
+		if _, err := os.Lstat(d); err == nil {
+			if err := fstree.Purge(d); err != nil {
+				return err
+			}
+		}
+		if err := m.move(s, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply applies the entries of directory rel of delta layer root onto the
+// same directory of dst, consuming them.
+func (m *mover) apply(root, rel, dst string) error {
+	if err := m.ctx.Err(); err != nil {
+		return err
+	}
+	dir := filepath.Join(root, rel)
+	if err := syncDirMeta(dir, filepath.Join(dst, rel)); err != nil {
+		return err
+	}
+	names, err := readNames(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		r := filepath.Join(rel, n)
+		s, d := filepath.Join(root, r), filepath.Join(dst, r)
+		fi, err := os.Lstat(s)
+		if err != nil {
+			return err
+		}
+		target, terr := os.Lstat(d)
+		switch {
+		case isWhiteout(fi):
+			if err := fstree.Purge(d); err != nil {
+				return err
+			}
+			if err := faultPoint("release"); err != nil {
+				return err
+			}
+			if err := os.Remove(s); err != nil {
+				return err
+			}
+		case fi.IsDir() && !isOpaqueDir(s) && terr == nil && target.IsDir():
+			if err := m.apply(root, r, dst); err != nil {
+				return err
+			}
+			if err := os.Remove(s); err != nil {
+				return err
+			}
+		default:
+			// A new entry, or one that replaces what the layers below had
+			// at its path: an opaque directory, a directory over a file.
+			if terr == nil && (fi.IsDir() || target.IsDir()) {
+				if err := fstree.Purge(d); err != nil {
+					return err
+				}
+				if err := faultPoint("release"); err != nil {
+					return err
+				}
+			}
+			if err := stripOverlay(s); err != nil {
+				return err
+			}
+			if err := m.move(s, d); err != nil {
+				return err
+			}
+			if fi.IsDir() {
+				dropOverlayXattrs(d)
+			}
+		}
+	}
+	return nil
+}
+
+// move renames s to d (replacing a non-directory d). Across mounts, or for
+// a pinned entry (chattr +i, +a) that cannot be renamed, it copies s to
+// scratch, verifies the copy, renames it to d and only then deletes s.
+func (m *mover) move(s, d string) error {
+	if err := faultPoint("release"); err != nil {
+		return err
+	}
+	err := os.Rename(s, d)
+	if err == nil || !(errors.Is(err, syscall.EXDEV) || errors.Is(err, fs.ErrPermission)) {
+		return err
+	}
+	if err := fstree.Purge(m.scratch); err != nil {
+		return err
+	}
+	if err := os.Mkdir(m.scratch, 0o700); err != nil {
+		return err
+	}
+	c := filepath.Join(m.scratch, "entry")
+	if err := copyEntry(m.ctx, s, c); err != nil {
+		return fmt.Errorf("copying %s into %s: %w", s, filepath.Dir(d), err)
+	}
+	if err := sameTree(s, c); err != nil {
+		return fmt.Errorf("the copy of %s does not match it: %w", s, err)
+	}
+	if err := syncFS(c); err != nil {
+		return err
+	}
+	if err := faultPoint("release"); err != nil {
+		return err
+	}
+	if err := os.Rename(c, d); err != nil {
+		return err
+	}
+	if err := faultPoint("release"); err != nil {
+		return err
+	}
+	return fstree.Purge(s)
+}
+
+// copyEntry copies the entry s (of any type) to d, which must not exist.
+func copyEntry(ctx context.Context, s, d string) error {
+	fi, err := os.Lstat(s)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+		return fstree.Copy(ctx, s, d, fstree.CopyOptions{})
+	}
+	if !fi.Mode().IsRegular() {
+		// Copy only copies a directory's contents: hand it one holding s.
+		hold := filepath.Join(filepath.Dir(d), "hold")
+		if err := os.Mkdir(hold, 0o700); err != nil {
+			return err
+		}
+		link := filepath.Join(filepath.Dir(s), filepath.Base(filepath.Dir(d))+".link")
+		os.RemoveAll(link)
+		if err := os.Mkdir(link, 0o700); err != nil {
+			return err
+		}
+		defer os.RemoveAll(link)
+		if err := os.Link(s, filepath.Join(link, "e")); err != nil {
+			return err
+		}
+		if err := fstree.Copy(ctx, link, hold, fstree.CopyOptions{}); err != nil {
+			return err
+		}
+		return os.Rename(filepath.Join(hold, "e"), d)
+	}
+	// A regular file, perhaps pinned (its hard link would be refused).
+	in, err := os.Open(s)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(d, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	err = fstree.CopyContents(out, in)
+	if err == nil {
+		err = out.Truncate(fi.Size())
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fstree.CopyAttrs(s, d)
+	}
+	if err == nil {
+		err = copyXattrs(s, d)
+	}
+	return err
+}
+
+// sameTree returns an error naming the first entry where the trees at a and
+// b differ in type, permission bits, content, symlink target or device.
+func sameTree(a, b string) error {
+	return filepath.WalkDir(a, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(a, p)
+		q := filepath.Join(b, rel)
+		same, err := fstree.SamePath(p, q)
+		if err != nil {
+			return err
+		}
+		if !same {
+			return fmt.Errorf("%s differs from %s", q, p)
+		}
+		return nil
+	})
+}
+
+// syncFS flushes what was written to the filesystem holding p (sync(2):
+// syncfs is Linux-only, and this runs only for copies, which are rare or
+// large).
+func syncFS(p string) error {
+	if _, err := os.Lstat(p); err != nil {
+		return err
+	}
+	unix.Sync()
+	return nil
+}
+
+// layerDirTimes lists the times of every directory of each of layers, in order.
+func layerDirTimes(layers []string) ([]dirTimes, error) {
+	var out []dirTimes
+	for _, l := range layers {
+		err := filepath.WalkDir(l, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			t, err := timesOf(p)
+			if err != nil {
+				return err
+			}
+			t.Path, _ = filepath.Rel(l, p)
+			out = append(out, t)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func timesOf(p string) (dirTimes, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return dirTimes{}, &fs.PathError{Op: "lstat", Path: p, Err: err}
+	}
+	return dirTimes{Atime: st.Atim.Nano(), Mtime: st.Mtim.Nano()}, nil
+}
+
+// isWhiteout reports whether fi is an overlay whiteout (a 0/0 character device).
+func isWhiteout(fi fs.FileInfo) bool {
+	if fi.Mode().Type() != fs.ModeDevice|fs.ModeCharDevice {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && uint64(st.Rdev) == 0
+}
+
+// overlayXattr is the prefix of the extended attributes overlay keeps on
+// its layers' entries (opaque marks, origins); a view never shows them.
+const overlayXattr = "trusted.overlay."
+
+func isOpaqueDir(p string) bool {
+	buf := make([]byte, 1)
+	n, err := unix.Lgetxattr(p, overlayXattr+"opaque", buf)
+	return err == nil && n == 1 && buf[0] == 'y'
+}
+
+// stripOverlay removes overlay's marks from the subtree at p before it is
+// moved into the workspace: its whiteouts (below p, where nothing lies
+// underneath to hide, as p is new or opaque) and overlay's extended
+// attributes, except p's own opaque mark, which says what p is until it
+// has moved.
+func stripOverlay(p string) error {
+	return filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if q == p {
+			if !d.IsDir() {
+				dropOverlayXattrs(q)
+			}
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if isWhiteout(fi) {
+			return os.Remove(q)
+		}
+		dropOverlayXattrs(q)
+		return nil
+	})
+}
+
+// xattrNames lists p's extended attributes (nil when it has none or the
+// filesystem keeps none).
+func xattrNames(p string) []string {
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Llistxattr(p, buf)
+		if errors.Is(err, unix.ERANGE) {
+			buf = make([]byte, len(buf)*4)
+			continue
+		}
+		if err != nil || n == 0 {
+			return nil
+		}
+		var out []string
+		for _, s := range strings.Split(string(buf[:n]), "\x00") {
+			if s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+}
+
+// dropOverlayXattrs removes overlay's extended attributes from p.
+func dropOverlayXattrs(p string) {
+	for _, n := range xattrNames(p) {
+		if strings.HasPrefix(n, overlayXattr) {
+			unix.Lremovexattr(p, n)
+		}
+	}
+}
+
+func getXattr(p, name string) ([]byte, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Lgetxattr(p, name, buf)
+		if errors.Is(err, unix.ERANGE) {
+			buf = make([]byte, len(buf)*4)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+}
+
+// copyXattrs gives d the extended attributes of s, overlay's left out.
+func copyXattrs(s, d string) error {
+	for _, n := range xattrNames(s) {
+		if strings.HasPrefix(n, overlayXattr) {
+			continue
+		}
+		v, err := getXattr(s, n)
+		if err != nil {
+			continue // gone meanwhile, or not ours to read
+		}
+		if err := unix.Lsetxattr(d, n, v, 0); err != nil && !errors.Is(err, unix.ENOTSUP) && !errors.Is(err, unix.EPERM) {
+			return &fs.PathError{Op: "setxattr " + n, Path: d, Err: err}
+		}
+	}
+	return nil
+}
+
+// syncDirMeta gives directory d the owner, mode and extended attributes of
+// s, the same directory in a layer above (times come last, from the
+// journal): overlay shows a merged directory with its topmost attributes.
+func syncDirMeta(s, d string) error {
+	if err := fstree.CopyAttrs(s, d); err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, n := range xattrNames(s) {
+		keep[n] = !strings.HasPrefix(n, overlayXattr)
+	}
+	for _, n := range xattrNames(d) {
+		if !keep[n] {
+			unix.Lremovexattr(d, n)
+		}
+	}
+	return copyXattrs(s, d)
 }
 
 // removeWorkspaceFiles deletes a workspace's state directory through its
@@ -157,26 +969,6 @@ func (e *Engine) unmountAll(w *tine.Workspace) error {
 	return nil
 }
 
-// unstage moves the staged files, if any, into the emptied workspace directory.
-func (e *Engine) unstage(w *tine.Workspace) error {
-	stage := filepath.Join(e.wsDir(w.ID), "release")
-	if _, err := os.Stat(filepath.Join(e.wsDir(w.ID), "release.json")); err != nil {
-		return nil
-	}
-	os.Remove(filepath.Join(w.Path, markerName))
-	err := fstree.MoveContents(stage, w.Path)
-	if errors.Is(err, syscall.EXDEV) {
-		err = fstree.Copy(context.Background(), stage, w.Path, fstree.CopyOptions{})
-	}
-	if err == nil {
-		err = fstree.CopyAttrs(stage, w.Path)
-	}
-	if err != nil {
-		return fmt.Errorf("restoring files into %s (they are safe in %s): %w", w.Path, stage, err)
-	}
-	return nil
-}
-
 // removeTree deletes a state directory, unmounting anything left mounted
 // below it first, so a RemoveAll never descends into a live mount.
 func removeTree(dir string) error {
@@ -200,4 +992,45 @@ func removeTree(dir string) error {
 		err = os.RemoveAll(dir)
 	}
 	return err
+}
+
+// Fault injection. TINE_TEST_KILL_AT=op:N (op is release or init) makes
+// this process SIGKILL itself at the N-th (from 0) fault point of that
+// operation: the fault-injection tests' way to crash tine at every step,
+// through the binary. faultHook, set by tests in this package, is called
+// at every fault point instead; its error fails the step.
+var (
+	faultHook func(op string) error
+
+	faultOnce  sync.Once
+	faultOp    string
+	faultAt    = -1
+	faultMu    sync.Mutex
+	faultCount = map[string]int{}
+)
+
+// faultPoint marks a step of op at which a test may crash or fail it.
+func faultPoint(op string) error {
+	if faultHook != nil {
+		return faultHook(op)
+	}
+	faultOnce.Do(func() {
+		if o, n, ok := strings.Cut(os.Getenv("TINE_TEST_KILL_AT"), ":"); ok {
+			if i, err := strconv.Atoi(n); err == nil {
+				faultOp, faultAt = o, i
+			}
+		}
+	})
+	if faultAt < 0 || op != faultOp {
+		return nil
+	}
+	faultMu.Lock()
+	n := faultCount[op]
+	faultCount[op]++
+	faultMu.Unlock()
+	if n == faultAt {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
+	return nil
 }
