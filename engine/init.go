@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,11 +30,25 @@ const markerName = ".tine-workspace"
 
 // initJournal records an init in progress, so a crash between moving the
 // user's files into the base layer and recording the workspace is undone by
-// moving them back.
+// moving them back. Across filesystems (Copy set) the files are copied into
+// the layer, verified and synced (Phase initCopying until then: the
+// directory is intact and the layer is only a copy), then moved into Trash
+// in the workspace directory (one rename each, so an entry is either whole
+// in the directory or gone from it) and deleted; the undo copies back from
+// the layer whatever the directory no longer has.
 type initJournal struct {
 	Path  string `json:"path"`
 	Layer string `json:"layer"`
+	Copy  bool   `json:"copy,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	Trash string `json:"trash,omitempty"`
 }
+
+// Phases of an init across filesystems.
+const (
+	initCopying = "copying" // the layer is a copy in progress
+	initCopied  = "copied"  // the layer is complete, verified and synced
+)
 
 // Init takes the directory under management and creates its source run.
 func (e *Engine) Init(ctx context.Context, o InitOptions) (_ Ref, err error) {
@@ -47,6 +62,9 @@ func (e *Engine) Init(ctx context.Context, o InitOptions) (_ Ref, err error) {
 	}
 	defer unlock()
 	if err := e.checkNotNested(ctx, path, name); err != nil {
+		return Ref{}, err
+	}
+	if err := e.checkNoInterruptedInit(path); err != nil {
 		return Ref{}, err
 	}
 	be, err := e.chooseBackend(o.Backend, path)
@@ -189,30 +207,136 @@ func (e *Engine) initWith(ctx context.Context, be layer.Backend, path, name stri
 
 // importFiles creates the base layer from the workspace directory. For a
 // stacking backend the files move (journaled, so a crash moves them back)
-// and a marker is left in the emptied directory.
+// and a marker is left in the emptied directory. Across filesystems they are
+// copied, verified and synced before anything leaves the directory. If the
+// user's files cannot be put back, the undo leaves the layer and its
+// journal for the sweeper rather than remove the only copy.
 func (e *Engine) importFiles(ctx context.Context, be layer.Backend, w *tine.Workspace, l string, u *undo) error {
 	layers := filepath.Join(e.wsDir(w.ID), "layers")
 	if err := os.MkdirAll(layers, 0o700); err != nil {
 		return err
 	}
-	u.add(func() error { return os.RemoveAll(e.wsDir(w.ID)) })
+	restored := true // false once moving the files back has failed
+	u.add(func() error {
+		if !restored {
+			return fmt.Errorf("the files of %s are kept in %s; the next tine command retries", w.Path, e.wsDir(w.ID))
+		}
+		return os.RemoveAll(e.wsDir(w.ID))
+	})
 	move := stacking(w.Backend)
 	dst := e.layerDir(w.ID, l)
-	if move {
-		j, _ := json.Marshal(initJournal{Path: w.Path, Layer: dst})
-		if err := writeFileAtomic(filepath.Join(e.wsDir(w.ID), "init.json"), j); err != nil {
+	if !move {
+		if err := be.Import(ctx, w.Path, dst, false); err != nil {
+			return fmt.Errorf("importing %s: %w", w.Path, err)
+		}
+		u.add(func() error { return be.RemoveLayer(ctx, dst) })
+		return nil
+	}
+	j := initJournal{Path: w.Path, Layer: dst}
+	if !canRename(layers, w.Path, ".tine-init-"+tine.NewID("")) {
+		j.Copy, j.Phase, j.Trash = true, initCopying, filepath.Join(w.Path, ".tine-init-"+tine.NewID(""))
+	}
+	journal := filepath.Join(e.wsDir(w.ID), "init.json")
+	if err := writeInitJournal(journal, j); err != nil {
+		return err
+	}
+	// From here on the undo puts the files back, and removes the layer
+	// only once they are back.
+	u.add(func() error {
+		if !restored {
+			return nil
+		}
+		return be.RemoveLayer(ctx, dst)
+	})
+	u.add(func() error {
+		err := moveBack(dst, w.Path)
+		restored = err == nil
+		return err
+	})
+	if err := faultPoint("init"); err != nil {
+		return err
+	}
+	if j.Copy {
+		if err := e.copyIn(ctx, be, w, &j, journal); err != nil {
+			return err
+		}
+	} else if err := be.Import(ctx, w.Path, dst, true); err != nil {
+		return fmt.Errorf("importing %s: %w", w.Path, err)
+	}
+	if err := faultPoint("init"); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(w.Path, markerName), []byte(markerText(w, e.home)), 0o444)
+}
+
+// copyIn is the import across filesystems: copy, verify, sync, journal
+// that the layer is complete, and only then empty the directory, through
+// the trash.
+func (e *Engine) copyIn(ctx context.Context, be layer.Backend, w *tine.Workspace, j *initJournal, journal string) error {
+	if err := be.Import(ctx, w.Path, j.Layer, false); err != nil {
+		return fmt.Errorf("copying %s into %s (nothing moved; the directory is as it was): %w", w.Path, j.Layer, err)
+	}
+	if err := faultPoint("init"); err != nil {
+		return err
+	}
+	if err := sameTree(w.Path, j.Layer); err != nil {
+		return fmt.Errorf("the copy of %s does not match it (changed while it was copied?); nothing moved: %w", w.Path, err)
+	}
+	if err := syncFS(j.Layer); err != nil {
+		return err
+	}
+	j.Phase = initCopied
+	if err := writeInitJournal(journal, *j); err != nil {
+		return err
+	}
+	if err := faultPoint("init"); err != nil {
+		return err
+	}
+	if err := os.Mkdir(j.Trash, 0o700); err != nil {
+		return err
+	}
+	names, err := readNames(w.Path)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n == filepath.Base(j.Trash) {
+			continue
+		}
+		if err := os.Rename(filepath.Join(w.Path, n), filepath.Join(j.Trash, n)); err != nil {
+			return err
+		}
+		if err := faultPoint("init"); err != nil {
 			return err
 		}
 	}
-	if err := be.Import(ctx, w.Path, dst, move); err != nil {
-		return fmt.Errorf("importing %s: %w", w.Path, err)
+	return fstree.Purge(j.Trash)
+}
+
+func writeInitJournal(path string, j initJournal) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
 	}
-	u.add(func() error { return be.RemoveLayer(ctx, dst) })
-	if !move {
-		return nil
+	return writeSynced(path, b)
+}
+
+// checkNoInterruptedInit refuses to init path while an earlier init of it,
+// or of a directory overlapping it, is still to be undone: the files that
+// init took are in its layer, not in the directory.
+func (e *Engine) checkNoInterruptedInit(path string) error {
+	ents, _ := os.ReadDir(filepath.Join(e.home, "workspaces"))
+	for _, ent := range ents {
+		b, err := os.ReadFile(filepath.Join(e.wsDir(ent.Name()), "init.json"))
+		if err != nil {
+			continue
+		}
+		var j initJournal
+		if json.Unmarshal(b, &j) != nil || j.Path == path || within(path, j.Path) || within(j.Path, path) {
+			return fmt.Errorf("an interrupted init of %s could not be undone yet: its files are in %s; free space or fix the error the last command warned about, then run any tine command: %w", j.Path, j.Layer, tine.ErrExists)
+		}
 	}
-	u.add(func() error { return moveBack(dst, w.Path) })
-	return os.WriteFile(filepath.Join(w.Path, markerName), []byte(markerText(w, e.home)), 0o444)
+	return nil
 }
 
 func markerText(w *tine.Workspace, home string) string {
@@ -224,10 +348,59 @@ Any tine command (for example "tine ls") mounts them here again;
 }
 
 // moveBack returns the user's files from layer dir to the workspace
-// directory, removing the marker first.
+// directory, removing the marker first. An init across filesystems (its
+// journal, beside the layers, says so) is undone by copying back.
 func moveBack(dir, path string) error {
 	os.Remove(filepath.Join(path, markerName))
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil // the import never started
+	}
+	var j initJournal
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(dir)), "init.json")); err == nil && json.Unmarshal(b, &j) == nil && j.Copy {
+		return copyBack(j, dir, path)
+	}
 	return fstree.MoveContents(dir, path)
+}
+
+// copyBack undoes an init across filesystems. Before the layer was
+// complete the directory was not touched; after, every entry the directory
+// lacks (moved into the trash, perhaps half deleted) is copied back from
+// the layer, through a scratch name and a rename, so a crash meanwhile
+// leaves each entry whole or absent.
+func copyBack(j initJournal, dir, path string) error {
+	if j.Phase != initCopied {
+		return nil
+	}
+	if err := fstree.Purge(j.Trash); err != nil {
+		return err
+	}
+	scratch := j.Trash + ".restore"
+	names, err := readNames(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := os.Lstat(filepath.Join(path, n)); err == nil {
+			continue
+		}
+		if err := fstree.Purge(scratch); err != nil {
+			return err
+		}
+		if err := os.Mkdir(scratch, 0o700); err != nil {
+			return err
+		}
+		c := filepath.Join(scratch, "entry")
+		if err := copyEntry(context.Background(), filepath.Join(dir, n), c); err != nil {
+			return fmt.Errorf("copying %s back: %w", n, err)
+		}
+		if err := os.Rename(c, filepath.Join(path, n)); err != nil {
+			return err
+		}
+	}
+	if err := fstree.Purge(scratch); err != nil {
+		return err
+	}
+	return fstree.CopyAttrs(dir, path)
 }
 
 // adoptSource makes the workspace directory the source's view: through a

@@ -477,6 +477,7 @@ func (e *Engine) finishRelease(ctx context.Context, w *tine.Workspace) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
+	os.Remove(e.wsDir(w.ID) + ".lock") // recreated by whoever locks next, if the record stays
 	err = e.store.Update(ctx, func(tx tine.Tx) error { return tx.DeleteWorkspace(w.ID) })
 	if err != nil {
 		return err
@@ -484,7 +485,6 @@ func (e *Engine) finishRelease(ctx context.Context, w *tine.Workspace) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
-	os.Remove(e.wsDir(w.ID) + ".lock")
 	return e.removeWorkspaceFiles(ctx, w)
 }
 
