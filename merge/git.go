@@ -906,8 +906,8 @@ func (m *gitMerge) at(root, rel string) string { return filepath.Join(root, file
 func (m *gitMerge) copyEntry(rel string, fi fs.FileInfo) (string, error) {
 	dst := m.at(m.tree, rel)
 	if fi.IsDir() {
-		if empty, err := gitEmptyDir(m.at(m.ours, rel)); err != nil || empty {
-			return "", err // git sees nothing there
+		if names, err := readDirNames(m.at(m.ours, rel)); err != nil || len(names) == 0 {
+			return "", err // an empty directory: git sees nothing there, and apply removes it
 		}
 		if n, err := m.mirrorDir(rel); err != nil || n == 0 {
 			return "", err
@@ -924,23 +924,6 @@ func (m *gitMerge) copyEntry(rel string, fi fs.FileInfo) (string, error) {
 		return "", m.copyLink(rel, dst)
 	}
 	return rel + ": the target has a special file (" + fi.Mode().Type().String() + ") there", nil
-}
-
-// gitEmptyDir reports whether directory dir holds nothing but directories,
-// at any depth: nothing git sees.
-func gitEmptyDir(dir string) (bool, error) {
-	empty := true
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			empty = false
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return empty, err
 }
 
 // copyLink copies ours' symbolic link rel to dst.
@@ -1043,6 +1026,13 @@ func (m *gitMerge) checkParents() error {
 		if c.status == 'D' {
 			continue
 		}
+		if reason, err := m.dirInTheWay(c.newPath, removed); err != nil || reason != "" {
+			c.reason = reason
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		for d := gitPathDir(c.newPath); d != ""; d = gitPathDir(d) {
 			fi, err := os.Lstat(m.at(m.tree, d))
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && fi.IsDir()) {
@@ -1058,6 +1048,32 @@ func (m *gitMerge) checkParents() error {
 		}
 	}
 	return nil
+}
+
+// dirInTheWay returns why a file cannot be written at rel: the mirror has a
+// directory there holding files that no live change removes.
+func (m *gitMerge) dirInTheWay(rel string, removed map[string]bool) (string, error) {
+	root := m.at(m.tree, rel)
+	fi, err := os.Lstat(root)
+	if err != nil || !fi.IsDir() {
+		return "", nil
+	}
+	reason := ""
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		sub, err := filepath.Rel(m.tree, p)
+		if err != nil {
+			return err
+		}
+		if !removed[filepath.ToSlash(sub)] {
+			reason = rel + ": the target has a directory there, with files the run does not have"
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return reason, err
 }
 
 // checkEach checks the changes one by one, each alone against the mirror:
@@ -1156,7 +1172,7 @@ func (m *gitMerge) converged(s gitSide) (bool, error) {
 		return s.mode == 0, nil
 	}
 	if err == nil && s.mode == 0 && fi.IsDir() {
-		return gitEmptyDir(m.at(m.ours, s.path)) // a deletion where git sees nothing
+		return true, nil // git tracks files: a directory there means ours deleted the file too
 	}
 	if err != nil || s.mode == 0 {
 		return false, err
@@ -1224,16 +1240,19 @@ func (m *gitMerge) finish(s gitSide, src string) (int64, error) {
 	return fi.Size(), nil
 }
 
-// perm returns the permissions a file written by side s gets: ours' when
-// ours has the file with the same executable bit, else the run's when it
-// has, else git's defaults.
+// perm returns the permissions a file written by side s gets, merged three
+// ways as git merges modes: ours' when ours has the file and the run kept
+// its mode (or ours has the run's executable bit already), else the run's
+// file's, else git's defaults.
 func (m *gitMerge) perm(s gitSide) fs.FileMode {
 	exec := s.mode == gitModeExec
-	for _, root := range []string{m.ours, m.repo.top} {
-		fi, err := gitLstatUnder(root, s.path)
-		if err == nil && fi.Mode().IsRegular() && (fi.Mode()&0o100 != 0) == exec {
+	if fi, err := gitLstatUnder(m.ours, s.path); err == nil && fi.Mode().IsRegular() {
+		if s.oldMode == s.mode || (fi.Mode()&0o100 != 0) == exec {
 			return fi.Mode().Perm()
 		}
+	}
+	if fi, err := gitLstatUnder(m.repo.top, s.path); err == nil && fi.Mode().IsRegular() && (fi.Mode()&0o100 != 0) == exec {
+		return fi.Mode().Perm()
 	}
 	if exec {
 		return 0o755

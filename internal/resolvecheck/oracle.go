@@ -195,6 +195,12 @@ func merge3Perm(b, t, u fs.FileMode) (fs.FileMode, bool) {
 // the generator makes them (line replacements ten lines apart or on the
 // same line). Texts of different lengths do not merge.
 func mergeLines(b, t, u []byte) ([]byte, bool) {
+	switch {
+	case bytes.Equal(t, u) || bytes.Equal(u, b):
+		return t, true // one side changed the text (or both alike): any diff3 takes it
+	case bytes.Equal(t, b):
+		return u, true
+	}
 	bl, tl, ul := bytes.SplitAfter(b, []byte("\n")), bytes.SplitAfter(t, []byte("\n")), bytes.SplitAfter(u, []byte("\n"))
 	if len(bl) != len(tl) || len(bl) != len(ul) {
 		return nil, false

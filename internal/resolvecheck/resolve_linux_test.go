@@ -23,9 +23,6 @@ func budget() time.Duration {
 // TestResolve runs random cases through the engine on every backend and in
 // every scope, and compares each merge with the oracles.
 func TestResolve(t *testing.T) {
-	if os.Getenv("TINE_RESOLVE") == "" {
-		t.Skip("TINE_RESOLVE=1 runs the random cases: they still find untriaged merge bugs (see the harness report in issue 12); the regression cases run always")
-	}
 	fixed, fresh := 12, 200
 	if testing.Short() {
 		fixed, fresh = 3, 10
