@@ -147,7 +147,7 @@ func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratc
 		defer release()
 		if o.Scope == ScopeGit {
 			plan, err = merge.PlanGit(ctx, merge.GitOptions{Theirs: theirs, Base: baseDir, Head: src.Run.GitHead,
-				Ours: ours, Changed: changedPaths(changes), Scratch: scratch})
+				Ours: ours, Changed: changedPaths(changes), Scratch: scratch, TextMerge: o.TextMerge})
 			return err
 		}
 		plan, err = merge.PlanFiles(ctx, baseDir, theirs, ours, changes,

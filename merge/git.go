@@ -72,6 +72,10 @@ type GitOptions struct {
 	// Scratch is an existing empty directory for the plan's staged content;
 	// it must outlive the plan's Apply.
 	Scratch string
+	// TextMerge retries a text file the patch cannot apply to line-wise
+	// (diff3 of the fork point's, the run's and the target's versions), as
+	// the filesystem scope does.
+	TextMerge bool
 }
 
 // PlanGit plans a git-scope merge: the binary patch from the fork point's
@@ -115,6 +119,11 @@ func PlanGit(ctx context.Context, o GitOptions) (*Plan, error) {
 	}
 	if plan.Entries, err = m.directories(plan.Entries); err != nil {
 		return nil, err
+	}
+	if o.TextMerge {
+		if plan.Entries, err = m.textMerges(ctx, plan.Entries, o.Base); err != nil {
+			return nil, err
+		}
 	}
 	sort.SliceStable(plan.Entries, func(i, j int) bool { return plan.Entries[i].Path < plan.Entries[j].Path })
 	return plan, nil
@@ -1374,4 +1383,34 @@ func (m *gitMerge) emptied(d string, deleted map[string]bool) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// textMerges retries each conflict on a file that the fork point, the run
+// and the target all have as a regular file line-wise, with the filesystem
+// scope's text merge; an entry that merges cleanly becomes text_merged.
+func (m *gitMerge) textMerges(ctx context.Context, entries []Entry, base string) ([]Entry, error) {
+	p := &fsPlanner{ctx: ctx, opt: PlanOptions{TextMerge: true, Scratch: m.repo.scratch},
+		base: newPlanView(base), theirs: newPlanView(m.repo.top), ours: newPlanView(m.ours),
+		byPath: map[string]*Entry{}}
+	for i, e := range entries {
+		if e.Action != Conflict || e.Type != "file" || e.Change != layer.Modified {
+			continue
+		}
+		s, err := p.look(e.Path)
+		if err != nil {
+			return nil, fmt.Errorf("merge: text merge %s: %w", e.Path, err)
+		}
+		if !isRegular(s.base) || !isRegular(s.theirs) || !isRegular(s.ours) {
+			continue
+		}
+		merged, err := p.textMerge(e, s)
+		if err != nil {
+			return nil, err
+		}
+		if merged.Action == TextMerged {
+			merged.Reason = ""
+			entries[i] = merged
+		}
+	}
+	return entries, nil
 }

@@ -729,3 +729,28 @@ func TestPlanGit_RemovedDirectory(t *testing.T) {
 		t.Errorf("d2f: %q", b)
 	}
 }
+
+// TestPlanGit_TextMerge: edits close enough that the patch's context does
+// not apply conflict in the git scope, and merge line-wise with TextMerge.
+func TestPlanGit_TextMerge(t *testing.T) {
+	theirs, ours, head := gitPair(t, map[string]string{"A": gitLines(20, nil)})
+	gitWrite(t, theirs, map[string]string{"A": gitLines(20, map[int]string{5: "run"})})
+	gitWrite(t, ours, map[string]string{"A": gitLines(20, map[int]string{7: "target"})})
+	if e := gitEntries(gitPlanT(t, theirs, head, ours))["A"]; e.Action != Conflict {
+		t.Fatalf("without text merge: %+v, want a conflict", e)
+	}
+	o := gitOptsT(t, theirs, head, ours, t.TempDir())
+	o.TextMerge = true
+	plan, err := PlanGit(context.Background(), o)
+	gitMust(t, err)
+	if e := gitEntries(plan)["A"]; e.Action != TextMerged {
+		t.Fatalf("with text merge: %+v, want text_merged", e)
+	}
+	if err := Apply(context.Background(), plan, ours, journalPath(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := gitLines(20, map[int]string{5: "run", 7: "target"})
+	if b, _ := os.ReadFile(filepath.Join(ours, "A")); string(b) != want {
+		t.Errorf("A after apply:\n%s\nwant\n%s", b, want)
+	}
+}
