@@ -28,15 +28,20 @@ type MergeOptions struct {
 	DryRun    bool     // plan and check only
 	TextMerge bool     // merge text files both sides changed line-wise
 	Force     bool     // apply even while commands run in the target
+	// Commits carries the run's commits since the fork point into the
+	// target's history too (git scope): replayed onto its HEAD with their
+	// messages and authors, or fast-forwarded to.
+	Commits bool
 }
 
 // MergeResult is a merge's plan and what became of it.
 type MergeResult struct {
-	Run     *tine.Run   `json:"run"`
-	Target  *tine.Run   `json:"target"`
-	Plan    *merge.Plan `json:"plan"`
-	DryRun  bool        `json:"dry_run"`
-	Applied bool        `json:"applied"`
+	Run     *tine.Run      `json:"run"`
+	Target  *tine.Run      `json:"target"`
+	Plan    *merge.Plan    `json:"plan"`
+	Commits *merge.Commits `json:"commits,omitempty"` // with --commits: what lands in the target's history
+	DryRun  bool           `json:"dry_run"`
+	Applied bool           `json:"applied"`
 }
 
 // Merge carries run ref's changes since its fork point into the target run.
@@ -67,6 +72,11 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 		return nil, err
 	}
 	res = &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun}
+	if o.Commits && plan.Clean() {
+		if res.Commits, err = merge.PlanCommits(ctx, e.Path(src.Workspace, src.Run), src.Run.GitHead, e.Path(dst.Workspace, dst.Run), scratch); err != nil {
+			return res, err
+		}
+	}
 	if !plan.Clean() || o.DryRun {
 		return res, e.recordPlan(ctx, src, dst, res)
 	}
@@ -83,6 +93,9 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 		return res, e.recordFailure(ctx, src, dst, res, err)
 	}
 	res.Applied = true
+	if err := merge.LandCommits(ctx, e.Path(dst.Workspace, dst.Run), res.Commits); err != nil {
+		return res, errors.Join(fmt.Errorf("the files merged, but the commits were not carried: %w", err), e.recordPlan(ctx, src, dst, res))
+	}
 	return res, e.recordPlan(ctx, src, dst, res)
 }
 
@@ -186,6 +199,9 @@ func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
 		if src.Run.GitHead != "" {
 			o.Scope = ScopeGit
 		}
+	}
+	if o.Commits && o.Scope != ScopeGit {
+		return fmt.Errorf("--commits needs the git scope: %w", tine.ErrInvalid)
 	}
 	if o.Scope == ScopeGit && src.Run.GitHead == "" {
 		return fmt.Errorf("%s was not forked from a git commit; use --filesystem: %w", src.Run.Name, tine.ErrInvalid)

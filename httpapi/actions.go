@@ -94,6 +94,7 @@ type MergeRequest struct {
 	DryRun    bool     `json:"dry_run"`
 	TextMerge bool     `json:"text_merge"`
 	Force     bool     `json:"force"`
+	Commits   bool     `json:"commits"`
 }
 
 func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +114,7 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := s.e.Merge(ctxOf(r), r.PathValue("ref"), engine.MergeOptions{Into: req.Into, Scope: req.Scope,
-		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force})
+		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force, Commits: req.Commits})
 	if err != nil && res != nil { // a conflict: the plan says where
 		code, name := status(err)
 		writeJSON(w, code, map[string]any{"error": err.Error(), "code": name, "result": res})

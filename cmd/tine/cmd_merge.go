@@ -19,9 +19,13 @@ func newMerge(a *app) *cobra.Command {
 RUN's parent), prints the plan, and applies it as a transaction: all of it
 lands or none of it, even across a crash.
 
-  --git         the patch from the fork-point commit to RUN's working tree
-                (commits, staged, unstaged, untracked, deletions, renames,
-                modes, symlinks, binaries); default for git workspaces
+  --git         the patch from the fork point's files to RUN's working tree
+                as git sees them (commits, staged, unstaged, untracked,
+                deletions, renames, modes, symlinks, binaries; ignored files
+                left out); default for git workspaces. With --commits, RUN's
+                commits since the fork point land in TARGET's history too:
+                replayed onto its HEAD with their messages and authors (or
+                fast-forwarded to), refused when one does not apply
   --filesystem  three-way at path granularity over every file: a path the
                 target changed too is a conflict unless both agree
   --paths P...  the filesystem merge narrowed to these paths
@@ -60,6 +64,7 @@ changed line-wise (diff3); overlapping edits still conflict.`,
 	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "plan and check only; write nothing")
 	c.Flags().BoolVar(&o.TextMerge, "text-merge", false, "merge text files both sides changed, line by line")
 	c.Flags().BoolVar(&o.Force, "force", false, "apply even while tine exec commands run in the target")
+	c.Flags().BoolVar(&o.Commits, "commits", false, "carry RUN's commits into TARGET's history too (git scope)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan and outcome as JSON")
 	return c
 }
@@ -83,6 +88,13 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 		fmt.Fprintf(a.stdout, "%s scope: merged %d path(s) from %s into %s\n", res.Plan.Scope, n, res.Run.Name, res.Target.Name)
 	case res.DryRun:
 		fmt.Fprintf(a.stdout, "%s scope: %d path(s) would merge cleanly into %s (dry run)\n", res.Plan.Scope, n, res.Target.Name)
+	}
+	if c := res.Commits; c != nil {
+		how := "replayed onto"
+		if c.FastForward {
+			how = "fast-forwarded from"
+		}
+		fmt.Fprintf(a.stdout, "commits: %d %s %s's HEAD %.12s -> %.12s\n", len(c.Carried), how, res.Target.Name, c.Target, c.Head)
 	}
 	return nil
 }

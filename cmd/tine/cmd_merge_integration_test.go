@@ -89,3 +89,83 @@ func readTestFile(t *testing.T, root, name string) string {
 	}
 	return string(b)
 }
+
+// TestCLI_MergeGitEverydayChanges is issue 12's three reports through the
+// real binary on an overlay workspace: a new directory (git scope), a
+// deleted lower-layer directory (filesystem scope), and uncommitted work at
+// fork time continued by the fork (git scope), each merging cleanly.
+func TestCLI_MergeGitEverydayChanges(t *testing.T) {
+	requireRoot(t)
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	writeTestFiles(t, ws, map[string]string{"A": "a\n", "dir/sub/f": "d\n", "keep": "k\n"})
+	hostSh(t, ws, "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init && echo a2 >> A")
+	e.ok("init", ws)
+	e.ok("fork", "source", "-n", "3")
+	e.execSh("source-1", "mkdir -p newdir/deeper && echo x > newdir/deeper/f")
+	e.execSh("source-2", "rm -rf dir")
+	e.execSh("source-3", "echo a3 >> A")
+	if out := e.ok("merge", "source-1"); !strings.Contains(out, "newdir") {
+		t.Errorf("merge source-1:\n%s", out)
+	}
+	if got := readTestFile(t, ws, "newdir/deeper/f"); got != "x\n" {
+		t.Errorf("newdir/deeper/f = %q", got)
+	}
+	e.ok("merge", "source-2", "--filesystem")
+	if _, err := os.Lstat(filepath.Join(ws, "dir")); !os.IsNotExist(err) {
+		t.Errorf("dir after merging its deletion: %v", err)
+	}
+	if out := e.ok("merge", "source-3", "--git", "--dry-run"); !strings.Contains(out, "take") || strings.Contains(out, "conflict") {
+		t.Errorf("dry run of source-3:\n%s", out)
+	}
+	e.ok("merge", "source-3", "--git")
+	if got := readTestFile(t, ws, "A"); got != "a\na2\na3\n" {
+		t.Errorf("A = %q, want the source's uncommitted line and the fork's", got)
+	}
+}
+
+// TestCLI_MergeCommits carries a fork's commits into the source's history:
+// fast-forward while the source's HEAD is the fork point, a replay with
+// messages and authors once it moved, and a refusal (exit 9, nothing
+// written) when a commit does not apply.
+func TestCLI_MergeCommits(t *testing.T) {
+	requireRoot(t)
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	writeTestFiles(t, ws, map[string]string{"A": "a\n", "B": "b\n"})
+	git := "git -c user.name=t -c user.email=t@t "
+	hostSh(t, ws, "git init -q && git add -A && "+git+"commit -qm init")
+	e.ok("init", ws)
+	e.ok("fork", "source", "-n", "3")
+	e.execSh("source-1", "echo a1 >> A && "+git+"-c user.name=Ada -c user.email=ada@x commit -qam 'fork one' && echo wip > W")
+	e.execSh("source-2", "echo b2 >> B && "+git+"commit -qam 'fork two'")
+	e.execSh("source-3", "echo a3 > A && "+git+"commit -qam 'fork three'")
+	head := strings.TrimSpace(hostCmd(t, ws, "git", "rev-parse", "HEAD"))
+
+	out := e.ok("merge", "source-1", "--commits")
+	if !strings.Contains(out, "commits: 1 fast-forwarded") {
+		t.Errorf("merge --commits source-1:\n%s", out)
+	}
+	if log := hostCmd(t, ws, "git", "log", "-1", "--format=%an %s"); strings.TrimSpace(log) != "Ada fork one" {
+		t.Errorf("source's HEAD after the fast-forward: %q", log)
+	}
+	if st := hostCmd(t, ws, "git", "status", "--porcelain"); strings.TrimSpace(st) != "?? W" {
+		t.Errorf("git status after --commits: %q, want only the fork's uncommitted W", st)
+	}
+	out = e.ok("merge", "source-2", "--commits")
+	if !strings.Contains(out, "commits: 1 replayed") {
+		t.Errorf("merge --commits source-2:\n%s", out)
+	}
+	if log := hostCmd(t, ws, "git", "log", "--format=%s", head+"..HEAD"); log != "fork two\nfork one\n" {
+		t.Errorf("source's history: %q", log)
+	}
+	before := readTestFile(t, ws, "A")
+	r := e.tine("merge", "source-3", "--commits", "--filesystem")
+	if r.code == 0 || !strings.Contains(r.stderr, "--commits needs the git scope") {
+		t.Errorf("--commits with --filesystem: %v", r)
+	}
+	r = e.tine("merge", "source-3", "--commits")
+	if r.code != 9 || readTestFile(t, ws, "A") != before {
+		t.Errorf("a conflicting commit: %v; A = %q", r, readTestFile(t, ws, "A"))
+	}
+}

@@ -105,7 +105,7 @@ func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions)
 		into = d.id(ctx, into)
 	}
 	err := d.post(ctx, runPath(d.id(ctx, ref), "merge"), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
-		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force}, &res)
+		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, Commits: o.Commits}, &res)
 	if res.Plan == nil { // no plan came back (an error before planning)
 		return nil, err
 	}
