@@ -44,11 +44,13 @@ func Open(ctx context.Context, home string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, store: st, now: time.Now, backend: newBackend, obs: NopObserver{}}
+	e := &Engine{home: home, now: time.Now, backend: newBackend, obs: NopObserver{}}
+	e.store = &manifestStore{Store: st, home: home, warn: e.warn}
 	if err := e.sweep(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("recovering state: %w", err)
 	}
+	e.backfillManifests(ctx)
 	return e, nil
 }
 

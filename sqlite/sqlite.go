@@ -105,6 +105,21 @@ func (s *Store) ID(ctx context.Context) (id string, created time.Time, err error
 	return id, time.Unix(0, ns).UTC(), nil
 }
 
+// SetID replaces the store's identity with id and created, for a store
+// rebuilt from a state directory's manifests, which must keep the id its
+// workspace directories were made with.
+func (s *Store) SetID(ctx context.Context, id string, created time.Time) error {
+	if id == "" {
+		return fmt.Errorf("sqlite: set store id: empty id: %w", tine.ErrInvalid)
+	}
+	_, err := s.write.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('id', ?), ('created_at', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, id, fmt.Sprint(unixNano(created)))
+	if err != nil {
+		return fmt.Errorf("sqlite: set store id: %w", wrapDamage(wrapBusy(err)))
+	}
+	return nil
+}
+
 // Check runs SQLite's quick integrity check. A damaged database fails,
 // wrapping tine.ErrStore, with SQLite's first complaint.
 func (s *Store) Check(ctx context.Context) error {

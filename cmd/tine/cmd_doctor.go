@@ -11,7 +11,7 @@ import (
 )
 
 func newDoctor(a *app) *cobra.Command {
-	var asJSON, purge, setAside bool
+	var asJSON, purge, setAside, rebuild bool
 	c := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the store and the state directory, and say how to recover",
@@ -29,15 +29,24 @@ an empty or damaged store file) into the quarantine, so tine can go on;
 nothing is deleted. --purge deletes everything in the quarantine: the only
 way tine deletes what the store had no record of.
 
+--rebuild makes the store again from the manifests every workspace, run,
+version and group directory carries (workspace.json, runs/RUN/run.json,
+versions/VERSION.json, groups/GROUP/group.json): the damaged store is moved
+into the quarantine, a fresh one gets the id the workspaces were made with,
+their records go in, and the views are mounted again. It refuses (exit
+status 5) when the store is fine. The event log, approvals and discarded
+runs are not rebuilt.
+
 Exit status: 0 when commands can use the store, 10 when they refuse.`,
 		Example: `  tine doctor
   tine doctor --json
   tine doctor --set-aside
+  tine doctor --rebuild
   tine doctor --purge`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			if purge && setAside {
-				return usageErr(c, "--purge and --set-aside are separate steps; run one, then the other")
+			if n := btoi(purge) + btoi(setAside) + btoi(rebuild); n > 1 {
+				return usageErr(c, "--purge, --set-aside and --rebuild are separate steps; run one, then the other")
 			}
 			ctx := c.Context()
 			switch {
@@ -53,6 +62,18 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 				moved, err := engine.SetAside(ctx, a.home)
 				for _, q := range moved {
 					fmt.Fprintf(a.stderr, "tine: moved %s aside to %s\n", q.From, q.Dir)
+				}
+				if err != nil {
+					return err
+				}
+			case rebuild:
+				rep, err := engine.Rebuild(ctx, a.home)
+				if rep != nil && err == nil {
+					printRebuild(a.stderr, rep)
+				} else if rep != nil {
+					for _, s := range rep.SetAside {
+						fmt.Fprintf(a.stderr, "tine: moved %s aside to %s\n", s.From, s.Dir)
+					}
 				}
 				if err != nil {
 					return err
@@ -75,6 +96,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	c.Flags().BoolVar(&purge, "purge", false, "delete everything in the quarantine")
+	c.Flags().BoolVar(&rebuild, "rebuild", false, "make a missing or damaged store again from the manifests in the state directory")
 	c.Flags().BoolVar(&setAside, "set-aside", false, "move what a refused store cannot vouch for into the quarantine, so tine can go on")
 	return c
 }
@@ -106,6 +128,29 @@ func printReport(w io.Writer, r *engine.Report) {
 	for _, s := range r.Advice {
 		fmt.Fprintf(w, "  - %s\n", strings.TrimSpace(s))
 	}
+}
+
+// printRebuild writes what tine doctor --rebuild did, for people.
+func printRebuild(w io.Writer, rep *engine.RebuildReport) {
+	for _, q := range rep.SetAside {
+		fmt.Fprintf(w, "tine: moved the %s store %s aside to %s\n", rep.Was, q.From, q.Dir)
+	}
+	fmt.Fprintf(w, "tine: rebuilt the store (id %s) from the manifests in %s\n", rep.StoreID, rep.Home)
+	for _, ws := range rep.Workspaces {
+		fmt.Fprintf(w, "tine: rebuilt workspace %s (%s, %s): %d runs, %d versions, %d layers, %d groups\n",
+			ws.Name, ws.Path, ws.Backend, ws.Runs, ws.Versions, ws.Layers, ws.Groups)
+	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(w, "tine: not rebuilt: %s\n", s)
+	}
+	fmt.Fprintf(w, "tine: note: %s\n", rep.NotRebuilt)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // size prints a byte count for people.
