@@ -20,6 +20,7 @@ import (
 //
 //	workspaces/<ws>/workspace.json      the workspace
 //	workspaces/<ws>/runs/<r>/run.json   the run (rewritten whenever its record changes)
+//	workspaces/<ws>/discarded/<r>.json  a discarded run (its directory is removed)
 //	workspaces/<ws>/versions/<v>.json   the version and the records of its layers, bottom first
 //	workspaces/<ws>/groups/<g>/group.json
 //
@@ -38,6 +39,7 @@ const (
 	runManifestFile  = "run.json"
 	groupManifest    = "group.json"
 	versionsDir      = "versions"
+	discardedDir     = "discarded"
 	manifestLockFile = "manifest.lock"
 )
 
@@ -257,7 +259,8 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 	})
 	errs = append(errs, err)
 	for id := range t.goneRuns {
-		errs = append(errs, removeManifest(filepath.Join(dir, "runs", id, runManifestFile)))
+		errs = append(errs, removeManifest(filepath.Join(dir, "runs", id, runManifestFile)),
+			removeManifest(filepath.Join(dir, discardedDir, id+".json")))
 	}
 	for id := range t.goneVersions {
 		errs = append(errs, removeManifest(filepath.Join(dir, versionsDir, id+".json")))
@@ -268,14 +271,23 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 	return errors.Join(errs...)
 }
 
-// writeRunManifest writes r's manifest into its directory; a run without a
-// directory (its files already removed) has nowhere to keep one.
+// writeRunManifest writes r's manifest into its directory. A discarded
+// run's goes to discarded/<r>.json as well, since its directory is about to
+// be removed; of two manifests of one run, rebuild takes the one updated
+// last.
 func writeRunManifest(wsDir string, r *tine.Run) error {
-	rd := filepath.Join(wsDir, "runs", r.ID)
-	if _, err := os.Stat(rd); errors.Is(err, os.ErrNotExist) {
-		return nil
+	m := runManifest{manifestFormat, r}
+	var err error
+	if r.State == tine.StateDiscarded {
+		if err = os.MkdirAll(filepath.Join(wsDir, discardedDir), 0o700); err == nil {
+			err = writeManifest(filepath.Join(wsDir, discardedDir, r.ID+".json"), m)
+		}
 	}
-	return writeManifest(filepath.Join(rd, runManifestFile), runManifest{manifestFormat, r})
+	rd := filepath.Join(wsDir, "runs", r.ID)
+	if _, serr := os.Stat(rd); errors.Is(serr, os.ErrNotExist) {
+		return err
+	}
+	return errors.Join(err, writeManifest(filepath.Join(rd, runManifestFile), m))
 }
 
 func writeVersionManifest(tx tine.Tx, wsDir string, v *tine.Version) error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -38,7 +39,7 @@ type RebuiltWorkspace struct {
 }
 
 // notRebuilt is what a rebuilt store lacks.
-const notRebuilt = "the event log (tine log, tine events), approvals, capabilities (issued again to live runs) and the records of runs whose directories were already removed (discarded runs) are not rebuilt"
+const notRebuilt = "the event log (tine log, tine events), approvals and capabilities (issued again to live runs) are not rebuilt"
 
 // wsRecords is what the manifests of one workspace directory say.
 type wsRecords struct {
@@ -276,23 +277,38 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 		}
 		recs.groups = append(recs.groups, gm.Group)
 	}
-	ents, _ = os.ReadDir(filepath.Join(dir, "runs"))
-	names := map[string]*tine.Run{}
-	for _, ent := range ents {
+	byID := map[string]*tine.Run{}
+	consider := func(path, name string) {
 		var rm runManifest
-		if err := readManifest(filepath.Join(dir, "runs", ent.Name(), runManifestFile), &rm); err != nil {
+		if err := readManifest(path, &rm); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				skip("run directory %s has no %s (the next command moves it into the quarantine)", ent.Name(), runManifestFile)
+				skip("run directory %s has no %s (the next command moves it into the quarantine)", name, runManifestFile)
 			} else {
-				skip("run manifest %s: %v", ent.Name(), err)
+				skip("run manifest %s: %v", path, err)
 			}
-			continue
+			return
 		}
 		r := rm.Run
-		if r == nil || r.ID != ent.Name() || r.Workspace != id {
-			skip("run manifest %s does not describe a run of this workspace", ent.Name())
-			continue
+		if r == nil || r.ID != name || r.Workspace != id {
+			skip("run manifest %s does not describe a run of this workspace", path)
+			return
 		}
+		if o := byID[r.ID]; o == nil || r.UpdatedAt.After(o.UpdatedAt) {
+			byID[r.ID] = r // of two manifests of one run, the newest
+		}
+	}
+	ents, _ = os.ReadDir(filepath.Join(dir, "runs"))
+	for _, ent := range ents {
+		consider(filepath.Join(dir, "runs", ent.Name(), runManifestFile), ent.Name())
+	}
+	ents, _ = os.ReadDir(filepath.Join(dir, discardedDir))
+	for _, ent := range ents {
+		if isManifestName(ent.Name()) {
+			consider(filepath.Join(dir, discardedDir, ent.Name()), strings.TrimSuffix(ent.Name(), ".json"))
+		}
+	}
+	names := map[string]*tine.Run{}
+	for _, r := range byID {
 		if r.Live() && !versions[r.Base] {
 			skip("run %s: the version its view was made from, %s, is missing", r.Name, r.Base)
 			continue
@@ -310,10 +326,27 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 	for _, r := range names {
 		recs.runs = append(recs.runs, r)
 	}
-	sort.Slice(recs.runs, func(i, j int) bool { return recs.runs[i].CreatedAt.Before(recs.runs[j].CreatedAt) })
-	sort.Slice(recs.versions, func(i, j int) bool { return recs.versions[i].CreatedAt.Before(recs.versions[j].CreatedAt) })
-	sort.Slice(recs.layers, func(i, j int) bool { return recs.layers[i].CreatedAt.Before(recs.layers[j].CreatedAt) })
-	sort.Slice(recs.groups, func(i, j int) bool { return recs.groups[i].CreatedAt.Before(recs.groups[j].CreatedAt) })
+	// Records of one instant (the forks of one call) keep their order: by
+	// name, shorter first, so fork-2 comes before fork-10.
+	sort.Slice(recs.runs, func(i, j int) bool {
+		a, b := recs.runs[i], recs.runs[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		if len(a.Name) != len(b.Name) {
+			return len(a.Name) < len(b.Name)
+		}
+		return a.Name < b.Name
+	})
+	sort.Slice(recs.versions, func(i, j int) bool {
+		return byTime(recs.versions[i].CreatedAt, recs.versions[j].CreatedAt, recs.versions[i].ID, recs.versions[j].ID)
+	})
+	sort.Slice(recs.layers, func(i, j int) bool {
+		return byTime(recs.layers[i].CreatedAt, recs.layers[j].CreatedAt, recs.layers[i].ID, recs.layers[j].ID)
+	})
+	sort.Slice(recs.groups, func(i, j int) bool {
+		return byTime(recs.groups[i].CreatedAt, recs.groups[j].CreatedAt, recs.groups[i].ID, recs.groups[j].ID)
+	})
 	return recs, skipped, nil
 }
 
@@ -352,4 +385,12 @@ func insertRecords(ctx context.Context, st tine.Store, r *wsRecords, now time.Ti
 		return tx.AppendEvent(&tine.Event{Time: now.UTC(), Workspace: r.w.ID, Kind: "rebuilt", Detail: detail})
 	})
 	return rw, err
+}
+
+// byTime orders by time, then id.
+func byTime(a, b time.Time, ida, idb string) bool {
+	if !a.Equal(b) {
+		return a.Before(b)
+	}
+	return ida < idb
 }
