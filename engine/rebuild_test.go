@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/mnt"
 )
 
 // comparableState is a workspace's records without what a rebuild cannot
@@ -57,8 +58,17 @@ func TestRebuild_LostStore(t *testing.T) {
 				if !strings.Contains(before, `"resolution": "merged"`) || !strings.Contains(before, `"state": "discarded"`) {
 					t.Fatalf("the fixture lacks a merged or a discarded run:\n%s", before)
 				}
+				views := []string{f.path, f.view(a), f.view(b), f.e.backendRun(f.ref.Workspace, f.ref.Run).View}
 				f.e.Close()
 				f.e = nil
+				if backend == "overlay" {
+					// A reboot as well: every view must be mounted again.
+					for _, p := range views {
+						if err := mnt.UnmountAll(p); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
 				db := filepath.Join(f.home, "tine.db")
 				if spoil == "missing" {
 					for _, s := range []string{"", "-wal", "-shm"} {
