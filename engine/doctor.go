@@ -104,6 +104,18 @@ func advice(r *Report) []string {
 	setAside := fmt.Sprintf("Otherwise \"tine doctor --set-aside\" moves the workspace directories the store cannot vouch for into %s (nothing is deleted) and lets tine go on with the store that is there, or a fresh one; each workspace's files are then in its layers/ (the versions) and runs/RUN/upper (overlay) or runs/RUN/view (other backends).",
 		filepath.Join(r.Home, quarantineDir))
 	var out []string
+	if !c.Usable() {
+		n := 0
+		for _, d := range c.Dirs {
+			if _, err := os.Stat(filepath.Join(r.Home, "workspaces", d, workspaceFile)); err == nil {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("\"tine doctor --rebuild\" makes the store again from the manifests of %d of the %d workspace directories (the store there, if any, is moved into %s first; the event log and approvals are not rebuilt).",
+				n, len(c.Dirs), filepath.Join(r.Home, quarantineDir)))
+		}
+	}
 	switch c.State {
 	case StoreMissing, StoreEmpty:
 		out = append(out, fmt.Sprintf("If you have a copy of the store (a backup of %s), put it back there and run tine doctor again.", c.Path), setAside)
