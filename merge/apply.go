@@ -386,14 +386,8 @@ func (tx *applyTx) do(s txStep) error {
 // backup moves the destination p, not a directory, into the staging
 // directory.
 func (tx *applyTx) backup(p, backup string) error {
-	cur, ok, err := tx.tree.lstat(p)
-	switch {
-	case err != nil:
+	if err := tx.still(p, false); err != nil {
 		return err
-	case !ok:
-		return fmt.Errorf("%q vanished from the target since planning: %w", p, tine.ErrState)
-	case cur.IsDir():
-		return fmt.Errorf("%q became a directory since planning: %w", p, tine.ErrState)
 	}
 	return tx.tree.rename(p, tx.stagingRel(backup))
 }
@@ -401,7 +395,7 @@ func (tx *applyTx) backup(p, backup string) error {
 // replace renames the staged item over destination p, which must still be
 // what was saved: a file or symlink, not a directory.
 func (tx *applyTx) replace(p, staged string) error {
-	if err := tx.stillFile(p); err != nil {
+	if err := tx.still(p, false); err != nil {
 		return err
 	}
 	return tx.tree.renameOver(tx.stagingRel(staged), p)
@@ -409,22 +403,25 @@ func (tx *applyTx) replace(p, staged string) error {
 
 // unlink removes destination p, saved while staging.
 func (tx *applyTx) unlink(p string) error {
-	if err := tx.stillFile(p); err != nil {
+	if err := tx.still(p, false); err != nil {
 		return err
 	}
 	return tx.tree.unlink(p)
 }
 
-// stillFile checks that destination p is there and not a directory.
-func (tx *applyTx) stillFile(p string) error {
+// still checks that destination p is there, and a directory exactly when
+// dir is set, as it was when the steps were made.
+func (tx *applyTx) still(p string, dir bool) error {
 	cur, ok, err := tx.tree.lstat(p)
 	switch {
 	case err != nil:
 		return err
 	case !ok:
 		return fmt.Errorf("%q vanished from the target since planning: %w", p, tine.ErrState)
-	case cur.IsDir():
+	case cur.IsDir() && !dir:
 		return fmt.Errorf("%q became a directory since planning: %w", p, tine.ErrState)
+	case !cur.IsDir() && dir:
+		return fmt.Errorf("%q is no longer a directory since planning: %w", p, tine.ErrState)
 	}
 	return nil
 }
@@ -433,14 +430,8 @@ func (tx *applyTx) stillFile(p string) error {
 // (what it held was planned away first): anything left is content the plan
 // does not know of, and is not risked.
 func (tx *applyTx) rmdir(p string) error {
-	cur, ok, err := tx.tree.lstat(p)
-	switch {
-	case err != nil:
+	if err := tx.still(p, true); err != nil {
 		return err
-	case !ok:
-		return fmt.Errorf("%q vanished from the target since planning: %w", p, tine.ErrState)
-	case !cur.IsDir():
-		return fmt.Errorf("%q is no longer a directory since planning: %w", p, tine.ErrState)
 	}
 	empty, err := tx.tree.isEmptyDir(p)
 	if err != nil {

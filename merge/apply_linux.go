@@ -136,6 +136,18 @@ func unixPerm(m fs.FileMode) uint32 {
 
 // rename moves from to to (both relative) without replacing anything.
 func (t *txTree) rename(from, to string) error {
+	return t.renameWith(from, to, func(ffd int, fname string, tfd int, tname string) error {
+		err := unix.Renameat2(ffd, fname, tfd, tname, unix.RENAME_NOREPLACE)
+		if err == unix.EINVAL {
+			err = renameChecked(ffd, fname, tfd, tname) // no RENAME_NOREPLACE here
+		}
+		return err
+	})
+}
+
+// renameWith opens the parents of from and to (both relative) beneath the
+// tree and renames between them with do.
+func (t *txTree) renameWith(from, to string, do func(ffd int, fname string, tfd int, tname string) error) error {
 	ffd, fname, err := t.parent(from)
 	if err != nil {
 		return err
@@ -146,11 +158,7 @@ func (t *txTree) rename(from, to string) error {
 		return err
 	}
 	defer unix.Close(tfd)
-	err = unix.Renameat2(ffd, fname, tfd, tname, unix.RENAME_NOREPLACE)
-	if err == unix.EINVAL {
-		err = renameChecked(ffd, fname, tfd, tname) // no RENAME_NOREPLACE here
-	}
-	if err != nil {
+	if err := do(ffd, fname, tfd, tname); err != nil {
 		return &os.LinkError{Op: "rename", Old: t.abs(from), New: t.abs(to), Err: err}
 	}
 	return nil
@@ -368,20 +376,7 @@ func (t *txTree) openFile(rel string) (*os.File, error) {
 // renameOver moves from to to (both relative), replacing a file or symlink
 // at to.
 func (t *txTree) renameOver(from, to string) error {
-	ffd, fname, err := t.parent(from)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(ffd)
-	tfd, tname, err := t.parent(to)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(tfd)
-	if err := unix.Renameat(ffd, fname, tfd, tname); err != nil {
-		return &os.LinkError{Op: "rename", Old: t.abs(from), New: t.abs(to), Err: err}
-	}
-	return nil
+	return t.renameWith(from, to, unix.Renameat)
 }
 
 // unlink removes the file or symlink rel.
