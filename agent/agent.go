@@ -121,7 +121,9 @@ func Prompt(prompt, approach string) string {
 // [Env].
 //
 // Claude: claude -p --output-format stream-json --verbose [--model M]
-// [--resume S --fork-session] ARGS... -- PROMPT. Codex: codex exec --json
+// [--resume S --fork-session] [PERMISSIONS] ARGS... -- PROMPT, where
+// PERMISSIONS are tine's defaults unless ARGS set a permission mode (see
+// [ClaudePermissions]). Codex: codex exec --json
 // [--model M] ARGS... [resume S] PROMPT, with -- before a prompt that
 // starts with a dash.
 func Command(cfg Config, prompt, approach, session string) ([]string, error) {
@@ -139,18 +141,6 @@ func Command(cfg Config, prompt, approach, session string) ([]string, error) {
 		return commandArgv(bin, cfg), nil
 	}
 	return nil, fmt.Errorf("agent %q: %w", cfg.Kind, ErrUnknownKind)
-}
-
-func claudeArgv(bin string, cfg Config, prompt, session string) []string {
-	argv := []string{bin, "-p", "--output-format", "stream-json", "--verbose"}
-	if cfg.Model != "" {
-		argv = append(argv, "--model", cfg.Model)
-	}
-	if session != "" {
-		argv = append(argv, "--resume", session, "--fork-session")
-	}
-	argv = append(argv, cfg.Args...)
-	return append(argv, "--", prompt)
 }
 
 func codexArgv(bin string, cfg Config, prompt, session string) []string {

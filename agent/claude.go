@@ -3,7 +3,63 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"unicode/utf8"
 )
+
+// Claude Code's permission modes that tine sets (claude --permission-mode).
+const (
+	// ClaudeBypass lets the agent use every tool without asking; Claude
+	// refuses it when it runs as root.
+	ClaudeBypass = "bypassPermissions"
+	// ClaudeAcceptEdits lets the agent edit files without asking; tine adds
+	// --allowedTools Bash so that it may also run commands.
+	ClaudeAcceptEdits = "acceptEdits"
+)
+
+// euid is the user id the agent runs as (the agent inherits tine's).
+var euid = os.Geteuid
+
+// ClaudePermissions returns the permission arguments tine gives Claude
+// Code by default, so that an agent may work freely inside a fork (which
+// is disposable; nothing leaves it without a merge, and tine's hooks deny
+// external effects): --permission-mode bypassPermissions for a user, and
+// as root, where Claude refuses bypassPermissions and
+// --dangerously-skip-permissions, --permission-mode acceptEdits
+// --allowedTools Bash (edits and every shell command; other tools, such
+// as web fetches, are still denied and show as permission denials).
+func ClaudePermissions(root bool) []string {
+	if root {
+		return []string{"--permission-mode", ClaudeAcceptEdits, "--allowedTools", "Bash"}
+	}
+	return []string{"--permission-mode", ClaudeBypass}
+}
+
+// setsPermissions reports whether args choose Claude's permissions
+// themselves, so that tine adds none.
+func setsPermissions(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return a == "--permission-mode" || strings.HasPrefix(a, "--permission-mode=") ||
+			a == "--dangerously-skip-permissions"
+	})
+}
+
+func claudeArgv(bin string, cfg Config, prompt, session string) []string {
+	argv := []string{bin, "-p", "--output-format", "stream-json", "--verbose"}
+	if cfg.Model != "" {
+		argv = append(argv, "--model", cfg.Model)
+	}
+	if session != "" {
+		argv = append(argv, "--resume", session, "--fork-session")
+	}
+	if !setsPermissions(cfg.Args) {
+		argv = append(argv, ClaudePermissions(euid() == 0)...)
+	}
+	argv = append(argv, cfg.Args...)
+	return append(argv, "--", prompt)
+}
 
 // claudeParser reads Claude Code's stream-json (and the messages of
 // --output-format json, one object or one array per line).
@@ -22,6 +78,14 @@ type claudeLine struct {
 	Result    string         `json:"result"`
 	TotalCost *float64       `json:"total_cost_usd"`
 	Usage     *claudeUsage   `json:"usage"`
+	Denials   []claudeDenial `json:"permission_denials"`
+}
+
+// claudeDenial is one entry of the result line's permission_denials.
+type claudeDenial struct {
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolInput json.RawMessage `json:"tool_input"`
 }
 
 type claudeMessage struct {
@@ -181,5 +245,44 @@ func (p *claudeParser) result(l *claudeLine) []Event {
 	if l.TotalCost != nil {
 		evs = append(evs, Event{Kind: EventCost, CostUSD: SafeCost(*l.TotalCost), Final: true})
 	}
+	for _, d := range l.Denials {
+		evs = append(evs, Event{Kind: EventPermissionDenied, ToolID: d.ToolUseID, ToolName: d.ToolName,
+			Command: describeInput(d.ToolInput)})
+	}
 	return append(evs, Event{Kind: EventResult, Text: l.Result, IsError: l.IsError})
+}
+
+// maxDescribed bounds the description of a denied tool call.
+const maxDescribed = 200
+
+// describeInput says in a line what a tool call asked for: a shell
+// command, a file path, or else its input as JSON.
+func describeInput(input json.RawMessage) string {
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+		Path     string `json:"notebook_path"`
+		URL      string `json:"url"`
+	}
+	_ = json.Unmarshal(input, &in) // an input of another shape is shown as JSON
+	s := in.Command
+	for _, v := range []string{in.FilePath, in.Path, in.URL} {
+		if s == "" {
+			s = v
+		}
+	}
+	if s == "" && len(input) > 0 && string(input) != "null" {
+		var b bytes.Buffer
+		if json.Compact(&b, input) == nil {
+			s = b.String()
+		}
+	}
+	if len(s) > maxDescribed {
+		cut := maxDescribed
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }

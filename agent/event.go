@@ -30,6 +30,10 @@ const (
 	EventSession EventKind = "session"
 	// EventResult is the agent's own final verdict: IsError and the final text.
 	EventResult EventKind = "result"
+	// EventPermissionDenied is a tool call the agent was not allowed to
+	// make: ToolName, ToolID and in Command what it asked for (a command,
+	// a path). Claude reports them in its result line.
+	EventPermissionDenied EventKind = "permission_denied"
 )
 
 // Event is one neutral fact read from an agent's stream.

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -23,6 +25,13 @@ type ToolCall struct {
 	Done     bool   `json:"done"`
 	IsError  bool   `json:"is_error,omitempty"`
 	ExitCode *int   `json:"exit_code,omitempty"`
+}
+
+// Denial is a tool call the agent was not allowed to make.
+type Denial struct {
+	Tool   string `json:"tool"`
+	ID     string `json:"id,omitempty"`
+	Detail string `json:"detail,omitempty"` // the command or path asked for
 }
 
 // Evidence is what one agent run left behind, accumulated from its
@@ -61,6 +70,10 @@ type Snapshot struct {
 	// empty when none arrived; ResultText is its text (bounded).
 	Result     string `json:"result,omitempty"`
 	ResultText string `json:"result_text,omitempty"`
+	// Denials are the most recent permission denials; DenialsTotal counts
+	// all. An agent that was denied a tool did not do what it was asked.
+	Denials      []Denial `json:"permission_denials,omitempty"`
+	DenialsTotal int      `json:"permission_denials_total,omitempty"`
 	// ExitCode is the agent process's exit status, once it ended.
 	ExitCode   *int      `json:"exit_code,omitempty"`
 	StartedAt  time.Time `json:"started_at,omitzero"`
@@ -103,6 +116,9 @@ func (e *Evidence) Add(ev Event) {
 		e.s.SessionID = ev.SessionID
 	case EventResult:
 		e.result(ev)
+	case EventPermissionDenied:
+		e.s.DenialsTotal++
+		e.s.Denials = keepLast(append(e.s.Denials, Denial{Tool: ev.ToolName, ID: ev.ToolID, Detail: ev.Command}), e.maxCalls)
 	}
 }
 
@@ -232,10 +248,86 @@ func (e *Evidence) Snapshot() Snapshot {
 	s.ToolCalls = append([]ToolCall(nil), e.s.ToolCalls...)
 	s.Commands = append([]string(nil), e.s.Commands...)
 	s.Warnings = append([]string(nil), e.s.Warnings...)
+	s.Denials = append([]Denial(nil), e.s.Denials...)
 	return s
 }
 
 // MarshalJSON encodes the snapshot.
 func (e *Evidence) MarshalJSON() ([]byte, error) {
 	return json.Marshal(e.Snapshot())
+}
+
+// Failure says in a line why the agent's run, as s recorded it, did not
+// finish, or "" when it did: a non-zero exit, an error result (API
+// errors arrive so), or, when hasResult says that the agent's kind ends
+// its output with a result line (see [HasResultLine]), a missing one.
+func (s Snapshot) Failure(hasResult bool) string {
+	switch {
+	case s.ExitCode != nil && *s.ExitCode != 0:
+		msg := fmt.Sprintf("the agent exited with status %d", *s.ExitCode)
+		if s.Result == "error" && s.ResultText != "" {
+			msg += ": " + oneLine(s.ResultText)
+		}
+		return msg
+	case s.Result == "error":
+		return "the agent reported an error: " + cmpOr(oneLine(s.ResultText), "(no message)")
+	case hasResult && s.Result == "":
+		return "the agent produced no result line"
+	}
+	return ""
+}
+
+// Problem is [Snapshot.Failure], else the permission denials: why the
+// agent did not do what it was asked, as far as its own account goes
+// (whether it changed anything is for the caller to see); "" when
+// nothing is wrong.
+func (s Snapshot) Problem(hasResult bool) string {
+	if f := s.Failure(hasResult); f != "" {
+		return f
+	}
+	if s.DenialsTotal > 0 {
+		return "permission denied: " + s.denied()
+	}
+	return ""
+}
+
+// denied lists the denials briefly: "Write /w/a.txt, Bash rm -rf x (3 in all)".
+func (s Snapshot) denied() string {
+	var parts []string
+	for _, d := range s.Denials[:min(len(s.Denials), 3)] {
+		parts = append(parts, strings.TrimSpace(d.Tool+" "+d.Detail))
+	}
+	out := strings.Join(parts, ", ")
+	if s.DenialsTotal > len(parts) {
+		out += fmt.Sprintf(" (%d in all)", s.DenialsTotal)
+	}
+	return out
+}
+
+// HasResultLine reports whether kind's output ends with a result line
+// that says how the run went: claude's result, codex's turn.completed or
+// turn.failed.
+func HasResultLine(kind Kind) bool { return kind == Claude || kind == Codex }
+
+// oneLine returns the first line of s, at most 300 bytes of it.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if len(s) > 300 {
+		cut := 300
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

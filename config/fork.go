@@ -89,6 +89,11 @@ type Agent struct {
 	Args   []string          `toml:"args"`   // extra arguments
 	Model  string            `toml:"model"`  // "" = the agent's own default
 	Env    map[string]string `toml:"env"`    // added to the agent's environment
+	// PermissionMode is Claude Code's --permission-mode (default,
+	// acceptEdits, bypassPermissions, dontAsk, plan, auto); "" = tine's
+	// default, which lets the agent edit and run commands in its fork
+	// (see agent.ClaudePermissions). Claude only.
+	PermissionMode string `toml:"permission_mode"`
 }
 
 // Agent kinds. An [agent.NAME] without kind takes NAME as its kind when

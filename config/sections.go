@@ -83,7 +83,7 @@ func (d *decoder) agent(name string, v any) (Agent, bool) {
 		return Agent{}, false
 	}
 	defer t.rest()
-	t.known("kind", "binary", "args", "model", "env")
+	t.known("kind", "binary", "args", "model", "env", "permission_mode")
 	line := d.pos.line("agent", name)
 	if !tine.ValidName(name) {
 		d.warn(line, "%s: name: use 1-64 letters, digits, '.', '_' or '-' (agent ignored)", t.name)
@@ -107,6 +107,11 @@ func (d *decoder) agent(name string, v any) (Agent, bool) {
 	t.stringList("args", &a.Args)
 	t.str("model", &a.Model)
 	a.Env = t.env("env")
+	t.str("permission_mode", &a.PermissionMode)
+	if a.PermissionMode != "" && a.Kind != AgentClaude {
+		d.warn(line, "%s: permission_mode is for kind %q only (ignored)", t.name, AgentClaude)
+		a.PermissionMode = ""
+	}
 	if a.Kind == AgentCommand && a.Binary == "" {
 		d.warn(line, "%s: kind %q needs a binary (agent ignored)", t.name, AgentCommand)
 		return Agent{}, false

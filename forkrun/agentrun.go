@@ -107,6 +107,13 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	snap := ev.Snapshot()
 	fk.settle(snap)
 	state, reason := fk.outcome(ctx, res, err)
+	if state == Finished {
+		// Finished only when the agent exited 0 with a result that is
+		// not an error.
+		if why := snap.Failure(agent.HasResultLine(o.Agent.Kind)); why != "" {
+			state, reason = Failed, withStderr(why, snap, stderr)
+		}
+	}
 	fk.r.update(func() {
 		fk.f.Agent, fk.f.AgentStderr = snap, stderr
 		if state != Finished {
@@ -116,8 +123,8 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	return state == Finished
 }
 
-// outcome says what became of the agent: finished (whatever its exit
-// status), or why it did not.
+// outcome says what became of the agent process: it ran to its end by
+// itself (Finished, to be checked against its evidence), or why not.
 func (fk *forkRun) outcome(ctx context.Context, res *engine.ExecResult, err error) (State, string) {
 	fk.r.mu.Lock()
 	why, msg := fk.killWhy, fk.killMsg
@@ -233,6 +240,18 @@ func (fk *forkRun) runTest(ctx context.Context) {
 	}
 	fk.r.update(func() { fk.f.Test = t })
 	fk.end(Finished, "")
+}
+
+// withStderr adds the first line of the agent's stderr to why when the
+// agent's own result said nothing: where a refused flag or a crash shows.
+func withStderr(why string, s agent.Snapshot, stderr string) string {
+	if s.ResultText != "" {
+		return why
+	}
+	if l := firstLine(stderr); l != "" {
+		return why + ": " + clip(l, 300)
+	}
+	return why
 }
 
 // lastBytes returns the end of s, at most n bytes.

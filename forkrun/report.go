@@ -23,8 +23,8 @@ const (
 	Pending      State = "pending"       // waiting for a slot (--parallel)
 	Running      State = "running"       // the agent runs
 	Testing      State = "testing"       // the agent ended; the test command runs
-	Finished     State = "finished"      // the agent ran to its end (whatever its exit status) and tests ran
-	Failed       State = "failed"        // the agent could not be started
+	Finished     State = "finished"      // the agent exited 0 with a result that is not an error, and tests ran
+	Failed       State = "failed"        // the agent could not be started, exited non-zero, reported an error or no result
 	BudgetKilled State = "budget_killed" // stopped for crossing a budget cap
 	TimedOut     State = "timed_out"     // stopped at the agent timeout
 	Canceled     State = "canceled"      // stopped because the fork-run was interrupted
@@ -74,7 +74,9 @@ type Fork struct {
 	CostUSD    float64   `json:"cost_usd"`
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
-	// Ready: finished, tests passed (or none configured) and a clean merge.
+	// Ready: finished, the agent did its work (no permission denied), it
+	// changed something, tests passed (or none configured) and a clean
+	// merge. NotReady says why not.
 	Ready    bool   `json:"ready"`
 	NotReady string `json:"not_ready,omitempty"`
 }

@@ -147,7 +147,11 @@ func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request)
 	if strings.Contains(bin, "/") && !filepath.IsAbs(bin) {
 		bin = filepath.Join(src.Workspace.Path, bin) // agents start at the workspace path
 	}
-	o.Agent = agent.Config{Kind: kind, Binary: bin, Args: ac.Args, Model: ac.Model}
+	args := ac.Args
+	if kind == agent.Claude && ac.PermissionMode != "" {
+		args = append([]string{"--permission-mode", ac.PermissionMode}, args...)
+	}
+	o.Agent = agent.Config{Kind: kind, Binary: bin, Args: args, Model: ac.Model}
 	keys := make([]string, 0, len(ac.Env))
 	for k := range ac.Env {
 		keys = append(keys, k)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/merge"
@@ -14,6 +16,11 @@ import (
 // ErrNoJudgeable means no fork finished: there is nothing to judge, and the
 // forks are left for a person.
 var ErrNoJudgeable = errors.New("no fork finished: nothing to judge")
+
+// ErrNoWork means no fork did real work: every agent failed, was denied
+// what it tried, or changed nothing. Nothing is judged; the forks are
+// left for a person. It wraps ErrNoJudgeable.
+var ErrNoWork = fmt.Errorf("no fork did real work: %w", ErrNoJudgeable)
 
 // maxJudgeDiff bounds the patch of one fork read for an LLM judge.
 const maxJudgeDiff = 256 << 10
@@ -34,24 +41,59 @@ func (r *runner) gather(ctx context.Context) error {
 			f := fk.f
 			f.FilesChanged, f.LinesAdded, f.LinesDeleted = s.Changed, s.LinesAdded, s.LinesDeleted
 			f.MergeClean, f.Conflicts = s.Ready, s.Conflicts
-			f.Ready, f.NotReady = readiness(f, s)
+			f.Ready, f.NotReady = readiness(f, s, r.o.Agent.Kind)
 		}
 	})
 	return nil
 }
 
-// readiness: finished, tests passed (or none configured), merge dry-run
-// clean.
-func readiness(f *Fork, s engine.ForkSummary) (bool, string) {
+// readiness: finished, its agent did its work (no error, no permission
+// denied), it changed something, tests passed (or none configured),
+// merge dry-run clean.
+func readiness(f *Fork, s engine.ForkSummary, kind agent.Kind) (bool, string) {
 	switch {
+	case f.State != Finished && f.Reason != "":
+		return false, string(f.State) + ": " + f.Reason
 	case f.State != Finished:
 		return false, "not finished: " + string(f.State)
+	case f.Agent.Problem(agent.HasResultLine(kind)) != "":
+		return false, f.Agent.Problem(agent.HasResultLine(kind))
+	case s.Changed == 0:
+		return false, NoChanges
 	case f.Test != nil && !f.Test.Passed:
 		return false, "tests " + TestWord(f.Test)
 	case !s.Ready:
 		return false, s.NotReady
 	}
 	return true, ""
+}
+
+// NoChanges is the reason a fork whose agent changed nothing is not ready.
+const NoChanges = "no changes: the agent changed no file"
+
+// didWork reports whether f's agent did real work: it finished without
+// an error or a permission denied, and changed something.
+func didWork(f *Fork, kind agent.Kind) bool {
+	return f.State == Finished && f.FilesChanged > 0 && f.Agent.Problem(agent.HasResultLine(kind)) == ""
+}
+
+// noWork says, when no fork did real work, why each did not; "" when one
+// did.
+func (r *runner) noWork() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var whys []string
+	for _, f := range r.rep.Forks {
+		if didWork(f, r.o.Agent.Kind) {
+			return ""
+		}
+		why := f.NotReady
+		if why == "" {
+			why = string(f.State)
+		}
+		whys = append(whys, f.Name+": "+why)
+	}
+	return strings.Join(whys, "; ")
 }
 
 // candidates are the judgeable forks as the judge sees them.
@@ -66,7 +108,8 @@ func (r *runner) candidates(ctx context.Context) []judge.Candidate {
 		}
 		c := judge.Candidate{Run: f.Run, Name: f.Name, Approach: f.Approach, AgentExit: f.Agent.ExitCode,
 			AgentResult: f.Agent.Result, Output: f.Agent.Output, FilesChanged: f.FilesChanged,
-			LinesAdded: f.LinesAdded, LinesDeleted: f.LinesDeleted, MergeClean: f.MergeClean, CostUSD: f.CostUSD}
+			LinesAdded: f.LinesAdded, LinesDeleted: f.LinesDeleted, MergeClean: f.MergeClean, CostUSD: f.CostUSD,
+			NotReady: f.NotReady, PermissionDenials: f.Agent.DenialsTotal}
 		if f.Test != nil {
 			c.Tested, c.TestsPassed, c.TestTimedOut, c.TestOutput = true, f.Test.Passed, f.Test.TimedOut, f.Test.Output
 		}
@@ -112,6 +155,13 @@ func (r *runner) resolve(ctx context.Context) error {
 			r.rep.OutcomeDetail = "no fork finished, so none was judged; the forks are kept: inspect them with tine summary, resolve with tine choose or tine discard"
 		})
 		return ErrNoJudgeable
+	}
+	if why := r.noWork(); why != "" {
+		r.update(func() {
+			r.rep.Outcome = OutcomeNoWinner
+			r.rep.OutcomeDetail = "no fork did real work, so none was judged (" + why + "); the forks are kept: inspect them with tine summary, resolve with tine choose or tine discard"
+		})
+		return ErrNoWork
 	}
 	var v *judge.Verdict
 	var err error

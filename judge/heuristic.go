@@ -179,7 +179,7 @@ func outcome(c *Candidate) testOutcome {
 
 func status(c *Candidate) agentStatus {
 	switch {
-	case c.AgentExit != nil && *c.AgentExit != 0, c.AgentResult == "error":
+	case c.AgentExit != nil && *c.AgentExit != 0, c.AgentResult == "error", c.PermissionDenials > 0:
 		return agentFailed
 	case c.AgentExit != nil, c.AgentResult == "success":
 		return agentOK

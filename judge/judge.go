@@ -36,6 +36,12 @@ type Candidate struct {
 	Diff         string  `json:"-"`           // unified patch against the fork point
 	MergeClean   bool    `json:"merge_clean"` // a merge dry-run into the source has no conflicts
 	CostUSD      float64 `json:"cost_usd"`
+	// NotReady says why the fork may not be merged as it stands ("" when
+	// it may): its agent was denied tools, it changed nothing, its tests
+	// failed, its merge conflicts. PermissionDenials counts the tool calls
+	// its agent was denied.
+	NotReady          string `json:"not_ready,omitempty"`
+	PermissionDenials int    `json:"permission_denials,omitempty"`
 }
 
 // label returns the name to show for c: its Name, or its Run id.

@@ -46,6 +46,9 @@ type candidateData struct {
 	Diff           string `json:"diff"`
 	DiffBytes      int    `json:"diff_bytes"`
 	DiffTruncated  bool   `json:"diff_truncated"`
+	// NotReady is why tine would not merge the candidate as it stands.
+	NotReady          string `json:"not_ready,omitempty"`
+	PermissionDenials int    `json:"permission_denials,omitempty"`
 }
 
 // prompt is one request's messages and the labels that map back to runs.
@@ -110,6 +113,9 @@ func describe(label string, c *Candidate, maxDiff int) candidateData {
 		Tests:         testWord[outcome(c)],
 		Diff:          head(c.Diff, maxDiff, "diff"),
 		DiffBytes:     len(c.Diff),
+
+		NotReady:          head(c.NotReady, maxApproachBytes, "reason"),
+		PermissionDenials: c.PermissionDenials,
 	}
 	d.DiffTruncated = len(c.Diff) > maxDiff
 	if c.Tested {

@@ -127,6 +127,9 @@ func summary(a *assessed) string {
 	if a.signals > 0 {
 		parts = append(parts, fmt.Sprintf("%d error signals", a.signals))
 	}
+	if a.c.NotReady != "" {
+		parts = append(parts, "not ready ("+a.c.NotReady+")")
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -150,6 +153,9 @@ func weaknesses(a *assessed) []string {
 	if !a.c.MergeClean {
 		out = append(out, "it does not merge cleanly")
 	}
+	if a.c.NotReady != "" {
+		out = append(out, "it is not ready ("+a.c.NotReady+")")
+	}
 	return out
 }
 
@@ -167,6 +173,8 @@ func agentState(a *assessed) string {
 	switch {
 	case a.c.AgentExit != nil && *a.c.AgentExit != 0:
 		return fmt.Sprintf("exited %d", *a.c.AgentExit)
+	case a.c.PermissionDenials > 0:
+		return fmt.Sprintf("was denied %d tool call(s)", a.c.PermissionDenials)
 	case a.agent == agentFailed:
 		return "reported an error"
 	case a.agent == agentUnknown:
