@@ -116,16 +116,14 @@ func Prompt(prompt, approach string) string {
 // Command builds the argv of one agent run. session, when not empty,
 // continues an earlier conversation: Claude resumes it with
 // --fork-session (a new session id, the original left untouched); Codex
-// resumes it with exec resume (Codex has no non-interactive fork). The
-// command kind ignores prompt, approach and session: it reads them from
-// [Env].
+// forks it with exec fork (a new session, the original left untouched).
+// The command kind ignores prompt, approach and session: it reads them
+// from [Env].
 //
 // Claude: claude -p --output-format stream-json --verbose [--model M]
 // [--resume S --fork-session] [PERMISSIONS] ARGS... -- PROMPT, where
 // PERMISSIONS are tine's defaults unless ARGS set a permission mode (see
-// [ClaudePermissions]). Codex: codex exec --json
-// [--model M] ARGS... [resume S] PROMPT, with -- before a prompt that
-// starts with a dash.
+// [ClaudePermissions]). Codex: see [CodexArgv].
 func Command(cfg Config, prompt, approach, session string) ([]string, error) {
 	bin, err := cfg.binary()
 	if err != nil {
@@ -141,21 +139,6 @@ func Command(cfg Config, prompt, approach, session string) ([]string, error) {
 		return commandArgv(bin, cfg), nil
 	}
 	return nil, fmt.Errorf("agent %q: %w", cfg.Kind, ErrUnknownKind)
-}
-
-func codexArgv(bin string, cfg Config, prompt, session string) []string {
-	argv := []string{bin, "exec", "--json"}
-	if cfg.Model != "" {
-		argv = append(argv, "--model", cfg.Model)
-	}
-	argv = append(argv, cfg.Args...)
-	if session != "" {
-		argv = append(argv, "resume", session)
-	}
-	if strings.HasPrefix(prompt, "-") {
-		argv = append(argv, "--")
-	}
-	return append(argv, prompt)
 }
 
 func commandArgv(bin string, cfg Config) []string {

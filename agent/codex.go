@@ -1,10 +1,92 @@
 package agent
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 )
+
+// CodexSandbox is the sandbox tine asks of codex in a fork unless the
+// agent's args choose one: codex may write the workspace (its default,
+// read-only, fails every edit). A fork is disposable and nothing leaves
+// it without a merge; tine's hooks block external effects.
+const CodexSandbox = "workspace-write"
+
+// codexSandboxFlags are the codex exec flags that choose a sandbox; one
+// of them in [Config.Args] replaces tine's --sandbox.
+var codexSandboxFlags = []string{"-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox",
+	"--full-auto", "--approve-for-me", "--yolo"}
+
+// CodexArgv is the argv of a codex agent run:
+//
+//	codex exec --json [--model M] [--sandbox workspace-write]
+//	  [--skip-git-repo-check] ARGS... [fork S] [--] PROMPT
+//
+// --sandbox is left out when ARGS choose a sandbox themselves (-s,
+// --sandbox, -c sandbox_mode=…, --dangerously-bypass-approvals-and-sandbox,
+// …). --skip-git-repo-check is always given (unless ARGS have it): codex
+// refuses to run outside a git repository without it, a fork's directory
+// is not inside the source's repository when the workspace is a
+// subdirectory of one, and inside a repository it changes nothing.
+// session, when set, is continued with exec fork: a new session with S's
+// history, S itself untouched (never exec resume, which would append
+// every fork's turn to S, and fails when two forks resume it at once).
+// Flags of exec come before the fork subcommand, which takes none of
+// them. The prompt is preceded by -- when it starts with a dash.
+func CodexArgv(bin string, cfg Config, prompt, session string) []string {
+	argv := []string{bin, "exec", "--json"}
+	if cfg.Model != "" {
+		argv = append(argv, "--model", cfg.Model)
+	}
+	if !codexChoosesSandbox(cfg.Args) {
+		argv = append(argv, "--sandbox", CodexSandbox)
+	}
+	if !slices.Contains(cfg.Args, "--skip-git-repo-check") {
+		argv = append(argv, "--skip-git-repo-check")
+	}
+	argv = append(argv, cfg.Args...)
+	if session != "" {
+		argv = append(argv, "fork", session)
+	}
+	if strings.HasPrefix(prompt, "-") {
+		argv = append(argv, "--")
+	}
+	return append(argv, prompt)
+}
+
+func codexArgv(bin string, cfg Config, prompt, session string) []string {
+	return CodexArgv(bin, cfg, prompt, session)
+}
+
+// codexChoosesSandbox reports whether args pick codex's sandbox.
+func codexChoosesSandbox(args []string) bool {
+	for i, a := range args {
+		flag, _, _ := strings.Cut(a, "=")
+		if slices.Contains(codexSandboxFlags, flag) || (strings.HasPrefix(a, "-s") && !strings.HasPrefix(a, "--")) {
+			return true
+		}
+		if (a == "-c" || a == "--config") && i+1 < len(args) && codexSandboxKey(args[i+1]) {
+			return true
+		}
+		if (strings.HasPrefix(a, "-c") && !strings.HasPrefix(a, "--") && codexSandboxKey(a[2:])) ||
+			(strings.HasPrefix(a, "--config=") && codexSandboxKey(a[len("--config="):])) {
+			return true
+		}
+	}
+	return false
+}
+
+func codexSandboxKey(kv string) bool {
+	k, _, _ := strings.Cut(strings.TrimSpace(kv), "=")
+	k = strings.TrimSpace(k)
+	return k == "sandbox_mode" || k == "default_permissions" || strings.HasPrefix(k, "permissions.")
+}
 
 // codexParser reads codex exec --json.
 type codexParser struct {
@@ -12,6 +94,94 @@ type codexParser struct {
 	n       int
 	started map[string]bool // item ids whose call was reported
 	last    string          // the last agent message, the final answer
+	base    codexUsage      // the running total of the forked session
+}
+
+// NewCodexForkParser is a Codex parser for a run that forks a session
+// whose running total was base (see [CodexSessionUsage]): codex reports
+// the thread's running total in turn.completed, history included, so the
+// parser charges the run only what exceeds base, its own turn.
+func NewCodexForkParser(base Usage, opts ...Option) Parser {
+	p, _ := NewParser(Codex, opts...)
+	cp := p.(*codexParser)
+	cp.base = codexUsage{Input: base.InputTokens + base.CacheReadTokens, Cached: base.CacheReadTokens, Output: base.OutputTokens}
+	return cp
+}
+
+// ErrNoSession is returned by [CodexSessionUsage] when no rollout of the
+// session is found.
+var ErrNoSession = errors.New("no such codex session")
+
+// CodexHome is the directory codex keeps its sessions in for an agent
+// whose extra environment is env: its last CODEX_HOME, else this
+// process's CODEX_HOME, else ~/.codex.
+func CodexHome(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "CODEX_HOME="); ok && v != "" {
+			return v
+		}
+	}
+	if v := os.Getenv("CODEX_HOME"); v != "" {
+		return v
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".codex")
+}
+
+// CodexRollout returns the path of session id's rollout file under
+// codexHome (sessions/YYYY/MM/DD/rollout-TIME-ID.jsonl).
+func CodexRollout(codexHome, id string) (string, error) {
+	if id == "" || strings.ContainsAny(id, "/*?[\\") {
+		return "", fmt.Errorf("codex session %q: %w", id, ErrNoSession)
+	}
+	matches, _ := filepath.Glob(filepath.Join(codexHome, "sessions", "*", "*", "*", "rollout-*-"+id+".jsonl"))
+	if len(matches) == 0 {
+		return "", fmt.Errorf("codex session %s: %w under %s", id, ErrNoSession, filepath.Join(codexHome, "sessions"))
+	}
+	slices.Sort(matches)
+	return matches[len(matches)-1], nil
+}
+
+// CodexSessionUsage returns the running token total session id had
+// reached, from the last token_count event of its rollout under
+// codexHome; zero when it recorded none.
+func CodexSessionUsage(codexHome, id string) (Usage, error) {
+	path, err := CodexRollout(codexHome, id)
+	if err != nil {
+		return Usage{}, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Usage{}, err
+	}
+	defer f.Close()
+	var last *codexUsage
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+	for sc.Scan() {
+		b := sc.Bytes()
+		if !bytes.Contains(b, []byte(`"token_count"`)) {
+			continue
+		}
+		var l struct {
+			Payload struct {
+				Type string `json:"type"`
+				Info *struct {
+					Total *codexUsage `json:"total_token_usage"`
+				} `json:"info"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(b, &l) == nil && l.Payload.Type == "token_count" && l.Payload.Info != nil && l.Payload.Info.Total != nil {
+			last = l.Payload.Info.Total
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Usage{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	if last == nil {
+		return Usage{}, nil
+	}
+	return last.usage(), nil
 }
 
 type codexLine struct {
@@ -42,9 +212,20 @@ type codexItem struct {
 }
 
 type codexUsage struct {
-	Input  int64 `json:"input_tokens"`
+	Input  int64 `json:"input_tokens"` // cached tokens included
 	Cached int64 `json:"cached_input_tokens"`
 	Output int64 `json:"output_tokens"`
+}
+
+// usage is u in tine's terms: input without the cached part.
+func (u codexUsage) usage() Usage {
+	return Usage{InputTokens: max(u.Input-u.Cached, 0), CacheReadTokens: u.Cached, OutputTokens: u.Output}
+}
+
+// minus is what u adds to base, never negative.
+func (u codexUsage) minus(base codexUsage) codexUsage {
+	return codexUsage{Input: max(u.Input-base.Input, 0), Cached: max(u.Cached-base.Cached, 0),
+		Output: max(u.Output-base.Output, 0)}
 }
 
 // Feed parses one line.
@@ -148,12 +329,12 @@ func (p *codexParser) itemCompleted(it *codexItem) []Event {
 }
 
 // turnCompleted yields the turn's usage, its cost when priced, and the
-// result: codex exec runs one turn.
+// result: codex exec runs one turn. Codex reports the thread's running
+// total; what the forked session had reached (base) is not this run's.
 func (p *codexParser) turnCompleted(cu *codexUsage) []Event {
 	var evs []Event
 	if cu != nil {
-		u := Usage{InputTokens: max(cu.Input-cu.Cached, 0),
-			CacheReadTokens: cu.Cached, OutputTokens: cu.Output}
+		u := cu.minus(p.base).usage()
 		evs = append(evs, Event{Kind: EventUsage, Usage: u})
 		evs = append(evs, p.opts.estimate("", u)...)
 	}

@@ -68,6 +68,9 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 		return false
 	}
 	parser, err := agent.NewParser(o.Agent.Kind, agent.WithModel(o.Agent.Model))
+	if err == nil && o.Agent.Kind == agent.Codex && o.Session != "" {
+		parser, err = codexForkParser(o)
+	}
 	if err != nil {
 		fk.end(Failed, err.Error())
 		return false
@@ -121,6 +124,17 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 		}
 	})
 	return state == Finished
+}
+
+// codexForkParser parses a codex agent that forks o.Session: it is
+// charged only past the running total the session had reached, which
+// codex's turn.completed includes.
+func codexForkParser(o *Options) (agent.Parser, error) {
+	base, err := agent.CodexSessionUsage(agent.CodexHome(o.AgentEnv), o.Session)
+	if err != nil {
+		return nil, fmt.Errorf("codex session to fork: %w", err)
+	}
+	return agent.NewCodexForkParser(base, agent.WithModel(o.Agent.Model)), nil
 }
 
 // outcome says what became of the agent process: it ran to its end by

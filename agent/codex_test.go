@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCodexArgv(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		prompt  string
+		session string
+		want    []string
+	}{
+		{"defaults", Config{Kind: Codex}, "fix it", "",
+			[]string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "fix it"}},
+		{"fork a session", Config{Kind: Codex, Model: "gpt-5"}, "fix it", "th-1",
+			[]string{"codex", "exec", "--json", "--model", "gpt-5", "--sandbox", "workspace-write", "--skip-git-repo-check",
+				"fork", "th-1", "fix it"}},
+		{"args choose the sandbox", Config{Kind: Codex, Args: []string{"--sandbox", "read-only", "--skip-git-repo-check"}}, "fix it", "",
+			[]string{"codex", "exec", "--json", "--sandbox", "read-only", "--skip-git-repo-check", "fix it"}},
+		{"bypass", Config{Kind: Codex, Args: []string{"--dangerously-bypass-approvals-and-sandbox"}}, "fix it", "th-1",
+			[]string{"codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+				"fork", "th-1", "fix it"}},
+		{"-s", Config{Kind: Codex, Args: []string{"-s", "danger-full-access"}}, "p", "",
+			[]string{"codex", "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access", "p"}},
+		{"-c sandbox_mode", Config{Kind: Codex, Args: []string{"-c", `sandbox_mode="read-only"`}}, "p", "",
+			[]string{"codex", "exec", "--json", "--skip-git-repo-check", "-c", `sandbox_mode="read-only"`, "p"}},
+		{"--config=sandbox_mode", Config{Kind: Codex, Args: []string{"--config=sandbox_mode=read-only"}}, "p", "",
+			[]string{"codex", "exec", "--json", "--skip-git-repo-check", "--config=sandbox_mode=read-only", "p"}},
+		{"other -c", Config{Kind: Codex, Args: []string{"-c", "model_reasoning_effort=low"}}, "p", "",
+			[]string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "-c", "model_reasoning_effort=low", "p"}},
+		{"dash prompt", Config{Kind: Codex}, "-x", "th-1",
+			[]string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "fork", "th-1", "--", "-x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Command(tt.cfg, tt.prompt, "", tt.session)
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("Command = %q, %v\nwant %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestCodexArgv_NeverResumes: a conversation is continued with exec fork,
+// which leaves the session alone, never with exec resume, which appends
+// every fork's turn to it (and fails when two forks resume it at once).
+func TestCodexArgv_NeverResumes(t *testing.T) {
+	got, _ := Command(Config{Kind: Codex}, "p", "a", "th-1")
+	if slices.Contains(got, "resume") || !slices.Contains(got, "fork") {
+		t.Errorf("argv %q", got)
+	}
+}
+
+// codexRollout is the shape of a rollout codex 0.171 writes (trimmed):
+// its token_count events carry the thread's running total.
+const codexRollout = `{"timestamp":"2026-12-01T12:14:31.000Z","type":"session_meta","payload":{"id":"01a23187-292a-7ab2-b22d-c5ed67d80e8b","cwd":"/w","originator":"codex_exec"}}
+{"timestamp":"2026-12-01T12:14:31.100Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"second"}]}}
+{"timestamp":"2026-12-01T12:14:31.200Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":50,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":5,"reasoning_output_tokens":0,"total_tokens":55},"last_token_usage":{"input_tokens":50,"cached_input_tokens":0,"output_tokens":5,"total_tokens":55}}}}
+{"timestamp":"2026-12-01T12:14:31.300Z","type":"event_msg","payload":{"type":"token_count","info":null}}
+{"timestamp":"2026-12-01T12:14:31.400Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":150,"cached_input_tokens":40,"cache_write_input_tokens":0,"output_tokens":15,"reasoning_output_tokens":0,"total_tokens":165},"last_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":10,"total_tokens":110}}}}
+{"timestamp":"2026-12-01T12:14:31.500Z","type":"event_msg","payload":{"type":"task_complete"}}
+`
+
+func writeRollout(t *testing.T, home, id, body string) string {
+	t.Helper()
+	dir := filepath.Join(home, "sessions", "2026", "12", "01")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "rollout-2026-12-01T12-14-31-"+id+".jsonl")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCodexSessionUsage(t *testing.T) {
+	home := t.TempDir()
+	id := "01a23187-292a-7ab2-b22d-c5ed67d80e8b"
+	p := writeRollout(t, home, id, codexRollout)
+	if got, err := CodexRollout(home, id); err != nil || got != p {
+		t.Errorf("CodexRollout = %q, %v; want %q", got, err, p)
+	}
+	u, err := CodexSessionUsage(home, id)
+	if want := (Usage{InputTokens: 110, CacheReadTokens: 40, OutputTokens: 15}); err != nil || u != want {
+		t.Errorf("CodexSessionUsage = %+v, %v; want %+v", u, err, want)
+	}
+	writeRollout(t, home, "empty", `{"type":"session_meta","payload":{}}`+"\n")
+	if u, err := CodexSessionUsage(home, "empty"); err != nil || u != (Usage{}) {
+		t.Errorf("a session without usage: %+v, %v", u, err)
+	}
+	for _, id := range []string{"nosuch", "", "../x", "*"} {
+		if _, err := CodexSessionUsage(home, id); !errors.Is(err, ErrNoSession) {
+			t.Errorf("session %q: %v, want ErrNoSession", id, err)
+		}
+	}
+}
+
+// TestCodexForkParser: codex's turn.completed of a forked session is the
+// thread's running total; the fork is charged only what exceeds the
+// session's own total.
+func TestCodexForkParser(t *testing.T) {
+	stream := `{"type":"thread.started","thread_id":"fork-1"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"wrote it"}}
+{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":80,"cache_write_input_tokens":0,"output_tokens":30,"reasoning_output_tokens":0}}
+`
+	base := Usage{InputTokens: 110, CacheReadTokens: 40, OutputTokens: 15}
+	for _, tt := range []struct {
+		name string
+		p    Parser
+		want Usage
+	}{
+		{"fork", NewCodexForkParser(base, WithModel("gpt-5")), Usage{InputTokens: 110, CacheReadTokens: 40, OutputTokens: 15}},
+		{"fresh", mustParser(t, Codex, WithModel("gpt-5")), Usage{InputTokens: 220, CacheReadTokens: 80, OutputTokens: 30}},
+	} {
+		ev := NewEvidence(0, 0)
+		if err := Consume(strings.NewReader(stream), tt.p, ev); err != nil {
+			t.Fatal(err)
+		}
+		s := ev.Snapshot()
+		want, _ := OpenAIPrices().Lookup("gpt-5")
+		if s.Tokens != tt.want || s.CostUSD != want.Cost(tt.want) || s.SessionID != "fork-1" {
+			t.Errorf("%s: tokens %+v cost %v session %q; want %+v %v", tt.name, s.Tokens, s.CostUSD, s.SessionID, tt.want, want.Cost(tt.want))
+		}
+	}
+}
+
+func mustParser(t *testing.T, k Kind, opts ...Option) Parser {
+	t.Helper()
+	p, err := NewParser(k, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCodexHome(t *testing.T) {
+	t.Setenv("CODEX_HOME", "/env/home")
+	if got := CodexHome([]string{"A=1", "CODEX_HOME=/a", "CODEX_HOME=/b"}); got != "/b" {
+		t.Errorf("from the agent's env: %q", got)
+	}
+	if got := CodexHome(nil); got != "/env/home" {
+		t.Errorf("from the process: %q", got)
+	}
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("HOME", "/h")
+	if got := CodexHome(nil); got != "/h/.codex" {
+		t.Errorf("default: %q", got)
+	}
+}

@@ -1,0 +1,268 @@
+//go:build linux
+
+package main
+
+// fork-run with the real Codex CLI (codex exec --json), pointed at a mock
+// OpenAI Responses API on loopback (internal/agentmock): the mock model
+// calls exec_command to fix app.txt, then answers. The tests skip when
+// codex is not on PATH; CI installs it (.ci/run).
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/agentmock"
+)
+
+// The commands the mock model runs: the fix, and with the approach
+// "break" one that edits app.txt without fixing it (its tests fail).
+const (
+	codexFix   = "sed -i s/BUG/OK/ app.txt"
+	codexBreak = "echo broken >> app.txt"
+)
+
+// Usage the mock reports: the tool call's request, the answer's, and the
+// answer of the turn that made the session a conversation fork continues.
+var (
+	codexToolUsage   = agentmock.OpenAIUsage{Input: 50, Output: 5}
+	codexAnswerUsage = agentmock.OpenAIUsage{Input: 100, Cached: 40, Output: 10}
+	codexSourceUsage = agentmock.OpenAIUsage{Input: 1000, Output: 100}
+)
+
+// codexEnv is a codex home pointed at a mock Responses API, and the
+// environment that makes the codex agents use it.
+type codexEnv struct {
+	mock *agentmock.OpenAI
+	home string   // CODEX_HOME
+	vars []string // CODEX_HOME and the mock's key
+}
+
+// requireCodex skips without the real codex CLI.
+func requireCodex(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("codex"); err != nil {
+		t.Skip("requires the real codex CLI on PATH (npm install -g @openai/codex@0.171.0, as .ci/run does)")
+	}
+}
+
+// newCodexEnv starts the mock (scripted by codexScript) and writes a
+// CODEX_HOME/config.toml whose model provider is the mock.
+func newCodexEnv(t *testing.T) *codexEnv {
+	t.Helper()
+	requireCodex(t)
+	m, err := agentmock.NewOpenAI(codexScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	home := filepath.Join(canonicalPath(t, t.TempDir()), "codex-home")
+	config := `model_provider = "mock"
+[model_providers.mock]
+name = "mock"
+base_url = "` + m.URL + `"
+wire_api = "responses"
+env_key = "TINE_MOCK_OPENAI_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &codexEnv{mock: m, home: home, vars: []string{"CODEX_HOME=" + home, "TINE_MOCK_OPENAI_KEY=mock"}}
+}
+
+// codexScript is the mock model: a prompt to remember something gets an
+// answer; otherwise the first request of a turn gets an exec_command
+// call that fixes app.txt and the request with its output the answer.
+func codexScript(r *agentmock.OpenAIRequest) agentmock.OpenAITurn {
+	users := r.UserTexts()
+	last := ""
+	if len(users) > 0 {
+		last = users[len(users)-1]
+	}
+	switch {
+	case r.LastIsToolOutput():
+		return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{agentmock.Message("fixed app.txt")}, Usage: codexAnswerUsage}
+	case strings.Contains(last, "remember"):
+		return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{agentmock.Message("remembered")}, Usage: codexSourceUsage}
+	}
+	cmd := codexFix
+	if strings.Contains(last, "Approach for this attempt: break") {
+		cmd = codexBreak
+	}
+	return agentmock.OpenAITurn{
+		Items: []agentmock.OpenAIItem{agentmock.FunctionCall("exec_command", map[string]any{"cmd": cmd})},
+		Usage: codexToolUsage,
+	}
+}
+
+// codexWorkspace makes a managed workspace with a bug in app.txt and a
+// test that passes once it is fixed; git makes it a git repository
+// first. tine.toml sets nothing about the agent.
+func codexWorkspace(t *testing.T, git bool) (*env, string) {
+	t.Helper()
+	requireRoot(t)
+	e := newEnv(t)
+	dir := e.workspaceDir("cx")
+	files := map[string]string{
+		"app.txt":   "status BUG\n",
+		"check.sh":  "grep -q OK app.txt\n",
+		"tine.toml": "[fork]\ntest_command = \"sh check.sh\"\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if git {
+		hostSh(t, dir, "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init")
+	}
+	e.ok("init", dir)
+	return e, dir
+}
+
+// checkCodexForks checks that every fork's codex ran its command and
+// finished: the command_execution succeeded and app.txt was changed; the
+// tests pass in the forks whose approach is not "break".
+func checkCodexForks(t *testing.T, rep *forkrun.Report, n int) {
+	t.Helper()
+	if len(rep.Forks) != n {
+		t.Fatalf("%d forks, want %d", len(rep.Forks), n)
+	}
+	for _, f := range rep.Forks {
+		cmd, pass := codexFix, true
+		if f.Approach == "break" {
+			cmd, pass = codexBreak, false
+		}
+		ran := false
+		for _, c := range f.Agent.ToolCalls {
+			if strings.Contains(c.Command, cmd) && c.ExitCode != nil && *c.ExitCode == 0 {
+				ran = true
+			}
+		}
+		if f.State != forkrun.Finished || !ran || f.FilesChanged != 1 || f.Test == nil || f.Test.Passed != pass {
+			t.Errorf("%s: %s (%s), ran %q: %v, %d files changed, test %+v\nagent %+v\nstderr %s",
+				f.Name, f.State, f.Reason, cmd, ran, f.FilesChanged, f.Test, f.Agent, f.AgentStderr)
+		}
+	}
+}
+
+// checkMerged checks that the fork whose approach is "fix" won and was
+// merged into the source.
+func checkMerged(t *testing.T, rep *forkrun.Report, dir string) {
+	t.Helper()
+	if rep.Outcome != forkrun.OutcomeMerged || rep.Winner != "source-1" {
+		t.Errorf("outcome %q (%s), winner %q, verdict %+v", rep.Outcome, rep.OutcomeDetail, rep.Winner, rep.Verdict)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status OK\n" {
+		t.Errorf("source app.txt after the merge: %q", b)
+	}
+}
+
+func TestCodex_ForkRunOutsideAGitRepository(t *testing.T) {
+	cx := newCodexEnv(t)
+	e, dir := codexWorkspace(t, false)
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "2", "--agent", "codex",
+		"--approach", "fix", "--approach", "break", "--merge-mode", "auto")
+	if r.code != 0 {
+		t.Errorf("fork-run: %v", r)
+	}
+	checkCodexForks(t, rep, 2)
+	checkMerged(t, rep, dir)
+}
+
+func TestCodex_ForkRunInAGitRepository(t *testing.T) {
+	cx := newCodexEnv(t)
+	e, dir := codexWorkspace(t, true)
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "2", "--agent", "codex",
+		"--approach", "fix", "--approach", "break", "--merge-mode", "auto")
+	if r.code != 0 {
+		t.Errorf("fork-run: %v", r)
+	}
+	checkCodexForks(t, rep, 2)
+	checkMerged(t, rep, dir)
+}
+
+// TestCodex_ConversationFork continues a session S made on the host in
+// every fork: each fork's model requests carry S's history, each fork is
+// a new session, S's rollout is byte-identical afterwards, and each fork
+// is charged its own turn, not S's history.
+func TestCodex_ConversationFork(t *testing.T) {
+	cx := newCodexEnv(t)
+	e, dir := codexWorkspace(t, false)
+	// S: one turn in the workspace, on the host.
+	cmd := exec.Command("codex", "exec", "--json", "--skip-git-repo-check", "please remember PINEAPPLE")
+	cmd.Dir, cmd.Env = dir, append(testEnviron(), cx.vars...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out)
+	}
+	var session string
+	p, _ := agent.NewParser(agent.Codex)
+	ev := agent.NewEvidence(0, 0)
+	agent.Consume(bytes.NewReader(out), p, ev)
+	if session = ev.Snapshot().SessionID; session == "" {
+		t.Fatalf("no thread id in %s", out)
+	}
+	rollout, err := agent.CodexRollout(cx.home, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(rollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := len(cx.mock.Requests())
+
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "2", "--agent", "codex",
+		"--session", session, "--merge-mode", "manual")
+	if r.code != 0 {
+		t.Errorf("fork-run: %v", r)
+	}
+	checkCodexForks(t, rep, 2)
+	sessions := map[string]bool{}
+	for _, f := range rep.Forks {
+		sid := f.Agent.SessionID
+		if sid == "" || sid == session || sessions[sid] {
+			t.Errorf("%s: session %q (forked from %s, others %v)", f.Name, sid, session, sessions)
+		}
+		sessions[sid] = true
+		// Each fork's own turn: the tool call and the answer, not S's 1000/100.
+		want := agent.Usage{InputTokens: codexToolUsage.Input + codexAnswerUsage.Input - codexAnswerUsage.Cached,
+			CacheReadTokens: codexAnswerUsage.Cached, OutputTokens: codexToolUsage.Output + codexAnswerUsage.Output}
+		if f.Agent.Tokens != want {
+			t.Errorf("%s: tokens %+v, want its own turn %+v", f.Name, f.Agent.Tokens, want)
+		}
+	}
+	// Every request of the forks continues S: its prompt, then the fork's.
+	reqs := cx.mock.Requests()[base:]
+	if len(reqs) != 4 {
+		t.Errorf("%d model requests from the forks, want 4 (2 per fork)", len(reqs))
+	}
+	for i, q := range reqs {
+		users := q.UserTexts()
+		joined := strings.Join(users, "\n---\n")
+		if !strings.Contains(joined, "please remember PINEAPPLE") || !strings.Contains(users[len(users)-1], "fix app.txt") {
+			t.Errorf("request %d does not continue S with the fork's prompt: %q", i, users)
+		}
+		if strings.Count(joined, "fix app.txt") != 1 {
+			t.Errorf("request %d holds another fork's turn: %q", i, users)
+		}
+	}
+	after, err := os.ReadFile(rollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the source's session %s changed: %d bytes before, %d after", session, len(before), len(after))
+	}
+}
