@@ -196,9 +196,28 @@ func TestCodex_ForkRunInAGitRepository(t *testing.T) {
 // every fork: each fork's model requests carry S's history, each fork is
 // a new session, S's rollout is byte-identical afterwards, and each fork
 // is charged its own turn, not S's history.
+//
+// It runs with the defaults, and with args that make codex work in a
+// fork the way they had to before tine's defaults did (the same argv but
+// for how the conversation is continued).
 func TestCodex_ConversationFork(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) { testCodexConversationFork(t, "") })
+	t.Run("args", func(t *testing.T) {
+		testCodexConversationFork(t, "[agent.codex]\nargs = [\"--sandbox\", \"workspace-write\", \"--skip-git-repo-check\"]\n")
+	})
+}
+
+func testCodexConversationFork(t *testing.T, toml string) {
 	cx := newCodexEnv(t)
 	e, dir := codexWorkspace(t, false)
+	if toml != "" {
+		f, err := os.OpenFile(filepath.Join(dir, "tine.toml"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(toml)
+		f.Close()
+	}
 	// S: one turn in the workspace, on the host.
 	cmd := exec.Command("codex", "exec", "--json", "--skip-git-repo-check", "please remember PINEAPPLE")
 	cmd.Dir, cmd.Env = dir, append(testEnviron(), cx.vars...)
