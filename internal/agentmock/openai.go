@@ -31,9 +31,9 @@ type OpenAI struct {
 // OpenAIRequest is one request the mock received.
 type OpenAIRequest struct {
 	// Path is the request's path, e.g. /v1/responses.
-	Path string
+	Path string `json:"-"`
 	// Body is the raw JSON body.
-	Body []byte
+	Body []byte `json:"-"`
 	// Model, Instructions, Input and Tools are decoded from Body.
 	Model        string            `json:"model"`
 	Instructions string            `json:"instructions"`
