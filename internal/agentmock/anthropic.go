@@ -62,6 +62,9 @@ type Request struct {
 	Turn int
 	// Cwd is the working directory the agent reported, "" if none.
 	Cwd string
+	// Prompt is the text of the first user message: the task (with the
+	// fork's approach).
+	Prompt string
 	// ToolResults are the tool results in the last user message.
 	ToolResults []ToolResult
 	// Body is the raw request body.
@@ -87,7 +90,7 @@ type Anthropic struct {
 	URL string
 
 	srv    *httptest.Server
-	script []Turn
+	script func(Request) (Turn, bool)
 	ids    atomic.Int64
 
 	mu       sync.Mutex
@@ -97,6 +100,18 @@ type Anthropic struct {
 // NewAnthropic starts a mock on 127.0.0.1 answering with script; Close
 // stops it.
 func NewAnthropic(script ...Turn) *Anthropic {
+	return NewAnthropicFunc(func(r Request) (Turn, bool) {
+		if r.Turn < len(script) {
+			return script[r.Turn], true
+		}
+		return Turn{}, false
+	})
+}
+
+// NewAnthropicFunc is [NewAnthropic] with a script that decides each
+// conversation turn from the request (its Turn, Prompt, Cwd); false
+// means the script is used up (the answer is a final "done").
+func NewAnthropicFunc(script func(Request) (Turn, bool)) *Anthropic {
 	a := &Anthropic{script: script}
 	a.srv = httptest.NewUnstartedServer(http.HandlerFunc(a.serve))
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -206,16 +221,18 @@ func (a *Anthropic) messages(w http.ResponseWriter, path string, body []byte) {
 		req.Cwd = cmp(req.Cwd, findCwd(m.Content))
 	}
 	req.Cwd = cmp(findCwd(mb.System), req.Cwd)
+	if len(mb.Messages) > 0 {
+		req.Prompt = textOf(mb.Messages[0].Content)
+	}
 	if n := len(mb.Messages); n > 0 && mb.Messages[n-1].Role == "user" {
 		req.ToolResults = toolResults(mb.Messages[n-1].Content)
 	}
 	a.record(req)
 	turn := Turn{Text: "done"}
-	switch {
-	case len(req.Tools) == 0:
+	if len(req.Tools) == 0 {
 		turn = Turn{Text: "Mock title"}
-	case req.Turn < len(a.script):
-		turn = a.script[req.Turn]
+	} else if t, ok := a.script(req); ok {
+		turn = t
 	}
 	if turn.Error != nil {
 		st := turn.Error.Status
@@ -249,6 +266,24 @@ func findCwd(raw json.RawMessage) string {
 		return string(m[1])
 	}
 	return strings.TrimRight(s, `\`)
+}
+
+// textOf joins the text blocks of a message's content (or returns it, if
+// it is a string).
+func textOf(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var bs []block
+	_ = json.Unmarshal(raw, &bs) // content of another shape holds no text
+	var parts []string
+	for _, b := range bs {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 func toolResults(raw json.RawMessage) []ToolResult {

@@ -1,0 +1,197 @@
+//go:build linux
+
+package main
+
+// fork-run with the real Claude Code CLI (claude -p --output-format
+// stream-json), pointed at a mock Anthropic Messages API on loopback
+// (internal/agentmock): the mock model writes answer.txt with the Write
+// tool, then answers. The tests skip when claude is not on PATH; CI
+// installs it (.ci/run).
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/agentmock"
+)
+
+// requireClaude skips without the real claude CLI.
+func requireClaude(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("claude"); err != nil {
+		t.Skip("requires the real claude CLI on PATH (npm install -g @anthropic-ai/claude-code@2.1.332, as .ci/run does)")
+	}
+}
+
+// writeAnswer is a turn that writes answer.txt in the agent's working
+// directory with the Write tool (its input schema as Claude Code 2.1
+// offers it: file_path, absolute, and content).
+func writeAnswer(content string) agentmock.Turn {
+	return agentmock.Turn{Tool: &agentmock.ToolUse{Name: "Write",
+		Input: map[string]any{"file_path": "{cwd}/answer.txt", "content": content}}}
+}
+
+// claudeWorkspace makes a workspace for the real claude: a README, and a
+// tine.toml with extra (e.g. [agent.claude] settings). It returns the
+// env, the workspace and the variables that point claude at mock.
+func claudeWorkspace(t *testing.T, mock *agentmock.Anthropic, extra string) (*env, string, call) {
+	t.Helper()
+	requireRoot(t)
+	requireClaude(t)
+	e := newEnv(t)
+	dir := e.workspaceDir("cl")
+	files := map[string]string{"README": "a workspace\n", "tine.toml": "[fork]\nagent = \"claude\"\n" + extra}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.ok("init", dir)
+	home := filepath.Join(canonicalPath(t, t.TempDir()), "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return e, dir, call{vars: mock.Env(home)}
+}
+
+func newMock(t *testing.T, script func(agentmock.Request) (agentmock.Turn, bool)) *agentmock.Anthropic {
+	t.Helper()
+	m := agentmock.NewAnthropicFunc(script)
+	t.Cleanup(m.Close)
+	return m
+}
+
+// TestClaude_DefaultsEditJudgeAndMerge: with tine's default permissions
+// the real claude writes its file in each fork (as root, where Claude
+// refuses bypassPermissions), both forks are ready, the judge prefers
+// the smaller change and auto mode merges it into the source.
+func TestClaude_DefaultsEditJudgeAndMerge(t *testing.T) {
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		switch r.Turn {
+		case 0:
+			if strings.Contains(r.Prompt, "Approach for this attempt: short") {
+				return writeAnswer("42\n"), true
+			}
+			return writeAnswer(strings.Repeat("forty-two\n", 12)), true
+		case 1:
+			return agentmock.Turn{Text: "I wrote answer.txt."}, true
+		}
+		return agentmock.Turn{}, false
+	})
+	e, dir, c := claudeWorkspace(t, mock, "")
+	rep, r := e.forkRunWith(c, "source", "--prompt", "write the answer to answer.txt", "-n", "2",
+		"--approach", "short", "--approach", "long", "--test", "test -s answer.txt",
+		"--merge-mode", "auto", "--confidence", "0.2")
+	if r.code != 0 {
+		t.Fatalf("%v\nreport: %+v", r, rep)
+	}
+	for _, f := range rep.Forks {
+		if f.State != forkrun.Finished || !f.Ready || f.FilesChanged != 1 {
+			t.Errorf("%s: state %s (%s) ready %v (%s) files %d; agent %+v\nstderr %s", f.Name, f.State, f.Reason,
+				f.Ready, f.NotReady, f.FilesChanged, f.Agent, f.AgentStderr)
+		}
+		if f.Agent.Result != "success" || f.Agent.DenialsTotal != 0 || f.Agent.ToolCallsTotal != 1 {
+			t.Errorf("%s: result %q denials %d tool calls %d", f.Name, f.Agent.Result, f.Agent.DenialsTotal, f.Agent.ToolCallsTotal)
+		}
+	}
+	if rep.Outcome != forkrun.OutcomeMerged || rep.Winner != "source-1" {
+		t.Fatalf("outcome %s winner %q (%s); verdict %+v", rep.Outcome, rep.Winner, rep.OutcomeDetail, rep.Verdict)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "answer.txt")); err != nil || string(b) != "42\n" {
+		t.Errorf("source answer.txt = %q, %v: want the winner's", b, err)
+	}
+	// Every conversation request offered Write, and the tool result of
+	// each Write was a success.
+	for _, req := range mock.Conversation() {
+		for _, tr := range req.ToolResults {
+			if tr.IsError {
+				t.Errorf("a tool call failed: %+v", tr)
+			}
+		}
+	}
+}
+
+// TestClaude_DeniedIsNotReady: with a restrictive permission mode from
+// [agent.claude], the agent's Write is denied; the fork records the
+// denial, is not ready, and the fork-run exits 1 (no fork did real work).
+func TestClaude_DeniedIsNotReady(t *testing.T) {
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		if r.Turn == 0 {
+			return writeAnswer("42\n"), true
+		}
+		return agentmock.Turn{Text: "I could not write it."}, r.Turn == 1
+	})
+	e, dir, c := claudeWorkspace(t, mock, "\n[agent.claude]\npermission_mode = \"dontAsk\"\n")
+	rep, r := e.forkRunWith(c, "source", "--prompt", "write the answer", "-n", "1", "--merge-mode", "auto")
+	if r.code != exitError {
+		t.Errorf("exit %d, want %d: %v", r.code, exitError, r)
+	}
+	f := rep.Forks[0]
+	if f.Ready || !strings.Contains(f.NotReady, "permission denied: Write") || !strings.Contains(f.NotReady, "answer.txt") {
+		t.Errorf("ready %v (%q), want not ready for the denied Write", f.Ready, f.NotReady)
+	}
+	if f.Agent.DenialsTotal != 1 || len(f.Agent.Denials) != 1 || f.Agent.Denials[0].Tool != "Write" {
+		t.Errorf("denials %d %+v", f.Agent.DenialsTotal, f.Agent.Denials)
+	}
+	if rep.Outcome != forkrun.OutcomeNoWinner || !strings.Contains(rep.OutcomeDetail, "permission denied") {
+		t.Errorf("outcome %s (%s)", rep.Outcome, rep.OutcomeDetail)
+	}
+	if fileExists(filepath.Join(dir, "answer.txt")) {
+		t.Error("answer.txt reached the source")
+	}
+	var s runSummary
+	e.okJSON(&s, "summary", "source-1", "--json")
+	if s.Ready || !strings.Contains(s.NotReady, "permission denied") {
+		t.Errorf("summary: ready %v (%q)", s.Ready, s.NotReady)
+	}
+}
+
+// TestClaude_NoChangesIsNotReady: an agent that only talks changes
+// nothing; its fork is not ready ("no changes") and the fork-run exits 1.
+func TestClaude_NoChangesIsNotReady(t *testing.T) {
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		return agentmock.Turn{Text: "Everything is fine as it is."}, r.Turn == 0
+	})
+	e, _, c := claudeWorkspace(t, mock, "")
+	rep, r := e.forkRunWith(c, "source", "--prompt", "improve it", "-n", "2")
+	if r.code != exitError {
+		t.Errorf("exit %d, want %d: %v", r.code, exitError, r)
+	}
+	for _, f := range rep.Forks {
+		if f.State != forkrun.Finished || f.Ready || !strings.HasPrefix(f.NotReady, "no changes") || f.Agent.Result != "success" {
+			t.Errorf("%s: state %s (%s) ready %v (%q) result %q", f.Name, f.State, f.Reason, f.Ready, f.NotReady, f.Agent.Result)
+		}
+	}
+	if rep.Outcome != forkrun.OutcomeNoWinner || rep.Verdict != nil || !strings.Contains(rep.OutcomeDetail, "no changes") {
+		t.Errorf("outcome %s (%s) verdict %+v", rep.Outcome, rep.OutcomeDetail, rep.Verdict)
+	}
+}
+
+// TestClaude_APIErrorIsNotReady: the API answers an error; claude ends
+// with an error result, the fork failed with a reason that names the
+// error, and the fork-run exits 1.
+func TestClaude_APIErrorIsNotReady(t *testing.T) {
+	const msg = "mock: model tine-test is unavailable"
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		return agentmock.Turn{Error: &agentmock.APIError{Status: 400, Type: "invalid_request_error", Message: msg}}, true
+	})
+	e, _, c := claudeWorkspace(t, mock, "")
+	rep, r := e.forkRunWith(c, "source", "--prompt", "write the answer", "-n", "1")
+	if r.code != exitError {
+		t.Errorf("exit %d, want %d: %v", r.code, exitError, r)
+	}
+	f := rep.Forks[0]
+	if f.State != forkrun.Failed || f.Ready || !strings.Contains(f.Reason, msg) || !strings.Contains(f.NotReady, msg) {
+		t.Errorf("state %s (%q) ready %v (%q) result %q %q", f.State, f.Reason, f.Ready, f.NotReady, f.Agent.Result, f.Agent.ResultText)
+	}
+	if f.Agent.Result != "error" {
+		t.Errorf("result %q, want error", f.Agent.Result)
+	}
+	if rep.Outcome != forkrun.OutcomeNoWinner {
+		t.Errorf("outcome %s (%s)", rep.Outcome, rep.OutcomeDetail)
+	}
+}
