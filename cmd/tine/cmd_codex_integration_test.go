@@ -20,11 +20,14 @@ import (
 	"github.com/tinehq/tine/internal/agentmock"
 )
 
-// The commands the mock model runs: the fix, and with the approach
-// "break" one that edits app.txt without fixing it (its tests fail).
+// The commands the mock model runs: the fix, which also tries to write
+// outside the workspace (codex's sandbox must refuse it), and with the
+// approach "break" one that edits app.txt without fixing it (its tests
+// fail).
 const (
-	codexFix   = "sed -i s/BUG/OK/ app.txt"
-	codexBreak = "echo broken >> app.txt"
+	codexOutside = "/var/tmp/tine-codex-sandbox-probe"
+	codexFix     = "sed -i s/BUG/OK/ app.txt; touch " + codexOutside + " 2>/dev/null; true"
+	codexBreak   = "echo broken >> app.txt"
 )
 
 // Usage the mock reports: the tool call's request, the answer's, and the
@@ -56,6 +59,7 @@ func requireCodex(t *testing.T) {
 func newCodexEnv(t *testing.T) *codexEnv {
 	t.Helper()
 	requireCodex(t)
+	os.Remove(codexOutside)
 	m, err := agentmock.NewOpenAI(codexScript)
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +141,10 @@ func checkCodexForks(t *testing.T, rep *forkrun.Report, n int) {
 	t.Helper()
 	if len(rep.Forks) != n {
 		t.Fatalf("%d forks, want %d", len(rep.Forks), n)
+	}
+	if fileExists(codexOutside) {
+		os.Remove(codexOutside)
+		t.Errorf("codex wrote %s, outside the fork: its sandbox is not in force", codexOutside)
 	}
 	for _, f := range rep.Forks {
 		cmd, pass := codexFix, true
