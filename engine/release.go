@@ -245,13 +245,14 @@ func (e *Engine) prepareRelease(ctx context.Context, w *tine.Workspace, src *tin
 	if err := os.WriteFile(e.pendingPath(w), nil, 0o600); err != nil {
 		return err
 	}
-	if canRename(e.wsDir(w.ID), w.Path, j.Temp) {
+	layers := append(e.layerPaths(v), filepath.Join(br.Dir, "upper"))
+	if canRename(e.wsDir(w.ID), w.Path, j.Temp) && !anyRedirect(layers[1:]) {
 		if err := e.unmountAll(w); err != nil {
 			os.Remove(e.pendingPath(w))
 			return err
 		}
 		j.Mode, j.Phase = relRename, phaseCommitted
-		j.Layers = append(e.layerPaths(v), filepath.Join(br.Dir, "upper"))
+		j.Layers = layers
 		if j.Dirs, err = layerDirTimes(j.Layers[1:]); err != nil {
 			os.Remove(e.pendingPath(w))
 			return err
@@ -815,6 +816,29 @@ func isOpaqueDir(p string) bool {
 	buf := make([]byte, 1)
 	n, err := unix.Lgetxattr(p, overlayXattr+"opaque", buf)
 	return err == nil && n == 1 && buf[0] == 'y'
+}
+
+// anyRedirect reports whether a directory of the delta layers was put there
+// by a rename (overlay's redirect attribute): its files still lie at the old
+// path below, so the layers cannot be applied entry by entry, and release
+// copies the mounted view instead.
+func anyRedirect(layers []string) bool {
+	found := false
+	for _, l := range layers {
+		_ = filepath.WalkDir(l, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || found {
+				return filepath.SkipAll
+			}
+			if d.IsDir() {
+				if _, xerr := unix.Lgetxattr(p, overlayXattr+"redirect", nil); xerr == nil {
+					found = true
+					return filepath.SkipAll
+				}
+			}
+			return nil
+		})
+	}
+	return found
 }
 
 // stripOverlay removes overlay's marks from the subtree at p before it is

@@ -39,13 +39,41 @@ func (b *Backend) Changes(ctx context.Context, r layer.Run, base []string) ([]la
 			return nil, err
 		}
 	}
+	if err := c.scanRedirected(r.View); err != nil {
+		return nil, err
+	}
 	return c.compare(ctx, baseView, r.View)
 }
 
-// candidates are the paths a delta names, and the directories it marks opaque.
+// candidates are the paths a delta names, and the directories it marks
+// opaque or redirected.
 type candidates struct {
-	paths  map[string]bool
-	opaque map[string]bool
+	paths      map[string]bool
+	opaque     map[string]bool
+	redirected []string
+}
+
+// scanRedirected makes every path the view shows below a redirected
+// directory a candidate: its entries come from the lower directory it was
+// renamed from, so the delta does not name them. Like an opaque one, such
+// a directory hides what base had at its path.
+func (c *candidates) scanRedirected(view string) error {
+	for _, rel := range c.redirected {
+		c.opaque[rel] = true
+		root := filepath.Join(view, rel)
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			sub, _ := filepath.Rel(view, p)
+			c.paths[sub] = true
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *candidates) scan(dir string) error {
@@ -57,6 +85,9 @@ func (c *candidates) scan(dir string) error {
 		c.paths[rel] = true
 		if d.IsDir() && isOpaque(p) {
 			c.opaque[rel] = true
+		}
+		if d.IsDir() && hasRedirect(p) {
+			c.redirected = append(c.redirected, rel)
 		}
 		return nil
 	})

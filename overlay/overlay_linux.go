@@ -20,10 +20,22 @@ import (
 var _ layer.Backend = (*Backend)(nil)
 var _ layer.Restorer = (*Backend)(nil)
 
-// options fixes the overlay features tine relies on: no redirects, no
-// metadata-only copy-up and no index, so an upper directory holds only
-// plain files, whiteouts and opaque marks that any tool can read.
-const options = "redirect_dir=off,index=off,metacopy=off"
+// options fixes the overlay features tine relies on: directory renames by
+// redirect (without them renaming a directory that comes from a lower layer
+// fails with EXDEV, which git mv, os.rename and package managers meet), no
+// metadata-only copy-up and no index, so an upper directory holds plain
+// files, whiteouts, opaque marks and redirected directories (hasRedirect)
+// that Changes and release know how to read.
+const options = "redirect_dir=on,index=off,metacopy=off"
+
+// hasRedirect reports whether the directory at p (in an upper directory or
+// a layer) is one a rename put there: its contents are those of the lower
+// directory its trusted.overlay.redirect attribute names, merged with its
+// own entries.
+func hasRedirect(p string) bool {
+	_, err := unix.Lgetxattr(p, "trusted.overlay.redirect", nil)
+	return err == nil
+}
 
 // Probe mounts a tiny overlay inside dir to find whether this machine and
 // user can use the backend. It never looks at the kernel version.

@@ -169,3 +169,48 @@ func TestCLI_MergeCommits(t *testing.T) {
 		t.Errorf("a conflicting commit: %v; A = %q", r, readTestFile(t, ws, "A"))
 	}
 }
+
+// TestCLI_RenameLowerDirectory: tools rename directories with rename(2)
+// (git mv, os.rename, package managers), which an overlay view refuses for
+// a directory of a lower layer unless it records the rename as a redirect.
+// The renames work in a fork and in the source, the fork's diff names
+// every moved file, a merge in each scope carries them, and release of a
+// source whose delta holds a redirect gives the view's tree.
+func TestCLI_RenameLowerDirectory(t *testing.T) {
+	requireRoot(t)
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	writeTestFiles(t, ws, map[string]string{"src/lib/a.go": "a\n", "src/lib/deep/b.go": "b\n", "docs/x": "x\n"})
+	hostSh(t, ws, "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init")
+	e.ok("init", ws)
+	e.ok("fork", "source", "-n", "2")
+	e.execSh("source-1", "git mv src/lib src/pkg")
+	e.execSh("source-2", "python3 -c 'import os; os.rename(\"docs\", \"manual\")'")
+	var changes []change
+	e.okJSON(&changes, "diff", "source-1", "--json")
+	got := map[string]string{}
+	for _, c := range changes {
+		got[c.Path] = c.Kind
+	}
+	for p, k := range map[string]string{"src/lib/a.go": "deleted", "src/lib/deep/b.go": "deleted", "src/pkg/a.go": "added", "src/pkg/deep/b.go": "added"} {
+		if got[p] != k {
+			t.Errorf("diff source-1: %s is %q, want %s (all: %v)", p, got[p], k, got)
+		}
+	}
+	e.ok("merge", "source-1", "--git")
+	e.ok("merge", "source-2", "--filesystem")
+	for p, want := range map[string]string{"src/pkg/a.go": "a\n", "src/pkg/deep/b.go": "b\n", "manual/x": "x\n"} {
+		if readTestFile(t, ws, p) != want {
+			t.Errorf("%s after the merges: %q", p, readTestFile(t, ws, p))
+		}
+	}
+	for _, p := range []string{"src/lib", "docs"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); !os.IsNotExist(err) {
+			t.Errorf("%s after the merges: %v", p, err)
+		}
+	}
+	hostSh(t, ws, "python3 -c 'import os; os.rename(\"src\", \"code\")'") // src comes from the base layer
+	before := walkHost(t, ws)
+	e.ok("release", "--force", ws)
+	requireSameTree(t, "the released workspace", before, walkHost(t, ws), compareOpts{})
+}
