@@ -9,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/tinehq/tine"
@@ -1016,45 +1014,4 @@ func removeTree(dir string) error {
 		err = os.RemoveAll(dir)
 	}
 	return err
-}
-
-// Fault injection. TINE_TEST_KILL_AT=op:N (op is release or init) makes
-// this process SIGKILL itself at the N-th (from 0) fault point of that
-// operation: the fault-injection tests' way to crash tine at every step,
-// through the binary. faultHook, set by tests in this package, is called
-// at every fault point instead; its error fails the step.
-var (
-	faultHook func(op string) error
-
-	faultOnce  sync.Once
-	faultOp    string
-	faultAt    = -1
-	faultMu    sync.Mutex
-	faultCount = map[string]int{}
-)
-
-// faultPoint marks a step of op at which a test may crash or fail it.
-func faultPoint(op string) error {
-	if faultHook != nil {
-		return faultHook(op)
-	}
-	faultOnce.Do(func() {
-		if o, n, ok := strings.Cut(os.Getenv("TINE_TEST_KILL_AT"), ":"); ok {
-			if i, err := strconv.Atoi(n); err == nil {
-				faultOp, faultAt = o, i
-			}
-		}
-	})
-	if faultAt < 0 || op != faultOp {
-		return nil
-	}
-	faultMu.Lock()
-	n := faultCount[op]
-	faultCount[op]++
-	faultMu.Unlock()
-	if n == faultAt {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // the signal is on its way
-	}
-	return nil
 }
