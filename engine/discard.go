@@ -14,6 +14,7 @@ import (
 // events remain. A run with changes that were never merged or promoted is
 // refused unless force is set; then nothing is discarded.
 func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
+	ctx = withFaultOp(ctx, "discard")
 	w, runs, err := e.findDiscardable(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -53,6 +54,9 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 		return nil, err
 	}
 	e.obs.Discarded(len(runs))
+	if err := faultPointCtx(ctx); err != nil { // recorded, no file removed
+		return nil, err
+	}
 	for _, r := range runs {
 		if err := e.stop(ctx, Ref{w, r}, "stop"); err != nil {
 			e.warn("stopping %s: %v", r.Name, err)
@@ -145,7 +149,13 @@ func (e *Engine) removeFiles(ctx context.Context, w *tine.Workspace, runs []*tin
 		if err := be.Deactivate(ctx, br); err != nil {
 			return fmt.Errorf("%s is discarded, but removing its files failed (the next tine command retries): %w", r.Name, err)
 		}
+		if err := faultPointCtx(ctx); err != nil { // its view gone, its directory left
+			return err
+		}
 		if err := os.RemoveAll(br.Dir); err != nil {
+			return err
+		}
+		if err := faultPointCtx(ctx); err != nil {
 			return err
 		}
 	}

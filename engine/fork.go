@@ -39,6 +39,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	start := time.Now()
+	ctx = withFaultOp(ctx, "fork")
 	p, unlock, err := e.lockRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -72,6 +73,9 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 			err = cerr
 		}
 	}()
+	if err := faultPointCtx(ctx); err != nil { // the capability revoked
+		return nil, err
+	}
 	head := gitHead(ctx, e.Path(p.Workspace, p.Run)) // before sealing may unmount the view
 	thaw, err := e.freeze(ctx, p)                    // the version is what the processes left at one instant
 	if err != nil {
@@ -85,6 +89,9 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	g := &tine.Group{ID: tine.NewID(tine.PrefixGroup), Workspace: p.Workspace.ID, Parent: p.Run.ID, Version: v.ID, CreatedAt: v.CreatedAt}
 	forks, err := e.makeForks(ctx, be, p, v, g, o, names, head, &u)
 	if err != nil {
+		return nil, err
+	}
+	if err := faultPointCtx(ctx); err != nil { // every fork's files made, nothing recorded
 		return nil, err
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
@@ -112,6 +119,9 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 			"group": g.ID, "version": v.ID, "forks": ids, "sealed_by": sealedBy(moved)}))
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := faultPointCtx(ctx); err != nil { // recorded; a moved parent not yet remounted
 		return nil, err
 	}
 	if moved {
@@ -150,6 +160,9 @@ func (e *Engine) seal(ctx context.Context, be layer.Backend, p Ref, kind tine.Ve
 	u.add(func() error { return be.RemoveLayer(ctx, dir) })
 	if err != nil {
 		return nil, nil, fmt.Errorf("sealing %s: %w", p.Run.Name, err)
+	}
+	if err := faultPointCtx(ctx); err != nil { // the layer copied, not recorded
+		return nil, nil, err
 	}
 	lay.Bytes, _ = fstree.DiskUsage(dir)
 	v := &tine.Version{ID: tine.NewID(tine.PrefixVersion), Workspace: p.Workspace.ID, Parent: base.ID,
@@ -198,6 +211,9 @@ func (e *Engine) makeForks(ctx context.Context, be layer.Backend, p Ref, v *tine
 			return nil, fmt.Errorf("making fork %s: %w", f.Name, err)
 		}
 		forks[i] = f
+		if err := faultPointCtx(ctx); err != nil { // this fork's view made
+			return nil, err
+		}
 	}
 	return forks, nil
 }

@@ -87,6 +87,9 @@ func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tin
 	dir := e.layerDir(p.Workspace.ID, lay.ID)
 	err = writeFileAtomic(e.moveJournalPath(p), j)
 	if err == nil {
+		err = faultPointCtx(ctx) // journaled, the view unmounted, the delta not moved
+	}
+	if err == nil {
 		err = mv.SealMove(ctx, br, dir)
 	}
 	if err != nil {
@@ -94,6 +97,9 @@ func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tin
 		return nil, nil, false, errors.Join(err, e.remount(ctx, mv, p, br, base))
 	}
 	u.add(func() error { return e.moveBack(ctx, mv, p, br, dir, base) })
+	if err := faultPointCtx(ctx); err != nil { // the delta moved into the layer, not recorded
+		return nil, nil, false, err
+	}
 	lay.Bytes, _ = fstree.DiskUsage(dir)
 	return lay, v, true, nil
 }
@@ -106,8 +112,14 @@ func (e *Engine) finishMove(ctx context.Context, be layer.Backend, p Ref, v *tin
 		e.warn("remounting %s after sealing it: %v (the next tine command retries)", p.Run.Name, err)
 		return
 	}
+	if faultPointCtx(ctx) != nil { // remounted, its base not marked
+		return
+	}
 	if err := markBase(br, v.ID); err != nil {
 		e.warn("%s: %v", p.Run.Name, err)
+		return
+	}
+	if faultPointCtx(ctx) != nil { // marked, the journal (and a set-aside delta) left
 		return
 	}
 	e.dropAside(p)
@@ -141,7 +153,7 @@ func (e *Engine) rebaseCompacted(ctx context.Context, be layer.Backend, p Ref, b
 		return false
 	}
 	aside := filepath.Join(br.Dir, "upper.compacted")
-	if err := e.setAside(br, aside, v); err != nil {
+	if err := e.setAside(ctx, br, aside, v); err != nil {
 		e.warn("rebasing %s after compaction: %v", p.Run.Name, err)
 		os.Remove(e.moveJournalPath(p))
 		if rerr := e.remount(ctx, mv, p, br, base); rerr != nil {
@@ -150,18 +162,25 @@ func (e *Engine) rebaseCompacted(ctx context.Context, be layer.Backend, p Ref, b
 		return false
 	}
 	u.add(func() error { return e.moveBack(ctx, mv, p, br, aside, base) })
+	_ = faultPointCtx(ctx) // set aside, not recorded (a hook's error cannot fail this step)
 	return true
 }
 
 // setAside journals the rebase, then moves br's delta to aside and gives
 // br an empty delta and work directory.
-func (e *Engine) setAside(br layer.Run, aside string, v *tine.Version) error {
+func (e *Engine) setAside(ctx context.Context, br layer.Run, aside string, v *tine.Version) error {
 	j, _ := json.Marshal(moveJournal{Version: v.ID, Aside: aside})
 	if err := writeFileAtomic(filepath.Join(br.Dir, "seal.json"), j); err != nil {
 		return err
 	}
+	if err := faultPointCtx(ctx); err != nil { // journaled, nothing moved
+		return err
+	}
 	up, work := filepath.Join(br.Dir, "upper"), filepath.Join(br.Dir, "work")
 	if err := os.Rename(up, aside); err != nil {
+		return err
+	}
+	if err := faultPointCtx(ctx); err != nil { // the delta aside, no upper directory
 		return err
 	}
 	if err := os.Mkdir(up, 0o755); err != nil {

@@ -24,6 +24,7 @@ type PromoteResult struct {
 // changed since the fork's line left it, naming those paths, unless
 // dropSourceChanges is set or the fork already has the same content there.
 func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool) (res *PromoteResult, err error) {
+	ctx = withFaultOp(ctx, "promote")
 	p, unlock, err := e.lockRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -118,12 +119,18 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 	if err != nil {
 		return nil, err
 	}
+	if err := faultPointCtx(ctx); err != nil { // the source saved, nothing switched
+		return nil, err
+	}
 	oldBr, newBr := e.backendRun(src.Workspace, src.Run), e.backendRun(p.Workspace, p.Run)
 	var fresh *tine.Version
 	if !stacking(p.Workspace.Backend) {
 		// A flat source lives in the workspace directory: the fork's files
 		// will be activated there from a version of them.
 		if fresh, err = e.save(ctx, be, p, "promoted"); err != nil {
+			return nil, err
+		}
+		if err := faultPointCtx(ctx); err != nil { // the fork saved too
 			return nil, err
 		}
 	}
@@ -145,6 +152,9 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 		return nil, err
 	}
 	e.obs.Promoted()
+	if err := faultPointCtx(ctx); err != nil { // recorded, no file moved
+		return nil, err
+	}
 	if err := e.switchFiles(ctx, be, p, fresh, oldBr, newBr); err != nil {
 		return nil, fmt.Errorf("promoted in the store, but moving the files failed (the next tine command retries): %w", err)
 	}
@@ -158,12 +168,21 @@ func (e *Engine) switchFiles(ctx context.Context, be layer.Backend, p Ref, fresh
 		if err := bindSource(p.Workspace, forkBr); err != nil {
 			return err
 		}
+		if err := faultPointCtx(ctx); err != nil { // the workspace path shows the new source
+			return err
+		}
 		if err := be.Deactivate(ctx, oldBr); err != nil {
+			return err
+		}
+		if err := faultPointCtx(ctx); err != nil { // the old source's view gone
 			return err
 		}
 		return os.RemoveAll(oldBr.Dir)
 	}
 	if err := be.Deactivate(ctx, oldBr); err != nil {
+		return err
+	}
+	if err := faultPointCtx(ctx); err != nil { // the workspace directory emptied
 		return err
 	}
 	if err := os.RemoveAll(oldBr.Dir); err != nil {
@@ -172,6 +191,9 @@ func (e *Engine) switchFiles(ctx context.Context, be layer.Backend, p Ref, fresh
 	var u undo
 	srcBr := e.backendRun(p.Workspace, p.Run) // now the workspace directory
 	if err := e.activate(ctx, be, p.Workspace, p.Run, srcBr, e.layerPaths(fresh), fresh.ID, &u); err != nil {
+		return err
+	}
+	if err := faultPointCtx(ctx); err != nil { // the new source's files in place, its old view left
 		return err
 	}
 	return removeTree(forkBr.View)

@@ -12,6 +12,7 @@ import (
 // Checkpoint records run ref's current files as a version without stopping
 // or changing the run.
 func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Version, err error) {
+	ctx = withFaultOp(ctx, "checkpoint")
 	p, unlock, err := e.lockRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -37,6 +38,9 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 		return firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "checkpoint",
 			map[string]any{"version": v.ID, "label": label, "sealed_by": sealedBy(moved)})))
 	})
+	if err == nil {
+		err = faultPointCtx(ctx) // recorded; a moved run not yet remounted
+	}
 	if err == nil && moved {
 		e.finishMove(ctx, be, p, v)
 	}
@@ -54,6 +58,7 @@ type RollbackResult struct {
 // label of the run's workspace). The files it had are first recorded as a
 // version of their own, so nothing is lost.
 func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackResult, err error) {
+	ctx = withFaultOp(ctx, "rollback")
 	p, unlock, err := e.lockRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -77,9 +82,15 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 	if err != nil {
 		return nil, err
 	}
+	if err := faultPointCtx(ctx); err != nil { // saved and recorded, the view as it was
+		return nil, err
+	}
 	br := e.backendRun(p.Workspace, p.Run)
 	if err := e.detach(p.Workspace, p.Run, br); err != nil {
 		return nil, fmt.Errorf("%s is in use, nothing rolled back (its files are saved as %s): %w", p.Run.Name, saved.ID, err)
+	}
+	if err := faultPointCtx(ctx); err != nil { // the view unmounted, not rolled back
+		return nil, err
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		p.Run.Base = target.ID
@@ -90,6 +101,9 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 		return nil, err
 	}
 	e.obs.RolledBack()
+	if err := faultPointCtx(ctx); err != nil { // recorded, the view not replaced
+		return nil, err
+	}
 	if err := e.reactivate(ctx, be, p.Workspace, p.Run, br, target); err != nil {
 		return nil, fmt.Errorf("rolled back in the store, but remounting failed (the next tine command retries): %w", err)
 	}
@@ -137,6 +151,9 @@ func (e *Engine) reactivate(ctx context.Context, be layer.Backend, w *tine.Works
 		return err
 	}
 	if err := be.Deactivate(ctx, br); err != nil {
+		return err
+	}
+	if err := faultPointCtx(ctx); err != nil { // the old view and delta gone, the new not made
 		return err
 	}
 	var u undo
