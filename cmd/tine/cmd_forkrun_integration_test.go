@@ -282,8 +282,15 @@ func TestForkRun_RefusesBeforeForking(t *testing.T) {
 		{[]string{"--agent-cmd", "true", "--judge", "llm"}, exitUsage, "[judge.llm] model"},
 		{[]string{"--agent-cmd", "true", "--budget", "-1"}, exitUsage, "budget"},
 	}
+	// A PATH without codex (CI installs it in /usr/bin): only sh and true.
+	bin := t.TempDir()
+	for _, p := range []string{"/bin/sh", "/bin/true"} {
+		if err := os.Symlink(p, filepath.Join(bin, filepath.Base(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range cases {
-		r := e.run(call{vars: []string{"PATH=/usr/bin:/bin"}}, append([]string{"fork-run", "source", "--prompt", "p"}, c.args...)...)
+		r := e.run(call{vars: []string{"PATH=" + bin}}, append([]string{"fork-run", "source", "--prompt", "p"}, c.args...)...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.msg) || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("%v: want exit %d and one line with %q\n%v", c.args, c.code, c.msg, r)
 		}
