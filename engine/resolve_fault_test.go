@@ -452,7 +452,9 @@ func (c opCase) runKills(t *testing.T) {
 				}
 				return
 			}
-			found[c.checkRecovered(t, o, before, after, fmt.Sprintf("killed at %s:%d", c.op, n))]++
+			st := c.checkRecovered(t, o, before, after, fmt.Sprintf("killed at %s:%d", c.op, n))
+			t.Logf("killed at %s:%d: the next command found %s", c.op, n, st)
+			found[st]++
 		})
 		if done || t.Failed() {
 			t.Logf("%s: %d fault points; the next command found %d before, %d after", c.name(), n, found["before"], found["after"])

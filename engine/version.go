@@ -101,6 +101,12 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 		return nil, err
 	}
 	e.obs.RolledBack()
+	// From here the view is replaced even if the target is its own base
+	// (a rollback that drops the delta), which the base marker alone could
+	// not tell from a rollback that never happened.
+	if err := markBase(br, replacingView); err != nil {
+		return nil, fmt.Errorf("rolled back in the store, but marking the view failed (the next tine command retries): %w", err)
+	}
 	if err := faultPointCtx(ctx); err != nil { // recorded, the view not replaced
 		return nil, err
 	}
@@ -145,9 +151,19 @@ func (e *Engine) detach(w *tine.Workspace, r *tine.Run, br layer.Run) error {
 	return nil
 }
 
+// replacingView marks a run whose view reactivate is replacing: no
+// version, so the sweeper makes the view again without saving it.
+const replacingView = "replacing"
+
 // reactivate replaces r's view with a fresh one of version v.
 func (e *Engine) reactivate(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, br layer.Run, v *tine.Version) error {
 	if err := e.detach(w, r, br); err != nil {
+		return err
+	}
+	// The view is about to go, and the callers saved what it held: a crash
+	// from here until the new view is marked must not leave a marker that
+	// sends the sweeper to remount (and save) a view whose delta is gone.
+	if err := markBase(br, replacingView); err != nil {
 		return err
 	}
 	if err := be.Deactivate(ctx, br); err != nil {
