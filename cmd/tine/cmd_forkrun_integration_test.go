@@ -252,7 +252,7 @@ func TestForkRun_TestTimeoutKillsTheWholeTree(t *testing.T) {
 	e, _ := forkRunWorkspace(t, "")
 	// A background child, one in a session of its own, and the foreground.
 	test := "sleep 3107 & setsid sleep 3108 & sh -c 'sleep 3109 & wait' & sleep 3110"
-	rep, r := e.forkRunJSON("source", "--prompt", "p", "-n", "1", "--agent-cmd", "true",
+	rep, r := e.forkRunJSON("source", "--prompt", "p", "-n", "1", "--agent-cmd", "touch done", // real work: a fork that changes nothing is not ready
 		"--test", test, "--test-timeout", "1s", "--merge-mode", "manual")
 	if r.code != 0 {
 		t.Fatalf("%v", r)
@@ -269,7 +269,9 @@ func TestForkRun_TestTimeoutKillsTheWholeTree(t *testing.T) {
 }
 
 func TestForkRun_RefusesBeforeForking(t *testing.T) {
-	e, _ := forkRunWorkspace(t, "")
+	// The real codex may be installed (CI installs it): name a binary that
+	// is not, as a machine without codex would lack it.
+	e, _ := forkRunWorkspace(t, "[agent.codex]\nbinary = \"no-such-codex\"\n")
 	cases := []struct {
 		args []string
 		code int
@@ -445,7 +447,7 @@ func TestForkRun_AccountsOnePerFork(t *testing.T) {
 		t.Errorf("accounts seen by the agents: %v", got)
 	}
 	// On the progress output the reduction is said before anything runs.
-	out := e.ok("fork-run", "source", "--prompt", "p", "-n", "3", "--merge-mode", "manual", "--agent-cmd", "true")
+	out := e.ok("fork-run", "source", "--prompt", "p", "-n", "3", "--merge-mode", "manual", "--agent-cmd", "touch done")
 	if first, _, _ := strings.Cut(out, "\n"); !strings.HasPrefix(first, "note: ") || !strings.Contains(first, "2") {
 		t.Errorf("the first line is %q, want the note that N was reduced", first)
 	}
