@@ -152,6 +152,15 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 		return nil, err
 	}
 	e.obs.Promoted()
+	if fresh != nil {
+		// The new source's files will be made again from fresh: a crash
+		// from here on must not send the sweeper to save what the workspace
+		// directory holds (the old source's files, saved already) as if it
+		// were the new source's view of its old base.
+		if err := markBase(newBr, replacingView); err != nil {
+			return nil, fmt.Errorf("promoted in the store, but marking the files failed (the next tine command retries): %w", err)
+		}
+	}
 	if err := faultPointCtx(ctx); err != nil { // recorded, no file moved
 		return nil, err
 	}
@@ -179,6 +188,14 @@ func (e *Engine) switchFiles(ctx context.Context, be layer.Backend, p Ref, fresh
 		}
 		return os.RemoveAll(oldBr.Dir)
 	}
+	// The fork's view goes first: fresh holds its files, and the sweeper
+	// makes a flat source's files again but knows nothing of this copy.
+	if err := removeTree(forkBr.View); err != nil {
+		return err
+	}
+	if err := faultPointCtx(ctx); err != nil { // the fork's view gone
+		return err
+	}
 	if err := be.Deactivate(ctx, oldBr); err != nil {
 		return err
 	}
@@ -190,13 +207,7 @@ func (e *Engine) switchFiles(ctx context.Context, be layer.Backend, p Ref, fresh
 	}
 	var u undo
 	srcBr := e.backendRun(p.Workspace, p.Run) // now the workspace directory
-	if err := e.activate(ctx, be, p.Workspace, p.Run, srcBr, e.layerPaths(fresh), fresh.ID, &u); err != nil {
-		return err
-	}
-	if err := faultPointCtx(ctx); err != nil { // the new source's files in place, its old view left
-		return err
-	}
-	return removeTree(forkBr.View)
+	return e.activate(ctx, be, p.Workspace, p.Run, srcBr, e.layerPaths(fresh), fresh.ID, &u)
 }
 
 // retiredName picks the old source's new name.

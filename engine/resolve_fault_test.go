@@ -369,6 +369,11 @@ func checkAgrees(t *testing.T, f *fixture, step string) {
 				t.Errorf("%s: run %s has %s left", step, r.Name, j)
 			}
 		}
+		if r.Role == tine.RoleSource && !stacking(w.Backend) {
+			if _, err := os.Lstat(filepath.Join(br.Dir, "view")); err == nil {
+				t.Errorf("%s: the flat source %s has a view left in its run directory", step, r.Name)
+			}
+		}
 		if stacking(w.Backend) {
 			if ok, _ := mnt.IsMountpoint(br.View); !ok {
 				t.Errorf("%s: run %s's view is not mounted", step, r.Name)
