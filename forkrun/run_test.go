@@ -94,7 +94,10 @@ func TestRun_ChargesAgainstTheAggregateCap(t *testing.T) {
 			if !strings.Contains(f.Reason, "aggregate cap") {
 				t.Errorf("%s: reason %q", f.Name, f.Reason)
 			}
-			if _, judged := rep.Verdict.Scores[f.Run]; rep.Verdict != nil && judged {
+			if rep.Verdict == nil {
+				continue // nothing was judged: every fork was stopped
+			}
+			if _, judged := rep.Verdict.Scores[f.Run]; judged {
 				t.Errorf("%s was killed but judged", f.Name)
 			}
 		case forkrun.Finished:
