@@ -556,3 +556,37 @@ func TestMerge_SIGKILL(t *testing.T) {
 		})
 	}
 }
+
+// TestOps_FullDisk runs each operation with the state directory on a small
+// ext4 filesystem filled up: it fails cleanly (the runs show their files as
+// before) or succeeds; once space is freed the next command finds the store
+// and the directories agreeing and the operation retried succeeds.
+func TestOps_FullDisk(t *testing.T) {
+	for _, op := range []string{"fork", "checkpoint", "rollback", "promote", "discard", "merge"} {
+		for _, be := range backends(t) {
+			c := opCase{op: op, backend: be, home: func(t *testing.T) (string, string) {
+				return filepath.Join(smallFS(t, 32), "home"), filepath.Join(t.TempDir(), "ws")
+			}}
+			t.Run(c.name(), func(t *testing.T) {
+				before, after := c.trees(t)
+				o := c.setup(t)
+				filler := filepath.Join(filepath.Dir(o.home), "filler")
+				fill(t, filler, 0)
+				err := runOp(o.ctx, o.e, c.op, o.arg, o.arg2)
+				got, want := liveTrees(t, o.fixture), after
+				if err != nil {
+					t.Logf("%s on a full disk: %v", c.op, err)
+					want = before
+				}
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("after %s on a full disk (error %v) the files differ (-want +got):\n%s", c.op, err, d)
+				}
+				if err := os.Remove(filler); err != nil {
+					t.Fatal(err)
+				}
+				o.e.Close()
+				c.checkRecovered(t, o, before, after, "after a full disk")
+			})
+		}
+	}
+}
