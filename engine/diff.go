@@ -10,6 +10,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -72,10 +73,11 @@ func writePatch(w io.Writer, c layer.Change, oldDir, newDir string) error {
 	old, oerr := readText(filepath.Join(oldDir, c.Path), c.Kind != layer.Added)
 	cur, cerr := readText(filepath.Join(newDir, c.Path), c.Kind != layer.Deleted)
 	if oerr != nil || cerr != nil {
-		_, err := fmt.Fprintf(w, "diff %s: %s\n", c.Path, firstError(oerr, cerr))
+		_, err := fmt.Fprintf(w, "diff %s: %s\n", display.Path(c.Path), firstError(oerr, cerr))
 		return err
 	}
-	from, to := "a/"+c.Path, "b/"+c.Path
+	name := display.Path(c.Path) // a name that is not printable UTF-8, quoted
+	from, to := "a/"+name, "b/"+name
 	if c.Kind == layer.Added {
 		from = "/dev/null"
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -31,7 +34,7 @@ counts. --stat prints the totals; --patch a unified diff of text files.`,
 					return err
 				}
 				if patch {
-					return e.Patch(c.Context(), r, a.stdout)
+					return a.printPatch(c.Context(), e, r)
 				}
 				changes, err := e.Changes(c.Context(), r)
 				if err != nil {
@@ -47,6 +50,20 @@ counts. --stat prints the totals; --patch a unified diff of text files.`,
 	c.MarkFlagsMutuallyExclusive("patch", "json")
 	c.MarkFlagsMutuallyExclusive("patch", "stat")
 	return c
+}
+
+// printPatch writes RUN's patch; on a terminal, control characters in the
+// files' lines (which the fork controls) are shown escaped, not sent.
+func (a *app) printPatch(ctx context.Context, e *engine.Engine, r engine.Ref) error {
+	if !isTerminal(a.stdout) {
+		return e.Patch(ctx, r, a.stdout)
+	}
+	var b strings.Builder
+	err := e.Patch(ctx, r, &b)
+	if _, werr := io.WriteString(a.stdout, display.Block(b.String())); err == nil {
+		err = werr
+	}
+	return err
 }
 
 func (a *app) printDiff(changes []layer.Change, stat, asJSON bool) error {

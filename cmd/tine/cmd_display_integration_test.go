@@ -58,6 +58,7 @@ func TestCLI_HostileNamesEscaped(t *testing.T) {
 	quotedEvil, quotedBad := `"evil\x1b[2K\rM  README.md"`, `"bad\xffname"`
 
 	requireEscaped(t, "tine diff", e.ok("diff", "source-1"), quotedEvil, quotedBad)
+	requireEscaped(t, "tine diff --patch", e.ok("diff", "source-1", "--patch"), "+++ b/"+quotedEvil)
 	requireEscaped(t, "tine merge --dry-run", e.ok("merge", "source-1", "--dry-run"), quotedEvil, quotedBad)
 	requireEscaped(t, "tine compare", e.ok("compare", fork.Group.ID), `sneaky\x1b[1A\rapproach`)
 	requireEscaped(t, "tine export", e.ok("export", fork.Group.ID), quotedEvil, quotedBad)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/display"
 )
 
 // progress shows a fork-run as it goes: on a terminal, one line per fork
@@ -161,22 +162,22 @@ func (a *app) printForkRun(rep *forkrun.Report) {
 			mark = " *"
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t+%d -%d\t$%.4f\t%s\t%s\n", f.Name, mark, f.State, forkrun.TestWord(f.Test),
-			f.FilesChanged, f.LinesAdded, f.LinesDeleted, f.CostUSD, score, clipLine(f.Approach, 40))
+			f.FilesChanged, f.LinesAdded, f.LinesDeleted, f.CostUSD, score, display.Text(clipLine(f.Approach, 40)))
 	}
 	tw.Flush()
 	for _, f := range rep.Forks {
 		if f.Reason != "" && f.State != forkrun.Finished {
-			fmt.Fprintf(a.stdout, "%s: %s\n", f.Name, f.Reason)
+			fmt.Fprintf(a.stdout, "%s: %s\n", f.Name, display.Text(f.Reason))
 		}
 	}
 	if v := rep.Verdict; v != nil {
-		fmt.Fprintf(a.stdout, "verdict (%s judge, confidence %.2f): %s\n", v.Judge, v.Confidence, v.Rationale)
+		fmt.Fprintf(a.stdout, "verdict (%s judge, confidence %.2f): %s\n", v.Judge, v.Confidence, display.Text(v.Rationale))
 	}
 	if rep.JudgeError != "" {
-		fmt.Fprintf(a.stdout, "judge failed: %s\n", rep.JudgeError)
+		fmt.Fprintf(a.stdout, "judge failed: %s\n", display.Text(rep.JudgeError))
 	}
 	for _, c := range rep.Conflicts {
-		fmt.Fprintf(a.stdout, "conflict: %s\n", c)
+		fmt.Fprintf(a.stdout, "conflict: %s\n", display.Path(c))
 	}
-	fmt.Fprintf(a.stdout, "%s: %s\n", rep.Outcome, rep.OutcomeDetail)
+	fmt.Fprintf(a.stdout, "%s: %s\n", rep.Outcome, display.Text(rep.OutcomeDetail))
 }
