@@ -18,15 +18,15 @@ func TestCommand(t *testing.T) {
 		want     []string
 	}{
 		{"claude", Config{Kind: Claude}, "fix it", "", "",
-			slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose"},
+			slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"},
 				ClaudePermissions(os.Geteuid() == 0), []string{"--", "fix it"})},
 		{"claude fork session", Config{Kind: Claude, Binary: "/opt/claude", Model: "opus", Args: []string{"--permission-mode", "acceptEdits"}},
 			"fix it", "small patch", "sess-1",
-			[]string{"/opt/claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "opus",
+			[]string{"/opt/claude", "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--model", "opus",
 				"--resume", "sess-1", "--fork-session", "--permission-mode", "acceptEdits", "--",
 				"fix it\n\nApproach for this attempt: small patch"}},
 		{"claude dash prompt", Config{Kind: Claude}, "-x", "", "",
-			slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose"},
+			slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"},
 				ClaudePermissions(os.Geteuid() == 0), []string{"--", "-x"})},
 		{"codex", Config{Kind: Codex}, "fix it", "", "",
 			[]string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "fix it"}},

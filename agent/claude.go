@@ -47,7 +47,11 @@ func setsPermissions(args []string) bool {
 }
 
 func claudeArgv(bin string, cfg Config, prompt, session string) []string {
-	argv := []string{bin, "-p", "--output-format", "stream-json", "--verbose"}
+	// --include-partial-messages: the stream events carry each message's
+	// output usage as it grows (message_delta) and its content as it
+	// streams, which the budget watches; the assistant lines carry only
+	// the usage of each message's start.
+	argv := []string{bin, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
 	if cfg.Model != "" {
 		argv = append(argv, "--model", cfg.Model)
 	}
@@ -67,8 +71,30 @@ type claudeParser struct {
 	opts    options
 	n       int
 	session string
-	seen    map[string]bool // message ids whose usage was counted
+	msgs    map[string]*claudeMsg // by message id: what was charged
 }
+
+// claudeMsg is one assistant message as far as it was charged: its model,
+// the usage charged so far and the content seen, whose length (chars/4)
+// estimates output tokens until the message's real usage arrives.
+type claudeMsg struct {
+	model       string
+	charged     Usage
+	streamChars int64 // content of the stream events' deltas
+	lineChars   int64 // content of the assistant lines
+	final       bool  // message_delta gave the real output usage
+}
+
+// claudeSynthetic is the model of the messages Claude Code makes up
+// itself (an API error shown as a message): nothing was billed.
+const claudeSynthetic = "<synthetic>"
+
+// charsPerToken is the estimate of output tokens from streamed content.
+const charsPerToken = 4
+
+// estimateStep bounds how often a streaming message's estimate is
+// charged: every this many estimated tokens.
+const estimateStep = 64
 
 type claudeLine struct {
 	Type      string         `json:"type"`
@@ -79,6 +105,23 @@ type claudeLine struct {
 	TotalCost *float64       `json:"total_cost_usd"`
 	Usage     *claudeUsage   `json:"usage"`
 	Denials   []claudeDenial `json:"permission_denials"`
+	// Event and APIMessageID are a stream_event line's (with
+	// --include-partial-messages): the raw Messages API event and the id
+	// of the message it belongs to.
+	Event        *claudeStreamEvent `json:"event"`
+	APIMessageID string             `json:"api_message_id"`
+}
+
+// claudeStreamEvent is a Messages API streaming event.
+type claudeStreamEvent struct {
+	Type    string         `json:"type"`
+	Message *claudeMessage `json:"message"` // message_start
+	Delta   struct {
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+	} `json:"delta"` // content_block_delta
+	Usage *claudeUsage `json:"usage"` // message_delta: output so far
 }
 
 // claudeDenial is one entry of the result line's permission_denials.
@@ -165,6 +208,8 @@ func (p *claudeParser) events(l *claudeLine) []Event {
 		return p.user(l.Message)
 	case "result":
 		return p.result(l)
+	case "stream_event":
+		return p.streamEvent(l)
 	}
 	return nil
 }
@@ -186,29 +231,116 @@ func blocks(raw json.RawMessage) []claudeBlock {
 	return bs
 }
 
-// assistant yields one line's content block and, the first time a message
-// id is seen, its usage: parallel blocks of one message repeat the usage.
+// assistant yields one line's content block and the usage of its
+// message not charged yet: parallel blocks of one message repeat its
+// usage, and the usage of an assistant line is the message's start
+// (output_tokens 1), so output is estimated from the content (chars/4)
+// until the stream's message_delta gives the real count.
 func (p *claudeParser) assistant(m *claudeMessage) []Event {
 	if m == nil {
 		return nil
 	}
 	var evs []Event
+	var chars int64
 	for _, b := range blocks(m.Content) {
 		switch b.Type {
 		case "text":
+			chars += int64(len(b.Text))
 			evs = append(evs, Event{Kind: EventText, Text: b.Text})
 		case "tool_use":
+			chars += int64(len(b.Input))
 			evs = append(evs, Event{Kind: EventToolCall, ToolID: b.ID,
 				ToolName: b.Name, Command: bashCommand(b.Name, b.Input)})
 		}
 	}
-	if m.Usage == nil || (m.ID != "" && p.seen[m.ID]) {
+	if m.Usage == nil {
 		return evs
 	}
-	p.seen[m.ID] = true
-	u := m.Usage.usage()
-	evs = append(evs, Event{Kind: EventUsage, Usage: u})
-	return append(evs, p.opts.estimate(m.Model, u)...)
+	msg := p.msg(m.ID, m.Model)
+	msg.lineChars += chars
+	want := m.Usage.usage()
+	if !msg.final && m.Model != claudeSynthetic {
+		want.OutputTokens = max(want.OutputTokens, max(msg.lineChars, msg.streamChars)/charsPerToken)
+	}
+	return append(evs, p.charge(msg, want)...)
+}
+
+// msg returns the record of message id, made on first sight.
+func (p *claudeParser) msg(id, model string) *claudeMsg {
+	m, ok := p.msgs[id]
+	if !ok {
+		m = &claudeMsg{}
+		p.msgs[id] = m
+	}
+	if m.model == "" {
+		m.model = model
+	}
+	return m
+}
+
+// charge yields the usage of want not yet charged for m, and its cost:
+// each count only grows (an estimate above the real count stands until
+// the final total replaces it).
+func (p *claudeParser) charge(m *claudeMsg, want Usage) []Event {
+	c := m.charged
+	d := Usage{
+		InputTokens:        max(want.InputTokens-c.InputTokens, 0),
+		OutputTokens:       max(want.OutputTokens-c.OutputTokens, 0),
+		CacheReadTokens:    max(want.CacheReadTokens-c.CacheReadTokens, 0),
+		CacheWriteTokens:   max(want.CacheWriteTokens-c.CacheWriteTokens, 0),
+		CacheWrite1hTokens: max(want.CacheWrite1hTokens-c.CacheWrite1hTokens, 0),
+	}
+	if d == (Usage{}) {
+		return nil
+	}
+	m.charged = c.Add(d)
+	return append([]Event{{Kind: EventUsage, Usage: d}}, p.opts.estimate(m.model, d)...)
+}
+
+// streamEvent reads a stream_event line (--include-partial-messages):
+// message_start charges the message's input, content deltas an estimate
+// of its output (chars/4, every estimateStep tokens), and message_delta
+// its real output so far.
+func (p *claudeParser) streamEvent(l *claudeLine) []Event {
+	ev := l.Event
+	if ev == nil {
+		return nil
+	}
+	switch ev.Type {
+	case "message_start":
+		if ev.Message == nil {
+			return nil
+		}
+		msg := p.msg(ev.Message.ID, ev.Message.Model)
+		if ev.Message.Usage == nil {
+			return nil
+		}
+		return p.charge(msg, ev.Message.Usage.usage())
+	case "content_block_delta":
+		msg := p.msg(l.APIMessageID, "")
+		msg.streamChars += int64(len(ev.Delta.Text) + len(ev.Delta.PartialJSON) + len(ev.Delta.Thinking))
+		est := msg.streamChars / charsPerToken
+		if msg.final || est < msg.charged.OutputTokens+estimateStep {
+			return nil
+		}
+		want := msg.charged
+		want.OutputTokens = est
+		return p.charge(msg, want)
+	case "message_delta":
+		if ev.Usage == nil {
+			return nil
+		}
+		msg := p.msg(l.APIMessageID, "")
+		msg.final = true
+		want := msg.charged
+		want.OutputTokens = ev.Usage.Output
+		// A message_delta may also carry the input counts; they only grow.
+		want.InputTokens = max(want.InputTokens, ev.Usage.Input)
+		want.CacheReadTokens = max(want.CacheReadTokens, ev.Usage.CacheRead)
+		want.CacheWriteTokens = max(want.CacheWriteTokens, ev.Usage.CacheCreation)
+		return p.charge(msg, want)
+	}
+	return nil
 }
 
 func bashCommand(name string, input json.RawMessage) string {

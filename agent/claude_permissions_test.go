@@ -21,7 +21,7 @@ func TestClaudeArgv_Permissions(t *testing.T) {
 	} {
 		euid = func() int { return tt.uid }
 		got, err := Command(Config{Kind: Claude, Args: tt.args}, "p", "", "")
-		want := slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose"}, tt.want, []string{"--", "p"})
+		want := slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}, tt.want, []string{"--", "p"})
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("uid %d args %q: %q, want %q", tt.uid, tt.args, got, want)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // EventKind names what an [Event] reports.
@@ -134,6 +133,8 @@ type options struct {
 	prices    PriceTable
 	pricesSet bool
 	model     string
+	unknown   func(model string) // called once per model priced by the unknown-model rule
+	warned    map[string]bool
 }
 
 // WithPrices sets the price table used to estimate cost from token usage.
@@ -161,10 +162,13 @@ func NewParser(kind Kind, opts ...Option) (Parser, error) {
 		if !o.pricesSet {
 			o.prices = AnthropicPrices()
 		}
-		return &claudeParser{opts: o, seen: map[string]bool{}}, nil
+		return &claudeParser{opts: o, msgs: map[string]*claudeMsg{}}, nil
 	case Codex:
 		if !o.pricesSet {
 			o.prices = OpenAIPrices()
+		}
+		if o.model == "" {
+			o.model = CodexDefaultModel
 		}
 		return &codexParser{opts: o, started: map[string]bool{}}, nil
 	case CommandKind:
@@ -179,103 +183,4 @@ func SafeCost(x float64) float64 {
 		return 0
 	}
 	return x
-}
-
-// Price is what one model charges, in USD per million tokens.
-type Price struct {
-	InputPerMTok      float64
-	OutputPerMTok     float64
-	CacheReadPerMTok  float64
-	CacheWritePerMTok float64
-	// CacheWrite1hPerMTok prices one-hour cache writes; zero means
-	// CacheWritePerMTok.
-	CacheWrite1hPerMTok float64
-}
-
-// Cost returns the price of u, never NaN or negative.
-func (p Price) Cost(u Usage) float64 {
-	w1h := p.CacheWrite1hPerMTok
-	if w1h == 0 {
-		w1h = p.CacheWritePerMTok
-	}
-	w5m := max(u.CacheWriteTokens-u.CacheWrite1hTokens, 0)
-	c := float64(u.InputTokens)*p.InputPerMTok +
-		float64(u.OutputTokens)*p.OutputPerMTok +
-		float64(u.CacheReadTokens)*p.CacheReadPerMTok +
-		float64(w5m)*p.CacheWritePerMTok +
-		float64(u.CacheWrite1hTokens)*w1h
-	return SafeCost(c / 1e6)
-}
-
-// PriceTable maps model names, or prefixes of them, to prices.
-type PriceTable map[string]Price
-
-// Lookup returns the price of model: an exact key, else the longest key
-// that is a prefix of model.
-func (t PriceTable) Lookup(model string) (Price, bool) {
-	if p, ok := t[model]; ok {
-		return p, true
-	}
-	best, found := "", false
-	for k := range t {
-		if k != "" && strings.HasPrefix(model, k) && len(k) > len(best) {
-			best, found = k, true
-		}
-	}
-	return t[best], found
-}
-
-// AnthropicPrices returns list prices of the Claude models seen in the
-// recorded streams, keyed by model-name prefix. Each was checked against a
-// recorded total_cost_usd or modelUsage.costUSD (see the tests); a model
-// not listed gets no live estimate and waits for the final total.
-func AnthropicPrices() PriceTable {
-	return PriceTable{
-		"claude-opus-4-5":   {5, 25, 0.50, 6.25, 10},
-		"claude-sonnet-4-5": {3, 15, 0.30, 3.75, 6},
-		"claude-haiku-4-5":  {1, 5, 0.10, 1.25, 2},
-	}
-}
-
-// OpenAIPrices returns OpenAI's list prices (2025) of the models Codex
-// runs, keyed by model-name prefix. Codex's stream names no model: its
-// usage is priced under the configured one ([agent.codex] model); without
-// one there is no estimate (and no cost for budgets to watch).
-func OpenAIPrices() PriceTable {
-	return PriceTable{
-		"gpt-5":             {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125},
-		"gpt-5-mini":        {InputPerMTok: 0.25, OutputPerMTok: 2, CacheReadPerMTok: 0.025},
-		"gpt-5-nano":        {InputPerMTok: 0.05, OutputPerMTok: 0.40, CacheReadPerMTok: 0.005},
-		"gpt-4.1":           {InputPerMTok: 2, OutputPerMTok: 8, CacheReadPerMTok: 0.50},
-		"gpt-4.1-mini":      {InputPerMTok: 0.40, OutputPerMTok: 1.60, CacheReadPerMTok: 0.10},
-		"o3":                {InputPerMTok: 2, OutputPerMTok: 8, CacheReadPerMTok: 0.50},
-		"o4-mini":           {InputPerMTok: 1.10, OutputPerMTok: 4.40, CacheReadPerMTok: 0.275},
-		"codex-mini-latest": {InputPerMTok: 1.50, OutputPerMTok: 6, CacheReadPerMTok: 0.375},
-	}
-}
-
-// Priced reports whether kind's usage under model gets a live cost
-// estimate by default: Claude's streams name their models; Codex's usage
-// is priced only under a model of OpenAIPrices given in the config.
-func Priced(kind Kind, model string) bool {
-	switch kind {
-	case Claude:
-		return true
-	case Codex:
-		_, ok := OpenAIPrices().Lookup(model)
-		return model != "" && ok
-	}
-	return false
-}
-
-// estimate returns the cost event for u under model, if priced.
-func (o options) estimate(model string, u Usage) []Event {
-	if model == "" {
-		model = o.model
-	}
-	p, ok := o.prices.Lookup(model)
-	if !ok {
-		return nil
-	}
-	return []Event{{Kind: EventCost, CostUSD: p.Cost(u)}}
 }

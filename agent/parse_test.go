@@ -89,7 +89,11 @@ func TestParser_Fixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
-			s := consumeFile(t, tt.kind, tt.file)
+			var opts []Option
+			if tt.kind == Codex {
+				opts = append(opts, WithPrices(nil)) // tokens only: prices are TestParser_CodexDefaultPrices's
+			}
+			s := consumeFile(t, tt.kind, tt.file, opts...)
 			var names []string
 			for _, c := range s.ToolCalls {
 				names = append(names, c.Name)
@@ -213,14 +217,22 @@ func TestParser_CodexDefaultPrices(t *testing.T) {
 	if want := (315*1.25 + 122*10 + 24448*0.125) / 1e6; !closeTo(s.CostUSD, want) {
 		t.Errorf("gpt-5-codex at list prices: cost %v, want %v", s.CostUSD, want)
 	}
-	if s = consumeFile(t, Codex, "codex/01-docs-sample.openai-codex.jsonl"); s.CostUSD != 0 || s.Tokens.Total() == 0 {
-		t.Errorf("no model: cost %v (want none: unknown), tokens %d", s.CostUSD, s.Tokens.Total())
+	// No model: codex's default one, gpt-6.2-sol.
+	if s = consumeFile(t, Codex, "codex/01-docs-sample.openai-codex.jsonl"); !closeTo(s.CostUSD, (315*1.75+122*14+24448*0.175)/1e6) {
+		t.Errorf("no model: cost %v, want codex's default model's price", s.CostUSD)
+	}
+	// An unknown model: the most expensive known rate, said once.
+	var unknown []string
+	s = consumeFile(t, Codex, "codex/01-docs-sample.openai-codex.jsonl", WithModel("llama-3"),
+		WithUnknownModel(func(m string) { unknown = append(unknown, m) }))
+	if mx := OpenAIPrices().Max(); !closeTo(s.CostUSD, mx.Cost(Usage{InputTokens: 315, OutputTokens: 122, CacheReadTokens: 24448})) || len(unknown) != 1 || unknown[0] != "llama-3" {
+		t.Errorf("unknown model: cost %v, unknown %q", s.CostUSD, unknown)
 	}
 	for _, c := range []struct {
 		kind  Kind
 		model string
 		want  bool
-	}{{Claude, "", true}, {Codex, "", false}, {Codex, "gpt-5-codex", true}, {Codex, "llama-3", false}, {CommandKind, "", false}} {
+	}{{Claude, "", true}, {Codex, "", true}, {Codex, "gpt-5-codex", true}, {Codex, "llama-3", true}, {CommandKind, "", false}} {
 		if got := Priced(c.kind, c.model); got != c.want {
 			t.Errorf("Priced(%s, %q) = %v", c.kind, c.model, got)
 		}
