@@ -2,6 +2,9 @@ package hook
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -22,8 +25,41 @@ const (
 	codexEnd   = "# <<< tine hooks <<<"
 )
 
-// codexBlock is tine's block for command.
-func codexBlock(command string) string {
+// codexLabel is Codex's snake_case name of a hook event, used in the keys
+// and hashes of its hook trust state.
+var codexLabel = map[string]string{
+	"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use",
+	"UserPromptSubmit": "user_prompt_submit", "Stop": "stop",
+}
+
+// codexTrust is one entry of Codex's hook trust state: the handler's key
+// (CONFIG:EVENT:GROUP:HANDLER) and the hash of its definition.
+type codexTrust struct{ Key, Hash string }
+
+// CodexTrustHash is the hash Codex 0.171 records as trusted_hash for a
+// command handler reviewed in /hooks: "sha256:" and the hex SHA-256 of the
+// canonical JSON (keys sorted, no spaces) of
+// {"event_name":EVENT,"hooks":[{"async":false,"command":...,"timeout":...,"type":"command"}],"matcher":...},
+// matcher left out when the entry has none. Checked against the
+// currentHash the real codex reports (codex app-server, hooks/list).
+func CodexTrustHash(event, matcher, command string, timeout int) string {
+	handler := map[string]any{"async": false, "command": command, "timeout": timeout, "type": "command"}
+	identity := map[string]any{"event_name": codexLabel[event], "hooks": []any{handler}}
+	if matcher != "" {
+		identity["matcher"] = matcher
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b) // map keys come out sorted
+	enc.SetEscapeHTML(false)   // serde_json does not escape <, >, &
+	if err := enc.Encode(identity); err != nil {
+		panic(err) // plain strings and numbers
+	}
+	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// codexBlock is tine's block for command, with the trust entries.
+func codexBlock(command string, trust []codexTrust) string {
 	var b strings.Builder
 	b.WriteString(codexBegin + "\n")
 	for _, s := range specs[Codex] {
@@ -33,6 +69,9 @@ func codexBlock(command string) string {
 		}
 		fmt.Fprintf(&b, "[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %s\ntimeout = %d\n",
 			s.Event, tomlString(command), HookTimeout)
+	}
+	for _, t := range trust {
+		fmt.Fprintf(&b, "[hooks.state.%s]\ntrusted_hash = %s\n", tomlString(t.Key), strconv.Quote(t.Hash))
 	}
 	b.WriteString(codexEnd + "\n")
 	return b.String()
@@ -48,44 +87,143 @@ func tomlString(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-// codexConfig is the part of config.toml tine reads.
+// codexConfig is the part of config.toml tine reads: hooks.EVENT lists of
+// entries (hooks.state, Codex's trust state, is a table, not a list).
 type codexConfig struct {
-	Hooks map[string][]struct {
-		Hooks []struct {
-			Command string `toml:"command"`
-		} `toml:"hooks"`
-	} `toml:"hooks"`
+	Hooks map[string]any `toml:"hooks"`
+}
+
+// codexGroups returns the entries of one event as decoded, whether written
+// as [[hooks.EVENT]] tables or as an inline array.
+func codexGroups(v any) []map[string]any {
+	switch v := v.(type) {
+	case []map[string]any:
+		return v
+	case []any:
+		var out []map[string]any
+		for _, g := range v {
+			if m, ok := g.(map[string]any); ok {
+				out = append(out, m)
+			} else {
+				out = append(out, nil)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// tineHandlers returns, per event, the positions (entry, handler) of the
+// handlers running tine's hook for Codex.
+func tineHandlers(c codexConfig) map[string][][2]int {
+	out := map[string][][2]int{}
+	for event, v := range c.Hooks {
+		if event == "state" {
+			continue
+		}
+		for gi, g := range codexGroups(v) {
+			hs, _ := g["hooks"].([]map[string]any)
+			if hs == nil {
+				for _, h := range asList(g["hooks"]) {
+					m, _ := h.(map[string]any)
+					hs = append(hs, m)
+				}
+			}
+			for hi, h := range hs {
+				if cmd, _ := h["command"].(string); IsTineCommand(cmd, Codex) {
+					out[event] = append(out[event], [2]int{gi, hi})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 // decodeCodex reads config.toml and counts the handlers running tine's
 // hook for Codex.
 func decodeCodex(doc []byte) (int, error) {
-	var c codexConfig
-	if err := toml.Unmarshal(doc, &c); err != nil {
-		return 0, fmt.Errorf("not valid TOML: %s", firstLine(err.Error()))
-	}
+	pos, err := decodeTine(doc)
 	n := 0
-	for _, groups := range c.Hooks {
-		for _, g := range groups {
-			for _, h := range g.Hooks {
-				if IsTineCommand(h.Command, Codex) {
-					n++
-				}
-			}
-		}
+	for _, p := range pos {
+		n += len(p)
 	}
-	return n, nil
+	return n, err
 }
 
-// mergeCodex appends tine's block unless the file already runs tine's hook.
+func decodeTine(doc []byte) (map[string][][2]int, error) {
+	var c codexConfig
+	if err := toml.Unmarshal(doc, &c); err != nil {
+		return nil, fmt.Errorf("not valid TOML: %s", firstLine(err.Error()))
+	}
+	return tineHandlers(c), nil
+}
+
+// mergeCodex appends tine's block unless the file already runs tine's
+// hook, with no trust entries (the config's path is not known).
 func mergeCodex(doc []byte, command string) ([]byte, bool, error) {
+	return mergeCodexAt(doc, command, "")
+}
+
+// mergeCodexAt appends tine's block to the config.toml at path and, path
+// being known, marks tine's handlers trusted there: Codex 0.171 runs a
+// hook only when [hooks.state."PATH:EVENT:GROUP:HANDLER"] holds the
+// trusted_hash of its current definition (else `codex exec` skips it
+// without a word). A block tine wrote before is replaced, so an install
+// without trust, or with a stale hash, is brought up to date; handlers
+// added by hand are left alone.
+func mergeCodexAt(doc []byte, command, path string) ([]byte, bool, error) {
 	n, err := decodeCodex(doc)
 	if err != nil {
 		return nil, false, err
 	}
-	if n > 0 || bytes.Contains(doc, []byte(codexBegin)) {
-		return doc, false, nil
+	base := doc
+	if bytes.Contains(doc, []byte(codexBegin)) {
+		if base, _, err = unmergeCodex(doc); err != nil {
+			return nil, false, err
+		}
+		if n, err = decodeCodex(base); err != nil {
+			return nil, false, err
+		}
 	}
+	if n > 0 {
+		return doc, false, nil // tine's hook, added by hand
+	}
+	out := appendBlock(base, codexBlock(command, nil))
+	pos, err := decodeTine(out)
+	if err == nil {
+		for _, s := range specs[Codex] {
+			if len(pos[s.Event]) != 1 {
+				err = fmt.Errorf("hooks.%s does not take tine's entry", s.Event)
+			}
+		}
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot extend the hooks this file defines (%v); add tine's hooks by hand:\n%s", err, codexBlock(command, nil))
+	}
+	if path != "" {
+		var trust []codexTrust
+		for _, s := range specs[Codex] {
+			p := pos[s.Event][0]
+			trust = append(trust, codexTrust{
+				Key:  fmt.Sprintf("%s:%s:%d:%d", path, codexLabel[s.Event], p[0], p[1]),
+				Hash: CodexTrustHash(s.Event, s.Matcher, command, HookTimeout),
+			})
+		}
+		out = appendBlock(base, codexBlock(command, trust))
+		if _, err := decodeTine(out); err != nil {
+			return nil, false, fmt.Errorf("cannot add tine's hook trust to the hooks.state this file defines (%v); add tine's hooks by hand and trust them in Codex's /hooks:\n%s", err, codexBlock(command, nil))
+		}
+	}
+	return out, !bytes.Equal(out, doc), nil
+}
+
+// appendBlock is doc with block after a blank line.
+func appendBlock(doc []byte, block string) []byte {
 	out := bytes.Clone(doc)
 	if len(out) > 0 {
 		if !bytes.HasSuffix(out, []byte("\n")) {
@@ -93,11 +231,7 @@ func mergeCodex(doc []byte, command string) ([]byte, bool, error) {
 		}
 		out = append(out, '\n')
 	}
-	out = append(out, codexBlock(command)...)
-	if got, err := decodeCodex(out); err != nil || got != len(specs[Codex]) {
-		return nil, false, fmt.Errorf("cannot extend the hooks this file defines (%v); add tine's hooks by hand:\n%s", err, codexBlock(command))
-	}
-	return out, true, nil
+	return append(out, block...)
 }
 
 // unmergeCodex removes tine's block and the blank line put before it.

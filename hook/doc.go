@@ -20,9 +20,14 @@
 //   - Stop: the turn is recorded as stopped, the stable mark after which a
 //     fork requested from inside may be carried out.
 //
-// Outside a tine run (no TINE_RUN) every event is answered with nothing:
-// a hook must never get in an agent's way where tine is not in charge.
+// Outside a tine run (no TINE_RUN), [Env].Host may find the run the agent's
+// working directory belongs to (a managed workspace on the host is its
+// source run), and the event is decided as inside that run; anywhere else
+// every event is answered with nothing: a hook must never get in an
+// agent's way where tine is not in charge.
 //
 // [Install] and [Uninstall] merge tine's hook entries into a Claude Code
-// settings.json or a Codex config.toml, keeping everything else.
+// settings.json or a Codex config.toml, keeping everything else; for
+// Codex they also record tine's hooks as trusted, as Codex's own /hooks
+// review would.
 package hook

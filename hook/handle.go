@@ -18,7 +18,9 @@ type Answer struct {
 	Output   Output   `json:"-"`
 }
 
-// Handle answers the event in input: [Parse], [Decide], [Render]. Input
+// Handle answers the event in input: [Parse], [Decide], [Render]. Outside
+// a run, env.Host (if set) may find the run the event's working directory
+// belongs to, and the event is decided as inside it. Input
 // that cannot be read is passed with a warning on stderr and exit 0: a
 // hook that fails would get in the agent's way on every event, while a
 // missed check is recorded (RecordHookError) and visible.
@@ -27,6 +29,7 @@ func Handle(ctx context.Context, agent Agent, input []byte, env Env) Answer {
 	if err != nil {
 		return unreadable(ctx, agent, env, err)
 	}
+	env = env.resolve(ctx, ev)
 	r := Decide(ctx, ev, env)
 	return Answer{Event: ev, Response: r, Output: Render(agent, ev, r)}
 }

@@ -50,6 +50,35 @@ type Env struct {
 	Prompt string
 	// Recorder receives records; nil records nothing.
 	Recorder Recorder
+	// Host, when set, finds the run a hook outside every run acts for,
+	// from the agent's working directory: an agent started on the host in
+	// a managed workspace (or a fork's view) gets the decisions it would
+	// get inside that run. It reports false for a directory no run
+	// manages.
+	Host func(ctx context.Context, dir string) (Env, bool)
+}
+
+// resolve returns env itself inside a run, else the run the host finds
+// for the event's working directory (the process's when the event has
+// none), else env.
+func (e Env) resolve(ctx context.Context, ev Event) Env {
+	if e.Inside() || e.Host == nil {
+		return e
+	}
+	dir := ev.Cwd
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if dir == "" {
+		return e
+	}
+	if h, ok := e.Host(ctx, dir); ok && h.Inside() {
+		if h.Role != classify.Fork {
+			h.Role = classify.Source
+		}
+		return h
+	}
+	return e
 }
 
 // Inside reports whether the hook runs inside a tine run.

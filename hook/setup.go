@@ -9,12 +9,22 @@ import (
 )
 
 // SettingsPath is the file tine's hooks go in for agent: in project when
-// it is set, else in the user's home.
+// it is set, else where the agent reads the user's settings.
 //
 //   - Claude Code: PROJECT/.claude/settings.json, ~/.claude/settings.json
-//   - Codex: PROJECT/.codex/config.toml, ~/.codex/config.toml
+//   - Codex: PROJECT/.codex/config.toml, $CODEX_HOME/config.toml
+//     (CODEX_HOME defaults to ~/.codex)
 func SettingsPath(agent Agent, project string) (string, error) {
 	dir := project
+	if agent == Codex && dir == "" {
+		if h := os.Getenv("CODEX_HOME"); h != "" {
+			abs, err := filepath.Abs(h)
+			if err != nil {
+				return "", err
+			}
+			return filepath.Join(abs, "config.toml"), nil
+		}
+	}
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
@@ -58,9 +68,18 @@ func Unmerge(agent Agent, doc []byte) ([]byte, bool, error) {
 }
 
 // Install merges tine's hooks into the settings file at path, creating it
-// (and its directory) if needed. It reports whether the file changed.
+// (and its directory) if needed. It reports whether the file changed. For
+// Codex it also marks tine's handlers trusted in that file (see
+// [CodexTrustHash]), since Codex runs no hook that was not reviewed.
 func Install(agent Agent, path, command string) (bool, error) {
-	return editFile(path, true, func(doc []byte) ([]byte, bool, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false, err
+	}
+	return editFile(abs, true, func(doc []byte) ([]byte, bool, error) {
+		if agent == Codex {
+			return mergeCodexAt(doc, command, abs)
+		}
 		return Merge(agent, doc, command)
 	})
 }

@@ -139,7 +139,7 @@ func TestSetup_CodexRoundTrip(t *testing.T) {
 	}
 	golden(t, "codex.config.toml", after)
 	var c codexConfig
-	if _, err := toml.Decode(string(after), &c); err != nil || len(c.Hooks["Stop"]) != 2 || len(c.Hooks["PreToolUse"]) != 1 {
+	if _, err := toml.Decode(string(after), &c); err != nil || len(codexGroups(c.Hooks["Stop"])) != 2 || len(codexGroups(c.Hooks["PreToolUse"])) != 1 {
 		t.Errorf("decoded %+v %v", c, err)
 	}
 	if again, changed, err := Merge(Codex, after, "tine hook codex"); err != nil || changed || !bytes.Equal(again, after) {
