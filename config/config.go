@@ -43,6 +43,9 @@ type Config struct {
 	Agents   map[string]Agent `toml:"agent"` // by name; see Config.Agent for the built-in ones
 	Judge    JudgeConfig      `toml:"judge"`
 	Accounts []Account        `toml:"account"`
+	// Prices are [prices]: model (or model-name prefix) → price, added to
+	// or replacing tine's built-in ones.
+	Prices map[string]Price `toml:"prices"`
 
 	// Warnings are the problems tine worked around, by line.
 	Warnings []Warning `toml:"-"`

@@ -12,7 +12,7 @@ import (
 // checked are the top-level keys the decoder reads key by key: problems
 // in them are warnings, and the toml package's unknown keys under them
 // are the decoder's to report.
-var checked = []string{"fork", "agent", "judge", "account"}
+var checked = []string{"fork", "agent", "judge", "account", "prices"}
 
 // sections fills the checked tables of c from raw, the whole document.
 func (d *decoder) sections(c *Config, raw map[string]any) {
@@ -27,6 +27,9 @@ func (d *decoder) sections(c *Config, raw map[string]any) {
 	}
 	if v, ok := raw["account"]; ok {
 		c.Accounts = d.accounts(v)
+	}
+	if v, ok := raw["prices"]; ok {
+		c.Prices = d.prices(v)
 	}
 	if _, ok := c.Agent(c.Fork.Agent); !ok {
 		d.warn(d.pos.line("fork", "agent"), "fork.agent: no agent %q: declare [agent.%s] or use %q or %q (using %q)",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,9 +68,9 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 		fk.end(Failed, err.Error())
 		return false
 	}
-	parser, err := agent.NewParser(o.Agent.Kind, agent.WithModel(o.Agent.Model))
+	parser, err := agent.NewParser(o.Agent.Kind, fk.r.priceOptions()...)
 	if err == nil && o.Agent.Kind == agent.Codex && o.Session != "" {
-		parser, err = codexForkParser(o)
+		parser, err = fk.r.codexForkParser()
 	}
 	if err != nil {
 		fk.end(Failed, err.Error())
@@ -129,12 +130,47 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 // codexForkParser parses a codex agent that forks o.Session: it is
 // charged only past the running total the session had reached, which
 // codex's turn.completed includes.
-func codexForkParser(o *Options) (agent.Parser, error) {
+func (r *runner) codexForkParser() (agent.Parser, error) {
+	o := &r.o
 	base, err := agent.CodexSessionUsage(agent.CodexHome(o.AgentEnv), o.Session)
 	if err != nil {
 		return nil, fmt.Errorf("codex session to fork: %w", err)
 	}
-	return agent.NewCodexForkParser(base, agent.WithModel(o.Agent.Model)), nil
+	return agent.NewCodexForkParser(base, r.priceOptions()...), nil
+}
+
+// priceOptions are the parser options that price the agent's usage: the
+// built-in prices with [prices] over them, the configured model, and a
+// note in the report for a model priced by the unknown-model rule.
+func (r *runner) priceOptions() []agent.Option {
+	o := &r.o
+	opts := []agent.Option{agent.WithModel(o.Agent.Model), agent.WithUnknownModel(r.unknownModel)}
+	if t := agent.DefaultPrices(o.Agent.Kind); t != nil {
+		opts = append(opts, agent.WithPrices(t.With(o.Prices)))
+	}
+	return opts
+}
+
+// unknownModel notes, once per model, that model's usage is charged at
+// the most expensive known rate.
+func (r *runner) unknownModel(model string) {
+	note := unknownModelNote(r.o.Agent.Kind, agent.DefaultPrices(r.o.Agent.Kind).With(r.o.Prices), model)
+	r.update(func() {
+		if !slices.Contains(r.rep.Notes, note) {
+			r.rep.Notes = append(r.rep.Notes, note)
+		}
+	})
+}
+
+// unknownModelNote says how model, which has no price, is charged.
+func unknownModelNote(kind agent.Kind, t agent.PriceTable, model string) string {
+	mx := t.Max()
+	final := "its estimate stands: the agent reports no cost of its own"
+	if kind == agent.Claude {
+		final = "the agent's own total_cost_usd replaces the estimate at its end"
+	}
+	return fmt.Sprintf("model %q has no known price: its usage is charged at the most expensive known rate ($%g input, $%g output per million tokens) so that budgets hold; %s (set its price in [prices] of tine.toml)",
+		model, mx.InputPerMTok, mx.OutputPerMTok, final)
 }
 
 // outcome says what became of the agent process: it ran to its end by

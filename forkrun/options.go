@@ -61,6 +61,10 @@ type Options struct {
 	Agent    agent.Config
 	AgentEnv []string
 	Session  string
+	// Prices add to or replace the built-in prices of the agent's models
+	// ([prices] of tine.toml); a model priced by neither is charged the
+	// most expensive known rate, and a note says so.
+	Prices agent.PriceTable
 	// Accounts, when given, are spread one per fork; with fewer accounts
 	// than N, N is reduced (and a note says so).
 	Accounts []budget.Account

@@ -88,6 +88,13 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 	for _, acc := range cfg.Accounts {
 		o.Accounts = append(o.Accounts, budget.Account{Name: acc.Name, Env: acc.Env})
 	}
+	for model, p := range cfg.Prices {
+		if o.Prices == nil {
+			o.Prices = agent.PriceTable{}
+		}
+		o.Prices[model] = agent.Price{InputPerMTok: p.Input, OutputPerMTok: p.Output,
+			CacheReadPerMTok: p.CacheRead, CacheWritePerMTok: p.CacheWrite}
+	}
 	return o, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
+	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 )
 
@@ -23,9 +24,9 @@ type runner struct {
 	o    Options
 	pool *budget.Pool
 	dir  string // the group's directory
-	// stopAfter: the source had no processes, so the forks' supervisors,
-	// started only to run agents and tests, are stopped at the end.
-	stopAfter bool
+	// sourceRunning: the source's processes ran at the fork, so forks
+	// that declare services were started with them, and keep them.
+	sourceRunning bool
 
 	emitMu sync.Mutex // serialises Progress calls
 	mu     sync.Mutex // guards rep and the forks in it
@@ -92,8 +93,9 @@ func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	if o.Agent.Kind == agent.Codex && !agent.Priced(o.Agent.Kind, o.Agent.Model) && (o.Budget > 0 || o.Aggregate > 0) {
-		notes = append(notes, fmt.Sprintf("codex's stream names no model and %q has no known price: its cost is not estimated, so budgets cannot stop it (set [agent.codex] model to a priced one, e.g. gpt-5-codex)", o.Agent.Model))
+	if o.Agent.Kind != agent.CommandKind && (o.Budget > 0 || o.Aggregate > 0) && o.Agent.Model != "" &&
+		!agent.KnownModel(o.Agent.Kind, agent.DefaultPrices(o.Agent.Kind).With(o.Prices), o.Agent.Model) {
+		notes = append(notes, unknownModelNote(o.Agent.Kind, agent.DefaultPrices(o.Agent.Kind).With(o.Prices), o.Agent.Model))
 	}
 	pool, err := budget.New(o.Budget, o.Aggregate)
 	if err != nil {
@@ -117,7 +119,7 @@ func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 		return nil, err
 	}
 	r := newRunner(e, o, pool, fr, assigned, notes, started)
-	r.stopAfter = !running
+	r.sourceRunning = running
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -211,20 +213,28 @@ func (r *runner) runForks(ctx context.Context) {
 	wg.Wait()
 }
 
-// stopFork stops fork run's supervisor once its agent and tests are done,
-// when it was started only for the fork-run.
+// stopFork stops fork run's supervisor once its agent and tests are done:
+// it was started for them (by the fork, or by the first command run in
+// it). A fork keeps it only when it runs services: the source's were
+// running at the fork and the fork's tine.toml declares [[service]].
 func (r *runner) stopFork(run string) {
-	if !r.stopAfter {
-		return
-	}
 	ctx := context.Background()
 	ref, err := r.e.FindRun(ctx, run)
-	if err != nil || !ref.Run.Live() {
+	if err != nil || !ref.Run.Live() || r.keepsServices(ref) {
 		return
 	}
 	if st, _ := r.e.ProcState(ref); st == engine.ProcRunning {
 		r.e.Stop(ctx, run)
 	}
+}
+
+// keepsServices reports whether fork ref runs services to be kept.
+func (r *runner) keepsServices(ref engine.Ref) bool {
+	if !r.sourceRunning {
+		return false
+	}
+	cfg, err := config.Load(r.e.Path(ref.Workspace, ref.Run))
+	return err == nil && len(cfg.Services) > 0
 }
 
 // saver rewrites report.json whenever the report changed, at most every

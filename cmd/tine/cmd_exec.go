@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
@@ -17,6 +18,7 @@ import (
 )
 
 func newExec(a *app) *cobra.Command {
+	var keep bool
 	c := &cobra.Command{
 		Use:   "exec RUN -- CMD [ARG...]",
 		Short: "Run a command with RUN's files at the workspace path",
@@ -24,7 +26,11 @@ func newExec(a *app) *cobra.Command {
 workspace path. A working directory inside the workspace (or inside RUN's
 view, see tine path) is kept, mapped to the workspace path; any other starts
 at the workspace path. Standard streams and the exit status pass through;
-126 means the run could not be entered, 127 that CMD was not found.`,
+126 means the run could not be entered, 127 that CMD was not found.
+
+As root, CMD runs through RUN's supervisor. When RUN had none (it is
+stopped), the one launched for CMD is stopped again once CMD ends and
+nothing else runs in RUN, unless --keep is given.`,
 		Example: `  tine exec source-1 -- make test
   tine exec app/source-2 -- sh -c 'echo hi > notes.txt'`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -35,7 +41,7 @@ at the workspace path. Standard streams and the exit status pass through;
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if os.Geteuid() == 0 {
-				return a.execSupervised(c, args[0], commandArgs(args))
+				return a.execSupervised(c, args[0], commandArgs(args), keep)
 			}
 			var spec sandbox.Spec
 			err := a.withEngine(c.Context(), func(e *engine.Engine) error {
@@ -58,6 +64,7 @@ at the workspace path. Standard streams and the exit status pass through;
 			return exitErr{code: code}
 		},
 	}
+	c.Flags().BoolVar(&keep, "keep", false, "as root: keep the supervisor this command launched (RUN had none) running afterwards")
 	c.Flags().SetInterspersed(false)
 	return c
 }
@@ -120,9 +127,10 @@ func withEnv(env []string, key, value string) []string {
 
 // execSupervised runs the command through RUN's supervisor (launching one
 // when RUN has none), so it lives in RUN's namespaces and cgroup.
-func (a *app) execSupervised(c *cobra.Command, ref string, args []string) error {
+func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep bool) error {
 	var cl *supervisor.Client
 	var spec sandbox.Spec
+	launched := false
 	err := a.withEngine(c.Context(), func(e *engine.Engine) error {
 		r, err := e.FindRun(c.Context(), ref)
 		if err != nil {
@@ -131,6 +139,8 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string) error 
 		if spec, err = execSpec(e, r, args); err != nil {
 			return err
 		}
+		st, _ := e.ProcState(r)
+		launched = st != engine.ProcRunning
 		if _, cl, err = e.Client(c.Context(), ref); err != nil {
 			return exitErr{code: sandbox.ExitCannotRun, err: err}
 		}
@@ -149,6 +159,9 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string) error 
 	}
 	x := supervisor.Exec{Args: args, Env: env, Dir: spec.Dir}
 	code, err := cl.Exec(context.Background(), x, [3]*os.File{os.Stdin, os.Stdout, os.Stderr}, sigs, nil)
+	if launched && !keep {
+		a.stopIdleSupervisor(cl, ref)
+	}
 	if err != nil {
 		if code == 0 {
 			code = sandbox.ExitCannotRun
@@ -156,4 +169,19 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string) error 
 		return exitErr{code: code, err: err}
 	}
 	return exitErr{code: code}
+}
+
+// stopIdleSupervisor stops run ref's supervisor, launched for one tine
+// exec, when nothing else runs under it (no other command, no service).
+func (a *app) stopIdleSupervisor(cl *supervisor.Client, ref string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := cl.Status(ctx)
+	if err != nil || len(st.Execs) > 0 || len(st.Services) > 0 {
+		return
+	}
+	_ = a.withEngine(ctx, func(e *engine.Engine) error { // a supervisor left up is only a leak
+		_, err := e.Stop(ctx, ref)
+		return err
+	})
 }
