@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/classify"
 	"github.com/tinehq/tine/hook"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/sqlite"
 )
 
 func newHook(a *app) *cobra.Command {
@@ -25,7 +31,11 @@ the call as evidence (test runs flagged); UserPromptSubmit records a typed
 choice ("approve ID", "merge RUN", "pick fork N") for approval; Stop records
 the turn as stopped. Records go to the JSON-lines file TINE_EVIDENCE, if set.
 
-Outside a run it answers nothing. It always exits 0: an event it cannot read
+Outside a run, a hook whose working directory (the event's cwd) is inside a
+managed workspace on the host acts for that workspace's source run, and one
+in a fork's view (tine path FORK) for that fork: an agent started on the
+host gets the same decisions as inside the run. Anywhere else it answers
+nothing. It always exits 0: an event it cannot read
 is passed with a warning on stderr, since a failing hook would get in the
 agent's way. tine setup installs it.`,
 		Example: `  echo '{"hook_event_name":"Stop","session_id":"s"}' | tine hook claude
@@ -34,7 +44,11 @@ agent's way. tine setup installs it.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			agent, _ := hook.ParseAgent(args[0])
 			t0 := time.Now()
-			ans := hook.HandleReader(c.Context(), agent, c.InOrStdin(), hookEnv())
+			env := hookEnv()
+			env.Host = func(ctx context.Context, dir string) (hook.Env, bool) {
+				return hostRun(ctx, a.home, dir)
+			}
+			ans := hook.HandleReader(c.Context(), agent, c.InOrStdin(), env)
 			took := time.Since(t0)
 			defer reportTiming(c.Context(), string(agent), string(ans.Response.Action), took)
 			fmt.Fprint(a.stderr, ans.Output.Stderr)
@@ -84,6 +98,94 @@ func hookEnv() hook.Env {
 		env.Recorder = bothRecorders{env.Recorder, d}
 	}
 	return env
+}
+
+// hostRun finds the run whose files the host sees at dir: a managed
+// workspace's directory (or below it) is its source run's, a fork's view
+// under the state directory that fork's. It reads the store of home only
+// when there is one, and never creates it; any failure means no run.
+func hostRun(ctx context.Context, home, dir string) (hook.Env, bool) {
+	w, r, err := runAt(ctx, home, dir)
+	if err != nil || r == nil {
+		return hook.Env{}, false
+	}
+	env := hook.Env{Run: w.Name + "/" + r.Name, Role: classify.Source}
+	if r.Role == tine.RoleFork {
+		env.Role = classify.Fork
+	}
+	if p := os.Getenv(hook.EnvEvidence); p != "" {
+		env.Recorder = &hook.FileRecorder{Path: p, Run: env.Run}
+	}
+	return env, true
+}
+
+// runAt returns the workspace whose files the host sees at dir and the
+// live run they are: the source for the workspace's own directory, a fork
+// for its view under home. A directory of no workspace is (nil, nil, nil).
+func runAt(ctx context.Context, home, dir string) (*tine.Workspace, *tine.Run, error) {
+	db := filepath.Join(home, "tine.db")
+	if _, err := os.Stat(db); err != nil {
+		return nil, nil, nil
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return nil, nil, err
+	}
+	st, err := sqlite.Open(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	var ws *tine.Workspace
+	var run *tine.Run
+	err = st.View(ctx, func(tx tine.Tx) error {
+		all, err := tx.Workspaces()
+		if err != nil {
+			return err
+		}
+		views := filepath.Join(home, "workspaces")
+		if homeReal, err := filepath.EvalSymlinks(views); err == nil {
+			views = homeReal
+		}
+		for _, w := range all {
+			// A fork's view: HOME/workspaces/WS/runs/RUN/view.
+			if rel, ok := below(real, filepath.Join(views, w.ID, "runs")); ok {
+				parts := strings.SplitN(rel, string(filepath.Separator), 3)
+				if len(parts) >= 2 && parts[1] == "view" {
+					if r, err := tx.Run(parts[0]); err == nil && r.Workspace == w.ID && r.Live() {
+						ws, run = w, r
+						return nil
+					}
+				}
+			}
+			// The workspace itself; the deepest one when they nest.
+			if _, ok := below(real, w.Path); ok && (ws == nil || len(w.Path) > len(ws.Path)) {
+				runs, err := tx.Runs(tine.RunFilter{Workspace: w.ID, State: tine.StateActive})
+				if err != nil {
+					return err
+				}
+				for _, r := range runs {
+					if r.Role == tine.RoleSource {
+						ws, run = w, r
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return ws, run, err
+}
+
+// below reports whether path is dir or inside it, and the rest of it.
+func below(path, dir string) (string, bool) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return rel, true
 }
 
 // daemonRecorder reports records to the daemon with the run's capability.

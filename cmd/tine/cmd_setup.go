@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,7 +19,16 @@ type setupResult struct {
 	Changed bool       `json:"changed"`
 	Events  []string   `json:"events"`
 	Command string     `json:"command,omitempty"`
+	// Trusted is set when the hooks were marked trusted (Codex).
+	Trusted bool `json:"trusted,omitempty"`
+	// Note tells what the install does not cover.
+	Note string `json:"note,omitempty"`
 }
+
+// claudeProjectNote is what --project cannot do for Claude Code.
+const claudeProjectNote = "Claude Code reads a project's .claude/settings.json only when started in that directory " +
+	"(checked with 2.1.332), not in a subdirectory; tine setup claude (the user's settings) covers every directory, " +
+	"and its hook acts only in managed workspaces"
 
 func newSetup(a *app) *cobra.Command {
 	var project, bin string
@@ -31,12 +42,20 @@ and Stop. Other settings and hooks are kept; running it twice adds nothing;
 --remove deletes exactly tine's entries. The file is replaced atomically with
 its permissions kept, and left untouched if it cannot be read.
 
-  Claude Code: PROJECT/.claude/settings.json, else ~/.claude/settings.json
-  Codex:       PROJECT/.codex/config.toml, else ~/.codex/config.toml
+  Claude Code: ~/.claude/settings.json, or PROJECT/.claude/settings.json
+  Codex:       $CODEX_HOME/config.toml (~/.codex), or PROJECT/.codex/config.toml
 
-Codex runs a new hook only once it is reviewed and trusted (/hooks in Codex),
-and project hooks only in a trusted project.`,
-		Example: `  tine setup claude --project .
+The user's settings are the default: the hook acts only where tine manages the
+files (inside runs, and in a managed workspace or a fork's view on the host),
+so it is harmless elsewhere, and it covers an agent started in any
+subdirectory. --project DIR inside a managed workspace writes at the
+workspace's root; Claude Code reads project settings only from the directory
+it starts in, so for agents started in subdirectories use the default.
+
+Codex runs a hook only once it is trusted: tine records its hooks as trusted
+in the same file (hooks.state, the trusted_hash Codex's /hooks review
+writes), so codex exec runs them; project hooks also need a trusted project.`,
+		Example: `  tine setup claude
   tine setup codex
   tine setup claude --project . --remove`,
 		Args: exactArgs(1),
@@ -45,17 +64,26 @@ and project hooks only in a trusted project.`,
 			if err != nil {
 				return usageErr(c, err.Error())
 			}
+			if project != "" {
+				if project, err = projectRoot(c.Context(), a.home, project); err != nil {
+					return err
+				}
+			}
 			path, err := hook.SettingsPath(agent, project)
 			if err != nil {
 				return err
 			}
 			res := setupResult{Agent: agent, Path: path, Action: "install", Events: hook.Events(agent)}
+			if project != "" && agent == hook.Claude && !remove {
+				res.Note = claudeProjectNote
+			}
 			if remove {
 				res.Action = "remove"
 				res.Changed, err = hook.Uninstall(agent, path)
 			} else {
 				res.Command = hook.HookCommand(bin, agent)
 				res.Changed, err = hook.Install(agent, path, res.Command)
+				res.Trusted = err == nil && agent == hook.Codex
 			}
 			if err != nil {
 				return fmt.Errorf("%w: %w", err, tine.ErrInvalid)
@@ -74,6 +102,23 @@ and project hooks only in a trusted project.`,
 	return c
 }
 
+// projectRoot is the directory --project DIR names: the root of the
+// managed workspace (or fork view) DIR is in, else DIR itself.
+func projectRoot(ctx context.Context, home, dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	w, r, err := runAt(ctx, home, abs)
+	if err != nil || r == nil {
+		return abs, nil
+	}
+	if r.Role == tine.RoleSource {
+		return w.Path, nil
+	}
+	return filepath.Join(home, "workspaces", w.ID, "runs", r.ID, "view"), nil
+}
+
 func (a *app) printSetup(r setupResult) {
 	events := strings.Join(r.Events, ", ")
 	switch {
@@ -85,5 +130,11 @@ func (a *app) printSetup(r setupResult) {
 		fmt.Fprintf(a.stdout, "added %q to %s for %s\n", r.Command, r.Path, events)
 	default:
 		fmt.Fprintf(a.stdout, "tine's hooks are already in %s\n", r.Path)
+	}
+	if r.Trusted {
+		fmt.Fprintf(a.stdout, "marked them trusted for Codex in %s\n", r.Path)
+	}
+	if r.Note != "" {
+		fmt.Fprintf(a.stdout, "note: %s\n", r.Note)
 	}
 }
