@@ -59,8 +59,33 @@ func add[In any](s *sdk.Server, t *sdk.Tool, h handler[In]) {
 		if err != nil {
 			return nil, nil, oneLine(err)
 		}
-		return res, a.Data, nil
+		out, err := a.structured()
+		if err != nil {
+			return nil, nil, oneLine(err)
+		}
+		return res, out, nil
 	})
+}
+
+// structured is the answer's structured content: its data, with the note
+// added as "guidance" when the data is an object. Codex (0.171) passes only
+// structuredContent to its model, so what the agent is to do next must be
+// there too, not only in the text.
+func (a *answer) structured() (any, error) {
+	if a.Data == nil || a.Note == "" {
+		return a.Data, nil
+	}
+	b, err := json.Marshal(a.Data)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil || obj == nil {
+		return a.Data, nil // not an object: nowhere to put it
+	}
+	note, _ := json.Marshal(a.Note)
+	obj["guidance"] = note
+	return obj, nil
 }
 
 // oneLine flattens an error's message to a single line, keeping its chain.

@@ -60,8 +60,13 @@ func forkRunRequest(in ForkInput) (forkrun.Request, error) {
 	req := forkrun.Request{Prompt: in.Prompt, Approaches: in.Approaches, Agent: in.Agent, AgentCmd: in.AgentCmd,
 		Test: in.Test, BudgetUSD: in.BudgetUSD, AggregateUSD: in.AggregateBudgetUSD, MergeMode: in.MergeMode,
 		Judge: in.Judge, Live: in.Live}
-	if in.Copies != 0 {
+	// One fork per approach unless copies says otherwise (the daemon's
+	// own default makes at least forkrun.DefaultN).
+	switch {
+	case in.Copies != 0:
 		req.N = &in.Copies
+	case len(in.Approaches) > 0:
+		req.N = ptr(len(in.Approaches))
 	}
 	if in.TimeoutS != 0 {
 		req.AgentTimeoutS = &in.TimeoutS

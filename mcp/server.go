@@ -73,13 +73,37 @@ func (t *tools) runOrSelf(run string) (string, error) {
 	return "", inputErr("run is required outside a run (an id, WORKSPACE/NAME or a name)")
 }
 
-// buildVersion is the version of tine's module in this binary.
+// buildVersion is the version of tine's module in this binary: its
+// module version, or for a build from a checkout "devel+REVISION" (12
+// digits of the commit, "-dirty" with uncommitted changes).
 func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
 	}
-	return "(devel)"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	return "devel+" + rev[:min(12, len(rev))] + dirty
 }
+
+// Version is the version the server reports (serverInfo.version) when
+// Options.Version is empty.
+func Version() string { return buildVersion() }
 
 // runPath is the API path of run ref, followed by rest.
 func runPath(ref, rest string) string { return "/v1/runs/" + url.PathEscape(ref) + rest }

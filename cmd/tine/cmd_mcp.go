@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/mcp"
@@ -25,7 +24,12 @@ tool is a request to tine serve, which must be running.
 Inside a run (TINE_SOCKET and TINE_CAPABILITY set) every request is signed
 with the run's capability: the run may act on itself and its direct forks,
 and merging, promoting, choosing and discarding wait for a person's
-tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned.`,
+tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned.
+
+A line on stdin that is not a JSON-RPC message gets a JSON-RPC error reply
+(-32700 or -32600) and the server goes on. The server reports tine's version
+(serverInfo.version): the module version, or devel+COMMIT for a build from a
+checkout.`,
 		Example: `  claude mcp add tine -- tine mcp
   tine exec source -- tine mcp`,
 		Args: exactArgs(0),
@@ -34,7 +38,7 @@ tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned.`,
 			if err != nil {
 				return err
 			}
-			return mcp.NewServer(o).Run(c.Context(), &sdk.StdioTransport{})
+			return mcp.NewServer(o).Run(c.Context(), &mcp.LineTransport{In: c.InOrStdin(), Out: a.stdout})
 		},
 	}
 }
