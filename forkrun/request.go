@@ -63,7 +63,10 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 		return o, fmt.Errorf("fork-run needs a task: --prompt TEXT or --prompt-file F: %w", tine.ErrInvalid)
 	}
 	o.Source, o.Prompt, o.Approaches, o.Live, o.Session = src.Run.ID, req.Prompt, req.Approaches, req.Live, req.Session
-	o.N = or(req.N, max(len(req.Approaches), DefaultN))
+	o.N = or(req.N, DefaultN)
+	if req.N == nil && len(req.Approaches) > 0 {
+		o.N = len(req.Approaches) // one fork per approach
+	}
 	if o.N > fc.MaxBranches {
 		return o, fmt.Errorf("-n %d is over [fork] max_branches = %d: %w", o.N, fc.MaxBranches, tine.ErrInvalid)
 	}

@@ -528,3 +528,14 @@ func TestForkRun_Codex(t *testing.T) {
 		t.Errorf("winner %q: %+v", rep.Winner, rep.Verdict)
 	}
 }
+
+// TestForkRun_OneForkPerApproach: without -n, a fork-run makes one fork per
+// approach (two approaches made three forks, the third with none).
+func TestForkRun_OneForkPerApproach(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	rep, r := e.forkRunJSON("source", "--prompt", "p", "--approach", "a", "--approach", "b",
+		"--agent-cmd", "touch done", "--merge-mode", "manual")
+	if r.code != 0 || len(rep.Forks) != 2 {
+		t.Fatalf("%d forks, want one per approach: %v", len(rep.Forks), r)
+	}
+}

@@ -268,7 +268,8 @@ func TestLive_SupervisorCrash(t *testing.T) {
 func TestLive_LimitsAndIdentity(t *testing.T) {
 	toml := "[limits]\nmemory = \"256M\"\npids = 64\ncpu = 0.5\n"
 	e, _ := liveWorkspace(t, false, map[string]string{"tine.toml": toml})
-	out := e.execSh("source", `echo "$TINE_RUN $TINE_ROLE $(hostname)"; cat /proc/self/cgroup`)
+	// --keep: the supervisor exec launches stays, so its cgroup can be read.
+	out := e.ok("exec", "--keep", "source", "--", "sh", "-c", `echo "$TINE_RUN $TINE_ROLE $(hostname)"; cat /proc/self/cgroup`)
 	if !strings.HasPrefix(out, "source source source\n") {
 		t.Errorf("identity inside the run: %q", out)
 	}
