@@ -193,7 +193,7 @@ func gitOut(ctx context.Context, repo string, env []string, args ...string) (str
 
 // gitOutIn is gitOut with stdin.
 func gitOutIn(ctx context.Context, repo string, env []string, stdin []byte, args ...string) (string, error) {
-	out, err := gitRun(ctx, repo, gitEnv(env...), stdin, args...)
+	out, err := gitRunWith(ctx, nil, repo, gitEnv(env...), stdin, args...) // the user's repository: git's own durability
 	return string(out), err
 }
 

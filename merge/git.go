@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -50,6 +51,11 @@ var gitConfig = []string{
 	"-c", "advice.addEmbeddedRepo=false",
 	"-c", "apply.ignoreWhitespace=no",
 }
+
+// gitScratchConfig is added for the plan's commands, whose objects go to a
+// private directory thrown away after the plan: stored uncompressed, never
+// synced. Commands that write a user's repository (--commits) do without.
+var gitScratchConfig = []string{"-c", "core.looseCompression=0", "-c", "core.fsync=none"}
 
 // Git modes as they appear in a raw diff.
 const (
@@ -110,7 +116,7 @@ func PlanGit(ctx context.Context, o GitOptions) (*Plan, error) {
 	if len(changes) == 0 {
 		return plan, nil
 	}
-	m, err := gitNewMerge(g, o.Ours, changes)
+	m, err := gitNewMerge(g, o.Base, o.Ours, changes)
 	if err != nil {
 		return nil, err
 	}
@@ -142,9 +148,15 @@ func (e *gitError) Error() string {
 
 func (e *gitError) Unwrap() error { return e.err }
 
-// gitRun runs git with args in dir and returns its standard output.
+// gitRun runs git with args in dir, for a plan, and returns its standard
+// output.
 func gitRun(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitConfig...), args...)...)
+	return gitRunWith(ctx, gitScratchConfig, dir, env, stdin, args...)
+}
+
+// gitRunWith is gitRun with extra configuration instead of the plan's.
+func gitRunWith(ctx context.Context, extra []string, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", slices.Concat(gitConfig, extra, args)...)
 	cmd.Dir, cmd.Env = dir, env
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -540,6 +552,7 @@ type gitChange struct {
 	oldPath, newPath string // equal but for renames and copies
 	sections         [][]byte
 	reason           string // why the change cannot be applied to ours
+	direct           bool   // ours still has the fork point's version: the run's is taken as is
 }
 
 // gitParseDiff parses the output of diff --patch-with-raw -z.
@@ -696,6 +709,7 @@ func gitTypeOf(mode uint32) string {
 // gitMerge applies the changes to a mirror of ours under scratch/tree.
 type gitMerge struct {
 	repo      *gitRepo
+	base      string // the fork point's files
 	ours      string
 	tree      string
 	changes   []*gitChange
@@ -705,12 +719,12 @@ type gitMerge struct {
 
 // gitNewMerge prepares the mirror's directory and marks the changes git
 // scope cannot merge (submodules and nested repositories).
-func gitNewMerge(g *gitRepo, ours string, changes []*gitChange) (*gitMerge, error) {
+func gitNewMerge(g *gitRepo, base, ours string, changes []*gitChange) (*gitMerge, error) {
 	abs, err := filepath.Abs(ours)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %s: %w", ours, err)
 	}
-	m := &gitMerge{repo: g, ours: abs, tree: filepath.Join(g.scratch, "tree"), changes: changes,
+	m := &gitMerge{repo: g, base: base, ours: abs, tree: filepath.Join(g.scratch, "tree"), changes: changes,
 		touched: map[string]bool{}, ancestors: map[string]bool{}}
 	for _, c := range changes {
 		if c.oldMode == gitModeLink || c.newMode == gitModeLink {
@@ -737,6 +751,9 @@ func gitPathDir(p string) string {
 
 // plan mirrors, checks and applies the changes, and returns the entries.
 func (m *gitMerge) plan(ctx context.Context) ([]Entry, error) {
+	if err := m.markDirect(ctx); err != nil {
+		return nil, err
+	}
 	if err := m.mirror(); err != nil {
 		return nil, err
 	}
@@ -770,15 +787,128 @@ func (m *gitMerge) plan(ctx context.Context) ([]Entry, error) {
 	return out, nil
 }
 
-// live returns the changes not known to fail.
+// live returns the changes not known to fail that go through the mirror.
 func (m *gitMerge) live() []*gitChange {
 	var out []*gitChange
 	for _, c := range m.changes {
-		if c.reason == "" {
+		if c.reason == "" && !c.direct {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// markDirect marks each change whose paths ours still has exactly as the
+// fork point had them (the usual case: the target did not touch them): the
+// patch applied there gives the run's version, so it is taken as is,
+// without the mirror and git apply. A change stays on the patch path when
+// another that does shares a path, a parent or a child with it (a file
+// replaced by a directory, say), or when the run changed permission bits
+// git does not see (the patch path keeps ours' there).
+func (m *gitMerge) markDirect(ctx context.Context) error {
+	if m.base == "" {
+		return nil
+	}
+	same := make([]bool, len(m.changes))
+	err := inParallel(ctx, len(m.changes), func(i int) (err error) {
+		same[i], err = m.untouchedByOurs(m.changes[i])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, c := range m.changes {
+		c.direct = same[i] && c.reason == ""
+	}
+	for changed := true; changed; {
+		changed = false
+		patched := map[string]bool{}
+		for _, c := range m.changes {
+			if !c.direct {
+				for _, p := range c.paths() {
+					for d := p; d != ""; d = gitPathDir(d) {
+						patched[d] = true
+					}
+				}
+			}
+		}
+		for _, c := range m.changes {
+			if c.direct && m.nearPatched(c, patched) {
+				c.direct, changed = false, true
+			}
+		}
+	}
+	return nil
+}
+
+// nearPatched reports whether a path of c, or a directory above one, is a
+// path (or a directory above a path) of a change on the patch path.
+func (m *gitMerge) nearPatched(c *gitChange, patched map[string]bool) bool {
+	for _, p := range c.paths() {
+		for d := p; d != ""; d = gitPathDir(d) {
+			if patched[d] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sameParents reports whether ours has what the fork point had above p:
+// the same directories, down to where both stop having any.
+func (m *gitMerge) sameParents(p string) bool {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		d := strings.Join(parts[:i], "/")
+		bfi, berr := os.Lstat(m.at(m.base, d))
+		ofi, oerr := os.Lstat(m.at(m.ours, d))
+		switch {
+		case berr != nil && oerr != nil:
+			return errors.Is(berr, fs.ErrNotExist) && errors.Is(oerr, fs.ErrNotExist)
+		case berr != nil || oerr != nil:
+			return false
+		case bfi.Mode().Type() != ofi.Mode().Type():
+			return false
+		case !bfi.IsDir():
+			return true // a file on both sides: the change that replaces it says the rest
+		}
+	}
+	return true
+}
+
+// untouchedByOurs reports whether ours has every path of c as the fork point
+// had it (both absent, or the same type, permissions and content), and the
+// run kept the permission bits of what it modified.
+func (m *gitMerge) untouchedByOurs(c *gitChange) (bool, error) {
+	for _, p := range c.paths() {
+		if !m.sameParents(p) {
+			return false, nil
+		}
+		bfi, berr := gitLstatUnder(m.base, p)
+		ofi, oerr := gitLstatUnder(m.ours, p)
+		switch {
+		case errors.Is(berr, fs.ErrNotExist) && errors.Is(oerr, fs.ErrNotExist):
+			continue
+		case berr != nil || oerr != nil:
+			if (berr == nil || errors.Is(berr, fs.ErrNotExist)) && (oerr == nil || errors.Is(oerr, fs.ErrNotExist)) {
+				return false, nil
+			}
+			return false, errors.Join(berr, oerr)
+		case bfi.IsDir() || ofi.IsDir():
+			return false, nil
+		}
+		same, err := fstree.SamePath(m.at(m.base, p), m.at(m.ours, p))
+		if err != nil || !same {
+			return false, err
+		}
+		if c.status == 'M' && c.oldMode == c.newMode {
+			tfi, err := gitLstatUnder(m.repo.top, p)
+			if err != nil || tfi.Mode().Perm() != bfi.Mode().Perm() {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }
 
 // gitJoin returns the patch made of the changes' sections, and for each
@@ -1067,20 +1197,31 @@ func (m *gitMerge) dirInTheWay(rel string, removed map[string]bool) (string, err
 	if err != nil || !fi.IsDir() {
 		return "", nil
 	}
+	emptied := map[string]bool{} // directories the removals empty
+	for p := range removed {
+		for d := gitPathDir(p); d != ""; d = gitPathDir(d) {
+			emptied[d] = true
+		}
+	}
 	reason := ""
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || p == root {
 			return err
 		}
 		sub, err := filepath.Rel(m.tree, p)
 		if err != nil {
 			return err
 		}
-		if !removed[filepath.ToSlash(sub)] {
+		sub = filepath.ToSlash(sub)
+		switch {
+		case d.IsDir() && !emptied[sub]:
+			reason = rel + ": the target has a directory there, with a directory " + sub + " the run does not know"
+		case !d.IsDir() && !removed[sub]:
 			reason = rel + ": the target has a directory there, with files the run does not have"
-			return filepath.SkipAll
+		default:
+			return nil
 		}
-		return nil
+		return filepath.SkipAll
 	})
 	return reason, err
 }
@@ -1166,6 +1307,15 @@ func (m *gitMerge) entry(c *gitChange, s gitSide) (Entry, error) {
 		return e, err
 	}
 	if s.mode == 0 {
+		return e, nil
+	}
+	if c.direct {
+		e.Source = m.at(m.repo.top, s.path)
+		fi, err := os.Lstat(e.Source)
+		if err != nil {
+			return e, fmt.Errorf("merge: %w", err)
+		}
+		e.Bytes = layer.SizeOf(fi)
 		return e, nil
 	}
 	e.Source = m.at(m.tree, s.path)
