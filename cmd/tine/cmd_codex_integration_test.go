@@ -157,7 +157,9 @@ func checkCodexForks(t *testing.T, rep *forkrun.Report, n int) {
 				ran = true
 			}
 		}
-		if f.State != forkrun.Finished || !ran || f.FilesChanged != 1 || f.Test == nil || f.Test.Passed != pass {
+		// app.txt, and, on a loaded machine, what codex's own background
+		// work leaves in the workspace (its snapshots) before it exits.
+		if f.State != forkrun.Finished || !ran || f.FilesChanged < 1 || f.Test == nil || f.Test.Passed != pass {
 			t.Errorf("%s: %s (%s), ran %q: %v, %d files changed, test %+v\nagent %+v\nstderr %s",
 				f.Name, f.State, f.Reason, cmd, ran, f.FilesChanged, f.Test, f.Agent, f.AgentStderr)
 		}
