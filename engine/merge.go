@@ -187,7 +187,7 @@ func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
 			return fmt.Errorf("--paths cannot be combined with --%s: %w", o.Scope, tine.ErrInvalid)
 		}
 		o.Scope = ScopePaths
-		paths, err := merge.CheckPaths(theirs, o.Paths)
+		paths, err := merge.CheckPaths(theirs, src.Workspace.Path, o.Paths)
 		o.Paths = paths
 		return err
 	}

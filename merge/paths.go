@@ -24,15 +24,17 @@ const maxLinkHops = 255
 // duplicates. It rejects an empty path, an absolute path, a path with a ".."
 // component, a path inside a merge's staging directory, and a path that
 // resolves outside root through symlinks (each symlink is evaluated within
-// root). A path that does not exist is accepted: the run may have created it.
+// root; an absolute target is read as the workspace sees it, relative to
+// workspace, the absolute path every run's processes see root's files at).
+// A path that does not exist is accepted: the run may have created it.
 // Errors wrap tine.ErrInvalid and name the bad path.
-func CheckPaths(root string, paths []string) ([]string, error) {
+func CheckPaths(root, workspace string, paths []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range paths {
 		clean, err := cleanUserPath(p)
 		if err == nil {
-			err = checkInside(root, clean)
+			err = checkInside(root, workspace, clean)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("merge: path %q: %w", p, err)
@@ -89,7 +91,7 @@ func isStagingPath(rel string) bool {
 
 // checkInside resolves the clean relative path rel under root, following
 // symlinks as if root were "/", and fails if any step leaves root.
-func checkInside(root, rel string) error {
+func checkInside(root, workspace, rel string) error {
 	todo := splitRel(rel)
 	var at []string // resolved components, all inside root
 	for hops := 0; len(todo) > 0; {
@@ -104,7 +106,7 @@ func checkInside(root, rel string) error {
 		if hops++; hops > maxLinkHops {
 			return fmt.Errorf("too many symlinks: %w", tine.ErrInvalid)
 		}
-		next, err := linkInside(root, at, target)
+		next, err := linkInside(workspace, at, target)
 		if err != nil {
 			return err
 		}
@@ -113,13 +115,14 @@ func checkInside(root, rel string) error {
 	return nil
 }
 
-// linkInside returns the components, from root, that a symlink in
-// directory dir (components from root) pointing at target leads to, or an
-// error when the target leaves root.
-func linkInside(root string, dir []string, target string) ([]string, error) {
+// linkInside returns the components, from the workspace's root, that a
+// symlink in directory dir (components from the root) pointing at target
+// leads to, or an error when the target leaves the workspace, whose
+// absolute path is workspace.
+func linkInside(workspace string, dir []string, target string) ([]string, error) {
 	t := filepath.ToSlash(target)
 	if strings.HasPrefix(t, "/") || filepath.IsAbs(target) {
-		rel, err := filepath.Rel(root, target)
+		rel, err := filepath.Rel(workspace, target)
 		if err != nil || rel == ".." || strings.HasPrefix(filepath.ToSlash(rel), "../") {
 			return nil, fmt.Errorf("symlink to %q leads outside the workspace: %w", target, tine.ErrInvalid)
 		}

@@ -12,12 +12,13 @@ import (
 )
 
 func TestCheckPaths(t *testing.T) {
-	root := t.TempDir()
+	root := t.TempDir() // where the files are read: a fork's view under the state directory
+	ws := "/home/u/app" // the workspace path, where every run sees them
 	outside := t.TempDir()
 	writeTree(t, root, tree{
 		"src": dir(), "src/a.go": file("a"), "in": link("src"), "up": link("../x"),
-		"abs-out": link(outside), "abs-in": link(filepath.Join(root, "src")), "src/back": link(".."),
-		"src/esc": link("../../etc"), "loop": link("loop"),
+		"abs-out": link(outside), "abs-in": link(filepath.Join(ws, "src")), "src/back": link(".."),
+		"src/esc": link("../../etc"), "loop": link("loop"), "abs-view": link(filepath.Join(root, "src")),
 	})
 	tests := []struct {
 		name  string
@@ -36,13 +37,14 @@ func TestCheckPaths(t *testing.T) {
 		{"SymlinkUp", []string{"up"}, nil, "outside the workspace"},
 		{"SymlinkUpBelow", []string{"up/file"}, nil, "outside the workspace"},
 		{"SymlinkAbsoluteOut", []string{"abs-out/x"}, nil, "outside the workspace"},
+		{"SymlinkToTheViewsOwnPath", []string{"abs-view/a.go"}, nil, "outside the workspace"},
 		{"SymlinkEscapesViaParent", []string{"src/esc"}, nil, "outside the workspace"},
 		{"SymlinkLoop", []string{"loop"}, nil, "too many symlinks"},
 		{"Staging", []string{".tine-merge-abc/f"}, nil, "staging"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := CheckPaths(root, tt.paths)
+			got, err := CheckPaths(root, ws, tt.paths)
 			if tt.bad == "" {
 				if err != nil {
 					t.Fatal(err)
