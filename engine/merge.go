@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -86,17 +87,58 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	}
 	journal := filepath.Join(e.runDir(dst.Workspace.ID, dst.Run.ID), "merge.json")
 	clk.applying()
-	err = merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal)
+	// The run is marked merged inside the apply's commit, before its
+	// leftovers go: a crash after the files landed finds the journal
+	// committed, and the sweeper completes the record (completeMerge).
+	committed := false
+	opts := merge.ApplyOptions{Note: mergeNote(src.Run.ID), Committed: func() error {
+		committed, res.Applied = true, true
+		return e.recordPlan(ctx, src, dst, res)
+	}}
+	err = merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal, opts)
 	clk.applied()
 	thaw()
-	if err != nil {
+	switch {
+	case err != nil && committed:
+		return res, fmt.Errorf("the merge landed in %s, but finishing it failed (the next tine command completes it): %w", dst.Run.Name, err)
+	case err != nil:
 		return res, e.recordFailure(ctx, src, dst, res, err)
 	}
-	res.Applied = true
 	if err := merge.LandCommits(ctx, e.Path(dst.Workspace, dst.Run), res.Commits); err != nil {
-		return res, errors.Join(fmt.Errorf("the files merged, but the commits were not carried: %w", err), e.recordPlan(ctx, src, dst, res))
+		return res, fmt.Errorf("the files merged, but the commits were not carried: %w", err)
 	}
-	return res, e.recordPlan(ctx, src, dst, res)
+	return res, nil
+}
+
+// mergeNote is what a merge journal remembers of the merge for the sweeper.
+func mergeNote(run string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"run": run})
+	return b
+}
+
+// completeMerge records, for a merge whose files landed before a crash, the
+// run named by the journal's note as merged (once).
+func (e *Engine) completeMerge(ctx context.Context, ws string, note json.RawMessage) error {
+	var n struct {
+		Run string `json:"run"`
+	}
+	if err := json.Unmarshal(note, &n); err != nil || n.Run == "" {
+		return nil // a journal of an older tine: nothing to complete
+	}
+	return e.store.Update(ctx, func(tx tine.Tx) error {
+		r, err := tx.Run(n.Run)
+		if errors.Is(err, tine.ErrNotFound) {
+			return nil
+		}
+		if err != nil || r.Resolution == tine.ResolutionMerged || !r.Live() {
+			return err
+		}
+		r.Resolution = tine.ResolutionMerged
+		if err := tx.UpdateRun(r); err != nil {
+			return err
+		}
+		return tx.AppendEvent(e.event(ws, r.ID, "merge", map[string]any{"outcome": "merged", "recovered": true}))
+	})
 }
 
 // mergeTarget resolves the target: ref, or the run's parent.

@@ -327,6 +327,14 @@ func (c opCase) checkRecovered(t *testing.T, o *opFixture, before, after map[str
 			step, cmp.Diff(before, got), cmp.Diff(after, got))
 	}
 	checkAgrees(t, o.fixture, step)
+	if c.op == "merge" && state == "after" {
+		// The files landed: the run is recorded merged, whatever the kill
+		// interrupted (the journal's commit completes the record).
+		r, err := o.e.FindRun(o.ctx, o.arg)
+		if err != nil || r.Run.Resolution != tine.ResolutionMerged {
+			t.Errorf("%s: the merged files landed but the run is %q (%v)", step, r.Run.Resolution, err)
+		}
+	}
 	if state == "before" || retryable(c.op) {
 		if err := runOp(o.ctx, o.e, c.op, o.arg, o.arg2); err != nil {
 			t.Fatalf("%s: the retried %s (found %s): %v", step, c.op, state, err)

@@ -183,7 +183,8 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 	for _, r := range runs {
 		journal := filepath.Join(e.runDir(w.ID, r.ID), "merge.json")
 		if _, err := os.Stat(journal); err == nil && r.Live() {
-			if err := merge.Recover(ctx, journal); err != nil {
+			complete := func(note json.RawMessage) error { return e.completeMerge(ctx, w.ID, note) }
+			if err := merge.Recover(ctx, journal, complete); err != nil {
 				e.warn("recovering an interrupted merge into %s: %v", r.Name, err)
 			}
 		}

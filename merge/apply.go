@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,7 +53,7 @@ const (
 //
 // A plan with conflicts is refused with an error wrapping ErrConflict; an
 // unfinished journal at journal with one wrapping tine.ErrState.
-func Apply(ctx context.Context, p *Plan, target, journal string) error {
+func Apply(ctx context.Context, p *Plan, target, journal string, o ApplyOptions) error {
 	if err := checkApplicable(p, journal); err != nil {
 		return err
 	}
@@ -61,13 +62,25 @@ func Apply(ctx context.Context, p *Plan, target, journal string) error {
 		return fmt.Errorf("merge: apply to %s: %w", target, err)
 	}
 	defer tx.tree.close()
+	tx.opt = o
 	if err := tx.run(ctx); err != nil {
 		return fmt.Errorf("merge: apply to %s: %w", target, tx.abort(err))
 	}
 	if err := tx.finish(); err != nil {
-		return fmt.Errorf("merge: applied to %s, but cleanup failed (Recover finishes it): %w", target, err)
+		return fmt.Errorf("merge: applied to %s, but finishing failed (Recover finishes it): %w", target, err)
 	}
 	return nil
+}
+
+// ApplyOptions are what a caller adds to an apply.
+type ApplyOptions struct {
+	// Note is kept in the journal and handed to Recover's onCommitted.
+	Note json.RawMessage
+	// Committed, if set, is called once the merge has committed (every
+	// step ran, the journal says so) and before its leftovers are removed:
+	// the place to record the merge, as after a crash Recover calls its
+	// onCommitted there with Note. An error leaves the journal committed.
+	Committed func() error
 }
 
 // checkApplicable refuses a plan with conflicts or bad paths, and a journal
@@ -95,6 +108,7 @@ type applyTx struct {
 	j       *journal
 	staging string // slash path of the staging directory, relative to target
 	save    bool   // file destinations are saved while staging, not moved (see opReplace)
+	opt     ApplyOptions
 }
 
 // beginTx opens target, records the staging directory in a new journal and
@@ -133,7 +147,7 @@ func (tx *applyTx) run(ctx context.Context) error {
 	if err := callHook("staged"); err != nil {
 		return err
 	}
-	tx.j.State, tx.j.Plan = stateApplying, tx.plan
+	tx.j.State, tx.j.Plan, tx.j.Note = stateApplying, tx.plan, tx.opt.Note
 	if err := writeJournal(tx.jpath, tx.j); err != nil {
 		return err
 	}
@@ -171,6 +185,11 @@ func (tx *applyTx) finish() error {
 	tx.j.State = stateCommitted
 	if err := writeJournal(tx.jpath, tx.j); err != nil {
 		return err
+	}
+	if tx.opt.Committed != nil {
+		if err := tx.opt.Committed(); err != nil {
+			return fmt.Errorf("recording the merge: %w", err)
+		}
 	}
 	if err := callHook("cleanup"); err != nil {
 		return err

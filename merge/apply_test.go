@@ -75,7 +75,7 @@ func TestApply(t *testing.T) {
 		t.Fatalf("fixture conflicts: %v", p.Conflicts())
 	}
 	j := journalPath(t)
-	if err := Apply(context.Background(), p, s.ours, j); err != nil {
+	if err := Apply(context.Background(), p, s.ours, j, ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(merged.manifest(), treeManifest(t, s.ours)); d != "" {
@@ -93,7 +93,7 @@ func TestApply_RefusesConflict(t *testing.T) {
 	s := makeSides(t, tree{"f": file("0")}, tree{"f": file("1")}, tree{"f": file("2")})
 	p := planSides(t, s, PlanOptions{})
 	before := treeManifest(t, s.ours)
-	err := Apply(context.Background(), p, s.ours, journalPath(t))
+	err := Apply(context.Background(), p, s.ours, journalPath(t), ApplyOptions{})
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("Apply = %v, want ErrConflict", err)
 	}
@@ -108,7 +108,7 @@ func TestApply_RefusesUnfinishedJournal(t *testing.T) {
 	if err := os.WriteFile(j, []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := Apply(context.Background(), planSides(t, s, PlanOptions{}), s.ours, j)
+	err := Apply(context.Background(), planSides(t, s, PlanOptions{}), s.ours, j, ApplyOptions{})
 	if !errors.Is(err, tine.ErrState) {
 		t.Fatalf("Apply = %v, want ErrState", err)
 	}
@@ -118,7 +118,7 @@ func TestApply_RefusesBadPlanPaths(t *testing.T) {
 	target := t.TempDir()
 	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x", ".tine-merge-1/x", ""} {
 		p := &Plan{Scope: "filesystem", Entries: []Entry{{Path: bad, Action: Take}}}
-		err := Apply(context.Background(), p, target, journalPath(t))
+		err := Apply(context.Background(), p, target, journalPath(t), ApplyOptions{})
 		if !errors.Is(err, tine.ErrInvalid) {
 			t.Errorf("Apply with path %q = %v, want ErrInvalid", bad, err)
 		}
@@ -141,7 +141,7 @@ func TestApply_SymlinkParentInTarget(t *testing.T) {
 	}
 	// Even a plan that claims otherwise never writes through the symlink.
 	forged := &Plan{Entries: []Entry{{Path: "d/new", Action: Take, Source: filepath.Join(s.theirs, "d/new")}}}
-	if err := Apply(context.Background(), forged, s.ours, journalPath(t)); err == nil {
+	if err := Apply(context.Background(), forged, s.ours, journalPath(t), ApplyOptions{}); err == nil {
 		t.Error("Apply through a symlinked parent succeeded")
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
@@ -175,7 +175,7 @@ func hookStepsOn(t *testing.T, mk func(testing.TB, tree, tree, tree) testSides) 
 	var steps []string
 	applyHook = func(step string) error { steps = append(steps, step); return nil }
 	defer func() { applyHook = nil }()
-	if err := Apply(context.Background(), planSides(t, s, PlanOptions{}), s.ours, journalPath(t)); err != nil {
+	if err := Apply(context.Background(), planSides(t, s, PlanOptions{}), s.ours, journalPath(t), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return steps
@@ -206,7 +206,7 @@ func testFailureAtEveryStep(t *testing.T, mk func(testing.TB, tree, tree, tree) 
 				return nil
 			}
 			defer func() { applyHook = nil }()
-			err := Apply(context.Background(), p, s.ours, j)
+			err := Apply(context.Background(), p, s.ours, j, ApplyOptions{})
 			if !errors.Is(err, injected) {
 				t.Fatalf("Apply = %v, want the injected error", err)
 			}
@@ -214,7 +214,7 @@ func testFailureAtEveryStep(t *testing.T, mk func(testing.TB, tree, tree, tree) 
 			want := before
 			if step == "cleanup" { // committed: Recover finishes it
 				want = merged.manifest()
-				if err := Recover(context.Background(), j); err != nil {
+				if err := Recover(context.Background(), j, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -235,7 +235,7 @@ func TestApply_DirGainedEntriesSincePlanning(t *testing.T) {
 	p := planSides(t, s, PlanOptions{})
 	writeNode(t, filepath.Join(s.ours, "d", "late"), file("written after planning"))
 	before := treeManifest(t, s.ours)
-	if err := Apply(context.Background(), p, s.ours, journalPath(t)); !errors.Is(err, tine.ErrState) {
+	if err := Apply(context.Background(), p, s.ours, journalPath(t), ApplyOptions{}); !errors.Is(err, tine.ErrState) {
 		t.Fatalf("Apply = %v, want ErrState", err)
 	}
 	if d := cmp.Diff(before, treeManifest(t, s.ours)); d != "" {
@@ -408,7 +408,7 @@ func checkProperty(t *testing.T, seed uint64, base, theirs, ours tree) bool {
 		return false
 	}
 	before := treeManifest(t, s.ours)
-	err := Apply(context.Background(), p, s.ours, journalPath(t))
+	err := Apply(context.Background(), p, s.ours, journalPath(t), ApplyOptions{})
 	got := treeManifest(t, s.ours)
 	switch {
 	case wantClean && err != nil:

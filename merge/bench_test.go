@@ -80,7 +80,7 @@ func benchApply(b *testing.B, s testSides, p *Plan, fill func(target string)) {
 		j := filepath.Join(filepath.Dir(target), fmt.Sprintf("journal-%d", i))
 		syscall.Sync() // Apply's syncfs should not pay for writing the fixture
 		b.StartTimer()
-		if err := Apply(context.Background(), p, target, j); err != nil {
+		if err := Apply(context.Background(), p, target, j, ApplyOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

@@ -651,7 +651,7 @@ func TestPlanGit_UncommittedAtFork(t *testing.T) {
 	if e := gitEntries(plan)["A"]; e.Action != Take || e.Change != layer.Modified || len(plan.Entries) != 1 {
 		t.Fatalf("plan: %+v, want A taken alone", plan.Entries)
 	}
-	if err := Apply(context.Background(), plan, ours, journalPath(t)); err != nil {
+	if err := Apply(context.Background(), plan, ours, journalPath(t), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ours, "A")); string(b) != "a\na2\na3\n" {
@@ -686,7 +686,7 @@ func TestPlanGit_NewDirectories(t *testing.T) {
 			t.Errorf("%s: %+v, want an added directory", d, e)
 		}
 	}
-	if err := Apply(context.Background(), plan, ours, journalPath(t)); err != nil {
+	if err := Apply(context.Background(), plan, ours, journalPath(t), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := gitTreeT(t, ours), gitTreeT(t, theirs); fmt.Sprint(a) != fmt.Sprint(b) {
@@ -717,7 +717,7 @@ func TestPlanGit_RemovedDirectory(t *testing.T) {
 	if _, ok := got["keep"]; ok {
 		t.Errorf("keep: %+v, want no entry (ours has a file of its own there)", got["keep"])
 	}
-	if err := Apply(context.Background(), plan, ours, journalPath(t)); err != nil {
+	if err := Apply(context.Background(), plan, ours, journalPath(t), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]bool{"dir": false, "keep": true, "keep/mine": true, "keep/a": false, "d2f": true} {
@@ -746,7 +746,7 @@ func TestPlanGit_TextMerge(t *testing.T) {
 	if e := gitEntries(plan)["A"]; e.Action != TextMerged {
 		t.Fatalf("with text merge: %+v, want text_merged", e)
 	}
-	if err := Apply(context.Background(), plan, ours, journalPath(t)); err != nil {
+	if err := Apply(context.Background(), plan, ours, journalPath(t), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := gitLines(20, map[int]string{5: "run", 7: "target"})

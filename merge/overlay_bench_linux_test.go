@@ -51,7 +51,7 @@ func BenchmarkApplyOverlay(b *testing.B) {
 			j := filepath.Join(b.TempDir(), fmt.Sprintf("journal-%d", i))
 			syscall.Sync()
 			b.StartTimer()
-			if err := Apply(context.Background(), p, target, j); err != nil {
+			if err := Apply(context.Background(), p, target, j, ApplyOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

@@ -43,7 +43,7 @@ func TestApply_OverlayTarget(t *testing.T) {
 	base, theirs, ours, merged := applyFixture()
 	s := overlaySides(t, base, theirs, ours)
 	p := planSides(t, s, PlanOptions{})
-	if err := Apply(context.Background(), p, s.ours, journalPath(t)); err != nil {
+	if err := Apply(context.Background(), p, s.ours, journalPath(t), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(merged.manifest(), treeManifest(t, s.ours)); d != "" {

@@ -53,6 +53,10 @@ type journal struct {
 	Staging rawPath  `json:"staging"` // staging directory, relative to Target
 	Steps   []txStep `json:"steps,omitempty"`
 	Plan    *Plan    `json:"plan,omitempty"` // for people; paths may be lossy here
+	// Note is the caller's (ApplyOptions.Note), handed back by Recover when
+	// it finishes a committed merge, so the caller's record of it can be
+	// completed.
+	Note json.RawMessage `json:"note,omitempty"`
 }
 
 // txStep is one step of an apply.
@@ -104,7 +108,13 @@ func (p *rawPath) UnmarshalJSON(b []byte) error {
 // is rolled back: every destination is restored from its backup in reverse
 // order, so the target is as it was before Apply. Recover is idempotent: if
 // it is interrupted in turn, calling it again completes the work.
-func Recover(ctx context.Context, journal string) error {
+//
+// When the merge had committed, onCommitted (if not nil) is called with the
+// journal's note before the journal is removed, as Apply calls
+// ApplyOptions.Committed: a crash between the commit mark and the caller's
+// record is completed here. An error from it leaves the journal for the
+// next Recover.
+func Recover(ctx context.Context, journal string, onCommitted func(note json.RawMessage) error) error {
 	j, err := readJournal(journal)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -121,6 +131,11 @@ func Recover(ctx context.Context, journal string) error {
 	}
 	defer tree.close()
 	if j.State == stateCommitted {
+		if onCommitted != nil {
+			if err := onCommitted(j.Note); err != nil {
+				return fmt.Errorf("merge: recover %s: recording the merge: %w", j.Target, err)
+			}
+		}
 		err = finishJournal(tree, j, journal)
 	} else {
 		err = rollBack(tree, j, journal)

@@ -4,6 +4,7 @@ package merge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,7 +44,7 @@ func TestHelperProcess(t *testing.T) {
 		n++
 		return nil
 	}
-	if err := Apply(context.Background(), p, s.ours, dirs[3]); err != nil {
+	if err := Apply(context.Background(), p, s.ours, dirs[3], ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -62,7 +63,7 @@ func testSIGKILL(t *testing.T, mk func(testing.TB, tree, tree, tree) testSides) 
 			before := treeManifest(t, s.ours)
 			j := journalPath(t)
 			killedApply(t, s, j, i)
-			if err := Recover(context.Background(), j); err != nil {
+			if err := Recover(context.Background(), j, nil); err != nil {
 				t.Fatal(err)
 			}
 			want := before
@@ -108,13 +109,13 @@ func TestRecover_Idempotent(t *testing.T) {
 			j := journalPath(t)
 			killedApply(t, s, j, last)
 			interruptedRecover(t, j, partial)
-			if err := Recover(context.Background(), j); err != nil {
+			if err := Recover(context.Background(), j, nil); err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(before, treeManifest(t, s.ours)); d != "" {
 				t.Errorf("target (-want +got):\n%s", d)
 			}
-			if err := Recover(context.Background(), j); err != nil {
+			if err := Recover(context.Background(), j, nil); err != nil {
 				t.Errorf("second Recover: %v", err)
 			}
 		})
@@ -142,7 +143,7 @@ func interruptedRecover(t *testing.T, j string, n int) {
 }
 
 func TestRecover_NoJournal(t *testing.T) {
-	if err := Recover(context.Background(), journalPath(t)); err != nil {
+	if err := Recover(context.Background(), journalPath(t), nil); err != nil {
 		t.Errorf("Recover without a journal = %v", err)
 	}
 }
@@ -152,7 +153,7 @@ func TestRecover_CorruptJournal(t *testing.T) {
 	if err := os.WriteFile(j, []byte(`{"version":1,"target":"/","staging":"../../etc"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Recover(context.Background(), j); err == nil {
+	if err := Recover(context.Background(), j, nil); err == nil {
 		t.Error("Recover accepted a journal whose staging directory is outside the target")
 	}
 }
@@ -167,5 +168,35 @@ func TestRawPath_RoundTrip(t *testing.T) {
 		if err := got.UnmarshalJSON(b); err != nil || got != p {
 			t.Errorf("%q: round trip gave %q, %v (json %s)", p, got, err, b)
 		}
+	}
+}
+
+// TestApply_CommittedRecordedOnce: the caller's record (ApplyOptions.
+// Committed) runs once the merge has committed; if the apply stops after
+// that, Recover hands the journal's note back so the record is completed,
+// and a record that failed is retried by Recover.
+func TestApply_CommittedRecordedOnce(t *testing.T) {
+	base, theirs, ours, merged := applyFixture()
+	s := makeSides(t, base, theirs, ours)
+	p := planSides(t, s, PlanOptions{})
+	j := journalPath(t)
+	calls := 0
+	failRecord := errors.New("store busy")
+	o := ApplyOptions{Note: []byte(`{"run":"r1"}`), Committed: func() error { calls++; return failRecord }}
+	if err := Apply(context.Background(), p, s.ours, j, o); !errors.Is(err, failRecord) || calls != 1 {
+		t.Fatalf("Apply = %v after %d record(s), want the record's error after one", err, calls)
+	}
+	var note string
+	if err := Recover(context.Background(), j, func(n json.RawMessage) error { note = string(n); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if note != `{"run":"r1"}` {
+		t.Errorf("Recover handed back %q, want the apply's note", note)
+	}
+	if d := cmp.Diff(merged.manifest(), treeManifest(t, s.ours)); d != "" {
+		t.Errorf("target after Recover (-want +got):\n%s", d)
+	}
+	if _, err := os.Lstat(j); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("journal left behind: %v", err)
 	}
 }

@@ -31,7 +31,7 @@ func TestApply_SparseStaysSparse(t *testing.T) {
 		t.Skipf("the test filesystem does not keep holes (%d blocks)", srcBlocks)
 	}
 	p := planSides(t, s, PlanOptions{})
-	if err := Apply(context.Background(), p, s.ours, journalPath(t)); err != nil {
+	if err := Apply(context.Background(), p, s.ours, journalPath(t), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(s.ours, "sparse.img")

@@ -67,7 +67,7 @@ func TestPlanFiles_TextMergeApplies(t *testing.T) {
 	base := tree{"a.txt": file(lines(nil))}
 	s := makeSides(t, base, tree{"a.txt": file(lines(map[int]string{2: "run"}))}, tree{"a.txt": file(lines(map[int]string{8: "target"}))})
 	p := planSides(t, s, PlanOptions{TextMerge: true, Scratch: t.TempDir()})
-	if err := Apply(context.Background(), p, s.ours, journalPath(t)); err != nil {
+	if err := Apply(context.Background(), p, s.ours, journalPath(t), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := tree{"a.txt": file(lines(map[int]string{2: "run", 8: "target"}))}.manifest()
