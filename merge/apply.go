@@ -109,6 +109,42 @@ type applyTx struct {
 	staging string // slash path of the staging directory, relative to target
 	save    bool   // file destinations are saved while staging, not moved (see opReplace)
 	opt     ApplyOptions
+	linkTo  map[int]int // entry → the entry whose staged file it is a hard link of
+}
+
+// hardLinks finds the upserts whose sources are hard links of one file:
+// each maps to the first of its group, whose staged copy the others link
+// to, so that a merge keeps the run's hard links instead of splitting them.
+func hardLinks(entries []Entry) map[int]int {
+	first := map[[2]uint64]int{}
+	out := map[int]int{}
+	for i, e := range entries {
+		if (e.Action != Take && e.Action != TextMerged) || e.Source == "" {
+			continue
+		}
+		id, ok := linkID(e.Source)
+		if !ok {
+			continue
+		}
+		if f, seen := first[id]; seen {
+			out[i] = f
+			continue
+		}
+		first[id] = i
+	}
+	return out
+}
+
+// linkStaged makes each linked entry's staged item a hard link of its
+// group's first.
+func (tx *applyTx) linkStaged() error {
+	for i, f := range tx.linkTo {
+		from := tx.tree.abs(tx.stagingRel(item(stagedDir, f)))
+		if err := os.Link(from, tx.tree.abs(tx.stagingRel(item(stagedDir, i)))); err != nil {
+			return fmt.Errorf("stage %q as a hard link: %w", tx.plan.Entries[i].Path, err)
+		}
+	}
+	return nil
 }
 
 // beginTx opens target, records the staging directory in a new journal and
@@ -213,6 +249,7 @@ func (tx *applyTx) stage(ctx context.Context) error {
 			return err
 		}
 	}
+	tx.linkTo = hardLinks(tx.plan.Entries)
 	preps := make([]entryPrep, len(tx.plan.Entries))
 	err := inParallel(ctx, len(preps), func(i int) (err error) {
 		preps[i], err = tx.prepare(i, tx.plan.Entries[i])
@@ -222,6 +259,9 @@ func (tx *applyTx) stage(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := tx.linkStaged(); err != nil {
 		return err
 	}
 	var dels, dirs, files, modes []txStep
@@ -344,8 +384,10 @@ func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 		return pr, nil
 	}
 	staged := item(stagedDir, i)
-	if err := stageItem(e.Source, tx.tree.abs(tx.stagingRel(staged)), src); err != nil {
-		return entryPrep{}, err
+	if _, linked := tx.linkTo[i]; !linked {
+		if err := stageItem(e.Source, tx.tree.abs(tx.stagingRel(staged)), src); err != nil {
+			return entryPrep{}, err
+		}
 	}
 	switch {
 	case exists && tx.save && !cur.IsDir() && !src.IsDir():

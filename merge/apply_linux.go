@@ -391,3 +391,13 @@ func (t *txTree) unlink(rel string) error {
 	}
 	return nil
 }
+
+// linkID returns the device and inode of the regular file p when it has
+// more than one link.
+func linkID(p string) ([2]uint64, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
+		return [2]uint64{}, false
+	}
+	return [2]uint64{uint64(st.Dev), st.Ino}, true
+}
