@@ -157,8 +157,8 @@ func checkCodexForks(t *testing.T, rep *forkrun.Report, n int) {
 				ran = true
 			}
 		}
-		// app.txt, and, on a loaded machine, what codex's own background
-		// work leaves in the workspace (its snapshots) before it exits.
+		// app.txt at least: on a loaded CI machine codex left 4-5 changed
+		// paths instead of 1, twice, for a reason not found yet.
 		if f.State != forkrun.Finished || !ran || f.FilesChanged < 1 || f.Test == nil || f.Test.Passed != pass {
 			t.Errorf("%s: %s (%s), ran %q: %v, %d files changed, test %+v\nagent %+v\nstderr %s",
 				f.Name, f.State, f.Reason, cmd, ran, f.FilesChanged, f.Test, f.Agent, f.AgentStderr)
