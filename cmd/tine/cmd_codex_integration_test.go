@@ -178,21 +178,16 @@ func checkMerged(t *testing.T, rep *forkrun.Report, dir string) {
 	}
 }
 
-func TestCodex_ForkRunOutsideAGitRepository(t *testing.T) {
-	cx := newCodexEnv(t)
-	e, dir := codexWorkspace(t, false)
-	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "2", "--agent", "codex",
-		"--approach", "fix", "--approach", "break", "--merge-mode", "auto")
-	if r.code != 0 {
-		t.Errorf("fork-run: %v", r)
-	}
-	checkCodexForks(t, rep, 2)
-	checkMerged(t, rep, dir)
-}
+func TestCodex_ForkRunOutsideAGitRepository(t *testing.T) { testCodexForkRun(t, false) }
 
-func TestCodex_ForkRunInAGitRepository(t *testing.T) {
+func TestCodex_ForkRunInAGitRepository(t *testing.T) { testCodexForkRun(t, true) }
+
+// testCodexForkRun runs codex with tine's defaults in two forks of a
+// workspace that is a git repository or not: both run, the fix wins and is
+// merged into the source.
+func testCodexForkRun(t *testing.T, git bool) {
 	cx := newCodexEnv(t)
-	e, dir := codexWorkspace(t, true)
+	e, dir := codexWorkspace(t, git)
 	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "2", "--agent", "codex",
 		"--approach", "fix", "--approach", "break", "--merge-mode", "auto")
 	if r.code != 0 {

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -95,13 +96,7 @@ func readTestFile(t *testing.T, root, name string) string {
 // deleted lower-layer directory (filesystem scope), and uncommitted work at
 // fork time continued by the fork (git scope), each merging cleanly.
 func TestCLI_MergeGitEverydayChanges(t *testing.T) {
-	requireRoot(t)
-	e := newEnv(t)
-	ws := e.workspaceDir("app")
-	writeTestFiles(t, ws, map[string]string{"A": "a\n", "dir/sub/f": "d\n", "keep": "k\n"})
-	hostSh(t, ws, "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init && echo a2 >> A")
-	e.ok("init", ws)
-	e.ok("fork", "source", "-n", "3")
+	e, ws := gitWorkspace(t, map[string]string{"A": "a\n", "dir/sub/f": "d\n", "keep": "k\n"}, "echo a2 >> A", 3)
 	e.execSh("source-1", "mkdir -p newdir/deeper && echo x > newdir/deeper/f")
 	e.execSh("source-2", "rm -rf dir")
 	e.execSh("source-3", "echo a3 >> A")
@@ -129,14 +124,8 @@ func TestCLI_MergeGitEverydayChanges(t *testing.T) {
 // messages and authors once it moved, and a refusal (exit 9, nothing
 // written) when a commit does not apply.
 func TestCLI_MergeCommits(t *testing.T) {
-	requireRoot(t)
-	e := newEnv(t)
-	ws := e.workspaceDir("app")
-	writeTestFiles(t, ws, map[string]string{"A": "a\n", "B": "b\n"})
+	e, ws := gitWorkspace(t, map[string]string{"A": "a\n", "B": "b\n"}, "", 3)
 	git := "git -c user.name=t -c user.email=t@t "
-	hostSh(t, ws, "git init -q && git add -A && "+git+"commit -qm init")
-	e.ok("init", ws)
-	e.ok("fork", "source", "-n", "3")
 	e.execSh("source-1", "echo a1 >> A && "+git+"-c user.name=Ada -c user.email=ada@x commit -qam 'fork one' && echo wip > W")
 	e.execSh("source-2", "echo b2 >> B && "+git+"commit -qam 'fork two'")
 	e.execSh("source-3", "echo a3 > A && "+git+"commit -qam 'fork three'")
@@ -177,13 +166,7 @@ func TestCLI_MergeCommits(t *testing.T) {
 // every moved file, a merge in each scope carries them, and release of a
 // source whose delta holds a redirect gives the view's tree.
 func TestCLI_RenameLowerDirectory(t *testing.T) {
-	requireRoot(t)
-	e := newEnv(t)
-	ws := e.workspaceDir("app")
-	writeTestFiles(t, ws, map[string]string{"src/lib/a.go": "a\n", "src/lib/deep/b.go": "b\n", "docs/x": "x\n"})
-	hostSh(t, ws, "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init")
-	e.ok("init", ws)
-	e.ok("fork", "source", "-n", "2")
+	e, ws := gitWorkspace(t, map[string]string{"src/lib/a.go": "a\n", "src/lib/deep/b.go": "b\n", "docs/x": "x\n"}, "", 2)
 	e.execSh("source-1", "git mv src/lib src/pkg")
 	e.execSh("source-2", "python3 -c 'import os; os.rename(\"docs\", \"manual\")'")
 	var changes []change
@@ -213,4 +196,23 @@ func TestCLI_RenameLowerDirectory(t *testing.T) {
 	before := walkHost(t, ws)
 	e.ok("release", "--force", ws)
 	requireSameTree(t, "the released workspace", before, walkHost(t, ws), compareOpts{})
+}
+
+// gitWorkspace makes a git repository of files (committed, then changed on
+// the host by the shell script after, if any), inits it as workspace "app"
+// and forks its source n ways; it returns the environment and the path.
+func gitWorkspace(t *testing.T, files map[string]string, after string, n int) (*env, string) {
+	t.Helper()
+	requireRoot(t)
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	writeTestFiles(t, ws, files)
+	script := "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init"
+	if after != "" {
+		script += " && " + after
+	}
+	hostSh(t, ws, script)
+	e.ok("init", ws)
+	e.ok("fork", "source", "-n", strconv.Itoa(n))
+	return e, ws
 }
