@@ -117,13 +117,3 @@ func TestParseMountinfo_NoCgroups(t *testing.T) {
 		t.Errorf("version = %q, want none", v)
 	}
 }
-
-func TestUnescapeOctal(t *testing.T) {
-	for in, want := range map[string]string{
-		`/a\040b`: "/a b", `/a\134b`: `/a\b`, `/t\011`: "/t\t", `/plain`: "/plain", `/bad\04`: `/bad\04`, `/x\999`: `/x\999`,
-	} {
-		if got := unescapeOctal(in); got != want {
-			t.Errorf("unescapeOctal(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -71,17 +71,21 @@ type launchPipes struct {
 	status, statusW *os.File // child → parent
 	gate, gateW     *os.File // parent → child
 	log             *os.File
+	mounts          *os.File // the host's mount table, which the child follows
 }
 
 func (p *launchPipes) closeChildEnds() {
 	p.statusW.Close()
 	p.gate.Close()
 	p.log.Close()
+	p.mounts.Close()
 }
 
 func (p *launchPipes) close() {
-	for _, f := range []*os.File{p.status, p.statusW, p.gate, p.gateW, p.log} {
-		f.Close()
+	for _, f := range []*os.File{p.status, p.statusW, p.gate, p.gateW, p.log, p.mounts} {
+		if f != nil {
+			f.Close()
+		}
 	}
 }
 
@@ -101,6 +105,10 @@ func command(spec Spec) (*exec.Cmd, *launchPipes, error) {
 		p.close()
 		return nil, nil, err
 	}
+	if p.mounts, err = os.Open("/proc/self/mountinfo"); err != nil {
+		p.close()
+		return nil, nil, err
+	}
 	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
 	if spec.Net {
 		flags |= syscall.CLONE_NEWNET
@@ -112,7 +120,7 @@ func command(spec Spec) (*exec.Cmd, *launchPipes, error) {
 		Dir:         "/",
 		Stdout:      p.log,
 		Stderr:      p.log,
-		ExtraFiles:  []*os.File{p.statusW, p.gate}, // fds 3 and 4
+		ExtraFiles:  []*os.File{p.statusW, p.gate, p.mounts}, // fds 3, 4 and 5 (hostMountsFD)
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: flags},
 	}
 	return cmd, &p, nil

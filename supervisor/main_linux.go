@@ -27,6 +27,11 @@ func Main() {
 		failStart(status, fmt.Errorf("bad supervisor spec: %w", err))
 	}
 	os.Unsetenv(specEnv)
+	syscall.CloseOnExec(hostMountsFD) // never inherited by the run's processes
+	hm, err := newHostMounts(os.NewFile(hostMountsFD, "host-mountinfo"), spec.Workspace)
+	if err != nil {
+		log.Printf("not following the host's unmounts: %v", err)
+	}
 	if err := enterNamespaces(spec); err != nil {
 		failStart(status, err)
 	}
@@ -41,6 +46,9 @@ func Main() {
 		failStart(status, err)
 	}
 	s := newServer(spec, ln)
+	if hm != nil {
+		go hm.follow()
+	}
 	fmt.Fprintln(status, "ok")
 	status.Close()
 	log.Printf("supervising run %s (%s)", spec.Run, spec.Hostname)

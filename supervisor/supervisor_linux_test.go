@@ -222,3 +222,76 @@ func TestSupervisor_ExecBackgroundSurvives(t *testing.T) {
 		t.Errorf("the background process died with its command: %q", out)
 	}
 }
+
+// mountTmpfs mounts a tmpfs holding a file f at a new directory and
+// returns it; the test unmounts it if it is still there at the end.
+func mountTmpfs(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("on the tmpfs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A filesystem the host unmounts while a run lives is let go inside the run
+// too (the host's mounts here are private, so only following the host's
+// table does it), and nothing at the workspace path is touched.
+func TestSupervisor_FollowsHostUnmounts(t *testing.T) {
+	requireRoot(t)
+	disk := filepath.Join(t.TempDir(), "disk")
+	mountTmpfs(t, disk)
+	spec, _, c := launch(t, false)
+	if out, code := run(t, c, spec, "cat "+disk+"/f"); code != 0 || out != "on the tmpfs\n" {
+		t.Fatalf("the run does not see the host's tmpfs: %d %q", code, out)
+	}
+	if err := syscall.Unmount(disk, 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, _ := run(t, c, spec, "grep -c ' "+disk+" ' /proc/self/mountinfo")
+		if strings.TrimSpace(out) == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after the host unmounted %s the run still has it mounted", disk)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if out, code := run(t, c, spec, "cat f"); code != 0 || out != "run's file\n" {
+		t.Errorf("the run's view is gone: %d %q", code, out)
+	}
+}
+
+// A run whose files are the host's mount at the workspace path (a source
+// run) keeps them when the host unmounts that mount: tine itself decides
+// what the run sees there.
+func TestSupervisor_KeepsWorkspaceMountOnHostUnmount(t *testing.T) {
+	requireRoot(t)
+	root := t.TempDir()
+	spec := Spec{Run: "rtest", Hostname: "test-run", Dir: filepath.Join(root, "sup"), LogDir: filepath.Join(root, "logs"),
+		Workspace: filepath.Join(root, "ws"), Env: os.Environ()}
+	mountTmpfs(t, spec.Workspace)
+	pid, err := Launch(context.Background(), spec, func(int) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClient(spec.Dir)
+	t.Cleanup(func() {
+		c.Stop(context.Background(), time.Second)
+		syscall.Kill(pid, syscall.SIGKILL)
+	})
+	if err := syscall.Unmount(spec.Workspace, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // time to (wrongly) follow
+	if out, code := run(t, c, spec, "cat f"); code != 0 || out != "on the tmpfs\n" {
+		t.Errorf("the run lost the files at its workspace path: %d %q", code, out)
+	}
+}
