@@ -20,6 +20,10 @@ type ForkOptions struct {
 	Name       string   // name prefix (the exact name when Copies is 1); default the parent's name
 	Approaches []string // the i-th fork gets the i-th approach
 	Live       string   // live-state mode: "" (rerun when the parent runs), none, rerun or ptrace
+	// Request is the caller's key for this call, recorded with the fork so
+	// that ForkLanded can tell a client that lost its answer whether the
+	// fork happened; "" records none.
+	Request string
 }
 
 // ForkResult is what Fork made.
@@ -115,8 +119,11 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 				return err
 			}
 		}
-		return tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "forked", map[string]any{
-			"group": g.ID, "version": v.ID, "forks": ids, "sealed_by": sealedBy(moved)}))
+		detail := map[string]any{"group": g.ID, "version": v.ID, "forks": ids, "sealed_by": sealedBy(moved)}
+		if o.Request != "" {
+			detail["request"] = o.Request
+		}
+		return tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "forked", detail))
 	})
 	if err != nil {
 		return nil, err

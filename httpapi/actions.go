@@ -18,6 +18,8 @@ type ForkRequest struct {
 	Name       string   `json:"name"`
 	Approaches []string `json:"approaches"`
 	Live       string   `json:"live"`
+	// Request is the client's key for this call (see engine.ForkOptions).
+	Request string `json:"request,omitempty"`
 }
 
 func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
@@ -30,7 +32,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	o := engine.ForkOptions{Copies: req.Copies, Name: req.Name, Approaches: req.Approaches, Live: req.Live}
+	o := engine.ForkOptions{Copies: req.Copies, Name: req.Name, Approaches: req.Approaches, Live: req.Live, Request: req.Request}
 	if actor != nil && s.e.InTurn(*actor) && (r.PathValue("ref") == actor.Run.ID || r.PathValue("ref") == actor.Run.Name) {
 		// The agent forks itself mid-turn: its files are still moving, so
 		// the fork waits for the turn to stop.

@@ -106,6 +106,16 @@ func (c *Client) request(ctx context.Context, method, path string, raw []byte, h
 	return req, nil
 }
 
+// NoAnswerError is a request that got no (whole) answer: the daemon is
+// not there, or went away while it worked. The request may or may not have
+// taken effect.
+type NoAnswerError struct{ Err error }
+
+func (e *NoAnswerError) Error() string { return "the tine daemon: " + e.Err.Error() }
+
+// Unwrap returns the transport's error.
+func (e *NoAnswerError) Unwrap() error { return e.Err }
+
 // answerErr turns an error answer into an error with the daemon's message
 // that unwraps to the sentinel its code names.
 func answerErr(status string, b []byte) error {
@@ -137,12 +147,12 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("the tine daemon: %w", err)
+		return 0, &NoAnswerError{Err: err}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return resp.StatusCode, err
+		return resp.StatusCode, &NoAnswerError{Err: err}
 	}
 	if resp.StatusCode >= 400 {
 		var partial struct {

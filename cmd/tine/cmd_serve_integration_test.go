@@ -6,12 +6,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,26 +28,36 @@ type daemon struct {
 	cmd    *exec.Cmd
 	client *http.Client
 	lines  chan string
+	done   chan struct{} // closed when the daemon has exited; then err is its Wait's
+	err    error
 }
 
 func (e *env) serve(args ...string) *daemon {
 	e.t.Helper()
+	return e.serveWith(nil, args...)
+}
+
+// serveWith starts tine serve with vars added to its environment.
+func (e *env) serveWith(vars []string, args ...string) *daemon {
+	e.t.Helper()
 	cmd := exec.Command(tineBin, append([]string{"serve"}, args...)...)
-	cmd.Env = e.vars
+	cmd.Env = append(slices.Clone(e.vars), vars...)
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	d := &daemon{cmd: cmd, lines: make(chan string, 16)}
+	d := &daemon{cmd: cmd, lines: make(chan string, 16), done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			d.lines <- sc.Text()
 		}
 		close(d.lines)
+		d.err = cmd.Wait()
+		close(d.done)
 	}()
-	e.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	e.t.Cleanup(func() { cmd.Process.Kill(); <-d.done })
 	sock := filepath.Join(e.home, "ctl", "tine.sock")
 	d.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -87,8 +100,9 @@ func (d *daemon) do(t *testing.T, method, path, body string, out any) int {
 func (d *daemon) stop(t *testing.T) {
 	t.Helper()
 	d.cmd.Process.Signal(syscall.SIGTERM)
-	if err := d.cmd.Wait(); err != nil {
-		t.Errorf("tine serve after SIGTERM: %v", err)
+	<-d.done
+	if d.err != nil {
+		t.Errorf("tine serve after SIGTERM: %v", d.err)
 	}
 }
 
@@ -230,4 +244,59 @@ func (d *daemon) metrics(t *testing.T) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// A daemon killed during a fork: the client's exit status and message say
+// what the store holds. Killed after recording the fork, the client reports
+// it made (it used to report failure); killed before, it says nothing was
+// forked; either way the forks tine ls shows are the ones reported.
+func TestServe_ForkAnswerLost(t *testing.T) {
+	e, _ := liveWorkspace(t, false, map[string]string{"a.txt": "base\n"})
+	forks := func() int { return len(e.ls()) - 1 }
+	var landed, lost int
+	for n := 0; n < 8; n++ {
+		before := forks()
+		d := e.serveWith([]string{"TINE_TEST_KILL_AT=fork:" + strconv.Itoa(n)})
+		r := e.tine("fork", "source")
+		killed := d.killedWithin(2 * time.Second)
+		after := forks()
+		switch {
+		case !killed:
+			d.stop(t)
+			if r.code != 0 || after != before+1 {
+				t.Fatalf("fault point %d never reached: %v, %d forks after %d", n, r, after, before)
+			}
+			if landed == 0 || lost == 0 {
+				t.Errorf("%d fault points: %d forks recorded before the kill, %d not; want both kinds", n, landed, lost)
+			}
+			return
+		case r.code == 0:
+			landed++
+			if after != before+1 || !strings.Contains(r.stderr, "the fork was recorded") || !strings.Contains(r.stdout, "source-") {
+				t.Errorf("killed at %d, reported made: %v; forks %d → %d", n, r, before, after)
+			}
+		default:
+			lost++
+			if after != before || !strings.Contains(r.stderr, "nothing was forked") {
+				t.Errorf("killed at %d, reported not made: %v; forks %d → %d", n, r, before, after)
+			}
+		}
+	}
+	t.Fatal("the daemon was killed at every one of 8 fault points")
+}
+
+// killedWithin reports whether the daemon died of SIGKILL within d.
+func (d *daemon) killedWithin(wait time.Duration) bool {
+	select {
+	case <-d.done:
+		var ee *exec.ExitError
+		if errors.As(d.err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+				return true
+			}
+		}
+		return false
+	case <-time.After(wait):
+		return false
+	}
 }

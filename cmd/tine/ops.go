@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -74,8 +76,43 @@ func runPath(id, action string) string { return "/v1/runs/" + url.PathEscape(id)
 
 func (d daemonOps) Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error) {
 	var res engine.ForkResult
-	err := d.post(ctx, runPath(d.id(ctx, ref), "fork"), httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live}, &res)
+	id := d.id(ctx, ref)
+	req := httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live, Request: tine.NewID("req")}
+	err := d.post(ctx, runPath(id, "fork"), req, &res)
+	var lost *httpapi.NoAnswerError
+	if errors.As(err, &lost) {
+		return d.forkLanded(ctx, id, req.Request, err)
+	}
 	return orNil(&res, err)
+}
+
+// landedWait bounds how long a client that lost its answer waits for a
+// daemon that still runs to record its fork.
+const landedWait = 10 * time.Second
+
+// forkLanded finds out, from the store, whether the fork whose answer was
+// lost (err) happened: the daemon may have been killed after recording it.
+// A daemon that is gone records nothing more, so its absence settles it;
+// one still up gets landedWait to finish.
+func (d daemonOps) forkLanded(ctx context.Context, parent, request string, err error) (*engine.ForkResult, error) {
+	deadline := time.Now().Add(landedWait)
+	for {
+		up := daemonUp(d.e.SocketPath())
+		res, ferr := d.e.ForkLanded(ctx, parent, request)
+		switch {
+		case ferr == nil:
+			fmt.Fprintf(engine.Warnings, "tine: warning: the daemon stopped before answering, but the fork was recorded (%s); "+
+				"processes of a running parent were not started in the forks: tine start starts them\n", res.Group.ID)
+			return res, nil
+		case !errors.Is(ferr, tine.ErrNotFound):
+			return nil, fmt.Errorf("%w; and finding out whether the fork was recorded: %w", err, ferr)
+		case !up:
+			return nil, fmt.Errorf("%w: the daemon stopped before recording the fork; nothing was forked", err)
+		case time.Now().After(deadline) || ctx.Err() != nil:
+			return nil, fmt.Errorf("%w: the daemon did not answer and has not recorded the fork yet; see tine ls", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func (d daemonOps) Checkpoint(ctx context.Context, ref, label string) (*tine.Version, error) {
