@@ -24,6 +24,10 @@ type ForkOptions struct {
 	// that ForkLanded can tell a client that lost its answer whether the
 	// fork happened; "" records none.
 	Request string
+	// NoWait returns once the forks' services run, without waiting for their
+	// ready checks; each fork's report says which are ready and which are
+	// still starting.
+	NoWait bool
 }
 
 // ForkResult is what Fork made.
@@ -135,7 +139,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		e.finishMove(ctx, be, p, v)
 	}
 	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}
-	res.Live = e.startForks(ctx, p, forks, mode)
+	res.Live = e.startForks(ctx, p, forks, mode, o.NoWait)
 	e.obs.Forked(p.Workspace.Backend, mode, len(forks), time.Since(start))
 	return res, nil
 }

@@ -76,6 +76,9 @@ func (e *Engine) supervised(r Ref) int {
 type StartOptions struct {
 	Services bool            // start the services of tine.toml (tine start); else only the supervisor (tine exec)
 	Skip     map[string]bool // services not to start (carried live from a parent)
+	// NoWait returns once the services' processes run, without waiting for
+	// their ready checks: those are then "starting" in the result.
+	NoWait bool
 }
 
 // StartResult is what Start did.
@@ -136,7 +139,7 @@ func (e *Engine) start(ctx context.Context, r Ref, o StartOptions) (*StartResult
 		if len(svcs) == 0 {
 			return res, nil // every service is running already (forked live)
 		}
-		res.Services, err = supervisor.NewClient(e.supDir(r)).StartServices(ctx, svcs)
+		res.Services, err = supervisor.NewClient(e.supDir(r)).StartServices(ctx, svcs, o.NoWait)
 		if err != nil {
 			res.ServiceErr = err.Error()
 			return res, err
@@ -447,10 +450,12 @@ func (e *Engine) quiesce(ctx context.Context, r Ref, force bool) (func(), error)
 }
 
 // RunEnv is the environment that tells a process which run it is in: its
-// name, id, workspace and role, which agent hooks read.
+// name, id, workspace (name, and path: where the run's files are inside
+// it) and role, which agent hooks read.
 func RunEnv(r Ref) []string {
 	return []string{"TINE_RUN=" + r.Run.Name, "TINE_RUN_ID=" + r.Run.ID,
-		"TINE_WORKSPACE=" + r.Workspace.Name, "TINE_ROLE=" + string(r.Run.Role)}
+		"TINE_WORKSPACE=" + r.Workspace.Name, "TINE_WORKSPACE_PATH=" + r.Workspace.Path,
+		"TINE_ROLE=" + string(r.Run.Role)}
 }
 
 // ControlDir holds the daemon's socket; every run sees it at

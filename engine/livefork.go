@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/supervisor"
 )
 
 // Live-state modes of a fork: what becomes of the parent's processes.
@@ -26,7 +27,10 @@ type LiveReport struct {
 	Forked    []LiveProcess     `json:"forked,omitempty"`    // processes carried over live
 	Restarted []string          `json:"restarted,omitempty"` // services started fresh
 	Refused   map[string]string `json:"refused,omitempty"`   // process → why it was not forked live
-	Error     string            `json:"error,omitempty"`
+	// Services are the fork's supervised services as they were when the
+	// fork returned: ready, or still starting (ForkOptions.NoWait), or failed.
+	Services []supervisor.ServiceStatus `json:"services,omitempty"`
+	Error    string                     `json:"error,omitempty"`
 }
 
 // LiveProcess is a process carried into a fork by a live fork.
@@ -58,22 +62,23 @@ func (e *Engine) liveMode(p Ref, mode string) (string, error) {
 	return "", fmt.Errorf("--live=%s: use none, rerun, ptrace or criu: %w", mode, tine.ErrInvalid)
 }
 
-// startForks starts each fork's processes as mode says. A fork that fails
-// to start keeps its files; the failure is in its report.
-func (e *Engine) startForks(ctx context.Context, p Ref, forks []*tine.Run, mode string) []LiveReport {
+// startForks starts each fork's processes as mode says, waiting for their
+// services' ready checks unless noWait. A fork that fails to start keeps
+// its files; the failure is in its report.
+func (e *Engine) startForks(ctx context.Context, p Ref, forks []*tine.Run, mode string, noWait bool) []LiveReport {
 	if mode == LiveNone {
 		return nil
 	}
 	reports := make([]LiveReport, len(forks))
 	if mode == LivePtrace || mode == LiveCRIU {
-		return e.liveForks(ctx, p, forks, mode)
+		return e.liveForks(ctx, p, forks, mode, noWait)
 	}
 	var wg sync.WaitGroup
 	for i, f := range forks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reports[i] = e.rerun(ctx, Ref{p.Workspace, f}, nil)
+			reports[i] = e.rerun(ctx, Ref{p.Workspace, f}, nil, noWait)
 		}()
 	}
 	wg.Wait()
@@ -81,11 +86,11 @@ func (e *Engine) startForks(ctx context.Context, p Ref, forks []*tine.Run, mode 
 }
 
 // rerun starts fork r with its services fresh, but those in skip.
-func (e *Engine) rerun(ctx context.Context, r Ref, skip map[string]bool) LiveReport {
+func (e *Engine) rerun(ctx context.Context, r Ref, skip map[string]bool, noWait bool) LiveReport {
 	rep := LiveReport{Run: r.Run.Name, Mode: LiveRerun}
-	res, err := e.start(ctx, r, StartOptions{Services: true, Skip: skip})
+	res, err := e.start(ctx, r, StartOptions{Services: true, Skip: skip, NoWait: noWait})
 	if res != nil {
-		rep.Started = true
+		rep.Started, rep.Services = true, res.Services
 		for _, s := range res.Services {
 			rep.Restarted = append(rep.Restarted, s.Name)
 		}

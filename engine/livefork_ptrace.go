@@ -31,13 +31,13 @@ type candidate struct {
 // whose live fork fails, are started fresh instead. --live=criu is
 // offered only where criu check passes; tine does not drive CRIU yet, so
 // it falls back to rerun with the reason either way.
-func (e *Engine) liveForks(ctx context.Context, p Ref, forks []*tine.Run, mode string) []LiveReport {
+func (e *Engine) liveForks(ctx context.Context, p Ref, forks []*tine.Run, mode string, noWait bool) []LiveReport {
 	if mode == LiveCRIU {
-		return e.criuFallback(ctx, p, forks)
+		return e.criuFallback(ctx, p, forks, noWait)
 	}
 	cands, err := e.candidates(ctx, p)
 	if err != nil {
-		return e.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()})
+		return e.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()}, noWait)
 	}
 	reports := make([]LiveReport, len(forks))
 	launched := e.launchForks(ctx, p, forks, reports)
@@ -47,32 +47,32 @@ func (e *Engine) liveForks(ctx context.Context, p Ref, forks []*tine.Run, mode s
 		if !reports[i].Started {
 			continue
 		}
-		e.finishLive(ctx, Ref{p.Workspace, f}, &reports[i], cands, results[f.ID])
+		e.finishLive(ctx, Ref{p.Workspace, f}, &reports[i], cands, results[f.ID], noWait)
 	}
 	return reports
 }
 
 // criuFallback reruns every fork, saying why CRIU was not used.
-func (e *Engine) criuFallback(ctx context.Context, p Ref, forks []*tine.Run) []LiveReport {
+func (e *Engine) criuFallback(ctx context.Context, p Ref, forks []*tine.Run, noWait bool) []LiveReport {
 	why := "criu check passed, but tine cannot drive CRIU yet"
 	if err := livefork.CRIUProbe(ctx); err != nil {
 		why = err.Error()
 	}
-	reps := e.rerunAll(ctx, p, forks, map[string]string{"criu": why})
+	reps := e.rerunAll(ctx, p, forks, map[string]string{"criu": why}, noWait)
 	for i := range reps {
 		reps[i].Mode = LiveRerun
 	}
 	return reps
 }
 
-func (e *Engine) rerunAll(ctx context.Context, p Ref, forks []*tine.Run, refused map[string]string) []LiveReport {
+func (e *Engine) rerunAll(ctx context.Context, p Ref, forks []*tine.Run, refused map[string]string, noWait bool) []LiveReport {
 	reports := make([]LiveReport, len(forks))
 	var wg sync.WaitGroup
 	for i, f := range forks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reports[i] = e.rerun(ctx, Ref{p.Workspace, f}, nil)
+			reports[i] = e.rerun(ctx, Ref{p.Workspace, f}, nil, noWait)
 			reports[i].Refused = refused
 		}()
 	}
@@ -298,7 +298,7 @@ func (e *Engine) isolated(r Ref) bool {
 
 // finishLive records what was carried into fork r, then starts the
 // services that were not.
-func (e *Engine) finishLive(ctx context.Context, r Ref, rep *LiveReport, cands []candidate, got map[int]liveOutcome) {
+func (e *Engine) finishLive(ctx context.Context, r Ref, rep *LiveReport, cands []candidate, got map[int]liveOutcome, noWait bool) {
 	skip := map[string]bool{}
 	rep.Refused = map[string]string{}
 	var adopted []Adopted
@@ -325,8 +325,9 @@ func (e *Engine) finishLive(ctx context.Context, r Ref, rep *LiveReport, cands [
 	if err := e.writeAdopted(r, adopted); err != nil {
 		rep.Error = err.Error()
 	}
-	res, err := e.start(ctx, r, StartOptions{Services: true, Skip: skip})
+	res, err := e.start(ctx, r, StartOptions{Services: true, Skip: skip, NoWait: noWait})
 	if res != nil {
+		rep.Services = res.Services
 		for _, s := range res.Services {
 			if !skip[s.Name] {
 				rep.Restarted = append(rep.Restarted, s.Name)

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"runtime/debug"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tinehq/tine/internal/buildinfo"
 )
 
 // MaxCopies bounds the forks one fork_run call makes: fewer than the
@@ -31,7 +31,7 @@ From inside a run, merging, promoting, choosing and discarding are only requeste
 // o.API. Serve it with Run on a transport (tine mcp: stdio).
 func NewServer(o Options) *sdk.Server {
 	if o.Version == "" {
-		o.Version = buildVersion()
+		o.Version = Version()
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "tine", Title: "tine", Version: o.Version},
 		&sdk.ServerOptions{Instructions: instructions})
@@ -73,37 +73,9 @@ func (t *tools) runOrSelf(run string) (string, error) {
 	return "", inputErr("run is required outside a run (an id, WORKSPACE/NAME or a name)")
 }
 
-// buildVersion is the version of tine's module in this binary: its
-// module version, or for a build from a checkout "devel+REVISION" (12
-// digits of the commit, "-dirty" with uncommitted changes).
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
-			}
-		}
-	}
-	if rev == "" {
-		return "devel"
-	}
-	return "devel+" + rev[:min(12, len(rev))] + dirty
-}
-
 // Version is the version the server reports (serverInfo.version) when
 // Options.Version is empty.
-func Version() string { return buildVersion() }
+func Version() string { return buildinfo.Read().Short() }
 
 // runPath is the API path of run ref, followed by rest.
 func runPath(ref, rest string) string { return "/v1/runs/" + url.PathEscape(ref) + rest }

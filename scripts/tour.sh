@@ -90,7 +90,7 @@ cd "$demo"
 step tine init "$demo/web"
 cd "$demo/web"
 step tine start web/source
-step tine fork web/source -n 2 --approach "blue" --approach "green"
+step tine fork web/source -n 2 --wait --approach "blue" --approach "green"
 step tine exec web/source-1 -- sh -c 'echo "<h1>fork 1: blue</h1>" > index.html'
 step tine exec web/source-2 -- sh -c 'echo "<h1>fork 2: green</h1>" > index.html'
 step tine ls web

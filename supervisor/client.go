@@ -92,8 +92,11 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 
 // StartServices starts the services that are not running yet and waits
 // until each is ready or has failed; the error names the ones that failed.
-func (c *Client) StartServices(ctx context.Context, svcs []Service) ([]ServiceStatus, error) {
-	resp, err := c.call(ctx, request{Op: "services", Services: svcs})
+// With noWait it answers once their processes run: a service with a ready
+// check is then still starting (StateStarting) and becomes ready, or
+// failed, later (see Status).
+func (c *Client) StartServices(ctx context.Context, svcs []Service, noWait bool) ([]ServiceStatus, error) {
+	resp, err := c.call(ctx, request{Op: "services", Services: svcs, NoWait: noWait})
 	if resp == nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func (s *server) handle(c *net.UnixConn) {
 	case "exec":
 		s.exec(c, req, files, rest)
 	case "services":
-		sts, err := s.startServices(req.Services)
+		sts, err := s.startServices(req.Services, req.NoWait)
 		reply(c, response{Services: sts, Error: errString(err)})
 	case "publish":
 		reply(c, response{Error: errString(s.publish(req, files))})

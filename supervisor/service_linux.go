@@ -27,8 +27,10 @@ type service struct {
 }
 
 // startServices starts every service of svcs that is not running, then
-// waits for each to be ready; the error names each that failed.
-func (s *server) startServices(svcs []Service) ([]ServiceStatus, error) {
+// waits for each to be ready (unless noWait: then the ready checks go on
+// after it returns, and services without one are ready at once); the
+// error names each that failed.
+func (s *server) startServices(svcs []Service, noWait bool) ([]ServiceStatus, error) {
 	var started []*service
 	s.mu.Lock()
 	if s.stopping {
@@ -48,6 +50,13 @@ func (s *server) startServices(svcs []Service) ([]ServiceStatus, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(started))
 	for i, svc := range started {
+		if noWait {
+			errs[i] = svc.launch()
+			if errs[i] == nil {
+				go svc.logReady()
+			}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -75,10 +84,35 @@ func (v *service) snapshot() ServiceStatus {
 
 // run starts the service and waits until it is ready.
 func (v *service) run() error {
+	if err := v.launch(); err != nil {
+		return err
+	}
+	return v.becomeReady()
+}
+
+// launch starts the service's process; a service without a ready check is
+// ready once it runs.
+func (v *service) launch() error {
 	if err := v.start(); err != nil {
 		v.set(func(st *ServiceStatus) { st.State, st.Error = StateFailed, err.Error() })
 		return fmt.Errorf("service %s: %w", v.spec.Name, err)
 	}
+	if v.check() == nil {
+		return v.becomeReady()
+	}
+	return nil
+}
+
+// logReady waits for a launched service's ready check, logging a failure
+// (its status says it too).
+func (v *service) logReady() {
+	if err := v.becomeReady(); err != nil {
+		log.Print(err)
+	}
+}
+
+// becomeReady waits for the service's ready check and records the result.
+func (v *service) becomeReady() error {
 	if err := v.waitReady(); err != nil {
 		v.set(func(st *ServiceStatus) { st.State, st.Error = StateFailed, err.Error() })
 		return fmt.Errorf("service %s: %w (log: %s)", v.spec.Name, err, v.log)

@@ -124,7 +124,8 @@ type request struct {
 	Port     int           `json:"port,omitempty"`
 	HostAddr string        `json:"host_addr,omitempty"`
 	Grace    time.Duration `json:"grace,omitempty"`
-	Signal   int           `json:"signal,omitempty"` // for exec: forward this signal
+	Signal   int           `json:"signal,omitempty"`  // for exec: forward this signal
+	NoWait   bool          `json:"no_wait,omitempty"` // for services: answer before the ready checks pass
 }
 
 // response is one answer line.

@@ -117,7 +117,7 @@ func TestSupervisor_Services(t *testing.T) {
 		{Name: "tick", Command: "echo tick; echo $TINE_SERVICE $GREETING; sleep 1000", Dir: spec.Workspace,
 			Env: []string{"GREETING=hi"}, ReadyCommand: "true"},
 	}
-	sts, err := c.StartServices(context.Background(), svcs)
+	sts, err := c.StartServices(context.Background(), svcs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,12 +136,12 @@ func TestSupervisor_Services(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(spec.LogDir, "tick.log")); !strings.Contains(string(b), "tick\ntick hi\n") {
 		t.Errorf("tick.log = %q", b)
 	}
-	again, err := c.StartServices(context.Background(), svcs)
+	again, err := c.StartServices(context.Background(), svcs, false)
 	if err != nil || again[1].Pid != sts[1].Pid {
 		t.Errorf("starting running services again restarted them: %+v, %v", again, err)
 	}
 	bad := []Service{{Name: "bad", Command: "exit 3", Dir: spec.Workspace, ReadyPort: 1}}
-	if _, err := c.StartServices(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "status 3") {
+	if _, err := c.StartServices(context.Background(), bad, false); err == nil || !strings.Contains(err.Error(), "status 3") {
 		t.Errorf("failing service: %v", err)
 	}
 	if err := c.Stop(context.Background(), time.Second); err != nil {
@@ -149,6 +149,46 @@ func TestSupervisor_Services(t *testing.T) {
 	}
 	if _, err := c.Status(context.Background()); err == nil {
 		t.Error("status answered after stop")
+	}
+}
+
+// Without waiting, services answer at once: one with a ready check is
+// starting until it passes, one without is ready, and the check goes on.
+func TestSupervisor_ServicesNoWait(t *testing.T) {
+	spec, _, c := launch(t, false)
+	flag := filepath.Join(spec.Workspace, "ready-flag")
+	svcs := []Service{
+		{Name: "slow", Command: "sleep 1000", Dir: spec.Workspace, ReadyCommand: "test -e " + flag, ReadyTimeout: 20 * time.Second},
+		{Name: "plain", Command: "sleep 1000", Dir: spec.Workspace},
+	}
+	t0 := time.Now()
+	sts, err := c.StartServices(context.Background(), svcs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for _, st := range sts {
+		states[st.Name] = st.State
+	}
+	if states["slow"] != StateStarting || states["plain"] != StateReady || time.Since(t0) > 5*time.Second {
+		t.Fatalf("states without waiting: %v after %v", states, time.Since(t0))
+	}
+	if err := os.WriteFile(filepath.Join(spec.View, "ready-flag"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := c.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Services[1].Name == "slow" && st.Services[1].State == StateReady {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slow never became ready: %+v", st.Services)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -167,7 +207,7 @@ func TestSupervisor_NetAndPublish(t *testing.T) {
 	port := hostLn.Addr().(*net.TCPAddr).Port
 	os.WriteFile(filepath.Join(spec.View, "index.html"), []byte("inside\n"), 0o644)
 	_, err = c.StartServices(context.Background(), []Service{{Name: "web", Dir: spec.Workspace, ReadyPort: port,
-		Command: fmt.Sprintf("exec python3 -m http.server %d --bind 127.0.0.1", port)}})
+		Command: fmt.Sprintf("exec python3 -m http.server %d --bind 127.0.0.1", port)}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/supervisor"
 )
 
 func newFork(a *app) *cobra.Command {
 	var o engine.ForkOptions
-	var asJSON bool
+	var asJSON, wait bool
 	c := &cobra.Command{
 		Use:   "fork RUN",
 		Short: "Fork a run into N copy-on-write runs in one group",
@@ -18,11 +19,18 @@ func newFork(a *app) *cobra.Command {
 forks of it, one group, each with a private writable view at the same
 workspace path. The i-th fork gets the i-th --approach. RUN keeps running
 untouched. Forks are named PREFIX-1, PREFIX-2, ... (PREFIX defaults to RUN's
-name); a single fork with --name gets exactly that name.`,
+name); a single fork with --name gets exactly that name.
+
+Forks of a running RUN start its services (--live); tine fork returns once
+their processes run and says, per fork, which services are ready and which
+are still starting (their ready checks go on: see tine ps). --wait waits
+until every ready check has passed or failed (each up to its ready timeout).`,
 		Example: `  tine fork source --copies 3 --approach "rewrite" --approach "patch" --approach "minimal"
-  tine fork app/source --name try-sqlite --json`,
+  tine fork app/source --name try-sqlite --json
+  tine fork web/source -n 2 --wait`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			o.NoWait = !wait
 			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
 				res, err := op.Fork(c.Context(), args[0], o)
 				if err != nil {
@@ -44,6 +52,7 @@ name); a single fork with --name gets exactly that name.`,
 	c.Flags().StringVar(&o.Name, "name", "", "name prefix of the forks")
 	c.Flags().StringArrayVar(&o.Approaches, "approach", nil, "approach of the next fork (repeatable)")
 	c.Flags().StringVar(&o.Live, "live", "", "what the parent's processes become in each fork: none, rerun (start services fresh), ptrace (fork processes live) or criu; default rerun when RUN is running, else none")
+	c.Flags().BoolVar(&wait, "wait", false, "wait until the forks' services pass their ready checks")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
 }
@@ -71,8 +80,27 @@ func (a *app) printLive(reps []engine.LiveReport) {
 		for proc, why := range r.Refused {
 			fmt.Fprintf(a.stdout, "    not forked live: %s: %s\n", proc, why)
 		}
+		if line := servicesLine(r.Services); line != "" {
+			fmt.Fprintf(a.stdout, "    services: %s\n", line)
+		}
 		if r.Error != "" {
 			fmt.Fprintf(a.stdout, "    error: %s\n", r.Error)
 		}
 	}
+}
+
+// servicesLine says each service's state, "web ready, api starting", with
+// a hint when some are still starting.
+func servicesLine(sts []supervisor.ServiceStatus) string {
+	var parts []string
+	starting := false
+	for _, s := range sts {
+		parts = append(parts, s.Name+" "+s.State)
+		starting = starting || s.State == supervisor.StateStarting
+	}
+	line := strings.Join(parts, ", ")
+	if starting {
+		line += " (ready checks go on: see tine ps, or fork with --wait)"
+	}
+	return line
 }

@@ -76,7 +76,7 @@ func TestLive_ForksServeTheSamePort(t *testing.T) {
 		t.Fatalf("tine start: %s", out)
 	}
 	var res engine.ForkResult
-	e.okJSON(&res, "fork", "source", "-n", "2", "--json")
+	e.okJSON(&res, "fork", "source", "-n", "2", "--wait", "--json")
 	if len(res.Live) != 2 {
 		t.Fatalf("fork of a running run started %d forks: %+v", len(res.Live), res.Live)
 	}
@@ -267,10 +267,10 @@ func TestLive_SupervisorCrash(t *testing.T) {
 // it with the run's identity in their environment.
 func TestLive_LimitsAndIdentity(t *testing.T) {
 	toml := "[limits]\nmemory = \"256M\"\npids = 64\ncpu = 0.5\n"
-	e, _ := liveWorkspace(t, false, map[string]string{"tine.toml": toml})
+	e, dir := liveWorkspace(t, false, map[string]string{"tine.toml": toml})
 	// --keep: the supervisor exec launches stays, so its cgroup can be read.
-	out := e.ok("exec", "--keep", "source", "--", "sh", "-c", `echo "$TINE_RUN $TINE_ROLE $(hostname)"; cat /proc/self/cgroup`)
-	if !strings.HasPrefix(out, "source source source\n") {
+	out := e.ok("exec", "--keep", "source", "--", "sh", "-c", `echo "$TINE_RUN $TINE_ROLE $(hostname) $TINE_WORKSPACE $TINE_WORKSPACE_PATH"; cat /proc/self/cgroup`)
+	if !strings.HasPrefix(out, "source source source live "+dir+"\n") {
 		t.Errorf("identity inside the run: %q", out)
 	}
 	id := e.ps("source").Run.ID
@@ -338,3 +338,45 @@ name = "web"
 command = "exec /usr/bin/python3 -m http.server 3999 --bind 127.0.0.1"
 ready = { port = 3999, timeout = "20s" }
 `
+
+// tine fork of a running run returns once the forks' services run, saying
+// which are still starting; --wait waits for their ready checks.
+func TestLive_ForkSaysServicesReadyOrStarting(t *testing.T) {
+	// Ready in the source at once; in a fork once a file named after it is
+	// in its view.
+	toml := `[[service]]
+name = "web"
+command = "exec sleep 1000"
+ready = { command = "[ \"$TINE_RUN\" = source ] || test -e flag-$TINE_RUN", timeout = "30s" }
+`
+	e, dir := liveWorkspace(t, false, map[string]string{"tine.toml": toml})
+	e.ok("start", "source")
+	t0 := time.Now()
+	out := e.ok("fork", "source", "--name", "early")
+	if !strings.Contains(out, "services: web starting (ready checks go on") || time.Since(t0) > 20*time.Second {
+		t.Errorf("tine fork without --wait (%v):\n%s", time.Since(t0), out)
+	}
+	if st := e.ps("early").Services; len(st) != 1 || st[0].State != "starting" {
+		t.Errorf("early's services before its flag: %+v", st)
+	}
+	if err := os.WriteFile(filepath.Join(e.path("early"), "flag-early"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for e.ps("early").Services[0].State != "ready" {
+		if time.Now().After(deadline) {
+			t.Fatalf("early's web never became ready: %+v", e.ps("early").Services)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// A flag in the source's files is in the fork's from its start: with
+	// --wait the fork answers once web is ready.
+	if err := os.WriteFile(filepath.Join(dir, "flag-waited"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var res engine.ForkResult
+	e.okJSON(&res, "fork", "source", "--name", "waited", "--wait", "--json")
+	if len(res.Live) != 1 || len(res.Live[0].Services) != 1 || res.Live[0].Services[0].State != "ready" {
+		t.Errorf("tine fork --wait: %+v", res.Live)
+	}
+}

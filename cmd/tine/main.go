@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/buildinfo"
 	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/sandbox"
 	"github.com/tinehq/tine/supervisor"
@@ -121,11 +122,13 @@ copy-on-write view of it at the same absolute path, records versions you can
 roll back to, and discards what you do not keep.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Read().Short(), // for --version
 	}
+	root.SetVersionTemplate(buildinfo.Read().String() + "\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %w (see tine %s --help)", tine.ErrInvalid, err, c.Name())
+		return fmt.Errorf("%w: %w (see %s --help)", tine.ErrInvalid, err, c.CommandPath())
 	})
 	root.PersistentFlags().StringVar(&a.home, "home", defaultHome(), "state directory (env TINE_HOME)")
 	for _, c := range []func(*app) *cobra.Command{
@@ -135,6 +138,7 @@ roll back to, and discards what you do not keep.`,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
 		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEvents, newExport,
 		newHook, newSetup, newMCP, newForkRun, newSummary, newCost, newDemo, newDemoAgent, newDoctor,
+		newVersion,
 	} {
 		root.AddCommand(c(a))
 	}
@@ -184,7 +188,7 @@ func (a *app) printJSON(v any) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return fmt.Errorf("%s takes %d argument(s), got %d (see tine %s --help): %w", c.Name(), n, len(args), c.Name(), tine.ErrInvalid)
+			return fmt.Errorf("%s takes %d argument(s), got %d (see %s --help): %w", c.Name(), n, len(args), c.CommandPath(), tine.ErrInvalid)
 		}
 		return nil
 	}
@@ -194,7 +198,7 @@ func exactArgs(n int) cobra.PositionalArgs {
 func maxArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) > n {
-			return fmt.Errorf("%s takes at most %d argument(s), got %d (see tine %s --help): %w", c.Name(), n, len(args), c.Name(), tine.ErrInvalid)
+			return fmt.Errorf("%s takes at most %d argument(s), got %d (see %s --help): %w", c.Name(), n, len(args), c.CommandPath(), tine.ErrInvalid)
 		}
 		return nil
 	}
@@ -202,7 +206,7 @@ func maxArgs(n int) cobra.PositionalArgs {
 
 // usageErr is a command-line mistake: exit status 2.
 func usageErr(c *cobra.Command, msg string) error {
-	return fmt.Errorf("%s (see tine %s --help): %w", msg, c.Name(), tine.ErrInvalid)
+	return fmt.Errorf("%s (see %s --help): %w", msg, c.CommandPath(), tine.ErrInvalid)
 }
 
 // isCobraUsage recognises the command-line errors cobra makes itself, which
