@@ -7,11 +7,19 @@ import (
 
 // Workspace is a project directory under tine's management.
 type Workspace struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Path      string    `json:"path"`          // absolute workspace path
-	Backend   string    `json:"backend"`       // file backend: overlay, btrfs, reflink or copy
-	Net       bool      `json:"net,omitempty"` // every run gets a network namespace and address of its own
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Path    string `json:"path"`          // absolute workspace path
+	Backend string `json:"backend"`       // file backend: overlay, btrfs, reflink or copy
+	Net     bool   `json:"net,omitempty"` // every run gets a network namespace and address of its own
+	// UID and GID are the workspace's owner (who ran tine init) and their
+	// primary group: every process in its runs runs as them, and through
+	// the daemon only they (and root) see the workspace.
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+	// Groups are the ids of groups whose members may also see and act on
+	// the workspace through the daemon (tine init --group).
+	Groups    []int     `json:"groups,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 

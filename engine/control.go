@@ -50,6 +50,10 @@ func (e *Engine) issueCaps(ctx context.Context, w *tine.Workspace, runs ...*tine
 		if err := capability.WriteFile(e.capPath(Ref{w, r}), caps[r.ID]); err != nil {
 			return fmt.Errorf("writing %s's capability: %w", r.Name, err)
 		}
+		// The run's processes run as the owner and read it.
+		if err := GiveToOwner(w, e.CapDir(Ref{w, r}), e.capPath(Ref{w, r})); err != nil {
+			return fmt.Errorf("giving %s's capability to its owner: %w", r.Name, err)
+		}
 	}
 	return nil
 }

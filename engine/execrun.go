@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -68,8 +69,8 @@ func (e *Engine) ExecWith(ctx context.Context, ref string, o ExecOptions) (*Exec
 	if err != nil {
 		return nil, err
 	}
-	env := append(append(os.Environ(), RunEnv(r)...), supervisor.InsideEnv(os.Getenv("PATH"))...)
-	x := supervisor.Exec{Args: o.Args, Env: append(env, o.Env...), Dir: r.Workspace.Path, Tree: true}
+	env := account.Setenv(ExecEnv(r, os.Environ(), os.Getuid()), o.Env...)
+	x := supervisor.Exec{Args: o.Args, Env: env, Dir: r.Workspace.Path, Tree: true}
 	out, errOut := &tail{max: MaxOutput}, &tail{max: MaxOutput}
 	res := &ExecResult{Run: r.Run.Name, Args: o.Args}
 	t0 := time.Now()

@@ -22,6 +22,13 @@ type InitOptions struct {
 	Backend string // auto, overlay, btrfs, reflink or copy; default auto
 	Name    string // workspace name; default the directory's base name
 	Net     bool   // give every run a network namespace and address of its own
+	// Owner is who the workspace belongs to (every process in its runs
+	// runs as them); nil for this process's user. The daemon sets it to
+	// its caller.
+	Owner *Owner
+	// Groups are groups whose members may also see and act on the
+	// workspace through the daemon (tine init --group).
+	Groups []int
 }
 
 // markerName is the file left in a workspace directory underneath its
@@ -71,7 +78,11 @@ func (e *Engine) Init(ctx context.Context, o InitOptions) (_ Ref, err error) {
 	if err != nil {
 		return Ref{}, err
 	}
-	return e.initWith(ctx, be, path, name, o.Net)
+	w := &tine.Workspace{Name: name, Path: path, Backend: be.Name(), Net: o.Net, UID: os.Getuid(), GID: os.Getgid(), Groups: o.Groups}
+	if o.Owner != nil {
+		w.UID, w.GID = o.Owner.UID, o.Owner.GID
+	}
+	return e.initWith(ctx, be, w)
 }
 
 func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
@@ -176,9 +187,12 @@ func (e *Engine) suggest(path, dir string) string {
 	return "use --backend " + strings.Join(ok, " or ")
 }
 
-func (e *Engine) initWith(ctx context.Context, be layer.Backend, path, name string, isolate bool) (_ Ref, err error) {
+// initWith takes w's directory under management with backend be; w's id
+// and creation time are set here.
+func (e *Engine) initWith(ctx context.Context, be layer.Backend, w *tine.Workspace) (_ Ref, err error) {
 	now := e.now().UTC()
-	w := &tine.Workspace{ID: tine.NewID(tine.PrefixWorkspace), Name: name, Path: path, Backend: be.Name(), Net: isolate, CreatedAt: now}
+	w.ID, w.CreatedAt = tine.NewID(tine.PrefixWorkspace), now
+	path := w.Path
 	lay := &tine.Layer{ID: tine.NewID(tine.PrefixLayer), Workspace: w.ID, CreatedAt: now}
 	v := &tine.Version{ID: tine.NewID(tine.PrefixVersion), Workspace: w.ID, Kind: tine.VersionInit, Layers: []string{lay.ID}, CreatedAt: now}
 	r := &tine.Run{ID: tine.NewID(tine.PrefixRun), Workspace: w.ID, Name: "source", Role: tine.RoleSource,

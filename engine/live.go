@@ -243,7 +243,9 @@ func (e *Engine) supervisorSpec(r Ref, isolate bool) supervisor.Spec {
 	spec := supervisor.Spec{Run: r.Run.ID, Hostname: r.Run.Name, Dir: e.supDir(r), LogDir: e.LogDir(r),
 		Workspace: r.Workspace.Path, Net: isolate, Control: e.ControlDir(),
 		CapDir: e.CapDir(r)}
-	spec.Env = append(append(os.Environ(), RunEnv(r)...), supervisor.InsideEnv(os.Getenv("PATH"))...)
+	spec.Env = ExecEnv(r, os.Environ(), os.Getuid())
+	owner := OwnerAccount(r.Workspace)
+	spec.Owner = &owner
 	if bin, err := os.Executable(); err == nil {
 		spec.Binary = bin
 	}

@@ -139,6 +139,11 @@ func (rs *RunSockets) listen(r engine.Ref) (*runSocket, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The run's processes run as the workspace's owner and must connect.
+	if err := engine.GiveToOwner(r.Workspace, path); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	ref := r
 	srv := NewHTTPServer(rs.h, rs.t, runConnContext(r.Run.ID, func() int { return rs.e.SupervisorPid(ref) }))
 	go srv.Serve(ln)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"syscall"
 
 	"github.com/tinehq/tine"
 )
@@ -149,6 +151,34 @@ INSERT INTO meta (key, value) VALUES
 	('id', 's' || lower(hex(randomblob(12)))),
 	('created_at', CAST(CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) * 1000000 AS TEXT));
 `,
+	// 5: every workspace's owner (uid, gid) and the groups granted access
+	// (a JSON array of gids). Workspaces made before have uid -1 until
+	// adoptOwners gives them the owner of the store's directory.
+	`
+ALTER TABLE workspaces ADD COLUMN uid INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE workspaces ADD COLUMN gid INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE workspaces ADD COLUMN grant_gids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(grant_gids) AND json_type(grant_gids) = 'array');
+`,
+}
+
+// adoptOwners gives every workspace recorded before owners were (uid -1)
+// the owner of the directory holding the store: root for /var/lib/tine, the
+// user for their own state directory.
+func adoptOwners(ctx context.Context, db *sql.DB, dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	uid, gid := 0, 0
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		uid, gid = int(st.Uid), int(st.Gid)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM workspaces WHERE uid < 0").Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	_, err = db.ExecContext(ctx, "UPDATE workspaces SET uid = ?, gid = ? WHERE uid < 0", uid, gid)
+	return err
 }
 
 // SchemaVersion is the schema version this package writes.

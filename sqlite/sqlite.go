@@ -62,6 +62,10 @@ func openWith(path, synchronous string) (*Store, error) {
 		s.write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, wrapDamage(err))
 	}
+	if err := adoptOwners(context.Background(), s.write, filepath.Dir(path)); err != nil {
+		s.write.Close()
+		return nil, fmt.Errorf("sqlite: open %s: recording workspaces' owners: %w", path, wrapBusy(err))
+	}
 	if s.read, err = openDB(path, synchronous, "_pragma=query_only(1)"); err != nil {
 		s.write.Close()
 		return nil, err

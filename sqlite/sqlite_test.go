@@ -61,7 +61,7 @@ func at(sec int) time.Time {
 }
 
 func testWorkspace(id string) *tine.Workspace {
-	return &tine.Workspace{ID: id, Name: "name-" + id, Path: "/src/" + id, Backend: "overlay", CreatedAt: at(0)}
+	return &tine.Workspace{ID: id, Name: "name-" + id, Path: "/src/" + id, Backend: "overlay", UID: 1001, GID: 1001, Groups: []int{27, 1003}, CreatedAt: at(0)}
 }
 
 func testRun(id, ws, name string) *tine.Run {
@@ -188,6 +188,42 @@ func TestStore_Migrate(t *testing.T) {
 		if err := s.read.QueryRow("SELECT x FROM extra").Scan(&x); err != nil || x != 42 {
 			t.Errorf("extra.x = %d, %v; want 42", x, err)
 		}
+	})
+	t.Run("OwnersFromSchema4", func(t *testing.T) {
+		// A store made before owners were recorded: its workspaces get the
+		// owner of the store's directory.
+		dir := t.TempDir()
+		path := filepath.Join(dir, "tine.db")
+		db, err := openDB(path, syncFull, "_txlock=immediate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := migrations
+		migrations = old[:4]
+		err = migrate(context.Background(), db)
+		migrations = old
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("INSERT INTO workspaces (id, name, path, backend, created_at) VALUES ('w1', 'w1', '/w1', 'copy', 0)"); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		uid, gid := os.Getuid(), os.Getgid()
+		if os.Geteuid() == 0 {
+			uid, gid = 1001, 1002
+			if err := os.Chown(dir, uid, gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := openAt(t, path)
+		view(t, s, func(tx tine.Tx) error {
+			w, err := tx.Workspace("w1")
+			if err == nil && (w.UID != uid || w.GID != gid || w.Groups != nil) {
+				t.Errorf("workspace owner %d:%d groups %v, want %d:%d and none", w.UID, w.GID, w.Groups, uid, gid)
+			}
+			return err
+		})
 	})
 	t.Run("TooNew", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "tine.db")

@@ -1,19 +1,27 @@
 package sqlite
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/tinehq/tine"
 )
 
-const workspaceCols = "id, name, path, backend, net, created_at"
+const workspaceCols = "id, name, path, backend, net, uid, gid, grant_gids, created_at"
 
 // scanWorkspace reads a row of workspaceCols.
 func scanWorkspace(s scanner) (*tine.Workspace, error) {
 	var w tine.Workspace
 	var created int64
-	if err := s.Scan(&w.ID, &w.Name, &w.Path, &w.Backend, &w.Net, &created); err != nil {
+	var groups string
+	if err := s.Scan(&w.ID, &w.Name, &w.Path, &w.Backend, &w.Net, &w.UID, &w.GID, &groups, &created); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(groups), &w.Groups); err != nil {
+		return nil, fmt.Errorf("workspace %s: its groups: %w", w.ID, err)
+	}
+	if len(w.Groups) == 0 {
+		w.Groups = nil
 	}
 	w.CreatedAt = fromUnixNano(created)
 	return &w, nil
@@ -27,9 +35,17 @@ func (t *tx) PutWorkspace(w *tine.Workspace) error {
 		{fmt.Sprintf("workspace name %q", w.Name), "name = ?", []any{w.Name}},
 		{fmt.Sprintf("workspace path %q", w.Path), "path = ?", []any{w.Path}},
 	}
+	groups := w.Groups
+	if groups == nil {
+		groups = []int{}
+	}
+	js, err := json.Marshal(groups)
+	if err != nil {
+		return fmt.Errorf("put workspace %q: %w", w.ID, err)
+	}
 	return t.insert("workspace", "workspaces", "", keys,
-		"INSERT INTO workspaces ("+workspaceCols+") VALUES (?, ?, ?, ?, ?, ?)",
-		w.ID, w.Name, w.Path, w.Backend, w.Net, unixNano(w.CreatedAt))
+		"INSERT INTO workspaces ("+workspaceCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		w.ID, w.Name, w.Path, w.Backend, w.Net, w.UID, w.GID, string(js), unixNano(w.CreatedAt))
 }
 
 // Workspace returns the workspace with the given id.

@@ -148,6 +148,17 @@ func (s *server) handle(c *net.UnixConn) {
 	}
 }
 
+// sysAttr is how every process the supervisor starts begins: leading a
+// process group of its own (with session, a session), as the run's owner.
+// The supervisor alone keeps its privileges.
+func (s *server) sysAttr(session bool) *syscall.SysProcAttr {
+	sys := &syscall.SysProcAttr{Setpgid: !session, Setsid: session}
+	if s.spec.Owner != nil {
+		sys.Credential = s.spec.Owner.Credential()
+	}
+	return sys
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""
@@ -184,11 +195,7 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 		reply(c, response{Error: err.Error(), Exit: intp(127)})
 		return
 	}
-	sys := &syscall.SysProcAttr{Setpgid: true}
-	if x.Tree {
-		sys = &syscall.SysProcAttr{Setsid: true}
-	}
-	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: sys}
+	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: s.sysAttr(x.Tree)}
 	pid, done, err := s.reaper.spawn(path, x.Args, attr)
 	if err != nil {
 		code := 126

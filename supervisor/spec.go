@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 	"errors"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/internal/procfs"
 	"os"
 	"path/filepath"
@@ -24,6 +25,9 @@ type Spec struct {
 	Workspace string   `json:"workspace"` // the workspace path
 	Net       bool     `json:"net"`       // a network namespace of its own
 	Env       []string `json:"env"`       // base environment of services
+	// Owner is who every process started in the run runs as (the
+	// workspace's owner); nil or root keeps the supervisor's credentials.
+	Owner *account.Account `json:"owner,omitempty"`
 	// Control plane, visible inside the run under RunDir: the run's
 	// capability directory (RunDir/cap, also RunDir/ctl), where the daemon
 	// serves the run's own socket, and the tine binary (RunDir/bin/tine).

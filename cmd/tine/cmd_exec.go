@@ -139,6 +139,7 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 		if spec, err = execSpec(e, r, args); err != nil {
 			return err
 		}
+		spec.Env = engine.ExecEnv(r, spec.Env, os.Getuid())
 		st, _ := e.ProcState(r)
 		launched = st != engine.ProcRunning
 		if _, cl, err = e.Client(c.Context(), ref); err != nil {
@@ -152,12 +153,7 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	env := spec.Env
-	for _, kv := range supervisor.InsideEnv(os.Getenv("PATH")) {
-		k, v, _ := strings.Cut(kv, "=")
-		env = withEnv(env, k, v)
-	}
-	x := supervisor.Exec{Args: args, Env: env, Dir: spec.Dir}
+	x := supervisor.Exec{Args: args, Env: spec.Env, Dir: spec.Dir}
 	code, err := cl.Exec(context.Background(), x, [3]*os.File{os.Stdin, os.Stdout, os.Stderr}, sigs, nil)
 	if launched && !keep {
 		a.stopIdleSupervisor(cl, ref)

@@ -1,0 +1,44 @@
+package engine
+
+import (
+	"errors"
+	"os"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/supervisor"
+)
+
+// Owner is who a workspace belongs to: its uid and primary gid.
+type Owner struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+}
+
+// OwnerAccount is the account every process in w's runs runs as: its
+// owner's, with their groups, home and shell.
+func OwnerAccount(w *tine.Workspace) account.Account { return account.Lookup(w.UID, w.GID) }
+
+// ExecEnv is the environment of a process in run r made from env, the
+// environment of user from: the owner's identity (account.Account.Env),
+// the run's variables, and tine's control plane first on PATH.
+func ExecEnv(r Ref, env []string, from int) []string {
+	env = OwnerAccount(r.Workspace).Env(env, from)
+	env = account.Setenv(env, RunEnv(r)...)
+	return account.Setenv(env, supervisor.InsideEnv(account.Getenv(env, "PATH"))...)
+}
+
+// GiveToOwner makes each path belong to w's owner, so the processes of
+// its runs (which run as the owner) can use it. Only root can; for
+// anyone else, and for a workspace of this process's own user, it does
+// nothing.
+func GiveToOwner(w *tine.Workspace, paths ...string) error {
+	if os.Geteuid() != 0 || w.UID == os.Geteuid() {
+		return nil
+	}
+	var errs []error
+	for _, p := range paths {
+		errs = append(errs, os.Lchown(p, w.UID, w.GID))
+	}
+	return errors.Join(errs...)
+}

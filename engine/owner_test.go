@@ -1,0 +1,193 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/overlay"
+)
+
+// tineUser returns the uid and gid of the test's normal user (tineuser),
+// skipping unless this is root and the user exists.
+func tineUser(t *testing.T) (uid, gid int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: runs as their workspace's owner are started by root")
+	}
+	u, err := user.Lookup("tineuser")
+	if err != nil {
+		t.Skip("needs the user tineuser (uid 1001): useradd -m -u 1001 tineuser")
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("tineuser's ids %q:%q", u.Uid, u.Gid)
+	}
+	return uid, gid
+}
+
+// shortDir is a state directory short enough for supervisor sockets.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "tine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func ownerOf(t *testing.T, p string) int {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(fi.Sys().(*syscall.Stat_t).Uid)
+}
+
+// chownTree gives every entry under root to uid:gid.
+func chownTree(t *testing.T, root string, uid, gid int) {
+	t.Helper()
+	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOwner_RunsAsOwner: in a workspace owned by a normal user, a command,
+// a service and a fork's command run as that user (uid, groups, HOME,
+// USER), what they create is theirs on every backend, and merging and
+// releasing keep it so.
+func TestOwner_RunsAsOwner(t *testing.T) {
+	uid, gid := tineUser(t)
+	bes := []string{"copy"}
+	if overlay.Probe(t.TempDir()) == nil {
+		bes = append(bes, "overlay")
+	}
+	for _, be := range bes {
+		t.Run(be, func(t *testing.T) {
+			ctx := context.Background()
+			// The owner must reach the workspace path: not under a 0700 TempDir.
+			home, path := shortDir(t), filepath.Join(shortDir(t), "ws")
+			os.MkdirAll(filepath.Join(path, "src"), 0o755)
+			os.WriteFile(filepath.Join(path, "src", "a.txt"), []byte("a\n"), 0o644)
+			os.WriteFile(filepath.Join(path, "tine.toml"), []byte("[[service]]\nname = \"svc\"\ncommand = \"id -u > svc.uid; exec sleep 600\"\nready = { command = \"test -s svc.uid\" }\n"), 0o644)
+			chownTree(t, path, uid, gid)
+			os.Chmod(filepath.Dir(path), 0o755)
+			e, err := engine.Open(ctx, home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { e.Close(); mnt.UnmountAll(path) })
+			ws, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: be, Owner: &engine.Owner{UID: uid, GID: gid}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ws.Workspace.UID != uid || ws.Workspace.GID != gid {
+				t.Fatalf("workspace owner %d:%d, want %d:%d", ws.Workspace.UID, ws.Workspace.GID, uid, gid)
+			}
+			src := ws.Workspace.Name + "/source"
+			st, err := e.Start(ctx, src, engine.StartOptions{Services: true})
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			defer e.Stop(ctx, src)
+			if got := strings.TrimSpace(readFileT(t, filepath.Join(path, "svc.uid"))); got != strconv.Itoa(uid) {
+				t.Errorf("the service ran as uid %q, want %d (%+v)", got, uid, st.Services)
+			}
+			if o := ownerOf(t, filepath.Join(path, "svc.uid")); o != uid {
+				t.Errorf("the service's file belongs to %d, want %d", o, uid)
+			}
+			fr, err := e.Fork(ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LiveNone})
+			if err != nil {
+				t.Fatalf("Fork: %v", err)
+			}
+			fork := ws.Workspace.Name + "/" + fr.Forks[0].Name
+			res, err := e.ExecCapture(ctx, fork, []string{"sh", "-c",
+				`id -u; echo "$HOME $USER $LOGNAME"; cat "$TINE_CAPABILITY" >/dev/null && echo cap; echo new > new.txt; mkdir -p d && echo f > d/f; echo x >> src/a.txt`}, 30*time.Second)
+			if err != nil || res.Exit != 0 {
+				t.Fatalf("exec: %v %+v", err, res)
+			}
+			lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+			if len(lines) != 3 || lines[0] != strconv.Itoa(uid) || lines[1] != "/home/tineuser tineuser tineuser" || lines[2] != "cap" {
+				t.Errorf("exec printed %q (%s), want uid %d, tineuser's HOME, USER, LOGNAME and the capability read", res.Stdout, res.Stderr, uid)
+			}
+			view := e.Path(ws.Workspace, fr.Forks[0])
+			for _, p := range []string{"new.txt", "d", "d/f", "src/a.txt"} {
+				if o := ownerOf(t, filepath.Join(view, p)); o != uid {
+					t.Errorf("%s in the fork belongs to %d, want %d", p, o, uid)
+				}
+			}
+			e.Stop(ctx, fork)
+			if _, err := e.Merge(ctx, fork, engine.MergeOptions{Force: true}); err != nil {
+				t.Fatalf("Merge: %v", err)
+			}
+			for _, p := range []string{"new.txt", "d", "d/f", "src/a.txt"} {
+				if o := ownerOf(t, filepath.Join(path, p)); o != uid {
+					t.Errorf("%s merged into the source belongs to %d, want %d", p, o, uid)
+				}
+			}
+			if _, err := e.Stop(ctx, src); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Release(ctx, ws.Workspace.Name, true); err != nil {
+				t.Fatalf("Release: %v", err)
+			}
+			for _, p := range []string{".", "new.txt", "d/f", "src/a.txt", "svc.uid"} {
+				if o := ownerOf(t, filepath.Join(path, p)); o != uid {
+					t.Errorf("%s after release belongs to %d, want %d", p, o, uid)
+				}
+			}
+		})
+	}
+}
+
+// TestOwner_RootWorkspaceRunsAsRoot: a workspace root made runs as root.
+func TestOwner_RootWorkspaceRunsAsRoot(t *testing.T) {
+	tineUser(t)
+	ctx := context.Background()
+	home, path := shortDir(t), filepath.Join(t.TempDir(), "ws")
+	os.MkdirAll(path, 0o755)
+	e, err := engine.Open(ctx, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(); mnt.UnmountAll(path) })
+	ws, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: "copy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Workspace.UID != 0 {
+		t.Fatalf("root's workspace has owner %d", ws.Workspace.UID)
+	}
+	src := ws.Workspace.Name + "/source"
+	defer e.Stop(ctx, src)
+	res, err := e.ExecCapture(ctx, src, []string{"sh", "-c", "id -u; echo $HOME"}, 30*time.Second)
+	if err != nil || res.Stdout != "0\n/root\n" {
+		t.Errorf("exec in root's workspace printed %q (%v), want 0 and /root", res.Stdout, err)
+	}
+}
+
+func readFileT(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,122 @@
+// Package account describes the user every process of a run runs as (its
+// workspace's owner): ids, supplementary groups, and the environment of
+// their login.
+package account
+
+import (
+	"bufio"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+)
+
+// Account is a user as processes run as them.
+type Account struct {
+	UID    int    `json:"uid"`
+	GID    int    `json:"gid"`
+	Groups []int  `json:"groups,omitempty"` // supplementary groups
+	Name   string `json:"name"`
+	Home   string `json:"home"`
+	Shell  string `json:"shell"`
+}
+
+// Lookup returns the account of uid with primary group gid, from the
+// password and group databases. A uid without an entry gets its number as
+// name, / as home and /bin/sh as shell, and no supplementary groups.
+func Lookup(uid, gid int) Account {
+	a := Account{UID: uid, GID: gid, Name: strconv.Itoa(uid), Home: "/", Shell: "/bin/sh"}
+	if name, home, shell, ok := passwdEntry("/etc/passwd", uid); ok {
+		a.Name, a.Home, a.Shell = name, home, shell
+	} else if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		a.Name, a.Home = u.Username, u.HomeDir
+	}
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		if ids, err := u.GroupIds(); err == nil {
+			for _, s := range ids {
+				if g, err := strconv.Atoi(s); err == nil && g != gid {
+					a.Groups = append(a.Groups, g)
+				}
+			}
+		}
+	}
+	if a.Home == "" {
+		a.Home = "/"
+	}
+	if a.Shell == "" {
+		a.Shell = "/bin/sh"
+	}
+	return a
+}
+
+// passwdEntry reads uid's name, home and shell from a passwd file.
+func passwdEntry(path string, uid int) (name, home, shell string, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), ":")
+		if len(fields) < 7 || fields[2] != strconv.Itoa(uid) {
+			continue
+		}
+		return fields[0], fields[5], fields[6], true
+	}
+	return "", "", "", false
+}
+
+// Root reports whether the account is root's: processes keep the
+// supervisor's credentials.
+func (a Account) Root() bool { return a.UID == 0 }
+
+// DefaultPath is the PATH a process of a gets when the environment it is
+// given is someone else's.
+func (a Account) DefaultPath() string {
+	if a.Root() {
+		return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	}
+	return a.Home + "/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
+}
+
+// Env returns env made a's: HOME, USER, LOGNAME and SHELL are a's, and
+// PATH is kept when env is a's own (from is the uid whose environment it
+// is) or else replaced by DefaultPath, since another user's PATH may name
+// directories a cannot read or should not trust.
+func (a Account) Env(env []string, from int) []string {
+	env = Setenv(env, "HOME="+a.Home, "USER="+a.Name, "LOGNAME="+a.Name, "SHELL="+a.Shell)
+	if from != a.UID || Getenv(env, "PATH") == "" {
+		env = Setenv(env, "PATH="+a.DefaultPath())
+	}
+	return env
+}
+
+// Setenv returns env with each KEY=VALUE of kvs set, replacing every
+// earlier entry of the key (a C program's getenv reads the first).
+func Setenv(env []string, kvs ...string) []string {
+	out := make([]string, 0, len(env)+len(kvs))
+	drop := map[string]bool{}
+	for _, kv := range kvs {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, kvs...)
+}
+
+// Getenv returns the value of key in env, the last entry winning as in
+// Setenv; "" when it is absent.
+func Getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}

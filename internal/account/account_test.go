@@ -1,0 +1,55 @@
+package account
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestPasswdEntry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "passwd")
+	os.WriteFile(path, []byte("root:x:0:0:root:/root:/bin/bash\nann:x:1001:1001:Ann,,,:/home/ann:/bin/zsh\n"), 0o644)
+	name, home, shell, ok := passwdEntry(path, 1001)
+	if !ok || name != "ann" || home != "/home/ann" || shell != "/bin/zsh" {
+		t.Errorf("passwdEntry(1001) = %q %q %q %v", name, home, shell, ok)
+	}
+	if _, _, _, ok := passwdEntry(path, 1002); ok {
+		t.Error("passwdEntry(1002) found an entry")
+	}
+}
+
+func TestLookupUnknown(t *testing.T) {
+	a := Lookup(4242421, 4242421)
+	if a.Name != "4242421" || a.Home != "/" || a.Shell != "/bin/sh" || a.Groups != nil {
+		t.Errorf("Lookup(unknown) = %+v", a)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	a := Account{UID: 1001, GID: 1001, Name: "ann", Home: "/home/ann", Shell: "/bin/zsh"}
+	root := []string{"HOME=/root", "USER=root", "PATH=/root/go/bin:/usr/bin", "TERM=xterm", "PATH=/dup"}
+	got := a.Env(root, 0)
+	for _, want := range []string{"HOME=/home/ann", "USER=ann", "LOGNAME=ann", "SHELL=/bin/zsh", "TERM=xterm", "PATH=" + a.DefaultPath()} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Env(root's) = %q, lacks %q", got, want)
+		}
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(got), func(kv string) bool { return len(kv) < 5 || kv[:5] != "PATH=" })); n != 1 {
+		t.Errorf("Env(root's) has %d PATH entries: %q", n, got)
+	}
+	own := a.Env([]string{"PATH=/home/ann/bin:/usr/bin"}, 1001)
+	if Getenv(own, "PATH") != "/home/ann/bin:/usr/bin" {
+		t.Errorf("Env(own) PATH = %q, want the owner's own", Getenv(own, "PATH"))
+	}
+}
+
+func TestCredential(t *testing.T) {
+	if c := (Account{UID: 0, GID: 0}).Credential(); c != nil {
+		t.Errorf("root's credential = %+v, want nil", c)
+	}
+	c := Account{UID: 1001, GID: 1002, Groups: []int{27}}.Credential()
+	if c == nil || c.Uid != 1001 || c.Gid != 1002 || !slices.Equal(c.Groups, []uint32{27}) {
+		t.Errorf("credential = %+v", c)
+	}
+}
