@@ -72,6 +72,19 @@ type claudeParser struct {
 	n       int
 	session string
 	msgs    map[string]*claudeMsg // by message id: what was charged
+	baseUSD float64               // the running total of the resumed session
+}
+
+// NewClaudeForkParser is a Claude parser for a run that resumes (with
+// --fork-session) a session whose running total was baseUSD (see
+// [ClaudeSession.CostUSD]): Claude Code's total_cost_usd carries on from
+// the resumed session's, so the parser charges the run only what exceeds
+// baseUSD. The usage counts of its result line are the run's own.
+func NewClaudeForkParser(baseUSD float64, opts ...Option) Parser {
+	p, _ := NewParser(Claude, opts...)
+	cp := p.(*claudeParser)
+	cp.baseUSD = SafeCost(baseUSD)
+	return cp
 }
 
 // claudeMsg is one assistant message as far as it was charged: its model,
@@ -375,7 +388,7 @@ func (p *claudeParser) result(l *claudeLine) []Event {
 		evs = append(evs, Event{Kind: EventUsage, Usage: l.Usage.usage(), Final: true})
 	}
 	if l.TotalCost != nil {
-		evs = append(evs, Event{Kind: EventCost, CostUSD: SafeCost(*l.TotalCost), Final: true})
+		evs = append(evs, Event{Kind: EventCost, CostUSD: SafeCost(*l.TotalCost - p.baseUSD), Final: true})
 	}
 	for _, d := range l.Denials {
 		evs = append(evs, Event{Kind: EventPermissionDenied, ToolID: d.ToolUseID, ToolName: d.ToolName,

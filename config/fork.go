@@ -94,6 +94,10 @@ type Agent struct {
 	// default, which lets the agent edit and run commands in its fork
 	// (see agent.ClaudePermissions). Claude only.
 	PermissionMode string `toml:"permission_mode"`
+	// Fresh starts fork-run's agents without a conversation, instead of
+	// continuing the workspace's newest session (claude) or the one the
+	// run's hook reported (codex); fork-run --session overrides it.
+	Fresh bool `toml:"fresh"`
 }
 
 // Agent kinds. An [agent.NAME] without kind takes NAME as its kind when

@@ -245,6 +245,7 @@ func TestParse_Agents(t *testing.T) {
 	c, err := Parse(`
 [agent.claude]
 model = "claude-opus-4"
+fresh = true
 
 [agent.fast]
 kind = "codex"
@@ -264,7 +265,7 @@ agent = "fast"
 		t.Fatal(warnings(c), err)
 	}
 	want := map[string]Agent{
-		"claude": {Name: "claude", Kind: AgentClaude, Model: "claude-opus-4"},
+		"claude": {Name: "claude", Kind: AgentClaude, Model: "claude-opus-4", Fresh: true},
 		"fast":   {Name: "fast", Kind: AgentCodex, Model: "o4-mini", Args: []string{}},
 		"script": {Name: "script", Kind: AgentCommand, Binary: "./agent.sh", Args: []string{"--fast"}, Env: map[string]string{"MODE": "ci"}},
 	}

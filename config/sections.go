@@ -86,7 +86,7 @@ func (d *decoder) agent(name string, v any) (Agent, bool) {
 		return Agent{}, false
 	}
 	defer t.rest()
-	t.known("kind", "binary", "args", "model", "env", "permission_mode")
+	t.known("kind", "binary", "args", "model", "env", "permission_mode", "fresh")
 	line := d.pos.line("agent", name)
 	if !tine.ValidName(name) {
 		d.warn(line, "%s: name: use 1-64 letters, digits, '.', '_' or '-' (agent ignored)", t.name)
@@ -115,6 +115,7 @@ func (d *decoder) agent(name string, v any) (Agent, bool) {
 		d.warn(line, "%s: permission_mode is for kind %q only (ignored)", t.name, AgentClaude)
 		a.PermissionMode = ""
 	}
+	t.bool("fresh", &a.Fresh)
 	if a.Kind == AgentCommand && a.Binary == "" {
 		d.warn(line, "%s: kind %q needs a binary (agent ignored)", t.name, AgentCommand)
 		return Agent{}, false

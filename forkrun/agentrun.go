@@ -63,15 +63,16 @@ func (fk *forkRun) end(s State, reason string) {
 // its end by itself (and the fork is to be tested).
 func (fk *forkRun) runAgent(ctx context.Context) bool {
 	o := &fk.r.o
-	argv, err := agent.Command(o.Agent, o.Prompt, fk.f.Approach, o.Session)
+	session := ""
+	if fk.r.conv != nil {
+		session = fk.r.conv.Session
+	}
+	argv, err := agent.Command(o.Agent, o.Prompt, fk.f.Approach, session)
 	if err != nil {
 		fk.end(Failed, err.Error())
 		return false
 	}
-	parser, err := agent.NewParser(o.Agent.Kind, fk.r.priceOptions()...)
-	if err == nil && o.Agent.Kind == agent.Codex && o.Session != "" {
-		parser, err = fk.r.codexForkParser()
-	}
+	parser, err := fk.r.parser()
 	if err != nil {
 		fk.end(Failed, err.Error())
 		return false
@@ -127,16 +128,19 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	return state == Finished
 }
 
-// codexForkParser parses a codex agent that forks o.Session: it is
-// charged only past the running total the session had reached, which
-// codex's turn.completed includes.
-func (r *runner) codexForkParser() (agent.Parser, error) {
-	o := &r.o
-	base, err := agent.CodexSessionUsage(agent.CodexHome(o.AgentEnv), o.Session)
-	if err != nil {
-		return nil, fmt.Errorf("codex session to fork: %w", err)
+// parser parses the agent's output. An agent that continues a
+// conversation is charged only past the running totals the session had
+// reached, which its own totals include (codex's turn.completed, claude's
+// total_cost_usd).
+func (r *runner) parser() (agent.Parser, error) {
+	kind, c := r.o.Agent.Kind, r.conv
+	switch {
+	case c != nil && kind == agent.Codex && c.BaseTokens != nil:
+		return agent.NewCodexForkParser(*c.BaseTokens, r.priceOptions()...), nil
+	case c != nil && kind == agent.Claude:
+		return agent.NewClaudeForkParser(c.BaseUSD, r.priceOptions()...), nil
 	}
-	return agent.NewCodexForkParser(base, r.priceOptions()...), nil
+	return agent.NewParser(kind, r.priceOptions()...)
 }
 
 // priceOptions are the parser options that price the agent's usage: the

@@ -56,11 +56,16 @@ type Options struct {
 	N          int      // forks, 1 to engine.MaxCopies
 	Approaches []string // the i-th fork's approach; the rest get none
 	// Agent is the agent every fork runs; AgentEnv is added to its
-	// environment; Session, when set, is the conversation forks continue
-	// (claude resumes and forks it, codex resumes it).
+	// environment. Session, when set, is the conversation every fork
+	// continues in a session of its own (claude --resume S
+	// --fork-session, codex exec fork S); when empty, Claude's forks
+	// continue the newest session of the workspace in Claude Code's store
+	// and Codex's the one the run's hook reported. Fresh starts them
+	// without one.
 	Agent    agent.Config
 	AgentEnv []string
 	Session  string
+	Fresh    bool
 	// Prices add to or replace the built-in prices of the agent's models
 	// ([prices] of tine.toml); a model priced by neither is charged the
 	// most expensive known rate, and a note says so.
@@ -111,6 +116,9 @@ func (o *Options) check() error {
 		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || c.v < 0 {
 			return fmt.Errorf("fork-run: %s %v: want a number ≥ 0: %w", c.name, c.v, tine.ErrInvalid)
 		}
+	}
+	if o.Fresh && o.Session != "" {
+		return fmt.Errorf("fork-run: --session and --fresh exclude each other: %w", tine.ErrInvalid)
 	}
 	if o.Threshold > 1 {
 		return fmt.Errorf("fork-run: confidence threshold %v: want 0 to 1: %w", o.Threshold, tine.ErrInvalid)

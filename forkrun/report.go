@@ -111,22 +111,25 @@ const (
 // Report is everything a fork-run learned; it is stored as report.json in
 // the group's directory and printed by --json.
 type Report struct {
-	Workspace  string         `json:"workspace"`
-	Group      string         `json:"group"`
-	Source     string         `json:"source"`    // the forked run, by name
-	SourceID   string         `json:"source_id"` // and id
-	Prompt     string         `json:"prompt"`
-	Agent      string         `json:"agent"` // claude, codex or command
-	Mode       MergeMode      `json:"merge_mode"`
-	JudgeKind  string         `json:"judge"`
-	Threshold  float64        `json:"confidence_threshold"`
-	TestCmd    string         `json:"test_command,omitempty"`
-	Notes      []string       `json:"notes,omitempty"` // e.g. N reduced to the number of accounts
-	Forks      []*Fork        `json:"forks"`
-	Budget     budget.Report  `json:"budget"`
-	Verdict    *judge.Verdict `json:"verdict,omitempty"`
-	JudgeError string         `json:"judge_error,omitempty"`
-	Outcome    string         `json:"outcome"`
+	Workspace string    `json:"workspace"`
+	Group     string    `json:"group"`
+	Source    string    `json:"source"`    // the forked run, by name
+	SourceID  string    `json:"source_id"` // and id
+	Prompt    string    `json:"prompt"`
+	Agent     string    `json:"agent"` // claude, codex or command
+	Mode      MergeMode `json:"merge_mode"`
+	JudgeKind string    `json:"judge"`
+	Threshold float64   `json:"confidence_threshold"`
+	TestCmd   string    `json:"test_command,omitempty"`
+	Notes     []string  `json:"notes,omitempty"` // e.g. N reduced to the number of accounts
+	// Conversation is the agent session the forks continued; nil when they
+	// started new conversations.
+	Conversation *Conversation  `json:"conversation,omitempty"`
+	Forks        []*Fork        `json:"forks"`
+	Budget       budget.Report  `json:"budget"`
+	Verdict      *judge.Verdict `json:"verdict,omitempty"`
+	JudgeError   string         `json:"judge_error,omitempty"`
+	Outcome      string         `json:"outcome"`
 	// OutcomeDetail says what happened in a sentence; Winner is the
 	// recommended or merged fork's name; Conflicts lists conflicting paths.
 	OutcomeDetail string    `json:"outcome_detail,omitempty"`

@@ -41,6 +41,7 @@ type Request struct {
 	Confidence    *float64 `json:"confidence,omitempty"`
 	Parallel      *int     `json:"parallel,omitempty"`
 	Session       string   `json:"session,omitempty"`
+	Fresh         bool     `json:"fresh,omitempty"` // start the agents without a conversation ([agent.NAME] fresh)
 	Live          string   `json:"live,omitempty"`
 }
 
@@ -62,7 +63,7 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 	if strings.TrimSpace(req.Prompt) == "" {
 		return o, fmt.Errorf("fork-run needs a task: --prompt TEXT or --prompt-file F: %w", tine.ErrInvalid)
 	}
-	o.Source, o.Prompt, o.Approaches, o.Live, o.Session = src.Run.ID, req.Prompt, req.Approaches, req.Live, req.Session
+	o.Source, o.Prompt, o.Approaches, o.Live, o.Session, o.Fresh = src.Run.ID, req.Prompt, req.Approaches, req.Live, req.Session, req.Fresh
 	o.N = or(req.N, DefaultN)
 	if req.N == nil && len(req.Approaches) > 0 {
 		o.N = len(req.Approaches) // one fork per approach
@@ -162,6 +163,7 @@ func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request)
 		args = append([]string{"--permission-mode", ac.PermissionMode}, args...)
 	}
 	o.Agent = agent.Config{Kind: kind, Binary: bin, Args: args, Model: ac.Model}
+	o.Fresh = req.Fresh || (ac.Fresh && req.Session == "")
 	keys := make([]string, 0, len(ac.Env))
 	for k := range ac.Env {
 		keys = append(keys, k)

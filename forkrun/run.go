@@ -27,6 +27,7 @@ type runner struct {
 	// sourceRunning: the source's processes ran at the fork, so forks
 	// that declare services were started with them, and keep them.
 	sourceRunning bool
+	conv          *Conversation // what the forks continue; nil: new conversations
 
 	emitMu sync.Mutex // serialises Progress calls
 	mu     sync.Mutex // guards rep and the forks in it
@@ -108,8 +109,15 @@ func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 	if !src.Run.Live() {
 		return nil, fmt.Errorf("run %s is %s: %w", src.Run.Name, src.Run.State, tine.ErrState)
 	}
-	if o.Session == "" {
-		o.Session = e.AgentSession(ctx, src, string(o.Agent.Kind))
+	conv, note, err := chooseConversation(ctx, e, src, &o, assigned)
+	if err != nil {
+		return nil, err
+	}
+	if conv != nil {
+		note = conv.describe(o.Agent.Kind)
+	}
+	if note != "" {
+		notes = append(notes, note)
 	}
 	procs, _ := e.ProcState(src)
 	running := procs == engine.ProcRunning
@@ -119,7 +127,7 @@ func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 		return nil, err
 	}
 	r := newRunner(e, o, pool, fr, assigned, notes, started)
-	r.sourceRunning = running
+	r.sourceRunning, r.conv, r.rep.Conversation = running, conv, conv
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 func (t *tools) forkRun(ctx context.Context, in ForkInput) (*answer, error) {
 	if in.Prompt == "" {
 		if in.Agent != "" || in.AgentCmd != "" || in.Test != nil || in.TestTimeoutS != 0 || in.BudgetUSD != nil ||
-			in.AggregateBudgetUSD != nil || in.MergeMode != "" || in.Judge != "" {
-			return nil, inputErr("agent, agent_cmd, test, budgets, merge_mode and judge belong to a fork-run: give prompt (the task) too")
+			in.AggregateBudgetUSD != nil || in.MergeMode != "" || in.Judge != "" || in.Session != "" || in.Fresh {
+			return nil, inputErr("agent, agent_cmd, test, budgets, merge_mode, judge, session and fresh belong to a fork-run: give prompt (the task) too")
 		}
 		return t.fork(ctx, in)
 	}
@@ -59,7 +59,7 @@ func forkRunRequest(in ForkInput) (forkrun.Request, error) {
 	}
 	req := forkrun.Request{Prompt: in.Prompt, Approaches: in.Approaches, Agent: in.Agent, AgentCmd: in.AgentCmd,
 		Test: in.Test, BudgetUSD: in.BudgetUSD, AggregateUSD: in.AggregateBudgetUSD, MergeMode: in.MergeMode,
-		Judge: in.Judge, Live: in.Live}
+		Judge: in.Judge, Live: in.Live, Session: in.Session, Fresh: in.Fresh}
 	// One fork per approach unless copies says otherwise (the daemon's
 	// own default makes at least forkrun.DefaultN).
 	switch {

@@ -25,6 +25,8 @@ type ForkInput struct {
 	AggregateBudgetUSD *float64 `json:"aggregate_budget_usd,omitempty" jsonschema:"fork_run with prompt: budget of all forks together in US dollars; 0: no cap"`
 	MergeMode          string   `json:"merge_mode,omitempty" jsonschema:"fork_run with prompt: auto, auto_with_fallback (default), vote or manual; from inside a run only auto_with_fallback or manual"`
 	Judge              string   `json:"judge,omitempty" jsonschema:"fork_run with prompt: heuristic (default) or llm (host only)"`
+	Session            string   `json:"session,omitempty" jsonschema:"fork_run with prompt: the agent session every fork continues, each in a session of its own (default: claude, the newest session started in the workspace or below it; codex, the one the run's hook reported)"`
+	Fresh              bool     `json:"fresh,omitempty" jsonschema:"fork_run with prompt: start the agents without a conversation"`
 }
 
 // BranchesInput names a group of forks or a run.
@@ -87,7 +89,7 @@ func forkSchema() *jsonschema.Schema {
 func forkOnlySchema() *jsonschema.Schema {
 	s := forkSchema()
 	for _, k := range []string{"prompt", "agent", "agent_cmd", "test", "test_timeout_s",
-		"budget_usd", "aggregate_budget_usd", "merge_mode", "judge"} {
+		"budget_usd", "aggregate_budget_usd", "merge_mode", "judge", "session", "fresh"} {
 		delete(s.Properties, k)
 	}
 	return s

@@ -9,12 +9,16 @@ package main
 // installs it (.ci/run).
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/agentmock"
 )
@@ -193,5 +197,129 @@ func TestClaude_APIErrorIsNotReady(t *testing.T) {
 	}
 	if rep.Outcome != forkrun.OutcomeNoWinner {
 		t.Errorf("outcome %s (%s)", rep.Outcome, rep.OutcomeDetail)
+	}
+}
+
+// claudeOnHost runs the real claude once in dir on the host (a person's
+// session), with the mock's environment, and returns its session id and
+// cost.
+func claudeOnHost(t *testing.T, c call, dir, prompt string) (string, float64) {
+	t.Helper()
+	cmd := exec.Command("claude", "-p", "--output-format", "json", prompt)
+	cmd.Dir, cmd.Env = dir, append(testEnviron(), c.vars...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("claude on the host: %v\n%s", err, out)
+	}
+	var res struct {
+		SessionID string  `json:"session_id"`
+		Cost      float64 `json:"total_cost_usd"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.SessionID == "" {
+		t.Fatalf("claude's result %s: %v", out, err)
+	}
+	return res.SessionID, res.Cost
+}
+
+// sessionScript is the mock model of the conversation tests: a session
+// on the host is told to remember a word; a fork's turn writes
+// answer.txt, then answers.
+func sessionScript(r agentmock.Request) (agentmock.Turn, bool) {
+	switch {
+	case !strings.Contains(string(r.Body), "write the answer"):
+		return agentmock.Turn{Text: "remembered"}, true
+	case len(r.ToolResults) > 0:
+		return agentmock.Turn{Text: "I wrote answer.txt."}, true
+	}
+	return writeAnswer("42\n"), true
+}
+
+// TestClaude_ConversationForkWithoutDaemon: a person's claude session
+// started in a subdirectory of the workspace, under the agent's own HOME,
+// with no daemon running: fork-run finds it in Claude Code's store and
+// every fork continues it in a session of its own, S's transcript left
+// byte-identical and each fork charged its own turn only; a second
+// fork-run picks S again (not a fork's session); --fresh starts without
+// it; a --session that does not exist fails before anything is forked.
+func TestClaude_ConversationForkWithoutDaemon(t *testing.T) {
+	mock := newMock(t, sessionScript)
+	e, dir, c := claudeWorkspace(t, mock, "")
+	sub := filepath.Join(dir, "sub", "deep")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	session, baseCost := claudeOnHost(t, c, sub, "please remember PINEAPPLE")
+	home := strings.TrimPrefix(c.vars[len(c.vars)-1], "HOME=")
+	transcript, err := agent.FindClaudeSession(filepath.Join(home, ".claude"), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(transcript.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := len(mock.Conversation())
+
+	rep, r := e.forkRunWith(c, "source", "--prompt", "write the answer", "-n", "2", "--merge-mode", "manual")
+	if r.code != 0 {
+		t.Fatalf("fork-run: %v", r)
+	}
+	if cv := rep.Conversation; cv == nil || cv.Session != session || cv.From != forkrun.FromNewest || cv.Cwd != sub {
+		t.Fatalf("conversation %+v, want %s (newest, started in %s)", rep.Conversation, session, sub)
+	}
+	seen := map[string]bool{}
+	for _, f := range rep.Forks {
+		sid := f.Agent.SessionID
+		if f.State != forkrun.Finished || !f.Ready || sid == "" || sid == session || seen[sid] {
+			t.Errorf("%s: %s (%s) ready %v, session %q (source %s, others %v)\nstderr %s", f.Name, f.State, f.Reason, f.Ready, sid, session, seen, f.AgentStderr)
+		}
+		seen[sid] = true
+		// Two requests of the mock's 10/5 tokens, as S's one cost baseCost:
+		// not S's history, which claude's total_cost_usd includes.
+		if d := f.Agent.CostUSD - 2*baseCost; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: cost $%v, want its own turn's $%v", f.Name, f.Agent.CostUSD, 2*baseCost)
+		}
+	}
+	reqs := mock.Conversation()[base:]
+	if len(reqs) != 4 {
+		t.Errorf("%d conversation requests from the forks, want 4", len(reqs))
+	}
+	for i, q := range reqs {
+		body := string(q.Body)
+		if !strings.Contains(body, "please remember PINEAPPLE") || strings.Count(body, "write the answer") != 1 {
+			t.Errorf("request %d does not continue S with one fork's prompt", i)
+		}
+	}
+	if after, _ := os.ReadFile(transcript.Transcript); !bytes.Equal(before, after) {
+		t.Errorf("the source's session changed: %d bytes before, %d after", len(before), len(after))
+	}
+
+	// Again: the forks' sessions are newer, but S is the workspace's.
+	rep, r = e.forkRunWith(c, "source", "--prompt", "write the answer", "-n", "1", "--merge-mode", "manual")
+	if r.code != 0 || rep.Conversation == nil || rep.Conversation.Session != session {
+		t.Errorf("second fork-run: conversation %+v, want %s: %v", rep.Conversation, session, r)
+	}
+
+	// --fresh: no history in the forks' requests.
+	base = len(mock.Conversation())
+	rep, r = e.forkRunWith(c, "source", "--prompt", "write the answer", "-n", "1", "--fresh", "--merge-mode", "manual")
+	if r.code != 0 || rep.Conversation != nil || !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "--fresh") }) {
+		t.Errorf("--fresh: conversation %+v notes %q: %v", rep.Conversation, rep.Notes, r)
+	}
+	for _, q := range mock.Conversation()[base:] {
+		if strings.Contains(string(q.Body), "PINEAPPLE") {
+			t.Error("a --fresh fork's request carries S's history")
+		}
+	}
+
+	// A session that does not exist: refused before anything is forked.
+	base = len(mock.Requests())
+	runs := len(e.ls())
+	r = e.run(c, "fork-run", "source", "--prompt", "write the answer", "-n", "2", "--session", "3f0c1f34-0000-4000-8000-000000000000")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "no such claude session") || strings.Count(r.stderr, "\n") > 1 {
+		t.Errorf("missing session: exit %d, want %d and one line: %v", r.code, exitUsage, r)
+	}
+	if n := len(e.ls()); n != runs || len(mock.Requests()) != base {
+		t.Errorf("a missing session forked (%d runs, were %d) or called the model", n, runs)
 	}
 }

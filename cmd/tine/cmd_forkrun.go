@@ -30,7 +30,7 @@ type forkRunFlags struct {
 	threshold                 float64
 	parallel                  int
 	configFile, live, session string
-	asJSON                    bool
+	fresh, asJSON             bool
 }
 
 func newForkRun(a *app) *cobra.Command {
@@ -97,7 +97,8 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f.IntVar(&fl.parallel, "parallel", 0, "agents running at once (default all)")
 	f.StringVar(&fl.configFile, "config", "", "read this file instead of the workspace's tine.toml")
 	f.StringVar(&fl.live, "live", "", "what RUN's processes become in each fork (see tine fork --help)")
-	f.StringVar(&fl.session, "session", "", "agent conversation the forks continue (default: the one RUN's hook last reported)")
+	f.StringVar(&fl.session, "session", "", "agent session every fork continues, each in a session of its own (default: claude, the newest session started in the workspace or below it in Claude Code's store; codex, the one RUN's hook last reported)")
+	f.BoolVar(&fl.fresh, "fresh", false, "start the agents without a conversation (default [agent.NAME] fresh)")
 	f.BoolVar(&fl.asJSON, "json", false, "print the final report as JSON")
 	return c
 }
@@ -139,7 +140,7 @@ func forkRunRequest(c *cobra.Command, fl forkRunFlags) (forkrun.Request, error) 
 	}
 	set := c.Flags().Changed
 	r := forkrun.Request{Prompt: prompt, Approaches: fl.approaches, AgentCmd: fl.agentCmd,
-		Session: fl.session, Live: fl.live, MergeMode: fl.mode, Judge: fl.judgeKind}
+		Session: fl.session, Fresh: fl.fresh, Live: fl.live, MergeMode: fl.mode, Judge: fl.judgeKind}
 	if set("agent") {
 		r.Agent = fl.agentName
 	}

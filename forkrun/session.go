@@ -1,0 +1,152 @@
+package forkrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/budget"
+	"github.com/tinehq/tine/engine"
+)
+
+// How a fork-run's conversation was chosen (Conversation.From).
+const (
+	FromGiven  = "given"  // --session (Options.Session)
+	FromNewest = "newest" // claude: the newest transcript of the workspace in Claude Code's store
+	FromHook   = "hook"   // codex: the session the run's hook last reported
+)
+
+// Conversation is the agent conversation every fork continues, each in a
+// session of its own (claude --resume S --fork-session, codex exec fork
+// S), S itself left untouched.
+type Conversation struct {
+	Session string `json:"session"`
+	From    string `json:"from"` // FromGiven, FromNewest or FromHook
+	// Transcript is the session's file: Claude's transcript, Codex's
+	// rollout. Cwd is where a Claude session was started.
+	Transcript string `json:"transcript,omitempty"`
+	Cwd        string `json:"cwd,omitempty"`
+	// BaseUSD (claude) and BaseTokens (codex) are the session's running
+	// totals when forked, which the agents' own totals include: they are
+	// not charged to the forks.
+	BaseUSD    float64      `json:"base_usd,omitempty"`
+	BaseTokens *agent.Usage `json:"base_tokens,omitempty"`
+}
+
+// chooseConversation finds the conversation the forks continue, before
+// anything is forked: o.Session when given (it must exist), else for
+// Claude the newest session started in the workspace or below it in
+// Claude Code's store (sessions tine's forks made skipped), for Codex the
+// one the run's hook reported (it must exist). nil, with a note, when the
+// forks start new conversations (o.Fresh, or none found). accounts are
+// the forks' accounts: each must see the session.
+func chooseConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
+	switch {
+	case o.Agent.Kind == agent.CommandKind:
+		return nil, "", nil
+	case o.Fresh:
+		return nil, "--fresh: the forks start new conversations", nil
+	case o.Agent.Kind == agent.Claude:
+		return claudeConversation(e, src, o, accounts)
+	}
+	c := &Conversation{Session: o.Session, From: FromGiven}
+	if c.Session == "" {
+		c.Session, c.From = e.AgentSession(ctx, src, string(o.Agent.Kind)), FromHook
+		if c.Session == "" {
+			return nil, "", nil
+		}
+	}
+	home := agent.CodexHome(o.AgentEnv)
+	base, err := agent.CodexSessionUsage(home, c.Session)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w (--session names another, --fresh starts without one): %w", sessionOrigin(c.From), err, tine.ErrInvalid)
+	}
+	c.Transcript, _ = agent.CodexRollout(home, c.Session)
+	c.BaseTokens = &base
+	return c, "", nil
+}
+
+// claudeConversation is chooseConversation for Claude.
+func claudeConversation(e *engine.Engine, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
+	config := agent.ClaudeConfigDir(o.AgentEnv)
+	var s agent.ClaudeSession
+	var err error
+	from := FromGiven
+	if o.Session != "" {
+		s, err = agent.FindClaudeSession(config, o.Session)
+	} else {
+		from = FromNewest
+		forks := forkSessions(e, src.Workspace.ID)
+		s, err = agent.LatestClaudeSession(config, src.Workspace.Path, func(id string) bool { return forks[id] })
+		if errors.Is(err, agent.ErrNoClaudeSession) {
+			return nil, fmt.Sprintf("no Claude session was started in %s or below it (%s): the forks start new conversations",
+				src.Workspace.Path, filepath.Join(config, "projects")), nil
+		}
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w (--fresh starts without one): %w", sessionOrigin(from), err, tine.ErrInvalid)
+	}
+	for _, acc := range accounts {
+		dir := agent.ClaudeConfigDir(append(append([]string(nil), o.AgentEnv...), acc.Environ()...))
+		if dir == config {
+			continue
+		}
+		if _, err := agent.FindClaudeSession(dir, s.ID); err != nil {
+			return nil, "", fmt.Errorf("account %s: %w: its forks could not continue the conversation (--fresh starts without one): %w", acc.Name, err, tine.ErrInvalid)
+		}
+	}
+	return &Conversation{Session: s.ID, From: from, Transcript: s.Transcript, Cwd: s.Cwd, BaseUSD: s.CostUSD}, "", nil
+}
+
+// describe says in a line what the forks continue.
+func (c *Conversation) describe(kind agent.Kind) string {
+	how := map[string]string{FromGiven: "given by --session", FromHook: "the one the run's hook reported",
+		FromNewest: "the newest started in " + c.Cwd}[c.From]
+	return fmt.Sprintf("every fork continues %s session %s (%s), each in a session of its own; %s is left as it was", kind, c.Session, how, c.Session)
+}
+
+// sessionOrigin names where a session to continue came from, for errors.
+func sessionOrigin(from string) string {
+	switch from {
+	case FromGiven:
+		return "--session"
+	case FromHook:
+		return "the session the run's hook reported"
+	}
+	return "the newest session"
+}
+
+// forkSessions are the agent sessions the forks of workspace ws's
+// fork-runs made, read from their reports: conversations of forks, not
+// of the workspace's own agent.
+func forkSessions(e *engine.Engine, ws string) map[string]bool {
+	out := map[string]bool{}
+	reports, _ := filepath.Glob(filepath.Join(filepath.Dir(e.GroupDir(ws, "g")), "*", "report.json"))
+	for _, path := range reports {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var rep struct {
+			Forks []struct {
+				Agent struct {
+					SessionID string `json:"session_id"`
+				} `json:"agent"`
+			} `json:"forks"`
+		}
+		if json.Unmarshal(b, &rep) != nil {
+			continue
+		}
+		for _, f := range rep.Forks {
+			if f.Agent.SessionID != "" {
+				out[f.Agent.SessionID] = true
+			}
+		}
+	}
+	return out
+}
