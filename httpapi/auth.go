@@ -40,7 +40,8 @@ type peer struct {
 	// foreign is set on a run's own socket when the caller is inside
 	// another run.
 	foreign bool
-	why     string // on the people's socket: what showed it is no person
+	why     string  // on the people's socket: what showed it is no person
+	user    *caller // on the people's socket: the peer's user
 }
 
 // actorOf is the run a request acts for, or nil for a person (the host).
@@ -157,11 +158,16 @@ func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request, actor *
 
 // PersonOnly wraps h (the dashboard, the metrics) so that requests from
 // inside a run are refused: those on a run's own socket, and those on the
-// people's socket from a process that is not a person (ConnContext).
+// people's socket from a process that is not a person (ConnContext); and
+// so are people who may not see every workspace (callerOf).
 func PersonOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p, _ := r.Context().Value(peerKey).(peer); p.run != "" {
 			writeErr(w, fmt.Errorf("%s is for people, not code inside a run: %w", r.URL.Path, capability.ErrScope))
+			return
+		}
+		if callerOf(r) != nil {
+			writeErr(w, fmt.Errorf("%s shows every workspace: it is for root and the daemon's own user: %w", r.URL.Path, tine.ErrPrivilege))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -38,6 +38,10 @@ func NewClient(socket string, c *capability.Capability) *Client {
 	return &Client{hc: &http.Client{Transport: tr, Timeout: 10 * time.Minute}, cap: c}
 }
 
+// SystemSocket is where the system daemon (tine serve --system, as root)
+// serves every local user, each as themselves.
+const SystemSocket = "/run/tine/tine.sock"
+
 // runSocketWait is how long a client inside a run waits for its run's
 // socket to appear: the daemon makes it a moment after the run starts.
 const runSocketWait = 5 * time.Second

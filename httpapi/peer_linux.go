@@ -66,9 +66,15 @@ func nsOf(path string) (nsID, error) {
 // credOf returns the peer's host pid and, where the kernel gives one
 // (SO_PEERPIDFD, Linux 6.5), a pidfd of it (-1 otherwise).
 func credOf(uc *net.UnixConn) (pid, pidfd int, err error) {
+	cred, pidfd, err := ucredOf(uc)
+	return int(cred.Pid), pidfd, err
+}
+
+// ucredOf is credOf with the peer's uid and gid.
+func ucredOf(uc *net.UnixConn) (_ unix.Ucred, pidfd int, err error) {
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return 0, -1, err
+		return unix.Ucred{}, -1, err
 	}
 	pidfd = -1
 	var cred *unix.Ucred
@@ -87,9 +93,9 @@ func credOf(uc *net.UnixConn) (pid, pidfd int, err error) {
 		if pidfd >= 0 {
 			unix.Close(pidfd)
 		}
-		return 0, -1, fmt.Errorf("the peer's credentials: %v (pid not in the daemon's pid namespace?)", err)
+		return unix.Ucred{}, -1, fmt.Errorf("the peer's credentials: %v (pid not in the daemon's pid namespace?)", err)
 	}
-	return int(cred.Pid), pidfd, nil
+	return *cred, pidfd, nil
 }
 
 // peerNS reads the pid and mount namespaces of pid, checking afterwards that
@@ -124,14 +130,15 @@ func peerNS(pid, pidfd int) (pidNS, mntNS nsID, err error) {
 // judgePeer decides whether the peer of a connection on the people's socket
 // is a person; anything it cannot tell makes it code inside a run.
 func judgePeer(uc *net.UnixConn) peer {
-	pid, pidfd, err := credOf(uc)
+	cred, pidfd, err := ucredOf(uc)
 	if err != nil {
 		return peer{run: unknownRun, why: err.Error()}
 	}
 	if pidfd >= 0 {
 		defer unix.Close(pidfd)
 	}
-	p := peer{pid: pid, run: unknownRun}
+	pid := int(cred.Pid)
+	p := peer{pid: pid, run: unknownRun, user: userOf(cred, pid)}
 	pidNS, mntNS, err := peerNS(pid, pidfd)
 	ownPid, ownMnt := ownNS()
 	cg := runOfPid(pid)
@@ -153,6 +160,24 @@ func judgePeer(uc *net.UnixConn) peer {
 		p.run = cg
 	}
 	return p
+}
+
+// userOf is who the peer is: its uid and groups (its gid and the
+// supplementary groups in /proc/PID/status, read while the caller checks
+// the pid is still the peer's).
+func userOf(cred unix.Ucred, pid int) *caller {
+	c := &caller{uid: int(cred.Uid), gid: int(cred.Gid), gids: map[int]bool{int(cred.Gid): true}}
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Groups:"); ok {
+			for _, f := range strings.Fields(rest) {
+				if g, err := strconv.Atoi(f); err == nil {
+					c.gids[g] = true
+				}
+			}
+		}
+	}
+	return c
 }
 
 // nsGetParent is NS_GET_PARENT (linux/nsfs.h): the parent of a pid namespace.

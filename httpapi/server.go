@@ -75,31 +75,31 @@ func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /v1/health", s.health)
 	m.HandleFunc("GET /v1/runs", s.runs)
-	m.HandleFunc("GET /v1/runs/{ref}", s.ps)
-	m.HandleFunc("GET /v1/runs/{ref}/diff", s.diff)
-	m.HandleFunc("GET /v1/runs/{ref}/events", s.runEvents)
-	m.HandleFunc("POST /v1/runs/{ref}/fork", s.fork)
-	m.HandleFunc("POST /v1/runs/{ref}/fork-run", s.forkRun)
-	m.HandleFunc("POST /v1/runs/{ref}/evidence", s.evidence)
-	m.HandleFunc("POST /v1/runs/{ref}/exec", s.exec)
+	m.HandleFunc("GET /v1/runs/{ref}", s.ownRun(s.ps))
+	m.HandleFunc("GET /v1/runs/{ref}/diff", s.ownRun(s.diff))
+	m.HandleFunc("GET /v1/runs/{ref}/events", s.ownRun(s.runEvents))
+	m.HandleFunc("POST /v1/runs/{ref}/fork", s.ownRun(s.fork))
+	m.HandleFunc("POST /v1/runs/{ref}/fork-run", s.ownRun(s.forkRun))
+	m.HandleFunc("POST /v1/runs/{ref}/evidence", s.ownRun(s.evidence))
+	m.HandleFunc("POST /v1/runs/{ref}/exec", s.ownRun(s.exec))
 	m.HandleFunc("POST /v1/hooks/timing", s.hookTiming)
-	m.HandleFunc("POST /v1/runs/{ref}/checkpoint", s.checkpoint)
-	m.HandleFunc("POST /v1/runs/{ref}/rollback", s.rollback)
-	m.HandleFunc("POST /v1/runs/{ref}/merge", s.merge)
-	m.HandleFunc("POST /v1/runs/{ref}/promote", s.promote)
-	m.HandleFunc("POST /v1/runs/{ref}/discard", s.discard)
-	m.HandleFunc("POST /v1/runs/{ref}/start", s.startRun)
-	m.HandleFunc("POST /v1/runs/{ref}/stop", s.stopRun)
+	m.HandleFunc("POST /v1/runs/{ref}/checkpoint", s.ownRun(s.checkpoint))
+	m.HandleFunc("POST /v1/runs/{ref}/rollback", s.ownRun(s.rollback))
+	m.HandleFunc("POST /v1/runs/{ref}/merge", s.ownRun(s.merge))
+	m.HandleFunc("POST /v1/runs/{ref}/promote", s.ownRun(s.promote))
+	m.HandleFunc("POST /v1/runs/{ref}/discard", s.ownRun(s.discard))
+	m.HandleFunc("POST /v1/runs/{ref}/start", s.ownRun(s.startRun))
+	m.HandleFunc("POST /v1/runs/{ref}/stop", s.ownRun(s.stopRun))
 	m.HandleFunc("GET /v1/workspaces", s.workspaces)
-	m.HandleFunc("GET /v1/workspaces/{ref}", s.workspace)
-	m.HandleFunc("GET /v1/groups/{ref}/compare", s.compare)
-	m.HandleFunc("POST /v1/groups/{ref}/choose", s.choose)
-	m.HandleFunc("GET /v1/groups/{ref}/report", s.forkRunReport)
-	m.HandleFunc("POST /v1/groups/{ref}/cancel", s.cancelForkRun)
+	m.HandleFunc("GET /v1/workspaces/{ref}", s.ownWorkspace(s.workspace))
+	m.HandleFunc("GET /v1/groups/{ref}/compare", s.ownGroup(s.compare))
+	m.HandleFunc("POST /v1/groups/{ref}/choose", s.ownGroup(s.choose))
+	m.HandleFunc("GET /v1/groups/{ref}/report", s.ownGroup(s.forkRunReport))
+	m.HandleFunc("POST /v1/groups/{ref}/cancel", s.ownGroup(s.cancelForkRun))
 	m.HandleFunc("GET /v1/events", s.events)
 	m.HandleFunc("GET /v1/approvals", s.approvals)
-	m.HandleFunc("POST /v1/approvals/{id}/approve", s.approve)
-	m.HandleFunc("POST /v1/approvals/{id}/refuse", s.refuse)
+	m.HandleFunc("POST /v1/approvals/{id}/approve", s.ownApproval(s.approve))
+	m.HandleFunc("POST /v1/approvals/{id}/refuse", s.ownApproval(s.refuse))
 }
 
 // decode reads a JSON body into v; an empty body leaves v as it is, and
@@ -145,6 +145,10 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 	states, err := s.e.State(r.Context(), r.URL.Query().Get("workspace"))
 	if err != nil {
 		writeErr(w, err)
+		return
+	}
+	if states = visible(r, states); len(states) == 0 && r.URL.Query().Get("workspace") != "" {
+		writeErr(w, fmt.Errorf("no workspace %q (see tine ls): %w", r.URL.Query().Get("workspace"), tine.ErrNotFound))
 		return
 	}
 	all := r.URL.Query().Get("all") == "true"
@@ -228,8 +232,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	c := callerOf(r)
 	if f.Workspace != "" {
 		ws, err := s.e.FindWorkspace(r.Context(), f.Workspace)
+		if err == nil && !c.mayUse(ws) {
+			err = fmt.Errorf("no workspace %q (see tine ls): %w", f.Workspace, tine.ErrNotFound)
+		}
 		if err != nil {
 			writeErr(w, err)
 			return
@@ -237,9 +245,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		f.Workspace = ws.ID
 	}
 	evs, err := s.e.Events(r.Context(), f)
-	if evs == nil {
-		evs = []*tine.Event{}
-	}
+	evs = s.visibleEvents(r, evs)
 	handle(w, http.StatusOK, evs, err)
 }
 
@@ -248,7 +254,7 @@ func (s *Server) workspaces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := s.e.State(r.Context(), "")
-	if st == nil {
+	if st = visible(r, st); st == nil {
 		st = []engine.WorkspaceState{}
 	}
 	handle(w, http.StatusOK, st, err)
@@ -298,9 +304,14 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, err := s.e.Pending(r.Context(), r.URL.Query().Get("workspace"))
-	if list == nil {
-		list = []*tine.Approval{}
+	mine := s.usable(r)
+	out := []*tine.Approval{}
+	for _, a := range list {
+		if mine == nil || mine[a.Workspace] {
+			out = append(out, a)
+		}
 	}
+	list = out
 	handle(w, http.StatusOK, list, err)
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
@@ -12,6 +14,7 @@ import (
 func newInit(a *app) *cobra.Command {
 	var o engine.InitOptions
 	var asJSON bool
+	var groups []string
 	c := &cobra.Command{
 		Use:   "init [PATH]",
 		Short: "Take a directory under management and create its source run",
@@ -27,6 +30,10 @@ filesystem can, else copy.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Path = args[0]
+			}
+			var err error
+			if o.Groups, err = groupIDs(groups); err != nil {
+				return usageErr(c, err.Error())
 			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				ref, err := e.Init(c.Context(), o)
@@ -48,8 +55,28 @@ filesystem can, else copy.`,
 	c.Flags().StringVar(&o.Backend, "backend", "auto", "file backend: auto, overlay, btrfs, reflink or copy")
 	c.Flags().StringVar(&o.Name, "name", "", "workspace name (default: the directory's name)")
 	c.Flags().BoolVar(&o.Net, "net", false, "give every run its own network namespace and address")
+	c.Flags().StringArrayVar(&groups, "group", nil, "let this group's members (a name or gid) see and act on the workspace through the daemon; repeatable")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// groupIDs resolves group names or numbers to gids.
+func groupIDs(names []string) ([]int, error) {
+	var out []int
+	for _, n := range names {
+		g, err := user.LookupGroup(n)
+		if err != nil {
+			if g, err = user.LookupGroupId(n); err != nil {
+				return nil, fmt.Errorf("--group %s: no such group", n)
+			}
+		}
+		id, err := strconv.Atoi(g.Gid)
+		if err != nil {
+			return nil, fmt.Errorf("--group %s: gid %q", n, g.Gid)
+		}
+		out = append(out, id)
+	}
+	return out, nil
 }
 
 func newRelease(a *app) *cobra.Command {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/dashboard"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
@@ -28,6 +29,7 @@ import (
 
 func newServe(a *app) *cobra.Command {
 	var listen string
+	var system bool
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the tine daemon: the JSON API on a unix socket (and TCP)",
@@ -41,8 +43,16 @@ state directory's file "token" (created on first use). SIGINT or SIGTERM
 stops it gracefully: requests in flight finish; runs and their processes
 keep running and the next tine serve finds them. Fork-runs it started
 (POST /v1/runs/{run}/fork-run) are canceled: their agents are killed, their
-forks kept (state canceled).`,
+forks kept (state canceled).
+
+With --system (as root; tine setup daemon installs it so) it also serves
+every local user on /run/tine/tine.sock (or $TINE_DAEMON_SOCKET; mode
+0666, its directory made 0755): each caller is told by SO_PEERCRED and
+sees and acts only on their own workspaces and those granted to one of
+their groups (tine init --group); root sees all. Their runs' processes run
+as them.`,
 		Example: `  tine serve
+  sudo tine serve --system
   tine serve --listen 127.0.0.1:7070
   curl --unix-socket /var/lib/tine/ctl/tine.sock http://tine/v1/runs`,
 		Args: exactArgs(0),
@@ -52,23 +62,32 @@ forks kept (state canceled).`,
 				return err
 			}
 			defer e.Close()
-			return a.serve(e, listen)
+			return a.serve(e, listen, system)
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "", "also serve on this TCP address, with the bearer token")
+	c.Flags().BoolVar(&system, "system", false, "also serve every local user on "+httpapi.SystemSocket+" (or $TINE_DAEMON_SOCKET)")
 	return c
 }
 
-func (a *app) serve(e *engine.Engine, listen string) error {
+func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	sock := e.SocketPath()
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return err
 	}
-	uln, err := listenUnix(sock)
+	uln, err := listenUnix(sock, 0o600)
 	if err != nil {
 		return err
+	}
+	var sysLn net.Listener
+	if system {
+		if sysLn, err = listenSystem(); err != nil {
+			uln.Close()
+			return err
+		}
+		defer os.Remove(daemonSocket())
 	}
 	m := metrics.New(metrics.WithSource(metrics.EngineSource(e)), metrics.WithForkRuns(e), metrics.WithErrorLog(log.New(a.stderr, "tine serve: ", 0)))
 	e.SetObserver(m)
@@ -81,12 +100,19 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(routes(e, m, api, token))) }
 	servers := []*http.Server{httpapi.NewHTTPServer(h(""), httpapi.DefaultTimeouts, httpapi.ConnContext)}
 	lns := []net.Listener{uln}
+	if sysLn != nil {
+		servers = append(servers, httpapi.NewHTTPServer(h(""), httpapi.DefaultTimeouts, httpapi.ConnContext))
+		lns = append(lns, sysLn)
+	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go runSocks.Watch(watchCtx, time.Second, func(format string, args ...any) {
 		fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...)
 	})
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
+	if sysLn != nil {
+		fmt.Fprintf(a.stdout, "tine serve: listening on %s for every local user\n", daemonSocket())
+	}
 	if listen != "" {
 		token, err := loadToken(e.Home())
 		if err != nil {
@@ -129,9 +155,9 @@ func (a *app) serve(e *engine.Engine, listen string) error {
 	return err
 }
 
-// listenUnix listens on path, refusing to take over a socket a live daemon
-// answers on, and replacing a stale one.
-func listenUnix(path string) (net.Listener, error) {
+// listenUnix listens on path with the given mode, refusing to take over a
+// socket a live daemon answers on, and replacing a stale one.
+func listenUnix(path string, mode os.FileMode) (net.Listener, error) {
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("a tine daemon already listens on %s", path)
@@ -140,7 +166,30 @@ func listenUnix(path string) (net.Listener, error) {
 	old := syscall.Umask(0o077)
 	ln, err := net.Listen("unix", path)
 	syscall.Umask(old)
+	if err == nil && mode != 0o600 {
+		if err = os.Chmod(path, mode); err != nil {
+			ln.Close()
+		}
+	}
 	return ln, err
+}
+
+// listenSystem listens on the system daemon's socket, which every local
+// user may open (the daemon tells them apart by SO_PEERCRED): as root
+// only, since it serves them as themselves.
+func listenSystem() (net.Listener, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("tine serve --system serves every user as themselves and must run as root: %w", tine.ErrPrivilege)
+	}
+	path := daemonSocket()
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return listenUnix(path, 0o666)
 }
 
 // loadToken returns the state directory's bearer token, making one if needed.

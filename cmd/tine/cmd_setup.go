@@ -34,9 +34,16 @@ func newSetup(a *app) *cobra.Command {
 	var project, bin string
 	var remove, asJSON bool
 	c := &cobra.Command{
-		Use:   "setup claude|codex",
-		Short: "Install tine's hooks into an agent's settings",
-		Long: `Adds entries running "tine hook AGENT" to the agent's settings: PreToolUse and
+		Use:   "setup claude|codex|daemon",
+		Short: "Install tine's hooks into an agent's settings, or the system daemon",
+		Long: `tine setup daemon (as root) installs and starts a systemd unit running
+"tine serve --system" as root, so every local user reaches the daemon on
+/run/tine/tine.sock and runs forks, services and agents as themselves; with
+--remove it stops and removes it (runs keep running). Without systemd it
+prints the one command that starts the daemon by hand (--remove then stops
+the daemon listening on the socket).
+
+tine setup claude|codex adds entries running "tine hook AGENT" to the agent's settings: PreToolUse and
 PostToolUse for Bash (and PostToolUseFailure for Claude Code), UserPromptSubmit
 and Stop. Other settings and hooks are kept; running it twice adds nothing;
 --remove deletes exactly tine's entries. The file is replaced atomically with
@@ -55,11 +62,15 @@ it starts in, so for agents started in subdirectories use the default.
 Codex runs a hook only once it is trusted: tine records its hooks as trusted
 in the same file (hooks.state, the trusted_hash Codex's /hooks review
 writes), so codex exec runs them; project hooks also need a trusted project.`,
-		Example: `  tine setup claude
+		Example: `  sudo tine setup daemon
+  tine setup claude
   tine setup codex
   tine setup claude --project . --remove`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if args[0] == "daemon" {
+				return a.setupDaemon(c.Context(), remove, asJSON)
+			}
 			agent, err := hook.ParseAgent(args[0])
 			if err != nil {
 				return usageErr(c, err.Error())

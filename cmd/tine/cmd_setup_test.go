@@ -46,3 +46,46 @@ func TestSetupCommand_Errors(t *testing.T) {
 		t.Errorf("unknown agent: %d %q", code, errOut)
 	}
 }
+
+func TestSetupDaemon_Unit(t *testing.T) {
+	u := daemonUnit("/usr/local/bin/tine", "/var/lib/tine")
+	for _, want := range []string{"ExecStart=/usr/local/bin/tine serve --system\n", "Environment=TINE_HOME=/var/lib/tine\n",
+		"KillMode=process\n", "WantedBy=multi-user.target\n"} {
+		if !strings.Contains(u, want) {
+			t.Errorf("the unit lacks %q:\n%s", want, u)
+		}
+	}
+	if strings.Contains(u, "Private") || strings.Contains(u, "Protect") {
+		t.Errorf("the unit sandboxes the daemon, which then refuses every caller:\n%s", u)
+	}
+}
+
+// TestSetupDaemon_WithoutSystemd: where systemd is not running, tine setup
+// daemon installs nothing and prints the one command that starts it; as
+// anyone but root it refuses (exit 7).
+func TestSetupDaemon_WithoutSystemd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		_, errOut, code := runStdin(t, "", "setup", "daemon")
+		if code != exitUnsupported || !strings.Contains(errOut, "sudo tine setup daemon") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("as a normal user: %d %q, want exit 7 and one line", code, errOut)
+		}
+		return
+	}
+	if systemdRunning() {
+		t.Skip("systemd runs here: tine setup daemon would install the unit")
+	}
+	t.Setenv("TINE_DAEMON_SOCKET", filepath.Join(t.TempDir(), "tine.sock"))
+	out, errOut, code := runStdin(t, "", "setup", "daemon")
+	if code != 0 || !strings.Contains(out, "systemd is not running here; start the daemon with:\n  TINE_HOME=") ||
+		!strings.Contains(out, " serve --system ") {
+		t.Errorf("setup daemon: %d %q %q", code, out, errOut)
+	}
+	out, _, code = runStdin(t, "", "setup", "daemon", "--json")
+	var res daemonSetup
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Systemd || res.Running || !strings.Contains(res.Command, "serve --system") {
+		t.Errorf("setup daemon --json: %d %q %v", code, out, err)
+	}
+	if _, err := os.Stat(unitPath); err == nil {
+		t.Errorf("%s was installed without systemd", unitPath)
+	}
+}

@@ -43,6 +43,15 @@ func (a *app) withOps(ctx context.Context, fn func(ops, *engine.Engine) error) e
 	})
 }
 
+// daemonSocket is where the system daemon (tine serve --system) listens
+// for every local user: $TINE_DAEMON_SOCKET, else httpapi.SystemSocket.
+func daemonSocket() string {
+	if p := os.Getenv("TINE_DAEMON_SOCKET"); p != "" {
+		return p
+	}
+	return httpapi.SystemSocket
+}
+
 func daemonUp(sock string) bool {
 	c, err := net.DialTimeout("unix", sock, 200*time.Millisecond)
 	if err != nil {

@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/mnt"
+)
+
+// TestAccess_OwnWorkspacesOnly: a person other than root and the daemon's
+// user sees and acts only on their own workspaces and those granted to one
+// of their groups; another user's are not found, never shown.
+func TestAccess_OwnWorkspacesOnly(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	e, err := engine.Open(ctx, filepath.Join(root, "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		name   string
+		owner  int
+		groups []int
+	}{{"ann", 4001, nil}, {"bob", 4002, nil}, {"team", 4002, []int{4100}}} {
+		dir := filepath.Join(root, w.name)
+		os.MkdirAll(dir, 0o755)
+		_, err := e.Init(ctx, engine.InitOptions{Path: dir, Backend: "copy", Name: w.name, Owner: &engine.Owner{UID: w.owner, GID: w.owner}, Groups: w.groups})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Release(ctx, dir, true); mnt.UnmountAll(dir) })
+	}
+	t.Cleanup(func() { e.Close() })
+	s := New(e, "")
+	ann := &caller{uid: 4001, gid: 4001, gids: map[int]bool{4001: true}}
+	annInTeam := &caller{uid: 4001, gid: 4001, gids: map[int]bool{4001: true, 4100: true}}
+	do := func(c *caller, method, path string) (int, string) {
+		req := httptest.NewRequest(method, path, strings.NewReader("{}"))
+		req = req.WithContext(context.WithValue(req.Context(), peerKey, peer{user: c}))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	names := func(c *caller) []string {
+		code, body := do(c, "GET", "/v1/workspaces")
+		var st []engine.WorkspaceState
+		if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+			t.Fatalf("GET /v1/workspaces = %d %s", code, body)
+		}
+		var out []string
+		for _, w := range st {
+			out = append(out, w.Workspace.Name)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got := strings.Join(names(ann), ","); got != "ann" {
+		t.Errorf("ann sees workspaces %s, want only ann", got)
+	}
+	if got := strings.Join(names(annInTeam), ","); got != "ann,team" {
+		t.Errorf("ann in group 4100 sees %s, want ann,team", got)
+	}
+	if got := strings.Join(names(&caller{uid: 0, gids: map[int]bool{}}), ","); got != "ann,bob,team" {
+		t.Errorf("root sees %s, want all", got)
+	}
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/v1/runs/bob%2Fsource"}, {"GET", "/v1/runs/bob%2Fsource/diff"}, {"POST", "/v1/runs/bob%2Fsource/stop"},
+		{"POST", "/v1/runs/bob%2Fsource/fork"}, {"GET", "/v1/workspaces/bob"}, {"GET", "/v1/runs/nobody%2Fsource"},
+		{"GET", "/v1/runs?workspace=bob"}, {"GET", "/v1/events?workspace=bob"},
+	} {
+		code, body := do(ann, c.method, c.path)
+		if code != http.StatusNotFound || !strings.Contains(body, "not_found") || strings.Contains(body, "4002") {
+			t.Errorf("ann: %s %s = %d %s, want 404 saying nothing of bob's", c.method, c.path, code, body)
+		}
+	}
+	if code, body := do(ann, "GET", "/v1/runs/ann%2Fsource"); code != 200 {
+		t.Errorf("ann: GET her own run = %d %s", code, body)
+	}
+	code, body := do(ann, "GET", "/v1/events")
+	if code != 200 || strings.Contains(body, `"bob"`) || !strings.Contains(body, "init") {
+		t.Errorf("ann: GET /v1/events = %d, shows another's events or none of hers: %s", code, body)
+	}
+	var rows []RunRow
+	_, body = do(ann, "GET", "/v1/runs")
+	json.Unmarshal([]byte(body), &rows)
+	if len(rows) != 1 || rows[0].WorkspaceName != "ann" {
+		t.Errorf("ann: GET /v1/runs = %s, want her source only", body)
+	}
+}
