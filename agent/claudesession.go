@@ -42,31 +42,34 @@ type ClaudeSession struct {
 }
 
 // ClaudeConfigDir is the directory Claude Code keeps its sessions in for
-// an agent whose extra environment is env: the last CLAUDE_CONFIG_DIR of
-// env, else this process's, else .claude in the last HOME of env, else in
-// this process's home.
+// an agent whose whole environment is env (in a run: its owner's HOME,
+// the run's variables and the agent's own): its last CLAUDE_CONFIG_DIR,
+// else .claude in its last HOME (else in this process's home).
 func ClaudeConfigDir(env []string) string {
 	if v := lastEnv(env, "CLAUDE_CONFIG_DIR"); v != "" {
 		return v
 	}
-	if v := os.Getenv("CLAUDE_CONFIG_DIR"); v != "" {
-		return v
-	}
-	home := lastEnv(env, "HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".claude")
+	return filepath.Join(envHome(env), ".claude")
 }
 
-// lastEnv is the value of the last key=... of env, "" without one.
+// lastEnv is the value of the last non-empty key=... of env, "" without
+// one.
 func lastEnv(env []string, key string) string {
 	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok && v != "" {
 			return v
 		}
 	}
 	return ""
+}
+
+// envHome is env's HOME, else this process's home.
+func envHome(env []string) string {
+	if h := lastEnv(env, "HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
 }
 
 // ClaudeProjectName is the name of the directory under CONFIG/projects

@@ -104,7 +104,8 @@ func TestFindClaudeSession(t *testing.T) {
 	}
 }
 
-// TestClaudeConfigDir: the agent's CLAUDE_CONFIG_DIR, else its HOME.
+// TestClaudeConfigDir: the agent's CLAUDE_CONFIG_DIR, else its HOME
+// (in a run, the owner's), else this process's home.
 func TestClaudeConfigDir(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	t.Setenv("HOME", "/home/me")
@@ -120,9 +121,9 @@ func TestClaudeConfigDir(t *testing.T) {
 			t.Errorf("ClaudeConfigDir(%q) = %q, want %q", tc.env, got, tc.want)
 		}
 	}
-	t.Setenv("CLAUDE_CONFIG_DIR", "/env")
-	if got := ClaudeConfigDir([]string{"HOME=/a"}); got != "/env" {
-		t.Errorf("with CLAUDE_CONFIG_DIR set: %q", got)
+	t.Setenv("CLAUDE_CONFIG_DIR", "/env") // not the agent's environment
+	if got := ClaudeConfigDir([]string{"HOME=/a"}); got != "/a/.claude" {
+		t.Errorf("with this process's CLAUDE_CONFIG_DIR set: %q", got)
 	}
 }
 

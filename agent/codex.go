@@ -113,19 +113,13 @@ func NewCodexForkParser(base Usage, opts ...Option) Parser {
 var ErrNoSession = errors.New("no such codex session")
 
 // CodexHome is the directory codex keeps its sessions in for an agent
-// whose extra environment is env: its last CODEX_HOME, else this
-// process's CODEX_HOME, else ~/.codex.
+// whose whole environment is env: its last CODEX_HOME, else .codex in its
+// last HOME (else in this process's home).
 func CodexHome(env []string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], "CODEX_HOME="); ok && v != "" {
-			return v
-		}
-	}
-	if v := os.Getenv("CODEX_HOME"); v != "" {
+	if v := lastEnv(env, "CODEX_HOME"); v != "" {
 		return v
 	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".codex")
+	return filepath.Join(envHome(env), ".codex")
 }
 
 // CodexRollout returns the path of session id's rollout file under

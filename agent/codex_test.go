@@ -142,16 +142,17 @@ func mustParser(t *testing.T, k Kind, opts ...Option) Parser {
 	return p
 }
 
+// TestCodexHome: the agent's environment decides (in a run, HOME is the
+// owner's), this process's home only without a HOME in it.
 func TestCodexHome(t *testing.T) {
 	t.Setenv("CODEX_HOME", "/env/home")
-	if got := CodexHome([]string{"A=1", "CODEX_HOME=/a", "CODEX_HOME=/b"}); got != "/b" {
+	t.Setenv("HOME", "/h")
+	if got := CodexHome([]string{"A=1", "CODEX_HOME=/a", "HOME=/o", "CODEX_HOME=/b"}); got != "/b" {
 		t.Errorf("from the agent's env: %q", got)
 	}
-	if got := CodexHome(nil); got != "/env/home" {
-		t.Errorf("from the process: %q", got)
+	if got := CodexHome([]string{"HOME=/o", "CODEX_HOME="}); got != "/o/.codex" {
+		t.Errorf("the agent's HOME: %q", got)
 	}
-	t.Setenv("CODEX_HOME", "")
-	t.Setenv("HOME", "/h")
 	if got := CodexHome(nil); got != "/h/.codex" {
 		t.Errorf("default: %q", got)
 	}

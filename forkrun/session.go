@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/account"
 )
 
 // How a fork-run's conversation was chosen (Conversation.From).
@@ -61,7 +62,7 @@ func chooseConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o
 			return nil, "", nil
 		}
 	}
-	home := agent.CodexHome(o.AgentEnv)
+	home := agent.CodexHome(agentEnviron(src, o.AgentEnv))
 	base, err := agent.CodexSessionUsage(home, c.Session)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w (--session names another, --fresh starts without one): %w", sessionOrigin(c.From), err, tine.ErrInvalid)
@@ -73,7 +74,7 @@ func chooseConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o
 
 // claudeConversation is chooseConversation for Claude.
 func claudeConversation(e *engine.Engine, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
-	config := agent.ClaudeConfigDir(o.AgentEnv)
+	config := agent.ClaudeConfigDir(agentEnviron(src, o.AgentEnv))
 	var s agent.ClaudeSession
 	var err error
 	from := FromGiven
@@ -92,7 +93,7 @@ func claudeConversation(e *engine.Engine, src engine.Ref, o *Options, accounts [
 		return nil, "", fmt.Errorf("%s: %w (--fresh starts without one): %w", sessionOrigin(from), err, tine.ErrInvalid)
 	}
 	for _, acc := range accounts {
-		dir := agent.ClaudeConfigDir(append(append([]string(nil), o.AgentEnv...), acc.Environ()...))
+		dir := agent.ClaudeConfigDir(agentEnviron(src, append(append([]string(nil), o.AgentEnv...), acc.Environ()...)))
 		if dir == config {
 			continue
 		}
@@ -108,6 +109,13 @@ func (c *Conversation) describe(kind agent.Kind) string {
 	how := map[string]string{FromGiven: "given by --session", FromHook: "the one the run's hook reported",
 		FromNewest: "the newest started in " + c.Cwd}[c.From]
 	return fmt.Sprintf("every fork continues %s session %s (%s), each in a session of its own; %s is left as it was", kind, c.Session, how, c.Session)
+}
+
+// agentEnviron is the environment an agent with extra variables gets in
+// a fork of src, as engine.Engine.ExecWith makes it: the owner's HOME and
+// identity, the run's variables, then extra.
+func agentEnviron(src engine.Ref, extra []string) []string {
+	return account.Setenv(engine.ExecEnv(src, os.Environ(), os.Getuid()), extra...)
 }
 
 // sessionOrigin names where a session to continue came from, for errors.

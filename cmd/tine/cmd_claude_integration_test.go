@@ -40,27 +40,38 @@ func writeAnswer(content string) agentmock.Turn {
 }
 
 // claudeWorkspace makes a workspace for the real claude: a README, and a
-// tine.toml with extra (e.g. [agent.claude] settings). It returns the
-// env, the workspace and the variables that point claude at mock.
-func claudeWorkspace(t *testing.T, mock *agentmock.Anthropic, extra string) (*env, string, call) {
+// tine.toml whose [agent.claude] has settings (lines of that table) and
+// an env that gives the agents a HOME of their own (a run's processes get
+// their owner's HOME otherwise). It returns the env, the workspace and
+// the variables that point claude at mock, with tine's own HOME another
+// directory; the agents' HOME is claudeHome(c).
+func claudeWorkspace(t *testing.T, mock *agentmock.Anthropic, settings string) (*env, string, call) {
 	t.Helper()
 	requireRoot(t)
 	requireClaude(t)
 	e := newEnv(t)
 	dir := e.workspaceDir("cl")
-	files := map[string]string{"README": "a workspace\n", "tine.toml": "[fork]\nagent = \"claude\"\n" + extra}
+	tmp := canonicalPath(t, t.TempDir())
+	home, tineHome := filepath.Join(tmp, "home"), filepath.Join(tmp, "tine-home")
+	for _, d := range []string{home, tineHome} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toml := "[fork]\nagent = \"claude\"\n[agent.claude]\n" + settings + "env = { HOME = \"" + home + "\" }\n"
+	files := map[string]string{"README": "a workspace\n", "tine.toml": toml}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	e.ok("init", dir)
-	home := filepath.Join(canonicalPath(t, t.TempDir()), "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return e, dir, call{vars: mock.Env(home)}
+	return e, dir, call{vars: append(mock.Env(home), "HOME="+tineHome)}
 }
+
+// claudeHome is the agents' HOME of a claudeWorkspace call: where claude
+// keeps its sessions.
+func claudeHome(c call) string { return strings.TrimPrefix(c.vars[len(c.vars)-2], "HOME=") }
 
 func newMock(t *testing.T, script func(agentmock.Request) (agentmock.Turn, bool)) *agentmock.Anthropic {
 	t.Helper()
@@ -129,7 +140,7 @@ func TestClaude_DeniedIsNotReady(t *testing.T) {
 		}
 		return agentmock.Turn{Text: "I could not write it."}, r.Turn == 1
 	})
-	e, dir, c := claudeWorkspace(t, mock, "\n[agent.claude]\npermission_mode = \"dontAsk\"\n")
+	e, dir, c := claudeWorkspace(t, mock, "permission_mode = \"dontAsk\"\n")
 	rep, r := e.forkRunWith(c, "source", "--prompt", "write the answer", "-n", "1", "--merge-mode", "auto")
 	if r.code != exitError {
 		t.Errorf("exit %d, want %d: %v", r.code, exitError, r)
@@ -206,7 +217,7 @@ func TestClaude_APIErrorIsNotReady(t *testing.T) {
 func claudeOnHost(t *testing.T, c call, dir, prompt string) (string, float64) {
 	t.Helper()
 	cmd := exec.Command("claude", "-p", "--output-format", "json", prompt)
-	cmd.Dir, cmd.Env = dir, append(testEnviron(), c.vars...)
+	cmd.Dir, cmd.Env = dir, append(testEnviron(), append(c.vars, "HOME="+claudeHome(c))...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("claude on the host: %v\n%s", err, out)
@@ -235,8 +246,8 @@ func sessionScript(r agentmock.Request) (agentmock.Turn, bool) {
 }
 
 // TestClaude_ConversationForkWithoutDaemon: a person's claude session
-// started in a subdirectory of the workspace, under the agent's own HOME,
-// with no daemon running: fork-run finds it in Claude Code's store and
+// started in a subdirectory of the workspace, under the agents' HOME
+// (another than tine's own), with no daemon running: fork-run finds it in Claude Code's store and
 // every fork continues it in a session of its own, S's transcript left
 // byte-identical and each fork charged its own turn only; a second
 // fork-run picks S again (not a fork's session); --fresh starts without
@@ -249,8 +260,7 @@ func TestClaude_ConversationForkWithoutDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	session, baseCost := claudeOnHost(t, c, sub, "please remember PINEAPPLE")
-	home := strings.TrimPrefix(c.vars[len(c.vars)-1], "HOME=")
-	transcript, err := agent.FindClaudeSession(filepath.Join(home, ".claude"), session)
+	transcript, err := agent.FindClaudeSession(filepath.Join(claudeHome(c), ".claude"), session)
 	if err != nil {
 		t.Fatal(err)
 	}
