@@ -1,0 +1,227 @@
+package egress
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// TableName is the nftables table (family inet) of a run's policy, inside
+// the run's own network namespace: it goes with the namespace.
+const TableName = "tine_egress"
+
+// Set names in the table.
+const (
+	setPinned    = "pinned"     // addr . port the resolver pinned
+	setPinnedAny = "pinned_any" // addr pinned for every port
+	setRefusedT  = "refused_tcp"
+	setRefusedU  = "refused_udp"
+)
+
+// Rules is a policy installed in the current network namespace.
+type Rules struct {
+	table                  *nftables.Table
+	pinned, pinnedAny      *nftables.Set
+	refusedTCP, refusedUDP *nftables.Set
+	seenTCP, seenUDP       map[string]bool
+}
+
+var addrPort = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeInetService)
+
+// Install puts p's rules in the network namespace of the calling process:
+// loopback and established traffic pass, IPv6 is dropped, the prefixes of p
+// and the addresses the resolver pins pass, every other TCP or UDP
+// connection is refused (reset, port unreachable) and remembered in a set
+// that Refused reads, and DNS on port 53 goes to the resolver on
+// 127.0.0.1:53.
+func Install(p Policy) (*Rules, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return nil, fmt.Errorf("egress: nftables: %w", err)
+	}
+	t := c.AddTable(&nftables.Table{Name: TableName, Family: nftables.TableFamilyINet})
+	r := &Rules{table: t, seenTCP: map[string]bool{}, seenUDP: map[string]bool{},
+		pinned:     &nftables.Set{Table: t, Name: setPinned, KeyType: addrPort, Concatenation: true},
+		pinnedAny:  &nftables.Set{Table: t, Name: setPinnedAny, KeyType: nftables.TypeIPAddr},
+		refusedTCP: &nftables.Set{Table: t, Name: setRefusedT, KeyType: addrPort, Concatenation: true, Dynamic: true},
+		refusedUDP: &nftables.Set{Table: t, Name: setRefusedU, KeyType: addrPort, Concatenation: true, Dynamic: true}}
+	for _, s := range []*nftables.Set{r.pinned, r.pinnedAny, r.refusedTCP, r.refusedUDP} {
+		if err := c.AddSet(s, nil); err != nil {
+			return nil, fmt.Errorf("egress: set %s: %w", s.Name, err)
+		}
+	}
+	accept := nftables.ChainPolicyAccept
+	out := c.AddChain(&nftables.Chain{Name: "output", Table: t, Type: nftables.ChainTypeFilter,
+		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityFilter, Policy: &accept})
+	for _, exprs := range r.filter(p) {
+		c.AddRule(&nftables.Rule{Table: t, Chain: out, Exprs: exprs})
+	}
+	dns := c.AddChain(&nftables.Chain{Name: "dns", Table: t, Type: nftables.ChainTypeNAT,
+		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityNATDest})
+	c.AddRule(&nftables.Rule{Table: t, Chain: dns, Exprs: concat(ipv4(), proto(unix.IPPROTO_UDP), dport(53), []expr.Any{&expr.Redir{}})})
+	if err := c.Flush(); err != nil {
+		return nil, fmt.Errorf("egress: installing the rules: %w", err)
+	}
+	return r, nil
+}
+
+// filter is the output chain's rules, in order.
+func (r *Rules) filter(p Policy) [][]expr.Any {
+	rules := [][]expr.Any{
+		concat(meta(expr.MetaKeyOIFNAME, ifname("lo")), verdict(expr.VerdictAccept)),
+		concat(ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), verdict(expr.VerdictAccept)),
+		concat(meta(expr.MetaKeyNFPROTO, []byte{unix.NFPROTO_IPV6}), verdict(expr.VerdictDrop)),
+		// DNS redirected to the resolver keeps the interface it was routed
+		// to first, so loopback is also told by its address.
+		concat(ipv4(), daddrIn(netip.MustParsePrefix("127.0.0.0/8")), verdict(expr.VerdictAccept)),
+	}
+	for _, rule := range p.Rules {
+		if !rule.Net.IsValid() {
+			continue
+		}
+		if rule.Port == 0 {
+			rules = append(rules, concat(ipv4(), daddrIn(rule.Net), verdict(expr.VerdictAccept)))
+			continue
+		}
+		for _, pr := range []byte{unix.IPPROTO_TCP, unix.IPPROTO_UDP} {
+			rules = append(rules, concat(ipv4(), proto(pr), dport(rule.Port), daddrIn(rule.Net), verdict(expr.VerdictAccept)))
+		}
+	}
+	rules = append(rules, concat(ipv4(), loadDaddr(1), lookup(r.pinnedAny), verdict(expr.VerdictAccept)))
+	for _, pr := range []byte{unix.IPPROTO_TCP, unix.IPPROTO_UDP} {
+		rules = append(rules, concat(ipv4(), proto(pr), loadDaddr(1), loadDport(9), lookup(r.pinned), verdict(expr.VerdictAccept)))
+	}
+	rules = append(rules,
+		concat(ipv4(), proto(unix.IPPROTO_TCP), loadDaddr(1), loadDport(9), remember(r.refusedTCP),
+			[]expr.Any{&expr.Reject{Type: unix.NFT_REJECT_TCP_RST}}),
+		concat(ipv4(), proto(unix.IPPROTO_UDP), loadDaddr(1), loadDport(9), remember(r.refusedUDP),
+			[]expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMPX_UNREACH, Code: unix.NFT_REJECT_ICMPX_PORT_UNREACH}}),
+		verdict(expr.VerdictDrop))
+	return rules
+}
+
+// Pin allows addr on each of ports (0: every port).
+func (r *Rules) Pin(addr netip.Addr, ports []uint16) error {
+	c, err := nftables.New()
+	if err != nil {
+		return err
+	}
+	a := addr.As4()
+	for _, port := range ports {
+		if port == 0 {
+			err = c.SetAddElements(r.pinnedAny, []nftables.SetElement{{Key: a[:]}})
+		} else {
+			err = c.SetAddElements(r.pinned, []nftables.SetElement{{Key: key(addr, port)}})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return c.Flush()
+}
+
+// Refusal is a destination the rules refused.
+type Refusal struct {
+	Addr  netip.Addr
+	Port  uint16
+	Proto string
+}
+
+// NewRefusals returns the destinations refused since the last call.
+func (r *Rules) NewRefusals() ([]Refusal, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return nil, err
+	}
+	var out []Refusal
+	for _, s := range []struct {
+		set   *nftables.Set
+		seen  map[string]bool
+		proto string
+	}{{r.refusedTCP, r.seenTCP, "tcp"}, {r.refusedUDP, r.seenUDP, "udp"}} {
+		els, err := c.GetSetElements(s.set)
+		if err != nil {
+			return nil, err
+		}
+		for _, el := range els {
+			if len(el.Key) < 6 || s.seen[string(el.Key)] {
+				continue
+			}
+			s.seen[string(el.Key)] = true
+			out = append(out, Refusal{Addr: netip.AddrFrom4([4]byte(el.Key[:4])), Port: binary.BigEndian.Uint16(el.Key[4:6]), Proto: s.proto})
+		}
+	}
+	return out, nil
+}
+
+// key is the element addr . port of a concatenated set: each part padded
+// to a 32-bit register.
+func key(addr netip.Addr, port uint16) []byte {
+	a := addr.As4()
+	return append(a[:], binaryutil.BigEndian.PutUint16(port)[0], binaryutil.BigEndian.PutUint16(port)[1], 0, 0)
+}
+
+func concat(parts ...[]expr.Any) []expr.Any {
+	var out []expr.Any
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func meta(k expr.MetaKey, want []byte) []expr.Any {
+	return []expr.Any{&expr.Meta{Key: k, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: want}}
+}
+
+func ipv4() []expr.Any { return meta(expr.MetaKeyNFPROTO, []byte{unix.NFPROTO_IPV4}) }
+
+func proto(p byte) []expr.Any { return meta(expr.MetaKeyL4PROTO, []byte{p}) }
+
+func ctState(bits uint32) []expr.Any {
+	return []expr.Any{&expr.Ct{Key: expr.CtKeySTATE, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: binaryutil.NativeEndian.PutUint32(bits), Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)}}
+}
+
+func loadDaddr(reg uint32) []expr.Any {
+	return []expr.Any{&expr.Payload{DestRegister: reg, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4}}
+}
+
+func loadDport(reg uint32) []expr.Any {
+	return []expr.Any{&expr.Payload{DestRegister: reg, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2}}
+}
+
+func dport(port uint16) []expr.Any {
+	return append(loadDport(1), &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.BigEndian.PutUint16(port)})
+}
+
+func daddrIn(p netip.Prefix) []expr.Any {
+	mask := make([]byte, 4)
+	binary.BigEndian.PutUint32(mask, ^uint32(0)<<(32-p.Bits()))
+	a := p.Addr().As4()
+	return append(loadDaddr(1),
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: mask, Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: a[:]})
+}
+
+func lookup(s *nftables.Set) []expr.Any {
+	return []expr.Any{&expr.Lookup{SourceRegister: 1, SetName: s.Name, SetID: s.ID}}
+}
+
+func remember(s *nftables.Set) []expr.Any {
+	return []expr.Any{&expr.Dynset{SrcRegKey: 1, SetName: s.Name, SetID: s.ID, Operation: uint32(unix.NFT_DYNSET_OP_ADD)}}
+}
+
+func verdict(k expr.VerdictKind) []expr.Any { return []expr.Any{&expr.Verdict{Kind: k}} }
+
+// ifname pads name with NULs to IFNAMSIZ, the form oifname compares.
+func ifname(name string) []byte {
+	b := make([]byte, unix.IFNAMSIZ)
+	copy(b, name)
+	return b
+}
