@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/egress"
 )
 
 // FileName is the name of the configuration file at a workspace's root.
@@ -56,10 +58,27 @@ func Default() *Config {
 	return &Config{Fork: DefaultFork(), Judge: JudgeConfig{LLM: DefaultLLMJudge("")}}
 }
 
-// Network says whether each run gets its own network namespace and address.
+// Network says whether each run gets its own network namespace and
+// address, and what forks with one may reach.
 type Network struct {
 	Isolate bool `toml:"isolate"`
+	// Egress lists what forks may reach besides the preset (the agents'
+	// APIs and the workspace's package registries): "host[:port]",
+	// "*.domain[:port]", "a.b.c.d[/bits][:port]".
+	Egress []string `toml:"egress"`
+	// ForkEgress is "deny" (the default: forks reach only the preset and
+	// Egress, every other connection refused and recorded) or "open".
+	ForkEgress string `toml:"fork_egress"`
+	// Resolvers are the name servers (ip[:port]) the forks' resolver asks;
+	// default those of /etc/resolv.conf.
+	Resolvers []string `toml:"resolvers"`
 }
+
+// EgressRules returns the parsed Egress entries.
+func (n Network) EgressRules() ([]egress.Rule, error) { return egress.ParseRules(n.Egress) }
+
+// ConfinesForks reports whether forks get an egress policy.
+func (n Network) ConfinesForks() bool { return n.ForkEgress != "open" }
 
 // Limits are optional resource limits of each run's cgroup; empty means
 // unlimited.
@@ -261,6 +280,9 @@ func (c *Config) check() error {
 	if _, err := c.Limits.MemoryBytes(); err != nil {
 		return &keyError{[]string{"limits", "memory"}, err}
 	}
+	if err := c.Network.check(); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i := range c.Services {
 		s := &c.Services[i]
@@ -276,6 +298,42 @@ func (c *Config) check() error {
 		seen[s.Name] = true
 	}
 	return nil
+}
+
+func (n Network) check() error {
+	if _, err := n.EgressRules(); err != nil {
+		return &keyError{[]string{"network", "egress"}, err}
+	}
+	if n.ForkEgress != "" && n.ForkEgress != "deny" && n.ForkEgress != "open" {
+		return &keyError{[]string{"network", "fork_egress"}, fmt.Errorf("fork_egress %q is not deny or open", n.ForkEgress)}
+	}
+	for _, r := range n.Resolvers {
+		if _, err := n.resolver(r); err != nil {
+			return &keyError{[]string{"network", "resolvers"}, fmt.Errorf("resolvers: %w", err)}
+		}
+	}
+	return nil
+}
+
+// Upstream returns the resolvers as ip:port, port 53 unless given.
+func (n Network) Upstream() []string {
+	var out []string
+	for _, r := range n.Resolvers {
+		if ap, err := n.resolver(r); err == nil {
+			out = append(out, ap.String())
+		}
+	}
+	return out
+}
+
+func (Network) resolver(s string) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil && ap.Addr().Is4() {
+		return ap, nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
+		return netip.AddrPortFrom(a, 53), nil
+	}
+	return netip.AddrPort{}, fmt.Errorf("%q is not an IPv4 address with an optional port", s)
 }
 
 // check reports the first impossible value of s and its key.

@@ -238,3 +238,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestNetworkEgress(t *testing.T) {
+	c, err := Parse("[network]\nisolate = true\negress = [\"github.com:443\", \"10.0.0.0/8\"]\nresolvers = [\"127.0.0.1:5353\", \"10.0.0.2\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := c.Network.EgressRules()
+	if err != nil || len(rules) != 2 || rules[0].Host != "github.com" || rules[0].Port != 443 {
+		t.Errorf("rules %+v, %v", rules, err)
+	}
+	if got := c.Network.Upstream(); len(got) != 2 || got[0] != "127.0.0.1:5353" || got[1] != "10.0.0.2:53" {
+		t.Errorf("upstream %v", got)
+	}
+	if !c.Network.ConfinesForks() {
+		t.Error("forks are not confined by default")
+	}
+	for doc, want := range map[string]string{
+		"[network]\negress = [\"bad host\"]":    "tine.toml:2: egress \"bad host\"",
+		"[network]\nfork_egress = \"maybe\"":    "tine.toml:2: fork_egress",
+		"[network]\nresolvers = [\"resolver\"]": "tine.toml:2: resolvers:",
+	} {
+		if _, err := Parse(doc); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error naming %s", doc, err, want)
+		}
+	}
+}

@@ -25,8 +25,9 @@ type Resolver struct {
 	Refuse  func(Record)                     // a refused name
 	Timeout time.Duration                    // per upstream server; default 2 s
 
-	mu    sync.Mutex
-	names map[netip.Addr]string // pinned address → the name it answered
+	mu      sync.Mutex
+	names   map[netip.Addr]string // pinned address → the name it answered
+	refused map[string]bool       // names refused (and recorded) so far
 }
 
 // NameOf returns the allowed name that resolved to a, if any.
@@ -69,9 +70,7 @@ func (r *Resolver) Answer(q []byte) []byte {
 	name := strings.TrimSuffix(strings.ToLower(question.Name.String()), ".")
 	ports, ok := r.Policy.Ports(name)
 	if !ok {
-		if r.Refuse != nil {
-			r.Refuse(Record{Time: time.Now().UTC(), Kind: "dns", Host: name})
-		}
+		r.refuse(name)
 		return reply(h, &question, dnsmessage.RCodeNameError)
 	}
 	resp, err := r.ask(q, h.ID)
@@ -84,6 +83,25 @@ func (r *Resolver) Answer(q []byte) []byte {
 		return reply(h, &question, dnsmessage.RCodeServerFailure)
 	}
 	return resp
+}
+
+// refuse records the refusal of name, once. A name of one label (the
+// run's own host name, a search-list candidate) leaves no record: it names
+// nothing outside by itself.
+func (r *Resolver) refuse(name string) {
+	if r.Refuse == nil || !strings.Contains(name, ".") {
+		return
+	}
+	r.mu.Lock()
+	seen := r.refused[name]
+	if r.refused == nil {
+		r.refused = map[string]bool{}
+	}
+	r.refused[name] = true
+	r.mu.Unlock()
+	if !seen {
+		r.Refuse(Record{Time: time.Now().UTC(), Kind: "dns", Host: name})
+	}
 }
 
 // pinAnswer pins every A record of the upstream answer resp.

@@ -77,7 +77,7 @@ func TestResolver(t *testing.T) {
 	if got := rcode("x.cdn.example."); got != dnsmessage.RCodeSuccess || !slices.Equal(pins[a], []uint16{0}) {
 		t.Errorf("a wildcard name: %v, pins %v", got, pins)
 	}
-	for _, name := range []string{"evil.example.", "cdn.example.", "example.com."} {
+	for _, name := range []string{"evil.example.", "cdn.example.", "example.com.", "evil.example.", "localname."} {
 		if got := rcode(name); got != dnsmessage.RCodeNameError {
 			t.Errorf("%s: %v, want NXDOMAIN", name, got)
 		}

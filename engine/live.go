@@ -189,6 +189,9 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 		}
 	}()
 	spec := e.supervisorSpec(r, isolate)
+	if spec.Egress, err = egressPolicy(r, cfg, isolate); err != nil {
+		return 0, err
+	}
 	if n := len(supervisor.SocketPath(spec.Dir)); n > supervisor.MaxSocketPath {
 		return 0, fmt.Errorf("the state directory %s is too deep for %s's supervisor socket (%d bytes, at most %d): use a shorter TINE_HOME: %w",
 			e.home, r.Run.Name, n, supervisor.MaxSocketPath, tine.ErrUnsupported)

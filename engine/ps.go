@@ -14,6 +14,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/netns"
 	"github.com/tinehq/tine/supervisor"
 )
@@ -31,15 +32,19 @@ type Process struct {
 
 // PS is the state of a run's processes.
 type PS struct {
-	Run        *tine.Run                  `json:"run"`
-	State      string                     `json:"state"` // running, stopped or dead
-	Supervisor int                        `json:"supervisor,omitempty"`
-	Addr       string                     `json:"addr,omitempty"`
-	Services   []supervisor.ServiceStatus `json:"services,omitempty"`
-	Ports      []supervisor.Port          `json:"ports,omitempty"`
-	Adopted    []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork
-	Processes  []Process                  `json:"processes"`
-	Stats      *cgroup.Stats              `json:"stats,omitempty"`
+	Run        *tine.Run `json:"run"`
+	State      string    `json:"state"` // running, stopped or dead
+	Supervisor int       `json:"supervisor,omitempty"`
+	Addr       string    `json:"addr,omitempty"`
+	// Egress is the outbound policy the run's supervisor enforces (nil:
+	// its network is open) and Refused what it refused so far.
+	Egress    *egress.Policy             `json:"egress,omitempty"`
+	Refused   []egress.Record            `json:"refused,omitempty"`
+	Services  []supervisor.ServiceStatus `json:"services,omitempty"`
+	Ports     []supervisor.Port          `json:"ports,omitempty"`
+	Adopted   []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork
+	Processes []Process                  `json:"processes"`
+	Stats     *cgroup.Stats              `json:"stats,omitempty"`
 }
 
 // PS reports run ref's supervisor, services, ports, processes and
@@ -51,6 +56,7 @@ func (e *Engine) PS(ctx context.Context, ref string) (*PS, error) {
 	}
 	st, pid := e.ProcState(r)
 	out := &PS{Run: r.Run, State: st, Supervisor: pid, Addr: r.Run.Addr, Processes: []Process{}}
+	out.Egress, out.Refused = e.egressState(r)
 	if pid == 0 {
 		return out, nil
 	}

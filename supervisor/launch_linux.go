@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -72,6 +73,7 @@ type launchPipes struct {
 	gate, gateW     *os.File // parent → child
 	log             *os.File
 	mounts          *os.File // the host's mount table, which the child follows
+	dns             *os.File // a UDP socket of the host's network, for the run's resolver
 }
 
 func (p *launchPipes) closeChildEnds() {
@@ -79,10 +81,13 @@ func (p *launchPipes) closeChildEnds() {
 	p.gate.Close()
 	p.log.Close()
 	p.mounts.Close()
+	if p.dns != nil {
+		p.dns.Close()
+	}
 }
 
 func (p *launchPipes) close() {
-	for _, f := range []*os.File{p.status, p.statusW, p.gate, p.gateW, p.log, p.mounts} {
+	for _, f := range []*os.File{p.status, p.statusW, p.gate, p.gateW, p.log, p.mounts, p.dns} {
 		if f != nil {
 			f.Close()
 		}
@@ -109,6 +114,14 @@ func command(spec Spec) (*exec.Cmd, *launchPipes, error) {
 		p.close()
 		return nil, nil, err
 	}
+	files := []*os.File{p.statusW, p.gate, p.mounts} // fds 3, 4 and 5 (hostMountsFD)
+	if spec.Egress != nil {
+		if p.dns, err = hostUDP(); err != nil {
+			p.close()
+			return nil, nil, fmt.Errorf("a socket for the run's resolver: %w", err)
+		}
+		files = append(files, p.dns) // fd 6 (hostDNSFD)
+	}
 	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
 	if spec.Net {
 		flags |= syscall.CLONE_NEWNET
@@ -120,7 +133,7 @@ func command(spec Spec) (*exec.Cmd, *launchPipes, error) {
 		Dir:         "/",
 		Stdout:      p.log,
 		Stderr:      p.log,
-		ExtraFiles:  []*os.File{p.statusW, p.gate, p.mounts}, // fds 3, 4 and 5 (hostMountsFD)
+		ExtraFiles:  files,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: flags},
 	}
 	return cmd, &p, nil
@@ -167,4 +180,15 @@ func expect(ctx context.Context, lines <-chan string, want string, spec Spec) er
 	case <-ctx.Done():
 		return fmt.Errorf("the supervisor did not start within %v (see %s)", launchTimeout, LogPath(spec.Dir))
 	}
+}
+
+// hostUDP is a UDP socket of this (the host's) network namespace; a
+// socket stays in the namespace it was made in, wherever its fd goes.
+func hostUDP() (*os.File, error) {
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.File()
 }

@@ -97,6 +97,14 @@ func enterNamespaces(spec Spec) error {
 			return fmt.Errorf("bringing up the loopback interface: %w", err)
 		}
 	}
+	if spec.Egress != nil {
+		if !spec.Net {
+			return fmt.Errorf("an egress policy needs the run's own network namespace")
+		}
+		if err := startEgress(spec); err != nil {
+			return fmt.Errorf("confining the run's network: %w", err)
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("becoming a subreaper: %w", err)
 	}

@@ -3,13 +3,15 @@ package supervisor
 import (
 	"encoding/json"
 	"errors"
-	"github.com/tinehq/tine/internal/account"
-	"github.com/tinehq/tine/internal/procfs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/internal/procfs"
 )
 
 // ErrNotRunning means a run has no live supervisor.
@@ -36,7 +38,19 @@ type Spec struct {
 	Control string `json:"control,omitempty"`
 	CapDir  string `json:"cap_dir,omitempty"`
 	Binary  string `json:"binary,omitempty"`
+	// Egress, for a run with a network of its own, is what it may reach;
+	// nil leaves its network open. Every refusal is recorded in
+	// EgressPath(Dir).
+	Egress *egress.Policy `json:"egress,omitempty"`
 }
+
+// EgressPath is where the supervisor of dir records its run's refused
+// connections and names (egress.Record, one JSON object per line).
+func EgressPath(dir string) string { return filepath.Join(dir, "egress.jsonl") }
+
+// EgressPolicyPath holds, while the supervisor of dir runs, the egress
+// policy it enforces (JSON); there is none when its network is open.
+func EgressPolicyPath(dir string) string { return filepath.Join(dir, "egress-policy.json") }
 
 // RunDir is where, inside every run, tine's control plane appears: the
 // run's own socket of the daemon (ctl/tine.sock), the run's capability
@@ -185,6 +199,7 @@ func Pid(dir string) (pid int, alive, recorded bool) {
 func Forget(dir string) {
 	os.Remove(filepath.Join(dir, pidName))
 	os.Remove(SocketPath(dir))
+	os.Remove(EgressPolicyPath(dir))
 }
 
 func writePid(dir string, pid int) error {

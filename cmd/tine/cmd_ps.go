@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
 )
@@ -49,6 +51,14 @@ func (a *app) printPS(ps *engine.PS) error {
 		fmt.Fprintf(a.stdout, ", address %s", ps.Addr)
 	}
 	fmt.Fprintln(a.stdout)
+	if ps.Egress != nil {
+		rules := make([]string, len(ps.Egress.Rules))
+		for i, r := range ps.Egress.Rules {
+			rules[i] = r.String()
+		}
+		fmt.Fprintf(a.stdout, "egress: only %s\n", display.Text(strings.Join(rules, ", ")))
+	}
+	printRefused(a.stdout, ps.Refused)
 	if ps.State == engine.ProcDead {
 		fmt.Fprintf(a.stdout, "its supervisor died; tine start %s recovers it, tine stop %s cleans up\n", ps.Run.Name, ps.Run.Name)
 	}
@@ -138,4 +148,20 @@ func newStats(a *app) *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// printRefused lists what a run's egress policy refused.
+func printRefused(w io.Writer, recs []egress.Record) {
+	for _, r := range recs {
+		what := display.Text(r.Host)
+		if r.Kind == "connect" {
+			what = fmt.Sprintf("%s %s:%d", r.Proto, r.Addr, r.Port)
+			if r.Host != "" {
+				what += " (" + display.Text(r.Host) + ")"
+			}
+		} else {
+			what = "name " + what
+		}
+		fmt.Fprintf(w, "refused: %s at %s\n", what, r.Time.Local().Format(time.TimeOnly))
+	}
 }

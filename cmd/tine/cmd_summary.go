@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/display"
@@ -26,6 +27,9 @@ type runSummary struct {
 	Outcome   string        `json:"group_outcome"`
 	Resolved  string        `json:"group_resolved,omitempty"` // "merge source-2", "discard", once resolved
 	Rationale string        `json:"rationale,omitempty"`
+	// Refused is what the fork's egress policy refused: connections and
+	// names, each once.
+	Refused []egress.Record `json:"refused,omitempty"`
 }
 
 func newSummary(a *app) *cobra.Command {
@@ -78,6 +82,7 @@ func summarize(ctx context.Context, e *engine.Engine, ref string) (*runSummary, 
 	}
 	s := &runSummary{Run: r.Run.Name, Group: rep.Group, RunState: r.Run.State, Fork: f, Ready: f.Ready,
 		NotReady: f.NotReady, Winner: rep.Winner == f.Name, Outcome: rep.Outcome}
+	s.Refused, _ = e.Refusals(ctx, r.Run.ID)
 	if v := rep.Verdict; v != nil {
 		if sc, ok := v.Scores[f.Run]; ok {
 			s.Score = &sc
@@ -140,6 +145,7 @@ func (a *app) printSummary(s *runSummary) {
 		fmt.Fprintln(w, "tests:     none configured")
 	}
 	fmt.Fprintf(w, "changes:   %d file(s), +%d -%d lines\n", f.FilesChanged, f.LinesAdded, f.LinesDeleted)
+	printRefused(w, s.Refused)
 	if s.Score != nil {
 		fmt.Fprintf(w, "score:     %.2f%s\n", *s.Score, map[bool]string{true: " (the judge's winner)", false: ""}[s.Winner])
 	}

@@ -1,0 +1,135 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+)
+
+// fakeDNS answers A queries for the names in names (read at each query)
+// with their address and everything else with no records, on the host's
+// loopback; it returns its address.
+func fakeDNS(t *testing.T, names *sync.Map) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			var p dnsmessage.Parser
+			h, err := p.Start(buf[:n])
+			if err != nil {
+				continue
+			}
+			q, err := p.Question()
+			if err != nil {
+				continue
+			}
+			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RecursionAvailable: true})
+			b.StartQuestions()
+			b.Question(q)
+			b.StartAnswers()
+			if ip, ok := names.Load(strings.TrimSuffix(q.Name.String(), ".")); ok && q.Type == dnsmessage.TypeA {
+				b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60},
+					dnsmessage.AResource{A: [4]byte(net.ParseIP(ip.(string)).To4())})
+			}
+			out, _ := b.Finish()
+			pc.WriteTo(out, from)
+		}
+	}()
+	return pc.LocalAddr().String()
+}
+
+// connectScript tries each host:port from inside a run and prints one
+// word per attempt: ok, refused, noname or other.
+const connectScript = `
+import socket, sys
+for target in sys.argv[1:]:
+    host, port = target.rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+        print("ok")
+    except ConnectionRefusedError:
+        print("refused")
+    except socket.gaierror:
+        print("noname")
+    except Exception as e:
+        print("other", type(e).__name__)
+`
+
+// A fork with its own network reaches only what its policy allows: a name
+// listed in [network] egress, through tine's resolver, on its port; an
+// address by itself, another port or an unlisted name is refused, and each
+// refusal is in tine ps. The source's network stays open.
+func TestEgress_ForkReachesOnlyWhatIsAllowed(t *testing.T) {
+	requireRoot(t)
+	e := newEnv(t)
+	dir := e.workspaceDir("egress")
+	var names sync.Map
+	dns := fakeDNS(t, &names)
+	toml := webToml + fmt.Sprintf("[network]\nisolate = true\negress = [\"allowed.test:3000\"]\nresolvers = [%q]\n", dns)
+	for name, body := range map[string]string{"tine.toml": toml, "connect.py": connectScript} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.ok("init", dir, "--net")
+	e.ok("start", "source")
+	src := e.ps("source")
+	if src.Addr == "" || src.Egress != nil {
+		t.Fatalf("the source: address %q, egress %+v; want an address and an open network", src.Addr, src.Egress)
+	}
+	names.Store("allowed.test", src.Addr)
+	names.Store("other.test", src.Addr)
+	e.ok("fork", "source")
+	fork := e.ps("source-1")
+	if fork.Egress == nil {
+		t.Fatal("the fork has no egress policy")
+	}
+	out := e.execSh("source-1", "python3 connect.py "+src.Addr+":3000 other.test:3000 allowed.test:3000 allowed.test:3001")
+	if got := strings.Join(strings.Fields(out), " "); got != "refused noname ok refused" {
+		t.Errorf("from the fork: %q, want refused noname ok refused", got)
+	}
+	if out := e.execSh("source", "python3 connect.py "+fork.Addr+":3000"); strings.TrimSpace(out) != "ok" {
+		t.Errorf("from the source to the fork's web: %q, want ok", out)
+	}
+	want := []string{"connect " + src.Addr + ":3000", "connect " + src.Addr + ":3001", "dns other.test"}
+	var got []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		got = got[:0]
+		for _, r := range e.ps("source-1").Refused {
+			if r.Kind == "dns" {
+				got = append(got, "dns "+r.Host)
+			} else {
+				got = append(got, fmt.Sprintf("connect %s:%d", r.Addr, r.Port))
+			}
+		}
+		slices.Sort(got)
+		if slices.Equal(got, want) {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("refusals recorded: %q, want %q", got, want)
+	}
+	if out := e.ok("ps", "source-1"); !strings.Contains(out, "egress: only ") || !strings.Contains(out, "refused: name other.test") {
+		t.Errorf("tine ps does not show the policy and the refusals:\n%s", out)
+	}
+}

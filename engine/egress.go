@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/supervisor"
+)
+
+// egressPolicy is what run r may reach: nil (open) for a source, for a run
+// sharing the host's network (nothing to confine it by) and with
+// fork_egress = "open"; else the preset for the agents and the workspace's
+// package registries, plus [network] egress.
+func egressPolicy(r Ref, cfg *config.Config, isolate bool) (*egress.Policy, error) {
+	if r.Run.Role != tine.RoleFork || !isolate || !cfg.Network.ConfinesForks() {
+		return nil, nil
+	}
+	rules, err := cfg.Network.EgressRules()
+	if err != nil {
+		return nil, err
+	}
+	p := &egress.Policy{Rules: append(egress.Preset(r.Workspace.Path), rules...), Upstream: cfg.Network.Upstream()}
+	if len(p.Upstream) == 0 {
+		b, _ := os.ReadFile("/etc/resolv.conf")
+		p.Upstream = egress.Nameservers(string(b))
+	}
+	return p, nil
+}
+
+// Refusals returns what run ref's egress policy refused, oldest first:
+// connections and names, each once.
+func (e *Engine) Refusals(ctx context.Context, ref string) ([]egress.Record, error) {
+	r, err := e.FindRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return egress.Read(supervisor.EgressPath(e.supDir(r)))
+}
+
+// egressState is the policy r's supervisor enforces and what it refused.
+func (e *Engine) egressState(r Ref) (*egress.Policy, []egress.Record) {
+	dir := e.supDir(r)
+	var p *egress.Policy
+	if b, err := os.ReadFile(supervisor.EgressPolicyPath(dir)); err == nil {
+		p = new(egress.Policy)
+		if json.Unmarshal(b, p) != nil {
+			p = nil
+		}
+	}
+	recs, _ := egress.Read(supervisor.EgressPath(dir))
+	return p, recs
+}

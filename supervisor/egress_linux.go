@@ -1,0 +1,73 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/tinehq/tine/egress"
+)
+
+// hostDNSFD is the UDP socket of the host's network the launcher passes
+// when the run has an egress policy: the resolver asks upstream through it.
+const hostDNSFD = 6
+
+// refusalPoll is how often the supervisor reads what its rules refused.
+const refusalPoll = 500 * time.Millisecond
+
+// startEgress confines the run's network to spec.Egress: the rules go in
+// first, then the resolver listens on 127.0.0.1:53, where the rules send
+// every DNS query. It must run inside the run's network namespace, with lo
+// up; a run whose policy cannot be put in place does not start.
+func startEgress(spec Spec) error {
+	syscall.CloseOnExec(hostDNSFD)
+	up, err := net.FilePacketConn(os.NewFile(hostDNSFD, "host-dns"))
+	if err != nil {
+		return fmt.Errorf("the resolver's upstream socket: %w", err)
+	}
+	rules, err := egress.Install(*spec.Egress)
+	if err != nil {
+		return err
+	}
+	if b, err := json.Marshal(spec.Egress); err == nil {
+		os.WriteFile(EgressPolicyPath(spec.Dir), b, 0o644)
+	}
+	ln, err := net.ListenPacket("udp4", "127.0.0.1:53")
+	if err != nil {
+		return fmt.Errorf("the run's resolver: %w", err)
+	}
+	path := EgressPath(spec.Dir)
+	record := func(r egress.Record) {
+		if err := egress.Append(path, r); err != nil {
+			log.Printf("egress: recording %+v: %v", r, err)
+		}
+	}
+	res := &egress.Resolver{Policy: *spec.Egress, Up: up, Pin: rules.Pin, Refuse: record}
+	go func() {
+		if err := res.Serve(ln); err != nil {
+			log.Printf("egress: resolver: %v", err)
+		}
+	}()
+	go watchRefusals(rules, res, record)
+	return nil
+}
+
+// watchRefusals records each destination the rules refused, once, with
+// the allowed name that resolved to it if there is one.
+func watchRefusals(rules *egress.Rules, res *egress.Resolver, record func(egress.Record)) {
+	for range time.Tick(refusalPoll) {
+		got, err := rules.NewRefusals()
+		if err != nil {
+			log.Printf("egress: reading refusals: %v", err)
+			continue
+		}
+		for _, r := range got {
+			record(egress.Record{Time: time.Now().UTC(), Kind: "connect", Host: res.NameOf(r.Addr),
+				Addr: r.Addr.String(), Port: r.Port, Proto: r.Proto})
+		}
+	}
+}
