@@ -95,6 +95,20 @@ type codexParser struct {
 	started map[string]bool // item ids whose call was reported
 	last    string          // the last agent message, the final answer
 	base    codexUsage      // the running total of the forked session
+	live    codexLive       // the turn's estimate until turn.completed
+}
+
+// codexLive estimates a turn's usage from its streamed items, since codex
+// exec --json reports usage only in turn.completed: every item the model
+// made (message, reasoning, a call's command) is output, chars/4; each
+// model request after a tool result reads that result as new input and
+// the turn so far again as cached input. It leaves out the instructions
+// and the history before the turn, so it stays below the real usage,
+// which replaces it at turn.completed.
+type codexLive struct {
+	context int64 // chars of the turn so far: items and tool results
+	fresh   int64 // chars of tool results not yet read by a request
+	open    bool  // a model response is under way: items arrived since the last tool result
 }
 
 // NewCodexForkParser is a Codex parser for a run that forks a session
@@ -196,6 +210,7 @@ type codexItem struct {
 	Text     string `json:"text"`
 	Command  string `json:"command"`
 	ExitCode *int   `json:"exit_code"`
+	Output   string `json:"aggregated_output"`
 	Status   string `json:"status"`
 	Changes  []struct {
 		Path string `json:"path"`
@@ -299,7 +314,32 @@ func (p *codexParser) itemStarted(it *codexItem) []Event {
 		return nil
 	}
 	p.started[it.ID] = true
-	return []Event{ev}
+	return append([]Event{ev}, p.made(int64(len(ev.Command)))...)
+}
+
+// made charges the estimate of chars the model made, in the request
+// under way or, after a tool result, in a new one (which read the result
+// and the turn so far).
+func (p *codexParser) made(chars int64) []Event {
+	l := &p.live
+	var u Usage
+	if !l.open {
+		u.InputTokens, u.CacheReadTokens = l.fresh/charsPerToken, (l.context-l.fresh)/charsPerToken
+		l.fresh, l.open = 0, true
+	}
+	u.OutputTokens = chars / charsPerToken
+	l.context += chars
+	if u == (Usage{}) {
+		return nil
+	}
+	return p.opts.estimate("", u)
+}
+
+// read notes a tool result the model will read in its next request.
+func (p *codexParser) read(chars int64) {
+	p.live.context += chars
+	p.live.fresh += chars
+	p.live.open = false
 }
 
 // itemCompleted yields the text of a message, or the call (if its start
@@ -311,26 +351,34 @@ func (p *codexParser) itemCompleted(it *codexItem) []Event {
 	switch it.kind() {
 	case "agent_message", "assistant_message":
 		p.last = it.Text
-		return []Event{{Kind: EventText, Text: it.Text}}
+		return append([]Event{{Kind: EventText, Text: it.Text}}, p.made(int64(len(it.Text)))...)
+	case "reasoning":
+		return p.made(int64(len(it.Text)))
 	}
 	evs := p.itemStarted(it)
 	if _, ok := it.call(); !ok {
 		return evs
 	}
+	p.read(int64(len(it.Output)))
 	failed := it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0)
 	return append(evs, Event{Kind: EventToolResult, ToolID: it.ID,
 		ToolName: it.kind(), ExitCode: it.ExitCode, IsError: failed})
 }
 
-// turnCompleted yields the turn's usage, its cost when priced, and the
-// result: codex exec runs one turn. Codex reports the thread's running
-// total; what the forked session had reached (base) is not this run's.
+// turnCompleted yields the run's usage and its cost when priced, which
+// replace the live estimate (Final), and the result: codex exec runs one
+// turn. Codex reports the thread's running total; what the forked session
+// had reached (base) is not this run's.
 func (p *codexParser) turnCompleted(cu *codexUsage) []Event {
 	var evs []Event
 	if cu != nil {
 		u := cu.minus(p.base).usage()
-		evs = append(evs, Event{Kind: EventUsage, Usage: u})
-		evs = append(evs, p.opts.estimate("", u)...)
+		evs = append(evs, Event{Kind: EventUsage, Usage: u, Final: true})
+		for _, c := range p.opts.estimate("", u) {
+			c.Final = true
+			evs = append(evs, c)
+		}
 	}
+	p.live = codexLive{}
 	return append(evs, Event{Kind: EventResult, Text: p.last})
 }

@@ -157,3 +157,50 @@ func TestCodexHome(t *testing.T) {
 		t.Errorf("default: %q", got)
 	}
 }
+
+// TestCodexLiveEstimate: before turn.completed the cost grows with the
+// streamed items — the model's messages and commands as output, each
+// request after a tool result reading it as input and the turn so far as
+// cached input — and turn.completed's usage replaces it.
+func TestCodexLiveEstimate(t *testing.T) {
+	table := PriceTable{"m": {InputPerMTok: 1, OutputPerMTok: 10, CacheReadPerMTok: 0.1}}
+	p, _ := NewParser(Codex, WithPrices(table), WithModel("m"))
+	ev := NewEvidence(0, 0)
+	msg := strings.Repeat("x", 4000) // 1000 tokens of output
+	out := strings.Repeat("o", 8000) // 2000 tokens the next request reads
+	cmd := strings.Repeat("c", 400)  // 100 tokens of output
+	feed := func(line string) float64 {
+		t.Helper()
+		evs, err := p.Feed([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			ev.Add(e)
+		}
+		c, _ := ev.Cost()
+		return c
+	}
+	feed(`{"type":"thread.started","thread_id":"t"}`)
+	feed(`{"type":"turn.started"}`)
+	if c := feed(`{"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"` + msg + `"}}`); !closeTo(c, 1000*10/1e6) {
+		t.Errorf("after a message: $%v, want its output", c)
+	}
+	started := `{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"` + cmd + `","aggregated_output":"","status":"in_progress"}}`
+	if c := feed(started); !closeTo(c, 1100*10/1e6) {
+		t.Errorf("after a command: $%v", c)
+	}
+	feed(`{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"` + cmd + `","aggregated_output":"` + out + `","exit_code":0,"status":"completed"}}`)
+	// The next request reads the output (2000) and the turn before it
+	// (1100 cached), and makes the message (1000).
+	want := (1100+1000)*10/1e6 + 2000*1/1e6 + 1100*0.1/1e6
+	if c := feed(`{"type":"item.completed","item":{"id":"i2","type":"agent_message","text":"` + msg + `"}}`); !closeTo(c, want) {
+		t.Errorf("after the second request: $%v, want $%v", c, want)
+	}
+	if c := feed(`{"type":"turn.completed","usage":{"input_tokens":500,"cached_input_tokens":0,"output_tokens":50}}`); !closeTo(c, (500*1+50*10)/1e6) {
+		t.Errorf("after turn.completed: $%v, want the real usage's", c)
+	}
+	if s := ev.Snapshot(); !s.CostFinal || s.Tokens != (Usage{InputTokens: 500, OutputTokens: 50}) {
+		t.Errorf("final %v tokens %+v", s.CostFinal, s.Tokens)
+	}
+}

@@ -61,8 +61,9 @@ type Snapshot struct {
 	Commands      []string `json:"commands"`
 	CommandsTotal int      `json:"commands_total"`
 	Tokens        Usage    `json:"tokens"`
-	// CostUSD is the running estimate, or the agent's final total when
-	// CostFinal.
+	// CostUSD is the running estimate, or the final total when CostFinal:
+	// the agent's own (claude's total_cost_usd), or its real usage priced
+	// (codex's turn.completed).
 	CostUSD   float64 `json:"cost_usd"`
 	CostFinal bool    `json:"cost_final"`
 	SessionID string  `json:"session_id,omitempty"`

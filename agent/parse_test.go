@@ -203,7 +203,8 @@ func TestParser_CodexPriced(t *testing.T) {
 	table := PriceTable{"gpt-5": {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125}}
 	s := consumeFile(t, Codex, "codex/01-docs-sample.openai-codex.jsonl", WithPrices(table), WithModel("gpt-5-codex"))
 	want := (315*1.25 + 122*10 + 24448*0.125) / 1e6
-	if !closeTo(s.CostUSD, want) || s.CostFinal {
+	// The usage of turn.completed, priced, replaces the live estimate.
+	if !closeTo(s.CostUSD, want) || !s.CostFinal {
 		t.Errorf("cost %v final %v, want %v", s.CostUSD, s.CostFinal, want)
 	}
 	s = consumeFile(t, Claude, "claude/01-basic-text.gleam-golden.jsonl", WithPrices(nil))

@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/forkrun"
@@ -288,5 +290,74 @@ func testCodexConversationFork(t *testing.T, toml string) {
 	}
 	if !bytes.Equal(before, after) {
 		t.Errorf("the source's session %s changed: %d bytes before, %d after", session, len(before), len(after))
+	}
+}
+
+// TestCodex_BudgetStopsMidTurn: the mock model works in steps — a long
+// message (about $0.14 of output at gpt-6.2-sol's price) and a command
+// that appends to steps.txt — for 10 requests, slowly. codex reports
+// usage only when its turn completes; the live estimate from the streamed
+// items stops the fork over its $0.30 budget mid-turn, its changes kept.
+func TestCodex_BudgetStopsMidTurn(t *testing.T) {
+	const steps = 10
+	cx := newCodexEnv(t)
+	cx.mock.Script = func(r *agentmock.OpenAIRequest) agentmock.OpenAITurn {
+		if len(r.ToolOutputs()) >= steps {
+			return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{agentmock.Message("done")}}
+		}
+		return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{
+			agentmock.Message(strings.Repeat("plan ", 8000)), // 40,000 chars: 10,000 tokens
+			agentmock.FunctionCall("exec_command", map[string]any{"cmd": "echo step >> steps.txt"}),
+		}, Usage: agentmock.OpenAIUsage{Input: 100, Output: 10000}, Delay: 200 * time.Millisecond}
+	}
+	e, _ := codexWorkspace(t, false)
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "work in steps", "-n", "1", "--agent", "codex",
+		"--budget", "0.3", "--test", "true", "--merge-mode", "manual")
+	if r.code != exitError {
+		t.Errorf("exit %d, want %d (no fork finished): %v", r.code, exitError, r)
+	}
+	f := rep.Forks[0]
+	if f.State != forkrun.BudgetKilled || !strings.Contains(f.Reason, "budget") || f.Agent.CostFinal {
+		t.Errorf("state %s (%s), cost $%v final %v; want stopped by the live estimate", f.State, f.Reason, f.Agent.CostUSD, f.Agent.CostFinal)
+	}
+	if n := len(cx.mock.Requests()); n >= steps {
+		t.Errorf("%d model requests: the turn ran to its end (%d) before the budget stopped it", n, steps+1)
+	}
+	if f.FilesChanged < 1 {
+		t.Errorf("the stopped fork's steps.txt was not kept: %d files changed", f.FilesChanged)
+	}
+}
+
+// TestCodex_UnpricedModel: [agent.codex] model names
+// a model tine has no price for; the real codex runs it, its usage is
+// charged at the most expensive known rate and the report says so.
+func TestCodex_UnpricedModel(t *testing.T) {
+	cx := newCodexEnv(t)
+	e, dir := codexWorkspace(t, false)
+	f, err := os.OpenFile(filepath.Join(dir, "tine.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[agent.codex]\nmodel = \"gpt-unpriced-9\"\n")
+	f.Close()
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex",
+		"--approach", "fix", "--budget", "5", "--merge-mode", "manual")
+	if r.code != 0 {
+		t.Fatalf("fork-run: %v", r)
+	}
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool {
+		return strings.Contains(n, `"gpt-unpriced-9" has no known price`) && strings.Contains(n, "most expensive")
+	}) {
+		t.Errorf("notes %q: want the unknown-model rule said", rep.Notes)
+	}
+	fk := rep.Forks[0]
+	want := agent.OpenAIPrices().Max().Cost(fk.Agent.Tokens)
+	if fk.Agent.Tokens.OutputTokens == 0 || fk.Agent.CostUSD != want || fk.CostUSD != want {
+		t.Errorf("tokens %+v cost $%v (pool $%v), want $%v at the most expensive rate", fk.Agent.Tokens, fk.Agent.CostUSD, fk.CostUSD, want)
+	}
+	for _, q := range cx.mock.Requests() {
+		if q.Model != "gpt-unpriced-9" {
+			t.Errorf("codex asked for model %q", q.Model)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // OpenAI is a mock of the OpenAI Responses API (POST /v1/responses with
@@ -141,6 +142,9 @@ func (r *OpenAIRequest) LastIsToolOutput() bool {
 type OpenAITurn struct {
 	Items []OpenAIItem
 	Usage OpenAIUsage
+	// Delay, when set, is waited after the items and before
+	// response.completed: a model that takes its time.
+	Delay time.Duration
 	// Status, when not 0, answers with that HTTP status and ErrorBody
 	// instead of a stream.
 	Status    int
@@ -268,6 +272,7 @@ func writeTurn(w io.Writer, id, model string, turn OpenAITurn) {
 		send("response.output_item.done", map[string]any{"output_index": i, "item": item})
 		output = append(output, item)
 	}
+	time.Sleep(turn.Delay)
 	u := turn.Usage
 	resp["status"], resp["output"] = "completed", output
 	resp["usage"] = map[string]any{
