@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 )
 
 // compareChunk is how many bytes sameContent reads from each file at a time.
@@ -16,11 +15,11 @@ const compareChunk = 64 << 10
 // Directories compare by type and mode only. Owners, times and extended
 // attributes are not compared.
 func SamePath(a, b string) (bool, error) {
-	fa, err := os.Lstat(a)
+	fa, err := Lstat(a)
 	if err != nil {
 		return false, fmt.Errorf("fstree: compare: %w", err)
 	}
-	fb, err := os.Lstat(b)
+	fb, err := Lstat(b)
 	if err != nil {
 		return false, fmt.Errorf("fstree: compare: %w", err)
 	}
@@ -58,11 +57,11 @@ func sameEntry(a, b string, fa, fb fs.FileInfo, quick bool) (bool, error) {
 
 // sameTarget reports whether symlinks a and b point at the same text.
 func sameTarget(a, b string) (bool, error) {
-	ta, err := os.Readlink(a)
+	ta, err := Readlink(a)
 	if err != nil {
 		return false, err
 	}
-	tb, err := os.Readlink(b)
+	tb, err := Readlink(b)
 	if err != nil {
 		return false, err
 	}
@@ -71,12 +70,12 @@ func sameTarget(a, b string) (bool, error) {
 
 // sameContent reports whether files a and b hold the same bytes.
 func sameContent(a, b string) (bool, error) {
-	fa, err := os.Open(a)
+	fa, err := Open(a)
 	if err != nil {
 		return false, err
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
+	fb, err := Open(b)
 	if err != nil {
 		return false, err
 	}

@@ -52,7 +52,7 @@ func (c *copier) copyRoot(src, dst string) error {
 	if err := checkEmptyDir(dst); err != nil {
 		return fmt.Errorf("fstree: copy %s: %w", src, err)
 	}
-	fi, err := os.Lstat(src)
+	fi, err := Lstat(src)
 	if err == nil && !fi.IsDir() {
 		err = &fs.PathError{Op: "copy", Path: src, Err: syscall.ENOTDIR}
 	}
@@ -83,7 +83,7 @@ type copier struct {
 
 // checkEmptyDir returns an error unless dir is an empty directory.
 func checkEmptyDir(dir string) error {
-	f, err := os.Open(dir)
+	f, err := Open(dir)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func checkEmptyDir(dir string) error {
 
 // readNames returns the names in directory dir, unsorted.
 func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+	f, err := Open(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (c *copier) copyEntry(src, dst string) error {
 // copyOnce copies src to dst, failing with a *sourceError, before creating
 // anything at dst, when src is gone or no longer of the type lstat saw.
 func (c *copier) copyOnce(src, dst string) error {
-	fi, err := os.Lstat(src)
+	fi, err := Lstat(src)
 	if errors.Is(err, syscall.ENOTDIR) {
 		// A directory above src was replaced by a file: src is gone.
 		return &sourceError{path: src, err: err}
@@ -168,14 +168,14 @@ func (c *copier) copyOnce(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.Mkdir(dst, 0o700); err != nil {
+		if err := Mkdir(dst, 0o700); err != nil {
 			return err
 		}
 		return c.copyDir(src, dst, fi, names)
 	}
 	st := statOf(fi)
 	if first, ok := c.links[st.key()]; ok && st.nlink > 1 {
-		return os.Link(first, dst)
+		return Link(first, dst)
 	}
 	fi, err = c.create(src, dst, fi)
 	if err != nil {
@@ -190,7 +190,7 @@ func (c *copier) copyOnce(src, dst string) error {
 // readDir returns the names in the source directory dir, which must still
 // be a directory and not a symlink to one.
 func (c *copier) readDir(dir string) ([]string, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|openDirFlags, 0)
+	f, err := OpenFile(dir, os.O_RDONLY|openDirFlags, 0)
 	if err != nil {
 		return nil, vanished(dir, err)
 	}
@@ -210,11 +210,11 @@ func (c *copier) create(src, dst string, fi fs.FileInfo) (fs.FileInfo, error) {
 	case t == 0:
 		return c.copyFile(src, dst)
 	case t == fs.ModeSymlink:
-		target, err := os.Readlink(src)
+		target, err := Readlink(src)
 		if err != nil {
 			return nil, vanished(src, err)
 		}
-		return fi, os.Symlink(target, dst)
+		return fi, Symlink(target, dst)
 	case isSpecial(t):
 		return fi, mknod(dst, t, statOf(fi).rdev)
 	default:
@@ -226,7 +226,7 @@ func (c *copier) create(src, dst string, fi fs.FileInfo) (fs.FileInfo, error) {
 // stat of the file it copied. src is opened without following a symlink and
 // without blocking on a fifo, in case it was replaced by one meanwhile.
 func (c *copier) copyFile(src, dst string) (fs.FileInfo, error) {
-	in, err := os.OpenFile(src, os.O_RDONLY|openFileFlags, 0)
+	in, err := OpenFile(src, os.O_RDONLY|openFileFlags, 0)
 	if err != nil {
 		return nil, vanished(src, err)
 	}
@@ -238,7 +238,7 @@ func (c *copier) copyFile(src, dst string) (fs.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &sourceError{path: src, changed: true, err: fmt.Errorf("%s: became a %v while being copied", src, fi.Mode().Type())}
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func (c *copier) setMeta(src, dst string, fi fs.FileInfo) error {
 		return err
 	}
 	if fi.Mode()&fs.ModeSymlink == 0 {
-		if err := os.Chmod(dst, permBits(fi)); err != nil {
+		if err := Chmod(dst, permBits(fi)); err != nil {
 			return err
 		}
 	}
@@ -325,7 +325,7 @@ func (c *copier) goneMeanwhile(src string, err error) bool {
 
 // chown gives dst the owner in st, ignoring refusals when not root.
 func (c *copier) chown(dst string, st inode) error {
-	err := os.Lchown(dst, st.uid, st.gid)
+	err := Lchown(dst, st.uid, st.gid)
 	if err == nil || errors.Is(err, errors.ErrUnsupported) {
 		return nil
 	}
@@ -339,7 +339,7 @@ func (c *copier) chown(dst string, st inode) error {
 // copying content or extended attributes: it makes a directory that stands
 // in for another (an overlay upper, a workspace root) look like it.
 func CopyAttrs(src, dst string) error {
-	fi, err := os.Lstat(src)
+	fi, err := Lstat(src)
 	if err != nil {
 		return fmt.Errorf("fstree: attributes of %s: %w", src, err)
 	}
@@ -349,7 +349,7 @@ func CopyAttrs(src, dst string) error {
 		return fmt.Errorf("fstree: chown %s: %w", dst, err)
 	}
 	if fi.Mode()&fs.ModeSymlink == 0 {
-		if err := os.Chmod(dst, permBits(fi)); err != nil {
+		if err := Chmod(dst, permBits(fi)); err != nil {
 			return fmt.Errorf("fstree: chmod %s: %w", dst, err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -90,12 +89,12 @@ func (d *differ) entry(rel string, inBase, inView bool) error {
 	var bi, vi fs.FileInfo
 	var err error
 	if inBase {
-		if bi, err = os.Lstat(d.at(d.base, rel)); err != nil {
+		if bi, err = Lstat(d.at(d.base, rel)); err != nil {
 			return err
 		}
 	}
 	if inView {
-		if vi, err = os.Lstat(d.at(d.view, rel)); err != nil {
+		if vi, err = Lstat(d.at(d.view, rel)); err != nil {
 			return err
 		}
 	}
@@ -164,7 +163,7 @@ func (d *differ) subtree(root, rel string, kind layer.Kind) error {
 			return err
 		}
 		p := path.Join(rel, name)
-		fi, err := os.Lstat(d.at(root, p))
+		fi, err := Lstat(d.at(root, p))
 		if err != nil {
 			return err
 		}

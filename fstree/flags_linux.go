@@ -20,12 +20,12 @@ const (
 // inodeFlags returns path's chattr flags; a symlink, fifo or device, or a
 // filesystem without flags, has none.
 func inodeFlags(path string) (int, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	f, err := openForFlags(path)
 	if err != nil {
-		return 0, &os.PathError{Op: "open", Path: path, Err: err}
+		return 0, err
 	}
-	defer unix.Close(fd)
-	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	defer f.Close()
+	flags, err := unix.IoctlGetInt(int(f.Fd()), unix.FS_IOC_GETFLAGS)
 	if errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EINVAL) {
 		return 0, nil
 	}
@@ -43,12 +43,12 @@ func clearFlagsInTheWay(path string) (bool, error) {
 	if err != nil || flags&flagsInTheWay == 0 {
 		return false, err
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	f, err := openForFlags(path)
 	if err != nil {
-		return false, &os.PathError{Op: "open", Path: path, Err: err}
+		return false, err
 	}
-	defer unix.Close(fd)
-	if err := unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, flags&^flagsInTheWay); err != nil {
+	defer f.Close()
+	if err := unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, flags&^flagsInTheWay); err != nil {
 		return false, &os.PathError{Op: "chattr -i -a", Path: path, Err: err}
 	}
 	return true, nil
@@ -59,4 +59,10 @@ func clearFlagsInTheWay(path string) (bool, error) {
 func pinned(path string) bool {
 	flags, err := inodeFlags(path)
 	return err == nil && flags&flagsInTheWay != 0
+}
+
+// openForFlags opens path to read or set its inode flags: never through a
+// symlink, never blocking on a fifo, never taking a terminal.
+func openForFlags(path string) (*os.File, error) {
+	return OpenFile(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 }

@@ -73,25 +73,25 @@ func moveEntry(oldpath, newpath string) error {
 	if pinned(oldpath) {
 		return fmt.Errorf("%s is %w; tine cannot move it (clear the flag with chattr -i -a): %w", oldpath, ErrPinned, err)
 	}
-	fi, serr := os.Lstat(oldpath)
+	fi, serr := Lstat(oldpath)
 	if serr != nil || !fi.IsDir() || fi.Mode()&0o200 != 0 {
 		return err
 	}
-	if os.Chmod(oldpath, fi.Mode()|0o200) != nil {
+	if Chmod(oldpath, fi.Mode()|0o200) != nil {
 		return err
 	}
 	if err := renameNoReplace(oldpath, newpath); err != nil {
-		_ = os.Chmod(oldpath, fi.Mode())
+		_ = Chmod(oldpath, fi.Mode())
 		return err
 	}
-	return os.Chmod(newpath, fi.Mode())
+	return Chmod(newpath, fi.Mode())
 }
 
 // renameChecked renames oldpath to newpath after checking newpath does not
 // exist: the portable, racy form of RENAME_NOREPLACE.
 func renameChecked(oldpath, newpath string) error {
-	if _, err := os.Lstat(newpath); err == nil {
+	if _, err := Lstat(newpath); err == nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
 	}
-	return os.Rename(oldpath, newpath)
+	return Rename(oldpath, newpath)
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 )
 
 // RemoveAll removes path and everything beneath it like os.RemoveAll. When a
@@ -13,10 +11,10 @@ import (
 // directory beneath path writable and tries again. A missing path is not an
 // error.
 func RemoveAll(path string) error {
-	err := os.RemoveAll(path)
+	err := removeAll(path)
 	if err != nil && errors.Is(err, fs.ErrPermission) {
 		makeWritable(path)
-		err = os.RemoveAll(path)
+		err = removeAll(path)
 	}
 	if err != nil {
 		return fmt.Errorf("fstree: remove: %w", err)
@@ -27,9 +25,9 @@ func RemoveAll(path string) error {
 // makeWritable gives the owner full access to every directory under root,
 // best effort: errors surface in the RemoveAll that follows.
 func makeWritable(root string) {
-	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+	_ = WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err == nil && e.IsDir() {
-			_ = os.Chmod(p, 0o700)
+			_ = Chmod(p, 0o700)
 		}
 		return nil
 	})
@@ -66,7 +64,7 @@ func Purge(path string) error {
 // under root, reporting whether any had them.
 func clearPinned(root string) (bool, error) {
 	found := false
-	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+	err := WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.Type()&(fs.ModeSymlink|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0 {
 			return nil
 		}

@@ -48,10 +48,7 @@ func mknod(path string, t fs.FileMode, rdev uint64) error {
 	default:
 		kind = unix.S_IFBLK
 	}
-	if err := unix.Mknod(path, kind|0o600, int(rdev)); err != nil {
-		return &os.PathError{Op: "mknod", Path: path, Err: err}
-	}
-	return nil
+	return at("mknod", path, func(r resolved) error { return unix.Mknodat(r.dir, r.name, kind|0o600, int(rdev)) })
 }
 
 // lchtimes sets the access and modification times of path without
@@ -61,29 +58,42 @@ func lchtimes(path string, _ fs.FileMode, atime, mtime time.Time) error {
 		unix.NsecToTimespec(atime.UnixNano()),
 		unix.NsecToTimespec(mtime.UnixNano()),
 	}
-	err := unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
-	if err != nil {
-		return &os.PathError{Op: "utimensat", Path: path, Err: err}
-	}
-	return nil
+	return at("utimensat", path, func(r resolved) error {
+		return unix.UtimesNanoAt(r.dir, r.name, ts, unix.AT_SYMLINK_NOFOLLOW)
+	})
 }
 
 // renameNoReplace renames oldpath to newpath, failing if newpath exists.
 func renameNoReplace(oldpath, newpath string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
+	err := at2("rename", oldpath, newpath, func(o, n resolved) error {
+		return unix.Renameat2(o.dir, o.name, n.dir, n.name, unix.RENAME_NOREPLACE)
+	})
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		return renameChecked(oldpath, newpath)
 	}
-	if err != nil {
-		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
-	}
-	return nil
+	return err
 }
 
 // copyXattrs copies every extended attribute of src (trusted.* included when
 // root) onto dst, without following symlinks.
 func copyXattrs(src, dst string, root bool) error {
-	names, err := listXattrs(src)
+	s, err := resolve(src)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	d, err := resolve(dst)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return copyXattrsAt(src, dst, s.proc(), d.proc(), root)
+}
+
+// copyXattrsAt is copyXattrs on the short forms sp and dp of src and dst,
+// whose names its errors carry.
+func copyXattrsAt(src, dst, sp, dp string, root bool) error {
+	names, err := listXattrs(sp)
 	if err != nil {
 		if skipXattrErr(err, "", root) {
 			return nil
@@ -91,23 +101,24 @@ func copyXattrs(src, dst string, root bool) error {
 		return &os.PathError{Op: "llistxattr", Path: src, Err: err}
 	}
 	for _, name := range names {
-		if err := copyXattr(src, dst, name, root); err != nil {
+		if err := copyXattr(src, dst, sp, dp, name, root); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// copyXattr copies the extended attribute name of src onto dst.
-func copyXattr(src, dst, name string, root bool) error {
-	val, err := getXattr(src, name)
+// copyXattr copies the extended attribute name of src onto dst, whose
+// short forms are sp and dp.
+func copyXattr(src, dst, sp, dp, name string, root bool) error {
+	val, err := getXattr(sp, name)
 	if errors.Is(err, unix.ENODATA) {
 		return nil // removed meanwhile
 	}
 	if err != nil {
 		return &os.PathError{Op: "lgetxattr " + name, Path: src, Err: err}
 	}
-	err = unix.Lsetxattr(dst, name, val, 0)
+	err = unix.Lsetxattr(dp, name, val, 0)
 	if err != nil && !skipXattrErr(err, name, root) {
 		return &os.PathError{Op: "lsetxattr " + name, Path: dst, Err: err}
 	}

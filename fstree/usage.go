@@ -3,7 +3,6 @@ package fstree
 import (
 	"fmt"
 	"io/fs"
-	"path/filepath"
 )
 
 // DiskUsage returns the bytes of regular files under dir (each inode once).
@@ -11,7 +10,7 @@ import (
 func DiskUsage(dir string) (int64, error) {
 	var total int64
 	seen := map[inodeKey]bool{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+	err := WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || !e.Type().IsRegular() {
 			return err
 		}
