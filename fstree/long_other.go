@@ -10,7 +10,9 @@ import (
 
 // OpenFile is os.OpenFile; paths longer than PATH_MAX are handled on Linux
 // only.
-func OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error) { return os.OpenFile(p, flag, perm) }
+func OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(p, flag, perm)
+}
 
 // Lstat is os.Lstat.
 func Lstat(p string) (fs.FileInfo, error) { return os.Lstat(p) }
