@@ -223,8 +223,8 @@ func retiredName(tx tine.Tx, src Ref) string {
 // samePathIn reports whether rel has the same signature under both roots
 // (both missing counts as the same).
 func samePathIn(a, b, rel string) bool {
-	_, ea := os.Lstat(a + "/" + rel)
-	_, eb := os.Lstat(b + "/" + rel)
+	_, ea := fstree.Lstat(a + "/" + rel)
+	_, eb := fstree.Lstat(b + "/" + rel)
 	if ea != nil || eb != nil {
 		return os.IsNotExist(ea) && os.IsNotExist(eb)
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
@@ -525,12 +526,11 @@ func (e *Engine) rollForward(ctx context.Context, w *tine.Workspace, j *releaseJ
 	}
 	for _, d := range j.Dirs {
 		p := filepath.Join(w.Path, d.Path)
-		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+		if fi, err := fstree.Lstat(p); err != nil || !fi.IsDir() {
 			continue // replaced or deleted by a layer above
 		}
 		dropOverlayXattrs(p)
-		ts := []unix.Timespec{unix.NsecToTimespec(d.Atime), unix.NsecToTimespec(d.Mtime)}
-		if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := fstree.Lchtimes(p, time.Unix(0, d.Atime), time.Unix(0, d.Mtime)); err != nil {
 			return err
 		}
 	}
@@ -561,7 +561,7 @@ func (m *mover) moveAll(src, dst string) error {
 	}
 	for _, n := range names {
 		s, d := filepath.Join(src, n), filepath.Join(dst, n)
-		if _, err := os.Lstat(d); err == nil {
+		if _, err := fstree.Lstat(d); err == nil {
 			if err := fstree.Purge(d); err != nil {
 				return err
 			}
@@ -590,11 +590,11 @@ func (m *mover) apply(root, rel, dst string) error {
 	for _, n := range names {
 		r := filepath.Join(rel, n)
 		s, d := filepath.Join(root, r), filepath.Join(dst, r)
-		fi, err := os.Lstat(s)
+		fi, err := fstree.Lstat(s)
 		if err != nil {
 			return err
 		}
-		target, terr := os.Lstat(d)
+		target, terr := fstree.Lstat(d)
 		switch {
 		case isWhiteout(fi):
 			if err := fstree.Purge(d); err != nil {
@@ -603,14 +603,14 @@ func (m *mover) apply(root, rel, dst string) error {
 			if err := faultPoint("release"); err != nil {
 				return err
 			}
-			if err := os.Remove(s); err != nil {
+			if err := fstree.Remove(s); err != nil {
 				return err
 			}
 		case fi.IsDir() && !isOpaqueDir(s) && terr == nil && target.IsDir():
 			if err := m.apply(root, r, dst); err != nil {
 				return err
 			}
-			if err := os.Remove(s); err != nil {
+			if err := fstree.Remove(s); err != nil {
 				return err
 			}
 		default:
@@ -645,7 +645,7 @@ func (m *mover) move(s, d string) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
-	err := os.Rename(s, d)
+	err := fstree.Rename(s, d)
 	if err == nil || !(errors.Is(err, syscall.EXDEV) || errors.Is(err, fs.ErrPermission)) {
 		return err
 	}
@@ -668,7 +668,7 @@ func (m *mover) move(s, d string) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
-	if err := os.Rename(c, d); err != nil {
+	if err := fstree.Rename(c, d); err != nil {
 		return err
 	}
 	if err := faultPoint("release"); err != nil {
@@ -679,7 +679,7 @@ func (m *mover) move(s, d string) error {
 
 // copyEntry copies the entry s (of any type) to d, which must not exist.
 func copyEntry(ctx context.Context, s, d string) error {
-	fi, err := os.Lstat(s)
+	fi, err := fstree.Lstat(s)
 	if err != nil {
 		return err
 	}
@@ -696,12 +696,12 @@ func copyEntry(ctx context.Context, s, d string) error {
 			return err
 		}
 		link := filepath.Join(filepath.Dir(s), filepath.Base(filepath.Dir(d))+".link")
-		os.RemoveAll(link)
-		if err := os.Mkdir(link, 0o700); err != nil {
+		fstree.RemoveAll(link)
+		if err := fstree.Mkdir(link, 0o700); err != nil {
 			return err
 		}
-		defer os.RemoveAll(link)
-		if err := os.Link(s, filepath.Join(link, "e")); err != nil {
+		defer fstree.RemoveAll(link)
+		if err := fstree.Link(s, filepath.Join(link, "e")); err != nil {
 			return err
 		}
 		if err := fstree.Copy(ctx, link, hold, fstree.CopyOptions{}); err != nil {
@@ -710,12 +710,12 @@ func copyEntry(ctx context.Context, s, d string) error {
 		return os.Rename(filepath.Join(hold, "e"), d)
 	}
 	// A regular file, perhaps pinned (its hard link would be refused).
-	in, err := os.Open(s)
+	in, err := fstree.Open(s)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(d, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	out, err := fstree.OpenFile(d, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
@@ -738,7 +738,7 @@ func copyEntry(ctx context.Context, s, d string) error {
 // sameTree returns an error naming the first entry where the trees at a and
 // b differ in type, permission bits, content, symlink target or device.
 func sameTree(a, b string) error {
-	return filepath.WalkDir(a, func(p string, _ fs.DirEntry, err error) error {
+	return fstree.WalkDir(a, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -759,7 +759,7 @@ func sameTree(a, b string) error {
 // syncfs is Linux-only, and this runs only for copies, which are rare or
 // large).
 func syncFS(p string) error {
-	if _, err := os.Lstat(p); err != nil {
+	if _, err := fstree.Lstat(p); err != nil {
 		return err
 	}
 	unix.Sync()
@@ -770,7 +770,7 @@ func syncFS(p string) error {
 func layerDirTimes(layers []string) ([]dirTimes, error) {
 	var out []dirTimes
 	for _, l := range layers {
-		err := filepath.WalkDir(l, func(p string, d fs.DirEntry, err error) error {
+		err := fstree.WalkDir(l, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.IsDir() {
 				return err
 			}
@@ -790,11 +790,11 @@ func layerDirTimes(layers []string) ([]dirTimes, error) {
 }
 
 func timesOf(p string) (dirTimes, error) {
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
-		return dirTimes{}, &fs.PathError{Op: "lstat", Path: p, Err: err}
+	fi, err := fstree.Lstat(p)
+	if err != nil {
+		return dirTimes{}, err
 	}
-	return dirTimes{Atime: st.Atim.Nano(), Mtime: st.Mtim.Nano()}, nil
+	return dirTimes{Atime: fstree.Atime(fi).UnixNano(), Mtime: fi.ModTime().UnixNano()}, nil
 }
 
 // isWhiteout reports whether fi is an overlay whiteout (a 0/0 character device).
@@ -810,10 +810,11 @@ func isWhiteout(fi fs.FileInfo) bool {
 // its layers' entries (opaque marks, origins); a view never shows them.
 const overlayXattr = "trusted.overlay."
 
+// isOpaqueDir reports whether the layer directory p hides what the layers
+// below have at its path.
 func isOpaqueDir(p string) bool {
-	buf := make([]byte, 1)
-	n, err := unix.Lgetxattr(p, overlayXattr+"opaque", buf)
-	return err == nil && n == 1 && buf[0] == 'y'
+	v, err := fstree.Lgetxattr(p, overlayXattr+"opaque")
+	return err == nil && string(v) == "y"
 }
 
 // anyRedirect reports whether a directory of the delta layers was put there
@@ -823,12 +824,12 @@ func isOpaqueDir(p string) bool {
 func anyRedirect(layers []string) bool {
 	found := false
 	for _, l := range layers {
-		_ = filepath.WalkDir(l, func(p string, d fs.DirEntry, err error) error {
+		_ = fstree.WalkDir(l, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || found {
 				return filepath.SkipAll
 			}
 			if d.IsDir() {
-				if _, xerr := unix.Lgetxattr(p, overlayXattr+"redirect", nil); xerr == nil {
+				if _, xerr := fstree.Lgetxattr(p, overlayXattr+"redirect"); xerr == nil {
 					found = true
 					return filepath.SkipAll
 				}
@@ -845,7 +846,7 @@ func anyRedirect(layers []string) bool {
 // attributes, except p's own opaque mark, which says what p is until it
 // has moved.
 func stripOverlay(p string) error {
-	return filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+	return fstree.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -860,7 +861,7 @@ func stripOverlay(p string) error {
 			return err
 		}
 		if isWhiteout(fi) {
-			return os.Remove(q)
+			return fstree.Remove(q)
 		}
 		dropOverlayXattrs(q)
 		return nil
@@ -870,47 +871,19 @@ func stripOverlay(p string) error {
 // xattrNames lists p's extended attributes (nil when it has none or the
 // filesystem keeps none).
 func xattrNames(p string) []string {
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Llistxattr(p, buf)
-		if errors.Is(err, unix.ERANGE) {
-			buf = make([]byte, len(buf)*4)
-			continue
-		}
-		if err != nil || n == 0 {
-			return nil
-		}
-		var out []string
-		for _, s := range strings.Split(string(buf[:n]), "\x00") {
-			if s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
+	names, err := fstree.Llistxattr(p)
+	if err != nil {
+		return nil
 	}
+	return names
 }
 
 // dropOverlayXattrs removes overlay's extended attributes from p.
 func dropOverlayXattrs(p string) {
 	for _, n := range xattrNames(p) {
 		if strings.HasPrefix(n, overlayXattr) {
-			unix.Lremovexattr(p, n)
+			fstree.Lremovexattr(p, n)
 		}
-	}
-}
-
-func getXattr(p, name string) ([]byte, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Lgetxattr(p, name, buf)
-		if errors.Is(err, unix.ERANGE) {
-			buf = make([]byte, len(buf)*4)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return buf[:n], nil
 	}
 }
 
@@ -920,12 +893,12 @@ func copyXattrs(s, d string) error {
 		if strings.HasPrefix(n, overlayXattr) {
 			continue
 		}
-		v, err := getXattr(s, n)
+		v, err := fstree.Lgetxattr(s, n)
 		if err != nil {
 			continue // gone meanwhile, or not ours to read
 		}
-		if err := unix.Lsetxattr(d, n, v, 0); err != nil && !errors.Is(err, unix.ENOTSUP) && !errors.Is(err, unix.EPERM) {
-			return &fs.PathError{Op: "setxattr " + n, Path: d, Err: err}
+		if err := fstree.Lsetxattr(d, n, v); err != nil && !errors.Is(err, unix.ENOTSUP) && !errors.Is(err, unix.EPERM) {
+			return err
 		}
 	}
 	return nil
@@ -944,7 +917,7 @@ func syncDirMeta(s, d string) error {
 	}
 	for _, n := range xattrNames(d) {
 		if !keep[n] {
-			unix.Lremovexattr(d, n)
+			fstree.Lremovexattr(d, n)
 		}
 	}
 	return copyXattrs(s, d)
@@ -994,7 +967,7 @@ func (e *Engine) unmountAll(w *tine.Workspace) error {
 // removeTree deletes a state directory, unmounting anything left mounted
 // below it first, so a RemoveAll never descends into a live mount.
 func removeTree(dir string) error {
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	fstree.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() && p != dir {
 			if ok, _ := mnt.IsMountpoint(p); ok {
 				mnt.UnmountAll(p)
@@ -1005,9 +978,9 @@ func removeTree(dir string) error {
 	})
 	err := os.RemoveAll(dir)
 	if errors.Is(err, os.ErrPermission) {
-		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		fstree.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o700)
+				fstree.Chmod(p, 0o700)
 			}
 			return nil
 		})

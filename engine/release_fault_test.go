@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
 )
@@ -379,7 +380,7 @@ func fullManifest(t *testing.T, root string) map[string]string {
 		st := fi.Sys().(*syscall.Stat_t)
 		out[k] += fmt.Sprintf(" %d:%d %v", st.Uid, st.Gid, fi.ModTime().UnixNano())
 		for _, x := range xattrNames(p) {
-			v, _ := getXattr(p, x)
+			v, _ := fstree.Lgetxattr(p, x)
 			out[k] += fmt.Sprintf(" %s=%q", x, v)
 		}
 	}

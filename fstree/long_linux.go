@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -229,6 +230,33 @@ func Lgetxattr(p, name string) ([]byte, error) {
 	})
 	return val, err
 }
+
+// Llistxattr returns the names of p's extended attributes, without
+// following a symlink at p, for a path of any length.
+func Llistxattr(p string) ([]string, error) {
+	var names []string
+	err := at("llistxattr", p, func(r resolved) (err error) {
+		names, err = listXattrs(r.proc())
+		return err
+	})
+	return names, err
+}
+
+// Lsetxattr sets p's extended attribute name to val, without following a
+// symlink at p, for a path of any length.
+func Lsetxattr(p, name string, val []byte) error {
+	return at("lsetxattr "+name, p, func(r resolved) error { return unix.Lsetxattr(r.proc(), name, val, 0) })
+}
+
+// Lremovexattr removes p's extended attribute name, without following a
+// symlink at p, for a path of any length.
+func Lremovexattr(p, name string) error {
+	return at("lremovexattr "+name, p, func(r resolved) error { return unix.Lremovexattr(r.proc(), name) })
+}
+
+// Lchtimes sets the access and modification times of p, without following
+// a symlink at p, for a path of any length.
+func Lchtimes(p string, atime, mtime time.Time) error { return lchtimes(p, 0, atime, mtime) }
 
 // unixMode returns the mode bits of m as the system calls take them:
 // permissions with setuid, setgid and sticky.

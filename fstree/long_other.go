@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // OpenFile is os.OpenFile; paths longer than PATH_MAX are handled on Linux
@@ -48,3 +49,28 @@ func Lgetxattr(p, name string) ([]byte, error) {
 
 // removeAll is os.RemoveAll.
 func removeAll(p string) error { return os.RemoveAll(p) }
+
+// Llistxattr reports that extended attributes are read on Linux only.
+func Llistxattr(p string) ([]string, error) {
+	return nil, &os.PathError{Op: "llistxattr", Path: p, Err: errors.ErrUnsupported}
+}
+
+// Lsetxattr reports that extended attributes are written on Linux only.
+func Lsetxattr(p, name string, _ []byte) error {
+	return &os.PathError{Op: "lsetxattr " + name, Path: p, Err: errors.ErrUnsupported}
+}
+
+// Lremovexattr reports that extended attributes are removed on Linux only.
+func Lremovexattr(p, name string) error {
+	return &os.PathError{Op: "lremovexattr " + name, Path: p, Err: errors.ErrUnsupported}
+}
+
+// Lchtimes sets the times of p; a symlink keeps its own, since the
+// portable call would follow it.
+func Lchtimes(p string, atime, mtime time.Time) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	return lchtimes(p, fi.Mode(), atime, mtime)
+}

@@ -30,3 +30,8 @@ func permBits(fi fs.FileInfo) fs.FileMode {
 func isSpecial(t fs.FileMode) bool {
 	return t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0
 }
+
+// Atime returns the access time that fi, from an Lstat of this package or
+// of package os, records; the modification time stands in where the
+// platform's stat has no portable access time.
+func Atime(fi fs.FileInfo) time.Time { return statOf(fi).atime }

@@ -365,7 +365,7 @@ func (tx *applyTx) backupStep(i int, p string, cur fs.FileMode) (txStep, error) 
 
 // upsert stages entry i's source and returns the steps that put it in place.
 func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
-	src, err := os.Lstat(e.Source)
+	src, err := fstree.Lstat(e.Source)
 	if err != nil {
 		return entryPrep{}, err
 	}
@@ -532,7 +532,7 @@ func stageItem(src, dst string, fi fs.FileInfo) error {
 		}
 		return os.Chmod(dst, permOf(fi)|0o700)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(src)
+		target, err := fstree.Readlink(src)
 		if err != nil {
 			return err
 		}
@@ -548,7 +548,7 @@ func stageItem(src, dst string, fi fs.FileInfo) error {
 
 // stageFile copies the regular file src (described by fi) to the new file dst.
 func stageFile(src, dst string, fi fs.FileInfo) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
+	in, err := fstree.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tinehq/tine/fstree"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,18 +48,51 @@ func (t *txTree) close() error { return unix.Close(t.fd) }
 // directory, which the tree created itself.
 func (t *txTree) abs(rel string) string { return filepath.Join(t.root, filepath.FromSlash(rel)) }
 
-// openBeneath opens rel (a slash path, "." for the root) with flags.
+// chunkMax is the longest path handed to one openat2: a run can make a
+// path longer than PATH_MAX, which no single call takes.
+const chunkMax = unix.PathMax - 64
+
+// openBeneath opens rel (a slash path, "." for the root) with flags. A rel
+// too long for one call is opened a chunk of whole components at a time,
+// each beneath the directory the last opened, so that nothing is followed
+// or escaped across chunks either.
 func (t *txTree) openBeneath(rel string, flags uint64) (int, error) {
-	how := &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: beneathHow}
-	for {
-		fd, err := unix.Openat2(t.fd, rel, how)
-		if err == unix.EINTR || err == unix.EAGAIN {
-			continue
+	dir, rest := t.fd, rel
+	defer func() {
+		if dir != t.fd {
+			unix.Close(dir)
 		}
+	}()
+	for len(rest) >= chunkMax {
+		i := strings.LastIndexByte(rest[:chunkMax], '/')
+		if i <= 0 {
+			return -1, &os.PathError{Op: "openat2", Path: t.abs(rel), Err: unix.ENAMETOOLONG}
+		}
+		fd, err := openat2(dir, rest[:i], unix.O_PATH|unix.O_DIRECTORY)
 		if err != nil {
 			return -1, &os.PathError{Op: "openat2", Path: t.abs(rel), Err: err}
 		}
-		return fd, nil
+		if dir != t.fd {
+			unix.Close(dir)
+		}
+		dir, rest = fd, rest[i+1:]
+	}
+	fd, err := openat2(dir, rest, flags)
+	if err != nil {
+		return -1, &os.PathError{Op: "openat2", Path: t.abs(rel), Err: err}
+	}
+	return fd, nil
+}
+
+// openat2 opens name beneath directory dir with flags, following no
+// symlink, retried on EINTR and EAGAIN.
+func openat2(dir int, name string, flags uint64) (int, error) {
+	how := &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: beneathHow}
+	for {
+		fd, err := unix.Openat2(dir, name, how)
+		if err != unix.EINTR && err != unix.EAGAIN {
+			return fd, err
+		}
 	}
 }
 
@@ -233,7 +267,7 @@ func stageOwner(dst string, fi fs.FileInfo) error {
 	if !ok || os.Geteuid() != 0 {
 		return nil
 	}
-	return os.Lchown(dst, int(st.Uid), int(st.Gid))
+	return fstree.Lchown(dst, int(st.Uid), int(st.Gid))
 }
 
 // stageTimes gives dst the access and modification times of fi.
@@ -252,15 +286,12 @@ func stageTimes(dst string, fi fs.FileInfo) error {
 // stageXattrs copies the extended attributes of src onto dst. Attributes
 // the filesystem or our privileges do not allow are skipped.
 func stageXattrs(src, dst string) error {
-	names, err := xattrBuf(func(b []byte) (int, error) { return unix.Llistxattr(src, b) })
+	names, err := fstree.Llistxattr(src)
 	if err != nil {
 		return skipXattr(src, err)
 	}
-	for _, name := range strings.Split(strings.TrimSuffix(string(names), "\x00"), "\x00") {
-		if name == "" {
-			continue
-		}
-		val, err := xattrBuf(func(b []byte) (int, error) { return unix.Lgetxattr(src, name, b) })
+	for _, name := range names {
+		val, err := fstree.Lgetxattr(src, name)
 		if err == nil {
 			err = unix.Lsetxattr(dst, name, val, 0)
 		}
@@ -395,8 +426,12 @@ func (t *txTree) unlink(rel string) error {
 // linkID returns the device and inode of the regular file p when it has
 // more than one link.
 func linkID(p string) ([2]uint64, bool) {
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
+	fi, err := fstree.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return [2]uint64{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink < 2 {
 		return [2]uint64{}, false
 	}
 	return [2]uint64{uint64(st.Dev), st.Ino}, true

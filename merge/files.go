@@ -257,7 +257,7 @@ func (p *fsPlanner) addedBelow(rel string, s sides) (string, error) {
 		return "", err
 	}
 	for _, name := range names {
-		if _, err := os.Lstat(filepath.Join(p.base.at(rel), name)); os.IsNotExist(err) {
+		if _, err := fstree.Lstat(filepath.Join(p.base.at(rel), name)); os.IsNotExist(err) {
 			return fmt.Sprintf("directory removed in run, but target added %q in it", name), nil
 		} else if err != nil {
 			return "", err
@@ -327,7 +327,7 @@ func conflictReason(s sides) string {
 
 // readDirNames returns the names in directory dir.
 func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+	f, err := fstree.Open(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/tinehq/tine"
+
+	"github.com/tinehq/tine/fstree"
 )
 
 // stagingPrefix starts the name of the staging directory Apply makes at the
@@ -98,7 +100,7 @@ func checkInside(root, workspace, rel string) error {
 		name := todo[0]
 		todo = todo[1:]
 		cur := append(at, name)
-		target, err := os.Readlink(filepath.Join(root, filepath.FromSlash(path.Join(cur...))))
+		target, err := fstree.Readlink(filepath.Join(root, filepath.FromSlash(path.Join(cur...))))
 		if err != nil {
 			at = cur // not a symlink, or missing: nothing to follow
 			continue
@@ -210,7 +212,7 @@ func (v *planView) lstat(rel string) (fs.FileInfo, parentState, error) {
 	if err != nil || ps.kind != parentIsDir {
 		return nil, ps, err
 	}
-	fi, err := os.Lstat(v.at(rel))
+	fi, err := fstree.Lstat(v.at(rel))
 	if os.IsNotExist(err) {
 		return nil, ps, nil
 	}
@@ -230,7 +232,7 @@ func (v *planView) dirState(dir string) (parentState, error) {
 	if err != nil || ps.kind != parentIsDir {
 		return ps, err
 	}
-	fi, err := os.Lstat(v.at(dir))
+	fi, err := fstree.Lstat(v.at(dir))
 	switch {
 	case os.IsNotExist(err):
 		ps = parentState{parentIsMissing, dir}

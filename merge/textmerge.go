@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+
+	"github.com/tinehq/tine/fstree"
 )
 
 // Limits of what counts as a text file for a line-wise merge.
@@ -59,7 +61,7 @@ func isTextFile(name string, fi fs.FileInfo) (bool, error) {
 	if fi.Size() >= textMaxBytes {
 		return false, nil
 	}
-	f, err := os.OpenFile(name, os.O_RDONLY|oNoFollow, 0)
+	f, err := fstree.OpenFile(name, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return false, fmt.Errorf("text merge: %w", err)
 	}
@@ -160,7 +162,7 @@ func gitMergeFile(p *fsPlanner, in []string, out string) (bool, error) {
 // copyPlainFile copies the bytes of regular file src (not followed if a
 // symlink) to the new file dst.
 func copyPlainFile(src, dst string) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
+	in, err := fstree.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func (c *candidates) scanRedirected(view string) error {
 	for _, rel := range c.redirected {
 		c.opaque[rel] = true
 		root := filepath.Join(view, rel)
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		err := fstree.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func (c *candidates) scanRedirected(view string) error {
 }
 
 func (c *candidates) scan(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	return fstree.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return err
 		}
@@ -93,10 +93,11 @@ func (c *candidates) scan(dir string) error {
 	})
 }
 
+// isOpaque reports whether the directory at p (in an upper directory or a
+// layer) hides what the layers below have at its path.
 func isOpaque(p string) bool {
-	buf := make([]byte, 1)
-	n, err := unix.Lgetxattr(p, "trusted.overlay.opaque", buf)
-	return err == nil && n == 1 && buf[0] == 'y'
+	v, err := fstree.Lgetxattr(p, "trusted.overlay.opaque")
+	return err == nil && string(v) == "y"
 }
 
 // compare turns candidates into changes by looking at each in base and view.
@@ -185,12 +186,12 @@ func (d *differ) goneBelow(p string, old fs.FileInfo) error {
 		return nil
 	}
 	root := filepath.Join(d.base, p)
-	return filepath.WalkDir(root, func(q string, e fs.DirEntry, err error) error {
+	return fstree.WalkDir(root, func(q string, e fs.DirEntry, err error) error {
 		if err != nil || q == root {
 			return err
 		}
 		rel := filepath.Join(p, q[len(root)+1:])
-		if _, err := os.Lstat(filepath.Join(d.view, rel)); err == nil {
+		if _, err := fstree.Lstat(filepath.Join(d.view, rel)); err == nil {
 			return nil // still there: a candidate of its own if it changed
 		}
 		info, err := e.Info()
@@ -203,7 +204,7 @@ func (d *differ) goneBelow(p string, old fs.FileInfo) error {
 }
 
 func lstat(p string) (fs.FileInfo, error) {
-	fi, err := os.Lstat(p)
+	fi, err := fstree.Lstat(p)
 	if err != nil && (os.IsNotExist(err) || isNotDir(err)) {
 		return nil, nil
 	}

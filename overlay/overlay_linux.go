@@ -33,7 +33,7 @@ const options = "redirect_dir=on,index=off,metacopy=off"
 // directory its trusted.overlay.redirect attribute names, merged with its
 // own entries.
 func hasRedirect(p string) bool {
-	_, err := unix.Lgetxattr(p, "trusted.overlay.redirect", nil)
+	_, err := fstree.Lgetxattr(p, "trusted.overlay.redirect")
 	return err == nil
 }
 
