@@ -311,22 +311,6 @@ func skipXattr(p string, err error) error {
 	return &os.PathError{Op: "xattr", Path: p, Err: err}
 }
 
-// xattrBuf calls get to size and then fill a buffer, retrying on growth.
-func xattrBuf(get func([]byte) (int, error)) ([]byte, error) {
-	for {
-		n, err := get(nil)
-		if err != nil || n == 0 {
-			return nil, err
-		}
-		buf := make([]byte, n)
-		n, err = get(buf)
-		if errors.Is(err, unix.ERANGE) {
-			continue
-		}
-		return buf[:n], err
-	}
-}
-
 // statDir returns what undoing the removal of directory rel restores.
 func (t *txTree) statDir(rel string) (dirMeta, error) {
 	pfd, name, err := t.parent(rel)
