@@ -10,6 +10,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/layer"
 )
@@ -96,20 +97,20 @@ func readText(p string, exists bool) (string, error) {
 	if !exists {
 		return "", nil
 	}
-	fi, err := os.Lstat(p)
+	fi, err := fstree.Lstat(p)
 	if err != nil {
 		return "", nil // a type change: the other side is a directory
 	}
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
-		t, err := os.Readlink(p)
+		t, err := fstree.Readlink(p)
 		return "symlink -> " + t + "\n", err
 	case !fi.Mode().IsRegular():
 		return "", nil
 	case fi.Size() > maxPatchBytes:
 		return "", errBinary
 	}
-	b, err := os.ReadFile(p)
+	b, err := fstree.ReadFile(p)
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/merge"
 )
@@ -201,6 +202,9 @@ func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratc
 		}
 		defer release()
 		if o.Scope == ScopeGit {
+			if err := gitCanOpen(changes, theirs, ours); err != nil {
+				return err
+			}
 			plan, err = merge.PlanGit(ctx, merge.GitOptions{Theirs: theirs, Base: baseDir, Head: src.Run.GitHead,
 				Ours: ours, Changed: changedPaths(changes), Scratch: scratch, TextMerge: o.TextMerge})
 			return err
@@ -210,6 +214,26 @@ func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratc
 		return err
 	})
 	return plan, err
+}
+
+// gitPathMax is PATH_MAX: git opens every file by its path, and refuses
+// (or, listing a directory, silently skips) one whose path is this long.
+const gitPathMax = 4096
+
+// gitCanOpen refuses, before anything is planned, a git-scope merge of a
+// change whose path under one of roots is too long for git: git would
+// leave it out of the merge without a word. The filesystem and paths
+// scopes handle such paths.
+func gitCanOpen(changes []layer.Change, roots ...string) error {
+	for _, c := range changes {
+		for _, root := range roots {
+			if n := len(root) + 1 + len(c.Path); n >= gitPathMax {
+				return fmt.Errorf("git scope: the path %s is %d bytes under %s, too long for git (PATH_MAX is %d); merge with --filesystem or --paths: %w",
+					display.Path(c.Path), n, display.Path(root), gitPathMax, tine.ErrUnsupported)
+			}
+		}
+	}
+	return nil
 }
 
 // changedPaths returns the paths of changes.
