@@ -84,7 +84,7 @@ func killedAt(t *testing.T, op, home, path string, n int) bool {
 func manifest(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := fstree.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -96,13 +96,13 @@ func manifest(t *testing.T, root string) map[string]string {
 		desc := fmt.Sprintf("%v", fi.Mode())
 		switch {
 		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
+			b, err := fstree.ReadFile(p)
 			if err != nil {
 				return err
 			}
 			desc += fmt.Sprintf(" %x", sha256.Sum256(b))
 		case fi.Mode()&fs.ModeSymlink != 0:
-			l, _ := os.Readlink(p)
+			l, _ := fstree.Readlink(p)
 			desc += " -> " + l
 		}
 		if rel != "." && !strings.HasPrefix(rel, ".tine-") {
@@ -211,6 +211,12 @@ func TestRelease_SIGKILLAcrossFilesystems(t *testing.T) {
 }
 
 func testReleaseKills(t *testing.T, dirs func(*testing.T) (home, path string)) {
+	testReleaseKillsOf(t, dirs, layeredFixture)
+}
+
+// testReleaseKillsOf kills a release of the workspace mk makes, in dirs,
+// at each of its steps in turn; the next command finishes or undoes it.
+func testReleaseKillsOf(t *testing.T, dirs func(*testing.T) (home, path string), mk func(t *testing.T, home, path string) *fixture) {
 	if os.Geteuid() != 0 {
 		t.Skip("requires root: the overlay backend mounts")
 	}
@@ -221,7 +227,7 @@ func testReleaseKills(t *testing.T, dirs func(*testing.T) (home, path string)) {
 		done := false
 		t.Run(fmt.Sprintf("step%03d", n), func(t *testing.T) {
 			home, path := dirs(t)
-			f := layeredFixture(t, home, path)
+			f := mk(t, home, path)
 			want := manifest(t, f.path)
 			f.e.Close()
 			if !killedAt(t, "release", f.home, f.path, n) {
