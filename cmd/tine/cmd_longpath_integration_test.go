@@ -129,20 +129,42 @@ func longFork(t *testing.T) (*env, string) {
 	return e, ws
 }
 
-// TestCLI_LongPathDiff: tine diff lists a fork's file below a path longer
-// than PATH_MAX (it failed with "file name too long"), exact in --json.
+// TestCLI_LongPathDiff: tine diff lists a fork's files below a path
+// longer than PATH_MAX (it failed with "file name too long"), exact in
+// --json, and a hostile name down there is shown escaped like any other.
 func TestCLI_LongPathDiff(t *testing.T) {
 	e, _ := longFork(t)
+	fd, err := longDir(t, e.path("source-1"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := unix.Openat(fd, evilName, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	unix.Close(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = unix.Write(f, []byte("x\n"))
+	unix.Close(f)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var changes []layer.Change
 	e.okJSON(&changes, "diff", "source-1", "--json")
-	want := strings.Join(longNames(), "/") + "/leaf.txt"
-	if len(changes) != len(longNames())+1 || changes[len(changes)-1].Path != want || changes[len(changes)-1].Kind != layer.Added {
-		t.Errorf("diff --json: %d changes, last %.60q; want the %d directories and the leaf, added", len(changes), changes[len(changes)-1].Path, len(longNames()))
+	chain := strings.Join(longNames(), "/")
+	got := map[string]layer.Kind{}
+	for _, c := range changes {
+		got[c.Path] = c.Kind
 	}
-	if out := e.ok("diff", "source-1"); strings.Count(out, "\nA  ") != len(longNames()) {
-		t.Errorf("diff shows %d added lines, want %d", strings.Count(out, "\nA  ")+1, len(longNames())+1)
+	if len(changes) != len(longNames())+2 || got[chain+"/leaf.txt"] != layer.Added || got[chain+"/"+evilName] != layer.Added {
+		t.Errorf("diff --json: %d changes; want the %d directories, leaf.txt and the hostile name, added", len(changes), len(longNames()))
 	}
-	e.ok("diff", "source-1", "--patch")
+	out := e.ok("diff", "source-1")
+	if n := strings.Count(out, "A  "); n != len(longNames())+2 {
+		t.Errorf("diff shows %d added lines, want %d", n, len(longNames())+2)
+	}
+	requireEscaped(t, "tine diff", out, `evil\x1b[2K\rM  README.md"`)
+	requireEscaped(t, "tine diff --patch", e.ok("diff", "source-1", "--patch"), `evil\x1b[2K\rM  README.md"`)
+	requireEscaped(t, "tine merge --dry-run", e.ok("merge", "source-1", "--dry-run"), `evil\x1b[2K\rM  README.md"`)
 }
 
 // TestCLI_LongPathMergeFilesystem: merge --filesystem carries the deep
