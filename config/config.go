@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/secrets"
 )
 
 // FileName is the name of the configuration file at a workspace's root.
@@ -39,6 +41,7 @@ const DefaultReadyTimeout = 30 * time.Second
 // uses the default, and the caller shows the warnings to the user.
 type Config struct {
 	Network  Network          `toml:"network"`
+	Secrets  Secrets          `toml:"secrets"`
 	Limits   Limits           `toml:"limits"`
 	Services []Service        `toml:"service"`
 	Fork     Fork             `toml:"fork"`
@@ -72,6 +75,44 @@ type Network struct {
 	// Resolvers are the name servers (ip[:port]) the forks' resolver asks;
 	// default those of /etc/resolv.conf.
 	Resolvers []string `toml:"resolvers"`
+}
+
+// Secrets is [secrets]: the environment variables (names or patterns such
+// as "*_TOKEN") and files ("~/.aws", ".env", "/etc/key") that forks do not
+// get, besides tine's defaults unless defaults = false, and the ones they
+// inherit even so.
+type Secrets struct {
+	Env      []string `toml:"env"`
+	Files    []string `toml:"files"`
+	Inherit  []string `toml:"inherit"`
+	Defaults *bool    `toml:"defaults"`
+}
+
+// Policy returns the secrets with tine's defaults added (unless turned off).
+func (s Secrets) Policy() secrets.Policy {
+	p := secrets.Policy{Env: slices.Clone(s.Env), Files: slices.Clone(s.Files), Inherit: slices.Clone(s.Inherit)}
+	if s.Defaults == nil || *s.Defaults {
+		p.Env = append(p.Env, secrets.DefaultEnv...)
+		p.Inherit = append(p.Inherit, secrets.DefaultInherit...)
+		for _, f := range secrets.DefaultFiles {
+			p.Files = append(p.Files, "~/"+f)
+		}
+	}
+	return p
+}
+
+func (s Secrets) check() error {
+	for _, pat := range s.Env {
+		if _, err := path.Match(pat, ""); err != nil || pat == "" || strings.Contains(pat, "=") {
+			return &keyError{[]string{"secrets", "env"}, fmt.Errorf("secrets: env %q is not a variable name or pattern", pat)}
+		}
+	}
+	for _, f := range s.Files {
+		if strings.TrimSpace(f) == "" || f == "~" || f == "/" {
+			return &keyError{[]string{"secrets", "files"}, fmt.Errorf("secrets: files %q is not a file to hide", f)}
+		}
+	}
+	return nil
 }
 
 // EgressRules returns the parsed Egress entries.
@@ -157,6 +198,7 @@ func Parse(doc string) (*Config, error) { return parse(doc, FileName) }
 // values must be valid.
 type services struct {
 	Network  Network   `toml:"network"`
+	Secrets  Secrets   `toml:"secrets"`
 	Limits   Limits    `toml:"limits"`
 	Services []Service `toml:"service"`
 }
@@ -172,7 +214,7 @@ func parse(doc, file string) (*Config, error) {
 		return nil, decodeError(doc, file, err)
 	}
 	c := Default()
-	c.Network, c.Limits, c.Services = s.Network, s.Limits, s.Services
+	c.Network, c.Secrets, c.Limits, c.Services = s.Network, s.Secrets, s.Limits, s.Services
 	d := &decoder{file: file, pos: scan(doc)}
 	if err := c.check(); err != nil {
 		return nil, d.fail(err)
@@ -281,6 +323,9 @@ func (c *Config) check() error {
 		return &keyError{[]string{"limits", "memory"}, err}
 	}
 	if err := c.Network.check(); err != nil {
+		return err
+	}
+	if err := c.Secrets.check(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}

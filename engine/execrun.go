@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -35,7 +36,7 @@ type ExecResult struct {
 // ExecOptions says how to run a command inside a run with [Engine.ExecWith].
 type ExecOptions struct {
 	Args []string
-	Env  []string // added to the run's environment, after it
+	Env  []string // added to the run's environment, after it; kept even where they are secrets of the run (an account's own)
 	// Stdout and Stderr, when set, receive the output as it comes, besides
 	// the tails kept in the result.
 	Stdout, Stderr io.Writer
@@ -70,7 +71,7 @@ func (e *Engine) ExecWith(ctx context.Context, ref string, o ExecOptions) (*Exec
 		return nil, err
 	}
 	env := account.Setenv(ExecEnv(r, os.Environ(), os.Getuid()), o.Env...)
-	x := supervisor.Exec{Args: o.Args, Env: env, Dir: r.Workspace.Path, Tree: true}
+	x := supervisor.Exec{Args: o.Args, Env: env, Dir: r.Workspace.Path, Tree: true, Grant: envNames(o.Env)}
 	out, errOut := &tail{max: MaxOutput}, &tail{max: MaxOutput}
 	res := &ExecResult{Run: r.Run.Name, Args: o.Args}
 	t0 := time.Now()
@@ -184,4 +185,13 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.buf.String()
+}
+
+// envNames returns the names of env's variables.
+func envNames(env []string) []string {
+	out := make([]string, len(env))
+	for i, kv := range env {
+		out[i], _, _ = strings.Cut(kv, "=")
+	}
+	return out
 }

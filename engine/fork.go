@@ -28,6 +28,9 @@ type ForkOptions struct {
 	// ready checks; each fork's report says which are ready and which are
 	// still starting.
 	NoWait bool
+	// AllowSecrets lets a live fork (ptrace, criu) copy processes whose
+	// environment holds secrets of the parent's [secrets].
+	AllowSecrets bool
 }
 
 // ForkResult is what Fork made.
@@ -66,6 +69,11 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	mode, err := e.liveMode(p, o.Live)
 	if err != nil {
 		return nil, err
+	}
+	if mode == LivePtrace || mode == LiveCRIU {
+		if err := e.refuseSecretLiveFork(p, o.AllowSecrets); err != nil {
+			return nil, err
+		}
 	}
 	// The parent's capability dies before its files are cloned; it and
 	// every fork get fresh ones after, whatever happens.

@@ -192,6 +192,10 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 	if spec.Egress, err = egressPolicy(r, cfg, isolate); err != nil {
 		return 0, err
 	}
+	start := map[string]any{"pid": 0, "addr": r.Run.Addr}
+	if spec.Secrets = secretsPolicy(r, cfg); spec.Secrets != nil {
+		start["secrets"] = secretsEvidence(spec.Secrets, spec.Env)
+	}
 	if n := len(supervisor.SocketPath(spec.Dir)); n > supervisor.MaxSocketPath {
 		return 0, fmt.Errorf("the state directory %s is too deep for %s's supervisor socket (%d bytes, at most %d): use a shorter TINE_HOME: %w",
 			e.home, r.Run.Name, n, supervisor.MaxSocketPath, tine.ErrUnsupported)
@@ -213,7 +217,8 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 		netns.Detach(r.Run.ID)
 		return 0, fmt.Errorf("starting %s: %w", r.Run.Name, err)
 	}
-	err = e.setProc(ctx, r, tine.ProcRunning, "start", map[string]any{"pid": pid, "addr": r.Run.Addr})
+	start["pid"] = pid
+	err = e.setProc(ctx, r, tine.ProcRunning, "start", start)
 	if err != nil {
 		supervisor.NewClient(spec.Dir).Stop(ctx, time.Second)
 		netns.Detach(r.Run.ID)

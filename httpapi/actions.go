@@ -21,6 +21,8 @@ type ForkRequest struct {
 	// Request is the client's key for this call (see engine.ForkOptions).
 	Request string `json:"request,omitempty"`
 	NoWait  bool   `json:"no_wait,omitempty"` // answer before the forks' services pass their ready checks
+	// AllowSecrets lets a live fork copy processes that hold secrets.
+	AllowSecrets bool `json:"allow_secrets,omitempty"`
 }
 
 func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
@@ -33,7 +35,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	o := engine.ForkOptions{Copies: req.Copies, Name: req.Name, Approaches: req.Approaches, Live: req.Live, NoWait: req.NoWait, Request: req.Request}
+	o := engine.ForkOptions{Copies: req.Copies, Name: req.Name, Approaches: req.Approaches, Live: req.Live, NoWait: req.NoWait, Request: req.Request, AllowSecrets: req.AllowSecrets}
 	if actor != nil && s.e.InTurn(*actor) && (r.PathValue("ref") == actor.Run.ID || r.PathValue("ref") == actor.Run.Name) {
 		// The agent forks itself mid-turn: its files are still moving, so
 		// the fork waits for the turn to stop.

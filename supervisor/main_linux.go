@@ -73,6 +73,9 @@ func enterNamespaces(spec Spec) error {
 			return fmt.Errorf("mounting the run's files: %w", err)
 		}
 	}
+	if err := hideSecrets(spec); err != nil {
+		return fmt.Errorf("hiding the run's secret files: %w", err)
+	}
 	if err := mountControl(spec); err != nil {
 		return fmt.Errorf("mounting tine's control plane at %s: %w", RunDir, err)
 	}
@@ -193,4 +196,28 @@ func mountControl(spec Spec) error {
 		return err
 	}
 	return unix.Mount(spec.Binary, bin, "", unix.MS_BIND|unix.MS_RDONLY, "")
+}
+
+// hideSecrets covers each secret file of a fork with an empty one
+// (/dev/null) and each secret directory with an empty read-only tmpfs, in
+// the run's mount namespace only. What does not exist is skipped.
+func hideSecrets(spec Spec) error {
+	if spec.Secrets == nil {
+		return nil
+	}
+	for _, p := range spec.Secrets.Files {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0700")
+		} else {
+			err = mnt.Bind("/dev/null", p)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
 }

@@ -132,7 +132,8 @@ func (v *service) set(f func(*ServiceStatus)) {
 }
 
 func (v *service) env() []string {
-	return append(append(append([]string(nil), v.s.spec.Env...), v.spec.Env...), "TINE_SERVICE="+v.spec.Name)
+	env := append(append(append([]string(nil), v.s.spec.Env...), v.spec.Env...), "TINE_SERVICE="+v.spec.Name)
+	return v.s.spec.withoutSecrets(env, nil)
 }
 
 // start launches the service's process with its output appended to its log.

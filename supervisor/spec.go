@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/internal/procfs"
+	"github.com/tinehq/tine/secrets"
 )
 
 // ErrNotRunning means a run has no live supervisor.
@@ -42,6 +43,21 @@ type Spec struct {
 	// nil leaves its network open. Every refusal is recorded in
 	// EgressPath(Dir).
 	Egress *egress.Policy `json:"egress,omitempty"`
+	// Secrets, for a fork, are what its processes must not get: the
+	// supervisor takes the secret variables out of every environment it
+	// starts a process with and hides the secret files (Files absolute) in
+	// the run's mount namespace. nil for a source.
+	Secrets *secrets.Policy `json:"secrets,omitempty"`
+}
+
+// withoutSecrets is env without the run's secret variables, but those
+// granted to the process (its account's own).
+func (s Spec) withoutSecrets(env, granted []string) []string {
+	if s.Secrets == nil {
+		return env
+	}
+	out, _ := s.Secrets.Strip(env, granted)
+	return out
 }
 
 // EgressPath is where the supervisor of dir records its run's refused
@@ -132,6 +148,9 @@ type Exec struct {
 	// For agents and test commands; a plain exec leaves its background
 	// processes alone.
 	Tree bool `json:"tree,omitempty"`
+	// Grant names variables of Env that the process keeps although they
+	// are secrets of the run (an account's credentials for its agent).
+	Grant []string `json:"grant,omitempty"`
 }
 
 // request is one call on the socket; fds travel beside it.

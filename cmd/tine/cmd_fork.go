@@ -51,6 +51,7 @@ until every ready check has passed or failed (each up to its ready timeout).`,
 	c.Flags().IntVarP(&o.Copies, "copies", "n", 1, "number of forks")
 	c.Flags().StringVar(&o.Name, "name", "", "name prefix of the forks")
 	c.Flags().StringArrayVar(&o.Approaches, "approach", nil, "approach of the next fork (repeatable)")
+	c.Flags().BoolVar(&o.AllowSecrets, "allow-secrets", false, "let a live fork (ptrace, criu) copy processes whose environment holds secrets of [secrets]")
 	c.Flags().StringVar(&o.Live, "live", "", "what the parent's processes become in each fork: none, rerun (start services fresh), ptrace (fork processes live) or criu; default rerun when RUN is running, else none")
 	c.Flags().BoolVar(&wait, "wait", false, "wait until the forks' services pass their ready checks")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")

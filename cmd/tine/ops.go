@@ -86,7 +86,7 @@ func runPath(id, action string) string { return "/v1/runs/" + url.PathEscape(id)
 func (d daemonOps) Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error) {
 	var res engine.ForkResult
 	id := d.id(ctx, ref)
-	req := httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live, NoWait: o.NoWait, Request: tine.NewID("req")}
+	req := httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live, NoWait: o.NoWait, Request: tine.NewID("req"), AllowSecrets: o.AllowSecrets}
 	err := d.post(ctx, runPath(id, "fork"), req, &res)
 	var lost *httpapi.NoAnswerError
 	if errors.As(err, &lost) {

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/secrets"
+)
+
+// secretsPolicy is what fork r's processes must not get, with its files
+// made absolute (the owner's home for "~/", the workspace path for a
+// relative one); nil for a source, whose secrets are its own.
+func secretsPolicy(r Ref, cfg *config.Config) *secrets.Policy {
+	if r.Run.Role != tine.RoleFork {
+		return nil
+	}
+	p := cfg.Secrets.Policy()
+	p.Files = p.Hidden(OwnerAccount(r.Workspace).Home, r.Workspace.Path)
+	return &p
+}
+
+// secretsEvidence says which of env's secrets a fork's processes get
+// (inherited) and which they do not (withheld), and which files are hidden;
+// it goes in the run's start event.
+func secretsEvidence(p *secrets.Policy, env []string) map[string]any {
+	_, withheld := p.Strip(env, nil)
+	ev := map[string]any{"withheld": withheld, "inherited": p.Inherited(env)}
+	var hidden []string
+	for _, f := range p.Files {
+		if _, err := os.Lstat(f); err == nil {
+			hidden = append(hidden, f)
+		}
+	}
+	ev["hidden_files"] = hidden
+	return ev
+}
+
+// refuseSecretLiveFork refuses to fork p's processes live (their memory
+// and environment go into the forks) while one of them holds a secret of
+// p's policy in its environment, unless allowed.
+func (e *Engine) refuseSecretLiveFork(p Ref, allowed bool) error {
+	if allowed {
+		return nil
+	}
+	cfg, err := config.Load(e.Path(p.Workspace, p.Run))
+	if err != nil {
+		return err
+	}
+	policy := cfg.Secrets.Policy()
+	cg, err := cgroup.Load(p.Run.ID)
+	if err != nil {
+		return nil // nothing runs: nothing to carry
+	}
+	pids, _ := cg.Procs()
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			name, _, _ := bytes.Cut(kv, []byte("="))
+			if len(name) > 0 && policy.Secret(string(name)) {
+				return fmt.Errorf("process %d of %s holds the secret %s in its environment, and a live fork would copy it into every fork: "+
+					"fork with another live mode, or allow it (--allow-secrets): %w", pid, p.Run.Name, name, tine.ErrState)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+// Package secrets keeps a run's secrets out of its forks: environment
+// variables whose names say they hold credentials, and files that do, named
+// by tine.toml's [secrets] or by the defaults here. A fork's processes get
+// none of them unless the policy lets forks inherit one, or the fork's
+// account provides its own.
+package secrets
+
+import (
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Policy says which variables and files are secrets. Env holds variable
+// names or glob patterns (path.Match: "*_TOKEN"), Files absolute paths
+// (directories hide everything below them), Inherit the names of variables
+// and paths of files that forks keep even so.
+type Policy struct {
+	Env     []string `json:"env"`
+	Files   []string `json:"files"`
+	Inherit []string `json:"inherit,omitempty"`
+}
+
+// DefaultEnv are the variables forks never get unless inherited: the
+// shapes of credentials and the common ones by name, and the ssh agent.
+var DefaultEnv = []string{
+	"*_TOKEN", "*_SECRET", "*_SECRET_*", "*_PASSWORD", "*_PASSWD", "*_API_KEY", "*_PRIVATE_KEY", "*_CREDENTIALS",
+	"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN", "SSH_AUTH_SOCK",
+}
+
+// DefaultInherit are the agents' own credentials: the agents tine drives
+// in forks need them, and an [[account]] replaces them per fork.
+var DefaultInherit = []string{
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY",
+}
+
+// DefaultFiles are credential files and directories in the owner's home,
+// relative to it.
+var DefaultFiles = []string{".ssh", ".aws", ".config/gh", ".netrc", ".git-credentials", ".docker/config.json"}
+
+// Secret reports whether the variable name is a secret forks do not get.
+func (p Policy) Secret(name string) bool {
+	if slices.Contains(p.Inherit, name) {
+		return false
+	}
+	for _, pat := range p.Env {
+		if ok, _ := path.Match(pat, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Strip returns env without the secret variables, except those granted
+// (provided for this process by its account), and the names it left out.
+func (p Policy) Strip(env []string, granted []string) (out, withheld []string) {
+	out = make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if p.Secret(name) && !slices.Contains(granted, name) {
+			if !slices.Contains(withheld, name) {
+				withheld = append(withheld, name)
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out, withheld
+}
+
+// Inherited returns the names of env's variables that match the secret
+// patterns but are inherited: what a fork had of its parent's secrets.
+func (p Policy) Inherited(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(p.Inherit, name) || slices.Contains(out, name) {
+			continue
+		}
+		for _, pat := range p.Env {
+			if ok, _ := path.Match(pat, name); ok {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Hidden returns the secret files to hide, as absolute paths: files given
+// relative are taken from dir (the workspace path), "~/" from home, and
+// inherited ones are left out.
+func (p Policy) Hidden(home, dir string) []string {
+	var out []string
+	for _, f := range p.Files {
+		switch {
+		case strings.HasPrefix(f, "~/"):
+			f = filepath.Join(home, f[2:])
+		case !filepath.IsAbs(f):
+			f = filepath.Join(dir, f)
+		}
+		f = filepath.Clean(f)
+		if !slices.Contains(p.Inherit, f) && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,41 @@
+package secrets
+
+import (
+	"slices"
+	"testing"
+)
+
+func defaults() Policy {
+	files := []string{}
+	for _, f := range DefaultFiles {
+		files = append(files, "~/"+f)
+	}
+	return Policy{Env: DefaultEnv, Files: append(files, ".env"), Inherit: DefaultInherit}
+}
+
+func TestStrip(t *testing.T) {
+	p := defaults()
+	env := []string{"PATH=/bin", "GITHUB_TOKEN=g", "AWS_SECRET_ACCESS_KEY=a", "DB_PASSWORD=p", "STRIPE_SECRET_KEY=s",
+		"ANTHROPIC_API_KEY=k", "SSH_AUTH_SOCK=/tmp/agent", "HOME=/home/u", "TOKENIZER=x", "MY_API_KEY=m", "GITHUB_TOKEN=again"}
+	out, withheld := p.Strip(env, []string{"MY_API_KEY"})
+	wantOut := []string{"PATH=/bin", "ANTHROPIC_API_KEY=k", "HOME=/home/u", "TOKENIZER=x", "MY_API_KEY=m"}
+	wantWithheld := []string{"GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "STRIPE_SECRET_KEY", "SSH_AUTH_SOCK"}
+	if !slices.Equal(out, wantOut) || !slices.Equal(withheld, wantWithheld) {
+		t.Errorf("Strip = %q, withheld %q;\nwant %q, withheld %q", out, withheld, wantOut, wantWithheld)
+	}
+	if got := p.Inherited(env); !slices.Equal(got, []string{"ANTHROPIC_API_KEY"}) {
+		t.Errorf("Inherited = %q", got)
+	}
+}
+
+func TestHidden(t *testing.T) {
+	p := defaults()
+	p.Files = append(p.Files, "/etc/secret", "~/.ssh")
+	p.Inherit = append(p.Inherit, "/home/u/.aws")
+	got := p.Hidden("/home/u", "/work/app")
+	want := []string{"/home/u/.ssh", "/home/u/.config/gh", "/home/u/.netrc", "/home/u/.git-credentials",
+		"/home/u/.docker/config.json", "/work/app/.env", "/etc/secret"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Hidden = %q\nwant %q", got, want)
+	}
+}
