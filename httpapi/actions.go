@@ -309,6 +309,8 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
 		return
 	}
-	res, err := s.e.ExecCapture(ctxOf(r), r.PathValue("ref"), req.Args, time.Duration(req.TimeoutS*float64(time.Second)))
+	// The request's own context: a client that hangs up (an MCP call
+	// cancelled) kills the command, whose output no one would read.
+	res, err := s.e.ExecCapture(r.Context(), r.PathValue("ref"), req.Args, time.Duration(req.TimeoutS*float64(time.Second)))
 	handle(w, http.StatusOK, res, err)
 }

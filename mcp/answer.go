@@ -45,13 +45,13 @@ type handler[In any] func(context.Context, In) (*answer, error)
 // add registers tool t with h. Every failure of h, from bad input to the
 // daemon's refusal, becomes a tool error result (isError) of one line.
 func add[In any](s *sdk.Server, t *sdk.Tool, h handler[In]) {
-	sdk.AddTool(s, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (_ *sdk.CallToolResult, _ any, err error) {
+	sdk.AddTool(s, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (_ *sdk.CallToolResult, _ any, err error) {
 		defer func() {
 			if p := recover(); p != nil { // an answer not as expected: a tool error, not a dead server
 				err = fmt.Errorf("tine mcp: %s: %v", t.Name, p)
 			}
 		}()
-		a, err := h(ctx, in)
+		a, err := h(withProgress(ctx, req), in)
 		if err != nil {
 			return nil, nil, oneLine(err)
 		}

@@ -59,6 +59,8 @@ func (t *tools) fork(ctx context.Context, in ForkInput) (*answer, error) {
 	}
 	a := forkReport(&res)
 	if in.Command != "" {
+		notify(ctx, 0, len(res.Forks), fmt.Sprintf("forked %s into %s (group %s); running the command in each",
+			res.Parent.Name, runNames(res.Forks), res.Group.ID))
 		ran, err := t.runInForks(ctx, res.Forks, in.Command, in.TimeoutS)
 		out := a.Data.(forkAnswer)
 		out.Ran = ran
@@ -71,11 +73,16 @@ func (t *tools) fork(ctx context.Context, in ForkInput) (*answer, error) {
 	return a, nil
 }
 
-// runInForks runs command in every fork at once through the daemon.
+// runInForks runs command in every fork at once through the daemon,
+// reporting each fork's end as progress. A cancelled ctx (the client
+// cancelled the call, or went away) ends the requests, and the daemon
+// kills each command's process tree.
 func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command string, timeout float64) ([]*engine.ExecResult, error) {
 	ran := make([]*engine.ExecResult, len(forks))
 	errs := make([]error, len(forks))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	for i, f := range forks {
 		wg.Add(1)
 		go func() {
@@ -85,10 +92,26 @@ func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command strin
 			var res engine.ExecResult
 			_, errs[i] = t.call(ctx, "POST", runPath(f.ID, "/exec"), req, &res)
 			ran[i] = &res
+			msg := fmt.Sprintf("%s: exit %d after %.1fs", f.Name, res.Exit, res.Seconds)
+			if errs[i] != nil {
+				msg = fmt.Sprintf("%s: %v", f.Name, errs[i])
+			}
+			mu.Lock()
+			done++
+			notify(ctx, done, len(forks), msg)
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	return ran, errors.Join(errs...)
+}
+
+func runNames(runs []*tine.Run) string {
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 func exits(ran []*engine.ExecResult) string {

@@ -103,7 +103,7 @@ func mergeSchema() *jsonschema.Schema {
 }
 
 const forkDesc = `Fork a run into copies that each get their own copy-on-write view of its files, in one group; returns the group, each fork's name, id, approach and address, and how its processes were started. ` +
-	`With command, runs it in every fork at once (TINE_APPROACH holds the fork's approach) and returns each one's exit status and output tail. ` +
+	`With command, runs it in every fork at once (TINE_APPROACH holds the fork's approach) and returns each one's exit status and output tail, reporting each fork's end as progress; cancelling the call kills the command in every fork. ` +
 	`With prompt, starts a fork-run in the daemon instead: an agent per fork (agent or agent_cmd) with its approach and budget, then the tests, a judge and the merge mode; it answers at once with the group: follow it with fork_report and fork_cost.`
 
 func (t *tools) addBranchTools(s *sdk.Server) {

@@ -27,7 +27,9 @@ and merging, promoting, choosing and discarding wait for a person's
 tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned.
 
 A line on stdin that is not a JSON-RPC message gets a JSON-RPC error reply
-(-32700 or -32600) and the server goes on. The server reports tine's version
+(-32700 or -32600) and the server goes on. Once started it works from /,
+so that it pins no run's mount (a rollback of the workspace it was
+started in works while it runs). The server reports tine's version
 (serverInfo.version): the module version, or devel+COMMIT for a build from a
 checkout.`,
 		Example: `  claude mcp add tine -- tine mcp
@@ -38,16 +40,30 @@ checkout.`,
 			if err != nil {
 				return err
 			}
+			// A server that lives as long as its client must not pin a
+			// run's mount (a rollback of the source would fail with
+			// EBUSY): every path is resolved, then it leaves its directory.
+			if err := os.Chdir("/"); err != nil {
+				return err
+			}
 			return mcp.NewServer(o).Run(c.Context(), &mcp.LineTransport{In: c.InOrStdin(), Out: a.stdout})
 		},
 	}
 }
 
 // mcpOptions chooses the daemon and the caller's run: inside a run, its
-// socket and capability; on the host, the state directory's socket.
+// socket and capability; on the host, the state directory's socket. The
+// paths are made absolute.
 func (a *app) mcpOptions() (mcp.Options, error) {
 	capPath, sock := os.Getenv("TINE_CAPABILITY"), os.Getenv("TINE_SOCKET")
 	if capPath != "" && sock != "" {
+		var err error
+		if capPath, err = filepath.Abs(capPath); err != nil {
+			return mcp.Options{}, err
+		}
+		if sock, err = filepath.Abs(sock); err != nil {
+			return mcp.Options{}, err
+		}
 		c, err := capability.ReadFile(capPath)
 		if err != nil {
 			return mcp.Options{}, err
@@ -55,6 +71,10 @@ func (a *app) mcpOptions() (mcp.Options, error) {
 		return mcp.Options{API: mcp.NewClient(sock, capPath), Self: c.Run}, nil
 	}
 	// engine.Engine.SocketPath, without opening the store the daemon holds.
-	sock = filepath.Join(a.home, "ctl", "tine.sock")
+	home, err := filepath.Abs(a.home)
+	if err != nil {
+		return mcp.Options{}, err
+	}
+	sock = filepath.Join(home, "ctl", "tine.sock")
 	return mcp.Options{API: mcp.NewClient(sock, "")}, nil
 }

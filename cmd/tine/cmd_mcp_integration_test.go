@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,9 +24,16 @@ import (
 // server over stdio and connects a client to it.
 func (e *env) mcpSession(args ...string) *sdk.ClientSession {
 	e.t.Helper()
+	return e.mcpSessionWith("", nil, args...)
+}
+
+// mcpSessionWith is mcpSession with the server started in dir ("" the
+// test's) and the client's options.
+func (e *env) mcpSessionWith(dir string, opts *sdk.ClientOptions, args ...string) *sdk.ClientSession {
+	e.t.Helper()
 	cmd := exec.Command(tineBin, args...)
-	cmd.Env, cmd.Stderr = e.vars, os.Stderr
-	c := sdk.NewClient(&sdk.Implementation{Name: "tine-test", Version: "0"}, nil)
+	cmd.Env, cmd.Stderr, cmd.Dir = e.vars, os.Stderr, dir
+	c := sdk.NewClient(&sdk.Implementation{Name: "tine-test", Version: "0"}, opts)
 	cs, err := c.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		e.t.Fatalf("tine %v: %v", args, err)
@@ -329,5 +337,108 @@ func TestMCP_StdioFraming(t *testing.T) {
 	}
 	if ids := []any{m["id"]}; !slices.Equal(ids, []any{3.0}) {
 		t.Errorf("answer id %v", ids)
+	}
+}
+
+// TestMCP_CommandProgressAndCancel: fork_run with a command reports the
+// fork and each fork's end as progress notifications of the call's
+// token; a call the client cancels stops the command in every fork (the
+// daemon kills it when the request goes away).
+func TestMCP_CommandProgressAndCancel(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	var mu sync.Mutex
+	var got []*sdk.ProgressNotificationParams
+	cs := e.mcpSessionWith("", &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+		mu.Lock()
+		got = append(got, r.Params)
+		mu.Unlock()
+	}}, "mcp")
+	params := &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{"run": "source", "copies": 2, "command": "sleep 0.2; echo hi"}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("fork_run: %v %+v", err, res)
+	}
+	// The client may hand the last notification over after the result.
+	for i := 0; i < 40; i++ {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	var steps []float64
+	for _, p := range got {
+		if p.ProgressToken != "p1" || p.Total != 2 {
+			t.Errorf("progress %+v: want token p1, total 2", p)
+		}
+		steps = append(steps, p.Progress)
+	}
+	mu.Unlock()
+	if !slices.Equal(steps, []float64{0, 1, 2}) {
+		t.Errorf("progress steps %v, want [0 1 2]", steps)
+	}
+
+	// Cancelled once the command started in both forks.
+	before := map[string]bool{}
+	for _, r := range e.ls() {
+		before[r.ID] = true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	call := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{
+			"run": "source", "copies": 2, "command": "touch started; sleep 4; touch late"}})
+		call <- err
+	}()
+	var forks []string
+	deadline := time.Now().Add(20 * time.Second)
+	for len(forks) < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		forks = forks[:0]
+		for _, r := range e.ls() {
+			if !before[r.ID] && fileExists(filepath.Join(e.path(r.ID), "started")) {
+				forks = append(forks, r.ID)
+			}
+		}
+	}
+	if len(forks) < 2 {
+		t.Fatalf("the command did not start in 2 forks: %v", forks)
+	}
+	cancel()
+	if err := <-call; err == nil {
+		t.Error("the cancelled call returned no error")
+	}
+	time.Sleep(5 * time.Second)
+	for _, id := range forks {
+		if fileExists(filepath.Join(e.path(id), "late")) {
+			t.Errorf("fork %s: the command ran on after the call was cancelled", id)
+		}
+	}
+}
+
+// TestMCP_DoesNotPinTheMount: tine mcp started in the workspace leaves
+// it, so a rollback of the source (which replaces its mount) works while
+// the server runs.
+func TestMCP_DoesNotPinTheMount(t *testing.T) {
+	e, dir := mcpWorkspace(t)
+	e.ok("checkpoint", "source", "--label", "v1")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := e.mcpSessionWith(dir, nil, "mcp")
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.tine("rollback", "source", "--to", "v1"); r.code != 0 {
+		t.Fatalf("rollback while tine mcp runs: %v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "original\n" {
+		t.Errorf("a.txt after the rollback: %q", b)
 	}
 }
