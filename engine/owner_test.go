@@ -177,9 +177,10 @@ func TestOwner_RootWorkspaceRunsAsRoot(t *testing.T) {
 	}
 	src := ws.Workspace.Name + "/source"
 	defer e.Stop(ctx, src)
+	t.Setenv("HOME", "/tmp/roots-own-home")
 	res, err := e.ExecCapture(ctx, src, []string{"sh", "-c", "id -u; echo $HOME"}, 30*time.Second)
-	if err != nil || res.Stdout != "0\n/root\n" {
-		t.Errorf("exec in root's workspace printed %q (%v), want 0 and /root", res.Stdout, err)
+	if err != nil || res.Stdout != "0\n/tmp/roots-own-home\n" {
+		t.Errorf("exec in root's workspace printed %q (%v), want 0 and root's own HOME kept", res.Stdout, err)
 	}
 }
 

@@ -80,16 +80,18 @@ func (a Account) DefaultPath() string {
 	return a.Home + "/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
 }
 
-// Env returns env made a's: HOME, USER, LOGNAME and SHELL are a's, and
-// PATH is kept when env is a's own (from is the uid whose environment it
-// is) or else replaced by DefaultPath, since another user's PATH may name
-// directories a cannot read or should not trust.
+// Env returns env made a's. When env is a's own (from is the uid whose
+// environment it is) it is kept as it is, with a PATH; else HOME, USER,
+// LOGNAME and SHELL become a's and PATH is DefaultPath, since another
+// user's PATH may name directories a cannot read or should not trust.
 func (a Account) Env(env []string, from int) []string {
-	env = Setenv(env, "HOME="+a.Home, "USER="+a.Name, "LOGNAME="+a.Name, "SHELL="+a.Shell)
-	if from != a.UID || Getenv(env, "PATH") == "" {
-		env = Setenv(env, "PATH="+a.DefaultPath())
+	if from == a.UID {
+		if Getenv(env, "PATH") == "" {
+			env = Setenv(env, "PATH="+a.DefaultPath())
+		}
+		return env
 	}
-	return env
+	return Setenv(env, "HOME="+a.Home, "USER="+a.Name, "LOGNAME="+a.Name, "SHELL="+a.Shell, "PATH="+a.DefaultPath())
 }
 
 // Setenv returns env with each KEY=VALUE of kvs set, replacing every

@@ -38,9 +38,9 @@ func TestEnv(t *testing.T) {
 	if n := len(slices.DeleteFunc(slices.Clone(got), func(kv string) bool { return len(kv) < 5 || kv[:5] != "PATH=" })); n != 1 {
 		t.Errorf("Env(root's) has %d PATH entries: %q", n, got)
 	}
-	own := a.Env([]string{"PATH=/home/ann/bin:/usr/bin"}, 1001)
-	if Getenv(own, "PATH") != "/home/ann/bin:/usr/bin" {
-		t.Errorf("Env(own) PATH = %q, want the owner's own", Getenv(own, "PATH"))
+	own := a.Env([]string{"PATH=/home/ann/bin:/usr/bin", "HOME=/tmp/elsewhere"}, 1001)
+	if Getenv(own, "PATH") != "/home/ann/bin:/usr/bin" || Getenv(own, "HOME") != "/tmp/elsewhere" {
+		t.Errorf("Env(own) = %q, want the owner's own PATH and HOME kept", own)
 	}
 }
 
