@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
@@ -100,6 +101,9 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 	if err != nil || !fi.IsDir() {
 		return "", "", fmt.Errorf("%s is not a directory: %w", o.Path, tine.ErrInvalid)
 	}
+	if err := checkOwnsDir(o, path, fi); err != nil {
+		return "", "", err
+	}
 	if path == "/" || within(e.home, path) || within(path, e.home) {
 		return "", "", fmt.Errorf("%s overlaps tine's state directory %s: %w", path, e.home, tine.ErrInvalid)
 	}
@@ -111,6 +115,20 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 		return "", "", fmt.Errorf("workspace name %q: use 1-64 letters, digits, '.', '_' or '-': %w", name, tine.ErrInvalid)
 	}
 	return path, name, nil
+}
+
+// checkOwnsDir refuses a directory made a workspace for someone else (the
+// daemon's caller) unless it is theirs: root must not take another user's,
+// or a system directory, under management on a user's behalf.
+func checkOwnsDir(o InitOptions, path string, fi os.FileInfo) error {
+	if o.Owner == nil || o.Owner.UID == os.Geteuid() {
+		return nil
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != o.Owner.UID {
+		return fmt.Errorf("%s does not belong to you (uid %d): a workspace must be a directory of your own: %w", path, o.Owner.UID, tine.ErrPrivilege)
+	}
+	return nil
 }
 
 func sanitizeName(s string) string {

@@ -403,6 +403,24 @@ func (e *Engine) Client(ctx context.Context, ref string) (Ref, *supervisor.Clien
 	return r, supervisor.NewClient(e.supDir(r)), nil
 }
 
+// StopIdle stops run ref's supervisor when nothing runs under it (no
+// command, no service): what tine exec does with a supervisor it launched
+// for one command. A supervisor left up is only a leak, so failing to tell
+// or to stop is not an error.
+func (e *Engine) StopIdle(ctx context.Context, ref string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	r, err := e.FindRun(ctx, ref)
+	if err != nil || e.supervised(r) == 0 {
+		return
+	}
+	st, err := supervisor.NewClient(e.supDir(r)).Status(ctx)
+	if err != nil || len(st.Execs) > 0 || len(st.Services) > 0 {
+		return
+	}
+	e.Stop(ctx, r.Run.ID)
+}
+
 // Launch launches, all at once under one workspace lock, the supervisors
 // (without services) of the runs refs of workspace ws that have none: what
 // Client does for one run, for many that are about to run commands.

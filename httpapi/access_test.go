@@ -19,6 +19,9 @@ import (
 // user sees and acts only on their own workspaces and those granted to one
 // of their groups; another user's are not found, never shown.
 func TestAccess_OwnWorkspacesOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the workspaces belong to other users, whose directories they must be")
+	}
 	ctx := context.Background()
 	root := t.TempDir()
 	e, err := engine.Open(ctx, filepath.Join(root, "home"))
@@ -32,6 +35,7 @@ func TestAccess_OwnWorkspacesOnly(t *testing.T) {
 	}{{"ann", 4001, nil}, {"bob", 4002, nil}, {"team", 4002, []int{4100}}} {
 		dir := filepath.Join(root, w.name)
 		os.MkdirAll(dir, 0o755)
+		os.Chown(dir, w.owner, w.owner)
 		_, err := e.Init(ctx, engine.InitOptions{Path: dir, Backend: "copy", Name: w.name, Owner: &engine.Owner{UID: w.owner, GID: w.owner}, Groups: w.groups})
 		if err != nil {
 			t.Fatal(err)

@@ -122,6 +122,11 @@ func (e *NoAnswerError) Unwrap() error { return e.Err }
 
 // answerErr turns an error answer into an error with the daemon's message
 // that unwraps to the sentinel its code names.
+// AnswerError is the error an answer of the daemon with status and body b
+// stands for, wrapping its sentinel (for clients that read answers
+// themselves, as tine exec's attach does).
+func AnswerError(status string, b []byte) error { return answerErr(status, b) }
+
 func answerErr(status string, b []byte) error {
 	var e Error
 	if json.Unmarshal(b, &e) != nil || e.Error == "" {

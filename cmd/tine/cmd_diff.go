@@ -28,6 +28,13 @@ counts. --stat prints the totals; --patch a unified diff of text files.`,
   tine diff source-1 --stat --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if a.remote() {
+				changes, err := a.remoteChanges(c.Context(), args[0], patch, a.stdout)
+				if err != nil || patch {
+					return err
+				}
+				return a.printDiff(changes, stat, asJSON)
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				r, err := e.FindRun(c.Context(), args[0])
 				if err != nil {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
@@ -40,6 +39,9 @@ nothing else runs in RUN, unless --keep is given.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if a.remote() {
+				return a.remoteExec(c.Context(), args[0], commandArgs(args), keep)
+			}
 			if os.Geteuid() == 0 {
 				return a.execSupervised(c, args[0], commandArgs(args), keep)
 			}
@@ -156,7 +158,10 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 	x := supervisor.Exec{Args: args, Env: spec.Env, Dir: spec.Dir}
 	code, err := cl.Exec(context.Background(), x, [3]*os.File{os.Stdin, os.Stdout, os.Stderr}, sigs, nil)
 	if launched && !keep {
-		a.stopIdleSupervisor(cl, ref)
+		_ = a.withEngine(context.Background(), func(e *engine.Engine) error {
+			e.StopIdle(context.Background(), ref)
+			return nil
+		})
 	}
 	if err != nil {
 		if code == 0 {
@@ -165,19 +170,4 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 		return exitErr{code: code, err: err}
 	}
 	return exitErr{code: code}
-}
-
-// stopIdleSupervisor stops run ref's supervisor, launched for one tine
-// exec, when nothing else runs under it (no other command, no service).
-func (a *app) stopIdleSupervisor(cl *supervisor.Client, ref string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	st, err := cl.Status(ctx)
-	if err != nil || len(st.Execs) > 0 || len(st.Services) > 0 {
-		return
-	}
-	_ = a.withEngine(ctx, func(e *engine.Engine) error { // a supervisor left up is only a leak
-		_, err := e.Stop(ctx, ref)
-		return err
-	})
 }

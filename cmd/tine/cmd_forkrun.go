@@ -70,6 +70,16 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 		RunE: func(c *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if a.remote() {
+				if fl.configFile != "" {
+					return usageErr(c, "--config is not read through the daemon: it reads the workspace's tine.toml")
+				}
+				req, err := forkRunRequest(c, fl)
+				if err != nil {
+					return err
+				}
+				return a.remoteForkRun(ctx, args[0], req, fl.asJSON)
+			}
 			return a.withEngine(ctx, func(e *engine.Engine) error {
 				o, err := a.forkRunOptions(ctx, c, e, args[0], fl)
 				if err != nil {

@@ -35,20 +35,19 @@ filesystem can, else copy.`,
 			if o.Groups, err = groupIDs(groups); err != nil {
 				return usageErr(c, err.Error())
 			}
+			if a.remote() {
+				ref, err := a.remoteInit(c.Context(), o)
+				if err != nil {
+					return err
+				}
+				return a.printInit(ref, asJSON)
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				ref, err := e.Init(c.Context(), o)
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return a.printJSON(ref)
-				}
-				fmt.Fprintf(a.stdout, "workspace %s (%s) at %s, backend %s; source run %s (%s)\n",
-					ref.Workspace.Name, ref.Workspace.ID, ref.Workspace.Path, ref.Workspace.Backend, ref.Run.Name, ref.Run.ID)
-				if cwd, err := os.Getwd(); err == nil && ref.Workspace.Backend == "overlay" && isWithin(cwd, ref.Workspace.Path) {
-					fmt.Fprintf(a.stderr, "tine: your shell is inside %s: run 'cd %s' to see the mounted files\n", ref.Workspace.Path, cwd)
-				}
-				return nil
+				return a.printInit(ref, asJSON)
 			})
 		},
 	}
@@ -58,6 +57,18 @@ filesystem can, else copy.`,
 	c.Flags().StringArrayVar(&groups, "group", nil, "let this group's members (a name or gid) see and act on the workspace through the daemon; repeatable")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+func (a *app) printInit(ref engine.Ref, asJSON bool) error {
+	if asJSON {
+		return a.printJSON(ref)
+	}
+	fmt.Fprintf(a.stdout, "workspace %s (%s) at %s, backend %s; source run %s (%s)\n",
+		ref.Workspace.Name, ref.Workspace.ID, ref.Workspace.Path, ref.Workspace.Backend, ref.Run.Name, ref.Run.ID)
+	if cwd, err := os.Getwd(); err == nil && ref.Workspace.Backend == "overlay" && isWithin(cwd, ref.Workspace.Path) {
+		fmt.Fprintf(a.stderr, "tine: your shell is inside %s: run 'cd %s' to see the mounted files\n", ref.Workspace.Path, cwd)
+	}
+	return nil
 }
 
 // groupIDs resolves group names or numbers to gids.
@@ -91,6 +102,14 @@ a name or an id.`,
 		Example: `  tine release ~/src/app`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if a.remote() {
+				w, err := a.remoteRelease(c.Context(), args[0], force)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "released %s: %s holds plain files\n", w.Name, w.Path)
+				return nil
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				w, err := e.Release(c.Context(), args[0], force)
 				if err != nil {

@@ -20,6 +20,13 @@ func newLog(a *app) *cobra.Command {
   tine log source --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if a.remote() {
+				evs, err := a.remoteEvents(c.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return a.printRunLog(evs, asJSON)
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				r, err := e.FindRun(c.Context(), args[0])
 				if err != nil {
@@ -29,20 +36,24 @@ func newLog(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					if evs == nil {
-						evs = []*tine.Event{}
-					}
-					return a.printJSON(evs)
-				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				for _, ev := range evs {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", ev.Time.Local().Format(time.DateTime), ev.Kind, string(ev.Detail))
-				}
-				return tw.Flush()
+				return a.printRunLog(evs, asJSON)
 			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the events as JSON")
 	return c
+}
+
+func (a *app) printRunLog(evs []*tine.Event, asJSON bool) error {
+	if asJSON {
+		if evs == nil {
+			evs = []*tine.Event{}
+		}
+		return a.printJSON(evs)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	for _, ev := range evs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", ev.Time.Local().Format(time.DateTime), ev.Kind, string(ev.Detail))
+	}
+	return tw.Flush()
 }

@@ -29,6 +29,16 @@ func newLs(a *app) *cobra.Command {
   tine ls --all --json app`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if a.remote() {
+				rows, err := a.remoteRuns(c.Context(), firstArg(args), all)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(rows)
+				}
+				return a.printRuns(rows)
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				states, err := e.State(c.Context(), firstArg(args))
 				if err != nil {

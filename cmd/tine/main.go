@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
@@ -99,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil && isCobraUsage(err) {
 		err = fmt.Errorf("%w (see tine --help): %w", err, tine.ErrInvalid)
 	}
+	err = needsDaemon(err)
 	if err != nil && err.Error() != "" {
 		fmt.Fprintf(stderr, "tine: %v\n", err)
 	}
@@ -107,9 +109,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // app is what every command shares.
 type app struct {
-	home   string
-	stdout io.Writer
-	stderr io.Writer
+	home    string
+	homeSet bool   // --home given: this state directory, never the system daemon's
+	cmd     string // the command's name
+	stdout  io.Writer
+	stderr  io.Writer
+
+	remoteOnce sync.Once
+	isRemote   bool
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -131,6 +138,7 @@ roll back to, and discards what you do not keep.`,
 		return fmt.Errorf("%w: %w (see %s --help)", tine.ErrInvalid, err, c.CommandPath())
 	})
 	root.PersistentFlags().StringVar(&a.home, "home", defaultHome(), "state directory (env TINE_HOME)")
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) { a.homeSet, a.cmd = c.Flags().Changed("home"), c.Name() }
 	for _, c := range []func(*app) *cobra.Command{
 		newInit, newRelease, newFork, newExec, newPath, newLs, newTree, newLog,
 		newDiff, newCheckpoint, newRollback, newDiscard,
@@ -168,7 +176,14 @@ func (a *app) open(ctx context.Context) (*engine.Engine, error) {
 }
 
 // withEngine runs fn with an open engine.
+//
+// A normal user working through the system daemon has no store to open:
+// commands that do not go through it yet say so.
 func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) error {
+	if a.remote() {
+		return fmt.Errorf("tine %s does not go through the tine daemon yet (%s do); TINE_HOME=DIR tine %s uses a state directory of your own: %w",
+			a.cmd, remoteCommands, a.cmd, tine.ErrUnsupported)
+	}
 	e, err := a.open(ctx)
 	if err != nil {
 		return err

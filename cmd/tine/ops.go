@@ -34,7 +34,13 @@ var _ ops = (*engine.Engine)(nil)
 
 // withOps runs fn with the daemon's ops when it answers on its socket
 // (unless TINE_NO_DAEMON is set), else with the engine's.
+//
+// A normal user working through the system daemon (remote) gets the
+// daemon's ops and no engine.
 func (a *app) withOps(ctx context.Context, fn func(ops, *engine.Engine) error) error {
+	if a.remote() {
+		return fn(daemonOps{cl: a.daemon()}, nil)
+	}
 	return a.withEngine(ctx, func(e *engine.Engine) error {
 		if os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(e.SocketPath()) {
 			return fn(daemonOps{cl: httpapi.NewClient(e.SocketPath(), nil), e: e}, e)
@@ -70,6 +76,9 @@ type daemonOps struct {
 // id resolves a run reference as the engine would here; a reference that
 // names no run (a group) is sent as it is.
 func (d daemonOps) id(ctx context.Context, ref string) string {
+	if d.e == nil {
+		return remoteRef(ctx, d.cl, ref)
+	}
 	if r, err := d.e.FindRun(ctx, ref); err == nil {
 		return r.Run.ID
 	}
@@ -89,7 +98,7 @@ func (d daemonOps) Fork(ctx context.Context, ref string, o engine.ForkOptions) (
 	req := httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live, NoWait: o.NoWait, Request: tine.NewID("req"), AllowSecrets: o.AllowSecrets}
 	err := d.post(ctx, runPath(id, "fork"), req, &res)
 	var lost *httpapi.NoAnswerError
-	if errors.As(err, &lost) {
+	if errors.As(err, &lost) && d.e != nil {
 		return d.forkLanded(ctx, id, req.Request, err)
 	}
 	return orNil(&res, err)

@@ -1,0 +1,236 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/mnt"
+)
+
+// localUser is a normal user running the tine binary.
+type localUser struct {
+	t        *testing.T
+	uid, gid int
+	home     string
+	bin      string   // a copy of tine they may execute
+	vars     []string // their environment
+}
+
+// asUser returns name's localUser, whose tine finds the system daemon on
+// sock; it skips when the user does not exist.
+func asUser(t *testing.T, name, sock string) *localUser {
+	t.Helper()
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Skipf("needs the user %s: %v", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	p := &localUser{t: t, uid: uid, gid: gid, home: u.HomeDir, bin: publicTine(t)}
+	data := publicDir(t) // their own state directory goes in here
+	os.Chown(data, uid, gid)
+	p.vars = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + u.HomeDir, "USER=" + name, "LC_ALL=C",
+		"TINE_DAEMON_SOCKET=" + sock, "XDG_DATA_HOME=" + data}
+	return p
+}
+
+// publicDir is a directory every user may enter, removed at cleanup.
+func publicDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "tine-user-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(d, 0o755)
+	t.Cleanup(func() {
+		mnt.UnmountAll(d)
+		os.RemoveAll(d)
+	})
+	return d
+}
+
+// publicTine is a copy of the tine binary every user may execute (the
+// built one is in a directory of root's).
+func publicTine(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(publicDir(t), "tine")
+	b, err := os.ReadFile(tineBin)
+	if err == nil {
+		err = os.WriteFile(dst, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// tine runs the localUser's tine in dir with extra environment.
+func (p *localUser) tine(dir string, vars []string, args ...string) result {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.bin, args...)
+	cmd.Env = append(append([]string{}, p.vars...), vars...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(p.uid), Gid: uint32(p.gid)}}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &stdout, &stderr, strings.NewReader("")
+	err := cmd.Run()
+	r := result{args: args, stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		p.t.Fatalf("tine %v: %v", args, err)
+	}
+	return r
+}
+
+func (p *localUser) ok(dir string, args ...string) string {
+	p.t.Helper()
+	r := p.tine(dir, nil, args...)
+	if r.code != 0 {
+		p.t.Fatalf("as uid %d: %v", p.uid, r)
+	}
+	return r.stdout
+}
+
+func (p *localUser) okJSON(dir string, v any, args ...string) {
+	p.t.Helper()
+	if out := p.ok(dir, args...); json.Unmarshal([]byte(out), v) != nil {
+		p.t.Fatalf("tine %v: not JSON: %q", args, out)
+	}
+}
+
+func uidOf(t *testing.T, p string) int {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(fi.Sys().(*syscall.Stat_t).Uid)
+}
+
+// TestUser_ThroughTheSystemDaemon: a normal user, with the system daemon
+// up, gets copy-on-write workspaces and runs everything in them as
+// themselves: init (overlay), fork, exec (streams and exit status), start
+// with a service, fork-run with a command agent, merge and release; another
+// user sees none of it; without the daemon, what needs privileges says
+// which command starts it.
+func TestUser_ThroughTheSystemDaemon(t *testing.T) {
+	requireRoot(t)
+	e := newEnv(t)
+	sock := filepath.Join(publicDir(t), "tine.sock")
+	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
+	ann := asUser(t, "tineuser", sock)
+
+	dir := filepath.Join(publicDir(t), "app")
+	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
+	os.WriteFile(filepath.Join(dir, "src", "a.txt"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "tine.toml"), []byte("[[service]]\nname = \"svc\"\ncommand = \"id -u > svc.uid; exec sleep 600\"\nready = { command = \"test -s svc.uid\" }\n"), 0o644)
+	for _, p := range []string{dir, filepath.Join(dir, "src"), filepath.Join(dir, "src", "a.txt"), filepath.Join(dir, "tine.toml")} {
+		os.Chown(p, ann.uid, ann.gid)
+	}
+	e.ws = append(e.ws, dir) // released by root at cleanup if the test stops half-way
+
+	var ref engine.Ref
+	ann.okJSON(dir, &ref, "init", "--json", ".")
+	if ref.Workspace.Backend != "overlay" || ref.Workspace.UID != ann.uid {
+		t.Fatalf("init through the daemon: backend %s, owner %d; want overlay, %d", ref.Workspace.Backend, ref.Workspace.UID, ann.uid)
+	}
+	var fr engine.ForkResult
+	ann.okJSON(dir, &fr, "fork", "source", "--json")
+	fork := fr.Forks[0].Name
+
+	r := ann.tine(dir, nil, "exec", fork, "--", "sh", "-c", "id -u; pwd; echo made > made.txt; echo oops >&2; exit 3")
+	if r.code != 3 || r.stdout != strconv.Itoa(ann.uid)+"\n"+dir+"\n" || r.stderr != "oops\n" {
+		t.Errorf("exec through the daemon: %v", r)
+	}
+	if r := ann.tine(dir, nil, "exec", fork, "--", "no-such-command"); r.code != 127 {
+		t.Errorf("exec of a missing command: %v, want exit 127", r)
+	}
+	var rows []runRow
+	ann.okJSON(dir, &rows, "ls", "--json")
+	view := ""
+	for _, row := range rows {
+		if row.Name == fork {
+			view = row.Path
+		}
+	}
+	if view == "" || uidOf(t, filepath.Join(view, "made.txt")) != ann.uid {
+		t.Errorf("the fork's new file (view %q) does not belong to uid %d", view, ann.uid)
+	}
+
+	ann.ok(dir, "start", "source")
+	if got, _ := os.ReadFile(filepath.Join(dir, "svc.uid")); strings.TrimSpace(string(got)) != strconv.Itoa(ann.uid) {
+		t.Errorf("the service ran as uid %q, want %d", got, ann.uid)
+	}
+	ann.ok(dir, "stop", "source")
+
+	var rep forkrun.Report
+	ann.okJSON(dir, &rep, "fork-run", "source", "--json", "-n", "1", "--prompt", "say who you are", "--merge-mode", "manual",
+		"--agent-cmd", "id -u > agent.uid")
+	if len(rep.Forks) != 1 {
+		t.Fatalf("fork-run through the daemon: %+v", rep)
+	}
+	if out := ann.ok(dir, "exec", rep.Forks[0].Name, "--", "cat", "agent.uid"); out != strconv.Itoa(ann.uid)+"\n" {
+		t.Errorf("the agent ran as uid %q, want %d", out, ann.uid)
+	}
+
+	ann.ok(dir, "merge", fork)
+	if uidOf(t, filepath.Join(dir, "made.txt")) != ann.uid {
+		t.Errorf("made.txt merged into the source does not belong to uid %d", ann.uid)
+	}
+
+	// Another user: nothing of ann's exists for them.
+	bob := asUser(t, "nobody", sock)
+	var none []runRow
+	bob.okJSON("/", &none, "ls", "--json")
+	if len(none) != 0 {
+		t.Errorf("another user lists %d of ann's runs", len(none))
+	}
+	for _, args := range [][]string{{"exec", "app/source", "--", "id"}, {"diff", "app/source"}, {"stop", "app/source"},
+		{"release", "app"}, {"fork", "app/source"}} {
+		if r := bob.tine("/", nil, args...); r.code != exitNotFound || !strings.Contains(r.stderr, "not found") {
+			t.Errorf("another user: %v, want not found (exit 3)", r)
+		}
+	}
+	if r := bob.tine("/", nil, "init", dir); r.code != exitUnsupported {
+		t.Errorf("another user's init of ann's directory: %v, want refused (exit 7)", r)
+	}
+
+	ann.ok("/", "release", "--force", dir)
+	if uidOf(t, filepath.Join(dir, "made.txt")) != ann.uid || uidOf(t, dir) != ann.uid {
+		t.Errorf("after release the files do not belong to uid %d", ann.uid)
+	}
+	e.ws = e.ws[:len(e.ws)-1]
+
+	// No daemon: the copy backend works; what needs privileges says how to get them, in one line.
+	alone := []string{"TINE_DAEMON_SOCKET=" + filepath.Join(publicDir(t), "none.sock")}
+	local := filepath.Join(publicDir(t), "local")
+	os.Mkdir(local, 0o755)
+	os.Chown(local, ann.uid, ann.gid)
+	if r := ann.tine(local, alone, "init", "."); r.code != 0 || !strings.Contains(r.stdout, "backend copy") {
+		t.Fatalf("init without the daemon: %v", r)
+	}
+	r = ann.tine(local, alone, "start", "source")
+	if r.code != exitUnsupported || !strings.Contains(r.stderr, "sudo tine setup daemon") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("start without the daemon: %v, want exit 7 and one line naming sudo tine setup daemon", r)
+	}
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/sandbox"
+)
+
+// A normal user whose state directory is not chosen (no TINE_HOME, no
+// --home) works through the system daemon when it answers: their
+// workspaces live in its store, owned by them, and the commands below send
+// their requests to it (the user cannot open root's store). Names are
+// resolved from the workspaces the daemon shows them.
+
+// remoteCommands are the commands that go through the system daemon.
+const remoteCommands = "init, release, ls, diff, log, fork, exec, start, stop, fork-run, checkpoint, rollback, merge, promote, choose, discard"
+
+// remote reports whether this command goes through the system daemon.
+func (a *app) remote() bool {
+	a.remoteOnce.Do(func() {
+		a.isRemote = os.Geteuid() != 0 && !a.homeSet && os.Getenv("TINE_HOME") == "" &&
+			os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(daemonSocket())
+	})
+	return a.isRemote
+}
+
+// daemon is the system daemon's client.
+func (a *app) daemon() *httpapi.Client { return httpapi.NewClient(daemonSocket(), nil) }
+
+// needsDaemon adds to err, which says a command needs privileges, the one
+// command that starts the system daemon, for a normal user without one.
+func needsDaemon(err error) error {
+	if err == nil || os.Geteuid() == 0 || !errors.Is(err, tine.ErrPrivilege) || daemonUp(daemonSocket()) {
+		return err
+	}
+	return fmt.Errorf("%w; the tine daemon runs it for you: start it with 'sudo tine setup daemon'", err)
+}
+
+// remoteRef turns a bare run name into WORKSPACE/NAME, the workspace being
+// the one (of the caller's) holding the current directory, as the engine
+// resolves it locally; ids and WORKSPACE/NAME go as they are.
+func remoteRef(ctx context.Context, cl *httpapi.Client, ref string) string {
+	if strings.Contains(ref, "/") || tine.LooksLikeID(tine.PrefixRun, ref) {
+		return ref
+	}
+	if w := remoteWorkspaceOfCwd(ctx, cl); w != nil {
+		return w.Name + "/" + ref
+	}
+	return ref
+}
+
+func remoteWorkspaceOfCwd(ctx context.Context, cl *httpapi.Client) *tine.Workspace {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	var states []engine.WorkspaceState
+	if _, err := cl.Do(ctx, "GET", "/v1/workspaces", nil, &states); err != nil {
+		return nil
+	}
+	for _, st := range states {
+		if rel, err := filepath.Rel(st.Workspace.Path, cwd); err == nil && filepath.IsLocal(rel) || rel == "." {
+			return st.Workspace
+		}
+	}
+	return nil
+}
+
+// remoteInit is tine init through the daemon.
+func (a *app) remoteInit(ctx context.Context, o engine.InitOptions) (engine.Ref, error) {
+	path := o.Path
+	if path == "" {
+		path = "."
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return engine.Ref{}, err
+	}
+	var ref engine.Ref
+	_, err = a.daemon().Do(ctx, "POST", "/v1/workspaces", httpapi.InitRequest{Path: abs, Backend: o.Backend, Name: o.Name, Net: o.Net, Groups: o.Groups}, &ref)
+	return ref, err
+}
+
+// remoteRelease is tine release through the daemon.
+func (a *app) remoteRelease(ctx context.Context, ref string, force bool) (*tine.Workspace, error) {
+	if abs, err := filepath.Abs(ref); err == nil {
+		if fi, err := os.Stat(ref); err == nil && fi.IsDir() {
+			ref = abs // a path: the daemon's directory is not ours
+		}
+	}
+	var w tine.Workspace
+	_, err := a.daemon().Do(ctx, "POST", "/v1/workspaces/"+url.PathEscape(ref)+"/release", httpapi.ReleaseRequest{Force: force}, &w)
+	return orNil(&w, err)
+}
+
+// remoteRuns lists the caller's runs as tine ls does.
+func (a *app) remoteRuns(ctx context.Context, ws string, all bool) ([]runRow, error) {
+	path := "/v1/runs?all=true"
+	if ws != "" {
+		path += "&workspace=" + url.QueryEscape(ws)
+	}
+	var got []httpapi.RunRow
+	if _, err := a.daemon().Do(ctx, "GET", path, nil, &got); err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for _, r := range got {
+		names[r.Run.ID] = r.Run.Name
+	}
+	rows := []runRow{}
+	for _, r := range got {
+		if all || r.Run.Live() {
+			rows = append(rows, runRow{WorkspaceName: r.WorkspaceName, Run: r.Run, ParentName: names[r.Run.Parent], Path: r.Path, Processes: r.Processes})
+		}
+	}
+	return rows, nil
+}
+
+// remoteChanges is tine diff through the daemon; with patch, the patch
+// goes to w.
+func (a *app) remoteChanges(ctx context.Context, ref string, patch bool, w io.Writer) ([]layer.Change, error) {
+	cl := a.daemon()
+	path := "/v1/runs/" + url.PathEscape(remoteRef(ctx, cl, ref)) + "/diff"
+	if patch {
+		text, _, err := cl.Text(ctx, path+"?patch=true", 64<<20)
+		if err == nil {
+			_, err = io.WriteString(w, text)
+		}
+		return nil, err
+	}
+	var res struct {
+		Changes []layer.Change `json:"changes"`
+	}
+	_, err := cl.Do(ctx, "GET", path, nil, &res)
+	return res.Changes, err
+}
+
+// remoteEvents is tine log through the daemon.
+func (a *app) remoteEvents(ctx context.Context, ref string) ([]*tine.Event, error) {
+	cl := a.daemon()
+	var evs []*tine.Event
+	_, err := cl.Do(ctx, "GET", "/v1/runs/"+url.PathEscape(remoteRef(ctx, cl, ref))+"/events", nil, &evs)
+	return evs, err
+}
+
+// remoteExec is tine exec through the daemon: this process's standard
+// streams are handed to the run's supervisor (httpapi.AttachRequest), the
+// signals tine exec forwards are sent on, and the command's exit status
+// is returned.
+func (a *app) remoteExec(ctx context.Context, ref string, args []string, keep bool) error {
+	cl := a.daemon()
+	cwd, _ := os.Getwd()
+	body, _ := json.Marshal(httpapi.AttachRequest{Args: args, Env: os.Environ(), Cwd: cwd, Keep: keep})
+	c, err := net.Dial("unix", daemonSocket())
+	if err != nil {
+		return exitErr{code: sandbox.ExitCannotRun, err: fmt.Errorf("the tine daemon: %w", err)}
+	}
+	conn := c.(*net.UnixConn)
+	defer conn.Close()
+	req, _ := http.NewRequest("POST", "http://tine/v1/runs/"+url.PathEscape(remoteRef(ctx, cl, ref))+"/attach", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	if err := req.Write(conn); err != nil {
+		return exitErr{code: sandbox.ExitCannotRun, err: err}
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		return exitErr{code: sandbox.ExitCannotRun, err: fmt.Errorf("the tine daemon: %w", err)}
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		b, _ := io.ReadAll(resp.Body)
+		return httpapi.AnswerError(resp.Status, b)
+	}
+	rights := syscall.UnixRights(int(os.Stdin.Fd()), int(os.Stdout.Fd()), int(os.Stderr.Fd()))
+	if _, _, err := conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
+		return exitErr{code: sandbox.ExitCannotRun, err: err}
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			if n, ok := s.(syscall.Signal); ok {
+				fmt.Fprintf(conn, "{\"signal\":%d}\n", int(n))
+			}
+		}
+	}()
+	dec := json.NewDecoder(br)
+	for {
+		var line httpapi.AttachLine
+		if err := dec.Decode(&line); err != nil {
+			return exitErr{code: sandbox.ExitCannotRun, err: fmt.Errorf("the tine daemon went away while the command ran: %w", err)}
+		}
+		if line.Exit == nil {
+			continue // {"pid":N}
+		}
+		if line.Error != "" {
+			code := *line.Exit
+			if code == 0 {
+				code = sandbox.ExitCannotRun
+			}
+			return exitErr{code: code, err: errors.New(line.Error)}
+		}
+		return exitErr{code: *line.Exit}
+	}
+}
+
+// remoteForkRun is tine fork-run through the daemon: the daemon runs it
+// (its agents in the forks' supervisors, as the workspace's owner), and
+// this command follows its report until it ends, printing what a local
+// fork-run prints. Ctrl-C cancels it (agents killed, forks kept).
+func (a *app) remoteForkRun(ctx context.Context, ref string, req forkrun.Request, asJSON bool) error {
+	cl := a.daemon()
+	var st httpapi.ForkRunStarted
+	if _, err := cl.Do(ctx, "POST", "/v1/runs/"+url.PathEscape(remoteRef(ctx, cl, ref))+"/fork-run", req, &st); err != nil {
+		return err
+	}
+	for _, w := range st.Warnings {
+		fmt.Fprintf(a.stderr, "tine: warning: %s\n", w)
+	}
+	var progress func(*forkrun.Report)
+	if !asJSON {
+		progress = newProgress(a.stdout).update
+	}
+	path := "/v1/groups/" + url.PathEscape(st.Group) + "/report"
+	rep := st.Report
+	for rep == nil || rep.FinishedAt.IsZero() {
+		if rep != nil && progress != nil {
+			progress(rep)
+		}
+		select {
+		case <-ctx.Done():
+			cl.Do(context.Background(), "POST", "/v1/groups/"+url.PathEscape(st.Group)+"/cancel", nil, nil)
+			return exitErr{code: exitInterrupted, err: fmt.Errorf("fork-run %s canceled: its forks are kept", st.Group)}
+		case <-time.After(300 * time.Millisecond):
+		}
+		var next forkrun.Report
+		if _, err := cl.Do(ctx, "GET", path, nil, &next); err != nil && ctx.Err() == nil {
+			return err
+		}
+		if ctx.Err() == nil {
+			rep = &next
+		}
+	}
+	if progress != nil {
+		progress(rep)
+	}
+	if asJSON {
+		if err := a.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		a.printForkRun(rep)
+	}
+	switch rep.Outcome {
+	case forkrun.OutcomeConflict:
+		return exitErr{code: exitConflict}
+	case forkrun.OutcomeCanceled:
+		return exitErr{code: exitInterrupted}
+	case forkrun.OutcomeFailed, forkrun.OutcomeAbandoned:
+		return exitErr{code: exitError, err: errors.New(rep.OutcomeDetail)}
+	}
+	return nil
+}
