@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"sort"
+
+	"github.com/tinehq/tine/evidence"
 )
 
 // Heuristic is a Judge that scores candidates from their evidence alone:
@@ -50,13 +52,18 @@ const (
 	testsNotRun
 	testsFailed
 	testsTimedOut
+	// testsProveNothing: they passed, but the fork's own changed tests
+	// pass on the fork point already (evidence.ProvesNothing).
+	testsProveNothing
 )
 
 // Per test outcome: its value as evidence, and words for the rationale.
 var (
-	testValue = [...]float64{testsPassed: 1, testsNotRun: 0.4, testsFailed: 0.1, testsTimedOut: 0.05}
-	testWord  = [...]string{testsPassed: "passed", testsNotRun: "not run", testsFailed: "failed", testsTimedOut: "timed out"}
-	testGroup = [...]string{testsPassed: "passing", testsNotRun: "untested", testsFailed: "failing", testsTimedOut: "timed-out"}
+	testValue = [...]float64{testsPassed: 1, testsNotRun: 0.4, testsFailed: 0.1, testsTimedOut: 0.05, testsProveNothing: 0.2}
+	testWord  = [...]string{testsPassed: "passed", testsNotRun: "not run", testsFailed: "failed", testsTimedOut: "timed out",
+		testsProveNothing: "passed but prove nothing"}
+	testGroup = [...]string{testsPassed: "passing", testsNotRun: "untested", testsFailed: "failing", testsTimedOut: "timed-out",
+		testsProveNothing: "self-tested"}
 )
 
 // agentStatus is how the agent itself ended.
@@ -86,8 +93,12 @@ type assessed struct {
 	agent   agentStatus
 	signals int
 	g       [numFeatures]float64 // goodness of each feature, in [0, 1]
-	score   float64
-	abs     float64 // absolute evidence, in [0, 1]
+	// factor multiplies the score and the absolute evidence: the product
+	// of the penalties of the fork's evidence (see penalties); 1 without.
+	factor    float64
+	penalties []string // what lowered factor, for the rationale
+	score     float64
+	abs       float64 // absolute evidence, in [0, 1]
 }
 
 // Judge scores cands and picks the best; task is not used.
@@ -103,6 +114,10 @@ func (Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict
 	sep := separation(as)
 	v.Confidence = round4(math.Min(sep, as[0].abs))
 	v.Rationale = rationale(as, sep)
+	v.CannotTell = cannotTell(as, v.Confidence)
+	if v.CannotTell != "" {
+		v.Rationale += " " + v.CannotTell
+	}
 	return v, nil
 }
 
@@ -129,7 +144,7 @@ func assess(cands []Candidate) []*assessed {
 		for f, w := range weight {
 			a.score += w * a.g[f]
 		}
-		a.score = round4(a.score)
+		a.score = round4(a.score * a.factor)
 	}
 	sort.SliceStable(as, func(i, j int) bool {
 		if as[i].score != as[j].score {
@@ -161,7 +176,8 @@ func observe(c *Candidate) *assessed {
 	if !c.MergeClean {
 		a.abs *= absConflicts
 	}
-	a.abs = round4(a.abs)
+	a.factor, a.penalties = penalties(c.Evidence)
+	a.abs = round4(a.abs * a.factor)
 	return a
 }
 
@@ -171,10 +187,54 @@ func outcome(c *Candidate) testOutcome {
 		return testsNotRun
 	case c.TestTimedOut:
 		return testsTimedOut
+	case c.TestsPassed && c.Evidence != nil && c.Evidence.Validity == evidence.ProvesNothing:
+		return testsProveNothing
 	case c.TestsPassed:
 		return testsPassed
 	}
 	return testsFailed
+}
+
+// Penalties of a fork's evidence: each multiplies its score and its
+// absolute evidence.
+const (
+	penHoldout    = 0.25 // the holdout command failed
+	penRegression = 0.4  // the regression command failed
+	penCross      = 0.6  // it fails a rival's valid tests
+	penSevere     = 0.5  // per severe red flag, at most maxSevere
+	penScope      = 0.9  // it changed code outside the paths the task names
+	maxSevere     = 3
+)
+
+// penalties returns the product of the penalties ev earns and what they
+// are for, in words; 1 and none for nil.
+func penalties(ev *evidence.Fork) (float64, []string) {
+	if ev == nil {
+		return 1, nil
+	}
+	f, why := 1.0, []string(nil)
+	pen := func(p float64, w string) { f, why = f*p, append(why, w) }
+	if ev.Holdout.Ran() && !ev.Holdout.Passed {
+		pen(penHoldout, "holdout "+ev.Holdout.Word())
+	}
+	if ev.Regression.Ran() && !ev.Regression.Passed {
+		pen(penRegression, "regression "+ev.Regression.Word())
+	}
+	if len(ev.CrossFailed) > 0 {
+		pen(penCross, "fails the valid tests of "+joinAnd(ev.CrossFailed))
+	}
+	severe, scope := 0, false
+	for _, fl := range ev.Flags {
+		switch {
+		case fl.Kind.Severe() && severe < maxSevere:
+			severe++
+			pen(penSevere, fl.String())
+		case fl.Kind == evidence.OutsideScope && !scope:
+			scope = true
+			pen(penScope, fl.String())
+		}
+	}
+	return f, why
 }
 
 func status(c *Candidate) agentStatus {

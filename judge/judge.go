@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/evidence"
 )
 
 // Sentinel errors of the judges. Test for them with errors.Is.
@@ -42,6 +43,10 @@ type Candidate struct {
 	// its agent was denied.
 	NotReady          string `json:"not_ready,omitempty"`
 	PermissionDenials int    `json:"permission_denials,omitempty"`
+	// Evidence is what fork-run learned about the fork beyond its own test
+	// command: its tests' validity, cross-tests, holdout and regression
+	// commands, red flags. Nil: none gathered.
+	Evidence *evidence.Fork `json:"evidence,omitempty"`
 }
 
 // label returns the name to show for c: its Name, or its Run id.
@@ -59,7 +64,11 @@ type Verdict struct {
 	Confidence float64            `json:"confidence"` // 0..1
 	Scores     map[string]float64 `json:"scores"`     // run id -> score in 0..1
 	Rationale  string             `json:"rationale"`
-	Rounds     []*Verdict         `json:"rounds,omitempty"` // vote: each round's verdict
+	// CannotTell, when set, says that the evidence cannot separate the
+	// leading candidates and what would (a holdout test, a regression
+	// command); the confidence is then low.
+	CannotTell string     `json:"cannot_tell,omitempty"`
+	Rounds     []*Verdict `json:"rounds,omitempty"` // vote: each round's verdict
 }
 
 // Clears reports whether v names a winner with a confidence of at least

@@ -22,6 +22,9 @@ func rationale(as []*assessed, sep float64) string {
 		return tie(as)
 	default:
 		why := deciding(as)
+		if ru := as[1]; ru.factor < w.factor {
+			why = append([]string{fmt.Sprintf("%s is penalised (%s)", ru.c.label(), strings.Join(ru.penalties, "; "))}, why...)
+		}
 		if len(why) == 0 { // cannot happen with a lead, but say something true
 			why = []string{fmt.Sprintf("higher score (%.2f vs %.2f for %s)", w.score, as[1].score, as[1].c.label())}
 		}
@@ -156,7 +159,46 @@ func weaknesses(a *assessed) []string {
 	if a.c.NotReady != "" {
 		out = append(out, "it is not ready ("+a.c.NotReady+")")
 	}
+	if len(a.penalties) > 0 {
+		out = append(out, "its evidence counts against it ("+strings.Join(a.penalties, "; ")+")")
+	}
 	return out
+}
+
+// cannotTellBelow is the confidence under which a verdict whose leaders
+// differ in nothing but diff size and noise says it cannot tell them
+// apart.
+const cannotTellBelow = 0.5
+
+// cannotTell says, when the two leading candidates differ in no evidence
+// but diff size and error signals and the confidence is low, that the
+// judge cannot tell them apart and what would; "" otherwise.
+func cannotTell(as []*assessed, conf float64) string {
+	if len(as) < 2 || conf >= cannotTellBelow {
+		return ""
+	}
+	w, ru := as[0], as[1]
+	if w.tests != ru.tests || w.factor != ru.factor || w.changed != ru.changed {
+		return ""
+	}
+	for f := range numFeatures {
+		if f != featSize && f != featSignals && w.g[f] != ru.g[f] {
+			return ""
+		}
+	}
+	var would []string
+	ev := w.c.Evidence
+	if ev == nil || ev.Holdout == nil {
+		would = append(would, "a holdout test (--holdout-test or [fork] holdout_command)")
+	}
+	if ev == nil || ev.Regression == nil {
+		would = append(would, "a regression command ([fork] regression_command)")
+	}
+	if len(would) == 0 {
+		would = append(would, "a holdout test that exercises where they differ")
+	}
+	return fmt.Sprintf("Cannot tell %s from %s: nothing but diff size separates them; %s would.",
+		w.c.label(), ru.c.label(), strings.Join(would, " or "))
 }
 
 func changesWord(a *assessed) string {

@@ -1,0 +1,102 @@
+package judge
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine/evidence"
+)
+
+func withEvidence(edit func(*evidence.Fork)) func(*Candidate) {
+	return func(c *Candidate) {
+		if c.Evidence == nil {
+			c.Evidence = &evidence.Fork{}
+		}
+		edit(c.Evidence)
+	}
+}
+
+var (
+	hardCoded = withEvidence(func(e *evidence.Fork) {
+		e.Flags = append(e.Flags, evidence.Flag{Kind: evidence.TestLiterals, Path: "calc.py", Detail: "if n == 5: return 120"})
+	})
+	weakened = withEvidence(func(e *evidence.Fork) {
+		e.TestFiles, e.Validity = []string{"test_calc.py"}, evidence.ProvesNothing
+		e.Flags = append(e.Flags, evidence.Flag{Kind: evidence.AssertionsRemoved, Path: "test_calc.py"})
+	})
+	holdoutFailed  = withEvidence(func(e *evidence.Fork) { e.Holdout = &evidence.Check{Command: "h", Exit: 1} })
+	holdoutPassed  = withEvidence(func(e *evidence.Fork) { e.Holdout = &evidence.Check{Command: "h", Passed: true} })
+	regressionFail = withEvidence(func(e *evidence.Fork) { e.Regression = &evidence.Check{Command: "r", Exit: 1} })
+	crossFailed    = withEvidence(func(e *evidence.Fork) { e.CrossFailed = []string{"name-b"} })
+	outside        = withEvidence(func(e *evidence.Fork) {
+		e.Flags = append(e.Flags, evidence.Flag{Kind: evidence.OutsideScope, Path: "util.py"})
+	})
+)
+
+func TestHeuristic_Evidence(t *testing.T) {
+	tests := []struct {
+		name             string
+		cands            []Candidate
+		winner           string
+		minConf, maxConf float64
+		because          string
+	}{
+		{"hard-coded loses to a bigger fix", []Candidate{done("a", passed, lines(3), hardCoded), done("b", passed, lines(40))}, "b", 0.6, 1,
+			"name-a is penalised (test literals in calc.py"},
+		{"weakened test loses", []Candidate{done("a", passed, lines(2), weakened), done("b", passed, lines(30))}, "b", 0.6, 1,
+			"tests passed (name-a passed but prove nothing)"},
+		{"holdout failure loses", []Candidate{done("a", passed, lines(5), holdoutFailed), done("b", passed, lines(50), holdoutPassed)}, "b", 0.6, 1,
+			"holdout failed"},
+		{"regression failure loses", []Candidate{done("a", passed, lines(5), regressionFail), done("b", passed, lines(50))}, "b", 0.6, 1,
+			"regression failed"},
+		{"failing a rival's valid tests loses", []Candidate{done("a", passed, lines(5), crossFailed), done("b", passed, lines(50))}, "b", 0.3, 1,
+			"fails the valid tests of name-b"},
+		{"outside scope weighs little", []Candidate{done("a", passed, lines(5), outside), done("b", passed, lines(50))}, "b", 0, 0.5,
+			"outside scope in util.py"},
+		{"lone hard-coded fix does not clear", []Candidate{done("a", passed, hardCoded)}, "a", 0.5, 0.5,
+			"its evidence counts against it"},
+		{"lone holdout failure", []Candidate{done("a", passed, holdoutFailed)}, "a", 0.25, 0.25, "holdout failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := judgeHeuristic(t, tt.cands...)
+			if v.Winner != tt.winner {
+				t.Errorf("winner %q; want %q", v.Winner, tt.winner)
+			}
+			if v.Confidence < tt.minConf || v.Confidence > tt.maxConf {
+				t.Errorf("confidence %v; want in [%v, %v]", v.Confidence, tt.minConf, tt.maxConf)
+			}
+			if !strings.Contains(v.Rationale, tt.because) {
+				t.Errorf("rationale %q; want it to contain %q", v.Rationale, tt.because)
+			}
+			t.Logf("%.4f %v: %s", v.Confidence, v.Scores, v.Rationale)
+		})
+	}
+}
+
+// Candidates that only diff size separates: the judge says it cannot tell
+// and names what would separate them.
+func TestHeuristic_CannotTell(t *testing.T) {
+	v := judgeHeuristic(t, done("a", passed, lines(4)), done("b", passed, lines(60)))
+	if v.Clears(DefaultThresholdForTest) || !strings.Contains(v.CannotTell, "holdout test") || !strings.Contains(v.CannotTell, "regression command") {
+		t.Errorf("confidence %v, cannot tell %q; want below %v naming a holdout test and a regression command", v.Confidence, v.CannotTell, DefaultThresholdForTest)
+	}
+	if !strings.Contains(v.Rationale, v.CannotTell) {
+		t.Errorf("rationale %q lacks %q", v.Rationale, v.CannotTell)
+	}
+	both := withEvidence(func(e *evidence.Fork) {
+		e.Holdout, e.Regression = &evidence.Check{Passed: true}, &evidence.Check{Passed: true}
+	})
+	v = judgeHeuristic(t, done("a", passed, lines(4), both), done("b", passed, lines(60), both))
+	if !strings.Contains(v.CannotTell, "exercises where they differ") {
+		t.Errorf("cannot tell %q with holdout and regression run; want a more specific holdout asked for", v.CannotTell)
+	}
+	// Evidence that separates them: no "cannot tell".
+	v = judgeHeuristic(t, done("a", passed, lines(4), hardCoded), done("b", passed, lines(60)))
+	if v.CannotTell != "" {
+		t.Errorf("cannot tell %q where a red flag separates them", v.CannotTell)
+	}
+}
+
+// DefaultThresholdForTest is fork-run's default confidence threshold.
+const DefaultThresholdForTest = 0.6
