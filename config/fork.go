@@ -14,6 +14,8 @@ type Fork struct {
 	AggregateBudgetUSD  float64  `toml:"aggregate_budget_usd"` // all forks; 0 (default) = no cap
 	MergeMode           string   `toml:"merge_mode"`           // a Merge constant; default MergeAutoWithFallback
 	TestCommand         string   `toml:"test_command"`         // run by sh -c in each fork; "" (default) = none
+	HoldoutCommand      string   `toml:"holdout_command"`      // run in each fork after the agents, never shown to them; "" = none
+	RegressionCommand   string   `toml:"regression_command"`   // the wider suite, run in each fork as evidence; "" = none
 	TestTimeout         Duration `toml:"test_timeout"`         // default 10m
 	AgentTimeout        Duration `toml:"agent_timeout"`        // wall clock per agent; default 30m
 	Parallel            int      `toml:"parallel"`             // agents at once; 0 (default) = all forks at once
@@ -32,6 +34,8 @@ type ForkSet struct {
 	AggregateBudgetUSD  bool
 	MergeMode           bool
 	TestCommand         bool
+	HoldoutCommand      bool
+	RegressionCommand   bool
 	TestTimeout         bool
 	AgentTimeout        bool
 	Parallel            bool

@@ -18,6 +18,8 @@ default_budget_usd = 2.5
 aggregate_budget_usd = 20
 merge_mode = "vote"
 test_command = "go test ./..."
+holdout_command = "sh /srv/holdout.sh"
+regression_command = "go test -count=1 ./..."
 test_timeout = "5m"
 agent_timeout = "45m"
 parallel = 2
@@ -63,6 +65,8 @@ func TestParse_Fork(t *testing.T) {
 		AggregateBudgetUSD:  20,
 		MergeMode:           MergeVote,
 		TestCommand:         "go test ./...",
+		HoldoutCommand:      "sh /srv/holdout.sh",
+		RegressionCommand:   "go test -count=1 ./...",
 		TestTimeout:         Duration{5 * time.Minute},
 		AgentTimeout:        Duration{45 * time.Minute},
 		Parallel:            2,
@@ -71,7 +75,7 @@ func TestParse_Fork(t *testing.T) {
 		ConfidenceThreshold: 0.75,
 		Set: ForkSet{
 			Enabled: true, MaxBranches: true, DefaultBudgetUSD: true, AggregateBudgetUSD: true,
-			MergeMode: true, TestCommand: true, TestTimeout: true, AgentTimeout: true,
+			MergeMode: true, TestCommand: true, HoldoutCommand: true, RegressionCommand: true, TestTimeout: true, AgentTimeout: true,
 			Parallel: true, Agent: true, Judge: true, ConfidenceThreshold: true,
 		},
 	}

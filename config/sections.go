@@ -51,6 +51,8 @@ func (d *decoder) fork(v any) Fork {
 	s.AggregateBudgetUSD = t.budget("aggregate_budget_usd", &f.AggregateBudgetUSD)
 	s.MergeMode = t.oneOf("merge_mode", &f.MergeMode, MergeAuto, MergeAutoWithFallback, MergeVote, MergeManual)
 	s.TestCommand = t.str("test_command", &f.TestCommand)
+	s.HoldoutCommand = t.str("holdout_command", &f.HoldoutCommand)
+	s.RegressionCommand = t.str("regression_command", &f.RegressionCommand)
 	s.TestTimeout = t.duration("test_timeout", &f.TestTimeout)
 	s.AgentTimeout = t.duration("agent_timeout", &f.AgentTimeout)
 	s.Parallel = t.int("parallel", 0, MaxForkBranches, &f.Parallel)

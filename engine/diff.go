@@ -52,6 +52,21 @@ func (e *Engine) Patch(ctx context.Context, r Ref, w io.Writer) error {
 	})
 }
 
+// ForkPoint calls fn with a directory holding run r's fork point (the
+// version it was forked from; for the source, the version the workspace
+// was taken under management with), readable until fn returns. fn must
+// not change it.
+func (e *Engine) ForkPoint(ctx context.Context, r Ref, fn func(dir string) error) error {
+	return e.withOrigin(ctx, r, func(be layer.Backend, br layer.Run, base []string) error {
+		dir, release, err := be.Read(ctx, base, filepath.Join(br.Dir, "forkpoint-"+tine.NewID("")))
+		if err != nil {
+			return err
+		}
+		defer release()
+		return fn(dir)
+	})
+}
+
 func (e *Engine) withOrigin(ctx context.Context, r Ref, fn func(layer.Backend, layer.Run, []string) error) error {
 	if !r.Run.Live() {
 		return fmt.Errorf("run %s is %s and has no files to compare: %w", r.Run.Name, r.Run.State, tine.ErrState)

@@ -75,9 +75,14 @@ type Options struct {
 	Accounts []budget.Account
 	// Test is the test command, run by sh -c in each fork once its agent
 	// finished; empty: none.
-	Test         string
-	TestTimeout  time.Duration
-	AgentTimeout time.Duration
+	Test string
+	// Holdout is a command run by sh -c in each finished fork after the
+	// agents ended, never shown to them; Regression runs the wider suite.
+	// Both are evidence for the judge (see the evidence package); empty:
+	// none. They are stopped at TestTimeout.
+	Holdout, Regression string
+	TestTimeout         time.Duration
+	AgentTimeout        time.Duration
 	// Budget is the per-fork cap and Aggregate the cap of all forks
 	// together, in US dollars; 0 is no cap.
 	Budget, Aggregate float64

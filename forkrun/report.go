@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/evidence"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/judge"
 )
@@ -79,6 +80,10 @@ type Fork struct {
 	// merge. NotReady says why not.
 	Ready    bool   `json:"ready"`
 	NotReady string `json:"not_ready,omitempty"`
+	// Evidence is what the checks after the agents learned about the
+	// fork: its tests' validity, cross-tests, holdout and regression
+	// commands, red flags of its diff. Nil until then.
+	Evidence *evidence.Fork `json:"evidence,omitempty"`
 }
 
 // Elapsed is how long the fork has run so far (or ran).

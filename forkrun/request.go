@@ -31,6 +31,10 @@ type Request struct {
 	Agent    string  `json:"agent,omitempty"`
 	AgentCmd string  `json:"agent_cmd,omitempty"`
 	Test     *string `json:"test,omitempty"`
+	// Holdout and Regression are the holdout and regression commands
+	// (see Options); unset: [fork] holdout_command, regression_command.
+	Holdout    *string `json:"holdout,omitempty"`
+	Regression *string `json:"regression,omitempty"`
 	// Durations in seconds.
 	TestTimeoutS  *float64 `json:"test_timeout_s,omitempty"`
 	AgentTimeoutS *float64 `json:"agent_timeout_s,omitempty"`
@@ -72,6 +76,8 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 		return o, fmt.Errorf("-n %d is over [fork] max_branches = %d: %w", o.N, fc.MaxBranches, tine.ErrInvalid)
 	}
 	o.Test = or(req.Test, fc.TestCommand)
+	o.Holdout = or(req.Holdout, fc.HoldoutCommand)
+	o.Regression = or(req.Regression, fc.RegressionCommand)
 	o.TestTimeout = seconds(req.TestTimeoutS, fc.TestTimeout.Duration)
 	o.AgentTimeout = seconds(req.AgentTimeoutS, fc.AgentTimeout.Duration)
 	o.Budget = or(req.BudgetUSD, fc.DefaultBudgetUSD)

@@ -106,19 +106,25 @@ func (r *runner) candidates(ctx context.Context) []judge.Candidate {
 		if !f.State.Judgeable() {
 			continue
 		}
-		c := judge.Candidate{Run: f.Run, Name: f.Name, Approach: f.Approach, AgentExit: f.Agent.ExitCode,
-			AgentResult: f.Agent.Result, Output: f.Agent.Output, FilesChanged: f.FilesChanged,
-			LinesAdded: f.LinesAdded, LinesDeleted: f.LinesDeleted, MergeClean: f.MergeClean, CostUSD: f.CostUSD,
-			NotReady: f.NotReady, PermissionDenials: f.Agent.DenialsTotal}
-		if f.Test != nil {
-			c.Tested, c.TestsPassed, c.TestTimedOut, c.TestOutput = true, f.Test.Passed, f.Test.TimedOut, f.Test.Output
-		}
+		c := CandidateOf(f)
 		if r.o.JudgeKind == "llm" {
 			c.Diff = r.patch(ctx, f.Run)
 		}
 		cs = append(cs, c)
 	}
 	return cs
+}
+
+// CandidateOf is fork f as a judge sees it, without its diff.
+func CandidateOf(f *Fork) judge.Candidate {
+	c := judge.Candidate{Run: f.Run, Name: f.Name, Approach: f.Approach, AgentExit: f.Agent.ExitCode,
+		AgentResult: f.Agent.Result, Output: f.Agent.Output, FilesChanged: f.FilesChanged,
+		LinesAdded: f.LinesAdded, LinesDeleted: f.LinesDeleted, MergeClean: f.MergeClean, CostUSD: f.CostUSD,
+		NotReady: f.NotReady, PermissionDenials: f.Agent.DenialsTotal, Evidence: f.Evidence}
+	if f.Test != nil {
+		c.Tested, c.TestsPassed, c.TestTimedOut, c.TestOutput = true, f.Test.Passed, f.Test.TimedOut, f.Test.Output
+	}
+	return c
 }
 
 // patch returns fork run's unified diff, at most maxJudgeDiff bytes.

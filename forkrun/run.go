@@ -176,6 +176,9 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	// What the forks changed is recorded even after an interrupt; nothing
 	// is judged or resolved then.
 	err := r.gather(context.WithoutCancel(ctx))
+	if err == nil && ctx.Err() == nil {
+		r.gatherEvidence(ctx)
+	}
 	switch {
 	case ctx.Err() != nil:
 		err = fmt.Errorf("fork-run interrupted: %w", ctx.Err())

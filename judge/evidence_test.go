@@ -98,5 +98,20 @@ func TestHeuristic_CannotTell(t *testing.T) {
 	}
 }
 
+// A winner that passes a rival's valid tests, with nothing against it, is
+// confident however close the runner-up; without that, it is not.
+func TestHeuristic_Corroboration(t *testing.T) {
+	corroborated := withEvidence(func(e *evidence.Fork) { e.CrossPassed = []string{"name-b"} })
+	ownValid := withEvidence(func(e *evidence.Fork) { e.TestFiles, e.Validity = []string{"x_test.go"}, evidence.Valid })
+	v := judgeHeuristic(t, done("a", passed, lines(4), corroborated), done("b", passed, lines(60), ownValid))
+	if v.Winner != "a" || !v.Clears(DefaultThresholdForTest) || v.CannotTell != "" || !strings.Contains(v.Rationale, "corroboration") {
+		t.Errorf("winner %s confidence %v cannot tell %q: %s; want a, clearing, corroborated", v.Winner, v.Confidence, v.CannotTell, v.Rationale)
+	}
+	v = judgeHeuristic(t, done("a", passed, lines(4), corroborated, outside), done("b", passed, lines(60), ownValid))
+	if v.Clears(DefaultThresholdForTest) {
+		t.Errorf("confidence %v with a red flag against the winner; want it not to clear", v.Confidence)
+	}
+}
+
 // DefaultThresholdForTest is fork-run's default confidence threshold.
 const DefaultThresholdForTest = 0.6

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 
@@ -114,6 +115,11 @@ func (Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict
 	sep := separation(as)
 	v.Confidence = round4(math.Min(sep, as[0].abs))
 	v.Rationale = rationale(as, sep)
+	if c := round4(math.Min(corroboration(as[0]), as[0].abs)); c > v.Confidence {
+		v.Confidence = c
+		v.Rationale += fmt.Sprintf(" Confidence rests on corroboration: %s passes the valid tests of %s, with nothing against it.",
+			as[0].c.label(), joinAnd(as[0].c.Evidence.CrossPassed))
+	}
 	v.CannotTell = cannotTell(as, v.Confidence)
 	if v.CannotTell != "" {
 		v.Rationale += " " + v.CannotTell
@@ -245,6 +251,21 @@ func status(c *Candidate) agentStatus {
 		return agentOK
 	}
 	return agentUnknown
+}
+
+// corroborated is the confidence a winner earns, however close its
+// runner-up, when tests a rival wrote, and that fail on the fork point,
+// pass on it, its own tests passed, and no evidence counts against it: a
+// close runner-up then leaves open which good fork to take, not whether
+// the winner is good.
+const corroborated = 0.7
+
+// corroboration is corroborated when a's evidence corroborates it, else 0.
+func corroboration(a *assessed) float64 {
+	if a.c.Evidence == nil || len(a.c.Evidence.CrossPassed) == 0 || a.tests != testsPassed || a.factor != 1 {
+		return 0
+	}
+	return corroborated
 }
 
 // separation is how clearly the winner stands apart from the runner-up, in

@@ -23,7 +23,7 @@ type forkRunFlags struct {
 	n                         int
 	approaches                []string
 	agentName, agentCmd       string
-	test                      string
+	test, holdout, regression string
 	testTimeout, agentTO      time.Duration
 	budget, aggregate         float64
 	mode, judgeKind           string
@@ -97,6 +97,8 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f.StringVar(&fl.agentName, "agent", "", "agent: claude, codex, command or an [agent.NAME] of tine.toml (default [fork] agent, else claude)")
 	f.StringVar(&fl.agentCmd, "agent-cmd", "", "run this shell command as the agent (sh -c, at the workspace path, with TINE_PROMPT, TINE_APPROACH, TINE_RUN, TINE_FORK_INDEX; it reports cost by printing {\"tine_cost_usd\": X} lines)")
 	f.StringVar(&fl.test, "test", "", "test command run by sh -c in each fork once its agent finished")
+	f.StringVar(&fl.holdout, "holdout-test", "", "holdout command run by sh -c in each fork after the agents ended, never shown to them (keep its files outside the workspace); evidence for the judge")
+	f.StringVar(&fl.regression, "regression-test", "", "wider test suite run by sh -c in each fork after the agents ended; evidence for the judge")
 	f.DurationVar(&fl.testTimeout, "test-timeout", 0, "kill the test command's process tree after this long (default 10m)")
 	f.DurationVar(&fl.agentTO, "agent-timeout", 0, "kill an agent after this long (default 30m)")
 	f.Float64Var(&fl.budget, "budget", 0, "per-fork budget in USD (default [fork] default_budget_usd, else 5; 0 = none)")
@@ -159,6 +161,12 @@ func forkRunRequest(c *cobra.Command, fl forkRunFlags) (forkrun.Request, error) 
 	}
 	if set("test") {
 		r.Test = &fl.test
+	}
+	if set("holdout-test") {
+		r.Holdout = &fl.holdout
+	}
+	if set("regression-test") {
+		r.Regression = &fl.regression
 	}
 	if set("test-timeout") {
 		r.TestTimeoutS = ptr(fl.testTimeout.Seconds())

@@ -1,0 +1,297 @@
+package forkrun
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/evidence"
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/layer"
+)
+
+// maxLiteralBytes bounds the fork point's test sources read for literals.
+const maxLiteralBytes = 1 << 20
+
+// forkFacts is what the evidence phase knows about one finished fork.
+type forkFacts struct {
+	f       *Fork
+	ref     engine.Ref
+	view    string
+	changes []layer.Change
+	tests   []layer.Change // the changes to test files
+	ev      *evidence.Fork
+}
+
+// gatherEvidence runs the evidence checks on the finished forks (see the
+// evidence package) and stores each fork's in its report entry: holdout
+// and regression commands in the fork, its changed tests on the fork
+// point, its code with its rivals' valid tests, and the red flags of its
+// diff. The commands run inside the forks' supervisors (launched again for
+// it), in scratch copies under the group's directory where they need a
+// tree other than the fork's own.
+func (r *runner) gatherEvidence(ctx context.Context) {
+	facts := r.forkFacts(ctx)
+	if len(facts) == 0 {
+		return
+	}
+	lits, scope := r.literalsAndScope(ctx, facts)
+	for _, fc := range facts {
+		fc.ev.Flags = evidence.RedFlags(evidence.ParseDiff(r.patch(ctx, fc.f.Run)), lits, scope)
+	}
+	if r.o.Holdout != "" || r.o.Regression != "" || r.o.Test != "" && anyTests(facts) {
+		ids := make([]string, len(facts))
+		for i, fc := range facts {
+			ids[i] = fc.f.Run
+		}
+		r.e.Launch(ctx, r.rep.Workspace, ids)
+		r.eachFork(facts, func(fc *forkFacts) { r.ownChecks(ctx, fc) })
+		r.crossTests(ctx, facts)
+		for _, id := range ids {
+			r.stopFork(id)
+		}
+	}
+	r.update(func() {
+		for _, fc := range facts {
+			fc.f.Evidence = fc.ev
+		}
+	})
+}
+
+// forkFacts lists the judgeable forks with their changes.
+func (r *runner) forkFacts(ctx context.Context) []*forkFacts {
+	r.mu.Lock()
+	var forks []*Fork
+	for _, f := range r.rep.Forks {
+		if f.State.Judgeable() {
+			forks = append(forks, f)
+		}
+	}
+	r.mu.Unlock()
+	var out []*forkFacts
+	for _, f := range forks {
+		ref, err := r.e.FindRun(ctx, f.Run)
+		if err != nil {
+			continue
+		}
+		changes, err := r.e.Changes(ctx, ref)
+		if err != nil {
+			continue
+		}
+		fc := &forkFacts{f: f, ref: ref, view: r.e.Path(ref.Workspace, ref.Run), changes: changes, ev: &evidence.Fork{}}
+		for _, c := range changes {
+			if c.Type != "dir" && evidence.IsTest(c.Path) {
+				fc.tests = append(fc.tests, c)
+				fc.ev.TestFiles = append(fc.ev.TestFiles, c.Path)
+			}
+		}
+		out = append(out, fc)
+	}
+	return out
+}
+
+func anyTests(facts []*forkFacts) bool {
+	for _, fc := range facts {
+		if len(fc.tests) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// eachFork calls fn for every fork, at most o.Parallel at once.
+func (r *runner) eachFork(facts []*forkFacts, fn func(*forkFacts)) {
+	slots := make(chan struct{}, max(r.o.Parallel, 1))
+	var wg sync.WaitGroup
+	for _, fc := range facts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			fn(fc)
+		}()
+	}
+	wg.Wait()
+}
+
+// literalsAndScope reads the literals of the fork point's test files and
+// the paths the prompt names among those the forks changed.
+func (r *runner) literalsAndScope(ctx context.Context, facts []*forkFacts) ([]string, []string) {
+	var src strings.Builder
+	r.e.ForkPoint(ctx, facts[0].ref, func(dir string) error {
+		return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || src.Len() > maxLiteralBytes {
+				return filepath.SkipDir
+			}
+			if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			rel, _ := filepath.Rel(dir, p)
+			if d.Type().IsRegular() && evidence.IsTest(filepath.ToSlash(rel)) {
+				if b, err := os.ReadFile(p); err == nil {
+					src.Write(b[:min(len(b), maxLiteralBytes-src.Len()+1)])
+					src.WriteByte('\n')
+				}
+			}
+			return nil
+		})
+	})
+	seen := map[string]bool{}
+	var paths []string
+	for _, fc := range facts {
+		for _, c := range fc.changes {
+			if !seen[c.Path] && c.Type != "dir" {
+				seen[c.Path] = true
+				paths = append(paths, c.Path)
+			}
+		}
+	}
+	sort.Strings(paths)
+	return evidence.Literals(src.String()), evidence.Scope(r.o.Prompt, paths)
+}
+
+// ownChecks runs the holdout and regression commands in the fork and its
+// changed tests on the fork point.
+func (r *runner) ownChecks(ctx context.Context, fc *forkFacts) {
+	if r.o.Holdout != "" {
+		fc.ev.Holdout = r.check(ctx, fc.f.Run, "", r.o.Holdout)
+	}
+	if r.o.Regression != "" {
+		fc.ev.Regression = r.check(ctx, fc.f.Run, "", r.o.Regression)
+	}
+	if len(fc.tests) == 0 || r.o.Test == "" {
+		return
+	}
+	dir, err := r.scratch(fc.f.Name + "-forkpoint")
+	if err == nil {
+		defer os.RemoveAll(dir)
+		err = r.e.ForkPoint(ctx, fc.ref, func(base string) error {
+			return fstree.Copy(ctx, base, dir, fstree.CopyOptions{})
+		})
+	}
+	if err == nil {
+		err = overlayTests(dir, fc.view, fc.tests)
+	}
+	if err != nil {
+		fc.ev.AtForkPoint = &evidence.Check{Command: r.o.Test, Error: err.Error()}
+	} else {
+		fc.ev.AtForkPoint = r.check(ctx, fc.f.Run, dir, r.o.Test)
+	}
+	fc.ev.Validity = evidence.ValidityOf(fc.ev.TestFiles, fc.ev.AtForkPoint)
+}
+
+// crossTests runs every fork's code with each rival's valid tests (whose
+// own run passed) and records who fails whose.
+func (r *runner) crossTests(ctx context.Context, facts []*forkFacts) {
+	var rivals []*forkFacts
+	for _, fc := range facts {
+		if fc.ev.Validity == evidence.Valid && fc.f.Test != nil && fc.f.Test.Passed {
+			rivals = append(rivals, fc)
+		}
+	}
+	if len(rivals) == 0 {
+		return
+	}
+	var mu sync.Mutex
+	var results []evidence.CrossResult
+	r.eachFork(facts, func(fc *forkFacts) {
+		for _, rv := range rivals {
+			if rv == fc {
+				continue
+			}
+			if c := r.crossTest(ctx, fc, rv); c.Ran() {
+				mu.Lock()
+				results = append(results, evidence.CrossResult{Fork: fc.f.Name, Rival: rv.f.Name, Passed: c.Passed && !c.TimedOut})
+				mu.Unlock()
+			}
+		}
+	})
+	byName := map[string]*evidence.Fork{}
+	for _, fc := range facts {
+		byName[fc.f.Name] = fc.ev
+	}
+	evidence.Cross(byName, results)
+}
+
+// crossTest runs fork fc's code with rival rv's test files.
+func (r *runner) crossTest(ctx context.Context, fc, rv *forkFacts) *evidence.Check {
+	dir, err := r.scratch(fc.f.Name + "-with-" + rv.f.Name)
+	if err == nil {
+		defer os.RemoveAll(dir)
+		err = fstree.Copy(ctx, fc.view, dir, fstree.CopyOptions{SkipVanished: true})
+	}
+	if err == nil {
+		err = overlayTests(dir, rv.view, rv.tests)
+	}
+	if err != nil {
+		return &evidence.Check{Command: r.o.Test, Error: err.Error()}
+	}
+	return r.check(ctx, fc.f.Run, dir, r.o.Test)
+}
+
+// scratch makes an empty directory for a check under the group's
+// directory.
+func (r *runner) scratch(name string) (string, error) {
+	dir := filepath.Join(r.dir, "evidence", name)
+	os.RemoveAll(dir)
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// overlayTests puts the test files of changes, as they are in view, into
+// dir: changed and added files are copied, deleted ones removed.
+func overlayTests(dir, view string, changes []layer.Change) error {
+	for _, c := range changes {
+		dst := filepath.Join(dir, filepath.FromSlash(c.Path))
+		if c.Kind == layer.Deleted {
+			if err := os.RemoveAll(dst); err != nil {
+				return err
+			}
+			continue
+		}
+		src := filepath.Join(view, filepath.FromSlash(c.Path))
+		st, err := os.Lstat(src)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		os.Remove(dst)
+		if err := os.WriteFile(dst, b, st.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check runs command by sh -c in fork run, in dir ("" is the workspace
+// path), stopped at the test timeout.
+func (r *runner) check(ctx context.Context, run, dir, command string) *evidence.Check {
+	script := command
+	if dir != "" {
+		script = "cd " + shellQuote(dir) + " && " + command
+	}
+	start := time.Now()
+	res, err := r.e.ExecWith(ctx, run, engine.ExecOptions{Args: []string{"sh", "-c", script}, Timeout: r.o.TestTimeout})
+	if err != nil {
+		return &evidence.Check{Command: command, Error: err.Error(), Seconds: time.Since(start).Seconds()}
+	}
+	return &evidence.Check{Command: command, Exit: res.Exit, Passed: res.Exit == 0 && !res.TimedOut && !res.Killed,
+		TimedOut: res.TimedOut, Seconds: res.Seconds, Output: lastBytes(res.Stdout+res.Stderr, 4<<10)}
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
