@@ -56,6 +56,11 @@ func TestLiteralsOf(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Literals = %q, want %q", got, want)
 	}
+	got = Literals(`[ "$(trim '  hi there  ')" = 'hi there' ]`)
+	want = []string{"  hi there  ", "$(trim '  hi there  ')", "hi there"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Literals = %q, want %q", got, want)
+	}
 }
 
 func TestRedFlags(t *testing.T) {
@@ -68,6 +73,7 @@ func TestRedFlags(t *testing.T) {
 	}{
 		{"HardCodedBranch", FileDiff{Path: "calc.py", Added: []string{"if n == 5: return 120"}}, nil, []FlagKind{TestLiterals}},
 		{"TwoLiterals", FileDiff{Path: "calc.py", Added: []string{"table = {120: 'hello-world'}"}}, nil, []FlagKind{TestLiterals}},
+		{"HardCodedBody", FileDiff{Path: "calc.py", Added: []string{"if n == 5:", "    return 120"}}, nil, []FlagKind{TestLiterals}},
 		{"MessageIsNoFlag", FileDiff{Path: "calc.py", Added: []string{`raise ValueError("invalid input")`}}, nil, nil},
 		{"LiteralAlreadyThere", FileDiff{Path: "calc.py", Added: []string{"if n == 120: pass"}, Removed: []string{"if n == 120: return"}}, nil, nil},
 		{"LongerNumberIsNoHit", FileDiff{Path: "calc.py", Added: []string{"if n == 1205: pass"}}, nil, nil},
@@ -76,6 +82,7 @@ func TestRedFlags(t *testing.T) {
 		{"Weakened", FileDiff{Path: "test_calc.py", Removed: []string{"assert fact(5) == 120"}, Added: []string{"fact(5)"}}, nil, []FlagKind{AssertionsRemoved}},
 		{"AssertionReplaced", FileDiff{Path: "test_calc.py", Removed: []string{"assert fact(5) == 121"}, Added: []string{"assert fact(5) == 120"}}, nil, nil},
 		{"ShellEarlyExit", FileDiff{Path: "wc_test.sh", Added: []string{"exit 0"}}, nil, []FlagKind{TestSkipped}},
+		{"PythonEarlyExit", FileDiff{Path: "test_calc.py", Added: []string{"import sys; sys.exit(0)"}}, nil, []FlagKind{TestSkipped}},
 		{"OutsideScope", FileDiff{Path: "util.py", Added: []string{"x = 1"}}, []string{"calc.py"}, []FlagKind{OutsideScope}},
 		{"InScope", FileDiff{Path: "calc.py", Added: []string{"x = 1"}}, []string{"calc.py"}, nil},
 		{"TestsNeverOutside", FileDiff{Path: "test_util.py", Added: []string{"assert 1"}}, []string{"calc.py"}, nil},

@@ -40,7 +40,7 @@ func (f Flag) String() string {
 
 var (
 	// skipRE matches a line that skips tests.
-	skipRE = regexp.MustCompile(`\bt\.Skip(Now|f)?\(|pytest\.(mark\.)?skip|unittest\.skip|@skip|\.skip\(|\bxit\(|\bxdescribe\(|^\s*skip\b|^\s*exit 0\s*$`)
+	skipRE = regexp.MustCompile(`\bt\.Skip(Now|f)?\(|pytest\.(mark\.)?skip|unittest\.skip|@skip|\.skip\(|\bxit\(|\bxdescribe\(|^\s*skip\b|^\s*exit 0\s*$|\bsys\.exit\(0\)`)
 	// assertRE matches a line that asserts something.
 	assertRE = regexp.MustCompile(`\bassert|\bexpect\(|\bcheck\b|\bt\.(Error|Errorf|Fatal|Fatalf|Fail)\b|\.(Equal|Equals|True|False|Assert)\w*\(|\bshould\b|^\s*\[\[? |\btest\s+"?\$|\bfail\b|-(eq|ne)\b|==|!=`)
 	// numberRE and stringRE match literals.
@@ -65,8 +65,12 @@ func Literals(src string) []string {
 	}
 	for _, l := range strings.Split(src, "\n") {
 		for _, m := range stringRE.FindAllString(l, -1) {
-			if s := m[1 : len(m)-1]; len([]rune(s)) >= 3 && strings.TrimSpace(s) != "" {
-				add(s)
+			s := m[1 : len(m)-1]
+			// One level of nesting: sh's "$(f 'arg')".
+			for _, in := range append(stringRE.FindAllString(s, -1), m) {
+				if s := in[1 : len(in)-1]; len([]rune(s)) >= 3 && strings.TrimSpace(s) != "" {
+					add(s)
+				}
 			}
 		}
 		for _, m := range numberRE.FindAllString(stringRE.ReplaceAllString(l, ""), -1) {
@@ -117,18 +121,20 @@ func testFlags(d FileDiff) []Flag {
 }
 
 // literalFlag flags a code change whose added lines hard-code the tests'
-// literals: a line with two of them, or one in a comparison or branch,
-// that the file's removed lines did not already hold.
+// literals: a line with two of them, or one in a comparison or branch (or
+// right after one: the body of an if), that the file's removed lines did
+// not already hold.
 func literalFlag(d FileDiff, lits []string) (Flag, bool) {
 	old := strings.Join(d.Removed, "\n")
-	for _, l := range d.Added {
+	for i, l := range d.Added {
 		var hits []string
 		for _, lit := range lits {
 			if containsLiteral(l, lit) && !containsLiteral(old, lit) {
 				hits = append(hits, lit)
 			}
 		}
-		if len(hits) >= 2 || len(hits) == 1 && compareRE.MatchString(l) {
+		branch := compareRE.MatchString(l) || i > 0 && compareRE.MatchString(d.Added[i-1])
+		if len(hits) >= 2 || len(hits) == 1 && branch {
 			return Flag{Kind: TestLiterals, Path: d.Path, Detail: clipLine(l)}, true
 		}
 	}

@@ -1,0 +1,211 @@
+package selection
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/tinehq/tine/evidence"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/judge"
+)
+
+// Result is one judge's figures over the benchmark.
+type Result struct {
+	Judge string
+	Tasks int
+	// Correct counts the tasks whose chosen winner is correct (expected
+	// values for random choice); Decided those where the judge would have
+	// merged automatically (its confidence cleared the threshold and the
+	// winner was ready), DecidedCorrect the correct ones among them and
+	// WrongMerges the rest.
+	Correct, Decided, DecidedCorrect, WrongMerges float64
+	// Indistinct and IndistinctAbstained count the tasks only the holdout
+	// can decide, and those where the judge abstained.
+	Indistinct, IndistinctAbstained int
+}
+
+// Accuracy is the share of tasks whose winner is correct.
+func (r Result) Accuracy() float64 { return ratio(r.Correct, float64(r.Tasks)) }
+
+// DecidedAccuracy is the share of correct winners among the tasks where
+// the judge did not abstain.
+func (r Result) DecidedAccuracy() float64 { return ratio(r.DecidedCorrect, r.Decided) }
+
+// Abstention is the share of tasks where the judge did not merge.
+func (r Result) Abstention() float64 { return 1 - ratio(r.Decided, float64(r.Tasks)) }
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// pick is what a judge chose on one task: the winner's approach ("" for
+// none) and whether it would have been merged automatically.
+type pick struct {
+	approach string
+	merge    bool
+}
+
+// A chooser picks among a task's judgeable forks.
+type chooser func(o *Outcome, forks []*forkrun.Fork) pick
+
+// Judges are the choosers Score compares, by name, in order; random is
+// added by Score itself, as an expectation.
+var judges = []struct {
+	name string
+	fn   chooser
+}{
+	{"heuristic, evidence without the holdout", heuristicWith(noHoldout)},
+	{"heuristic, no evidence (before)", heuristicWith(func(*evidence.Fork) *evidence.Fork { return nil })},
+	{"smallest passing diff", smallestPassing},
+	{"heuristic, evidence and the holdout", heuristicWith(func(e *evidence.Fork) *evidence.Fork { return e })},
+}
+
+func noHoldout(e *evidence.Fork) *evidence.Fork {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Holdout = nil
+	return &c
+}
+
+// heuristicWith is the heuristic judge over the forks' evidence as ev
+// changes it.
+func heuristicWith(ev func(*evidence.Fork) *evidence.Fork) chooser {
+	return func(o *Outcome, forks []*forkrun.Fork) pick {
+		var cands []judge.Candidate
+		byRun := map[string]*forkrun.Fork{}
+		for _, f := range forks {
+			c := forkrun.CandidateOf(f)
+			c.Evidence = ev(f.Evidence)
+			cands = append(cands, c)
+			byRun[f.Run] = f
+		}
+		v, err := judge.Heuristic{}.Judge(context.Background(), o.Task.Prompt, cands)
+		if err != nil || byRun[v.Winner] == nil {
+			return pick{}
+		}
+		w := byRun[v.Winner]
+		return pick{approach: w.Approach, merge: v.Clears(o.Report.Threshold) && w.Ready}
+	}
+}
+
+// smallestPassing is "tests passed and smallest diff": the passing fork
+// with the fewest lines changed (the first in fork order on a tie), always
+// merged; none when no fork passed.
+func smallestPassing(_ *Outcome, forks []*forkrun.Fork) pick {
+	var best *forkrun.Fork
+	for _, f := range forks {
+		if f.Test == nil || !f.Test.Passed || f.FilesChanged == 0 {
+			continue
+		}
+		if best == nil || f.LinesAdded+f.LinesDeleted < best.LinesAdded+best.LinesDeleted {
+			best = f
+		}
+	}
+	if best == nil {
+		return pick{}
+	}
+	return pick{approach: best.Approach, merge: true}
+}
+
+// judgeable are the forks a judge sees.
+func judgeable(r *forkrun.Report) []*forkrun.Fork {
+	var out []*forkrun.Fork
+	for _, f := range r.Forks {
+		if f.State.Judgeable() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Score replays every judge on the outcomes.
+func Score(outs []*Outcome) []Result {
+	var res []Result
+	for _, j := range judges {
+		r := Result{Judge: j.name}
+		for _, o := range outs {
+			p := j.fn(o, judgeable(o.Report))
+			r.add(o, p.approach != "" && Correct(o.Task.Kind(p.approach)), p.merge)
+		}
+		res = append(res, r)
+	}
+	rnd := Result{Judge: "random choice (expected)"}
+	for _, o := range outs {
+		forks := judgeable(o.Report)
+		good := 0
+		for _, f := range forks {
+			if Correct(o.Task.Kind(f.Approach)) {
+				good++
+			}
+		}
+		p := ratio(float64(good), float64(len(forks)))
+		rnd.Tasks++
+		rnd.Correct += p
+		rnd.Decided++
+		rnd.DecidedCorrect += p
+		rnd.WrongMerges += 1 - p
+		if o.Task.Indistinct {
+			rnd.Indistinct++
+		}
+	}
+	return append(res, rnd)
+}
+
+func (r *Result) add(o *Outcome, correct, merge bool) {
+	r.Tasks++
+	if correct {
+		r.Correct++
+	}
+	if merge {
+		r.Decided++
+		if correct {
+			r.DecidedCorrect++
+		} else {
+			r.WrongMerges++
+		}
+	}
+	if o.Task.Indistinct {
+		r.Indistinct++
+		if !merge {
+			r.IndistinctAbstained++
+		}
+	}
+}
+
+// Mislabelled lists the forks whose holdout outcome disagrees with their
+// candidate's known quality: a broken task, not a judge's mistake.
+func Mislabelled(outs []*Outcome) []string {
+	var out []string
+	for _, o := range outs {
+		for _, f := range o.Report.Forks {
+			h := (*evidence.Check)(nil)
+			if f.Evidence != nil {
+				h = f.Evidence.Holdout
+			}
+			kind := o.Task.Kind(f.Approach)
+			if !h.Ran() || h.Passed != Correct(kind) {
+				out = append(out, fmt.Sprintf("%s %s (%s): state %s, holdout %s", o.Task.Name, f.Approach, kind, f.State, h.Word()))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PrintTable writes the results as a Markdown table.
+func PrintTable(w io.Writer, res []Result) {
+	fmt.Fprintln(w, "| judge | accuracy | accuracy when it merges | abstention | wrong automatic merges | abstained on indistinct tasks |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, r := range res {
+		fmt.Fprintf(w, "| %s | %.0f%% (%.1f/%d) | %.0f%% (%.1f/%.1f) | %.0f%% | %.1f | %d/%d |\n", r.Judge,
+			100*r.Accuracy(), r.Correct, r.Tasks, 100*r.DecidedAccuracy(), r.DecidedCorrect, r.Decided,
+			100*r.Abstention(), r.WrongMerges, r.IndistinctAbstained, r.Indistinct)
+	}
+}

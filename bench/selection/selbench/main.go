@@ -1,0 +1,82 @@
+// Command selbench runs the selection benchmark (package selection)
+// through a tine binary and prints, per judge, its accuracy, its accuracy
+// when it merges, its abstention rate and its wrong automatic merges, with
+// random choice and "smallest passing diff" beside them. Needs root, as
+// fork-run does.
+//
+//	go run ./bench/selection/selbench -tine /tmp/tine [-tasks REGEXP] [-v]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/tinehq/tine/bench/selection"
+)
+
+func main() {
+	bin := flag.String("tine", "tine", "the tine binary")
+	only := flag.String("tasks", "", "run only the tasks whose name matches this regular expression")
+	keep := flag.Bool("keep", false, "keep the scratch directory")
+	verbose := flag.Bool("v", false, "print every fork's evidence")
+	flag.Parse()
+	re, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "selbench: -tasks:", err)
+		os.Exit(2)
+	}
+	if err := run(*bin, re, *keep, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "selbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string, re *regexp.Regexp, keep, verbose bool) error {
+	root, err := os.MkdirTemp("", "tine-selbench-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(root)
+	}
+	r := &selection.Runner{Tine: bin, Home: root + "/home", Dir: root}
+	var outs []*selection.Outcome
+	start := time.Now()
+	for _, t := range selection.Tasks() {
+		if !re.MatchString(t.Name) {
+			continue
+		}
+		t0 := time.Now()
+		o, err := r.Run(context.Background(), t)
+		if err != nil {
+			return err
+		}
+		outs = append(outs, o)
+		fmt.Fprintf(os.Stderr, "%s: %d forks, %.1fs, fork-run's own verdict: %s\n", t.Name, len(o.Report.Forks), time.Since(t0).Seconds(), o.Report.Winner)
+		if verbose {
+			for _, f := range o.Report.Forks {
+				fmt.Fprintf(os.Stderr, "  %s %s (%s) tests %v lines %d: %v\n", f.Name, f.Approach, t.Kind(f.Approach), testWord(f.Test != nil && f.Test.Passed), f.LinesAdded+f.LinesDeleted, f.Evidence.Lines())
+			}
+			if v := o.Report.Verdict; v != nil {
+				fmt.Fprintf(os.Stderr, "  verdict %.2f: %s\n", v.Confidence, v.Rationale)
+			}
+		}
+	}
+	for _, m := range selection.Mislabelled(outs) {
+		fmt.Fprintln(os.Stderr, "mislabelled:", m)
+	}
+	fmt.Printf("%d tasks, %.0f s\n\n", len(outs), time.Since(start).Seconds())
+	selection.PrintTable(os.Stdout, selection.Score(outs))
+	return nil
+}
+
+func testWord(passed bool) string {
+	if passed {
+		return "passed"
+	}
+	return "failed"
+}
