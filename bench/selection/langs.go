@@ -10,8 +10,8 @@ type lang struct {
 	codeFile, testFile, extraTest string
 	regression, holdoutCmd        string
 	test                          func(problem) string
-	code                          func(p problem, body string) string    // the code file with p's function
-	rewrite                       func(p problem) string                 // the code file, rewritten
+	code                          func(p problem, body string) string       // the code file with p's function
+	rewrite                       func(p problem) string                    // the code file, rewritten
 	testBody                      func(p problem, cases [][2]string) string // a test file over cases
 	holdoutFiles                  func(p problem) map[string]string
 	util, utilBroken, utilTest    string
@@ -191,8 +191,10 @@ var shLang = &lang{
 	util:       "# shout upper-cases its argument and adds an exclamation mark.\nshout() {\n\techo \"$(echo \"$1\" | tr a-z A-Z)!\"\n}\n",
 	utilBroken: "# shout upper-cases its argument.\nshout() {\n\techo \"$1\" | tr a-z A-Z\n}\n",
 	utilTest:   ". ./util.sh\n\n" + shCase([2]string{"shout hey", "HEY!"}) + "echo ok\n",
-	skipLine:   func(t string) string { return strings.Replace(t, ". ./lib.sh\n", ". ./lib.sh\nexit 0 # flaky, see later\n", 1) },
-	comment:    "\t# TODO: check the edge cases.",
+	skipLine: func(t string) string {
+		return strings.Replace(t, ". ./lib.sh\n", ". ./lib.sh\nexit 0 # flaky, see later\n", 1)
+	},
+	comment: "\t# TODO: check the edge cases.",
 }
 
 // shCase is one assertion of a shell test.
