@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/evidence"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/judge"
 )
@@ -46,6 +47,8 @@ func (f *fixture) finishedReport() *forkrun.Report {
 	exit := 0
 	a.State, a.FinishedAt, a.FilesChanged, a.LinesAdded = forkrun.Finished, end.Add(-30*time.Second), 1, 1
 	a.Test = &forkrun.Test{Command: "go test ./...", Exit: 1, Seconds: 4, Output: "FAIL " + hostileScript}
+	a.Evidence = &evidence.Fork{Holdout: &evidence.Check{Command: "sh /srv/holdout.sh", Exit: 1},
+		Flags: []evidence.Flag{{Kind: evidence.TestLiterals, Path: "calc.py", Detail: hostileScript}}}
 	b.State, b.StartedAt, b.FinishedAt, b.CostUSD = forkrun.Finished, rep.StartedAt.Add(time.Second), end, 0.31
 	b.FilesChanged, b.LinesAdded, b.LinesDeleted, b.MergeClean, b.Ready = 1, 1, 1, true, true
 	b.Test = &forkrun.Test{Command: "go test ./...", Passed: true, Seconds: 3, Output: "ok"}
@@ -136,6 +139,7 @@ func TestHandler_ForkRun(t *testing.T) {
 			`<meter min="0" max="1" value="0.87">`, "0.31", "$0.43", "exit 0",
 			`<td>passed</td><td>$0.31</td>`, // the comparison's tests and cost columns
 			`class="resolution">merge of ` + b.Name,
+			"<li>holdout: failed</li>", "<li>red flag: test literals in calc.py (&lt;script&gt;", // the evidence
 		} {
 			if !strings.Contains(body, w) {
 				t.Errorf("no %q in the page", w)

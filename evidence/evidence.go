@@ -132,6 +132,38 @@ func (f *Fork) Lines() []string {
 	return out
 }
 
+// Short describes f in a few words for a table: "holdout passed,
+// regression failed, own tests valid, fails 1 rival's tests, 2 red
+// flags"; "—" when there is nothing.
+func (f *Fork) Short() string {
+	if f == nil {
+		return "—"
+	}
+	var parts []string
+	if f.Holdout != nil {
+		parts = append(parts, "holdout "+f.Holdout.Word())
+	}
+	if f.Regression != nil {
+		parts = append(parts, "regression "+f.Regression.Word())
+	}
+	switch f.Validity {
+	case Valid:
+		parts = append(parts, "own tests valid")
+	case ProvesNothing:
+		parts = append(parts, "own tests prove nothing")
+	}
+	if n := len(f.CrossFailed); n > 0 {
+		parts = append(parts, fmt.Sprintf("fails %d rival's tests", n))
+	}
+	if n := len(f.Flags); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d red flag(s)", n))
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // joinMax joins at most three paths, saying how many more there are.
 func joinMax(paths []string) string {
 	if len(paths) <= 3 {

@@ -160,6 +160,12 @@ func TestForkLines(t *testing.T) {
 			t.Errorf("Lines lack %q:\n%s", want, got)
 		}
 	}
+	if got, want := f.Short(), "holdout failed, own tests prove nothing, 1 red flag(s)"; got != want {
+		t.Errorf("Short = %q, want %q", got, want)
+	}
+	if got := (*Fork)(nil).Short(); got != "—" {
+		t.Errorf("Short of nil = %q", got)
+	}
 	if f.Severe() != 1 {
 		t.Errorf("Severe = %d, want 1", f.Severe())
 	}

@@ -174,8 +174,12 @@ func (o *Owner) alive() bool {
 	return err == nil && st.StartTime == o.StartTime && st.State != 'Z'
 }
 
-// Fork returns the fork with run id or name ref.
+// Fork returns the fork with run id or name ref; nil when there is none
+// (or r is nil).
 func (r *Report) Fork(ref string) *Fork {
+	if r == nil {
+		return nil
+	}
 	for _, f := range r.Forks {
 		if f.Run == ref || f.Name == ref {
 			return f

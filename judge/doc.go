@@ -51,6 +51,34 @@
 // most when untested. The differences in diff size alone give at most
 // 0.27, so they never decide automatically at the usual thresholds.
 //
+// # Evidence beyond the test command
+//
+// A candidate's Evidence (package evidence, gathered by fork-run) changes
+// its score and its absolute evidence by multiplying both by a factor, the
+// product of penalties: a holdout command that failed 0.25, a regression
+// command that failed 0.4, failing a rival's valid tests 0.6, each red flag
+// of gaming the tests (a test deleted, skipped or weakened, literals of the
+// tests hard-coded; at most three) 0.5, and code changed outside the files
+// the prompt names 0.9. Without evidence the factor is 1 and the scoring
+// above is unchanged. Tests that pass but prove nothing (the fork's own
+// changed tests pass on the fork point already) have the test goodness
+// 0.2, and read "passed but prove nothing". The rationale names the
+// penalties that put the runner-up behind ("src-1 is penalised (holdout
+// failed)") and those that limit the winner's confidence.
+//
+// A winner whose tests passed, with factor 1, and which passes the valid
+// tests of at least one rival (tests that fail on the fork point) is
+// corroborated: its confidence is at least 0.7 (capped by its absolute
+// evidence), however close the runner-up, since a close runner-up then
+// leaves open which good fork to take, not whether the winner is good.
+//
+// When the confidence is below 0.5 and the two leading candidates differ
+// in nothing but diff size and error signals (same test outcome, same
+// factor, same goodness on every other feature), the verdict's CannotTell
+// says so and names what would separate them: a holdout test, a regression
+// command, or, when both ran, a holdout test that exercises where they
+// differ. It is appended to the rationale.
+//
 // Error signals are counted per line over the last 64 KiB of the agent's
 // output and of the test output. A line counts once when it looks like an
 // error report: "panic: ", "Traceback (most recent call last)", an

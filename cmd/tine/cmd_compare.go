@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/display"
 )
 
@@ -29,15 +30,24 @@ recommendation is a heuristic: the smallest ready diff.`,
 				if asJSON {
 					return a.printJSON(cmp)
 				}
+				// A fork-run's report, when there is one, adds each fork's evidence.
+				var rep *forkrun.Report
+				if cmp.Group != nil {
+					rep, _ = forkrun.Load(e, cmp.Group.Workspace, cmp.Group.ID)
+				}
 				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "FORK\tAPPROACH\tSTATE\tREADY\tFILES\tLINES\tNOTE")
+				fmt.Fprintln(tw, "FORK\tAPPROACH\tSTATE\tREADY\tFILES\tLINES\tEVIDENCE\tNOTE")
 				for _, f := range cmp.Forks {
 					mark := ""
 					if f.Run.ID == cmp.Recommended {
 						mark = " *"
 					}
-					fmt.Fprintf(tw, "%s%s\t%s\t%s\t%v\t%d\t+%d -%d\t%s\n", f.Run.Name, mark, display.Text(dash(f.Run.Approach)), f.Run.State,
-						f.Ready, f.Changed, f.LinesAdded, f.LinesDeleted, display.Text(f.NotReady))
+					ev := "—"
+					if fk := rep.Fork(f.Run.ID); fk != nil {
+						ev = fk.Evidence.Short()
+					}
+					fmt.Fprintf(tw, "%s%s\t%s\t%s\t%v\t%d\t+%d -%d\t%s\t%s\n", f.Run.Name, mark, display.Text(dash(f.Run.Approach)), f.Run.State,
+						f.Ready, f.Changed, f.LinesAdded, f.LinesDeleted, display.Text(ev), display.Text(f.NotReady))
 				}
 				if err := tw.Flush(); err != nil {
 					return err

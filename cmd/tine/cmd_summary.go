@@ -146,6 +146,12 @@ func (a *app) printSummary(s *runSummary) {
 	}
 	fmt.Fprintf(w, "changes:   %d file(s), +%d -%d lines\n", f.FilesChanged, f.LinesAdded, f.LinesDeleted)
 	printRefused(w, s.Refused)
+	if lines := f.Evidence.Lines(); len(lines) > 0 {
+		fmt.Fprintln(w, "evidence:")
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %s\n", display.Text(l))
+		}
+	}
 	if s.Score != nil {
 		fmt.Fprintf(w, "score:     %.2f%s\n", *s.Score, map[bool]string{true: " (the judge's winner)", false: ""}[s.Winner])
 	}

@@ -1,0 +1,88 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+
+	"github.com/tinehq/tine/bench/selection"
+	"github.com/tinehq/tine/evidence"
+)
+
+// TestSelectionBenchmark runs a few tasks of the selection benchmark (one
+// per language, plus one only the holdout can decide) through fork-run and
+// checks that the heuristic judge, on the evidence without the holdout,
+// picks a correct candidate or abstains, never merging a wrong one; that
+// it abstains on the indistinct task; and that the evidence says what the
+// candidates are. The full benchmark is bench/selection/run.sh.
+func TestSelectionBenchmark(t *testing.T) {
+	requireRoot(t)
+	for _, bin := range []string{"python3", "go"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("the benchmark's tasks need %s", bin)
+		}
+	}
+	want := map[string]bool{"01-python-fact": true, "12-go-max": true, "21-shell-fact": true, "22-shell-upper": true}
+	e := newEnv(t)
+	r := &selection.Runner{Tine: tineBin, Home: e.home, Dir: t.TempDir(), Env: e.vars}
+	var outs []*selection.Outcome
+	for _, task := range selection.Tasks() {
+		if !want[task.Name] {
+			continue
+		}
+		o, err := r.Run(context.Background(), task)
+		if err != nil {
+			t.Fatalf("%s: %v", task.Name, err)
+		}
+		outs = append(outs, o)
+		checkEvidence(t, o)
+	}
+	if len(outs) != len(want) {
+		t.Fatalf("ran %d tasks, want %d", len(outs), len(want))
+	}
+	if bad := selection.Mislabelled(outs); len(bad) > 0 {
+		t.Errorf("holdouts disagree with the candidates' known quality: %q", bad)
+	}
+	res := selection.Score(outs)
+	h := res[0] // the heuristic on the evidence without the holdout
+	if h.WrongMerges != 0 || h.IndistinctAbstained != h.Indistinct || h.DecidedCorrect < 2 {
+		t.Errorf("%s: %+v; want no wrong merge, abstention on every indistinct task, at least 2 correct merges", h.Judge, h)
+	}
+}
+
+// checkEvidence checks what the evidence says about each kind of candidate.
+func checkEvidence(t *testing.T, o *selection.Outcome) {
+	t.Helper()
+	for _, f := range o.Report.Forks {
+		ev, kind := f.Evidence, o.Task.Kind(f.Approach)
+		if ev == nil {
+			t.Errorf("%s %s (%s): no evidence", o.Task.Name, f.Name, kind)
+			continue
+		}
+		var bad bool
+		switch kind {
+		case selection.Rewrite:
+			bad = ev.Validity != evidence.Valid
+		case selection.HardCode:
+			bad = !hasFlag(ev, evidence.TestLiterals) || len(ev.CrossFailed) == 0
+		case selection.BreakOther:
+			bad = ev.Regression == nil || ev.Regression.Passed || !hasFlag(ev, evidence.OutsideScope)
+		case selection.Minimal:
+			bad = len(ev.Flags) > 0 || ev.Regression == nil || !ev.Regression.Passed
+		}
+		if bad {
+			t.Errorf("%s %s (%s): evidence %v", o.Task.Name, f.Name, kind, ev.Lines())
+		}
+	}
+}
+
+func hasFlag(ev *evidence.Fork, k evidence.FlagKind) bool {
+	for _, f := range ev.Flags {
+		if f.Kind == k {
+			return true
+		}
+	}
+	return false
+}
