@@ -90,6 +90,8 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	fk.r.update(func() {
 		fk.f.State, fk.f.StartedAt, fk.f.AgentLog = Running, start.UTC(), logPath
 	})
+	cleanup := fk.sandboxLeftovers(ctx)
+	defer cleanup()
 	pr, pw := io.Pipe()
 	consumed := make(chan error, 1)
 	go func() {
