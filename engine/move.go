@@ -41,7 +41,7 @@ func deltaAtLeast(dir string, minBytes int64, minFiles int) bool {
 	var bytes int64
 	files := 0
 	enough := errors.New("enough")
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err := fstree.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
