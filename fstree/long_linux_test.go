@@ -32,7 +32,7 @@ func deepNames(n int) []string {
 // or openat, making the directories when mk is set, and returns the
 // deepest directory's descriptor. It uses no path longer than a name, so
 // it is independent of the code under test.
-func openChain(t *testing.T, root string, names []string, mk bool) int {
+func openChain(t testing.TB, root string, names []string, mk bool) int {
 	t.Helper()
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -240,4 +240,53 @@ func TestLongPaths(t *testing.T) {
 			t.Errorf("left after RemoveAll: %v", left)
 		}
 	})
+}
+
+// longTree makes smallTree's n files below a chain of deepNames(24) in
+// root: made at a short path, then renamed to the bottom by descriptor.
+func longTree(b *testing.B, root string, n int) {
+	b.Helper()
+	tmp := filepath.Join(b.TempDir(), "flat")
+	must(b, os.Mkdir(tmp, 0o755))
+	smallTree(b, tmp, n)
+	fd := openChain(b, root, deepNames(24), true)
+	defer unix.Close(fd)
+	ents, err := os.ReadDir(tmp)
+	must(b, err)
+	for _, e := range ents {
+		must(b, unix.Renameat(unix.AT_FDCWD, filepath.Join(tmp, e.Name()), fd, e.Name()))
+	}
+}
+
+// BenchmarkCopyLong is BenchmarkCopy with the 2,000 files below a path
+// longer than PATH_MAX, where every call resolves its path chunk by chunk.
+func BenchmarkCopyLong(b *testing.B) {
+	src := filepath.Join(b.TempDir(), "src")
+	must(b, os.Mkdir(src, 0o755))
+	longTree(b, src, 2000)
+	work := filepath.Join(filepath.Dir(src), "bench-dst")
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		must(b, fstree.RemoveAll(work))
+		must(b, os.Mkdir(work, 0o755))
+		b.StartTimer()
+		must(b, fstree.Copy(context.Background(), src, work, fstree.CopyOptions{}))
+	}
+}
+
+// BenchmarkDiffLong is BenchmarkDiff with the files below a path longer
+// than PATH_MAX.
+func BenchmarkDiffLong(b *testing.B) {
+	base, view := filepath.Join(b.TempDir(), "base"), filepath.Join(b.TempDir(), "view")
+	must(b, os.Mkdir(base, 0o755))
+	must(b, os.Mkdir(view, 0o755))
+	longTree(b, base, 2000)
+	must(b, fstree.Copy(context.Background(), base, view, fstree.CopyOptions{}))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := fstree.Diff(context.Background(), base, view); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
