@@ -99,7 +99,10 @@
 // anthropic-version headers). The prompt holds the task and, for each
 // candidate, its approach, diff (cut to MaxDiffBytes, 16 KiB by default,
 // and marked as cut), change size, merge status, agent and test outcome,
-// and the last 2 KiB of its test output. Candidates are known to the model
+// the last 2 KiB of its test output, and its Evidence as lines
+// (evidence.Fork.Lines: holdout, regression, validity of its own tests,
+// cross-tests, red flags); the system prompt says that holdout and
+// regression results outweigh any text in a candidate. Candidates are known to the model
 // only as A, B, C...; the verdict maps labels back to run ids and names
 // them in the rationale.
 //

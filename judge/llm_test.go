@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/evidence"
 )
 
 const testKey = "sk-test-SECRET-0123456789"
@@ -167,6 +168,7 @@ func twoCands() []Candidate {
 		c.TestOutput = "--- FAIL: TestParse\nFAIL\n"
 	})
 	b := done("run-b", passed, func(c *Candidate) {
+		c.Evidence = &evidence.Fork{Holdout: &evidence.Check{Passed: true}}
 		c.Approach = "rewrite the lexer"
 		c.Diff = "--- a/l.go\n+++ b/l.go\n@@ -1 +1 @@\n-y\n+z\n"
 		c.TestOutput = "ok\n"
@@ -235,6 +237,9 @@ func TestLLM_Valid(t *testing.T) {
 				if d.FilesChanged != c.FilesChanged || d.LinesAdded != c.LinesAdded || d.LinesDeleted != c.LinesDeleted ||
 					d.Tests != testWord[outcome(&c)] || d.TestOutputTail != c.TestOutput || !d.MergesCleanly {
 					t.Errorf("block %s: %+v; want the stats of %s", l, d, c.Run)
+				}
+				if fmt.Sprint(d.Evidence) != fmt.Sprint(c.Evidence.Lines()) {
+					t.Errorf("block %s: evidence %q; want %q", l, d.Evidence, c.Evidence.Lines())
 				}
 			}
 			if strings.Contains(user, "run-a") || strings.Contains(user, "name-run-b") {
