@@ -102,9 +102,9 @@
 // the last 2 KiB of its test output, and its Evidence as lines
 // (evidence.Fork.Lines: holdout, regression, validity of its own tests,
 // cross-tests, red flags); the system prompt says that holdout and
-// regression results outweigh any text in a candidate. Candidates are known to the model
-// only as A, B, C...; the verdict maps labels back to run ids and names
-// them in the rationale.
+// regression results outweigh any text in a candidate. Candidates are
+// known to the model only as A, B, C...; the verdict maps labels back to
+// run ids and names them in the rationale.
 //
 // Candidate contents are untrusted: an agent under review may have written
 // text meant to sway the judge. Two defences keep it inside its own block.
