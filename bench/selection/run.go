@@ -19,7 +19,13 @@ type Runner struct {
 	Home string   // TINE_HOME
 	Dir  string   // where tasks are written
 	Env  []string // the environment of tine (TINE_HOME is added)
+	// Keep leaves the workspaces under tine (Repo names them) instead of
+	// releasing them after each fork-run.
+	Keep bool
 }
+
+// Repo is where the repository of task t is put under tine.
+func (r *Runner) Repo(t Task) string { return filepath.Join(r.Dir, t.Name, t.Name) }
 
 // Outcome is one task and the report of its fork-run.
 type Outcome struct {
@@ -36,11 +42,13 @@ func (r *Runner) Run(ctx context.Context, t Task) (*Outcome, error) {
 	if err := t.Write(dir); err != nil {
 		return nil, err
 	}
-	repo := filepath.Join(dir, t.Name)
+	repo := r.Repo(t)
 	if _, err := r.tine(ctx, "init", repo); err != nil {
 		return nil, err
 	}
-	defer r.tine(context.WithoutCancel(ctx), "release", "--force", repo)
+	if !r.Keep {
+		defer r.tine(context.WithoutCancel(ctx), "release", "--force", repo)
+	}
 	args := []string{"fork-run", t.Name + "/source", "--json", "--prompt", t.Prompt, "-n", strconv.Itoa(len(t.Cands)),
 		"--agent-cmd", "sh " + filepath.Join(dir, "apply.sh") + " " + filepath.Join(dir, "cands"),
 		"--test", t.Test, "--regression-test", t.Regression,

@@ -24,6 +24,12 @@ type Result struct {
 	// Indistinct and IndistinctAbstained count the tasks only the holdout
 	// can decide, and those where the judge abstained.
 	Indistinct, IndistinctAbstained int
+	// Calibration is the expected calibration error of the judge's
+	// confidence against its winner being correct, over ten equal bins;
+	// -1 for judges without a confidence.
+	Calibration float64
+	conf        []float64 // per task: the confidence (-1: none)
+	right       []bool    // and whether the winner was correct
 }
 
 // Accuracy is the share of tasks whose winner is correct.
@@ -48,6 +54,7 @@ func ratio(a, b float64) float64 {
 type pick struct {
 	approach string
 	merge    bool
+	conf     float64 // the verdict's confidence; -1: the judge gives none
 }
 
 // A chooser picks among a task's judgeable forks.
@@ -88,10 +95,10 @@ func heuristicWith(ev func(*evidence.Fork) *evidence.Fork) chooser {
 		}
 		v, err := judge.Heuristic{}.Judge(context.Background(), o.Task.Prompt, cands)
 		if err != nil || byRun[v.Winner] == nil {
-			return pick{}
+			return pick{conf: -1}
 		}
 		w := byRun[v.Winner]
-		return pick{approach: w.Approach, merge: v.Clears(o.Report.Threshold) && w.Ready}
+		return pick{approach: w.Approach, merge: v.Clears(o.Report.Threshold) && w.Ready, conf: v.Confidence}
 	}
 }
 
@@ -109,9 +116,9 @@ func smallestPassing(_ *Outcome, forks []*forkrun.Fork) pick {
 		}
 	}
 	if best == nil {
-		return pick{}
+		return pick{conf: -1}
 	}
-	return pick{approach: best.Approach, merge: true}
+	return pick{approach: best.Approach, merge: true, conf: -1}
 }
 
 // judgeable are the forks a judge sees.
@@ -132,11 +139,14 @@ func Score(outs []*Outcome) []Result {
 		r := Result{Judge: j.name}
 		for _, o := range outs {
 			p := j.fn(o, judgeable(o.Report))
-			r.add(o, p.approach != "" && Correct(o.Task.Kind(p.approach)), p.merge)
+			right := p.approach != "" && Correct(o.Task.Kind(p.approach))
+			r.add(o, right, p.merge)
+			r.conf, r.right = append(r.conf, p.conf), append(r.right, right)
 		}
+		r.Calibration = calibration(r.conf, r.right)
 		res = append(res, r)
 	}
-	rnd := Result{Judge: "random choice (expected)"}
+	rnd := Result{Judge: "random choice (expected)", Calibration: -1}
 	for _, o := range outs {
 		forks := judgeable(o.Report)
 		good := 0
@@ -179,6 +189,33 @@ func (r *Result) add(o *Outcome, correct, merge bool) {
 	}
 }
 
+// calibration is the expected calibration error of confidences conf
+// against outcomes right, over ten bins of equal width: the mean, weighted
+// by the bins' sizes, of |accuracy - mean confidence| in each bin; -1 when
+// a confidence is missing.
+func calibration(conf []float64, right []bool) float64 {
+	var n, sumConf, sumRight [10]float64
+	for i, c := range conf {
+		if c < 0 {
+			return -1
+		}
+		b := min(int(c*10), 9)
+		n[b]++
+		sumConf[b] += c
+		if right[i] {
+			sumRight[b]++
+		}
+	}
+	ece := 0.0
+	for b := range n {
+		if n[b] > 0 {
+			d := sumRight[b]/n[b] - sumConf[b]/n[b]
+			ece += n[b] / float64(len(conf)) * max(d, -d)
+		}
+	}
+	return ece
+}
+
 // Mislabelled lists the forks whose holdout outcome disagrees with their
 // candidate's known quality: a broken task, not a judge's mistake.
 func Mislabelled(outs []*Outcome) []string {
@@ -201,11 +238,15 @@ func Mislabelled(outs []*Outcome) []string {
 
 // PrintTable writes the results as a Markdown table.
 func PrintTable(w io.Writer, res []Result) {
-	fmt.Fprintln(w, "| judge | accuracy | accuracy when it merges | abstention | wrong automatic merges | abstained on indistinct tasks |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| judge | accuracy | accuracy when it merges | abstention | wrong automatic merges | abstained on indistinct tasks | calibration error |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range res {
-		fmt.Fprintf(w, "| %s | %.0f%% (%.1f/%d) | %.0f%% (%.1f/%.1f) | %.0f%% | %.1f | %d/%d |\n", r.Judge,
+		cal := "—"
+		if r.Calibration >= 0 {
+			cal = fmt.Sprintf("%.2f", r.Calibration)
+		}
+		fmt.Fprintf(w, "| %s | %.0f%% (%.1f/%d) | %.0f%% (%.1f/%.1f) | %.0f%% | %.1f | %d/%d | %s |\n", r.Judge,
 			100*r.Accuracy(), r.Correct, r.Tasks, 100*r.DecidedAccuracy(), r.DecidedCorrect, r.Decided,
-			100*r.Abstention(), r.WrongMerges, r.IndistinctAbstained, r.Indistinct)
+			100*r.Abstention(), r.WrongMerges, r.IndistinctAbstained, r.Indistinct, cal)
 	}
 }

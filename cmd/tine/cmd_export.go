@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/evidence"
+	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/display"
 )
 
@@ -33,10 +35,14 @@ and why, each fork's changed paths and history, and the approvals asked for.
 				if err != nil {
 					return err
 				}
+				ev := forkEvidence(e, rep)
 				if format == "json" {
-					return a.printJSON(rep)
+					return a.printJSON(struct {
+						*engine.GroupReport
+						Evidence map[string]*evidence.Fork `json:"evidence,omitempty"` // by fork name
+					}{rep, ev})
 				}
-				writeReport(a.stdout, rep)
+				writeReport(a.stdout, rep, ev)
 				return nil
 			})
 		},
@@ -48,7 +54,7 @@ and why, each fork's changed paths and history, and the approvals asked for.
 // writeReport renders rep as Markdown. Text from runs (approaches, paths)
 // is escaped so it cannot break the tables nor reach a terminal raw:
 // paths as display.Path shows them, other text through md.
-func writeReport(w io.Writer, rep *engine.GroupReport) {
+func writeReport(w io.Writer, rep *engine.GroupReport, ev map[string]*evidence.Fork) {
 	c := rep.Comparison
 	fmt.Fprintf(w, "# tine: group %s of %s\n\n", rep.Group.ID, md(rep.Workspace.Name))
 	fmt.Fprintf(w, "Forked from **%s** at version `%s` (%s)", md(rep.Parent.Name), rep.ForkPoint.ID,
@@ -77,12 +83,28 @@ func writeReport(w io.Writer, rep *engine.GroupReport) {
 		fmt.Fprintf(w, "\n**No recommendation:** %s\n", md(c.Rationale))
 	}
 	for _, f := range rep.Forks {
-		writeForkSection(w, f)
+		writeForkSection(w, f, ev[f.Run.Name])
 	}
 	writeApprovals(w, rep)
 }
 
-func writeForkSection(w io.Writer, f engine.ForkReport) {
+// forkEvidence is the evidence a fork-run gathered for each fork of rep's
+// group, by fork name; nil when the group has no fork-run report.
+func forkEvidence(e *engine.Engine, rep *engine.GroupReport) map[string]*evidence.Fork {
+	fr, err := forkrun.Load(e, rep.Workspace.ID, rep.Group.ID)
+	if err != nil {
+		return nil
+	}
+	out := map[string]*evidence.Fork{}
+	for _, f := range fr.Forks {
+		if f.Evidence != nil {
+			out[f.Name] = f.Evidence
+		}
+	}
+	return out
+}
+
+func writeForkSection(w io.Writer, f engine.ForkReport, ev *evidence.Fork) {
 	fmt.Fprintf(w, "\n## %s", md(f.Run.Name))
 	if f.Run.Approach != "" {
 		fmt.Fprintf(w, ": %s", md(f.Run.Approach))
@@ -95,6 +117,12 @@ func writeForkSection(w io.Writer, f engine.ForkReport) {
 		fmt.Fprintln(w)
 		for _, ch := range f.Changes {
 			fmt.Fprintf(w, "- `%s` %s (%s, %d → %d bytes)\n", strings.ReplaceAll(display.Path(ch.Path), "`", "'"), ch.Kind, ch.Type, ch.OldSize, ch.Size)
+		}
+	}
+	if lines := ev.Lines(); len(lines) > 0 {
+		fmt.Fprintln(w, "\nEvidence:")
+		for _, l := range lines {
+			fmt.Fprintf(w, "- %s\n", md(l))
 		}
 	}
 	fmt.Fprintln(w, "\nHistory:")

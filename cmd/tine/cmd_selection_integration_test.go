@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/tinehq/tine/bench/selection"
@@ -26,7 +27,7 @@ func TestSelectionBenchmark(t *testing.T) {
 	}
 	want := map[string]bool{"01-python-fact": true, "12-go-max": true, "21-shell-fact": true, "22-shell-upper": true}
 	e := newEnv(t)
-	r := &selection.Runner{Tine: tineBin, Home: e.home, Dir: t.TempDir(), Env: e.vars}
+	r := &selection.Runner{Tine: tineBin, Home: e.home, Dir: t.TempDir(), Env: e.vars, Keep: true}
 	var outs []*selection.Outcome
 	for _, task := range selection.Tasks() {
 		if !want[task.Name] {
@@ -36,9 +37,11 @@ func TestSelectionBenchmark(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", task.Name, err)
 		}
+		e.ws = append(e.ws, r.Repo(task))
 		outs = append(outs, o)
 		checkEvidence(t, o)
 	}
+	checkShown(t, e, outs[0])
 	if len(outs) != len(want) {
 		t.Fatalf("ran %d tasks, want %d", len(outs), len(want))
 	}
@@ -74,6 +77,37 @@ func checkEvidence(t *testing.T, o *selection.Outcome) {
 		}
 		if bad {
 			t.Errorf("%s %s (%s): evidence %v", o.Task.Name, f.Name, kind, ev.Lines())
+		}
+	}
+}
+
+// checkShown checks that summary, compare and export show the evidence of
+// o's forks (a task with a hard-coding candidate and a rewrite).
+func checkShown(t *testing.T, e *env, o *selection.Outcome) {
+	t.Helper()
+	var hard string
+	for _, f := range o.Report.Forks {
+		if o.Task.Kind(f.Approach) == selection.HardCode {
+			hard = f.Name
+		}
+	}
+	if hard == "" {
+		t.Fatalf("%s has no hard-coding candidate", o.Task.Name)
+	}
+	ref := o.Task.Name + "/" + hard
+	for what, out := range map[string]string{
+		"summary": e.ok("summary", ref),
+		"compare": e.ok("compare", o.Report.Group),
+		"export":  e.ok("export", o.Report.Group),
+	} {
+		for _, want := range map[string][]string{
+			"summary": {"evidence:", "red flag: test literals in calc.py", "holdout: failed", "fails the valid tests of"},
+			"compare": {"EVIDENCE", "holdout failed, regression passed, fails 1 rival's tests, 1 red flag(s)", "own tests valid"},
+			"export":  {"Evidence:", "red flag: test literals in calc.py", "own tests: valid"},
+		}[what] {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q:\n%s", what, want, out)
+			}
 		}
 	}
 }

@@ -4,11 +4,16 @@
 // random choice and "smallest passing diff" beside them. Needs root, as
 // fork-run does.
 //
-//	go run ./bench/selection/selbench -tine /tmp/tine [-tasks REGEXP] [-v]
+//	go run ./bench/selection/selbench -tine /tmp/tine [-tasks REGEXP] [-v] [-save FILE]
+//	go run ./bench/selection/selbench -load FILE   # score saved fork-runs again
+//
+// -load replays the judges on saved reports without running anything: a
+// judge's change is measured on the same forks in a second.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -23,19 +28,28 @@ func main() {
 	only := flag.String("tasks", "", "run only the tasks whose name matches this regular expression")
 	keep := flag.Bool("keep", false, "keep the scratch directory")
 	verbose := flag.Bool("v", false, "print every fork's evidence")
+	save := flag.String("save", "", "write the tasks' outcomes (tasks and reports) to this JSON file")
+	load := flag.String("load", "", "score the outcomes of this file (from -save) instead of running tasks")
 	flag.Parse()
+	if *load != "" {
+		if err := rescore(*load); err != nil {
+			fmt.Fprintln(os.Stderr, "selbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	re, err := regexp.Compile(*only)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "selbench: -tasks:", err)
 		os.Exit(2)
 	}
-	if err := run(*bin, re, *keep, *verbose); err != nil {
+	if err := run(*bin, re, *keep, *verbose, *save); err != nil {
 		fmt.Fprintln(os.Stderr, "selbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, re *regexp.Regexp, keep, verbose bool) error {
+func run(bin string, re *regexp.Regexp, keep, verbose bool, save string) error {
 	root, err := os.MkdirTemp("", "tine-selbench-")
 	if err != nil {
 		return err
@@ -70,6 +84,31 @@ func run(bin string, re *regexp.Regexp, keep, verbose bool) error {
 		fmt.Fprintln(os.Stderr, "mislabelled:", m)
 	}
 	fmt.Printf("%d tasks, %.0f s\n\n", len(outs), time.Since(start).Seconds())
+	selection.PrintTable(os.Stdout, selection.Score(outs))
+	if save != "" {
+		b, err := json.MarshalIndent(outs, "", " ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(save, b, 0o644)
+	}
+	return nil
+}
+
+// rescore scores the outcomes saved in file.
+func rescore(file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var outs []*selection.Outcome
+	if err := json.Unmarshal(b, &outs); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	for _, m := range selection.Mislabelled(outs) {
+		fmt.Fprintln(os.Stderr, "mislabelled:", m)
+	}
+	fmt.Printf("%d tasks (from %s)\n\n", len(outs), file)
 	selection.PrintTable(os.Stdout, selection.Score(outs))
 	return nil
 }
