@@ -56,7 +56,8 @@ func (r resolved) proc() string {
 
 // resolve splits p into a directory and a name short enough for one
 // system call, opening the directory part of a long p chunk by chunk.
-// A single name too long for any call fails with ENAMETOOLONG.
+// A single name too long for any call fails with ENAMETOOLONG. Its errors
+// are *os.PathError naming p, as the call on p itself would fail.
 func resolve(p string) (resolved, error) {
 	r := resolved{dir: unix.AT_FDCWD, name: p}
 	for len(r.name) >= shortPath {
@@ -72,8 +73,7 @@ func resolve(p string) (resolved, error) {
 		fd, err := openat(r.dir, prefix, unix.O_PATH|unix.O_DIRECTORY, 0)
 		r.close()
 		if err != nil {
-			done := len(p) - len(r.name) + i
-			return resolved{}, &os.PathError{Op: "open", Path: p[:done], Err: err}
+			return resolved{}, &os.PathError{Op: "open", Path: p, Err: err}
 		}
 		r.dir, r.name = fd, strings.TrimLeft(r.name[i:], "/")
 		if r.name == "" {
