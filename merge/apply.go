@@ -326,11 +326,46 @@ func (tx *applyTx) deletion(i int, e Entry) ([]txStep, error) {
 		return nil, err
 	}
 	if tx.save && !cur.IsDir() {
-		s := txStep{Op: opUnlink, Path: rawPath(e.Path), Backup: item(backupDir, i)}
-		return []txStep{s}, tx.saveDest(e.Path, s.Backup)
+		s := txStep{Op: opUnlink, Path: rawPath(e.Path)}
+		err := tx.keepDest(&s, i, e)
+		return []txStep{s}, err
 	}
 	s, err := tx.backupStep(i, e.Path, cur)
 	return []txStep{s}, err
+}
+
+// keepDest makes the destination of entry i, which step s replaces or
+// removes in place, restorable: from the fork point's version when the
+// target still has exactly that file (the same inode as e.Base, a file of
+// the fork point's layer, which is never written), else from a copy saved
+// now into the staging directory.
+func (tx *applyTx) keepDest(s *txStep, i int, e Entry) error {
+	if tx.restorable(e) {
+		s.Restore = rawPath(e.Base)
+		return nil
+	}
+	s.Backup = item(backupDir, i)
+	return tx.saveDest(e.Path, s.Backup)
+}
+
+// restorable reports whether the target's e.Path is the very file e.Base
+// names (sameInode; the target is an overlay view, which shows a lower file
+// under its own inode number).
+func (tx *applyTx) restorable(e Entry) bool {
+	if e.Base == "" || !filepath.IsAbs(e.Base) {
+		return false
+	}
+	base, err := os.Lstat(e.Base)
+	if err != nil {
+		return false
+	}
+	f, err := tx.tree.openFile(e.Path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	cur, err := f.Stat()
+	return err == nil && sameInode(cur, base, true)
 }
 
 // saveDest copies destination p, not a directory, into the staging
@@ -391,12 +426,13 @@ func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 	}
 	switch {
 	case exists && tx.save && !cur.IsDir() && !src.IsDir():
-		s := txStep{Op: opReplace, Path: rawPath(e.Path), Item: staged, Backup: item(backupDir, i)}
+		s := txStep{Op: opReplace, Path: rawPath(e.Path), Item: staged}
+		err := tx.keepDest(&s, i, e)
 		pr.steps = append(pr.steps, s)
-		return pr, tx.saveDest(e.Path, s.Backup)
+		return pr, err
 	case exists && tx.save && !cur.IsDir():
-		s := txStep{Op: opUnlink, Path: rawPath(e.Path), Backup: item(backupDir, i)}
-		if err := tx.saveDest(e.Path, s.Backup); err != nil {
+		s := txStep{Op: opUnlink, Path: rawPath(e.Path)}
+		if err := tx.keepDest(&s, i, e); err != nil {
 			return entryPrep{}, err
 		}
 		pr.steps = append(pr.steps, s)

@@ -291,6 +291,9 @@ func stageXattrs(src, dst string) error {
 		return skipXattr(src, err)
 	}
 	for _, name := range names {
+		if strings.HasPrefix(name, "trusted.overlay.") || strings.HasPrefix(name, "user.overlay.") {
+			continue // overlay's own (a layer's file being restored): never the file's
+		}
 		val, err := fstree.Lgetxattr(src, name)
 		if err == nil {
 			err = unix.Lsetxattr(dst, name, val, 0)

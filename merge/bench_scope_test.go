@@ -34,22 +34,29 @@ func scopeBenchFiles(n int) (base, theirs map[string]string) {
 
 // BenchmarkPlanScope plans the merge of a run that changed every file of
 // a git repository, in the git scope (PlanGit) and in the filesystem and
-// paths scopes (PlanFiles, the paths naming the files' directories), on
-// plain directories.
+// paths scopes (PlanFiles, the paths naming the files' directories). The
+// target is what the engine gives a merge: an overlay view whose lower
+// layer is the fork point's files, read as they are (a plain copy of them
+// without root). The run's changes are listed before the clock starts, as
+// the layer's Changes gives them to the engine.
 func BenchmarkPlanScope(b *testing.B) {
 	for _, n := range scopeBenchSizes {
 		base, changed := scopeBenchFiles(n)
 		theirs, ours, head := gitPair(b, base)
 		gitWrite(b, theirs, changed)
+		o := gitOptsT(b, theirs, head, ours, "")
+		if view, err := overlayOver(b, o.Base); err == nil {
+			o.Ours = view
+		}
 		var dirs []string
 		for d := range n / 100 {
 			dirs = append(dirs, fmt.Sprintf("d%03d", d))
 		}
 		b.Run(fmt.Sprintf("git/%d", n), func(b *testing.B) {
 			for b.Loop() {
-				scratch := filepath.Join(b.TempDir(), "scratch")
-				gitMust(b, os.Mkdir(scratch, 0o755))
-				p, err := PlanGit(context.Background(), gitOptsT(b, theirs, head, ours, scratch))
+				o.Scratch = filepath.Join(b.TempDir(), "scratch")
+				gitMust(b, os.Mkdir(o.Scratch, 0o755))
+				p, err := PlanGit(context.Background(), o)
 				if err != nil || !p.Clean() || len(p.Entries) != n {
 					b.Fatalf("plan: %v, %d entries", err, len(p.Entries))
 				}
@@ -60,7 +67,6 @@ func BenchmarkPlanScope(b *testing.B) {
 			paths []string
 		}{{"filesystem", nil}, {"paths", dirs}} {
 			b.Run(fmt.Sprintf("%s/%d", scope.name, n), func(b *testing.B) {
-				o := gitOptsT(b, theirs, head, ours, "")
 				changes, err := fstree.Diff(context.Background(), o.Base, theirs)
 				if err != nil {
 					b.Fatal(err)
@@ -68,7 +74,7 @@ func BenchmarkPlanScope(b *testing.B) {
 				for b.Loop() {
 					scratch := filepath.Join(b.TempDir(), "scratch")
 					gitMust(b, os.Mkdir(scratch, 0o755))
-					p, err := PlanFiles(context.Background(), o.Base, theirs, ours, changes,
+					p, err := PlanFiles(context.Background(), o.Base, theirs, o.Ours, changes,
 						PlanOptions{Paths: scope.paths, Scratch: scratch})
 					if err != nil || !p.Clean() || len(p.Entries) != n {
 						b.Fatalf("plan: %v, %d entries", err, len(p.Entries))

@@ -185,7 +185,9 @@ func typeOf(s sides, c layer.Change) string {
 
 // sameAt reports whether rel has the same signature in views va and vb,
 // described by a and b (nil when absent there). What the stats tell apart
-// is not read.
+// is not read, and neither is a file the stats show to be one and the same
+// (sameInode: a file the target has not touched since the fork point is
+// the fork point's own, on an overlay view or a btrfs snapshot).
 func sameAt(rel string, a, b fs.FileInfo, va, vb *planView) (bool, error) {
 	switch {
 	case a == nil || b == nil:
@@ -194,6 +196,8 @@ func sameAt(rel string, a, b fs.FileInfo, va, vb *planView) (bool, error) {
 		return false, nil
 	case a.Mode().IsRegular() && a.Size() != b.Size():
 		return false, nil
+	case sameInode(a, b, sharesInodes(va.kind, vb.kind)):
+		return true, nil
 	}
 	return fstree.SamePath(va.at(rel), vb.at(rel))
 }
@@ -227,6 +231,9 @@ func (p *fsPlanner) take(e Entry, s sides) (Entry, error) {
 		if reason, err := p.addedBelow(e.Path, s); err != nil || reason != "" {
 			return conflict(e, reason), err
 		}
+	}
+	if isRegular(s.ours) {
+		e.Base = p.base.at(e.Path) // ours is base's here
 	}
 	if s.theirs == nil {
 		e.Action = Take

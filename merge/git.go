@@ -108,7 +108,7 @@ func PlanGit(ctx context.Context, o GitOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	changes, err := g.changes(ctx, o.Base, o.Changed)
+	changes, err := g.changes(ctx, o.Base, o.Ours, o.Changed)
 	if err != nil {
 		return nil, err
 	}
@@ -284,11 +284,44 @@ func gitQuoteAlternate(p string) string {
 	return `"` + r.Replace(p) + `"`
 }
 
-// changes stages the changed paths of the fork point's files (base) and of
-// the run's work tree in two temporary indexes seeded alike, and returns
-// what differs between them, each change with its sections of the patch.
-func (g *gitRepo) changes(ctx context.Context, base string, changed []string) ([]*gitChange, error) {
+// changes returns what the run changed at the changed paths, as git sees
+// the fork point's files (base) and the run's work tree, each change with
+// its sections of the patch. Paths the target (ours) still has as the fork
+// point had them, which git would take as they are, are decided from the
+// files (gitQuick); git stages and diffs the others.
+func (g *gitRepo) changes(ctx context.Context, base, ours string, changed []string) ([]*gitChange, error) {
 	specs := gitChangedSpecs(changed)
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	if err := g.seedIndex(ctx); err != nil {
+		return nil, err
+	}
+	idx, err := g.tracked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	quick, slow, err := g.quick(ctx, base, ours, specs, idx)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		out, err := g.patch(ctx, base, slow, idx)
+		if err != nil {
+			return nil, err
+		}
+		var near []string
+		if quick, near = gitSplitNear(quick, out); len(near) == 0 {
+			return append(out, quick...), nil
+		}
+		slow = append(slow, near...)
+	}
+}
+
+// patch stages specs of the fork point's files (base) and of the run's work
+// tree in two temporary indexes seeded alike, and returns what differs
+// between them, each change with its sections of the patch.
+func (g *gitRepo) patch(ctx context.Context, base string, specs []string, idx *gitIndex) ([]*gitChange, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -299,12 +332,8 @@ func (g *gitRepo) changes(ctx context.Context, base string, changed []string) ([
 	if err := gitCopyFile(filepath.Join(g.scratch, "index"), baseIndex, 0o644); err != nil {
 		return nil, fmt.Errorf("merge: seed the fork point's index: %w", err)
 	}
-	tracked, files, err := g.tracked(ctx)
-	if err != nil {
-		return nil, err
-	}
-	specs = gitTrackedAncestors(specs, files)
-	if err := g.stage(ctx, base, baseIndex, specs, tracked); err != nil {
+	specs = gitTrackedAncestors(specs, idx.files)
+	if err := g.stage(ctx, base, baseIndex, specs, idx.all); err != nil {
 		return nil, fmt.Errorf("merge: stage the fork point's files: %w", err)
 	}
 	// Without the repository's objects, as for git add: git would freshen
@@ -314,7 +343,7 @@ func (g *gitRepo) changes(ctx context.Context, base string, changed []string) ([
 		return nil, fmt.Errorf("merge: record the fork point's files: %w", err)
 	}
 	baseTree := strings.TrimSpace(string(out))
-	if err := g.stage(ctx, g.top, filepath.Join(g.scratch, "index"), specs, tracked); err != nil {
+	if err := g.stage(ctx, g.top, filepath.Join(g.scratch, "index"), specs, idx.all); err != nil {
 		return nil, fmt.Errorf("merge: stage the run's work tree: %w", err)
 	}
 	args := []string{"diff", "--cached", "--patch-with-raw", "-z", "--binary", "--full-index", "--no-abbrev",
@@ -363,22 +392,36 @@ func gitChangedSpecs(changed []string) []string {
 	return out
 }
 
-// tracked returns every path of the seeded index and every directory above
-// one (what a path to stage may name although neither side has it), and
-// the paths of the index alone.
-func (g *gitRepo) tracked(ctx context.Context) (all, files map[string]bool, err error) {
-	out, err := gitRun(ctx, g.top, g.env, nil, "ls-files", "-z", "--cached", "--full-name")
+// gitIndex is what the seeded index tracks.
+type gitIndex struct {
+	all   map[string]bool   // every path, and every directory above one
+	files map[string]bool   // the paths alone
+	tags  map[string]string // each path's ls-files -v tag ("H" for a plain cached entry)
+}
+
+// tracked returns what the seeded index tracks: every path and every
+// directory above one (what a path to stage may name although neither side
+// has it), and the paths alone, with their tags.
+func (g *gitRepo) tracked(ctx context.Context) (*gitIndex, error) {
+	out, err := gitRun(ctx, g.top, g.env, nil, "ls-files", "-z", "-v", "--cached", "--full-name")
 	if err != nil {
-		return nil, nil, fmt.Errorf("merge: list the run's index: %w", err)
+		return nil, fmt.Errorf("merge: list the run's index: %w", err)
 	}
-	all, files = map[string]bool{}, map[string]bool{}
-	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		files[p] = true
-		for ; p != "" && !all[p]; p = gitPathDir(p) {
-			all[p] = true
+	idx := &gitIndex{all: map[string]bool{}, files: map[string]bool{}, tags: map[string]string{}}
+	for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		tag, p, ok := strings.Cut(rec, " ")
+		if !ok {
+			continue
+		}
+		if _, dup := idx.tags[p]; dup {
+			tag = "" // unmerged: several stages
+		}
+		idx.files[p], idx.tags[p] = true, tag
+		for ; p != "" && !idx.all[p]; p = gitPathDir(p) {
+			idx.all[p] = true
 		}
 	}
-	return all, files, nil
+	return idx, nil
 }
 
 // gitTrackedAncestors adds to specs every path of the index above one of
@@ -553,6 +596,8 @@ type gitChange struct {
 	sections         [][]byte
 	reason           string // why the change cannot be applied to ours
 	direct           bool   // ours still has the fork point's version: the run's is taken as is
+	quick            bool   // decided from the files, not by git (gitQuick): direct, without sections
+	bytes            int64  // with quick, the size of the run's version
 }
 
 // gitParseDiff parses the output of diff --patch-with-raw -z.
@@ -715,6 +760,8 @@ type gitMerge struct {
 	changes   []*gitChange
 	touched   map[string]bool // every path a change touches
 	ancestors map[string]bool // every directory above a touched path
+	oursDirs  map[string]bool // directories ours is known to have (addParents)
+	shares    bool            // base and ours may show one file under one inode (sharesInodes)
 }
 
 // gitNewMerge prepares the mirror's directory and marks the changes git
@@ -725,7 +772,8 @@ func gitNewMerge(g *gitRepo, base, ours string, changes []*gitChange) (*gitMerge
 		return nil, fmt.Errorf("merge: %s: %w", ours, err)
 	}
 	m := &gitMerge{repo: g, base: base, ours: abs, tree: filepath.Join(g.scratch, "tree"), changes: changes,
-		touched: map[string]bool{}, ancestors: map[string]bool{}}
+		touched: map[string]bool{}, ancestors: map[string]bool{}, oursDirs: map[string]bool{},
+		shares: sharesInodes(viewKind(base), viewKind(abs))}
 	for _, c := range changes {
 		if c.oldMode == gitModeLink || c.newMode == gitModeLink {
 			c.reason = "a submodule or nested git repository: git scope cannot merge it"
@@ -811,6 +859,10 @@ func (m *gitMerge) markDirect(ctx context.Context) error {
 	}
 	same := make([]bool, len(m.changes))
 	err := inParallel(ctx, len(m.changes), func(i int) (err error) {
+		if m.changes[i].quick {
+			same[i] = true // checked by gitQuick
+			return nil
+		}
 		same[i], err = m.untouchedByOurs(m.changes[i])
 		return err
 	})
@@ -834,6 +886,9 @@ func (m *gitMerge) markDirect(ctx context.Context) error {
 		}
 		for _, c := range m.changes {
 			if c.direct && m.nearPatched(c, patched) {
+				if c.quick { // gitSplitNear keeps this from happening
+					return fmt.Errorf("merge: %s: decided without git, but near a change git applies", c.newPath)
+				}
 				c.direct, changed = false, true
 			}
 		}
@@ -897,9 +952,11 @@ func (m *gitMerge) untouchedByOurs(c *gitChange) (bool, error) {
 		case bfi.IsDir() || ofi.IsDir():
 			return false, nil
 		}
-		same, err := fstree.SamePath(m.at(m.base, p), m.at(m.ours, p))
-		if err != nil || !same {
-			return false, err
+		if !sameInode(bfi, ofi, m.shares) {
+			same, err := fstree.SamePath(m.at(m.base, p), m.at(m.ours, p))
+			if err != nil || !same {
+				return false, err
+			}
 		}
 		if c.status == 'M' && c.oldMode == c.newMode {
 			tfi, err := gitLstatUnder(m.repo.top, p)
@@ -1306,11 +1363,18 @@ func (m *gitMerge) entry(c *gitChange, s gitSide) (Entry, error) {
 		}
 		return e, err
 	}
+	if c.direct {
+		e.Base = m.at(m.base, s.path) // ours is the fork point's here
+	}
 	if s.mode == 0 {
 		return e, nil
 	}
 	if c.direct {
 		e.Source = m.at(m.repo.top, s.path)
+		if c.quick {
+			e.Bytes = c.bytes
+			return e, nil
+		}
 		fi, err := os.Lstat(e.Source)
 		if err != nil {
 			return e, fmt.Errorf("merge: %w", err)
@@ -1449,8 +1513,12 @@ func (m *gitMerge) addParents(entries []Entry, byPath map[string]int, rel string
 		if i, ok := byPath[d]; ok && entries[i].Type == "dir" {
 			break // planned already, and so are its parents
 		}
+		if m.oursDirs[d] {
+			break
+		}
 		fi, err := gitLstatUnder(m.ours, d)
 		if err == nil && fi.IsDir() {
+			m.oursDirs[d] = true
 			break
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

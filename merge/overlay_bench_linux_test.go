@@ -83,21 +83,34 @@ func overlayTarget(b *testing.B, lower string) string { return overlayTargetT(b,
 // overlayTargetT is overlayTarget for any test.
 func overlayTargetT(b testing.TB, lower string) string {
 	b.Helper()
-	root := b.TempDir()
-	l, upper, work, view := filepath.Join(root, "lower"), filepath.Join(root, "upper"), filepath.Join(root, "work"), filepath.Join(root, "view")
+	l := filepath.Join(b.TempDir(), "lower")
 	if out, err := exec.Command("cp", "-a", lower, l).CombinedOutput(); err != nil {
 		b.Fatalf("cp: %v: %s", err, out)
 	}
+	view, err := overlayOver(b, l)
+	if err != nil {
+		b.Skipf("overlay: %v", err)
+	}
+	return view
+}
+
+// overlayOver mounts a fresh overlay view whose lower layer is lower itself,
+// as a run's view is mounted over its fork point's layer, unmounted when
+// the test ends.
+func overlayOver(b testing.TB, lower string) (string, error) {
+	b.Helper()
+	root := b.TempDir()
+	upper, work, view := filepath.Join(root, "upper"), filepath.Join(root, "work"), filepath.Join(root, "view")
 	for _, d := range []string{upper, work, view} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if err := unix.Mount("overlay", view, "overlay", 0, "lowerdir="+l+",upperdir="+upper+",workdir="+work); err != nil {
-		b.Skipf("overlay: %v", err)
+	if err := unix.Mount("overlay", view, "overlay", 0, "lowerdir="+lower+",upperdir="+upper+",workdir="+work); err != nil {
+		return "", err
 	}
 	b.Cleanup(func() { _ = unix.Unmount(view, unix.MNT_DETACH) })
-	return view
+	return view, nil
 }
 
 // syncfs flushes the filesystem holding dir.

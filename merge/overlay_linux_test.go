@@ -71,3 +71,85 @@ func TestApply_OverlaySavesBackups(t *testing.T) {
 		t.Errorf("steps on an overlay view: %v, want replaced, unlinked and rmdir, no backup moves", kinds)
 	}
 }
+
+// overlayBaseSides is makeSides with ours an overlay view whose lower layer
+// is base's directory itself, ours' differences from base written through
+// the view, as the engine mounts a source over its fork point's layer: a
+// destination the target has not touched is then the fork point's own
+// file, and Apply restores it from there instead of saving a copy.
+func overlayBaseSides(t testing.TB, base, theirs, ours tree) testSides {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting an overlay view needs root")
+	}
+	s := makeSides(t, base, theirs, tree{})
+	view, err := overlayOver(t, s.base)
+	if err != nil {
+		t.Skipf("overlay mount not available here: %v", err)
+	}
+	s.ours = view
+	for p := range base {
+		if _, ok := ours[p]; !ok {
+			if err := os.RemoveAll(filepath.Join(view, filepath.FromSlash(p))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	changed := tree{}
+	for p, n := range ours {
+		if b, ok := base[p]; !ok || b != n {
+			changed[p] = n
+		}
+	}
+	writeTree(t, view, changed)
+	return s
+}
+
+func TestApply_OverlayBaseFailureAtEveryStep(t *testing.T) {
+	testFailureAtEveryStep(t, overlayBaseSides)
+}
+
+func TestRecover_OverlayBaseSIGKILL(t *testing.T) { testSIGKILL(t, overlayBaseSides) }
+
+// TestApply_OverlayRestoresFromBase: on an overlay view over the fork
+// point's layer, the destinations the target has not touched are replaced
+// or removed with no copy saved (the journal names the layer's file to
+// restore them from), and the merge lands as it does elsewhere.
+func TestApply_OverlayRestoresFromBase(t *testing.T) {
+	base, theirs, ours, merged := applyFixture()
+	s := overlayBaseSides(t, base, theirs, ours)
+	p := planSides(t, s, PlanOptions{})
+	j := journalPath(t)
+	var steps []txStep
+	applyHook = func(step string) error {
+		if step == "journaled" {
+			jr, err := readJournal(j)
+			if err != nil {
+				return err
+			}
+			steps = jr.Steps
+		}
+		return nil
+	}
+	defer func() { applyHook = nil }()
+	if err := Apply(context.Background(), p, s.ours, j, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restored := map[string]string{}
+	for _, st := range steps {
+		if st.Op == opReplace || st.Op == opUnlink {
+			restored[string(st.Path)] = string(st.Restore)
+			if (st.Restore == "") == (st.Backup == "") {
+				t.Errorf("%s %s: restore %q, backup %q: want exactly one", st.Op, st.Path, st.Restore, st.Backup)
+			}
+		}
+	}
+	for _, p := range []string{"mod", "del", "f2d"} {
+		if want := filepath.Join(s.base, p); restored[p] != want {
+			t.Errorf("%s: restored from %q, want %q", p, restored[p], want)
+		}
+	}
+	if d := cmp.Diff(merged.manifest(), treeManifest(t, s.ours)); d != "" {
+		t.Errorf("overlay target after apply (-want +got):\n%s", d)
+	}
+}

@@ -191,13 +191,14 @@ func (ps parentState) reason() string {
 // directory counts as absent. Directory lookups are cached.
 type planView struct {
 	root string
+	kind int64 // the filesystem type of root (viewKind)
 	mu   sync.Mutex
 	dirs map[string]parentState // state of each directory's own path
 }
 
 // newPlanView returns a view of the tree at root.
 func newPlanView(root string) *planView {
-	return &planView{root: root, dirs: map[string]parentState{".": {}}}
+	return &planView{root: root, kind: viewKind(root), dirs: map[string]parentState{".": {}}}
 }
 
 // at returns the filesystem path of rel.

@@ -61,10 +61,14 @@ type journal struct {
 
 // txStep is one step of an apply.
 type txStep struct {
-	Op       string  `json:"op"`
-	Path     rawPath `json:"path"`             // relative to the target
-	Item     string  `json:"item,omitempty"`   // relative to the staging directory
-	Backup   string  `json:"backup,omitempty"` // replace, unlink: the saved destination, relative to the staging directory
+	Op     string  `json:"op"`
+	Path   rawPath `json:"path"`             // relative to the target
+	Item   string  `json:"item,omitempty"`   // relative to the staging directory
+	Backup string  `json:"backup,omitempty"` // replace, unlink: the saved destination, relative to the staging directory
+	// Restore is, for replace and unlink instead of Backup, the absolute
+	// path of a file of the fork point's layer that the destination was
+	// (the same inode): undoing copies it back.
+	Restore  rawPath `json:"restore,omitempty"`
 	Mode     uint32  `json:"mode,omitempty"`
 	Old      uint32  `json:"old,omitempty"`
 	Existing bool    `json:"existing,omitempty"` // mode: the directory was there before
@@ -204,10 +208,16 @@ func undoStep(tree *txTree, staging string, s txStep) error {
 		if _, staged, err := tree.lstat(it); err != nil || staged {
 			return err // still staged: never placed
 		}
+		if s.Restore != "" {
+			return undoFromRestore(tree, staging, s, true)
+		}
 		return undoFromBackup(tree, staging+"/"+s.Backup, p, true)
 	case opUnlink:
 		if _, there, err := tree.lstat(p); err != nil || there {
 			return err // never removed, or already restored
+		}
+		if s.Restore != "" {
+			return undoFromRestore(tree, staging, s, false)
 		}
 		return undoFromBackup(tree, staging+"/"+s.Backup, p, false)
 	}
@@ -225,6 +235,26 @@ func undoFromBackup(tree *txTree, backup, p string, over bool) error {
 		return tree.renameOver(backup, p)
 	}
 	return tree.rename(backup, p)
+}
+
+// undoFromRestore copies the fork point's version of s.Path (s.Restore)
+// into the staging directory and moves it into place, over what was placed
+// there when over is set. Done again after a crash, it gives the same
+// result.
+func undoFromRestore(tree *txTree, staging string, s txStep, over bool) error {
+	src := string(s.Restore)
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return fmt.Errorf("the fork point's version to restore: %w", err)
+	}
+	tmp := staging + "/restore-" + randomSuffix()
+	if err := stageItem(src, tree.abs(tmp), fi); err != nil {
+		return err
+	}
+	if over {
+		return tree.renameOver(tmp, string(s.Path))
+	}
+	return tree.rename(tmp, string(s.Path))
 }
 
 // undoMode gives a directory that was there before its old mode back.
@@ -287,8 +317,12 @@ func checkJournal(j *journal) error {
 // goodBackup reports whether step s names a backup exactly when its
 // operation has one, and a well-formed one.
 func goodBackup(s txStep) bool {
-	if s.Op != opReplace && s.Op != opUnlink {
-		return s.Backup == ""
+	switch {
+	case s.Op != opReplace && s.Op != opUnlink:
+		return s.Backup == "" && s.Restore == ""
+	case s.Restore != "":
+		r := string(s.Restore)
+		return s.Backup == "" && filepath.IsAbs(r) && filepath.Clean(r) == r
 	}
 	kind, n, _ := strings.Cut(s.Backup, "/")
 	_, err := strconv.Atoi(n)
