@@ -110,6 +110,7 @@ type applyTx struct {
 	save    bool   // file destinations are saved while staging, not moved (see opReplace)
 	opt     ApplyOptions
 	linkTo  map[int]int // entry → the entry whose staged file it is a hard link of
+	lowers  []string    // with save, the overlay view's lower layers (keepDest)
 }
 
 // hardLinks finds the upserts whose sources are hard links of one file:
@@ -159,6 +160,9 @@ func beginTx(target, jpath string, p *Plan) (*applyTx, error) {
 		return nil, err
 	}
 	tx := &applyTx{tree: tree, plan: p, jpath: jpath, save: tree.movesCopy()}
+	if tx.save {
+		tx.lowers = tree.lowerDirs()
+	}
 	tx.staging = stagingPrefix + randomSuffix()
 	tx.j = &journal{Version: 1, State: stateStaging, Target: rawPath(abs), Staging: rawPath(tx.staging)}
 	if err := writeJournal(jpath, tx.j); err != nil {
@@ -335,37 +339,42 @@ func (tx *applyTx) deletion(i int, e Entry) ([]txStep, error) {
 }
 
 // keepDest makes the destination of entry i, which step s replaces or
-// removes in place, restorable: from the fork point's version when the
-// target still has exactly that file (the same inode as e.Base, a file of
-// the fork point's layer, which is never written), else from a copy saved
-// now into the staging directory.
+// removes in place on an overlay view, restorable: from the file of a
+// lower layer that it still is (a destination the target has not touched
+// since its layers were sealed; layers are never written), else from a copy
+// saved now into the staging directory.
 func (tx *applyTx) keepDest(s *txStep, i int, e Entry) error {
-	if tx.restorable(e) {
-		s.Restore = rawPath(e.Base)
+	if lower := tx.lowerOf(e.Path); lower != "" {
+		s.Restore = rawPath(lower)
 		return nil
 	}
 	s.Backup = item(backupDir, i)
 	return tx.saveDest(e.Path, s.Backup)
 }
 
-// restorable reports whether the target's e.Path is the very file e.Base
-// names (sameInode; the target is an overlay view, which shows a lower file
-// under its own inode number).
-func (tx *applyTx) restorable(e Entry) bool {
-	if e.Base == "" || !filepath.IsAbs(e.Base) {
-		return false
+// lowerOf returns the file of one of the view's lower layers that the
+// target's p is (sameInode: an overlay view shows a lower file it has not
+// copied up under the layer's inode number), or "".
+func (tx *applyTx) lowerOf(p string) string {
+	if len(tx.lowers) == 0 {
+		return ""
 	}
-	base, err := os.Lstat(e.Base)
+	f, err := tx.tree.openFile(p)
 	if err != nil {
-		return false
-	}
-	f, err := tx.tree.openFile(e.Path)
-	if err != nil {
-		return false
+		return ""
 	}
 	defer f.Close()
 	cur, err := f.Stat()
-	return err == nil && sameInode(cur, base, true)
+	if err != nil || !cur.Mode().IsRegular() {
+		return ""
+	}
+	for _, l := range tx.lowers {
+		cand := filepath.Join(l, filepath.FromSlash(p))
+		if fi, err := os.Lstat(cand); err == nil && sameInode(cur, fi, true) {
+			return cand
+		}
+	}
+	return ""
 }
 
 // saveDest copies destination p, not a directory, into the staging

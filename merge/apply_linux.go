@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -422,4 +423,90 @@ func linkID(p string) ([2]uint64, bool) {
 		return [2]uint64{}, false
 	}
 	return [2]uint64{uint64(st.Dev), st.Ino}, true
+}
+
+// lowerDirs returns the lower layers of the overlay mounted at the tree's
+// root, top first, as /proc/self/mountinfo lists them; nil when the root
+// is not an overlay's mount point or the list cannot be read.
+func (t *txTree) lowerDirs() []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	return overlayLowers(string(b), t.root)
+}
+
+// overlayLowers returns the lower layers, top first, of the overlay that
+// mountinfo (as /proc/self/mountinfo reads) shows last at mount point root.
+func overlayLowers(mountinfo, root string) []string {
+	var out []string
+	for _, line := range strings.Split(mountinfo, "\n") {
+		// id parent major:minor root mountpoint options [optional...] - fstype source superoptions
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 3 || unescapeMountinfo(f[4]) != root {
+			continue
+		}
+		if g[0] != "overlay" {
+			out = nil // mounted over the overlay
+			continue
+		}
+		out = nil // the last mount on the root is the one seen
+		for _, opt := range splitEscaped(g[2], ',') {
+			switch k, v, _ := strings.Cut(opt, "="); k {
+			case "lowerdir":
+				for _, l := range splitEscaped(v, ':') {
+					out = append(out, unescapeOverlay(unescapeMountinfo(l)))
+				}
+			case "lowerdir+":
+				out = append(out, unescapeOverlay(unescapeMountinfo(v)))
+			}
+		}
+	}
+	return out
+}
+
+// splitEscaped splits s at every sep not escaped by a backslash.
+func splitEscaped(s string, sep byte) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case sep:
+			out, start = append(out, s[start:i]), i+1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// unescapeOverlay undoes overlay's escapes of its option separators (a
+// backslash before ':', ',' or itself).
+func unescapeOverlay(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(`\:,`, s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeMountinfo undoes the octal escapes (\040 for a space) of a path
+// in /proc/self/mountinfo.
+func unescapeMountinfo(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -226,3 +226,6 @@ func (t *txTree) unlink(rel string) error {
 
 // linkID reports no hard links: they are kept on Linux only.
 func linkID(string) ([2]uint64, bool) { return [2]uint64{}, false }
+
+// lowerDirs returns nil: there are no overlay views here.
+func (t *txTree) lowerDirs() []string { return nil }

@@ -232,9 +232,6 @@ func (p *fsPlanner) take(e Entry, s sides) (Entry, error) {
 			return conflict(e, reason), err
 		}
 	}
-	if isRegular(s.ours) {
-		e.Base = p.base.at(e.Path) // ours is base's here
-	}
 	if s.theirs == nil {
 		e.Action = Take
 		return e, nil

@@ -397,8 +397,8 @@ func TestPlanFiles_EntryFields(t *testing.T) {
 	s := makeSides(t, base, theirs, base)
 	p := planSides(t, s, PlanOptions{})
 	want := []Entry{
-		{Path: "f", Action: Take, Change: layer.Modified, Type: "file", Bytes: 12, Source: filepath.Join(s.theirs, "f"), Base: filepath.Join(s.base, "f")},
-		{Path: "gone", Action: Take, Change: layer.Deleted, Type: "file", Base: filepath.Join(s.base, "gone")},
+		{Path: "f", Action: Take, Change: layer.Modified, Type: "file", Bytes: 12, Source: filepath.Join(s.theirs, "f")},
+		{Path: "gone", Action: Take, Change: layer.Deleted, Type: "file"},
 		{Path: "l", Action: Take, Change: layer.Added, Type: "symlink", Bytes: 4, Source: filepath.Join(s.theirs, "l")},
 	}
 	if d := cmp.Diff(want, p.Entries); d != "" {

@@ -1363,9 +1363,6 @@ func (m *gitMerge) entry(c *gitChange, s gitSide) (Entry, error) {
 		}
 		return e, err
 	}
-	if c.direct {
-		e.Base = m.at(m.base, s.path) // ours is the fork point's here
-	}
 	if s.mode == 0 {
 		return e, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -116,8 +117,32 @@ func TestRecover_OverlayBaseSIGKILL(t *testing.T) { testSIGKILL(t, overlayBaseSi
 // or removed with no copy saved (the journal names the layer's file to
 // restore them from), and the merge lands as it does elsewhere.
 func TestApply_OverlayRestoresFromBase(t *testing.T) {
+	for name, mk := range map[string]func(testing.TB, tree, tree, tree) testSides{
+		"OverBase": overlayBaseSides, "OverCopy": overlaySides, "Touched": overlayTouchedSides,
+	} {
+		t.Run(name, func(t *testing.T) { testRestoresFromLower(t, mk, name != "Touched") })
+	}
+}
+
+// lowerOfSides returns the lower layer of the overlay view s.ours.
+func lowerOfSides(s testSides) string {
+	tr := &txTree{root: s.ours}
+	if l := tr.lowerDirs(); len(l) == 1 {
+		return l[0]
+	}
+	return ""
+}
+
+// testRestoresFromLower applies the fixture on sides made by mk and checks
+// how each replaced or removed destination can be restored: from the lower
+// layer when restore is set, else from a saved copy.
+func testRestoresFromLower(t *testing.T, mk func(testing.TB, tree, tree, tree) testSides, restore bool) {
 	base, theirs, ours, merged := applyFixture()
-	s := overlayBaseSides(t, base, theirs, ours)
+	s := mk(t, base, theirs, ours)
+	lower := lowerOfSides(s)
+	if lower == "" {
+		t.Fatalf("no single lower layer read for %s", s.ours)
+	}
 	p := planSides(t, s, PlanOptions{})
 	j := journalPath(t)
 	var steps []txStep
@@ -145,7 +170,11 @@ func TestApply_OverlayRestoresFromBase(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"mod", "del", "f2d"} {
-		if want := filepath.Join(s.base, p); restored[p] != want {
+		want := filepath.Join(lower, p)
+		if !restore {
+			want = ""
+		}
+		if restored[p] != want {
 			t.Errorf("%s: restored from %q, want %q", p, restored[p], want)
 		}
 	}
@@ -153,3 +182,26 @@ func TestApply_OverlayRestoresFromBase(t *testing.T) {
 		t.Errorf("overlay target after apply (-want +got):\n%s", d)
 	}
 }
+
+// overlayTouchedSides is overlaySides with every file of the view touched
+// (its times set again, which copies it up): no destination is a lower
+// layer's file any more, so Apply saves a copy of each it replaces.
+func overlayTouchedSides(t testing.TB, base, theirs, ours tree) testSides {
+	t.Helper()
+	s := overlaySides(t, base, theirs, ours)
+	for p, n := range ours {
+		if n.kind == 'f' {
+			now := time.Now()
+			if err := os.Chtimes(filepath.Join(s.ours, filepath.FromSlash(p)), now, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return s
+}
+
+func TestApply_OverlayTouchedFailureAtEveryStep(t *testing.T) {
+	testFailureAtEveryStep(t, overlayTouchedSides)
+}
+
+func TestRecover_OverlayTouchedSIGKILL(t *testing.T) { testSIGKILL(t, overlayTouchedSides) }

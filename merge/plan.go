@@ -33,11 +33,6 @@ type Entry struct {
 	// run's view, or a staged file (text merges, git patches). Empty for
 	// deletions. Mode and, for symlinks, the target come from Source too.
 	Source string `json:"-"`
-	// Base is where the fork point's version of the path is, when the
-	// target still has that version: on an overlay view Apply restores the
-	// destination from there, if it is still the same inode, instead of
-	// saving a copy of it (the fork point's layer is never written).
-	Base string `json:"-"`
 }
 
 // Plan is the full list of what a merge would do, sorted by path.
