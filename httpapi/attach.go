@@ -30,6 +30,10 @@ type AttachRequest struct {
 	Env  []string `json:"env"` // the caller's environment
 	Cwd  string   `json:"cwd"` // the caller's directory: kept when inside the workspace
 	Keep bool     `json:"keep,omitempty"`
+	// Tty says the three descriptors are the slave of a pseudo-terminal
+	// the caller allocated (tine exec -t): it becomes the command's
+	// controlling terminal (see supervisor.Exec).
+	Tty bool `json:"tty,omitempty"`
 }
 
 // AttachUpgrade is the protocol the attach route switches to.
@@ -84,7 +88,7 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer closeFiles(files[:])
-	x := supervisor.Exec{Args: req.Args, Env: engine.ExecEnv(ref, req.Env, peerUID(r)), Dir: dirIn(ref.Workspace.Path, req.Cwd)}
+	x := supervisor.Exec{Args: req.Args, Env: engine.ExecEnv(ref, req.Env, peerUID(r)), Dir: dirIn(ref.Workspace.Path, req.Cwd), Tty: req.Tty}
 	sigs := make(chan os.Signal, 8)
 	go forwardSignals(brw.Reader, sigs)
 	enc := json.NewEncoder(conn)

@@ -30,6 +30,11 @@ type Spec struct {
 	Args      []string // the command and its arguments
 	Env       []string // its environment
 
+	// Terminal, if set, is the slave of a pseudo-terminal: the command's
+	// standard streams and controlling terminal, leading a session of its
+	// own (not sent to the child: it inherits it as its streams).
+	Terminal *os.File `json:"-"`
+
 	// Started, if set, is called with the command's process id once it
 	// runs, and Exited once it has ended (not sent to the child).
 	Started func(pid int) `json:"-"`
@@ -37,7 +42,7 @@ type Spec struct {
 }
 
 // Run runs spec's command inside its run with this process's standard
-// streams, forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
+// streams (or spec.Terminal), forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
 // returns its exit status (128+N when signal N killed it).
 func Run(spec Spec) (int, error) {
 	cmd, err := command(spec)
@@ -45,6 +50,9 @@ func Run(spec Spec) (int, error) {
 		return ExitCannotRun, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if spec.Terminal != nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Terminal, spec.Terminal, spec.Terminal
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)

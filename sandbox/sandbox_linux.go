@@ -29,6 +29,9 @@ func command(spec Spec) (*exec.Cmd, error) {
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
 	}
+	if spec.Terminal != nil { // its stdin: a session of its own with it as the controlling terminal
+		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
+	}
 	cmd.SysProcAttr = attr
 	return cmd, nil
 }

@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/tinehq/tine/internal/tty"
 )
 
 func TestMain(m *testing.M) {
@@ -55,5 +59,32 @@ func TestRun_NotFound(t *testing.T) {
 	code, err := Run(Spec{Workspace: ws, Dir: ws, Args: []string{"no-such-command-tine"}, Env: os.Environ()})
 	if err != nil || code != ExitNotFound {
 		t.Errorf("Run = %d, %v; want %d", code, err, ExitNotFound)
+	}
+}
+
+// With a Terminal the command leads a session with it as its controlling
+// terminal, in the foreground.
+func TestRun_Terminal(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mount namespaces need Linux")
+	}
+	master, slave, err := tty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	out := make(chan string)
+	go func() { b, _ := io.ReadAll(master); out <- string(b) }()
+	ws := t.TempDir()
+	code, err := Run(Spec{Workspace: ws, Dir: ws, Env: os.Environ(), Terminal: slave,
+		Args: []string{"sh", "-c", `set -- $(cat /proc/$$/stat); echo "pid=$1 sid=$6 tpgid=$8 tty=$7"; exit 4`}})
+	slave.Close()
+	got := <-out
+	var pid, sid, tpgid, ttyNr int
+	if _, serr := fmt.Sscanf(got, "pid=%d sid=%d tpgid=%d tty=%d", &pid, &sid, &tpgid, &ttyNr); serr != nil || err != nil || code != 4 {
+		t.Fatalf("Run = %d, %v; output %q (%v)", code, err, got, serr)
+	}
+	if sid != pid || tpgid != pid || ttyNr == 0 {
+		t.Errorf("pid %d, session %d, foreground group %d, tty %d: want a session leader in the foreground of its terminal", pid, sid, tpgid, ttyNr)
 	}
 }

@@ -196,7 +196,8 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 		reply(c, response{Error: err.Error(), Exit: intp(127)})
 		return
 	}
-	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: s.sysAttr(x.Tree)}
+	s.giveTerminal(x, files[0])
+	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: s.execSys(x)}
 	pid, done, err := s.reaper.spawn(path, x.Args, attr)
 	if err != nil {
 		code := 126
@@ -218,6 +219,28 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 		killTree(pid)
 	}
 	reply(c, response{Exit: intp(exitCode(ws))})
+}
+
+// execSys says how an exec's process starts (see sysAttr): a tree
+// command or one on a terminal leads a session of its own, and a terminal
+// (its standard input) becomes the session's controlling terminal.
+func (s *server) execSys(x *Exec) *syscall.SysProcAttr {
+	sys := s.sysAttr(x.Tree || x.Tty)
+	if x.Tty {
+		sys.Setctty, sys.Ctty = true, 0
+	}
+	return sys
+}
+
+// giveTerminal makes the terminal of an exec on one belong to the run's
+// owner, as a login does, so that what runs as them can open it by its name
+// too.
+func (s *server) giveTerminal(x *Exec, term *os.File) {
+	if x.Tty && s.spec.Owner != nil && !s.spec.Owner.Root() {
+		if err := term.Chown(s.spec.Owner.UID, -1); err != nil {
+			log.Printf("giving %s to uid %d: %v", term.Name(), s.spec.Owner.UID, err)
+		}
+	}
 }
 
 // forwardFromCaller sends the signals the caller forwards to the command's

@@ -151,6 +151,11 @@ type Exec struct {
 	// Grant names variables of Env that the process keeps although they
 	// are secrets of the run (an account's credentials for its agent).
 	Grant []string `json:"grant,omitempty"`
+	// Tty says the command's standard input is a terminal (the slave of a
+	// pseudo-terminal the caller allocated): the command leads a session
+	// of its own with it as its controlling terminal, so job control, ^C,
+	// ^Z and window-size changes work in it as in a terminal emulator.
+	Tty bool `json:"tty,omitempty"`
 }
 
 // request is one call on the socket; fds travel beside it.

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tinehq/tine/internal/tty"
 )
 
 func TestMain(m *testing.M) {
@@ -90,6 +92,64 @@ func TestSupervisor_Exec(t *testing.T) {
 	}
 	if _, code := run(t, c, spec, `exec no-such-command-xyz`); code != 127 {
 		t.Errorf("missing command: status %d, want 127", code)
+	}
+}
+
+// execTty runs args in the run on a new terminal of size (30, 100) and
+// returns its status and everything it wrote; typed is typed into the
+// terminal once it runs.
+func execTty(t *testing.T, c *Client, spec Spec, typed string, args ...string) (int, string) {
+	t.Helper()
+	master, slave, err := tty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	if err := tty.SetSize(master, tty.Size{Rows: 30, Cols: 100}); err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string)
+	go func() { b, _ := io.ReadAll(master); out <- string(b) }() // ends with EIO once no slave is open
+	code, err := c.Exec(context.Background(), Exec{Args: args, Env: os.Environ(), Dir: spec.Workspace, Tty: true},
+		[3]*os.File{slave, slave, slave}, nil, func(int) {
+			slave.Close()
+			master.Write([]byte(typed))
+		})
+	slave.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-out:
+		return code, s
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal stayed open after the command ended")
+	}
+	return 0, ""
+}
+
+// With Tty the command leads its own session on the terminal, as its
+// foreground group, and the terminal's line discipline signals it.
+func TestSupervisor_ExecTty(t *testing.T) {
+	spec, _, c := launch(t, false)
+	code, out := execTty(t, c, spec, "", "sh", "-c", `set -- $(cat /proc/$$/stat); echo "pid=$1 sid=$6 tpgid=$8 tty=$7"; stty size; exit 3`)
+	var pid, sid, tpgid, ttyNr int
+	if _, err := fmt.Sscanf(out, "pid=%d sid=%d tpgid=%d tty=%d", &pid, &sid, &tpgid, &ttyNr); err != nil || code != 3 {
+		t.Fatalf("status %d, output %q (%v)", code, out, err)
+	}
+	if sid != pid || tpgid != pid || ttyNr == 0 {
+		t.Errorf("pid %d, session %d, foreground group %d, tty %d: want a session leader in the foreground of its terminal", pid, sid, tpgid, ttyNr)
+	}
+	if !strings.Contains(out, "30 100\r\n") {
+		t.Errorf("stty size in the run: %q, want 30 100", out)
+	}
+	// ^C typed into the terminal interrupts its foreground process.
+	if code, out := execTty(t, c, spec, "\x03", "sleep", "100"); code != 128+int(syscall.SIGINT) {
+		t.Errorf("^C: status %d (output %q), want %d", code, out, 128+int(syscall.SIGINT))
+	}
+	// Without Tty the command has no controlling terminal.
+	if out, _ := run(t, c, spec, `set -- $(cat /proc/$$/stat); echo $7`); strings.TrimSpace(out) != "0" {
+		t.Errorf("tty_nr without Tty = %q, want 0", out)
 	}
 }
 

@@ -17,9 +17,9 @@ import (
 )
 
 func newExec(a *app) *cobra.Command {
-	var keep bool
+	var keep, tty, interactive bool
 	c := &cobra.Command{
-		Use:   "exec RUN -- CMD [ARG...]",
+		Use:   "exec [-it] RUN -- CMD [ARG...]",
 		Short: "Run a command with RUN's files at the workspace path",
 		Long: `Runs CMD in a private mount namespace where RUN's files are mounted at the
 workspace path. A working directory inside the workspace (or inside RUN's
@@ -29,9 +29,16 @@ at the workspace path. Standard streams and the exit status pass through;
 
 As root, CMD runs through RUN's supervisor. When RUN had none (it is
 stopped), the one launched for CMD is stopped again once CMD ends and
-nothing else runs in RUN, unless --keep is given.`,
+nothing else runs in RUN, unless --keep is given.
+
+-t gives CMD a terminal of its own (a pseudo-terminal, its controlling
+terminal, leading a session inside the run): job control works, ^C and ^Z
+reach its foreground job, and it follows the window size of your terminal,
+which is in raw mode while attached. Standard input is always passed; -i is
+accepted so that -it reads as it does for docker exec. See also tine shell.`,
 		Example: `  tine exec source-1 -- make test
-  tine exec app/source-2 -- sh -c 'echo hi > notes.txt'`,
+  tine exec app/source-2 -- sh -c 'echo hi > notes.txt'
+  tine exec -it source-1 -- vi notes.txt`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(commandArgs(args)) == 0 {
 				return usageErr(c, "exec needs RUN, then -- and a command")
@@ -39,36 +46,55 @@ nothing else runs in RUN, unless --keep is given.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if a.remote() {
-				return a.remoteExec(c.Context(), args[0], commandArgs(args), keep)
-			}
-			if os.Geteuid() == 0 {
-				return a.execSupervised(c, args[0], commandArgs(args), keep)
-			}
-			var spec sandbox.Spec
-			err := a.withEngine(c.Context(), func(e *engine.Engine) error {
-				r, err := e.FindRun(c.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				spec, err = execSpec(e, r, commandArgs(args))
-				spec.Started = func(pid int) { e.AddSession(r, pid) }
-				spec.Exited = func(pid int) { e.RemoveSession(r, pid) }
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			code, err := sandbox.Run(spec)
-			if err != nil {
-				return exitErr{code: code, err: err}
-			}
-			return exitErr{code: code}
+			return a.exec(c, args[0], commandArgs(args), keep, tty)
 		},
 	}
 	c.Flags().BoolVar(&keep, "keep", false, "as root: keep the supervisor this command launched (RUN had none) running afterwards")
+	c.Flags().BoolVarP(&tty, "tty", "t", false, "give CMD a terminal of its own, attached to yours")
+	c.Flags().BoolVarP(&interactive, "interactive", "i", false, "pass standard input (always done; for -it as in docker exec)")
 	c.Flags().SetInterspersed(false)
 	return c
+}
+
+// exec runs args inside run ref, on a terminal of its own with tty: through
+// the daemon when it is to be used, through the run's supervisor as root,
+// else in a sandbox.
+func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) error {
+	var term *terminal
+	if tty {
+		var err error
+		if term, err = openTerminal(); err != nil {
+			return exitErr{code: sandbox.ExitCannotRun, err: err}
+		}
+		defer term.finish()
+	}
+	if a.remote() {
+		return a.remoteExec(c.Context(), ref, args, keep, term)
+	}
+	if os.Geteuid() == 0 {
+		return a.execSupervised(c, ref, args, keep, term)
+	}
+	var spec sandbox.Spec
+	err := a.withEngine(c.Context(), func(e *engine.Engine) error {
+		r, err := e.FindRun(c.Context(), ref)
+		if err != nil {
+			return err
+		}
+		spec, err = execSpec(e, r, args)
+		spec.Started = func(pid int) { term.started(); e.AddSession(r, pid) }
+		spec.Exited = func(pid int) { e.RemoveSession(r, pid) }
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	spec.Terminal = term.slaveFile()
+	code, err := sandbox.Run(spec)
+	term.finish()
+	if err != nil {
+		return exitErr{code: code, err: err}
+	}
+	return exitErr{code: code}
 }
 
 // commandArgs returns the command after RUN and an optional "--" (which
@@ -129,7 +155,7 @@ func withEnv(env []string, key, value string) []string {
 
 // execSupervised runs the command through RUN's supervisor (launching one
 // when RUN has none), so it lives in RUN's namespaces and cgroup.
-func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep bool) error {
+func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep bool, term *terminal) error {
 	var cl *supervisor.Client
 	var spec sandbox.Spec
 	launched := false
@@ -155,8 +181,9 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	x := supervisor.Exec{Args: args, Env: spec.Env, Dir: spec.Dir}
-	code, err := cl.Exec(context.Background(), x, [3]*os.File{os.Stdin, os.Stdout, os.Stderr}, sigs, nil)
+	x := supervisor.Exec{Args: args, Env: spec.Env, Dir: spec.Dir, Tty: term != nil}
+	code, err := cl.Exec(context.Background(), x, term.streams(), sigs, func(int) { term.started() })
+	term.finish() // before anything more is printed
 	if launched && !keep {
 		_ = a.withEngine(context.Background(), func(e *engine.Engine) error {
 			e.StopIdle(context.Background(), ref)

@@ -166,10 +166,10 @@ func (a *app) remoteEvents(ctx context.Context, ref string) ([]*tine.Event, erro
 // streams are handed to the run's supervisor (httpapi.AttachRequest), the
 // signals tine exec forwards are sent on, and the command's exit status
 // is returned.
-func (a *app) remoteExec(ctx context.Context, ref string, args []string, keep bool) error {
+func (a *app) remoteExec(ctx context.Context, ref string, args []string, keep bool, term *terminal) error {
 	cl := a.daemon()
 	cwd, _ := os.Getwd()
-	body, _ := json.Marshal(httpapi.AttachRequest{Args: args, Env: os.Environ(), Cwd: cwd, Keep: keep})
+	body, _ := json.Marshal(httpapi.AttachRequest{Args: args, Env: os.Environ(), Cwd: cwd, Keep: keep, Tty: term != nil})
 	c, err := net.Dial("unix", daemonSocket())
 	if err != nil {
 		return exitErr{code: sandbox.ExitCannotRun, err: fmt.Errorf("the tine daemon: %w", err)}
@@ -190,10 +190,13 @@ func (a *app) remoteExec(ctx context.Context, ref string, args []string, keep bo
 		b, _ := io.ReadAll(resp.Body)
 		return httpapi.AnswerError(resp.Status, b)
 	}
-	rights := syscall.UnixRights(int(os.Stdin.Fd()), int(os.Stdout.Fd()), int(os.Stderr.Fd()))
+	streams := term.streams()
+	rights := syscall.UnixRights(int(streams[0].Fd()), int(streams[1].Fd()), int(streams[2].Fd()))
 	if _, _, err := conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
 		return exitErr{code: sandbox.ExitCannotRun, err: err}
 	}
+	term.started()      // the daemon has its own copies now
+	defer term.finish() // before tine prints anything more
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
