@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/overlay"
 )
@@ -71,19 +72,26 @@ func chownTree(t *testing.T, root string, uid, gid int) {
 
 // TestOwner_RunsAsOwner: in a workspace owned by a normal user, a command,
 // a service and a fork's command run as that user (uid, groups, HOME,
-// USER), what they create is theirs on every backend, and merging and
+// USER), what they create is theirs on every backend (copy, overlay, and
+// reflink and btrfs on loop filesystems), and merging and
 // releasing keep it so.
 func TestOwner_RunsAsOwner(t *testing.T) {
 	uid, gid := tineUser(t)
-	bes := []string{"copy"}
-	if overlay.Probe(t.TempDir()) == nil {
-		bes = append(bes, "overlay")
-	}
-	for _, be := range bes {
-		t.Run(be, func(t *testing.T) {
+	for _, be := range []struct{ name, fstype string }{{"copy", ""}, {"overlay", ""}, {"reflink", "xfs"}, {"btrfs", "btrfs"}} {
+		t.Run(be.name, func(t *testing.T) {
 			ctx := context.Background()
 			// The owner must reach the workspace path: not under a 0700 TempDir.
 			home, path := shortDir(t), filepath.Join(shortDir(t), "ws")
+			switch {
+			case be.fstype != "":
+				root := loopfs.Mount(t, be.fstype) // the state directory and the workspace on one filesystem
+				for _, d := range []string{root, filepath.Dir(root)} {
+					os.Chmod(d, 0o755)
+				}
+				home, path = filepath.Join(root, "st"), filepath.Join(root, "ws")
+			case be.name == "overlay" && overlay.Probe(t.TempDir()) != nil:
+				t.Skip("overlay mounts do not work here")
+			}
 			os.MkdirAll(filepath.Join(path, "src"), 0o755)
 			os.WriteFile(filepath.Join(path, "src", "a.txt"), []byte("a\n"), 0o644)
 			os.WriteFile(filepath.Join(path, "tine.toml"), []byte("[[service]]\nname = \"svc\"\ncommand = \"id -u > svc.uid; exec sleep 600\"\nready = { command = \"test -s svc.uid\" }\n"), 0o644)
@@ -94,7 +102,7 @@ func TestOwner_RunsAsOwner(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { e.Close(); mnt.UnmountAll(path) })
-			ws, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: be, Owner: &engine.Owner{UID: uid, GID: gid}})
+			ws, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: be.name, Owner: &engine.Owner{UID: uid, GID: gid}})
 			if err != nil {
 				t.Fatal(err)
 			}
