@@ -75,6 +75,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	}
 	res = &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun}
 	if o.Commits && plan.Clean() {
+		defer e.giveGitToOwner(dst)
 		if res.Commits, err = merge.PlanCommits(ctx, e.Path(src.Workspace, src.Run), src.Run.GitHead, e.Path(dst.Workspace, dst.Run), scratch); err != nil {
 			return res, err
 		}

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/account"
@@ -41,4 +44,27 @@ func GiveToOwner(w *tine.Workspace, paths ...string) error {
 		errs = append(errs, os.Lchown(p, w.UID, w.GID))
 	}
 	return errors.Join(errs...)
+}
+
+// giveGitToOwner gives back to the owner of dst's workspace what git, run
+// as root by merge --commits, left in dst's repository (fetched objects and
+// their directories, the moved ref, the index, the reflog): entries of
+// root's in a repository of someone else's are root's doing, and would keep
+// the owner's own git from writing there.
+func (e *Engine) giveGitToOwner(dst Ref) {
+	w := dst.Workspace
+	if os.Geteuid() != 0 || w.UID == 0 {
+		return
+	}
+	filepath.WalkDir(filepath.Join(e.Path(w, dst.Run), ".git"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 {
+				os.Lchown(p, w.UID, w.GID)
+			}
+		}
+		return nil
+	})
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -199,4 +200,64 @@ func readFileT(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestOwner_MergeCommitsKeepTheRepositoryTheOwners: merge --commits runs
+// git as root in the target's repository; what it writes there (objects,
+// their directories, the ref, the index) goes back to the workspace's
+// owner, whose own git then still commits.
+func TestOwner_MergeCommitsKeepTheRepositoryTheOwners(t *testing.T) {
+	uid, gid := tineUser(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	ctx := context.Background()
+	home, path := shortDir(t), filepath.Join(shortDir(t), "ws")
+	os.MkdirAll(path, 0o755)
+	os.Chmod(filepath.Dir(path), 0o755)
+	os.WriteFile(filepath.Join(path, "a.txt"), []byte("a\n"), 0o644)
+	chownTree(t, path, uid, gid)
+	git := []string{"-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}
+	asOwner := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append(git, args...)...)
+		cmd.Dir, cmd.Env = dir, []string{"HOME=/home/tineuser", "PATH=/usr/bin:/bin"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	asOwner(path, "init", "-q")
+	asOwner(path, "add", "-A")
+	asOwner(path, "commit", "-qm", "one")
+	e, err := engine.Open(ctx, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(); mnt.UnmountAll(path) })
+	ws, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: "copy", Owner: &engine.Owner{UID: uid, GID: gid}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := e.Fork(ctx, ws.Workspace.Name+"/source", engine.ForkOptions{Copies: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork := ws.Workspace.Name + "/" + fr.Forks[0].Name
+	gitc := "git -c user.name=T -c user.email=t@example.com"
+	res, err := e.ExecCapture(ctx, fork, []string{"sh", "-c", "echo b > b.txt && " + gitc + " add b.txt && " + gitc + " commit -qm two"}, time.Minute)
+	if err != nil || res.Exit != 0 {
+		t.Fatalf("commit in the fork: %v %+v", err, res)
+	}
+	e.Stop(ctx, fork)
+	if _, err := e.Merge(ctx, fork, engine.MergeOptions{Commits: true}); err != nil {
+		t.Fatalf("merge --commits: %v", err)
+	}
+	filepath.Walk(filepath.Join(path, ".git"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && int(fi.Sys().(*syscall.Stat_t).Uid) != uid {
+			t.Errorf("%s belongs to uid %d after merge --commits, want %d", p, fi.Sys().(*syscall.Stat_t).Uid, uid)
+		}
+		return nil
+	})
+	asOwner(path, "commit", "-q", "--allow-empty", "-m", "three")
 }

@@ -41,7 +41,12 @@ func PlanCommits(ctx context.Context, theirs, forkHead, ours, scratch string) (*
 		return nil, fmt.Errorf("merge: commits: the target has no HEAD commit: %w", err)
 	}
 	oh = strings.TrimSpace(oh)
-	if _, err := gitOut(ctx, ours, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", theirs, list[len(list)-1]); err != nil {
+	// The local transport runs upload-pack without the command line's
+	// configuration: it is given safe.directory itself, or a run's
+	// repository owned by another user than tine's (a workspace's owner)
+	// is refused as of dubious ownership.
+	if _, err := gitOut(ctx, ours, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+		"--upload-pack=git -c safe.directory=* upload-pack", theirs, list[len(list)-1]); err != nil {
 		return nil, fmt.Errorf("merge: commits: fetch the run's commits: %w", err)
 	}
 	c := &Commits{Target: oh}
