@@ -93,14 +93,17 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	go forwardSignals(brw.Reader, sigs)
 	enc := json.NewEncoder(conn)
 	code, err := cl.Exec(ctxOf(r), x, files, sigs, func(pid int) { enc.Encode(AttachLine{Pid: pid}) })
+	// A supervisor launched for this command is stopped before the caller
+	// hears the command ended, as tine exec does it locally: its next
+	// command then never meets it going away.
+	if st != engine.ProcRunning && !req.Keep {
+		s.e.StopIdle(r.Context(), ref.Run.ID)
+	}
 	line := AttachLine{Exit: &code}
 	if err != nil {
 		line.Error = err.Error()
 	}
 	enc.Encode(line)
-	if st != engine.ProcRunning && !req.Keep {
-		s.e.StopIdle(r.Context(), ref.Run.ID)
-	}
 }
 
 // dirIn is the caller's directory when it lies inside the workspace, else
