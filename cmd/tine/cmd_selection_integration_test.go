@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,4 +121,40 @@ func hasFlag(ev *evidence.Fork, k evidence.FlagKind) bool {
 		}
 	}
 	return false
+}
+
+// The holdout runs in every fork once the agents ended and is never shown
+// to them: not in their environment, arguments or files; the regression
+// command runs beside it, and both are in the report's evidence.
+func TestForkRun_HoldoutHiddenFromAgents(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	holdout := filepath.Join(t.TempDir(), "holdout.sh")
+	if err := os.WriteFile(holdout, []byte("echo HOLDOUT-RAN; grep -q OK app.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent := `env; ls -a; if [ "$TINE_FORK_INDEX" = 0 ]; then echo 'status OK' > app.txt; else echo 'status NO' > app.txt; fi`
+	rep, r := e.forkRunJSON("source", "--prompt", "fix app.txt", "-n", "2", "--agent-cmd", agent, "--merge-mode", "manual",
+		"--holdout-test", "sh "+holdout, "--regression-test", "test -s app.txt")
+	if r.code != 0 || len(rep.Forks) != 2 {
+		t.Fatalf("fork-run: %v", r)
+	}
+	for i, f := range rep.Forks {
+		log, err := os.ReadFile(f.AgentLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(log), "holdout") || strings.Contains(string(log), "HOLDOUT") {
+			t.Errorf("%s: the agent saw the holdout:\n%s", f.Name, log)
+		}
+		ev := f.Evidence
+		if ev == nil || ev.Holdout == nil || ev.Regression == nil {
+			t.Fatalf("%s: evidence %+v; want holdout and regression", f.Name, ev)
+		}
+		if ev.Holdout.Passed != (i == 0) || !strings.Contains(ev.Holdout.Output, "HOLDOUT-RAN") || !ev.Regression.Passed {
+			t.Errorf("%s: holdout %+v regression %+v; want the holdout to pass in the first fork only", f.Name, ev.Holdout, ev.Regression)
+		}
+	}
+	if rep.Winner != "source-1" || !strings.Contains(rep.Verdict.Rationale, "holdout failed") {
+		t.Errorf("winner %s: %s; want source-1, its rival penalised for the holdout", rep.Winner, rep.Verdict.Rationale)
+	}
 }
