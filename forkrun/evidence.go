@@ -2,6 +2,7 @@ package forkrun
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -173,7 +174,10 @@ func (r *runner) ownChecks(ctx context.Context, fc *forkFacts) {
 	if err == nil {
 		defer os.RemoveAll(dir)
 		err = r.e.ForkPoint(ctx, fc.ref, func(base string) error {
-			return fstree.Copy(ctx, base, dir, fstree.CopyOptions{})
+			if err := fstree.Copy(ctx, base, dir, fstree.CopyOptions{}); err != nil {
+				return err
+			}
+			return fstree.CopyAttrs(base, dir) // the run's owner may write where its tests run
 		})
 	}
 	if err == nil {
@@ -228,6 +232,9 @@ func (r *runner) crossTest(ctx context.Context, fc, rv *forkFacts) *evidence.Che
 		err = fstree.Copy(ctx, fc.view, dir, fstree.CopyOptions{SkipVanished: true})
 	}
 	if err == nil {
+		err = fstree.CopyAttrs(fc.view, dir)
+	}
+	if err == nil {
 		err = overlayTests(dir, rv.view, rv.tests)
 	}
 	if err != nil {
@@ -275,15 +282,23 @@ func overlayTests(dir, view string, changes []layer.Change) error {
 	return nil
 }
 
+// cdFailed is what a check whose cd into its scratch directory failed (the
+// run's user may not reach it) prints on stderr: the check did not run,
+// which must not read as a failing test.
+const cdFailed = "tine: evidence: cannot enter the scratch copy"
+
 // check runs command by sh -c in fork run, in dir ("" is the workspace
 // path), stopped at the test timeout.
 func (r *runner) check(ctx context.Context, run, dir, command string) *evidence.Check {
 	script := command
 	if dir != "" {
-		script = "cd " + shellQuote(dir) + " && " + command
+		script = fmt.Sprintf("cd %s || { echo %s >&2; exit 125; }; %s", shellQuote(dir), shellQuote(cdFailed), command)
 	}
 	start := time.Now()
 	res, err := r.e.ExecWith(ctx, run, engine.ExecOptions{Args: []string{"sh", "-c", script}, Timeout: r.o.TestTimeout})
+	if err == nil && dir != "" && res.Exit == 125 && strings.Contains(res.Stderr, cdFailed) {
+		err = fmt.Errorf("the run cannot enter its scratch copy %s: %s", dir, firstLine(res.Stderr))
+	}
 	if err != nil {
 		return &evidence.Check{Command: command, Error: err.Error(), Seconds: time.Since(start).Seconds()}
 	}

@@ -169,6 +169,9 @@ func (a *app) printForkRun(rep *forkrun.Report) {
 		if f.Reason != "" && f.State != forkrun.Finished {
 			fmt.Fprintf(a.stdout, "%s: %s\n", f.Name, display.Text(f.Reason))
 		}
+		if f.Evidence != nil && f.Evidence.Short() != "—" {
+			fmt.Fprintf(a.stdout, "%s evidence: %s\n", f.Name, display.Text(f.Evidence.Short()))
+		}
 	}
 	if v := rep.Verdict; v != nil {
 		fmt.Fprintf(a.stdout, "verdict (%s judge, confidence %.2f): %s\n", v.Judge, v.Confidence, display.Text(v.Rationale))
