@@ -217,19 +217,21 @@ func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratc
 	return plan, err
 }
 
-// gitPathMax is PATH_MAX: git opens every file by its path, and refuses
-// (or, listing a directory, silently skips) one whose path is this long.
+// gitPathMax is PATH_MAX. git opens every file by its path (and, listing
+// a directory it cannot open, skips it with only a warning), and so does
+// the git-scope planner beside it: a path this long under a view is out
+// of their reach.
 const gitPathMax = 4096
 
 // gitCanOpen refuses, before anything is planned, a git-scope merge of a
-// change whose path under one of roots is too long for git: git would
+// change whose path under one of roots is PATH_MAX or longer: git would
 // leave it out of the merge without a word. The filesystem and paths
 // scopes handle such paths.
 func gitCanOpen(changes []layer.Change, roots ...string) error {
 	for _, c := range changes {
 		for _, root := range roots {
 			if n := len(root) + 1 + len(c.Path); n >= gitPathMax {
-				return fmt.Errorf("git scope: the path %s is %d bytes under %s, too long for git (PATH_MAX is %d); merge with --filesystem or --paths: %w",
+				return fmt.Errorf("git scope: the path %s is %d bytes long under %s, too long for git (PATH_MAX is %d); merge it with --filesystem or --paths: %w",
 					display.Path(c.Path), n, display.Path(root), gitPathMax, tine.ErrUnsupported)
 			}
 		}
