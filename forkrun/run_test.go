@@ -175,3 +175,61 @@ func TestRun_InterruptKillsAgentsAndKeepsForks(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_ClaudeSessionFromTheHookFirst: without --session, the session
+// the run's hook last reported is continued when Claude's store has it,
+// though another session of the workspace is newer; without a hook
+// session, the newest.
+func TestRun_ClaudeSessionFromTheHookFirst(t *testing.T) {
+	e, path := testWorkspace(t)
+	ctx := context.Background()
+	home := t.TempDir()
+	store := filepath.Join(home, ".claude", "projects", agent.ClaudeProjectName(path))
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"hooked", "newer"} {
+		p := filepath.Join(store, id+".jsonl")
+		line := `{"type":"user","cwd":"` + path + `","sessionId":"` + id + `"}` + "\n"
+		if err := os.WriteFile(p, []byte(line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mod := time.Now().Add(time.Duration(i-2) * time.Minute)
+		os.Chtimes(p, mod, mod)
+	}
+	// A stand-in for claude: it records its argv, writes a file, and
+	// prints a result line.
+	bin := filepath.Join(t.TempDir(), "claude")
+	argv := filepath.Join(t.TempDir(), "argv")
+	script := "#!/bin/sh\necho \"$@\" >> " + argv + "\necho x > out.txt\n" +
+		`echo '{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"fork-s"}'` + "\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func() *forkrun.Report {
+		t.Helper()
+		rep, err := forkrun.Run(ctx, e, forkrun.Options{Source: "ws/source", Prompt: "p", N: 1, Mode: forkrun.Manual,
+			Agent: agent.Config{Kind: agent.Claude, Binary: bin}, AgentEnv: []string{"HOME=" + home}})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		return rep
+	}
+	if c := run().Conversation; c == nil || c.Session != "newer" || c.From != forkrun.FromNewest {
+		t.Errorf("without a hook session: %+v, want the newest", c)
+	}
+	src, err := e.FindRun(ctx, "ws/source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.RecordEvidence(ctx, src, engine.EvidenceTurnStarted, json.RawMessage(`{"agent":"claude","session_id":"hooked"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if c := run().Conversation; c == nil || c.Session != "hooked" || c.From != forkrun.FromHook {
+		t.Errorf("with a hook session: %+v, want hooked", c)
+	}
+	b, _ := os.ReadFile(argv)
+	if !strings.Contains(string(b), "--resume hooked --fork-session") {
+		t.Errorf("claude's argv %q", b)
+	}
+}

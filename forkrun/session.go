@@ -19,7 +19,7 @@ import (
 const (
 	FromGiven  = "given"  // --session (Options.Session)
 	FromNewest = "newest" // claude: the newest transcript of the workspace in Claude Code's store
-	FromHook   = "hook"   // codex: the session the run's hook last reported
+	FromHook   = "hook"   // the session the run's hook last reported (claude: when Claude's store has it)
 )
 
 // Conversation is the agent conversation every fork continues, each in a
@@ -53,7 +53,7 @@ func chooseConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o
 	case o.Fresh:
 		return nil, "--fresh: the forks start new conversations", nil
 	case o.Agent.Kind == agent.Claude:
-		return claudeConversation(e, src, o, accounts)
+		return claudeConversation(ctx, e, src, o, accounts)
 	}
 	c := &Conversation{Session: o.Session, From: FromGiven}
 	if c.Session == "" {
@@ -72,15 +72,29 @@ func chooseConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o
 	return c, "", nil
 }
 
-// claudeConversation is chooseConversation for Claude.
-func claudeConversation(e *engine.Engine, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
+// claudeConversation is chooseConversation for Claude. Without
+// o.Session, the session the run's hook last reported (tine serve records
+// it) comes first when Claude's store has it: every run's agent works at
+// the workspace path, so the newest session there may be another run's.
+func claudeConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
 	config := agent.ClaudeConfigDir(agentEnviron(src, o.AgentEnv))
 	var s agent.ClaudeSession
 	var err error
 	from := FromGiven
-	if o.Session != "" {
+	hook := ""
+	if o.Session == "" {
+		hook = e.AgentSession(ctx, src, string(agent.Claude))
+	}
+	switch {
+	case o.Session != "":
 		s, err = agent.FindClaudeSession(config, o.Session)
-	} else {
+	case hook != "":
+		if s, err = agent.FindClaudeSession(config, hook); err == nil {
+			from = FromHook
+			break
+		}
+		fallthrough
+	default:
 		from = FromNewest
 		forks := forkSessions(e, src.Workspace.ID)
 		s, err = agent.LatestClaudeSession(config, src.Workspace.Path, func(id string) bool { return forks[id] })
