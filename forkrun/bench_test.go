@@ -17,7 +17,8 @@ import (
 )
 
 // BenchmarkForkRun measures fork-run's control plane: forkrun.Run with N
-// no-op command agents ("true"), no test command, manual mode (it judges
+// command agents that write one file (benchAgentCmd; a fork must change
+// something to count as work), no test command, manual mode (it judges
 // and reports, and resolves nothing) and the heuristic judge, on an overlay
 // workspace of 200 files. Each iteration's group is discarded afterwards,
 // untimed, so iterations start alike and the workspace does not grow (the
@@ -37,8 +38,9 @@ import (
 //   - overhead-ms: ms/forkrun - agent-ms, the measure (target:
 //     under 200 ms for N = 4).
 //   - baseline-ms: what a hand-written script does, measured in the same
-//     iterations: engine.Fork of N copies, then ExecCapture("true") in
-//     every fork in parallel (discarded afterwards, untimed); ratio is
+//     iterations: engine.Fork of N copies, then ExecCapture of the agents'
+//     command in every fork in parallel (the agents' command; discarded afterwards,
+//     untimed); ratio is
 //     ms/forkrun / baseline-ms.
 //   - fork-ms, settle-ms, close-ms: phases read off the report's
 //     timestamps: up to the first agent's start (the fork and the
@@ -170,12 +172,16 @@ func benchNewWorkspace(b *testing.B) *benchWorkspace {
 func (bw *benchWorkspace) options(n int) forkrun.Options {
 	return forkrun.Options{
 		Source: bw.ws + "/source", Prompt: "do nothing", N: n,
-		Agent: agent.Config{Kind: agent.CommandKind, Args: []string{"true"}},
+		Agent: agent.Config{Kind: agent.CommandKind, Args: benchAgentCmd},
 		Mode:  forkrun.Manual, JudgeKind: "heuristic",
 	}
 }
 
-// baseline forks the source n ways and runs "true" in every fork in
+// benchAgentCmd is the command agent of the benchmarks: it writes one
+// file, so that its fork did work.
+var benchAgentCmd = []string{"sh", "-c", "echo x > out.txt"}
+
+// baseline forks the source n ways and runs benchAgentCmd in every fork in
 // parallel, as a script would, and returns how long that took; the forks
 // are then discarded, untimed.
 func (bw *benchWorkspace) baseline(n int) time.Duration {
@@ -189,7 +195,7 @@ func (bw *benchWorkspace) baseline(n int) time.Duration {
 	var wg sync.WaitGroup
 	for i, r := range res.Forks {
 		wg.Go(func() {
-			x, err := bw.e.ExecCapture(bw.ctx, r.ID, []string{"true"}, time.Minute)
+			x, err := bw.e.ExecCapture(bw.ctx, r.ID, benchAgentCmd, time.Minute)
 			if err == nil && x.Exit != 0 {
 				err = fmt.Errorf("exit %d: %s", x.Exit, x.Stderr)
 			}
