@@ -16,6 +16,7 @@ type Fork struct {
 	TestCommand         string   `toml:"test_command"`         // run by sh -c in each fork; "" (default) = none
 	HoldoutCommand      string   `toml:"holdout_command"`      // run in each fork after the agents, never shown to them; "" = none
 	RegressionCommand   string   `toml:"regression_command"`   // the wider suite, run in each fork as evidence; "" = none
+	CheckCommands       []string `toml:"check_commands"`       // build, lint, type-check commands run in each fork as evidence
 	TestTimeout         Duration `toml:"test_timeout"`         // default 10m
 	AgentTimeout        Duration `toml:"agent_timeout"`        // wall clock per agent; default 30m
 	Parallel            int      `toml:"parallel"`             // agents at once; 0 (default) = all forks at once
@@ -36,6 +37,7 @@ type ForkSet struct {
 	TestCommand         bool
 	HoldoutCommand      bool
 	RegressionCommand   bool
+	CheckCommands       bool
 	TestTimeout         bool
 	AgentTimeout        bool
 	Parallel            bool

@@ -20,6 +20,7 @@ merge_mode = "vote"
 test_command = "go test ./..."
 holdout_command = "sh /srv/holdout.sh"
 regression_command = "go test -count=1 ./..."
+check_commands = ["go vet ./...", "staticcheck ./..."]
 test_timeout = "5m"
 agent_timeout = "45m"
 parallel = 2
@@ -67,6 +68,7 @@ func TestParse_Fork(t *testing.T) {
 		TestCommand:         "go test ./...",
 		HoldoutCommand:      "sh /srv/holdout.sh",
 		RegressionCommand:   "go test -count=1 ./...",
+		CheckCommands:       []string{"go vet ./...", "staticcheck ./..."},
 		TestTimeout:         Duration{5 * time.Minute},
 		AgentTimeout:        Duration{45 * time.Minute},
 		Parallel:            2,
@@ -75,11 +77,11 @@ func TestParse_Fork(t *testing.T) {
 		ConfidenceThreshold: 0.75,
 		Set: ForkSet{
 			Enabled: true, MaxBranches: true, DefaultBudgetUSD: true, AggregateBudgetUSD: true,
-			MergeMode: true, TestCommand: true, HoldoutCommand: true, RegressionCommand: true, TestTimeout: true, AgentTimeout: true,
+			MergeMode: true, TestCommand: true, HoldoutCommand: true, RegressionCommand: true, CheckCommands: true, TestTimeout: true, AgentTimeout: true,
 			Parallel: true, Agent: true, Judge: true, ConfidenceThreshold: true,
 		},
 	}
-	if c.Fork != want {
+	if !reflect.DeepEqual(c.Fork, want) {
 		t.Errorf("fork:\n got %+v\nwant %+v", c.Fork, want)
 	}
 	claude := Agent{
@@ -164,7 +166,7 @@ judge = "heuristic"
 	}
 	want := DefaultFork()
 	want.Set = ForkSet{DefaultBudgetUSD: true, AggregateBudgetUSD: true, MergeMode: true, TestCommand: true, Agent: true, Judge: true}
-	if c.Fork != want {
+	if !reflect.DeepEqual(c.Fork, want) {
 		t.Errorf("fork:\n got %+v\nwant %+v", c.Fork, want)
 	}
 }
@@ -210,7 +212,7 @@ func TestParse_ForkInvalid(t *testing.T) {
 		if got, want := warnings(c), []string{"tine.toml:2: " + tt.want}; !slices.Equal(got, want) {
 			t.Errorf("%s: warnings\n got %q\nwant %q", tt.doc, got, want)
 		}
-		if c.Fork != DefaultFork() {
+		if !reflect.DeepEqual(c.Fork, DefaultFork()) {
 			t.Errorf("%s: fork = %+v", tt.doc, c.Fork)
 		}
 	}
@@ -224,7 +226,7 @@ func TestParse_ForkNotATable(t *testing.T) {
 	if got := warnings(c); !slices.Equal(got, []string{"tine.toml:1: fork: want a table, got 3 (ignored)"}) {
 		t.Errorf("warnings = %q", got)
 	}
-	if c.Fork != DefaultFork() || !c.Network.Isolate {
+	if !reflect.DeepEqual(c.Fork, DefaultFork()) || !c.Network.Isolate {
 		t.Errorf("config = %+v", c)
 	}
 }

@@ -53,6 +53,7 @@ func (d *decoder) fork(v any) Fork {
 	s.TestCommand = t.str("test_command", &f.TestCommand)
 	s.HoldoutCommand = t.str("holdout_command", &f.HoldoutCommand)
 	s.RegressionCommand = t.str("regression_command", &f.RegressionCommand)
+	s.CheckCommands = t.stringList("check_commands", &f.CheckCommands)
 	s.TestTimeout = t.duration("test_timeout", &f.TestTimeout)
 	s.AgentTimeout = t.duration("agent_timeout", &f.AgentTimeout)
 	s.Parallel = t.int("parallel", 0, MaxForkBranches, &f.Parallel)

@@ -70,6 +70,8 @@ type Fork struct {
 	// outcomes in the fork; nil when none is configured.
 	Holdout    *Check `json:"holdout,omitempty"`
 	Regression *Check `json:"regression,omitempty"`
+	// Checks are the declared checks' outcomes (build, lint, type-check).
+	Checks []*Check `json:"checks,omitempty"`
 	// Flags are the red flags of the fork's diff.
 	Flags []Flag `json:"red_flags,omitempty"`
 }
@@ -86,6 +88,17 @@ func ValidityOf(testFiles []string, atForkPoint *Check) Validity {
 		return ProvesNothing
 	}
 	return Valid
+}
+
+// FailedChecks are the declared checks of f that ran and failed.
+func (f *Fork) FailedChecks() []*Check {
+	var out []*Check
+	for _, c := range f.Checks {
+		if c.Ran() && !c.Passed {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Severe counts the flags of f that suggest the fork games its tests.
@@ -126,6 +139,9 @@ func (f *Fork) Lines() []string {
 	if f.Regression != nil {
 		out = append(out, "regression: "+f.Regression.Word())
 	}
+	for _, c := range f.Checks {
+		out = append(out, "check "+c.Command+": "+c.Word())
+	}
 	for _, fl := range f.Flags {
 		out = append(out, "red flag: "+fl.String())
 	}
@@ -145,6 +161,9 @@ func (f *Fork) Short() string {
 	}
 	if f.Regression != nil {
 		parts = append(parts, "regression "+f.Regression.Word())
+	}
+	if len(f.Checks) > 0 {
+		parts = append(parts, fmt.Sprintf("checks %d/%d passed", len(f.Checks)-len(f.FailedChecks()), len(f.Checks)))
 	}
 	switch f.Validity {
 	case Valid:

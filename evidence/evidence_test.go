@@ -153,14 +153,16 @@ func TestCross(t *testing.T) {
 
 func TestForkLines(t *testing.T) {
 	f := &Fork{TestFiles: []string{"test_calc.py"}, Validity: ProvesNothing, Holdout: &Check{Exit: 1},
-		Flags: []Flag{{Kind: AssertionsRemoved, Path: "test_calc.py"}}}
+		Checks: []*Check{{Command: "go vet ./...", Passed: true}, {Command: "staticcheck ./...", Exit: 1}, {Command: "lint", Error: "no supervisor"}},
+		Flags:  []Flag{{Kind: AssertionsRemoved, Path: "test_calc.py"}}}
 	got := strings.Join(f.Lines(), "\n")
-	for _, want := range []string{"prove nothing", "holdout: failed", "red flag: assertions removed in test_calc.py"} {
+	for _, want := range []string{"prove nothing", "holdout: failed", "red flag: assertions removed in test_calc.py",
+		"check go vet ./...: passed", "check staticcheck ./...: failed", "check lint: error"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Lines lack %q:\n%s", want, got)
 		}
 	}
-	if got, want := f.Short(), "holdout failed, own tests prove nothing, 1 red flag(s)"; got != want {
+	if got, want := f.Short(), "holdout failed, checks 2/3 passed, own tests prove nothing, 1 red flag(s)"; got != want {
 		t.Errorf("Short = %q, want %q", got, want)
 	}
 	if got := (*Fork)(nil).Short(); got != "—" {

@@ -46,7 +46,7 @@ func (r *runner) gatherEvidence(ctx context.Context) {
 	for _, fc := range facts {
 		fc.ev.Flags = evidence.RedFlags(evidence.ParseDiff(r.patch(ctx, fc.f.Run)), lits, scope)
 	}
-	if r.o.Holdout != "" || r.o.Regression != "" || r.o.Test != "" && anyTests(facts) {
+	if r.o.Holdout != "" || r.o.Regression != "" || len(r.o.Checks) > 0 || r.o.Test != "" && anyTests(facts) {
 		ids := make([]string, len(facts))
 		for i, fc := range facts {
 			ids[i] = fc.f.Run
@@ -158,14 +158,17 @@ func (r *runner) literalsAndScope(ctx context.Context, facts []*forkFacts) ([]st
 	return evidence.Literals(src.String()), evidence.Scope(r.o.Prompt, paths)
 }
 
-// ownChecks runs the holdout and regression commands in the fork and its
-// changed tests on the fork point.
+// ownChecks runs the holdout, regression and declared check commands in
+// the fork and its changed tests on the fork point.
 func (r *runner) ownChecks(ctx context.Context, fc *forkFacts) {
 	if r.o.Holdout != "" {
 		fc.ev.Holdout = r.check(ctx, fc.f.Run, "", r.o.Holdout)
 	}
 	if r.o.Regression != "" {
 		fc.ev.Regression = r.check(ctx, fc.f.Run, "", r.o.Regression)
+	}
+	for _, c := range r.o.Checks {
+		fc.ev.Checks = append(fc.ev.Checks, r.check(ctx, fc.f.Run, "", c))
 	}
 	if len(fc.tests) == 0 || r.o.Test == "" {
 		return

@@ -81,8 +81,11 @@ type Options struct {
 	// Both are evidence for the judge (see the evidence package); empty:
 	// none. They are stopped at TestTimeout.
 	Holdout, Regression string
-	TestTimeout         time.Duration
-	AgentTimeout        time.Duration
+	// Checks are declared checks (build, lint, type-check), each run by
+	// sh -c in each finished fork as evidence.
+	Checks       []string
+	TestTimeout  time.Duration
+	AgentTimeout time.Duration
 	// Budget is the per-fork cap and Aggregate the cap of all forks
 	// together, in US dollars; 0 is no cap.
 	Budget, Aggregate float64

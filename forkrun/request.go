@@ -35,6 +35,8 @@ type Request struct {
 	// (see Options); unset: [fork] holdout_command, regression_command.
 	Holdout    *string `json:"holdout,omitempty"`
 	Regression *string `json:"regression,omitempty"`
+	// Checks are the declared checks; nil: [fork] check_commands.
+	Checks []string `json:"checks,omitempty"`
 	// Durations in seconds.
 	TestTimeoutS  *float64 `json:"test_timeout_s,omitempty"`
 	AgentTimeoutS *float64 `json:"agent_timeout_s,omitempty"`
@@ -78,6 +80,10 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 	o.Test = or(req.Test, fc.TestCommand)
 	o.Holdout = or(req.Holdout, fc.HoldoutCommand)
 	o.Regression = or(req.Regression, fc.RegressionCommand)
+	o.Checks = fc.CheckCommands
+	if req.Checks != nil {
+		o.Checks = req.Checks
+	}
 	o.TestTimeout = seconds(req.TestTimeoutS, fc.TestTimeout.Duration)
 	o.AgentTimeout = seconds(req.AgentTimeoutS, fc.AgentTimeout.Duration)
 	o.Budget = or(req.BudgetUSD, fc.DefaultBudgetUSD)

@@ -56,7 +56,8 @@
 // A candidate's Evidence (package evidence, gathered by fork-run) changes
 // its score and its absolute evidence by multiplying both by a factor, the
 // product of penalties: a holdout command that failed 0.25, a regression
-// command that failed 0.4, failing a rival's valid tests 0.6, each red flag
+// command that failed 0.4, failing a rival's valid tests 0.6, each of up to
+// two failed declared checks (build, lint, type-check) 0.6, each red flag
 // of gaming the tests (a test deleted, skipped or weakened, literals of the
 // tests hard-coded; at most three) 0.5, and code changed outside the files
 // the prompt names 0.9. Without evidence the factor is 1 and the scoring

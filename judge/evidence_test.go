@@ -28,7 +28,10 @@ var (
 	holdoutPassed  = withEvidence(func(e *evidence.Fork) { e.Holdout = &evidence.Check{Command: "h", Passed: true} })
 	regressionFail = withEvidence(func(e *evidence.Fork) { e.Regression = &evidence.Check{Command: "r", Exit: 1} })
 	crossFailed    = withEvidence(func(e *evidence.Fork) { e.CrossFailed = []string{"name-b"} })
-	outside        = withEvidence(func(e *evidence.Fork) {
+	checkFailed    = withEvidence(func(e *evidence.Fork) {
+		e.Checks = []*evidence.Check{{Command: "go vet ./...", Exit: 1}, {Command: "gofmt -l .", Passed: true}}
+	})
+	outside = withEvidence(func(e *evidence.Fork) {
 		e.Flags = append(e.Flags, evidence.Flag{Kind: evidence.OutsideScope, Path: "util.py"})
 	})
 )
@@ -51,6 +54,8 @@ func TestHeuristic_Evidence(t *testing.T) {
 			"regression failed"},
 		{"failing a rival's valid tests loses", []Candidate{done("a", passed, lines(5), crossFailed), done("b", passed, lines(50))}, "b", 0.3, 1,
 			"fails the valid tests of name-b"},
+		{"failing a declared check loses", []Candidate{done("a", passed, lines(5), checkFailed), done("b", passed, lines(50))}, "b", 0.3, 1,
+			"check go vet ./... failed"},
 		{"outside scope weighs little", []Candidate{done("a", passed, lines(5), outside), done("b", passed, lines(50))}, "b", 0, 0.5,
 			"outside scope in util.py"},
 		{"lone hard-coded fix does not clear", []Candidate{done("a", passed, hardCoded)}, "a", 0.5, 0.5,

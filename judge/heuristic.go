@@ -207,8 +207,10 @@ const (
 	penHoldout    = 0.25 // the holdout command failed
 	penRegression = 0.4  // the regression command failed
 	penCross      = 0.6  // it fails a rival's valid tests
-	penSevere     = 0.5  // per severe red flag, at most maxSevere
-	penScope      = 0.9  // it changed code outside the paths the task names
+	penCheck      = 0.6  // per failed declared check, at most maxChecks
+	maxChecks     = 2
+	penSevere     = 0.5 // per severe red flag, at most maxSevere
+	penScope      = 0.9 // it changed code outside the paths the task names
 	maxSevere     = 3
 )
 
@@ -228,6 +230,11 @@ func penalties(ev *evidence.Fork) (float64, []string) {
 	}
 	if len(ev.CrossFailed) > 0 {
 		pen(penCross, "fails the valid tests of "+joinAnd(ev.CrossFailed))
+	}
+	for i, c := range ev.FailedChecks() {
+		if i < maxChecks {
+			pen(penCheck, "check "+c.Command+" "+c.Word())
+		}
 	}
 	severe, scope := 0, false
 	for _, fl := range ev.Flags {

@@ -24,6 +24,7 @@ type forkRunFlags struct {
 	approaches                []string
 	agentName, agentCmd       string
 	test, holdout, regression string
+	checks                    []string
 	testTimeout, agentTO      time.Duration
 	budget, aggregate         float64
 	mode, judgeKind           string
@@ -99,6 +100,7 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f.StringVar(&fl.test, "test", "", "test command run by sh -c in each fork once its agent finished")
 	f.StringVar(&fl.holdout, "holdout-test", "", "holdout command run by sh -c in each fork after the agents ended, never shown to them (keep its files outside the workspace); evidence for the judge")
 	f.StringVar(&fl.regression, "regression-test", "", "wider test suite run by sh -c in each fork after the agents ended; evidence for the judge")
+	f.StringArrayVar(&fl.checks, "check", nil, "declared check (build, lint, type-check) run by sh -c in each fork after the agents ended, repeatable; evidence for the judge (default [fork] check_commands)")
 	f.DurationVar(&fl.testTimeout, "test-timeout", 0, "kill the test command's process tree after this long (default 10m)")
 	f.DurationVar(&fl.agentTO, "agent-timeout", 0, "kill an agent after this long (default 30m)")
 	f.Float64Var(&fl.budget, "budget", 0, "per-fork budget in USD (default [fork] default_budget_usd, else 5; 0 = none)")
@@ -167,6 +169,9 @@ func forkRunRequest(c *cobra.Command, fl forkRunFlags) (forkrun.Request, error) 
 	}
 	if set("regression-test") {
 		r.Regression = &fl.regression
+	}
+	if set("check") {
+		r.Checks = fl.checks
 	}
 	if set("test-timeout") {
 		r.TestTimeoutS = ptr(fl.testTimeout.Seconds())

@@ -125,7 +125,8 @@ func hasFlag(ev *evidence.Fork, k evidence.FlagKind) bool {
 
 // The holdout runs in every fork once the agents ended and is never shown
 // to them: not in their environment, arguments or files; the regression
-// command runs beside it, and both are in the report's evidence.
+// command and the declared checks run beside it, and all are in the
+// report's evidence.
 func TestForkRun_HoldoutHiddenFromAgents(t *testing.T) {
 	e, _ := forkRunWorkspace(t, "")
 	holdout := filepath.Join(t.TempDir(), "holdout.sh")
@@ -134,7 +135,7 @@ func TestForkRun_HoldoutHiddenFromAgents(t *testing.T) {
 	}
 	agent := `env; ls -a; if [ "$TINE_FORK_INDEX" = 0 ]; then echo 'status OK' > app.txt; else echo 'status NO' > app.txt; fi`
 	rep, r := e.forkRunJSON("source", "--prompt", "fix app.txt", "-n", "2", "--agent-cmd", agent, "--merge-mode", "manual",
-		"--holdout-test", "sh "+holdout, "--regression-test", "test -s app.txt")
+		"--holdout-test", "sh "+holdout, "--regression-test", "test -s app.txt", "--check", "test -f app.txt", "--check", "grep -q OK app.txt")
 	if r.code != 0 || len(rep.Forks) != 2 {
 		t.Fatalf("fork-run: %v", r)
 	}
@@ -152,6 +153,9 @@ func TestForkRun_HoldoutHiddenFromAgents(t *testing.T) {
 		}
 		if ev.Holdout.Passed != (i == 0) || !strings.Contains(ev.Holdout.Output, "HOLDOUT-RAN") || !ev.Regression.Passed {
 			t.Errorf("%s: holdout %+v regression %+v; want the holdout to pass in the first fork only", f.Name, ev.Holdout, ev.Regression)
+		}
+		if len(ev.Checks) != 2 || !ev.Checks[0].Passed || ev.Checks[1].Passed != (i == 0) {
+			t.Errorf("%s: checks %v; want 2, the second passing in the first fork only", f.Name, ev.Lines())
 		}
 	}
 	if rep.Winner != "source-1" || !strings.Contains(rep.Verdict.Rationale, "holdout failed") {
