@@ -26,6 +26,16 @@ it belongs to.`,
   tine ps source-1 --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if a.remote() {
+				ps, err := a.remotePS(c.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(ps)
+				}
+				return a.printPS(ps)
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				ps, err := e.PS(c.Context(), args[0])
 				if err != nil {

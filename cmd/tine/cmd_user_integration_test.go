@@ -178,6 +178,11 @@ func TestUser_ThroughTheSystemDaemon(t *testing.T) {
 	}
 
 	ann.ok(dir, "start", "source")
+	var ps engine.PS
+	ann.okJSON(dir, &ps, "ps", "source", "--json")
+	if ps.State != engine.ProcRunning {
+		t.Errorf("ps through the daemon: %+v, want running", ps)
+	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "svc.uid")); strings.TrimSpace(string(got)) != strconv.Itoa(ann.uid) {
 		t.Errorf("the service ran as uid %q, want %d", got, ann.uid)
 	}

@@ -32,7 +32,7 @@ import (
 // resolved from the workspaces the daemon shows them.
 
 // remoteCommands are the commands that go through the system daemon.
-const remoteCommands = "init, release, ls, diff, log, fork, exec, start, stop, fork-run, checkpoint, rollback, merge, promote, choose, discard"
+const remoteCommands = "init, release, ls, ps, diff, log, fork, exec, start, stop, fork-run, checkpoint, rollback, merge, promote, choose, discard"
 
 // remote reports whether this command goes through the system daemon.
 func (a *app) remote() bool {
@@ -152,6 +152,14 @@ func (a *app) remoteChanges(ctx context.Context, ref string, patch bool, w io.Wr
 	}
 	_, err := cl.Do(ctx, "GET", path, nil, &res)
 	return res.Changes, err
+}
+
+// remotePS is tine ps through the daemon.
+func (a *app) remotePS(ctx context.Context, ref string) (*engine.PS, error) {
+	cl := a.daemon()
+	var ps engine.PS
+	_, err := cl.Do(ctx, "GET", "/v1/runs/"+url.PathEscape(remoteRef(ctx, cl, ref)), nil, &ps)
+	return orNil(&ps, err)
 }
 
 // remoteEvents is tine log through the daemon.
