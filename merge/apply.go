@@ -370,7 +370,7 @@ func (tx *applyTx) lowerOf(p string) string {
 	}
 	for _, l := range tx.lowers {
 		cand := filepath.Join(l, filepath.FromSlash(p))
-		if fi, err := os.Lstat(cand); err == nil && sameInode(cur, fi, true) {
+		if fi, err := fstree.Lstat(cand); err == nil && sameInode(cur, fi, true) {
 			return cand
 		}
 	}

@@ -108,7 +108,7 @@ func writeLong(t testing.TB, root string, files map[string]string) {
 
 // longSides makes a merge whose run, below a path longer than PATH_MAX,
 // changes a file (a replace), adds one, deletes one, and changes a file at
-// the top.
+// the top; the target is a plain directory.
 func longSides(t testing.TB) testSides {
 	t.Helper()
 	top := tree{"top.txt": file("old")}
@@ -117,6 +117,24 @@ func longSides(t testing.TB) testSides {
 		writeLong(t, d, map[string]string{"keep.txt": "base", "gone.txt": "bye"})
 	}
 	writeLong(t, s.theirs, map[string]string{"keep.txt": "theirs", "new.txt": "added", "gone.txt": ""})
+	return s
+}
+
+// longOverlaySides is longSides with the target an overlay view over the
+// fork point's directory, as the engine mounts a source: the destinations
+// it replaces and removes are restored, after a failure, from the lower
+// layer's files, which the journal names by paths longer than PATH_MAX.
+func longOverlaySides(t testing.TB) testSides {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting an overlay view needs root")
+	}
+	s := longSides(t)
+	view, err := overlayOver(t, s.base)
+	if err != nil {
+		t.Skipf("overlay mount not available here: %v", err)
+	}
+	s.ours = view
 	return s
 }
 
@@ -144,20 +162,47 @@ func checkLong(t *testing.T, target string, want map[string]string, top string) 
 // PATH_MAX applies whole (it failed with "file name too long" while
 // planning), and a SIGKILL at any of its steps is undone by Recover from
 // the journal, which names those paths, or finished by it once committed.
-func TestApply_LongPaths(t *testing.T) {
-	s := longSides(t)
+func TestApply_LongPaths(t *testing.T) { testLongPaths(t, longSides, false) }
+
+// TestApply_LongPathsOverlay is TestApply_LongPaths on an overlay view
+// over the fork point, where the journal's undo of the deep replace and
+// delete restores the lower layer's files.
+func TestApply_LongPathsOverlay(t *testing.T) { testLongPaths(t, longOverlaySides, true) }
+
+// testLongPaths applies the merge of sides made by mk, then kills it at
+// each of its steps in turn and recovers; with restores, the journal must
+// restore some destination from a lower layer's file at a long path.
+func testLongPaths(t *testing.T, mk func(testing.TB) testSides, restores bool) {
+	s := mk(t)
+	j := journalPath(t)
 	var steps []string
-	applyHook = func(step string) error { steps = append(steps, step); return nil }
-	err := Apply(context.Background(), planSides(t, s, PlanOptions{}), s.ours, journalPath(t), ApplyOptions{})
+	longRestore := false
+	applyHook = func(step string) error {
+		steps = append(steps, step)
+		if step == "journaled" {
+			jr, err := readJournal(j)
+			if err != nil {
+				return err
+			}
+			for _, st := range jr.Steps {
+				longRestore = longRestore || len(st.Restore) >= unix.PathMax
+			}
+		}
+		return nil
+	}
+	err := Apply(context.Background(), planSides(t, s, PlanOptions{}), s.ours, j, ApplyOptions{})
 	applyHook = nil
 	if err != nil {
 		t.Fatalf("Apply: %.300v", err)
+	}
+	if longRestore != restores {
+		t.Fatalf("a journal step restores from a path longer than PATH_MAX: %v, want %v", longRestore, restores)
 	}
 	checkLong(t, s.ours, longMerged, "new")
 	for i, step := range steps {
 		kind, _, _ := strings.Cut(step, ":")
 		t.Run(fmt.Sprintf("%02d_%s", i, kind), func(t *testing.T) {
-			s := longSides(t)
+			s := mk(t)
 			j := journalPath(t)
 			killedApply(t, s, j, i)
 			if err := Recover(context.Background(), j, nil); err != nil {

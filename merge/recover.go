@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tinehq/tine/fstree"
 )
 
 // States of a journal.
@@ -243,7 +245,7 @@ func undoFromBackup(tree *txTree, backup, p string, over bool) error {
 // result.
 func undoFromRestore(tree *txTree, staging string, s txStep, over bool) error {
 	src := string(s.Restore)
-	fi, err := os.Lstat(src)
+	fi, err := fstree.Lstat(src)
 	if err != nil {
 		return fmt.Errorf("the fork point's version to restore: %w", err)
 	}
