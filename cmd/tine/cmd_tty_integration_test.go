@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/internal/agentmock"
 )
 
 // pane is a tmux pane running a command line under a tmux server of its
@@ -43,8 +45,9 @@ func newPane(t *testing.T, env []string, cols, rows int, args ...string) *pane {
 	for i, a := range args {
 		quoted[i] = quote(a)
 	}
-	body += "before=$(stty -g)\n" + strings.Join(quoted, " ") + "\nrc=$?\n" +
-		`[ "$(stty -g)" = "$before" ] && echo restored` + "\necho tine-exit=$rc\nexec sleep 1000\n"
+	// A ^C that arrives once tine has ended does not close the pane.
+	body += "trap 'echo interrupted' INT\nbefore=$(stty -g)\n" + strings.Join(quoted, " ") + "\nrc=$?\n" +
+		`[ "$(stty -g)" = "$before" ] && echo restored` + "\necho tine-exit=$rc\nwhile :; do sleep 1; done\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -255,5 +258,122 @@ func TestShell_AsUserThroughTheDaemon(t *testing.T) {
 	r := e.tine("exec", "-t", "f", "--", "sh", "-c", `echo "$(id -u) $(stat -c %u "$(tty)")"`)
 	if want := fmt.Sprintf("%d %d\r\n", ann.uid, ann.uid); r.code != 0 || r.stdout != want {
 		t.Errorf("root's tine exec -t into the user's run: %v, want %q", r, want)
+	}
+}
+
+// Interactive Claude Code (the real CLI, its full-screen interface) in a
+// fork through tine exec -it, against the mock Messages API: a prompt
+// typed, a permission granted with a key, the file written in the fork.
+func TestExecTTY_InteractiveClaude(t *testing.T) {
+	requireRoot(t)
+	requireClaude(t)
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		if r.Turn == 0 {
+			return writeAnswer("from interactive claude\n"), true
+		}
+		return agentmock.Turn{Text: "I wrote answer.txt."}, r.Turn == 1
+	})
+	e := newEnv(t)
+	dir := e.workspaceDir("tui")
+	os.WriteFile(filepath.Join(dir, "README"), []byte("a workspace\n"), 0o644)
+	e.ok("init", dir)
+	e.ok("fork", "source", "--name", "f")
+	// A home of claude's own, past its first-run questions: onboarding
+	// done, the test key approved, the workspace trusted.
+	home := t.TempDir()
+	state := fmt.Sprintf(`{"hasCompletedOnboarding": true, "customApiKeyResponses": {"approved": ["test"], "rejected": []},
+		"projects": {%q: {"hasTrustDialogAccepted": true}}}`, dir)
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(append(slices.Clone(e.vars), mock.Env(home)...), "TERM=xterm-256color")
+	p := newPane(t, env, 120, 40, tineBin, "exec", "-it", "f", "--", "claude")
+	p.waitFor("Claude Code v")
+	p.waitFor("❯")
+	time.Sleep(time.Second) // the input box takes keys once drawn
+	p.keys("write the answer")
+	time.Sleep(500 * time.Millisecond)
+	p.keys("Enter")
+	p.waitFor("I wrote answer.txt.")
+	if b, _ := os.ReadFile(filepath.Join(e.path("f"), "answer.txt")); string(b) != "from interactive claude\n" {
+		t.Errorf("answer.txt in the fork: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "answer.txt")); err == nil {
+		t.Error("claude in the fork wrote into the source")
+	}
+	// A resize reaches it: it draws its rules across the new width.
+	p.tmux("resize-window", "-t", "s", "-x", "100", "-y", "30")
+	deadline := time.Now().Add(20 * time.Second)
+	for !hasRule(p.tmux("capture-pane", "-p", "-t", "s"), 100) {
+		if time.Now().After(deadline) {
+			t.Fatalf("claude did not redraw at 100 columns:\n%s", p.tmux("capture-pane", "-p", "-t", "s"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.keys("C-c")
+	time.Sleep(300 * time.Millisecond)
+	p.keys("C-c")
+	if s := p.waitFor("tine-exit="); !strings.Contains(s, "tine-exit=0") || !strings.Contains(s, "restored") {
+		t.Errorf("leaving claude:\n%s", s)
+	}
+}
+
+// hasRule reports whether screen has a line of exactly cols '─'.
+func hasRule(screen string, cols int) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if l = strings.TrimRight(l, " "); l != "" && strings.Trim(l, "─") == "" && utf8.RuneCountInString(l) == cols {
+			return true
+		}
+	}
+	return false
+}
+
+// Interactive Codex (the real CLI, its full-screen interface) in a fork
+// through tine exec -it, against the mock Responses API.
+func TestExecTTY_InteractiveCodex(t *testing.T) {
+	cx := newCodexEnv(t)
+	e, dir := codexWorkspace(t, false)
+	e.ok("fork", "source", "--name", "f")
+	trust := fmt.Sprintf("\n[projects.%q]\ntrust_level = \"trusted\"\n", dir)
+	f, err := os.OpenFile(filepath.Join(cx.home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(trust)
+	f.Close()
+	env := append(append(slices.Clone(e.vars), cx.vars...), "TERM=xterm-256color")
+	p := newPane(t, env, 120, 40, tineBin, "exec", "-it", "f", "--", "codex")
+	p.waitFor("Ask Codex to do anything")
+	// Typed key by key, then a pause: a burst of keys with Enter in it is
+	// a paste to codex, and its Enter a new line.
+	for _, ch := range "fix app.txt" {
+		p.keys("-l", string(ch))
+		time.Sleep(30 * time.Millisecond)
+	}
+	// Enter again if it did not submit: codex at times still takes it
+	// for part of a paste, or is not yet ready, on a loaded machine.
+	for try := 0; !strings.Contains(p.screen(), "fixed app.txt"); try++ {
+		if try == 3 {
+			t.Fatalf("codex never answered (%d requests to the mock):\n%s", len(cx.mock.Requests()), p.screen())
+		}
+		time.Sleep(2 * time.Second)
+		p.keys("Enter")
+		for end := time.Now().Add(8 * time.Second); time.Now().Before(end) && !strings.Contains(p.screen(), "fixed app.txt"); {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.path("f"), "app.txt")); string(b) != "status OK\n" {
+		t.Errorf("app.txt in the fork: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status BUG\n" {
+		t.Errorf("app.txt in the source: %q", b)
+	}
+	if fileExists(codexOutside) {
+		os.Remove(codexOutside)
+		t.Errorf("codex wrote %s, outside the fork: its sandbox is not in force", codexOutside)
+	}
+	p.keys("C-c") // with an empty prompt, codex quits
+	if s := p.waitFor("tine-exit="); !strings.Contains(s, "tine-exit=0") || !strings.Contains(s, "restored") {
+		t.Errorf("leaving codex:\n%s", s)
 	}
 }
