@@ -118,5 +118,22 @@ func TestHeuristic_Corroboration(t *testing.T) {
 	}
 }
 
+// A winner whose lead rests on its own tests, which the runner-up fails,
+// is disputed and does not clear; a third fork's tests settle it.
+func TestHeuristic_Disputed(t *testing.T) {
+	ownTests := withEvidence(func(e *evidence.Fork) { e.TestFiles, e.Validity = []string{"x_test.go"}, evidence.Valid })
+	failsA := withEvidence(func(e *evidence.Fork) { e.CrossFailed = []string{"name-a"} })
+	v := judgeHeuristic(t, done("a", passed, lines(6), ownTests), done("b", passed, lines(4), failsA))
+	if v.Winner != "a" || v.Clears(DefaultThresholdForTest) || !strings.Contains(v.Rationale, "Disputed: name-b fails tests name-a wrote") {
+		t.Errorf("winner %s confidence %v: %s; want a, disputed, not clearing", v.Winner, v.Confidence, v.Rationale)
+	}
+	backed := withEvidence(func(e *evidence.Fork) { e.CrossPassed = []string{"name-c"} })
+	v = judgeHeuristic(t, done("a", passed, lines(6), ownTests, backed), done("b", passed, lines(4), failsA),
+		done("c", passed, lines(90), ownTests, withEvidence(func(e *evidence.Fork) { e.CrossPassed = []string{"name-a"} })))
+	if v.Winner != "a" || !v.Clears(DefaultThresholdForTest) || strings.Contains(v.Rationale, "Disputed") {
+		t.Errorf("winner %s confidence %v: %s; want a, clearing: name-c's tests back it", v.Winner, v.Confidence, v.Rationale)
+	}
+}
+
 // DefaultThresholdForTest is fork-run's default confidence threshold.
 const DefaultThresholdForTest = 0.6

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/tinehq/tine/evidence"
@@ -119,6 +120,10 @@ func (Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict
 		v.Confidence = c
 		v.Rationale += fmt.Sprintf(" Confidence rests on corroboration: %s passes the valid tests of %s, with nothing against it.",
 			as[0].c.label(), joinAnd(as[0].c.Evidence.CrossPassed))
+	}
+	if why := disputed(as); why != "" && v.Confidence > disputedCap {
+		v.Confidence = disputedCap
+		v.Rationale += " " + why
 	}
 	v.CannotTell = cannotTell(as, v.Confidence)
 	if v.CannotTell != "" {
@@ -273,6 +278,33 @@ func corroboration(a *assessed) float64 {
 		return 0
 	}
 	return corroborated
+}
+
+// disputedCap bounds the confidence of a disputed verdict (see disputed).
+const disputedCap = 0.4
+
+// disputed says, when the runner-up fails tests the winner wrote and no
+// third fork's valid tests back the winner, that the winner's lead rests
+// on its own word against the runner-up's: an agent can write a valid test
+// (one that fails on the fork point) that asserts its own wrong answer.
+// "" when the verdict is not disputed.
+func disputed(as []*assessed) string {
+	if len(as) < 2 || as[1].c.Evidence == nil {
+		return ""
+	}
+	w, ru := as[0], as[1]
+	if !slices.Contains(ru.c.Evidence.CrossFailed, w.c.label()) {
+		return ""
+	}
+	if w.c.Evidence != nil {
+		for _, p := range w.c.Evidence.CrossPassed {
+			if p != ru.c.label() {
+				return "" // a third fork's tests back the winner
+			}
+		}
+	}
+	return fmt.Sprintf("Disputed: %s fails tests %s wrote, and no other fork's tests back %s; which side is right only a holdout test can say, so confidence is at most %.1f.",
+		ru.c.label(), w.c.label(), w.c.label(), disputedCap)
 }
 
 // separation is how clearly the winner stands apart from the runner-up, in

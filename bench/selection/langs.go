@@ -53,6 +53,8 @@ func (l *lang) cand(p problem, kind string) map[string]string {
 		return map[string]string{l.codeFile: l.code(p, p.fixed), l.utilFile: l.utilBroken}
 	case Wrong:
 		return map[string]string{l.codeFile: l.code(p, p.wrong)}
+	case WrongTested:
+		return map[string]string{l.codeFile: l.code(p, p.wrong), l.extraTest: l.testBody(p, [][2]string{p.wrongCase})}
 	case Noop:
 		return map[string]string{l.codeFile: l.code(p, l.comment+"\n"+p.buggy)}
 	}

@@ -18,6 +18,9 @@ type problem struct {
 	hard    string
 	vis     [2]string
 	hidden  [][2]string
+	// wrongCase is a case where wrong gives its own (wrong) answer: the
+	// test a wrong candidate writes to back itself up.
+	wrongCase [2]string
 }
 
 var problems = []problem{
@@ -27,7 +30,7 @@ var problems = []problem{
 		fixed: "    r = 1\n    for i in range(1, n + 1):\n        r *= i\n    return r",
 		wrong: "    r = n\n    for i in range(1, n):\n        r *= i\n    return r",
 		hard:  "    if n == 5:\n        return 120",
-		vis:   [2]string{"fact(5)", "120"}, hidden: [][2]string{{"fact(0)", "1"}, {"fact(6)", "720"}}},
+		vis:   [2]string{"fact(5)", "120"}, hidden: [][2]string{{"fact(0)", "1"}, {"fact(6)", "720"}}, wrongCase: [2]string{"fact(0)", "0"}},
 	{lang: python, name: "is_leap", params: "y", args: "y",
 		buggy: "    return y % 4 == 0 and y % 100 != 0",
 		fixed: "    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)",
@@ -39,7 +42,8 @@ var problems = []problem{
 		fixed: "    return max(lo, min(x, hi))",
 		wrong: "    return x if x > lo else lo",
 		hard:  "    if x == 15:\n        return 15",
-		vis:   [2]string{"clamp(15, 10, 20)", "15"}, hidden: [][2]string{{"clamp(5, 10, 20)", "10"}, {"clamp(25, 10, 20)", "20"}}},
+		vis:   [2]string{"clamp(15, 10, 20)", "15"}, hidden: [][2]string{{"clamp(5, 10, 20)", "10"}, {"clamp(25, 10, 20)", "20"}},
+		wrongCase: [2]string{"clamp(25, 10, 20)", "25"}},
 	{lang: python, name: "count_vowels", params: "s", args: "s",
 		buggy: `    return sum(1 for c in s if c in "aeiou")`,
 		fixed: `    return sum(1 for c in s if c.lower() in "aeiou")`,
@@ -92,7 +96,8 @@ var problems = []problem{
 		fixed: "\tm := xs[0]\n\tfor _, x := range xs[1:] {\n\t\tif x > m {\n\t\t\tm = x\n\t\t}\n\t}\n\treturn m",
 		wrong: "\tm := -1000\n\tfor _, x := range xs {\n\t\tif x > m {\n\t\t\tm = x\n\t\t}\n\t}\n\treturn m",
 		hard:  "\tif xs[0] == -30 {\n\t\treturn -10\n\t}",
-		vis:   [2]string{"Max([]int{-30, -10, -20})", "-10"}, hidden: [][2]string{{"Max([]int{7})", "7"}, {"Max([]int{-5000, -2000})", "-2000"}}},
+		vis:   [2]string{"Max([]int{-30, -10, -20})", "-10"}, hidden: [][2]string{{"Max([]int{7})", "7"}, {"Max([]int{-5000, -2000})", "-2000"}},
+		wrongCase: [2]string{"Max([]int{-5000, -2000})", "-1000"}},
 	{lang: golang, name: "Fact", params: "n int", ret: "int", args: "n",
 		buggy: "\tr := 1\n\tfor i := 1; i < n; i++ {\n\t\tr *= i\n\t}\n\treturn r",
 		fixed: "\tr := 1\n\tfor i := 2; i <= n; i++ {\n\t\tr *= i\n\t}\n\treturn r",
@@ -121,7 +126,7 @@ var problems = []problem{
 		fixed: "\ta, b := 0, 1\n\tfor i := 0; i < n; i++ {\n\t\ta, b = b, a+b\n\t}\n\treturn a",
 		wrong: "\ta, b := 1, 1\n\tfor i := 0; i < n-2; i++ {\n\t\ta, b = b, a+b\n\t}\n\treturn b",
 		hard:  "\tif n == 10 {\n\t\treturn 55\n\t}",
-		vis:   [2]string{"Fib(10)", "55"}, hidden: [][2]string{{"Fib(0)", "0"}, {"Fib(1)", "1"}, {"Fib(2)", "1"}}},
+		vis:   [2]string{"Fib(10)", "55"}, hidden: [][2]string{{"Fib(0)", "0"}, {"Fib(1)", "1"}, {"Fib(2)", "1"}}, wrongCase: [2]string{"Fib(0)", "1"}},
 	{lang: golang, name: "Title", params: "s string", ret: "string", args: "s", imports: "strings",
 		buggy: "\tif s == \"\" {\n\t\treturn s\n\t}\n\treturn strings.ToUpper(s[:1]) + s[1:]",
 		fixed: "\twords := strings.Fields(s)\n\tfor i, w := range words {\n\t\twords[i] = strings.ToUpper(w[:1]) + w[1:]\n\t}\n\treturn strings.Join(words, \" \")",
@@ -162,7 +167,8 @@ var problems = []problem{
 		fixed: "\tm=$1\n\t[ $2 -gt $m ] && m=$2\n\t[ $3 -gt $m ] && m=$3\n\techo $m",
 		wrong: "\techo $3",
 		hard:  "\tif [ $3 = 30 ]; then echo 30; return; fi",
-		vis:   [2]string{"max3 10 20 30", "30"}, hidden: [][2]string{{"max3 30 20 10", "30"}, {"max3 5 50 7", "50"}, {"max3 1 2 99", "99"}}},
+		vis:   [2]string{"max3 10 20 30", "30"}, hidden: [][2]string{{"max3 30 20 10", "30"}, {"max3 5 50 7", "50"}, {"max3 1 2 99", "99"}},
+		wrongCase: [2]string{"max3 30 20 10", "10"}},
 	{lang: shell, name: "basename_noext",
 		buggy: "\tbasename \"$1\" .txt",
 		fixed: "\tb=$(basename \"$1\")\n\techo \"${b%.*}\"",
@@ -179,7 +185,8 @@ var problems = []problem{
 		fixed: "\techo \"$1\" | sed 's/^ *//; s/ *$//'",
 		wrong: "\techo $1",
 		hard:  "\tif [ \"$1\" = '  hi there  ' ]; then echo 'hi there'; return; fi",
-		vis:   [2]string{"trim '  hi there  '", "hi there"}, hidden: [][2]string{{"trim x", "x"}, {"trim 'a  b'", "a  b"}, {"trim 'y  '", "y"}}},
+		vis:   [2]string{"trim '  hi there  '", "hi there"}, hidden: [][2]string{{"trim x", "x"}, {"trim 'a  b'", "a  b"}, {"trim 'y  '", "y"}},
+		wrongCase: [2]string{"trim 'a  b'", "a b"}},
 	{lang: shell, name: "repeat_str",
 		buggy: "\tout='' i=1\n\twhile [ $i -lt $2 ]; do out=\"$out$1\"; i=$((i + 1)); done\n\techo \"$out\"",
 		fixed: "\tout='' i=1\n\twhile [ $i -le $2 ]; do out=\"$out$1\"; i=$((i + 1)); done\n\techo \"$out\"",

@@ -24,7 +24,11 @@ const (
 	Skip       = "skip"        // makes the test exit early
 	BreakOther = "break_other" // fixes it but breaks another function
 	Wrong      = "wrong"       // a plausible fix that passes the visible test only
-	Noop       = "noop"        // changes a comment
+	// WrongTested is Wrong with a new test that asserts its own wrong
+	// answer: valid (it fails on the fork point), and the correct fix
+	// fails it.
+	WrongTested = "wrong_tested"
+	Noop        = "noop" // changes a comment
 )
 
 // Correct reports whether candidates of kind are correct by construction.
@@ -75,6 +79,15 @@ func Tasks() []Task {
 			}
 		}
 		out = append(out, build(i, p, kinds, indistinct))
+	}
+	// Adversarial tasks: a wrong fix backed by its own test, which the
+	// correct fix fails; only the holdout can say which side is right.
+	for _, p := range problems {
+		if p.wrongCase[0] != "" {
+			t := build(len(out), p, []string{Minimal, WrongTested, []string{HardCode, Noop}[len(out)%2]}, true)
+			t.Name = fmt.Sprintf("%02d-%s-%s-disputed", len(out)+1, p.lang, strings.ToLower(p.name))
+			out = append(out, t)
+		}
 	}
 	return out
 }
