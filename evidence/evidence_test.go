@@ -61,6 +61,11 @@ func TestLiteralsOf(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Literals = %q, want %q", got, want)
 	}
+	got = Literals(`[ "$(max3 10 20 30)" = '30' ]`)
+	want = []string{"$(max3 10 20 30)", "10", "20", "30"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Literals = %q, want %q", got, want)
+	}
 }
 
 func TestRedFlags(t *testing.T) {

@@ -52,8 +52,8 @@ var (
 
 // Literals returns the distinct literals of test source src that are
 // specific enough to show hard-coding when they appear in code: numbers
-// of two digits or more, and quoted strings of three characters or more
-// (quotes kept off).
+// of two digits or more (also inside strings), and quoted strings of three
+// characters or more (quotes kept off).
 func Literals(src string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -73,7 +73,8 @@ func Literals(src string) []string {
 				}
 			}
 		}
-		for _, m := range numberRE.FindAllString(stringRE.ReplaceAllString(l, ""), -1) {
+		// Numbers inside strings too: sh's "$(max3 10 20 30)" = '30'.
+		for _, m := range numberRE.FindAllString(l, -1) {
 			if len(strings.TrimLeft(m, "-0")) >= 2 {
 				add(m)
 			}

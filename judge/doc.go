@@ -73,11 +73,11 @@
 // evidence), however close the runner-up, since a close runner-up then
 // leaves open which good fork to take, not whether the winner is good.
 //
-// A verdict is disputed when the runner-up fails tests the winner wrote
-// and no third candidate's valid tests pass on the winner: the lead rests
-// on one agent's tests against another's code, and an agent can write a
-// valid test that asserts its own wrong answer. Its confidence is then at
-// most 0.4, and the rationale says so.
+// Failing a rival's valid tests counts against a candidate only when those
+// tests are trusted: another candidate passes them too, and their author's
+// holdout command did not fail. A test that only its author passes is that
+// agent's claim, and an agent can write a valid test (one that fails on
+// the fork point) that asserts its own wrong answer.
 //
 // When the confidence is below 0.5 and the two leading candidates differ
 // in nothing but diff size and error signals (same test outcome, same

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/tinehq/tine/evidence"
@@ -121,10 +120,6 @@ func (Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict
 		v.Rationale += fmt.Sprintf(" Confidence rests on corroboration: %s passes the valid tests of %s, with nothing against it.",
 			as[0].c.label(), joinAnd(as[0].c.Evidence.CrossPassed))
 	}
-	if why := disputed(as); why != "" && v.Confidence > disputedCap {
-		v.Confidence = disputedCap
-		v.Rationale += " " + why
-	}
 	v.CannotTell = cannotTell(as, v.Confidence)
 	if v.CannotTell != "" {
 		v.Rationale += " " + v.CannotTell
@@ -135,9 +130,10 @@ func (Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict
 // assess observes and scores every candidate and returns them best first,
 // ties in run id order.
 func assess(cands []Candidate) []*assessed {
+	tr := trustOf(cands)
 	as := make([]*assessed, len(cands))
 	for i := range cands {
-		as[i] = observe(&cands[i])
+		as[i] = observe(&cands[i], tr)
 	}
 	minSignals := as[0].signals
 	minLines := map[testOutcome]int{}
@@ -168,7 +164,7 @@ func assess(cands []Candidate) []*assessed {
 
 // observe reads the evidence of one candidate that does not depend on the
 // others.
-func observe(c *Candidate) *assessed {
+func observe(c *Candidate, tr trust) *assessed {
 	a := &assessed{c: c, tests: outcome(c), agent: status(c)}
 	a.lines = max(c.LinesAdded, 0) + max(c.LinesDeleted, 0)
 	a.changed = c.FilesChanged > 0 || a.lines > 0
@@ -187,7 +183,7 @@ func observe(c *Candidate) *assessed {
 	if !c.MergeClean {
 		a.abs *= absConflicts
 	}
-	a.factor, a.penalties = penalties(c.Evidence)
+	a.factor, a.penalties = penalties(c.Evidence, tr)
 	a.abs = round4(a.abs * a.factor)
 	return a
 }
@@ -219,9 +215,41 @@ const (
 	maxSevere     = 3
 )
 
+// trust says whose tests count as evidence about other forks, by
+// candidate name (see trustOf).
+type trust struct {
+	backed      map[string]bool // another fork passes its valid tests
+	discredited map[string]bool // its holdout command failed
+}
+
+// trustOf finds, among cands, the forks whose tests count against others:
+// tests that some other fork passes too (a test only its author passes is
+// that agent's claim, perhaps asserting its own wrong answer), written by
+// a fork whose holdout did not fail.
+func trustOf(cands []Candidate) trust {
+	tr := trust{backed: map[string]bool{}, discredited: map[string]bool{}}
+	for i := range cands {
+		ev := cands[i].Evidence
+		if ev == nil {
+			continue
+		}
+		for _, r := range ev.CrossPassed {
+			tr.backed[r] = true
+		}
+		if ev.Holdout.Ran() && !ev.Holdout.Passed {
+			tr.discredited[cands[i].label()] = true
+		}
+	}
+	return tr
+}
+
+// counts reports whether the tests of fork name count against others.
+func (tr trust) counts(name string) bool { return tr.backed[name] && !tr.discredited[name] }
+
 // penalties returns the product of the penalties ev earns and what they
-// are for, in words; 1 and none for nil.
-func penalties(ev *evidence.Fork) (float64, []string) {
+// are for, in words; 1 and none for nil. Failing a rival's tests counts
+// only when tr trusts them.
+func penalties(ev *evidence.Fork, tr trust) (float64, []string) {
 	if ev == nil {
 		return 1, nil
 	}
@@ -233,8 +261,14 @@ func penalties(ev *evidence.Fork) (float64, []string) {
 	if ev.Regression.Ran() && !ev.Regression.Passed {
 		pen(penRegression, "regression "+ev.Regression.Word())
 	}
-	if len(ev.CrossFailed) > 0 {
-		pen(penCross, "fails the valid tests of "+joinAnd(ev.CrossFailed))
+	var failed []string
+	for _, r := range ev.CrossFailed {
+		if tr.counts(r) {
+			failed = append(failed, r)
+		}
+	}
+	if len(failed) > 0 {
+		pen(penCross, "fails the valid tests of "+joinAnd(failed))
 	}
 	for i, c := range ev.FailedChecks() {
 		if i < maxChecks {
@@ -278,33 +312,6 @@ func corroboration(a *assessed) float64 {
 		return 0
 	}
 	return corroborated
-}
-
-// disputedCap bounds the confidence of a disputed verdict (see disputed).
-const disputedCap = 0.4
-
-// disputed says, when the runner-up fails tests the winner wrote and no
-// third fork's valid tests back the winner, that the winner's lead rests
-// on its own word against the runner-up's: an agent can write a valid test
-// (one that fails on the fork point) that asserts its own wrong answer.
-// "" when the verdict is not disputed.
-func disputed(as []*assessed) string {
-	if len(as) < 2 || as[1].c.Evidence == nil {
-		return ""
-	}
-	w, ru := as[0], as[1]
-	if !slices.Contains(ru.c.Evidence.CrossFailed, w.c.label()) {
-		return ""
-	}
-	if w.c.Evidence != nil {
-		for _, p := range w.c.Evidence.CrossPassed {
-			if p != ru.c.label() {
-				return "" // a third fork's tests back the winner
-			}
-		}
-	}
-	return fmt.Sprintf("Disputed: %s fails tests %s wrote, and no other fork's tests back %s; which side is right only a holdout test can say, so confidence is at most %.1f.",
-		ru.c.label(), w.c.label(), w.c.label(), disputedCap)
 }
 
 // separation is how clearly the winner stands apart from the runner-up, in

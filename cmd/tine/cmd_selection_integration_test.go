@@ -15,7 +15,8 @@ import (
 )
 
 // TestSelectionBenchmark runs a few tasks of the selection benchmark (one
-// per language, plus one only the holdout can decide) through fork-run and
+// per language, plus one only the holdout can decide and one where a wrong
+// fix brings a test asserting its own answer) through fork-run and
 // checks that the heuristic judge, on the evidence without the holdout,
 // picks a correct candidate or abstains, never merging a wrong one; that
 // it abstains on the indistinct task; and that the evidence says what the
@@ -27,7 +28,7 @@ func TestSelectionBenchmark(t *testing.T) {
 			t.Skipf("the benchmark's tasks need %s", bin)
 		}
 	}
-	want := map[string]bool{"01-python-fact": true, "12-go-max": true, "21-shell-fact": true, "22-shell-upper": true}
+	want := map[string]bool{"01-python-fact": true, "12-go-max": true, "21-shell-fact": true, "22-shell-upper": true, "35-shell-max3-disputed": true}
 	e := newEnv(t)
 	r := &selection.Runner{Tine: tineBin, Home: e.home, Dir: t.TempDir(), Env: e.vars, Keep: true}
 	var outs []*selection.Outcome
