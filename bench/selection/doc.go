@@ -3,8 +3,9 @@
 // fails, with 3 to 5 candidate patches of known quality (a correct minimal
 // fix, a correct rewrite that adds tests, a fix that hard-codes the tested
 // values, one that weakens or skips the test, one that breaks other
-// behaviour, a plausible wrong fix, one that does nothing) and a holdout
-// test, kept outside the repository, that defines the truth.
+// behaviour, a plausible wrong fix, the same backed by a test asserting its
+// own wrong answer, one that does nothing) and a holdout test, kept
+// outside the repository, that defines the truth.
 //
 // Tasks are generated from the compact descriptions in problems.go. Run
 // writes a task, puts it under tine, and runs `tine fork-run` with one fork
