@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,5 +57,35 @@ func TestUsageHintNamesTheCommand(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, c.hint) || strings.Contains(errOut, "tine tine") {
 			t.Errorf("tine %v: %d %q, want the hint %q", c.args, code, errOut, c.hint)
 		}
+	}
+}
+
+// A binary built from a git checkout says which commit it was built from.
+func TestVersion_BuiltFromCheckout(t *testing.T) {
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	top := strings.TrimSpace(string(root))
+	if st, err := os.Stat(filepath.Join(top, ".git")); err != nil || !st.IsDir() {
+		t.Skip("a git worktree: the Go toolchain stamps the commit only in a checkout with a .git directory")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "tine")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version", "--json").Output()
+	var got buildinfo.Info
+	if err != nil || json.Unmarshal(out, &got) != nil {
+		t.Fatalf("tine version --json: %v %q", err, out)
+	}
+	if got.Commit != strings.TrimSpace(string(head)) || got.Module != "github.com/tinehq/tine" || got.Version == "" {
+		t.Errorf("tine version --json = %+v, want commit %s", got, head)
 	}
 }
