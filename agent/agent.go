@@ -53,6 +53,10 @@ type Config struct {
 	// Model is passed as --model to claude and codex when set; it also
 	// selects the price for Codex usage.
 	Model string
+	// Confined says tine already limits what the agent may write (Landlock
+	// in a fork): codex then runs without a sandbox of its own, which
+	// cannot work beneath Landlock (bubblewrap mounts).
+	Confined bool
 }
 
 // ParseKind turns a config or flag value into a Kind.

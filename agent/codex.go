@@ -18,6 +18,12 @@ import (
 // it without a merge; tine's hooks block external effects.
 const CodexSandbox = "workspace-write"
 
+// CodexSandboxConfined is the sandbox tine asks of codex in a fork whose
+// writes tine confines itself (Landlock): codex's own sandbox (bubblewrap)
+// needs mounts, which Landlock forbids, and tine's confinement already
+// holds its commands to the workspace, /tmp and the owner's caches.
+const CodexSandboxConfined = "danger-full-access"
+
 // codexSandboxFlags are the codex exec flags that choose a sandbox; one
 // of them in [Config.Args] replaces tine's --sandbox.
 var codexSandboxFlags = []string{"-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox",
@@ -25,10 +31,11 @@ var codexSandboxFlags = []string{"-s", "--sandbox", "--dangerously-bypass-approv
 
 // CodexArgv is the argv of a codex agent run:
 //
-//	codex exec --json [--model M] [--sandbox workspace-write]
+//	codex exec --json [--model M] [--sandbox workspace-write|danger-full-access]
 //	  [--skip-git-repo-check] ARGS... [fork S] [--] PROMPT
 //
-// --sandbox is left out when ARGS choose a sandbox themselves (-s,
+// The sandbox is danger-full-access when tine confines the fork itself
+// (cfg.Confined). --sandbox is left out when ARGS choose a sandbox themselves (-s,
 // --sandbox, -c sandbox_mode=…, --dangerously-bypass-approvals-and-sandbox,
 // …). --skip-git-repo-check is always given (unless ARGS have it): codex
 // refuses to run outside a git repository without it, a fork's directory
@@ -45,7 +52,11 @@ func CodexArgv(bin string, cfg Config, prompt, session string) []string {
 		argv = append(argv, "--model", cfg.Model)
 	}
 	if !codexChoosesSandbox(cfg.Args) {
-		argv = append(argv, "--sandbox", CodexSandbox)
+		sandbox := CodexSandbox
+		if cfg.Confined {
+			sandbox = CodexSandboxConfined
+		}
+		argv = append(argv, "--sandbox", sandbox)
 	}
 	if !slices.Contains(cfg.Args, "--skip-git-repo-check") {
 		argv = append(argv, "--skip-git-repo-check")

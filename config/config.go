@@ -42,6 +42,7 @@ const DefaultReadyTimeout = 30 * time.Second
 type Config struct {
 	Network  Network          `toml:"network"`
 	Secrets  Secrets          `toml:"secrets"`
+	Confine  Confine          `toml:"confine"`
 	Limits   Limits           `toml:"limits"`
 	Services []Service        `toml:"service"`
 	Fork     Fork             `toml:"fork"`
@@ -75,6 +76,15 @@ type Network struct {
 	// Resolvers are the name servers (ip[:port]) the forks' resolver asks;
 	// default those of /etc/resolv.conf.
 	Resolvers []string `toml:"resolvers"`
+}
+
+// Confine is [confine]: what a fork may write besides its workspace, /tmp,
+// /dev and the owner's caches and agent state (paths relative to the
+// workspace path or absolute), or off = true for no confinement at all
+// (no Landlock, no seccomp, the state directory visible).
+type Confine struct {
+	Writable []string `toml:"writable"`
+	Off      bool     `toml:"off"`
 }
 
 // Secrets is [secrets]: the environment variables (names or patterns such
@@ -199,6 +209,7 @@ func Parse(doc string) (*Config, error) { return parse(doc, FileName) }
 type services struct {
 	Network  Network   `toml:"network"`
 	Secrets  Secrets   `toml:"secrets"`
+	Confine  Confine   `toml:"confine"`
 	Limits   Limits    `toml:"limits"`
 	Services []Service `toml:"service"`
 }
@@ -214,7 +225,7 @@ func parse(doc, file string) (*Config, error) {
 		return nil, decodeError(doc, file, err)
 	}
 	c := Default()
-	c.Network, c.Secrets, c.Limits, c.Services = s.Network, s.Secrets, s.Limits, s.Services
+	c.Network, c.Secrets, c.Confine, c.Limits, c.Services = s.Network, s.Secrets, s.Confine, s.Limits, s.Services
 	d := &decoder{file: file, pos: scan(doc)}
 	if err := c.check(); err != nil {
 		return nil, d.fail(err)

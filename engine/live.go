@@ -192,6 +192,7 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 	if spec.Egress, err = egressPolicy(r, cfg, isolate); err != nil {
 		return 0, err
 	}
+	spec.Confine, spec.Hide = e.confinement(ctx, r, cfg)
 	start := map[string]any{"pid": 0, "addr": r.Run.Addr}
 	if spec.Secrets = secretsPolicy(r, cfg); spec.Secrets != nil {
 		start["secrets"] = secretsEvidence(spec.Secrets, spec.Env)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/netns"
 	"github.com/tinehq/tine/supervisor"
@@ -38,13 +39,15 @@ type PS struct {
 	Addr       string    `json:"addr,omitempty"`
 	// Egress is the outbound policy the run's supervisor enforces (nil:
 	// its network is open) and Refused what it refused so far.
-	Egress    *egress.Policy             `json:"egress,omitempty"`
-	Refused   []egress.Record            `json:"refused,omitempty"`
-	Services  []supervisor.ServiceStatus `json:"services,omitempty"`
-	Ports     []supervisor.Port          `json:"ports,omitempty"`
-	Adopted   []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork
-	Processes []Process                  `json:"processes"`
-	Stats     *cgroup.Stats              `json:"stats,omitempty"`
+	Egress  *egress.Policy  `json:"egress,omitempty"`
+	Refused []egress.Record `json:"refused,omitempty"`
+	// Confinement is what the run's supervisor confines its processes by.
+	Confinement *confine.Report            `json:"confinement,omitempty"`
+	Services    []supervisor.ServiceStatus `json:"services,omitempty"`
+	Ports       []supervisor.Port          `json:"ports,omitempty"`
+	Adopted     []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork
+	Processes   []Process                  `json:"processes"`
+	Stats       *cgroup.Stats              `json:"stats,omitempty"`
 }
 
 // PS reports run ref's supervisor, services, ports, processes and
@@ -57,6 +60,7 @@ func (e *Engine) PS(ctx context.Context, ref string) (*PS, error) {
 	st, pid := e.ProcState(r)
 	out := &PS{Run: r.Run, State: st, Supervisor: pid, Addr: r.Run.Addr, Processes: []Process{}}
 	out.Egress, out.Refused = e.egressState(r)
+	out.Confinement = readConfinement(e.supDir(r))
 	if pid == 0 {
 		return out, nil
 	}

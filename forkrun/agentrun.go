@@ -67,7 +67,9 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	if fk.r.conv != nil {
 		session = fk.r.conv.Session
 	}
-	argv, err := agent.Command(o.Agent, o.Prompt, fk.f.Approach, session)
+	cfg := o.Agent
+	cfg.Confined = fk.r.e.ConfinesWrites(ctx, fk.f.Run)
+	argv, err := agent.Command(cfg, o.Prompt, fk.f.Approach, session)
 	if err != nil {
 		fk.end(Failed, err.Error())
 		return false

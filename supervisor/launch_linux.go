@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tinehq/tine/confine"
 )
 
 // argv0 marks the re-executed tine binary that must become a supervisor.
@@ -21,9 +23,12 @@ const specEnv = "_TINE_SUPERVISOR_SPEC"
 // launchTimeout bounds how long a new supervisor may take to come up.
 const launchTimeout = 10 * time.Second
 
-// IsSupervisor reports whether this process was launched as a supervisor;
-// main calls Main first thing when it is.
-func IsSupervisor() bool { return len(os.Args) > 0 && os.Args[0] == argv0 }
+// IsSupervisor reports whether this process was launched as a supervisor,
+// or as the wrapper a supervisor starts confined processes through; main
+// calls Main first thing when it is.
+func IsSupervisor() bool {
+	return len(os.Args) > 0 && (os.Args[0] == argv0 || os.Args[0] == confine.WrapperName)
+}
 
 // Launch starts the supervisor of spec in new namespaces and returns its
 // host pid once it listens. Between the namespaces' creation and the

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -19,6 +20,9 @@ import (
 // Main is the supervisor process: it sets up the run's namespaces, then
 // serves its socket until told to stop. It never returns.
 func Main() {
+	if confine.IsWrapper() {
+		confine.Main()
+	}
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	status := os.NewFile(3, "status")
 	gate := os.NewFile(4, "gate")
@@ -73,11 +77,16 @@ func enterNamespaces(spec Spec) error {
 			return fmt.Errorf("mounting the run's files: %w", err)
 		}
 	}
-	if err := hideSecrets(spec); err != nil {
-		return fmt.Errorf("hiding the run's secret files: %w", err)
-	}
 	if err := mountControl(spec); err != nil {
 		return fmt.Errorf("mounting tine's control plane at %s: %w", RunDir, err)
+	}
+	hidden, err := hideState(spec)
+	if err != nil {
+		return fmt.Errorf("confining the run's mounts: %w", err)
+	}
+	writeConfinement(spec, hidden)
+	if err := hideSecrets(spec); err != nil {
+		return fmt.Errorf("hiding the run's secret files: %w", err)
 	}
 	// The host's /proc stays reachable at sup/hostproc inside the run, so a
 	// process of this run forked live into another run can open that run's

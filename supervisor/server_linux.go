@@ -198,7 +198,7 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 	}
 	s.giveTerminal(x, files[0])
 	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: s.execSys(x)}
-	pid, done, err := s.reaper.spawn(path, x.Args, attr)
+	pid, done, err := s.spawn(path, x.Args, attr)
 	if err != nil {
 		code := 126
 		if errors.Is(err, os.ErrNotExist) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/internal/procfs"
@@ -48,7 +49,23 @@ type Spec struct {
 	// starts a process with and hides the secret files (Files absolute) in
 	// the run's mount namespace. nil for a source.
 	Secrets *secrets.Policy `json:"secrets,omitempty"`
+	// Confine is how every process of the run is confined (Landlock,
+	// seccomp); nil: not at all. Hide is what its mount namespace covers.
+	Confine *confine.Spec `json:"confine,omitempty"`
+	Hide    *Hide         `json:"hide,omitempty"`
 }
+
+// Hide is what a run's mount namespace covers with empty tmpfs mounts.
+type Hide struct {
+	State string   `json:"state,omitempty"` // tine's state directory, covered but for Keep
+	Keep  string   `json:"keep,omitempty"`  // the run's own directory in it
+	Paths []string `json:"paths,omitempty"` // other workspaces
+	Tmp   bool     `json:"tmp,omitempty"`   // a /tmp of the run's own
+}
+
+// ConfinementPath holds, while the supervisor of dir runs, how its run is
+// confined (confine.Report, JSON).
+func ConfinementPath(dir string) string { return filepath.Join(dir, "confinement.json") }
 
 // withoutSecrets is env without the run's secret variables, but those
 // granted to the process (its account's own).
@@ -224,6 +241,7 @@ func Forget(dir string) {
 	os.Remove(filepath.Join(dir, pidName))
 	os.Remove(SocketPath(dir))
 	os.Remove(EgressPolicyPath(dir))
+	os.Remove(ConfinementPath(dir))
 }
 
 func writePid(dir string, pid int) error {

@@ -205,12 +205,13 @@ func testCodexForkRun(t *testing.T, git bool) {
 // is charged its own turn, not S's history.
 //
 // It runs with the defaults, and with args that make codex work in a
-// fork the way they had to before tine's defaults did (the same argv but
-// for how the conversation is continued).
+// confined fork the way tine's defaults do (the same argv but for how the
+// conversation is continued): codex's own sandbox (bubblewrap) cannot run
+// beneath tine's Landlock, which holds it to the workspace instead.
 func TestCodex_ConversationFork(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) { testCodexConversationFork(t, "") })
 	t.Run("args", func(t *testing.T) {
-		testCodexConversationFork(t, "[agent.codex]\nargs = [\"--sandbox\", \"workspace-write\", \"--skip-git-repo-check\"]\n")
+		testCodexConversationFork(t, "[agent.codex]\nargs = [\"--sandbox\", \"danger-full-access\", \"--skip-git-repo-check\"]\n")
 	})
 }
 

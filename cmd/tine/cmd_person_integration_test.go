@@ -42,9 +42,11 @@ for what in ("POST /v1/approvals/" + id + "/approve HTTP/1.0", "GET /metrics HTT
 
 // Code inside a run that leaves its run's cgroup is still no person: it
 // cannot approve its own pending merge on any socket it can reach, nor
-// read the metrics, and nothing lands in the source.
+// read the metrics, and nothing lands in the source. Confinement would stop
+// the escape itself (TestConfine_ForkIsABoundary); it is off here, so the
+// daemon's own test of who asks is what holds.
 func TestControl_EscapedCgroupIsNoPerson(t *testing.T) {
-	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "original\n"})
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "original\n", "tine.toml": "[confine]\noff = true\n"})
 	d := e.serve()
 	defer d.stop(t)
 	e.ok("start", "source")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
@@ -69,6 +70,9 @@ func (a *app) printPS(ps *engine.PS) error {
 		fmt.Fprintf(a.stdout, "egress: only %s\n", display.Text(strings.Join(rules, ", ")))
 	}
 	printRefused(a.stdout, ps.Refused)
+	if c := ps.Confinement; c != nil {
+		fmt.Fprintf(a.stdout, "confined: %s\n", display.Text(confinementLine(c)))
+	}
 	if ps.State == engine.ProcDead {
 		fmt.Fprintf(a.stdout, "its supervisor died; tine start %s recovers it, tine stop %s cleans up\n", ps.Run.Name, ps.Run.Name)
 	}
@@ -174,4 +178,25 @@ func printRefused(w io.Writer, recs []egress.Record) {
 		}
 		fmt.Fprintf(w, "refused: %s at %s\n", what, r.Time.Local().Format(time.TimeOnly))
 	}
+}
+
+// confinementLine says in one line what a run is confined by.
+func confinementLine(c *confine.Report) string {
+	var parts []string
+	if len(c.Hidden) > 0 {
+		parts = append(parts, fmt.Sprintf("%d path(s) hidden (%s)", len(c.Hidden), strings.Join(c.Hidden, ", ")))
+	}
+	if c.Landlock > 0 {
+		parts = append(parts, fmt.Sprintf("landlock ABI %d, writes only to %d path(s)", c.Landlock, len(c.Writable)))
+	}
+	if c.Seccomp {
+		parts = append(parts, fmt.Sprintf("seccomp (%d calls denied)", c.Denied))
+	}
+	for _, u := range c.Unavailable {
+		parts = append(parts, "no "+u)
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, "; ")
 }

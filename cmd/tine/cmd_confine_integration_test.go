@@ -1,0 +1,62 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// From inside a fork: the state directory (the store, other runs) and
+// other workspaces are not visible; writes outside the workspace, /tmp
+// and the owner's caches fail (Landlock), even as root; denied system calls
+// fail with EPERM and the shell goes on. The source is not write-limited.
+// tine ps says what the fork is confined by.
+func TestConfine_ForkIsABoundary(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"f": "x\n"})
+	other := e.workspaceDir("other")
+	if err := os.WriteFile(filepath.Join(other, "secret.txt"), []byte("another project\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("init", other)
+	e.ok("fork", "live/source")
+	e.ok("start", "live/source-1")
+	script := `
+test -e ` + e.home + `/tine.db && echo store-visible || echo store-hidden
+ls -A ` + other + ` | grep -q secret.txt && echo other-visible || echo other-hidden
+echo y > f && echo ws-write-ok
+echo y > /tmp/tine-confine-test && echo tmp-write-ok
+echo y > /var/tmp/tine-confine-test 2>/dev/null && echo var-write-ok || echo var-write-refused
+dmesg -S >/dev/null 2>&1 && echo dmesg-ok || echo dmesg-refused
+[ "$(stat -c %t:%T /dev/kmsg)" = "$(stat -c %t:%T /dev/null)" ] && echo kmsg-hidden || echo kmsg-visible
+mount -t tmpfs t /mnt 2>/dev/null && echo mount-ok || echo mount-refused
+echo $$ > /sys/fs/cgroup/freezer/cgroup.procs 2>/dev/null && echo cgroup-escaped || echo cgroup-escape-refused
+echo still-here`
+	got := strings.Fields(e.execSh("live/source-1", script))
+	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "var-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused", "still-here"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("inside the fork:\n got %q\nwant %q", got, want)
+	}
+	if _, err := os.Stat("/tmp/tine-confine-test"); err == nil {
+		os.Remove("/tmp/tine-confine-test")
+		t.Error("the fork's /tmp is the host's")
+	}
+	ps := e.ps("live/source-1")
+	if c := ps.Confinement; c == nil || c.Landlock == 0 || !c.Seccomp || len(c.Hidden) < 2 {
+		t.Errorf("tine ps says the fork is confined by %+v", ps.Confinement)
+	}
+	if out := e.ok("ps", "live/source-1"); !strings.Contains(out, "confined: ") || !strings.Contains(out, "landlock ABI") {
+		t.Errorf("tine ps:\n%s", out)
+	}
+	// The source: the state directory hidden too, but its writes are its own.
+	src := strings.Fields(e.execSh("live/source", `test -e `+e.home+`/tine.db && echo store-visible || echo store-hidden
+touch /var/tmp/tine-confine-src && rm /var/tmp/tine-confine-src && echo var-write-ok`))
+	if strings.Join(src, " ") != "store-hidden var-write-ok" {
+		t.Errorf("inside the source: %q", src)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "x\n" {
+		t.Errorf("the fork's write reached the source: %q", b)
+	}
+}

@@ -1,0 +1,64 @@
+package confine
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary re-executed by runConfined confines itself and reports,
+// one word per line, what it could still do.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("CONFINE_TEST_DIR"); dir != "" {
+		if err := Apply(Spec{Writable: []string{dir}, Seccomp: true, DenyMounts: true}); err != nil {
+			os.Stdout.WriteString("apply-failed " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		try := func(what string, err error) {
+			if err != nil {
+				os.Stdout.WriteString(what + "-refused\n")
+			} else {
+				os.Stdout.WriteString(what + "-ok\n")
+			}
+		}
+		try("inside", os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644))
+		try("outside", os.WriteFile(filepath.Join(os.Getenv("CONFINE_TEST_OUTSIDE"), "f"), []byte("x"), 0o644))
+		_, err := os.ReadFile("/etc/hostname")
+		try("read", err)
+		_, err = unix.Klogctl(3, make([]byte, 16)) // SYSLOG_ACTION_READ_ALL
+		try("syslog", err)
+		try("mount", unix.Mount("tmpfs", dir, "tmpfs", 0, ""))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestApply(t *testing.T) {
+	inside, outside := t.TempDir(), t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CONFINE_TEST_DIR="+inside, "CONFINE_TEST_OUTSIDE="+outside)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// As root, only Landlock and seccomp refuse the write, syslog and mount.
+	want := "inside-ok outside-refused read-ok syslog-refused mount-refused"
+	if got := strings.Join(strings.Fields(string(out)), " "); got != want {
+		t.Errorf("confined: %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
+		t.Error("a confined process wrote outside its writable paths")
+	}
+}
+
+func TestCommand(t *testing.T) {
+	path, argv, env, err := Command(Spec{Seccomp: true}, "/bin/sh", []string{"sh", "-c", "true"})
+	if err != nil || path != "/proc/self/exe" || strings.Join(argv, " ") != WrapperName+" /bin/sh sh -c true" ||
+		!strings.HasPrefix(env, specEnv+"={") {
+		t.Errorf("Command = %q %q %q %v", path, argv, env, err)
+	}
+}

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/confine"
+	"github.com/tinehq/tine/supervisor"
+)
+
+// homeWritable are the directories and files below the owner's home that
+// a fork's processes may write besides the workspace: the caches and
+// stores of package managers and toolchains, and the agents' own state
+// (sessions, settings), without which they do not run.
+var homeWritable = []string{".cache", ".npm", ".yarn", ".pnpm-store", ".bun", "go", ".cargo", ".rustup", ".m2", ".gradle",
+	".local", ".config", ".claude", ".claude.json", ".codex"}
+
+// confinement is how run r's processes are confined: every run's mount
+// namespace covers the state directory (but the run's own directory) and
+// the other workspaces, and seccomp denies what an agent never needs; a
+// fork also gets a /tmp of its own and may write only to its workspace
+// path, /tmp, /dev, the owner's caches and agent state, and [confine]
+// writable (Landlock).
+func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
+	hide := &supervisor.Hide{State: e.home, Keep: e.runDir(r.Workspace.ID, r.Run.ID), Tmp: r.Run.Role == tine.RoleFork}
+	e.store.View(ctx, func(tx tine.Tx) error {
+		all, err := tx.Workspaces()
+		for _, w := range all {
+			if w.ID != r.Workspace.ID {
+				hide.Paths = append(hide.Paths, w.Path)
+			}
+		}
+		return err
+	})
+	spec := &confine.Spec{Seccomp: true}
+	if r.Run.Role == tine.RoleFork {
+		spec.DenyMounts = true
+		home := OwnerAccount(r.Workspace).Home
+		spec.Writable = []string{r.Workspace.Path, "/tmp", "/dev"}
+		if t := os.Getenv("TMPDIR"); t != "" {
+			spec.Writable = append(spec.Writable, t)
+		}
+		for _, p := range homeWritable {
+			spec.Writable = append(spec.Writable, filepath.Join(home, p))
+		}
+		for _, p := range cfg.Confine.Writable {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(r.Workspace.Path, p)
+			}
+			spec.Writable = append(spec.Writable, p)
+		}
+	}
+	if cfg.Confine.Off {
+		return nil, nil
+	}
+	return spec, hide
+}
+
+// readConfinement is what the supervisor of dir said it confines its run
+// by; nil when it is not running.
+func readConfinement(dir string) *confine.Report {
+	b, err := os.ReadFile(supervisor.ConfinementPath(dir))
+	if err != nil {
+		return nil
+	}
+	var r confine.Report
+	if json.Unmarshal(b, &r) != nil {
+		return nil
+	}
+	return &r
+}
+
+// ConfinesWrites reports whether tine limits the writes of run ref's
+// processes itself (a fork, [confine] not off, Landlock in the kernel).
+func (e *Engine) ConfinesWrites(ctx context.Context, ref string) bool {
+	r, err := e.FindRun(ctx, ref)
+	if err != nil || r.Run.Role != tine.RoleFork {
+		return false
+	}
+	cfg, err := config.Load(e.Path(r.Workspace, r.Run))
+	if err != nil || cfg.Confine.Off {
+		return false
+	}
+	return confine.Probe(confine.Spec{Writable: []string{"/"}}).Landlock > 0
+}

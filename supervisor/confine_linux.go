@@ -1,0 +1,169 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/tinehq/tine/confine"
+	"github.com/tinehq/tine/internal/mnt"
+	"golang.org/x/sys/unix"
+)
+
+// spawn starts a process of the run: through the confining wrapper when
+// the run is confined, so Landlock and seccomp hold from its first
+// instruction. Every process of a run starts here.
+func (s *server) spawn(path string, args []string, attr *os.ProcAttr) (int, <-chan syscall.WaitStatus, error) {
+	if s.spec.Confine != nil {
+		wpath, wargs, env, err := confine.Command(*s.spec.Confine, path, args)
+		if err != nil {
+			return 0, nil, err
+		}
+		a := *attr
+		a.Env = append(append([]string(nil), attr.Env...), env)
+		path, args, attr = wpath, wargs, &a
+	}
+	return s.reaper.spawn(path, args, attr)
+}
+
+// hideState covers, in the run's mount namespace, tine's state directory
+// (every other run's files and capability, the store) but the run's own
+// directory, and every other workspace, with empty read-only tmpfs mounts;
+// a fork also gets a /tmp of its own (keeping what of the workspace path
+// and the state directory lies below /tmp). It reports what it hid.
+func hideState(spec Spec) ([]string, error) {
+	h := spec.Hide
+	if h == nil {
+		return nil, nil
+	}
+	var hidden []string
+	if h.Tmp {
+		if err := privateTmp([]string{spec.Workspace, h.State}); err != nil {
+			return nil, fmt.Errorf("a /tmp of the run's own: %w", err)
+		}
+	}
+	if h.State != "" && !within(spec.Workspace, h.State) {
+		if err := coverKeeping(h.State, []string{h.Keep}, "size=64k,mode=0755", true); err != nil {
+			return nil, fmt.Errorf("hiding %s: %w", h.State, err)
+		}
+		hidden = append(hidden, h.State)
+	}
+	// The kernel's log is the host's (seccomp denies syslog(2); this is
+	// the other way to read it).
+	if _, err := os.Stat("/dev/kmsg"); err == nil {
+		if err := mnt.Bind("/dev/null", "/dev/kmsg"); err != nil {
+			return nil, fmt.Errorf("hiding /dev/kmsg: %w", err)
+		}
+		hidden = append(hidden, "/dev/kmsg")
+	}
+	for _, p := range h.Paths {
+		if _, err := os.Stat(p); err != nil || within(spec.Workspace, p) || within(p, spec.Workspace) {
+			continue
+		}
+		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
+			return nil, fmt.Errorf("hiding %s: %w", p, err)
+		}
+		hidden = append(hidden, p)
+	}
+	return hidden, nil
+}
+
+// tmpScratch is where, inside the run, the writable layer of its /tmp
+// lives (a tmpfs of its own).
+const tmpScratch = RunDir + "/.tmp"
+
+// privateTmp puts an overlay on /tmp whose lower layer is the host's /tmp
+// and whose upper layer is a tmpfs of the run's: the run sees what is
+// there, and what it writes stays its own. What of keep lies below /tmp
+// (mounts included) is bound back on top.
+func privateTmp(keep []string) error {
+	return keepingMounts("/tmp", keep, func() error {
+		if err := os.MkdirAll(tmpScratch, 0o700); err != nil {
+			return err
+		}
+		if err := unix.Mount("tmpfs", tmpScratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+			return err
+		}
+		for _, d := range []string{"upper", "work"} {
+			if err := os.Mkdir(filepath.Join(tmpScratch, d), 0o1777); err != nil {
+				return err
+			}
+		}
+		os.Chmod(filepath.Join(tmpScratch, "upper"), 0o1777|os.ModeSticky)
+		opts := "lowerdir=/tmp,upperdir=" + tmpScratch + "/upper,workdir=" + tmpScratch + "/work"
+		return mnt.Mount("overlay", "/tmp", "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	})
+}
+
+// coverKeeping mounts an empty tmpfs (options data) on dir but keeps each
+// of keep that lies below it where it is (keepingMounts); readonly makes
+// the tmpfs read-only once that is done.
+func coverKeeping(dir string, keep []string, data string, readonly bool) error {
+	flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+	err := keepingMounts(dir, keep, func() error { return unix.Mount("tmpfs", dir, "tmpfs", flags, data) })
+	if err != nil || !readonly {
+		return err
+	}
+	return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, "")
+}
+
+// keepingMounts runs cover, which mounts something on dir, keeping each of
+// keep that lies below dir where it is, mounts included: each is opened
+// first, and after cover its path is made again and it is bound back there
+// through its open descriptor.
+func keepingMounts(dir string, keep []string, cover func() error) error {
+	type kept struct {
+		path string
+		fd   int
+	}
+	var ks []kept
+	defer func() {
+		for _, k := range ks {
+			unix.Close(k.fd)
+		}
+	}()
+	for _, k := range keep {
+		if k == "" || k == dir || !within(k, dir) {
+			continue
+		}
+		fd, err := unix.Open(k, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		ks = append(ks, kept{k, fd})
+	}
+	if err := cover(); err != nil {
+		return err
+	}
+	for _, k := range ks {
+		if err := os.MkdirAll(k.path, 0o755); err != nil {
+			return err
+		}
+		if err := mnt.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	p, dir = filepath.Clean(p), filepath.Clean(dir)
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// writeConfinement records, while the supervisor runs, how its run is
+// confined (read by tine ps).
+func writeConfinement(spec Spec, hidden []string) {
+	var r confine.Report
+	if spec.Confine != nil {
+		r = confine.Probe(*spec.Confine)
+	}
+	r.Hidden = hidden
+	if b, err := json.Marshal(r); err == nil {
+		os.WriteFile(ConfinementPath(spec.Dir), b, 0o644)
+	}
+}
