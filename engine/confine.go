@@ -12,19 +12,12 @@ import (
 	"github.com/tinehq/tine/supervisor"
 )
 
-// homeWritable are the directories and files below the owner's home that
-// a fork's processes may write besides the workspace: the caches and
-// stores of package managers and toolchains, and the agents' own state
-// (sessions, settings), without which they do not run.
-var homeWritable = []string{".cache", ".npm", ".yarn", ".pnpm-store", ".bun", "go", ".cargo", ".rustup", ".m2", ".gradle",
-	".local", ".config", ".claude", ".claude.json", ".codex"}
-
 // confinement is how run r's processes are confined: every run's mount
 // namespace covers the state directory (but the run's own directory) and
 // the other workspaces, and seccomp denies what an agent never needs; a
-// fork also gets a /tmp of its own and may write only to its workspace
-// path, /tmp, /dev, the owner's caches and agent state, and [confine]
-// writable (Landlock).
+// fork also gets a /tmp and a layer over the owner's home of its own (kept
+// in its directory), and may write only to its workspace path, /tmp, /dev,
+// that home, its scratch directory and [confine] writable (Landlock).
 func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
 	hide := &supervisor.Hide{State: e.home, Keep: e.runDir(r.Workspace.ID, r.Run.ID), Tmp: r.Run.Role == tine.RoleFork}
 	e.store.View(ctx, func(tx tine.Tx) error {
@@ -40,12 +33,10 @@ func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*c
 	if r.Run.Role == tine.RoleFork {
 		spec.DenyMounts = true
 		home := OwnerAccount(r.Workspace).Home
-		spec.Writable = []string{r.Workspace.Path, "/tmp", "/dev"}
+		hide.Home, hide.HomeLayer = home, filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "home")
+		spec.Writable = []string{r.Workspace.Path, "/tmp", "/dev", e.ScratchDir(r), home}
 		if t := os.Getenv("TMPDIR"); t != "" {
 			spec.Writable = append(spec.Writable, t)
-		}
-		for _, p := range homeWritable {
-			spec.Writable = append(spec.Writable, filepath.Join(home, p))
 		}
 		for _, p := range cfg.Confine.Writable {
 			if !filepath.IsAbs(p) {
@@ -86,4 +77,12 @@ func (e *Engine) ConfinesWrites(ctx context.Context, ref string) bool {
 		return false
 	}
 	return confine.Probe(confine.Spec{Writable: []string{"/"}}).Landlock > 0
+}
+
+// ScratchDir is run r's own scratch directory, for work tine does in the
+// run outside its files (its tests on the fork point, rivals' tests on its
+// code): inside the run's directory, so the run sees it, and writable by
+// the run's processes.
+func (e *Engine) ScratchDir(r Ref) string {
+	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "scratch")
 }

@@ -173,7 +173,7 @@ func (r *runner) ownChecks(ctx context.Context, fc *forkFacts) {
 	if len(fc.tests) == 0 || r.o.Test == "" {
 		return
 	}
-	dir, err := r.scratch(fc.f.Name + "-forkpoint")
+	dir, err := r.scratch(fc.ref, "forkpoint")
 	if err == nil {
 		defer os.RemoveAll(dir)
 		err = r.e.ForkPoint(ctx, fc.ref, func(base string) error {
@@ -229,7 +229,7 @@ func (r *runner) crossTests(ctx context.Context, facts []*forkFacts) {
 
 // crossTest runs fork fc's code with rival rv's test files.
 func (r *runner) crossTest(ctx context.Context, fc, rv *forkFacts) *evidence.Check {
-	dir, err := r.scratch(fc.f.Name + "-with-" + rv.f.Name)
+	dir, err := r.scratch(fc.ref, "with-"+rv.f.Name)
 	if err == nil {
 		defer os.RemoveAll(dir)
 		err = fstree.Copy(ctx, fc.view, dir, fstree.CopyOptions{SkipVanished: true})
@@ -246,10 +246,10 @@ func (r *runner) crossTest(ctx context.Context, fc, rv *forkFacts) *evidence.Che
 	return r.check(ctx, fc.f.Run, dir, r.o.Test)
 }
 
-// scratch makes an empty directory for a check under the group's
-// directory.
-func (r *runner) scratch(name string) (string, error) {
-	dir := filepath.Join(r.dir, "evidence", name)
+// scratch makes an empty directory for a check in run's scratch
+// directory, which the run sees and may write (engine.ScratchDir).
+func (r *runner) scratch(run engine.Ref, name string) (string, error) {
+	dir := filepath.Join(r.e.ScratchDir(run), name)
 	os.RemoveAll(dir)
 	return dir, os.MkdirAll(dir, 0o755)
 }

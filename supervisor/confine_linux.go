@@ -45,6 +45,11 @@ func hideState(spec Spec) ([]string, error) {
 			return nil, fmt.Errorf("a /tmp of the run's own: %w", err)
 		}
 	}
+	if h.Home != "" && h.HomeLayer != "" {
+		if err := privateHome(spec, h); err != nil {
+			return nil, fmt.Errorf("a home of the run's own: %w", err)
+		}
+	}
 	if h.State != "" && !within(spec.Workspace, h.State) {
 		if err := coverKeeping(h.State, []string{h.Keep}, "size=64k,mode=0755", true); err != nil {
 			return nil, fmt.Errorf("hiding %s: %w", h.State, err)
@@ -95,6 +100,33 @@ func privateTmp(keep []string) error {
 		os.Chmod(filepath.Join(tmpScratch, "upper"), 0o1777|os.ModeSticky)
 		opts := "lowerdir=/tmp,upperdir=" + tmpScratch + "/upper,workdir=" + tmpScratch + "/work"
 		return mnt.Mount("overlay", "/tmp", "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	})
+}
+
+// privateHome puts an overlay on the owner's home whose upper layer is
+// h.HomeLayer/upper, owned as the home is; the workspace path and the
+// state directory, where they lie below the home, are bound back on top.
+func privateHome(spec Spec, h *Hide) error {
+	fi, err := os.Stat(h.Home)
+	if err != nil || !fi.IsDir() || h.Home == "/" || within(h.Home, spec.Workspace) {
+		return nil // nothing to put a layer on
+	}
+	upper, work := filepath.Join(h.HomeLayer, "upper"), filepath.Join(h.HomeLayer, "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if err := os.Chown(upper, int(st.Uid), int(st.Gid)); err != nil {
+		return err
+	}
+	if err := os.Chmod(upper, fi.Mode().Perm()); err != nil {
+		return err
+	}
+	return keepingMounts(h.Home, []string{spec.Workspace, h.State}, func() error {
+		opts := "lowerdir=" + h.Home + ",upperdir=" + upper + ",workdir=" + work
+		return mnt.Mount("overlay", h.Home, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	})
 }
 

@@ -61,6 +61,13 @@ type Hide struct {
 	Keep  string   `json:"keep,omitempty"`  // the run's own directory in it
 	Paths []string `json:"paths,omitempty"` // other workspaces
 	Tmp   bool     `json:"tmp,omitempty"`   // a /tmp of the run's own
+	// Home, when set, is the owner's home, which the run sees with a
+	// writable layer of its own on top (kept in HomeLayer, a directory the
+	// supervisor makes): it reads the owner's files, caches and settings,
+	// and what it writes there (a planted ~/.bashrc, a poisoned cache) stays
+	// the run's.
+	Home      string `json:"home,omitempty"`
+	HomeLayer string `json:"home_layer,omitempty"`
 }
 
 // ConfinementPath holds, while the supervisor of dir runs, how its run is

@@ -10,8 +10,9 @@ import (
 )
 
 // From inside a fork: the state directory (the store, other runs) and
-// other workspaces are not visible; writes outside the workspace, /tmp
-// and the owner's caches fail (Landlock), even as root; denied system calls
+// other workspaces are not visible; /tmp and the home are the fork's own
+// (written there, not on the host); writes anywhere else but the workspace
+// fail (Landlock), even as root; denied system calls
 // fail with EPERM and the shell goes on. The source is not write-limited.
 // tine ps says what the fork is confined by.
 func TestConfine_ForkIsABoundary(t *testing.T) {
@@ -28,6 +29,7 @@ test -e ` + e.home + `/tine.db && echo store-visible || echo store-hidden
 ls -A ` + other + ` | grep -q secret.txt && echo other-visible || echo other-hidden
 echo y > f && echo ws-write-ok
 echo y > /tmp/tine-confine-test && echo tmp-write-ok
+echo planted >> "$HOME/.tine-confine-planted" && echo home-write-ok
 echo y > /var/tmp/tine-confine-test 2>/dev/null && echo var-write-ok || echo var-write-refused
 dmesg -S >/dev/null 2>&1 && echo dmesg-ok || echo dmesg-refused
 [ "$(stat -c %t:%T /dev/kmsg)" = "$(stat -c %t:%T /dev/null)" ] && echo kmsg-hidden || echo kmsg-visible
@@ -35,13 +37,18 @@ mount -t tmpfs t /mnt 2>/dev/null && echo mount-ok || echo mount-refused
 echo $$ > /sys/fs/cgroup/freezer/cgroup.procs 2>/dev/null && echo cgroup-escaped || echo cgroup-escape-refused
 echo still-here`
 	got := strings.Fields(e.execSh("live/source-1", script))
-	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "var-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused", "still-here"}
+	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "var-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused", "still-here"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("inside the fork:\n got %q\nwant %q", got, want)
 	}
 	if _, err := os.Stat("/tmp/tine-confine-test"); err == nil {
 		os.Remove("/tmp/tine-confine-test")
 		t.Error("the fork's /tmp is the host's")
+	}
+	home, _ := os.UserHomeDir()
+	if _, err := os.Stat(filepath.Join(home, ".tine-confine-planted")); err == nil {
+		os.Remove(filepath.Join(home, ".tine-confine-planted"))
+		t.Error("the fork's write to its home reached the owner's")
 	}
 	ps := e.ps("live/source-1")
 	if c := ps.Confinement; c == nil || c.Landlock == 0 || !c.Seccomp || len(c.Hidden) < 2 {
