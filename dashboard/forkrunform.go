@@ -49,6 +49,8 @@ var (
 // and what tine.toml gives the fields left empty.
 type forkRunForm struct {
 	Prompt, N, Approaches, Agent, AgentCmd, Test, MergeMode, Judge, Budget string
+	// Holdout and Regression are evidence commands (see forkrun.Options).
+	Holdout, Regression string
 
 	Err      string // why the last submission was refused
 	Defaults forkRunDefaults
@@ -56,13 +58,15 @@ type forkRunForm struct {
 
 // forkRunDefaults are tine.toml's values, shown as placeholders.
 type forkRunDefaults struct {
-	N         int
-	Agent     string
-	Test      string
-	MergeMode string
-	Judge     string
-	Budget    string
-	ConfigErr string // tine.toml could not be read: the defaults are tine's
+	N          int
+	Agent      string
+	Test       string
+	Holdout    string
+	Regression string
+	MergeMode  string
+	Judge      string
+	Budget     string
+	ConfigErr  string // tine.toml could not be read: the defaults are tine's
 }
 
 // MergeModes are the merge modes the form's select offers.
@@ -76,7 +80,8 @@ func (forkRunForm) Judges() []string { return formJudges }
 func formOf(r *http.Request) *forkRunForm {
 	v := func(k string) string { return strings.ReplaceAll(r.PostFormValue(k), "\r\n", "\n") }
 	return &forkRunForm{Prompt: v("prompt"), N: v("n"), Approaches: v("approaches"), Agent: v("agent"),
-		AgentCmd: v("agent_cmd"), Test: v("test"), MergeMode: v("merge_mode"), Judge: v("judge"), Budget: v("budget")}
+		AgentCmd: v("agent_cmd"), Test: v("test"), MergeMode: v("merge_mode"), Judge: v("judge"), Budget: v("budget"),
+		Holdout: v("holdout"), Regression: v("regression")}
 }
 
 // request maps the form to a forkrun.Request. A field left empty stays
@@ -93,6 +98,12 @@ func (f *forkRunForm) request() (forkrun.Request, error) {
 	}
 	if t := strings.TrimSpace(f.Test); t != "" {
 		req.Test = &t
+	}
+	if t := strings.TrimSpace(f.Holdout); t != "" {
+		req.Holdout = &t
+	}
+	if t := strings.TrimSpace(f.Regression); t != "" {
+		req.Regression = &t
 	}
 	var err error
 	if req.N, err = formInt("number of forks", f.N); err != nil {
@@ -160,6 +171,7 @@ func (h *Handler) forkRunFormFor(ref engine.Ref, sent *forkRunForm) *forkRunForm
 	}
 	fc := cfg.Fork
 	d.Agent, d.Test, d.Budget = fc.Agent, fc.TestCommand, capUSD(fc.DefaultBudgetUSD)
+	d.Holdout, d.Regression = fc.HoldoutCommand, fc.RegressionCommand
 	d.MergeMode = orDefault(fc.MergeMode, string(forkrun.AutoWithFallback))
 	d.Judge = orDefault(fc.Judge, config.JudgeHeuristic)
 	f.Defaults = d

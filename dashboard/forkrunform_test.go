@@ -68,7 +68,8 @@ func TestHandler_ForkRunForm(t *testing.T) {
 func full(csrf string) url.Values {
 	return url.Values{"csrf": {csrf}, "prompt": {"fix it\r\n" + hostileScript}, "n": {" 2 "},
 		"approaches": {"minimal\r\n\r\n  rewrite " + hostileAttr + " \r\n"}, "agent": {"fixer"}, "agent_cmd": {""},
-		"test": {"go test ./..."}, "merge_mode": {"vote"}, "judge": {"llm"}, "budget": {"1.5"}}
+		"test": {"go test ./..."}, "merge_mode": {"vote"}, "judge": {"llm"}, "budget": {"1.5"},
+		"holdout": {" sh /srv/holdout.sh "}, "regression": {"go test -count=1 ./..."}}
 }
 
 func TestHandler_StartForkRun(t *testing.T) {
@@ -83,9 +84,9 @@ func TestHandler_StartForkRun(t *testing.T) {
 	if code != http.StatusSeeOther || hdr.Get("Location") != "/ui/groups/"+f.fork.Group.ID+"?done=forkrun" {
 		t.Fatalf("start = %d to %q, want 303 to the group page", code, hdr.Get("Location"))
 	}
-	n, budget, test := 2, 1.5, "go test ./..."
+	n, budget, test, holdout, regression := 2, 1.5, "go test ./...", "sh /srv/holdout.sh", "go test -count=1 ./..."
 	want := forkrun.Request{Prompt: "fix it\n" + hostileScript, N: &n, Approaches: []string{"minimal", "rewrite " + hostileAttr},
-		Agent: "fixer", Test: &test, MergeMode: "vote", Judge: "llm", BudgetUSD: &budget}
+		Agent: "fixer", Test: &test, MergeMode: "vote", Judge: "llm", BudgetUSD: &budget, Holdout: &holdout, Regression: &regression}
 	if s.ref != run.ID || !reflect.DeepEqual(s.req, want) {
 		t.Errorf("the starter got %q %+v,\nwant %q %+v", s.ref, s.req, run.ID, want)
 	}
