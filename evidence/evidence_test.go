@@ -114,6 +114,9 @@ func TestScope(t *testing.T) {
 	if got := Scope("make it faster", paths); got != nil {
 		t.Errorf("Scope of a prompt naming no path = %q, want none", got)
 	}
+	if got := Scope("make test_calc.py pass", append(paths, "test_calc.py")); got != nil {
+		t.Errorf("Scope of a prompt naming only a test = %q, want none", got)
+	}
 }
 
 func TestValidityOf(t *testing.T) {

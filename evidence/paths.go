@@ -33,10 +33,11 @@ func IsTest(p string) bool {
 	return false
 }
 
-// Scope is the paths a task names: those of paths (every path any fork
-// changed) that the prompt mentions, by their whole path or by their file
-// name as a word. Empty when the prompt names none of them, and then
-// nothing is outside the scope.
+// Scope is the code paths a task names: those of paths (every path any
+// fork changed) that the prompt mentions, by their whole path or by their
+// file name as a word, tests left out. Empty when the prompt names no such
+// path ("fix test_calc.py" names none), and then nothing is outside the
+// scope.
 func Scope(prompt string, paths []string) []string {
 	words := map[string]bool{}
 	for _, w := range strings.FieldsFunc(prompt, func(r rune) bool {
@@ -46,7 +47,7 @@ func Scope(prompt string, paths []string) []string {
 	}
 	var out []string
 	for _, p := range paths {
-		if words[p] || words[path.Base(p)] || words["./"+p] {
+		if !IsTest(p) && (words[p] || words[path.Base(p)] || words["./"+p]) {
 			out = append(out, p)
 		}
 	}
