@@ -22,14 +22,15 @@ const (
 	ActionPromote  Action = "promote"   // make a fork the source
 	ActionDiscard  Action = "discard"   // stop a run, keeping its history
 	ActionChoose   Action = "choose"    // pick one fork of a group as the winner
+	ActionEffect   Action = "effect"    // an external effect (a push, an HTTP request, a declared command), done by the daemon
 )
 
 // NeedsApproval reports whether a request for a, made from inside a run,
 // must wait for a person's approval: true for the resolutions merge,
-// promote, discard and choose.
+// promote, discard and choose, and for external effects.
 func (a Action) NeedsApproval() bool {
 	switch a {
-	case ActionMerge, ActionPromote, ActionDiscard, ActionChoose:
+	case ActionMerge, ActionPromote, ActionDiscard, ActionChoose, ActionEffect:
 		return true
 	}
 	return false

@@ -22,7 +22,7 @@ const (
 // direct forks; a fork merges into its direct parent and nothing else.
 var allowed = map[relation]map[tine.Action]bool{
 	self: {tine.ActionInspect: true, tine.ActionSendWork: true, tine.ActionFork: true,
-		tine.ActionPromote: true, tine.ActionDiscard: true},
+		tine.ActionPromote: true, tine.ActionDiscard: true, tine.ActionEffect: true},
 	child: {tine.ActionInspect: true, tine.ActionSendWork: true, tine.ActionFork: true,
 		tine.ActionChoose: true},
 	parent: {tine.ActionMerge: true},

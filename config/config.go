@@ -43,6 +43,7 @@ type Config struct {
 	Network  Network          `toml:"network"`
 	Secrets  Secrets          `toml:"secrets"`
 	Confine  Confine          `toml:"confine"`
+	Effects  Effects          `toml:"effects"`
 	Limits   Limits           `toml:"limits"`
 	Services []Service        `toml:"service"`
 	Fork     Fork             `toml:"fork"`
@@ -76,6 +77,12 @@ type Network struct {
 	// Resolvers are the name servers (ip[:port]) the forks' resolver asks;
 	// default those of /etc/resolv.conf.
 	Resolvers []string `toml:"resolvers"`
+}
+
+// Effects is [effects]: the commands `tine effect run` may ask the daemon
+// to run for a source (after a person approves), by their first word.
+type Effects struct {
+	Commands []string `toml:"commands"`
 }
 
 // Confine is [confine]: what a fork may write besides its workspace, /tmp,
@@ -210,6 +217,7 @@ type services struct {
 	Network  Network   `toml:"network"`
 	Secrets  Secrets   `toml:"secrets"`
 	Confine  Confine   `toml:"confine"`
+	Effects  Effects   `toml:"effects"`
 	Limits   Limits    `toml:"limits"`
 	Services []Service `toml:"service"`
 }
@@ -225,7 +233,7 @@ func parse(doc, file string) (*Config, error) {
 		return nil, decodeError(doc, file, err)
 	}
 	c := Default()
-	c.Network, c.Secrets, c.Confine, c.Limits, c.Services = s.Network, s.Secrets, s.Confine, s.Limits, s.Services
+	c.Network, c.Secrets, c.Confine, c.Effects, c.Limits, c.Services = s.Network, s.Secrets, s.Confine, s.Effects, s.Limits, s.Services
 	d := &decoder{file: file, pos: scan(doc)}
 	if err := c.check(); err != nil {
 		return nil, d.fail(err)

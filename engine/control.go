@@ -144,7 +144,7 @@ func (e *Engine) Approve(ctx context.Context, id, by string) (*Approved, error) 
 	if err != nil {
 		return nil, err
 	}
-	fp := approval.Fingerprint(r.Run, e.Readiness(ctx, r))
+	fp := approval.Fingerprint(r.Run, e.approvalReadiness(ctx, r, a.Action))
 	if a, err = approval.Consume(ctx, e.store, id, a.Action, a.Run, a.Group, fp, now); err != nil {
 		return nil, err
 	}
@@ -181,6 +181,8 @@ func (e *Engine) runResolution(ctx context.Context, a *tine.Approval) (any, erro
 			return nil, err
 		}
 		return e.Choose(ctx, a.Group, a.Run, o.Promote)
+	case tine.ActionEffect:
+		return e.doEffect(ctx, a)
 	}
 	return nil, fmt.Errorf("approval %s: action %q cannot run: %w", a.ID, a.Action, tine.ErrInvalid)
 }

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tinehq/tine/classify"
@@ -39,7 +40,15 @@ func denyMessage(cmd string, d classify.Decision, role classify.Role) string {
 	if role == classify.Fork {
 		where = "this fork"
 	}
-	return fmt.Sprintf("tine: `%s` is refused in %s: %s.", shorten(cmd), where, d.Reason)
+	msg := fmt.Sprintf("tine: `%s` is refused in %s: %s.", shorten(cmd), where, d.Reason)
+	if slices.Contains(d.Categories, classify.ExternalMutation) {
+		if role == classify.Fork {
+			msg += " A fork's work leaves through a merge: finish here; from the source, `tine effect git-push` (or `tine effect http`, `tine effect run`) asks a person, and tine does it."
+		} else {
+			msg += " Ask a person for it instead: `tine effect git-push REMOTE REF` (or `tine effect http METHOD URL`, `tine effect run -- CMD`); tine does it once approved."
+		}
+	}
+	return msg
 }
 
 // ForkSelfCommand is the command an agent runs to ask tine for one fork

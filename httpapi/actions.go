@@ -9,6 +9,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/effect"
 	"github.com/tinehq/tine/engine"
 )
 
@@ -313,4 +314,33 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	// cancelled) kills the command, whose output no one would read.
 	res, err := s.e.ExecCapture(r.Context(), r.PathValue("ref"), req.Args, time.Duration(req.TimeoutS*float64(time.Second)))
 	handle(w, http.StatusOK, res, err)
+}
+
+// effect records a request for an external effect from inside run ref
+// (effect.Request), for a person to approve; 200 with the receipt when its
+// key was carried out already.
+func (s *Server) effect(w http.ResponseWriter, r *http.Request) {
+	var req effect.Request
+	if err := decode(r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	actor, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionEffect)
+	if !ok {
+		return
+	}
+	if actor == nil {
+		writeErr(w, fmt.Errorf("external effects are asked for from inside a run (tine effect); a person does them directly: %w", tine.ErrInvalid))
+		return
+	}
+	if target, err := s.e.FindRun(ctxOf(r), r.PathValue("ref")); err != nil || target.Run.ID != actor.Run.ID {
+		writeErr(w, fmt.Errorf("a run asks for effects for itself only: %w", capability.ErrScope))
+		return
+	}
+	ans, err := s.e.RequestEffect(ctxOf(r), *actor, req)
+	code := http.StatusAccepted
+	if ans != nil && ans.Receipt != nil {
+		code = http.StatusOK
+	}
+	handle(w, code, ans, err)
 }

@@ -89,6 +89,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/runs/{ref}/merge", s.ownRun(s.merge))
 	m.HandleFunc("POST /v1/runs/{ref}/promote", s.ownRun(s.promote))
 	m.HandleFunc("POST /v1/runs/{ref}/discard", s.ownRun(s.discard))
+	m.HandleFunc("POST /v1/runs/{ref}/effects", s.ownRun(s.effect))
 	m.HandleFunc("POST /v1/runs/{ref}/start", s.ownRun(s.startRun))
 	m.HandleFunc("POST /v1/runs/{ref}/stop", s.ownRun(s.stopRun))
 	m.HandleFunc("GET /v1/workspaces", s.workspaces)

@@ -1,0 +1,96 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+var pendingID = regexp.MustCompile(`pending as (a[0-9a-z]{8})`)
+
+// External effects go through the daemon: a push asked for from the
+// source waits for a person, is done once approved (exactly the commit
+// shown), is never repeated for the same key, and leaves a receipt; an
+// HTTP request likewise; a fork may not ask at all.
+func TestEffect_ThroughTheMediator(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "one\n"})
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	hostSh(t, dir, "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@x commit -qm one && git init -q --bare "+remote+" && git remote add origin "+remote)
+	head := strings.TrimSpace(hostSh(t, dir, "git rev-parse HEAD"))
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			posts.Add(1)
+		}
+		w.Write([]byte("deployed"))
+	}))
+	defer srv.Close()
+	d := e.serve()
+	defer d.stop(t)
+
+	out := e.ok("exec", "source", "--", "tine", "effect", "git-push", "origin", "main")
+	id := pendingID.FindStringSubmatch(out)
+	if id == nil || !strings.Contains(out, head) || !strings.Contains(out, remote) {
+		t.Fatalf("git-push asked: %s", out)
+	}
+	if refs := remoteRefs(t, remote); refs != "" {
+		t.Fatalf("pushed before anyone approved: %q", refs)
+	}
+	if again := e.ok("exec", "source", "--", "tine", "effect", "git-push", "origin", "main"); !strings.Contains(again, id[1]) {
+		t.Errorf("asked twice, a second approval: %s", again)
+	}
+	e.ok("approve", id[1])
+	if refs := remoteRefs(t, remote); refs != head+" refs/heads/main" {
+		t.Errorf("the remote after the approval: %q, want %s refs/heads/main", refs, head)
+	}
+	if again := e.ok("exec", "source", "--", "tine", "effect", "git-push", "origin", "main"); !strings.Contains(again, "done already") {
+		t.Errorf("asked again once done: %s", again)
+	}
+
+	ask := []string{"exec", "source", "--", "tine", "effect", "http", "POST", srv.URL + "/deploy", "--data", `{"env":"staging"}`, "--key", "deploy-1"}
+	hid := pendingID.FindStringSubmatch(e.ok(ask...))
+	if hid == nil || posts.Load() != 0 {
+		t.Fatalf("http asked: %v, %d posts", hid, posts.Load())
+	}
+	e.ok("approve", hid[1])
+	e.ok(ask...)
+	if n := posts.Load(); n != 1 {
+		t.Errorf("the POST was sent %d times, want once", n)
+	}
+	var evs []jsonEvent
+	e.okJSON(&evs, "log", "source", "--json")
+	var receipts []map[string]any
+	for _, ev := range evs {
+		if ev.Kind == "effect" {
+			var rec map[string]any
+			json.Unmarshal(ev.Detail, &rec)
+			receipts = append(receipts, rec)
+		}
+	}
+	if len(receipts) != 2 || receipts[0]["ok"] != true || receipts[1]["status"] != float64(200) || receipts[1]["key"] != "deploy-1" ||
+		receipts[1]["body_sha256"] == "" {
+		t.Errorf("receipts: %+v", receipts)
+	}
+
+	e.ok("fork", "source")
+	if r := e.tine("exec", "source-1", "--", "tine", "effect", "git-push", "origin", "main"); r.code == 0 || !strings.Contains(r.stderr, "refused from a fork") {
+		t.Errorf("a fork asked for a push: %v", r)
+	}
+}
+
+func remoteRefs(t *testing.T, remote string) string {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", remote, "for-each-ref", "--format=%(objectname) %(refname)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
