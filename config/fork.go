@@ -21,7 +21,7 @@ type Fork struct {
 	AgentTimeout        Duration `toml:"agent_timeout"`        // wall clock per agent; default 30m
 	Parallel            int      `toml:"parallel"`             // agents at once; 0 (default) = all forks at once
 	Agent               string   `toml:"agent"`                // an agent name (see Config.Agent); default "claude"
-	Judge               string   `toml:"judge"`                // JudgeHeuristic (default) or JudgeLLM
+	Judge               string   `toml:"judge"`                // JudgeHeuristic (default), JudgeLLM or JudgePairwise
 	ConfidenceThreshold float64  `toml:"confidence_threshold"` // in [0,1]; default 0.6
 	Set                 ForkSet  `toml:"-"`
 }
@@ -69,7 +69,14 @@ const (
 const (
 	JudgeHeuristic = "heuristic" // the default
 	JudgeLLM       = "llm"       // ask the model of [judge.llm]
+	// JudgePairwise asks the model of [judge.llm] about every pair of
+	// forks in both orders, after the hard evidence has ranked them.
+	JudgePairwise = "pairwise"
 )
+
+// JudgeUsesModel reports whether judge kind asks the model of
+// [judge.llm], and so spends its API key.
+func JudgeUsesModel(kind string) bool { return kind == JudgeLLM || kind == JudgePairwise }
 
 // DefaultFork is the [fork] table of a file that has none.
 func DefaultFork() Fork {
@@ -131,7 +138,7 @@ type JudgeConfig struct {
 	LLM LLMJudge `toml:"llm"`
 }
 
-// LLMJudge is the [judge.llm] table: the model fork.judge = "llm" asks.
+// LLMJudge is the [judge.llm] table: the model fork.judge = "llm" or "pairwise" asks.
 // Parse applies the defaults, some of which depend on the provider.
 type LLMJudge struct {
 	Provider     string   `toml:"provider"`       // ProviderOpenAI (default) or ProviderAnthropic

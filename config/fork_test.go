@@ -198,7 +198,7 @@ func TestParse_ForkInvalid(t *testing.T) {
 		{`parallel = 1000`, `fork.parallel: want an integer from 0 to 64, got 1000 (using 0)`},
 		{`agent = "a b"`, `fork.agent: want an agent name, got "a b" (using "claude")`},
 		{`agent = "ghost"`, `fork.agent: no agent "ghost": declare [agent.ghost] or use "claude" or "codex" (using "claude")`},
-		{`judge = "gpt"`, `fork.judge: want "heuristic" or "llm", got "gpt" (using "heuristic")`},
+		{`judge = "gpt"`, `fork.judge: want "heuristic", "llm" or "pairwise", got "gpt" (using "heuristic")`},
 		{`confidence_threshold = 1.5`, `fork.confidence_threshold: want a number from 0 to 1, got 1.5 (using 0.6)`},
 		{`confidence_threshold = -0.1`, `fork.confidence_threshold: want a number from 0 to 1, got -0.1 (using 0.6)`},
 		{`confidence_threshold = "high"`, `fork.confidence_threshold: want a number from 0 to 1, got "high" (using 0.6)`},

@@ -58,7 +58,7 @@ func (d *decoder) fork(v any) Fork {
 	s.AgentTimeout = t.duration("agent_timeout", &f.AgentTimeout)
 	s.Parallel = t.int("parallel", 0, MaxForkBranches, &f.Parallel)
 	s.Agent = t.check("agent", "an agent name", tine.ValidName, &f.Agent)
-	s.Judge = t.oneOf("judge", &f.Judge, JudgeHeuristic, JudgeLLM)
+	s.Judge = t.oneOf("judge", &f.Judge, JudgeHeuristic, JudgeLLM, JudgePairwise)
 	s.ConfidenceThreshold = t.float("confidence_threshold", 0, 1, "a number from 0 to 1", &f.ConfidenceThreshold)
 	t.rest()
 	return f

@@ -41,7 +41,7 @@ func WithForkRuns(start ForkRunStarter) Option {
 // The choices the form offers besides "" (tine.toml's value).
 var (
 	formMergeModes = []string{string(forkrun.AutoWithFallback), string(forkrun.Auto), string(forkrun.VoteMode), string(forkrun.Manual)}
-	formJudges     = []string{config.JudgeHeuristic, config.JudgeLLM}
+	formJudges     = []string{config.JudgeHeuristic, config.JudgeLLM, config.JudgePairwise}
 )
 
 // forkRunForm is the run page's form that starts a fork-run: the values

@@ -250,16 +250,20 @@ func NewJudge(kind string, lc config.LLMJudge, getenv func(string) string) (judg
 	switch kind {
 	case "", config.JudgeHeuristic:
 		return judge.Heuristic{}, nil
-	case config.JudgeLLM:
+	case config.JudgeLLM, config.JudgePairwise:
 		if lc.Model == "" {
-			return nil, fmt.Errorf("the llm judge needs [judge.llm] model in tine.toml: %w", tine.ErrInvalid)
+			return nil, fmt.Errorf("the %s judge needs [judge.llm] model in tine.toml: %w", kind, tine.ErrInvalid)
 		}
 		key := getenv(lc.APIKeyEnv)
 		if key == "" {
-			return nil, fmt.Errorf("the llm judge needs an API key in $%s ([judge.llm] api_key_env): %w", lc.APIKeyEnv, tine.ErrInvalid)
+			return nil, fmt.Errorf("the %s judge needs an API key in $%s ([judge.llm] api_key_env): %w", kind, lc.APIKeyEnv, tine.ErrInvalid)
 		}
-		return judge.LLM{Provider: lc.Provider, BaseURL: lc.BaseURL, Model: lc.Model, APIKey: key,
-			MaxDiffBytes: lc.MaxDiffBytes, Timeout: lc.Timeout.Duration}, nil
+		l := judge.LLM{Provider: lc.Provider, BaseURL: lc.BaseURL, Model: lc.Model, APIKey: key,
+			MaxDiffBytes: lc.MaxDiffBytes, Timeout: lc.Timeout.Duration}
+		if kind == config.JudgePairwise {
+			return judge.Pairwise{Compare: l}, nil
+		}
+		return l, nil
 	}
-	return nil, fmt.Errorf("judge %q: use heuristic or llm: %w", kind, tine.ErrInvalid)
+	return nil, fmt.Errorf("judge %q: use heuristic, llm or pairwise: %w", kind, tine.ErrInvalid)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/merge"
@@ -107,7 +108,7 @@ func (r *runner) candidates(ctx context.Context) []judge.Candidate {
 			continue
 		}
 		c := CandidateOf(f)
-		if r.o.JudgeKind == "llm" {
+		if config.JudgeUsesModel(r.o.JudgeKind) {
 			c.Diff = r.patch(ctx, f.Run)
 		}
 		cs = append(cs, c)

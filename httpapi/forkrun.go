@@ -268,12 +268,12 @@ func insideLimits(cfg *config.Config, req *forkrun.Request) ([]string, error) {
 		req.MergeMode = string(forkrun.AutoWithFallback)
 		notes = append(notes, fmt.Sprintf("tine.toml's merge_mode %s merges without a person; from inside a run the fork-run uses auto_with_fallback (a person confirms with tine choose)", mode))
 	}
-	if req.Judge == config.JudgeLLM {
-		return nil, fmt.Errorf("the llm judge uses the daemon's API key; from inside a run use the heuristic judge, or start the fork-run from the host: %w", tine.ErrPrivilege)
+	if config.JudgeUsesModel(req.Judge) {
+		return nil, fmt.Errorf("the %s judge uses the daemon's API key; from inside a run use the heuristic judge, or start the fork-run from the host: %w", req.Judge, tine.ErrPrivilege)
 	}
-	if req.Judge == "" && cfg.Fork.Judge == config.JudgeLLM {
+	if req.Judge == "" && config.JudgeUsesModel(cfg.Fork.Judge) {
 		req.Judge = config.JudgeHeuristic
-		notes = append(notes, "tine.toml's judge llm would use the daemon's API key; from inside a run the fork-run uses the heuristic judge")
+		notes = append(notes, "tine.toml's judge "+cfg.Fork.Judge+" would use the daemon's API key; from inside a run the fork-run uses the heuristic judge")
 	}
 	return notes, nil
 }

@@ -7,9 +7,10 @@
 // person decides. Every judge returns [ErrNoCandidates] when there is
 // nothing to judge.
 //
-// There are three judges. [Heuristic] scores evidence and makes no calls.
-// [LLM] asks a language model. [Vote] asks any judge several times and
-// keeps the majority.
+// There are four judges. [Heuristic] scores evidence and makes no calls.
+// [LLM] asks a language model. [Pairwise] gates the candidates on their
+// hard evidence and has a judge compare the rest two at a time, in both
+// orders. [Vote] asks any judge several times and keeps the majority.
 //
 // # Heuristic scoring
 //
@@ -133,6 +134,30 @@
 // [ErrBadAnswer]; the judge never guesses. A missing provider, model or
 // API key is an error wrapping tine.ErrInvalid, before any request.
 // Errors never show the API key.
+//
+// # Pairwise
+//
+// [Pairwise] ranks in two stages. First the hard evidence: a candidate
+// that changed nothing, whose tests failed or timed out, whose holdout or
+// regression command failed, or that fails a rival's trusted valid tests
+// (see above) is gated: it ranks below every ungated candidate, with the
+// score 0.49 x its heuristic score, and is never shown to the model with
+// them. Then the ungated candidates (all of them when every one is gated)
+// are compared two at a time by another judge, an [LLM], every pair in
+// both orders. Each comparison the model wins scores one; a candidate's
+// score is 0.5 + 0.5 x its wins / 2(n-1). The most wins wins; equal wins
+// go to the heuristic's order. A single ungated candidate wins on the
+// heuristic's verdict, with no comparison.
+//
+// The confidence is 0, with CannotTell, when the winner and the runner-up
+// won as many comparisons, or when the winner did not beat the runner-up
+// in both orders; otherwise it is the mean confidence of those two
+// comparisons times the share of all its comparisons the winner won,
+// capped by the winner's absolute evidence (the heuristic's). A model
+// that always picks the first (or the second) candidate shown splits
+// every pair: every score is 0.75, the confidence 0, and CannotTell says
+// the choices followed the order shown. Every comparison's verdict is in
+// Rounds.
 //
 // # Vote
 //

@@ -59,7 +59,7 @@ func (c *Candidate) label() string {
 
 // Verdict is a judge's decision; it is stored as JSON.
 type Verdict struct {
-	Judge      string             `json:"judge"`      // "heuristic", "llm" or "vote"
+	Judge      string             `json:"judge"`      // "heuristic", "llm", "pairwise" or "vote"
 	Winner     string             `json:"winner"`     // run id of the winner; "" when there is none
 	Confidence float64            `json:"confidence"` // 0..1
 	Scores     map[string]float64 `json:"scores"`     // run id -> score in 0..1
@@ -68,7 +68,7 @@ type Verdict struct {
 	// leading candidates and what would (a holdout test, a regression
 	// command); the confidence is then low.
 	CannotTell string     `json:"cannot_tell,omitempty"`
-	Rounds     []*Verdict `json:"rounds,omitempty"` // vote: each round's verdict
+	Rounds     []*Verdict `json:"rounds,omitempty"` // vote: each round's verdict; pairwise: each comparison's
 }
 
 // Clears reports whether v names a winner with a confidence of at least

@@ -33,6 +33,9 @@ type fakeAPI struct {
 	reply  string
 	raw    string
 	reqs   []recorded
+	// decide, when set, answers each request from its user message,
+	// instead of reply.
+	decide func(user string) string
 }
 
 type recorded struct {
@@ -63,8 +66,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.reqs = append(f.reqs, recorded{r.URL.Path, r.Header.Clone(), body})
-	status, reply, raw := f.status, f.reply, f.raw
+	status, reply, raw, decide := f.status, f.reply, f.raw, f.decide
 	f.mu.Unlock()
+	if decide != nil {
+		reply = decide(userOf(f.t, body))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	if raw != "" || status != http.StatusOK {
@@ -102,6 +108,20 @@ type sent struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
 	Messages []chatMessage `json:"messages"`
+}
+
+// userOf returns the user message of a request body of either provider.
+func userOf(t *testing.T, body []byte) string {
+	var s sent
+	if err := json.Unmarshal(body, &s); err != nil {
+		t.Errorf("request body is not JSON: %v", err)
+	}
+	for _, m := range s.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 func decodeSent(t *testing.T, r recorded) (s sent, system, user string) {

@@ -81,7 +81,7 @@ func forkSchema() *jsonschema.Schema {
 			p[k].Minimum = ptr(0.0)
 		}
 		p["merge_mode"].Enum = []any{"auto", "auto_with_fallback", "vote", "manual"}
-		p["judge"].Enum = []any{"heuristic", "llm"}
+		p["judge"].Enum = []any{"heuristic", "llm", "pairwise"}
 	})
 }
 

@@ -21,7 +21,7 @@ const EventForkRunEnd = "forkrun.end"
 // counted as "other", so a report cannot make a series of its own.
 var (
 	agentKinds = []string{"claude", "codex", "command"}
-	judgeKinds = []string{"heuristic", "llm", "vote"}
+	judgeKinds = []string{"heuristic", "llm", "pairwise", "vote"}
 	outcomes   = []string{forkrun.OutcomeMerged, forkrun.OutcomeAwaitingChoice, forkrun.OutcomeReported,
 		forkrun.OutcomeConflict, forkrun.OutcomeNoWinner, forkrun.OutcomeFailed}
 )

@@ -390,6 +390,30 @@ func TestForkRun_VoteWithTheLLMJudge(t *testing.T) {
 	}
 }
 
+// TestForkRun_PairwiseJudge: a fork whose tests fail is not compared; the
+// two that pass make the same change, and judgeServer, reading both as
+// fixes, names the one shown last in both orders, so the pair splits, the
+// verdict cannot tell, and nothing is merged automatically.
+func TestForkRun_PairwiseJudge(t *testing.T) {
+	srv, calls := judgeServer(t)
+	e, dir := forkRunWorkspace(t, "\n[judge.llm]\nprovider = \"openai\"\nbase_url = \""+srv.URL+"/v1\"\nmodel = \"judge-1\"\napi_key_env = \"TEST_JUDGE_KEY\"\n")
+	rep, r := e.forkRunWith(call{vars: []string{"TEST_JUDGE_KEY=test-key"}}, "source", "--prompt", "fix app.txt", "-n", "3",
+		"--approach", "break it", "--approach", "fix it", "--approach", "cheap fix", "--judge", "pairwise")
+	v := rep.Verdict
+	if v == nil || v.Judge != "pairwise" || len(v.Rounds) != 2 || calls.Load() != 2 {
+		t.Fatalf("exit %d, verdict %+v after %d calls; want 2 comparisons: %s", r.code, v, calls.Load(), rep.OutcomeDetail)
+	}
+	if v.Confidence != 0 || v.CannotTell == "" || !strings.Contains(v.Rationale, "source-1: tests failed") {
+		t.Errorf("verdict %+v; want confidence 0, cannot tell, source-1 gated", v)
+	}
+	if rep.Outcome == forkrun.OutcomeMerged {
+		t.Errorf("outcome %s: a split pair merged automatically", rep.Outcome)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status BUG\n" {
+		t.Errorf("source app.txt = %q; want it untouched", b)
+	}
+}
+
 func TestForkRun_Conflict(t *testing.T) {
 	e, dir := forkRunWorkspace(t, "")
 	done := make(chan struct{})
