@@ -153,11 +153,16 @@
 // won as many comparisons, or when the winner did not beat the runner-up
 // in both orders; otherwise it is the mean confidence of those two
 // comparisons times the share of all its comparisons the winner won,
-// capped by the winner's absolute evidence (the heuristic's). A model
-// that always picks the first (or the second) candidate shown splits
-// every pair: every score is 0.75, the confidence 0, and CannotTell says
-// the choices followed the order shown. Every comparison's verdict is in
-// Rounds.
+// capped by the winner's absolute evidence (the heuristic's). When the
+// heuristic names the same winner with a higher confidence, that
+// confidence stands (and CannotTell is dropped at 0.5 or more): a model
+// that cannot tell two good candidates apart does not undo what the
+// evidence alone shows, and a model that disagrees with the evidence has
+// only its own confidence. A model that always picks the first (or the
+// second) candidate shown splits every pair: every score is 0.75, the
+// ranking the heuristic's, the confidence the heuristic's, and the
+// rationale says the choices followed the order shown. Every
+// comparison's verdict is in Rounds.
 //
 // # Vote
 //

@@ -32,9 +32,10 @@ const DefaultPairParallel = 4
 //
 // A pair counts for a candidate only when the model picks it in both
 // orders; a model that prefers whichever candidate it is shown first
-// (or second) splits every pair and decides nothing: the confidence is
-// then 0 and the verdict says it cannot tell. The package documentation
-// gives the confidence.
+// (or second) splits every pair and decides nothing: the ranking is then
+// the heuristic's, with the heuristic's confidence at most, and the
+// verdict says the model could not tell. The package documentation gives
+// the confidence.
 type Pairwise struct {
 	// Compare judges two candidates at a time; required.
 	Compare Judge
@@ -80,7 +81,19 @@ func (p Pairwise) Judge(ctx context.Context, task string, cands []Candidate) (*V
 	if err != nil {
 		return nil, err
 	}
-	return rank(field, gated, why, cs), nil
+	v := rank(field, gated, why, cs)
+	h, err := Heuristic{}.Judge(ctx, task, cands)
+	if err != nil {
+		return nil, err
+	}
+	if h.Winner == v.Winner && h.Confidence > v.Confidence {
+		v.Confidence = h.Confidence
+		v.Rationale += fmt.Sprintf(" The evidence alone names the same winner with confidence %.2f: %s", h.Confidence, h.Rationale)
+		if v.Confidence >= cannotTellBelow {
+			v.CannotTell = ""
+		}
+	}
+	return v, nil
 }
 
 // alone is the verdict when w alone passes the gates: the heuristic's,

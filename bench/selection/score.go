@@ -70,6 +70,60 @@ var judges = []struct {
 	{"heuristic, no evidence (before)", heuristicWith(func(*evidence.Fork) *evidence.Fork { return nil })},
 	{"smallest passing diff", smallestPassing},
 	{"heuristic, evidence and the holdout", heuristicWith(func(e *evidence.Fork) *evidence.Fork { return e })},
+	{"pairwise without the holdout, a model that picks the first shown", pairwiseWith(func(*Outcome) judge.Judge { return firstShown{} })},
+	{"pairwise without the holdout, a model that knows the truth", pairwiseWith(func(o *Outcome) judge.Judge { return oracle{o} })},
+}
+
+// pairwiseWith is the pairwise judge, over the forks' evidence without
+// the holdout, comparing with the model model(o) stands for: a stand-in
+// in the process, since the benchmark measures the aggregation and the
+// hard-evidence gates, not a language model.
+func pairwiseWith(model func(*Outcome) judge.Judge) chooser {
+	return func(o *Outcome, forks []*forkrun.Fork) pick {
+		var cands []judge.Candidate
+		byRun := map[string]*forkrun.Fork{}
+		for _, f := range forks {
+			c := forkrun.CandidateOf(f)
+			c.Evidence = noHoldout(f.Evidence)
+			cands = append(cands, c)
+			byRun[f.Run] = f
+		}
+		v, err := judge.Pairwise{Compare: model(o)}.Judge(context.Background(), o.Task.Prompt, cands)
+		if err != nil || byRun[v.Winner] == nil {
+			return pick{conf: -1}
+		}
+		w := byRun[v.Winner]
+		return pick{approach: w.Approach, merge: v.Clears(o.Report.Threshold) && w.Ready, conf: v.Confidence}
+	}
+}
+
+// firstShown is a model that always prefers the first candidate shown.
+type firstShown struct{}
+
+// Judge picks cands[0] with confidence 0.9.
+func (firstShown) Judge(_ context.Context, _ string, cands []judge.Candidate) (*judge.Verdict, error) {
+	return pairVerdict(cands, 0), nil
+}
+
+// oracle is a model that knows which candidates are correct: it prefers a
+// correct one to a wrong one, and the first shown between two alike.
+type oracle struct{ o *Outcome }
+
+// Judge picks the correct one of cands, or the first when both or neither are.
+func (m oracle) Judge(_ context.Context, _ string, cands []judge.Candidate) (*judge.Verdict, error) {
+	if !Correct(m.o.Task.Kind(cands[0].Approach)) && Correct(m.o.Task.Kind(cands[1].Approach)) {
+		return pairVerdict(cands, 1), nil
+	}
+	return pairVerdict(cands, 0), nil
+}
+
+func pairVerdict(cands []judge.Candidate, w int) *judge.Verdict {
+	v := &judge.Verdict{Judge: "model", Winner: cands[w].Run, Confidence: 0.9, Scores: map[string]float64{}}
+	for i := range cands {
+		v.Scores[cands[i].Run] = 0.2
+	}
+	v.Scores[cands[w].Run] = 0.9
+	return v
 }
 
 func noHoldout(e *evidence.Fork) *evidence.Fork {
