@@ -142,7 +142,7 @@ roll back to, and discards what you do not keep.`,
 	for _, c := range []func(*app) *cobra.Command{
 		newInit, newRelease, newFork, newExec, newShell, newPath, newLs, newTree, newLog,
 		newDiff, newCheckpoint, newRollback, newDiscard,
-		newMerge, newPromote, newCompare, newChoose,
+		newMerge, newCombine, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
 		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEffect, newEvents, newExport,
 		newHook, newSetup, newMCP, newForkRun, newSummary, newCost, newDemo, newDemoAgent, newDoctor,
