@@ -169,7 +169,8 @@ func (e *Engine) services(r Ref, cfg *config.Config, skip map[string]bool) []sup
 // records the run as running; on failure nothing of it remains. The
 // cgroup and the address are made while the new process starts up.
 func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int, err error) {
-	isolate := r.Workspace.Net || cfg.Network.Isolate
+	cell, _ := readCell(e.cellPath(r))
+	isolate := r.Workspace.Net || cfg.Network.Isolate || cell != nil // a cell has no network but what it is granted
 	prep := make(chan prepared, 1)
 	go func() { prep <- e.prepare(ctx, r, cfg, isolate) }()
 	var p *prepared
@@ -193,6 +194,9 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 		return 0, err
 	}
 	spec.Confine, spec.Hide = e.confinement(ctx, r, cfg)
+	if cell != nil && spec.Confine != nil {
+		spec.Confine.Writable, spec.Egress = cellConfinement(cell, r, e.cellTmp(r))
+	}
 	start := map[string]any{"pid": 0, "addr": r.Run.Addr}
 	if spec.Secrets = secretsPolicy(r, cfg); spec.Secrets != nil {
 		start["secrets"] = secretsEvidence(spec.Secrets, spec.Env)

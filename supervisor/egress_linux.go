@@ -6,6 +6,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -53,21 +54,34 @@ func startEgress(spec Spec) error {
 		}
 	}()
 	go watchRefusals(rules, res, record)
+	flushRefusals = func() { recordRefusals(rules, res, record) }
 	return nil
 }
+
+// flushRefusals records what the rules refused since the last look; the
+// supervisor calls it when it stops, so a refusal just before is kept.
+var flushRefusals = func() {}
 
 // watchRefusals records each destination the rules refused, once, with
 // the allowed name that resolved to it if there is one.
 func watchRefusals(rules *egress.Rules, res *egress.Resolver, record func(egress.Record)) {
 	for range time.Tick(refusalPoll) {
-		got, err := rules.NewRefusals()
-		if err != nil {
-			log.Printf("egress: reading refusals: %v", err)
-			continue
-		}
-		for _, r := range got {
-			record(egress.Record{Time: time.Now().UTC(), Kind: "connect", Host: res.NameOf(r.Addr),
-				Addr: r.Addr.String(), Port: r.Port, Proto: r.Proto})
-		}
+		recordRefusals(rules, res, record)
+	}
+}
+
+var refusalsMu sync.Mutex
+
+func recordRefusals(rules *egress.Rules, res *egress.Resolver, record func(egress.Record)) {
+	refusalsMu.Lock()
+	defer refusalsMu.Unlock()
+	got, err := rules.NewRefusals()
+	if err != nil {
+		log.Printf("egress: reading refusals: %v", err)
+		return
+	}
+	for _, r := range got {
+		record(egress.Record{Time: time.Now().UTC(), Kind: "connect", Host: res.NameOf(r.Addr),
+			Addr: r.Addr.String(), Port: r.Port, Proto: r.Proto})
 	}
 }

@@ -391,6 +391,7 @@ func (s *server) stop(grace time.Duration) {
 		}
 	}
 	syscall.Kill(-1, syscall.SIGKILL) // as the namespace's first process: everyone else in it
+	flushRefusals()
 }
 
 func (s *server) markStopping() {

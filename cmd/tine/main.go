@@ -144,7 +144,7 @@ roll back to, and discards what you do not keep.`,
 		newDiff, newCheckpoint, newRollback, newDiscard,
 		newMerge, newCombine, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
-		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEffect, newEvents, newExport,
+		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEffect, newCell, newEvents, newExport,
 		newHook, newSetup, newMCP, newForkRun, newSummary, newCost, newDemo, newDemoAgent, newDoctor,
 		newVersion,
 	} {

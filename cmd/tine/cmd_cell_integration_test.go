@@ -1,0 +1,95 @@
+//go:build linux
+
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/netns"
+)
+
+// A cell runs one command from a version, writes only its --write paths,
+// reaches only its --net, and its outputs reach the source only through a
+// promotion of chosen paths; a replay runs only while its inputs stand.
+func TestCell_RunPromoteReplay(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"in.txt": "data\n", "connect.py": connectScript})
+	ln, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	host := netns.Config{}.Gateway().String() + ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	script := "mkdir -p out && cat in.txt > out/result; echo x > other.txt 2>/dev/null || echo other-refused; python3 connect.py " + host
+	var cell engine.Cell
+	e.okJSON(&cell, "cell", "run", "live/source", "--write", "out", "--json", "--", "sh", "-c", script)
+	if got := strings.Fields(cell.Stdout); strings.Join(got, " ") != "other-refused refused" || cell.Exit != 0 {
+		t.Errorf("the cell said %q (exit %d), want other-refused refused", cell.Stdout, cell.Exit)
+	}
+	var paths []string
+	for _, ch := range cell.Changes {
+		paths = append(paths, ch.Path)
+	}
+	if strings.Join(paths, " ") != "out out/result" || len(cell.Outside) != 0 {
+		t.Errorf("the cell changed %q (outside its paths %q)", paths, cell.Outside)
+	}
+	if len(cell.Refused) == 0 || cell.Refused[0].Addr+":"+strconv.Itoa(int(cell.Refused[0].Port)) != host {
+		t.Errorf("refused: %+v, want %s", cell.Refused, host)
+	}
+	var granted engine.Cell
+	e.okJSON(&granted, "cell", "run", "live/source", "--write", "out", "--net", host, "--json", "--", "python3", "connect.py", host)
+	if strings.TrimSpace(granted.Stdout) != "ok" {
+		t.Errorf("a cell granted %s: %q", host, granted.Stdout)
+	}
+	name := e.runName(cell.Run)
+	if out := e.ok("cell", "promote", name, "--path", "out/result", "--dry-run"); !strings.Contains(out, "out/result") {
+		t.Errorf("promote --dry-run: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Fatal("the dry run wrote into the source")
+	}
+	e.ok("cell", "promote", name, "--path", "out/result")
+	if b, _ := os.ReadFile(filepath.Join(dir, "out", "result")); string(b) != "data\n" {
+		t.Errorf("promoted: %q", b)
+	}
+	if r := e.tine("cell", "replay", name); r.code != exitState || !strings.Contains(r.stderr, "inputs of") {
+		t.Errorf("a replay after the parent changed: %v", r)
+	}
+	var fromVersion engine.Cell
+	e.okJSON(&fromVersion, "cell", "run", "live/source", "--from", cell.Base, "--write", "out", "--json", "--", "sh", "-c", "test -e out/result && echo has-out || echo no-out")
+	if strings.TrimSpace(fromVersion.Stdout) != "no-out" {
+		t.Errorf("a cell from %s sees %q", cell.Base, fromVersion.Stdout)
+	}
+	e.ok("cell", "replay", e.runName(fromVersion.Run))
+	var slow engine.Cell
+	e.okJSON(&slow, "cell", "run", "live/source", "--write", "out", "--ttl", "1s", "--json", "--", "sleep", "30")
+	if !slow.TimedOut || slow.Seconds > 20 {
+		t.Errorf("a cell past its ttl: timed out %v after %.1fs", slow.TimedOut, slow.Seconds)
+	}
+}
+
+// runName is the name of run id.
+func (e *env) runName(id string) string {
+	e.t.Helper()
+	for _, r := range e.ls() {
+		if r.ID == id {
+			return r.WorkspaceName + "/" + r.Name
+		}
+	}
+	e.t.Fatalf("no run %s", id)
+	return ""
+}

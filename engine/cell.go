@@ -1,0 +1,323 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/confine"
+	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/supervisor"
+)
+
+// CellOptions is a fresh capability cell: exactly one command, run in a new
+// short-lived fork made from a recorded version (or the parent's files
+// now), writable only at Write (paths in the workspace), with no network
+// but Net ("host:port", "a.b.c.d/n:port"), no secrets, confined as every
+// fork, and killed after TTL.
+type CellOptions struct {
+	From  string        `json:"from,omitempty"` // a version of the workspace; "" the parent's files now
+	Write []string      `json:"write"`
+	Net   []string      `json:"net,omitempty"`
+	TTL   time.Duration `json:"ttl"`
+	Args  []string      `json:"args"`
+}
+
+// Cell is a cell's record, kept in its run's directory (cell.json): what
+// it was asked to do and what it did.
+type Cell struct {
+	Run      string          `json:"run"`
+	Parent   string          `json:"parent"`
+	Options  CellOptions     `json:"options"`
+	Base     string          `json:"base"` // the version its files came from
+	Exit     int             `json:"exit"`
+	TimedOut bool            `json:"timed_out,omitempty"`
+	Stdout   string          `json:"stdout,omitempty"`
+	Stderr   string          `json:"stderr,omitempty"`
+	Changes  []layer.Change  `json:"changes"`
+	Refused  []egress.Record `json:"refused,omitempty"`
+	Outside  []string        `json:"outside,omitempty"` // changed paths not under Write (refused by Landlock, so none unless confinement is off)
+	Started  time.Time       `json:"started"`
+	Seconds  float64         `json:"seconds"`
+}
+
+// DefaultCellTTL bounds a cell's command when no TTL is given.
+const DefaultCellTTL = 10 * time.Minute
+
+func (o *CellOptions) check() error {
+	switch {
+	case len(o.Args) == 0:
+		return fmt.Errorf("a cell needs a command: %w", tine.ErrInvalid)
+	case len(o.Write) == 0:
+		return fmt.Errorf("a cell needs at least one --write path (it may write nothing else): %w", tine.ErrInvalid)
+	}
+	for _, p := range o.Write {
+		if !filepath.IsLocal(filepath.Clean(p)) {
+			return fmt.Errorf("--write %q: a path inside the workspace, relative to it: %w", p, tine.ErrInvalid)
+		}
+	}
+	if _, err := egress.ParseRules(o.Net); err != nil {
+		return fmt.Errorf("--net: %v: %w", err, tine.ErrInvalid)
+	}
+	if o.TTL <= 0 {
+		o.TTL = DefaultCellTTL
+	}
+	return nil
+}
+
+// RunCell makes a cell of run ref as o says, runs its command, stops it
+// and records what it did: its exit status, the paths it changed, the
+// connections and names refused. The cell's files stay for inspection and
+// promotion (PromoteCell) until it is discarded.
+func (e *Engine) RunCell(ctx context.Context, ref string, o CellOptions) (*Cell, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if err := e.canConfine(ctx, ref); err != nil {
+		return nil, err
+	}
+	res, err := e.Fork(ctx, ref, ForkOptions{Copies: 1, Name: "", Live: LiveNone, Approaches: []string{"cell"}})
+	if err != nil {
+		return nil, err
+	}
+	f := res.Forks[0]
+	c := &Cell{Run: f.ID, Parent: res.Parent.ID, Options: o, Base: res.Version.ID}
+	if o.From != "" {
+		rb, err := e.Rollback(ctx, f.ID, o.From)
+		if err != nil {
+			e.Discard(ctx, f.ID, true)
+			return nil, fmt.Errorf("the cell's files from %s: %w", o.From, err)
+		}
+		c.Base = rb.To.ID
+	}
+	r, err := e.FindRun(ctx, f.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeCell(e.cellPath(r), c); err != nil { // the spec first: launch reads it
+		return nil, err
+	}
+	made, err := e.makeOutputs(r, o.Write)
+	if err != nil {
+		return nil, err
+	}
+	tmp := e.cellTmp(r)
+	if err := os.MkdirAll(tmp, 0o1777); err != nil {
+		return nil, err
+	}
+	os.Chmod(tmp, 0o1777|os.ModeSticky)
+	c.Started = time.Now().UTC()
+	x, err := e.ExecWith(ctx, f.ID, ExecOptions{Args: o.Args, Timeout: o.TTL, Env: []string{"TMPDIR=" + tmp}})
+	e.StopIdle(ctx, f.ID)
+	dropUnused(made)
+	if err != nil {
+		return c, err
+	}
+	c.Exit, c.TimedOut, c.Stdout, c.Stderr = x.Exit, x.TimedOut, x.Stdout, x.Stderr
+	c.Seconds = time.Since(c.Started).Seconds()
+	if c.Changes, err = e.Changes(ctx, r); err != nil {
+		return c, err
+	}
+	c.Outside = outsideWrite(c.Changes, o.Write)
+	c.Refused, _ = egress.Read(supervisor.EgressPath(e.supDir(r)))
+	if err := writeCell(e.cellPath(r), c); err != nil {
+		return c, err
+	}
+	err = e.store.Update(ctx, func(tx tine.Tx) error {
+		return tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, "cell", map[string]any{"args": o.Args, "exit": c.Exit,
+			"changed": len(c.Changes), "refused": len(c.Refused), "base": c.Base}))
+	})
+	return c, err
+}
+
+// canConfine refuses a cell of ref that tine could not confine: Landlock
+// is what holds it to its paths.
+func (e *Engine) canConfine(ctx context.Context, ref string) error {
+	p, err := e.FindRun(ctx, ref)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(e.Path(p.Workspace, p.Run))
+	if err != nil {
+		return err
+	}
+	if cfg.Confine.Off {
+		return fmt.Errorf("a cell is confined to its paths, and [confine] off = true in %s's tine.toml: %w", p.Run.Name, tine.ErrUnsupported)
+	}
+	if confine.Probe(confine.Spec{Writable: []string{"/"}}).Landlock == 0 {
+		return fmt.Errorf("a cell is confined to its paths by Landlock, which this kernel lacks: %w", tine.ErrUnsupported)
+	}
+	return nil
+}
+
+// CellOf returns the record of cell ref; an error wrapping
+// tine.ErrNotFound when ref is not a cell.
+func (e *Engine) CellOf(ctx context.Context, ref string) (*Cell, error) {
+	r, err := e.FindRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	c, err := readCell(e.cellPath(r))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not a cell: %w", r.Run.Name, tine.ErrNotFound)
+	}
+	return c, err
+}
+
+// PromoteCell carries paths of cell ref into its parent through a merge
+// of those paths (DryRun: the plan only).
+func (e *Engine) PromoteCell(ctx context.Context, ref string, paths []string, dryRun bool) (*MergeResult, error) {
+	if _, err := e.CellOf(ctx, ref); err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("say which outputs to promote (--path): %w", tine.ErrInvalid)
+	}
+	return e.Merge(ctx, ref, MergeOptions{Scope: "paths", Paths: paths, DryRun: dryRun})
+}
+
+// ReplayCell runs cell ref's command again in a new cell, only if its
+// inputs are as they were: a cell made from a version always (versions do
+// not change); one made from its parent's files only while the parent's
+// files are still those the cell was made from.
+func (e *Engine) ReplayCell(ctx context.Context, ref string) (*Cell, error) {
+	c, err := e.CellOf(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if c.Options.From == "" {
+		cell, err := e.FindRun(ctx, c.Run)
+		if err != nil {
+			return nil, err
+		}
+		parent, err := e.FindRun(ctx, c.Parent)
+		if err != nil {
+			return nil, err
+		}
+		var changed []layer.Change
+		err = e.ForkPoint(ctx, cell, func(base string) error {
+			changed, err = fstree.Diff(ctx, base, e.Path(parent.Workspace, parent.Run))
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(changed) > 0 {
+			return nil, fmt.Errorf("the inputs of %s changed: %s differs from the files it was made from in %d path(s) (first %s); make a new cell: %w",
+				cell.Run.Name, parent.Run.Name, len(changed), changed[0].Path, tine.ErrState)
+		}
+	}
+	return e.RunCell(ctx, c.Parent, c.Options)
+}
+
+// cellConfinement narrows a cell's confinement: writes only to its Write
+// paths, /dev and its temporary directory (TMPDIR; not /tmp, below which a
+// workspace may lie), and an egress policy of its Net alone.
+func cellConfinement(c *Cell, r Ref, tmp string) ([]string, *egress.Policy) {
+	out := []string{tmp, "/dev"}
+	for _, w := range c.Options.Write {
+		out = append(out, filepath.Join(r.Workspace.Path, w))
+	}
+	rules, _ := egress.ParseRules(c.Options.Net)
+	b, _ := os.ReadFile("/etc/resolv.conf")
+	return out, &egress.Policy{Rules: rules, Upstream: egress.Nameservers(string(b))}
+}
+
+func outsideWrite(changes []layer.Change, write []string) []string {
+	var out []string
+	for _, ch := range changes {
+		in := false
+		for _, w := range write {
+			w = filepath.ToSlash(filepath.Clean(w))
+			if ch.Path == w || strings.HasPrefix(ch.Path, w+"/") || strings.HasPrefix(w, ch.Path+"/") {
+				in = true
+			}
+		}
+		if !in {
+			out = append(out, ch.Path)
+		}
+	}
+	return out
+}
+
+// makeOutputs makes each --write path of cell r that does not exist yet
+// (Landlock lets a process write a path, not create it in a directory it
+// may not write): a directory for a path ending in "/" or without an
+// extension, else an empty file, owned by the workspace's owner. It
+// returns what it made.
+func (e *Engine) makeOutputs(r Ref, write []string) ([]string, error) {
+	root := e.Path(r.Workspace, r.Run)
+	var made []string
+	for _, w := range write {
+		p := filepath.Join(root, filepath.Clean(w))
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return made, err
+		}
+		var err error
+		if strings.HasSuffix(w, "/") || filepath.Ext(w) == "" {
+			err = os.Mkdir(p, 0o755)
+		} else {
+			err = os.WriteFile(p, nil, 0o644)
+		}
+		if err != nil {
+			return made, fmt.Errorf("--write %s: %w", w, err)
+		}
+		made = append(made, p)
+		if err := GiveToOwner(r.Workspace, p); err != nil {
+			return made, err
+		}
+	}
+	return made, nil
+}
+
+// dropUnused removes what makeOutputs made and the command left empty, so
+// the cell's changes are what the command did.
+func dropUnused(made []string) {
+	for i := len(made) - 1; i >= 0; i-- {
+		fi, err := os.Lstat(made[i])
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			os.Remove(made[i]) // fails unless empty
+		} else if fi.Size() == 0 {
+			os.Remove(made[i])
+		}
+	}
+}
+
+// cellTmp is a cell's temporary directory, the only one it may write.
+func (e *Engine) cellTmp(r Ref) string { return filepath.Join(e.ScratchDir(r), "tmp") }
+
+func (e *Engine) cellPath(r Ref) string {
+	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "cell.json")
+}
+
+func writeCell(path string, c *Cell) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
+func readCell(path string) (*Cell, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c Cell
+	return &c, json.Unmarshal(b, &c)
+}
