@@ -34,7 +34,7 @@ func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*c
 		spec.DenyMounts = true
 		home := OwnerAccount(r.Workspace).Home
 		hide.Home, hide.HomeLayer = home, filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "home")
-		spec.Writable = []string{r.Workspace.Path, "/tmp", "/dev", e.ScratchDir(r), home}
+		spec.Writable = []string{r.Workspace.Path, "/tmp", "/var/tmp", "/dev", e.ScratchDir(r), home}
 		if t := os.Getenv("TMPDIR"); t != "" {
 			spec.Writable = append(spec.Writable, t)
 		}

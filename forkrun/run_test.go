@@ -197,11 +197,10 @@ func TestRun_ClaudeSessionFromTheHookFirst(t *testing.T) {
 		mod := time.Now().Add(time.Duration(i-2) * time.Minute)
 		os.Chtimes(p, mod, mod)
 	}
-	// A stand-in for claude: it records its argv, writes a file, and
-	// prints a result line.
+	// A stand-in for claude: it records its argv in the fork's files (its
+	// /tmp is its own), and prints a result line.
 	bin := filepath.Join(t.TempDir(), "claude")
-	argv := filepath.Join(t.TempDir(), "argv")
-	script := "#!/bin/sh\necho \"$@\" >> " + argv + "\necho x > out.txt\n" +
+	script := "#!/bin/sh\necho \"$@\" > argv.txt\n" +
 		`echo '{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"fork-s"}'` + "\n"
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -225,10 +224,15 @@ func TestRun_ClaudeSessionFromTheHookFirst(t *testing.T) {
 	if _, err := e.RecordEvidence(ctx, src, engine.EvidenceTurnStarted, json.RawMessage(`{"agent":"claude","session_id":"hooked"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if c := run().Conversation; c == nil || c.Session != "hooked" || c.From != forkrun.FromHook {
+	rep := run()
+	if c := rep.Conversation; c == nil || c.Session != "hooked" || c.From != forkrun.FromHook {
 		t.Errorf("with a hook session: %+v, want hooked", c)
 	}
-	b, _ := os.ReadFile(argv)
+	f, err := e.FindRun(ctx, rep.Forks[0].Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(e.Path(f.Workspace, f.Run), "argv.txt"))
 	if !strings.Contains(string(b), "--resume hooked --fork-session") {
 		t.Errorf("claude's argv %q", b)
 	}

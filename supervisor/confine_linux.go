@@ -41,8 +41,10 @@ func hideState(spec Spec) ([]string, error) {
 	}
 	var hidden []string
 	if h.Tmp {
-		if err := privateTmp([]string{spec.Workspace, h.State}); err != nil {
-			return nil, fmt.Errorf("a /tmp of the run's own: %w", err)
+		for _, d := range tmpDirs {
+			if err := privateTmp(d, []string{spec.Workspace, h.State}); err != nil {
+				return nil, fmt.Errorf("a %s of the run's own: %w", d, err)
+			}
 		}
 	}
 	if h.Home != "" && h.HomeLayer != "" {
@@ -76,16 +78,21 @@ func hideState(spec Spec) ([]string, error) {
 	return hidden, nil
 }
 
-// tmpScratch is where, inside the run, the writable layer of its /tmp
-// lives (a tmpfs of its own).
-const tmpScratch = RunDir + "/.tmp"
+// tmpDirs are the temporary directories a fork gets its own of: /tmp, and
+// /var/tmp, which programs pick by access(2) (SQLite does), which says yes
+// where Landlock would refuse the write.
+var tmpDirs = []string{"/tmp", "/var/tmp"}
 
-// privateTmp puts an overlay on /tmp whose lower layer is the host's /tmp
-// and whose upper layer is a tmpfs of the run's: the run sees what is
-// there, and what it writes stays its own. What of keep lies below /tmp
-// (mounts included) is bound back on top.
-func privateTmp(keep []string) error {
-	return keepingMounts("/tmp", keep, func() error {
+// privateTmp puts an overlay on dir whose lower layer is the host's dir
+// and whose upper layer is a tmpfs of the run's (below RunDir): the run
+// sees what is there, and what it writes stays its own. What of keep lies
+// below dir (mounts included) is bound back on top.
+func privateTmp(dir string, keep []string) error {
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	tmpScratch := RunDir + "/." + strings.ReplaceAll(strings.Trim(dir, "/"), "/", "-")
+	return keepingMounts(dir, keep, func() error {
 		if err := os.MkdirAll(tmpScratch, 0o700); err != nil {
 			return err
 		}
@@ -98,8 +105,8 @@ func privateTmp(keep []string) error {
 			}
 		}
 		os.Chmod(filepath.Join(tmpScratch, "upper"), 0o1777|os.ModeSticky)
-		opts := "lowerdir=/tmp,upperdir=" + tmpScratch + "/upper,workdir=" + tmpScratch + "/work"
-		return mnt.Mount("overlay", "/tmp", "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+		opts := "lowerdir=" + dir + ",upperdir=" + tmpScratch + "/upper,workdir=" + tmpScratch + "/work"
+		return mnt.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	})
 }
 

@@ -30,20 +30,23 @@ ls -A ` + other + ` | grep -q secret.txt && echo other-visible || echo other-hid
 echo y > f && echo ws-write-ok
 echo y > /tmp/tine-confine-test && echo tmp-write-ok
 echo planted >> "$HOME/.tine-confine-planted" && echo home-write-ok
-echo y > /var/tmp/tine-confine-test 2>/dev/null && echo var-write-ok || echo var-write-refused
+echo y > /var/tmp/tine-confine-test && echo vartmp-write-ok
+echo y > /etc/tine-confine-test 2>/dev/null && echo etc-write-ok || echo etc-write-refused
 dmesg -S >/dev/null 2>&1 && echo dmesg-ok || echo dmesg-refused
 [ "$(stat -c %t:%T /dev/kmsg)" = "$(stat -c %t:%T /dev/null)" ] && echo kmsg-hidden || echo kmsg-visible
 mount -t tmpfs t /mnt 2>/dev/null && echo mount-ok || echo mount-refused
 echo $$ > /sys/fs/cgroup/freezer/cgroup.procs 2>/dev/null && echo cgroup-escaped || echo cgroup-escape-refused
 echo still-here`
 	got := strings.Fields(e.execSh("live/source-1", script))
-	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "var-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused", "still-here"}
+	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused", "still-here"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("inside the fork:\n got %q\nwant %q", got, want)
 	}
-	if _, err := os.Stat("/tmp/tine-confine-test"); err == nil {
-		os.Remove("/tmp/tine-confine-test")
-		t.Error("the fork's /tmp is the host's")
+	for _, p := range []string{"/tmp/tine-confine-test", "/var/tmp/tine-confine-test", "/etc/tine-confine-test"} {
+		if _, err := os.Stat(p); err == nil {
+			os.Remove(p)
+			t.Errorf("the fork's write to %s reached the host", p)
+		}
 	}
 	home, _ := os.UserHomeDir()
 	if _, err := os.Stat(filepath.Join(home, ".tine-confine-planted")); err == nil {
