@@ -1,11 +1,19 @@
 package dashboard
 
 import (
+	"encoding/json"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/effect"
+	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/supervisor"
 )
 
 // Names and a label a fork controls that would rewrite what a person reads:
@@ -56,4 +64,28 @@ func TestHandler_ControlCharactersVisible(t *testing.T) {
 	form := url.Values{"csrf": {f.csrfOf(h)}, "mode": {"merge"}, "run": {a.ID}}
 	_, body, _ = post(t, h, "/ui/groups/"+f.fork.Group.ID+"/choose", form, nil)
 	checkVisible(t, "ConfirmPlan", body, evil, bad)
+}
+
+// A run's page shows what its egress policy refused and the receipts of the
+// effects done for it, escaped like everything a run controls.
+func TestHandler_RunBoundary(t *testing.T) {
+	f := newFixture(t)
+	fork := engine.Ref{Workspace: f.src.Workspace, Run: f.fork.Forks[0]}
+	sup := filepath.Join(filepath.Dir(f.e.LogDir(fork)), "sup")
+	if err := os.MkdirAll(sup, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	egress.Append(supervisor.EgressPath(sup), egress.Record{Time: time.Now(), Kind: "connect", Addr: "10.231.0.9", Port: 5432, Proto: "tcp"})
+	egress.Append(supervisor.EgressPath(sup), egress.Record{Time: time.Now(), Kind: "dns", Host: evilName})
+	rec := effect.Receipt{Kind: effect.HTTP, Key: "deploy\x1b[2K-1", Approval: "a12345678", Time: time.Now(), Status: 200, OK: true, BodySHA256: "abc123"}
+	err := f.e.Store().Update(f.ctx, func(tx tine.Tx) error {
+		b, _ := json.Marshal(rec)
+		return tx.AppendEvent(&tine.Event{Workspace: fork.Workspace.ID, Run: fork.Run.ID, Kind: "effect", Detail: b})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, New(f.e, ""), "/ui/runs/"+fork.Run.ID, nil)
+	checkVisible(t, "Run", body, "Refused by its egress policy", "tcp 10.231.0.9:5432", `evil\x1b[2K\rM  README.md`,
+		"External effects done for it", "a12345678", `deploy\x1b[2K-1`, "200 ok", "abc123")
 }

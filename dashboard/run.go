@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/effect"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/merge"
@@ -29,6 +31,9 @@ type runPage struct {
 	Versions  []versionView
 	Done      string
 	ForkRun   *forkRunForm // nil: no fork-run can be started here
+	// Effects are the receipts of the external effects done for the run
+	// (tine effect), oldest first.
+	Effects []effect.Receipt
 }
 
 type logView struct {
@@ -91,6 +96,12 @@ func (h *Handler) fillRun(ctx context.Context, p *runPage) error {
 		return err
 	}
 	p.Logs = readLogs(h.e.LogDir(p.Ref))
+	for _, ev := range p.Events {
+		var rec effect.Receipt
+		if ev.Event.Kind == "effect" && json.Unmarshal(ev.Event.Detail, &rec) == nil {
+			p.Effects = append([]effect.Receipt{rec}, p.Effects...) // the feed is newest first
+		}
+	}
 	for _, st := range states {
 		for _, v := range st.Versions {
 			p.Versions = append(p.Versions, versionView{V: v, Mine: v.Run == p.Ref.Run.ID, Current: v.ID == p.Ref.Run.Base})
