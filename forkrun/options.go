@@ -96,6 +96,10 @@ type Options struct {
 	Judge     judge.Judge
 	JudgeKind string
 	Threshold float64
+	// StopWhenConfident stops the forks still running once a finished
+	// fork's confidence clears Threshold against their best possible
+	// outcome (see stopIfConfident); it needs Holdout or Regression.
+	StopWhenConfident bool
 	// Live is the fork's live-state mode (see engine.ForkOptions).
 	Live string
 	// Progress, when set, is called with a copy of the report whenever a
@@ -124,6 +128,9 @@ func (o *Options) check() error {
 		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || c.v < 0 {
 			return fmt.Errorf("fork-run: %s %v: want a number ≥ 0: %w", c.name, c.v, tine.ErrInvalid)
 		}
+	}
+	if o.StopWhenConfident && o.Holdout == "" && o.Regression == "" {
+		return fmt.Errorf("fork-run: --stop-when-confident needs a holdout or regression command (--holdout-test, --regression-test): the visible tests alone may pass by luck: %w", tine.ErrInvalid)
 	}
 	if o.Fresh && o.Session != "" {
 		return fmt.Errorf("fork-run: --session and --fresh exclude each other: %w", tine.ErrInvalid)

@@ -29,6 +29,7 @@ const (
 	BudgetKilled State = "budget_killed" // stopped for crossing a budget cap
 	TimedOut     State = "timed_out"     // stopped at the agent timeout
 	Canceled     State = "canceled"      // stopped because the fork-run was interrupted
+	StoppedEarly State = "stopped_early" // stopped by --stop-when-confident once another fork sufficed; changes kept
 )
 
 // Judgeable reports whether a fork in state s may be judged.
@@ -133,8 +134,11 @@ type Report struct {
 	Forks        []*Fork        `json:"forks"`
 	Budget       budget.Report  `json:"budget"`
 	Verdict      *judge.Verdict `json:"verdict,omitempty"`
-	JudgeError   string         `json:"judge_error,omitempty"`
-	Outcome      string         `json:"outcome"`
+	// EarlyStop is what --stop-when-confident stopped and saved; nil when
+	// it stopped nothing.
+	EarlyStop  *EarlyStop `json:"early_stop,omitempty"`
+	JudgeError string     `json:"judge_error,omitempty"`
+	Outcome    string     `json:"outcome"`
 	// OutcomeDetail says what happened in a sentence; Winner is the
 	// recommended or merged fork's name; Conflicts lists conflicting paths.
 	OutcomeDetail string    `json:"outcome_detail,omitempty"`

@@ -34,6 +34,7 @@ type runner struct {
 	rep    *Report
 	dirty  chan struct{}
 	forks  map[string]*forkRun // by run id
+	early  *EarlyStop          // what --stop-when-confident stopped; guarded by mu
 }
 
 // Run forks o.Source into o.N forks and runs the fork-run to its
@@ -173,6 +174,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	// on its own when its agent starts.
 	r.e.Launch(ctx, r.rep.Workspace, ids)
 	r.runForks(ctx)
+	r.settleEarly()
 	// What the forks changed is recorded even after an interrupt; nothing
 	// is judged or resolved then.
 	err := r.gather(context.WithoutCancel(ctx))
@@ -214,10 +216,16 @@ func (r *runner) runForks(ctx context.Context) {
 				fk.end(Canceled, "the fork-run was interrupted before this fork started")
 				return
 			}
+			if r.stoppedEarly() {
+				<-slots
+				fk.end(StoppedEarly, "stopped early, before it started: another fork sufficed (--stop-when-confident)")
+				return
+			}
 			ran := fk.runAgent(ctx)
 			<-slots
 			if ran {
 				fk.runTest(ctx)
+				r.stopIfConfident(ctx, fk)
 			}
 		}()
 	}

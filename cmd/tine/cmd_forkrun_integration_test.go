@@ -414,6 +414,39 @@ func TestForkRun_PairwiseJudge(t *testing.T) {
 	}
 }
 
+// TestForkRun_StopWhenConfident: the fork that fixes app.txt finishes
+// first, its tests and holdout pass, and the slow fork (which would sleep
+// 10 s, then touch finished-anyway) is stopped early, its changes kept.
+func TestForkRun_StopWhenConfident(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	if r := e.tine("fork-run", "source", "--prompt", "fix app.txt", "--approach", "fix it", "--stop-when-confident"); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "needs a holdout or regression command") {
+		t.Errorf("without a holdout: %+v", r)
+	}
+	start := time.Now()
+	rep, r := e.forkRunWith(call{vars: []string{"FAKE_DELAY=0.05"}}, "source", "--prompt", "fix app.txt", "-n", "2", "--approach", "fix it", "--approach", "slow down",
+		"--holdout-test", "grep -q OK app.txt", "--stop-when-confident", "--merge-mode", "manual")
+	if took := time.Since(start); took > 9*time.Second {
+		t.Errorf("fork-run took %s; the slow fork was not stopped", took)
+	}
+	es := rep.EarlyStop
+	if r.code != 0 || es == nil || es.Fork != "source-1" || len(es.Stopped) != 1 || es.Stopped[0] != "source-2" || es.Confidence < rep.Threshold {
+		t.Fatalf("exit %d, early stop %+v: %s", r.code, es, rep.OutcomeDetail)
+	}
+	if f := rep.Forks[1]; f.State != forkrun.StoppedEarly || !strings.Contains(f.Reason, "stopped early") {
+		t.Errorf("source-2: %s %q; want stopped_early", f.State, f.Reason)
+	}
+	if es.SpentUSD <= 0 || es.SavedUSD < 0 {
+		t.Errorf("early stop %+v; want what source-2 had spent", es)
+	}
+	if rep.Winner != "source-1" || rep.Outcome != forkrun.OutcomeReported {
+		t.Errorf("winner %q outcome %s: %s", rep.Winner, rep.Outcome, rep.OutcomeDetail)
+	}
+	if out := e.ok("ls"); !strings.Contains(out, "source-2") {
+		t.Errorf("the stopped fork is gone:\n%s", out)
+	}
+}
+
 func TestForkRun_Conflict(t *testing.T) {
 	e, dir := forkRunWorkspace(t, "")
 	done := make(chan struct{})

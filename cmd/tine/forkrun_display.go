@@ -173,6 +173,10 @@ func (a *app) printForkRun(rep *forkrun.Report) {
 			fmt.Fprintf(a.stdout, "%s evidence: %s\n", f.Name, display.Text(f.Evidence.Short()))
 		}
 	}
+	if es := rep.EarlyStop; es != nil {
+		fmt.Fprintf(a.stdout, "stopped early: %s cleared confidence %.2f; stopped %s, which had cost $%.4f; saved about $%.4f and %.1fs of agent time\n",
+			es.Fork, es.Confidence, strings.Join(es.Stopped, ", "), es.SpentUSD, es.SavedUSD, es.SavedSeconds)
+	}
 	if v := rep.Verdict; v != nil {
 		fmt.Fprintf(a.stdout, "verdict (%s judge, confidence %.2f): %s\n", v.Judge, v.Confidence, display.Text(v.Rationale))
 	}
