@@ -7,41 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tinehq/tine/egress/egresstest"
 	"golang.org/x/net/dns/dnsmessage"
 )
-
-// upstream answers every A query with addr, over UDP on loopback.
-func upstream(t *testing.T, addr [4]byte) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var p dnsmessage.Parser
-			h, err := p.Start(buf[:n])
-			if err != nil {
-				continue
-			}
-			q, _ := p.Question()
-			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true})
-			b.StartQuestions()
-			b.Question(q)
-			b.StartAnswers()
-			b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60}, dnsmessage.AResource{A: addr})
-			out, _ := b.Finish()
-			pc.WriteTo(out, from)
-		}
-	}()
-	return pc.LocalAddr().String()
-}
 
 func TestResolver(t *testing.T) {
 	up, err := net.ListenPacket("udp4", "127.0.0.1:0")
@@ -54,7 +22,7 @@ func TestResolver(t *testing.T) {
 	var refused []Record
 	r := &Resolver{
 		Policy: Policy{Rules: []Rule{{Host: "api.example.com", Port: 443}, {Host: "*.cdn.example", Port: 0}},
-			Upstream: []string{upstream(t, [4]byte{10, 1, 2, 3})}},
+			Upstream: []string{egresstest.Upstream(t, func(string) (string, bool) { return "10.1.2.3", true })}},
 		Up:     up,
 		Pin:    func(a netip.Addr, ports []uint16) error { mu.Lock(); pins[a] = ports; mu.Unlock(); return nil },
 		Refuse: func(rec Record) { refused = append(refused, rec) },

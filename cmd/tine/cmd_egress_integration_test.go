@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,49 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/dns/dnsmessage"
+	"github.com/tinehq/tine/egress/egresstest"
 )
-
-// fakeDNS answers A queries for the names in names (read at each query)
-// with their address and everything else with no records, on the host's
-// loopback; it returns its address.
-func fakeDNS(t *testing.T, names *sync.Map) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			var p dnsmessage.Parser
-			h, err := p.Start(buf[:n])
-			if err != nil {
-				continue
-			}
-			q, err := p.Question()
-			if err != nil {
-				continue
-			}
-			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RecursionAvailable: true})
-			b.StartQuestions()
-			b.Question(q)
-			b.StartAnswers()
-			if ip, ok := names.Load(strings.TrimSuffix(q.Name.String(), ".")); ok && q.Type == dnsmessage.TypeA {
-				b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60},
-					dnsmessage.AResource{A: [4]byte(net.ParseIP(ip.(string)).To4())})
-			}
-			out, _ := b.Finish()
-			pc.WriteTo(out, from)
-		}
-	}()
-	return pc.LocalAddr().String()
-}
 
 // connectScript tries each host:port from inside a run and prints one
 // word per attempt: ok, refused, noname or other.
@@ -83,7 +41,13 @@ func TestEgress_ForkReachesOnlyWhatIsAllowed(t *testing.T) {
 	e := newEnv(t)
 	dir := e.workspaceDir("egress")
 	var names sync.Map
-	dns := fakeDNS(t, &names)
+	dns := egresstest.Upstream(t, func(name string) (string, bool) {
+		ip, ok := names.Load(name)
+		if !ok {
+			return "", false
+		}
+		return ip.(string), true
+	})
 	toml := webToml + fmt.Sprintf("[network]\nisolate = true\negress = [\"allowed.test:3000\"]\nresolvers = [%q]\n", dns)
 	for name, body := range map[string]string{"tine.toml": toml, "connect.py": connectScript} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
