@@ -29,6 +29,9 @@ type forkRun struct {
 	r   *runner
 	f   *Fork
 	env []string // the account's variables
+	// prompt, when set, is the task this fork's agent gets instead of
+	// Options.Prompt (the synthesis fork's).
+	prompt string
 
 	shown time.Time // when the report last took the agent's evidence
 
@@ -69,7 +72,11 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	}
 	cfg := o.Agent
 	cfg.Confined = fk.r.e.ConfinesWrites(ctx, fk.f.Run)
-	argv, err := agent.Command(cfg, o.Prompt, fk.f.Approach, session)
+	prompt := o.Prompt
+	if fk.prompt != "" {
+		prompt = fk.prompt
+	}
+	argv, err := agent.Command(cfg, prompt, fk.f.Approach, session)
 	if err != nil {
 		fk.end(Failed, err.Error())
 		return false
@@ -99,7 +106,7 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	go func() {
 		consumed <- fk.consume(pr, parser, ev)
 	}()
-	env := append(agent.Env(o.Prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
+	env := append(agent.Env(prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
 	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, engine.ExecOptions{
 		Args: argv, Env: append(env, fk.env...),
 		Stdout: io.MultiWriter(logf, pw), Stderr: logf,

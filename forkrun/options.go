@@ -96,6 +96,11 @@ type Options struct {
 	Judge     judge.Judge
 	JudgeKind string
 	Threshold float64
+	// Synthesize adds one more fork, started once the others ended, whose
+	// agent gets the task with their approaches, outcomes and diffs and
+	// combines their best parts; it is judged with the rest. N and
+	// Approaches do not count it.
+	Synthesize bool
 	// StopWhenConfident stops the forks still running once a finished
 	// fork's confidence clears Threshold against their best possible
 	// outcome (see stopIfConfident); it needs Holdout or Regression.

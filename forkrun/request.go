@@ -49,8 +49,9 @@ type Request struct {
 	Session       string   `json:"session,omitempty"`
 	Fresh         bool     `json:"fresh,omitempty"` // start the agents without a conversation ([agent.NAME] fresh)
 	Live          string   `json:"live,omitempty"`
-	// StopWhenConfident: see Options.
+	// StopWhenConfident and Synthesize: see Options.
 	StopWhenConfident bool `json:"stop_when_confident,omitempty"`
+	Synthesize        bool `json:"synthesize,omitempty"`
 }
 
 // DefaultN is the number of forks when neither -n nor approaches say.
@@ -79,7 +80,7 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 	if o.N > fc.MaxBranches {
 		return o, fmt.Errorf("-n %d is over [fork] max_branches = %d: %w", o.N, fc.MaxBranches, tine.ErrInvalid)
 	}
-	o.StopWhenConfident = req.StopWhenConfident
+	o.StopWhenConfident, o.Synthesize = req.StopWhenConfident, req.Synthesize
 	o.Test = or(req.Test, fc.TestCommand)
 	o.Holdout = or(req.Holdout, fc.HoldoutCommand)
 	o.Regression = or(req.Regression, fc.RegressionCommand)

@@ -83,6 +83,9 @@ func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 		return nil, fmt.Errorf("fork-run needs root: agents run inside forks through their supervisors: %w", tine.ErrPrivilege)
 	}
 	var notes []string
+	if o.Synthesize {
+		addSynthesis(&o)
+	}
 	assigned, reduced, note := budget.Assign(o.N, o.Accounts)
 	if note != "" {
 		notes = append(notes, note)
@@ -90,6 +93,9 @@ func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 		if len(o.Approaches) > o.N {
 			notes = append(notes, fmt.Sprintf("approaches beyond the first %d are not run", o.N))
 			o.Approaches = o.Approaches[:o.N]
+		}
+		if o.Synthesize && o.N > 0 { // the synthesis fork stays the last
+			o.Approaches[o.N-1] = SynthesisApproach
 		}
 	}
 	if err := o.check(); err != nil {
@@ -200,36 +206,46 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 }
 
 // runForks runs every fork's agent, at most o.Parallel at once, then its
-// tests; it returns once every fork is in a terminal state.
+// tests, and then the synthesis fork's (--synthesize), whose prompt holds
+// what the others did; it returns once every fork is in a terminal state.
 func (r *runner) runForks(ctx context.Context) {
 	slots := make(chan struct{}, r.o.Parallel)
 	var wg sync.WaitGroup
+	synth := r.synthesisFork()
 	for _, f := range r.rep.Forks {
-		fk := r.forks[f.Run]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer r.stopFork(f.Run)
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				fk.end(Canceled, "the fork-run was interrupted before this fork started")
-				return
-			}
-			if r.stoppedEarly() {
-				<-slots
-				fk.end(StoppedEarly, "stopped early, before it started: another fork sufficed (--stop-when-confident)")
-				return
-			}
-			ran := fk.runAgent(ctx)
-			<-slots
-			if ran {
-				fk.runTest(ctx)
-				r.stopIfConfident(ctx, fk)
-			}
-		}()
+		if fk := r.forks[f.Run]; fk != synth {
+			wg.Go(func() { r.runOne(ctx, fk, slots) })
+		}
 	}
 	wg.Wait()
+	if synth != nil { // once the others ended, from what they did
+		if ctx.Err() == nil && !r.stoppedEarly() {
+			synth.prompt = r.synthesisPrompt(ctx, synth.f.Run)
+		}
+		r.runOne(ctx, synth, slots)
+	}
+}
+
+// runOne runs fork fk's agent in one of slots, then its tests.
+func (r *runner) runOne(ctx context.Context, fk *forkRun, slots chan struct{}) {
+	defer r.stopFork(fk.f.Run)
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		fk.end(Canceled, "the fork-run was interrupted before this fork started")
+		return
+	}
+	if r.stoppedEarly() {
+		<-slots
+		fk.end(StoppedEarly, "stopped early, before it started: another fork sufficed (--stop-when-confident)")
+		return
+	}
+	ran := fk.runAgent(ctx)
+	<-slots
+	if ran {
+		fk.runTest(ctx)
+		r.stopIfConfident(ctx, fk)
+	}
 }
 
 // stopFork stops fork run's supervisor once its agent and tests are done:

@@ -32,7 +32,7 @@ type forkRunFlags struct {
 	parallel                  int
 	configFile, live, session string
 	fresh, asJSON             bool
-	stopEarly                 bool
+	stopEarly, synthesize     bool
 }
 
 func newForkRun(a *app) *cobra.Command {
@@ -114,6 +114,7 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f.StringVar(&fl.live, "live", "", "what RUN's processes become in each fork (see tine fork --help)")
 	f.StringVar(&fl.session, "session", "", "agent session every fork continues, each in a session of its own (default: claude, the newest session started in the workspace or below it in Claude Code's store; codex, the one RUN's hook last reported)")
 	f.BoolVar(&fl.stopEarly, "stop-when-confident", false, "once a finished fork's tests and holdout (or regression) pass with confidence over the threshold, stop the forks still running (their changes kept); needs --holdout-test or --regression-test")
+	f.BoolVar(&fl.synthesize, "synthesize", false, "one more fork, once the others ended, whose agent gets the task with their diffs and test results and combines their best parts; judged with the rest")
 	f.BoolVar(&fl.fresh, "fresh", false, "start the agents without a conversation (default [agent.NAME] fresh)")
 	f.BoolVar(&fl.asJSON, "json", false, "print the final report as JSON")
 	return c
@@ -157,7 +158,7 @@ func forkRunRequest(c *cobra.Command, fl forkRunFlags) (forkrun.Request, error) 
 	set := c.Flags().Changed
 	r := forkrun.Request{Prompt: prompt, Approaches: fl.approaches, AgentCmd: fl.agentCmd,
 		Session: fl.session, Fresh: fl.fresh, Live: fl.live, MergeMode: fl.mode, Judge: fl.judgeKind,
-		StopWhenConfident: fl.stopEarly}
+		StopWhenConfident: fl.stopEarly, Synthesize: fl.synthesize}
 	if set("agent") {
 		r.Agent = fl.agentName
 	}

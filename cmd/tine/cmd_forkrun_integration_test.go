@@ -447,6 +447,46 @@ func TestForkRun_StopWhenConfident(t *testing.T) {
 	}
 }
 
+// TestForkRun_Synthesize: two forks each do half of the task and fail its
+// test; the synthesis fork, started after them, finds both halves in its
+// prompt (and not the holdout), does both and wins.
+func TestForkRun_Synthesize(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	agentCmd := `case "$TINE_APPROACH" in
+ok) sed -i s/BUG/OK/ app.txt ;;
+extra) echo x > extra.txt ;;
+synthesis*)
+	printf '%s\n' "$TINE_PROMPT"
+	case "$TINE_PROMPT" in *"+status OK"*) sed -i s/BUG/OK/ app.txt ;; esac
+	case "$TINE_PROMPT" in *"b/extra.txt"*) echo x > extra.txt ;; esac ;;
+esac`
+	rep, r := e.forkRunJSON("source", "--prompt", "fix app.txt and add extra.txt", "--approach", "ok", "--approach", "extra",
+		"--agent-cmd", agentCmd, "--test", "grep -q OK app.txt && test -f extra.txt",
+		"--holdout-test", "grep -q OK app.txt # HOLDOUT-MARK", "--synthesize", "--merge-mode", "manual")
+	if r.code != 0 || len(rep.Forks) != 3 {
+		t.Fatalf("exit %d, %d forks: %s", r.code, len(rep.Forks), rep.OutcomeDetail)
+	}
+	s := rep.Forks[2]
+	if s.Approach != forkrun.SynthesisApproach || s.State != forkrun.Finished || s.Test == nil || !s.Test.Passed {
+		t.Fatalf("synthesis fork %s %q: state %s test %+v", s.Name, s.Approach, s.State, s.Test)
+	}
+	out := s.Agent.Output
+	for _, want := range []string{"fix app.txt and add extra.txt", `=== source-1 (approach: "ok"): finished, tests failed`, "+status OK", "source-2", "b/extra.txt"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the synthesis prompt lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "HOLDOUT-MARK") {
+		t.Error("the synthesis prompt shows the holdout")
+	}
+	if s.StartedAt.Before(rep.Forks[0].FinishedAt) || s.StartedAt.Before(rep.Forks[1].FinishedAt) {
+		t.Errorf("the synthesis fork started at %s, before the others ended", s.StartedAt)
+	}
+	if rep.Winner != s.Name {
+		t.Errorf("winner %q; want the synthesis fork: %s", rep.Winner, rep.OutcomeDetail)
+	}
+}
+
 func TestForkRun_Conflict(t *testing.T) {
 	e, dir := forkRunWorkspace(t, "")
 	done := make(chan struct{})
