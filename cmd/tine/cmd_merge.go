@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"text/tabwriter"
 
@@ -73,11 +74,17 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	if asJSON {
 		return a.printJSON(res)
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	// tabwriter writes cell by cell: buffered, a plan of 10,000 paths is a
+	// few writes instead of 90,000.
+	bw := bufio.NewWriter(a.stdout)
+	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
 	for _, en := range res.Plan.Entries {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d bytes\t%s\n", en.Action, en.Change, display.Path(en.Path), en.Bytes, display.Text(en.Reason))
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		return err
 	}
 	n := len(res.Plan.Entries)
