@@ -207,6 +207,29 @@ func TestForkRun_ManualLeavesTheSourceAlone(t *testing.T) {
 	if h := historyLines(t, e); len(h) != 1 || h[0].Chosen != "source-1" {
 		t.Errorf("history after choose: %+v", h)
 	}
+	// A second group, where the person overrides the recommendation.
+	if err := os.WriteFile(filepath.Join(dir, "app.txt"), []byte("status BUG\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, r = e.forkRunJSON("source", "--prompt", "fix app.txt", "-n", "2",
+		"--approach", "fix it", "--approach", "cheap fix", "--merge-mode", "manual")
+	if r.code != 0 || rep.Winner == "" {
+		t.Fatalf("second fork-run: %v", r)
+	}
+	other := rep.Forks[0].Name
+	if other == rep.Winner {
+		other = rep.Forks[1].Name
+	}
+	e.ok("choose", rep.Group, other, "--merge")
+	var st forkrun.JudgeStats
+	e.okJSON(&st, "judge", "stats", "--json")
+	want := forkrun.Tally{Groups: 2, Confirmed: 1, Overridden: 1, Agreement: 0.5}
+	if st.All != want || st.Judges["heuristic"] != want || len(st.Weeks) != 1 {
+		t.Errorf("judge stats %+v; want %+v", st, want)
+	}
+	if out := e.ok("judge", "stats"); !strings.Contains(out, "heuristic") || !strings.Contains(out, "50%") {
+		t.Errorf("judge stats:\n%s", out)
+	}
 }
 
 func TestForkRun_BudgetKillsMidStream(t *testing.T) {

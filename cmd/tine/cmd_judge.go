@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+)
+
+func newJudge(a *app) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "judge",
+		Short: "How fork-run's judges fared with the people who chose",
+	}
+	c.AddCommand(newJudgeStats(a))
+	return c
+}
+
+func newJudgeStats(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "stats [--json]",
+		Short: "Agreement of each judge's recommendations with people's choices, per judge and per week",
+		Long: `Reads the state directory's history.jsonl and counts, for every fork-run
+group resolved, whether a person confirmed the recommended fork, chose
+another, discarded them all though one was recommended, or decided where
+the judge named none; groups fork-run merged itself are counted apart.
+Agreement is the confirmed share of the first three.`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				h, err := e.History(c.Context())
+				if err != nil {
+					return err
+				}
+				st := forkrun.Stats(h)
+				if asJSON {
+					return a.printJSON(st)
+				}
+				return a.printJudgeStats(st)
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the tallies as JSON")
+	return c
+}
+
+func (a *app) printJudgeStats(st forkrun.JudgeStats) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JUDGE/WEEK\tGROUPS\tAUTO\tCONFIRMED\tOVERRIDDEN\tREJECTED\tUNRECOMMENDED\tAGREEMENT")
+	row := func(name string, t forkrun.Tally) {
+		agree := "—"
+		if t.Confirmed+t.Overridden+t.Rejected > 0 {
+			agree = fmt.Sprintf("%.0f%%", 100*t.Agreement)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", name, t.Groups, t.Automatic, t.Confirmed, t.Overridden, t.Rejected, t.Unrecommended, agree)
+	}
+	judges := make([]string, 0, len(st.Judges))
+	for j := range st.Judges {
+		judges = append(judges, j)
+	}
+	sort.Strings(judges)
+	for _, j := range judges {
+		row(j, st.Judges[j])
+	}
+	for _, w := range st.Weeks {
+		row(w.Week, w.Tally)
+	}
+	row("all", st.All)
+	return tw.Flush()
+}

@@ -1,0 +1,99 @@
+package forkrun
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/tinehq/tine/engine"
+)
+
+// Tally counts how fork-run groups were resolved against their judge's
+// recommendation.
+type Tally struct {
+	Groups int `json:"groups"` // fork-run groups resolved
+	// Automatic were merged by fork-run itself (merge mode auto or vote):
+	// no person chose.
+	Automatic int `json:"automatic"`
+	// Confirmed: a person chose the recommended fork; Overridden: another
+	// fork; Rejected: none, discarding them all, though one was
+	// recommended; Unrecommended: a person decided where the judge named
+	// no winner.
+	Confirmed     int `json:"confirmed"`
+	Overridden    int `json:"overridden"`
+	Rejected      int `json:"rejected"`
+	Unrecommended int `json:"unrecommended"`
+	// Agreement is Confirmed over Confirmed + Overridden + Rejected; 0
+	// when a person decided none of those.
+	Agreement float64 `json:"agreement"`
+}
+
+// JudgeStats is Tally per judge and per week.
+type JudgeStats struct {
+	All    Tally            `json:"all"`
+	Judges map[string]Tally `json:"judges"` // by judge kind
+	Weeks  []WeekTally      `json:"weeks"`  // oldest first
+}
+
+// WeekTally is the Tally of the groups resolved in one ISO week.
+type WeekTally struct {
+	Week string `json:"week"` // e.g. 2026-W48
+	Tally
+}
+
+// Stats tallies the fork-run groups among history's lines (other lines,
+// of groups forked by hand, are skipped).
+func Stats(history []engine.HistoryEntry) JudgeStats {
+	st := JudgeStats{Judges: map[string]Tally{}}
+	weeks := map[string]*Tally{}
+	for _, h := range history {
+		var s Summary
+		if len(h.ForkRun) == 0 || json.Unmarshal(h.ForkRun, &s) != nil {
+			continue
+		}
+		y, w := h.Time.ISOWeek()
+		week := fmt.Sprintf("%d-W%02d", y, w)
+		if weeks[week] == nil {
+			weeks[week] = &Tally{}
+		}
+		j := st.Judges[s.Judge]
+		for _, t := range []*Tally{&st.All, &j, weeks[week]} {
+			t.add(h, &s)
+		}
+		st.Judges[s.Judge] = j
+	}
+	st.All.settle()
+	for k, j := range st.Judges {
+		j.settle()
+		st.Judges[k] = j
+	}
+	for week, t := range weeks {
+		t.settle()
+		st.Weeks = append(st.Weeks, WeekTally{Week: week, Tally: *t})
+	}
+	sort.Slice(st.Weeks, func(i, k int) bool { return st.Weeks[i].Week < st.Weeks[k].Week })
+	return st
+}
+
+// add counts one resolved group.
+func (t *Tally) add(h engine.HistoryEntry, s *Summary) {
+	t.Groups++
+	switch {
+	case s.Outcome == OutcomeMerged:
+		t.Automatic++
+	case s.Winner == "":
+		t.Unrecommended++
+	case h.Chosen == s.Winner:
+		t.Confirmed++
+	case h.Chosen != "":
+		t.Overridden++
+	default:
+		t.Rejected++
+	}
+}
+
+func (t *Tally) settle() {
+	if n := t.Confirmed + t.Overridden + t.Rejected; n > 0 {
+		t.Agreement = round6(float64(t.Confirmed) / float64(n))
+	}
+}
