@@ -59,6 +59,7 @@ func (f *fixture) finishedReport() *forkrun.Report {
 	rep.Outcome, rep.Winner = forkrun.OutcomeAwaitingChoice, b.Name
 	rep.OutcomeDetail = b.Name + " is recommended " + hostileAttr
 	rep.FinishedAt, rep.Seconds = end, end.Sub(rep.StartedAt).Seconds()
+	rep.EarlyStop = &forkrun.EarlyStop{Fork: b.Name, Confidence: 0.87, Stopped: []string{"c-3 " + hostileScript}, SpentUSD: 0.05, SavedUSD: 0.26, SavedSeconds: 12}
 	return rep
 }
 
@@ -140,6 +141,7 @@ func TestHandler_ForkRun(t *testing.T) {
 			`<td>passed</td><td>$0.31</td>`, // the comparison's tests and cost columns
 			`class="resolution">merge of ` + b.Name,
 			"<li>holdout: failed</li>", "<li>red flag: test literals in calc.py (&lt;script&gt;", // the evidence
+			"stopped early: " + b.Name + " cleared confidence 0.87; stopped c-3 &lt;script&gt;", "saved about $0.2600 and 12.0s", // --stop-when-confident
 		} {
 			if !strings.Contains(body, w) {
 				t.Errorf("no %q in the page", w)
