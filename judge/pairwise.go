@@ -104,6 +104,14 @@ func (p Pairwise) alone(ctx context.Context, task string, cands []Candidate, w *
 		return nil, err
 	}
 	v.Judge = "pairwise"
+	if v.Winner != w.c.Run { // a gated candidate outscored it: the gate decides
+		v.Winner, v.Confidence, v.CannotTell = w.c.Run, 0, ""
+		for _, a := range gated {
+			v.Scores[a.c.Run] = round4(0.49 * a.score)
+		}
+		v.Scores[w.c.Run] = round4(max(w.score, 0.5))
+		v.Rationale = "The heuristic's leader has hard evidence against it; confidence 0. " + v.Rationale
+	}
 	if len(gated) > 0 {
 		v.Rationale = fmt.Sprintf("Only %s passes the hard evidence (%s), so no comparison was asked for. %s",
 			w.c.label(), gatedText(gated, why), v.Rationale)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/evidence"
 )
 
 // shown parses a pair prompt's two candidate blocks, A then B, reporting
@@ -240,5 +241,23 @@ func TestPairwise_CycleCannotTell(t *testing.T) {
 	checkVerdict(t, v, cands)
 	if v.Confidence != 0 || !strings.Contains(v.CannotTell, "won as many comparisons") {
 		t.Errorf("verdict %+v; want confidence 0 for a cycle", v)
+	}
+}
+
+func TestPairwise_GateOverridesTheHeuristicsLeader(t *testing.T) {
+	w := done("run-w", exit(1), conflict) // ungated, but weak
+	g := done("run-g", passed, withEvidence(func(e *evidence.Fork) { e.CrossFailed = []string{"name-w"} }))
+	c := done("run-c", failed, withEvidence(func(e *evidence.Fork) { e.CrossPassed = []string{"name-w"} }))
+	cands := []Candidate{w, g, c}
+	if h := judgeHeuristic(t, cands...); h.Winner == "run-w" {
+		t.Fatal("the heuristic picks run-w; the test needs it to pick a gated candidate")
+	}
+	v, err := Pairwise{Compare: cycle{}}.Judge(context.Background(), "t", cands)
+	if err != nil {
+		t.Fatalf("Judge: %v", err)
+	}
+	checkVerdict(t, v, cands)
+	if v.Winner != "run-w" || v.Confidence != 0 {
+		t.Errorf("verdict %+v; want the only ungated run-w, at confidence 0", v)
 	}
 }
