@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -83,7 +84,10 @@ func (a Account) DefaultPath() string {
 // Env returns env made a's. When env is a's own (from is the uid whose
 // environment it is) it is kept as it is, with a PATH; else HOME, USER,
 // LOGNAME and SHELL become a's and PATH is DefaultPath, since another
-// user's PATH may name directories a cannot read or should not trust.
+// user's PATH may name directories a cannot read or should not trust, and
+// the variables that move a user's own stores out of their home
+// (UserStores) are dropped: they name the other user's (root's
+// CODEX_HOME, in a daemon), and a's are found below a's home.
 func (a Account) Env(env []string, from int) []string {
 	if from == a.UID {
 		if Getenv(env, "PATH") == "" {
@@ -91,7 +95,24 @@ func (a Account) Env(env []string, from int) []string {
 		}
 		return env
 	}
-	return Setenv(env, "HOME="+a.Home, "USER="+a.Name, "LOGNAME="+a.Name, "SHELL="+a.Shell, "PATH="+a.DefaultPath())
+	return Setenv(Unsetenv(env, UserStores...), "HOME="+a.Home, "USER="+a.Name, "LOGNAME="+a.Name, "SHELL="+a.Shell, "PATH="+a.DefaultPath())
+}
+
+// UserStores are the variables that place a user's own configuration,
+// data and sessions (the agents' stores among them) elsewhere than below
+// their home: they belong to the user whose environment it is.
+var UserStores = []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+	"XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"}
+
+// Unsetenv returns env without any entry of keys.
+func Unsetenv(env []string, keys ...string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(keys, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Setenv returns env with each KEY=VALUE of kvs set, replacing every

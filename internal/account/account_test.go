@@ -44,6 +44,28 @@ func TestEnv(t *testing.T) {
 	}
 }
 
+// TestEnvDropsOthersStores: root's CODEX_HOME, CLAUDE_CONFIG_DIR and XDG
+// directories (a daemon's) do not follow into another user's environment,
+// whose agents would look for their sessions in root's home; the owner's
+// own are kept.
+func TestEnvDropsOthersStores(t *testing.T) {
+	a := Account{UID: 1001, GID: 1001, Name: "ann", Home: "/home/ann", Shell: "/bin/zsh"}
+	root := []string{"HOME=/root", "CODEX_HOME=/root/.codex", "CLAUDE_CONFIG_DIR=/root/.claude", "XDG_CONFIG_HOME=/root/.config", "TERM=xterm"}
+	got := a.Env(root, 0)
+	for _, k := range UserStores {
+		if v := Getenv(got, k); v != "" {
+			t.Errorf("Env(root's) keeps %s=%s", k, v)
+		}
+	}
+	if Getenv(got, "TERM") != "xterm" {
+		t.Errorf("Env(root's) = %q, lost TERM", got)
+	}
+	own := a.Env([]string{"CODEX_HOME=/home/ann/codex"}, 1001)
+	if Getenv(own, "CODEX_HOME") != "/home/ann/codex" {
+		t.Errorf("Env(own) = %q, want the owner's CODEX_HOME kept", own)
+	}
+}
+
 func TestCredential(t *testing.T) {
 	if c := (Account{UID: 0, GID: 0}).Credential(); c != nil {
 		t.Errorf("root's credential = %+v, want nil", c)
