@@ -79,14 +79,31 @@ func TestAccess_OwnWorkspacesOnly(t *testing.T) {
 		{"GET", "/v1/runs/bob%2Fsource"}, {"GET", "/v1/runs/bob%2Fsource/diff"}, {"POST", "/v1/runs/bob%2Fsource/stop"},
 		{"POST", "/v1/runs/bob%2Fsource/fork"}, {"GET", "/v1/workspaces/bob"}, {"GET", "/v1/runs/nobody%2Fsource"},
 		{"GET", "/v1/runs?workspace=bob"}, {"GET", "/v1/events?workspace=bob"},
+		{"GET", "/v1/runs/bob%2Fsource/summary"}, {"GET", "/v1/runs/bob%2Fsource/path"}, {"GET", "/v1/runs/bob%2Fsource/logs"},
+		{"GET", "/v1/runs/bob%2Fsource/logs/web?offset=0"}, {"POST", "/v1/runs/bob%2Fsource/ports"},
+		{"GET", "/v1/groups/g00000000/export"}, {"GET", "/v1/approvals?workspace=bob"}, {"POST", "/v1/approvals/a00000000/approve"},
 	} {
 		code, body := do(ann, c.method, c.path)
 		if code != http.StatusNotFound || !strings.Contains(body, "not_found") || strings.Contains(body, "4002") {
 			t.Errorf("ann: %s %s = %d %s, want 404 saying nothing of bob's", c.method, c.path, code, body)
 		}
 	}
-	if code, body := do(ann, "GET", "/v1/runs/ann%2Fsource"); code != 200 {
-		t.Errorf("ann: GET her own run = %d %s", code, body)
+	for _, p := range []string{"/v1/runs/ann%2Fsource", "/v1/runs/ann%2Fsource/path", "/v1/runs/ann%2Fsource/logs", "/v1/approvals?workspace=ann"} {
+		if code, body := do(ann, "GET", p); code != 200 {
+			t.Errorf("ann: GET %s = %d %s", p, code, body)
+		}
+	}
+	// A service's log is a name below the run's logs, not a path out of them.
+	if code, body := do(ann, "GET", "/v1/runs/ann%2Fsource/logs/..%2F..%2F..%2Frun?offset=0"); code != http.StatusNotFound {
+		t.Errorf("ann: a log path out of the run's logs = %d %s, want 404", code, body)
+	}
+	// The host's privileged ports are root's, not ann's to take through the daemon.
+	req := httptest.NewRequest("POST", "/v1/runs/ann%2Fsource/ports", strings.NewReader(`{"port":80,"host":"0.0.0.0:80"}`))
+	req = req.WithContext(context.WithValue(req.Context(), peerKey, peer{user: ann}))
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "1024") {
+		t.Errorf("ann: publish on host port 80 = %d %s, want refused (403)", rec.Code, rec.Body.String())
 	}
 	code, body := do(ann, "GET", "/v1/events")
 	if code != 200 || strings.Contains(body, `"bob"`) || !strings.Contains(body, "init") {

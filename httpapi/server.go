@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/account"
 )
 
 // Server serves the API over one engine.
@@ -78,6 +79,11 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/runs/{ref}", s.ownRun(s.ps))
 	m.HandleFunc("GET /v1/runs/{ref}/diff", s.ownRun(s.diff))
 	m.HandleFunc("GET /v1/runs/{ref}/events", s.ownRun(s.runEvents))
+	m.HandleFunc("GET /v1/runs/{ref}/summary", s.ownRun(s.summary))
+	m.HandleFunc("GET /v1/runs/{ref}/path", s.ownRun(s.path))
+	m.HandleFunc("GET /v1/runs/{ref}/logs", s.ownRun(s.logs))
+	m.HandleFunc("GET /v1/runs/{ref}/logs/{service}", s.ownRun(s.logChunk))
+	m.HandleFunc("POST /v1/runs/{ref}/ports", s.ownRun(s.publish))
 	m.HandleFunc("POST /v1/runs/{ref}/fork", s.ownRun(s.fork))
 	m.HandleFunc("POST /v1/runs/{ref}/fork-run", s.ownRun(s.forkRun))
 	m.HandleFunc("POST /v1/runs/{ref}/evidence", s.ownRun(s.evidence))
@@ -97,6 +103,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/workspaces", s.initWorkspace)
 	m.HandleFunc("POST /v1/workspaces/{ref}/release", s.ownWorkspace(s.releaseWorkspace))
 	m.HandleFunc("GET /v1/groups/{ref}/compare", s.ownGroup(s.compare))
+	m.HandleFunc("GET /v1/groups/{ref}/export", s.ownGroup(s.export))
 	m.HandleFunc("POST /v1/groups/{ref}/choose", s.ownGroup(s.choose))
 	m.HandleFunc("GET /v1/groups/{ref}/report", s.ownGroup(s.forkRunReport))
 	m.HandleFunc("POST /v1/groups/{ref}/cancel", s.ownGroup(s.cancelForkRun))
@@ -307,6 +314,12 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
 	if !s.personOnly(w, r) {
 		return
 	}
+	if ws := r.URL.Query().Get("workspace"); ws != "" && callerOf(r) != nil {
+		if w2, err := s.e.FindWorkspace(r.Context(), ws); err != nil || !callerOf(r).mayUse(w2) {
+			writeErr(w, fmt.Errorf("no workspace %q (see tine ls): %w", ws, tine.ErrNotFound))
+			return
+		}
+	}
 	list, err := s.e.Pending(r.Context(), r.URL.Query().Get("workspace"))
 	mine := s.usable(r)
 	out := []*tine.Approval{}
@@ -324,7 +337,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	if !s.personOnly(w, r) || !decodeOrFail(w, r, &req) {
 		return
 	}
-	res, err := s.e.Approve(ctxOf(r), r.PathValue("id"), orDefault(req.By, "api"))
+	res, err := s.e.Approve(ctxOf(r), r.PathValue("id"), decider(r, req))
 	if err != nil && res != nil {
 		code, name := status(err)
 		writeJSON(w, code, map[string]any{"error": err.Error(), "code": name, "result": res})
@@ -338,8 +351,17 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request) {
 	if !s.personOnly(w, r) || !decodeOrFail(w, r, &req) {
 		return
 	}
-	a, err := s.e.Refuse(ctxOf(r), r.PathValue("id"), orDefault(req.By, "api"))
+	a, err := s.e.Refuse(ctxOf(r), r.PathValue("id"), decider(r, req))
 	handle(w, http.StatusOK, a, err)
+}
+
+// decider names who decided, for the record: a normal user on the
+// people's socket is who SO_PEERCRED says, whatever the request says.
+func decider(r *http.Request, req DecideRequest) string {
+	if c := callerOf(r); c != nil {
+		return account.Lookup(c.uid, c.gid).Name
+	}
+	return orDefault(req.By, "api")
 }
 
 func decodeOrFail(w http.ResponseWriter, r *http.Request, v any) bool {

@@ -158,7 +158,7 @@ func TestClaude_DeniedIsNotReady(t *testing.T) {
 	if fileExists(filepath.Join(dir, "answer.txt")) {
 		t.Error("answer.txt reached the source")
 	}
-	var s runSummary
+	var s forkrun.RunSummary
 	e.okJSON(&s, "summary", "source-1", "--json")
 	if s.Ready || !strings.Contains(s.NotReady, "permission denied") {
 		t.Errorf("summary: ready %v (%q)", s.Ready, s.NotReady)

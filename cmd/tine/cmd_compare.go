@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/display"
 )
 
@@ -22,39 +24,48 @@ recommendation is a heuristic: the smallest ready diff.`,
   tine compare g3xk9pq2a --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				cmp, err := e.Compare(c.Context(), args[0])
-				if err != nil {
+			var cmp *engine.Comparison
+			var rep *forkrun.Report // a fork-run's report, when there is one, adds each fork's evidence
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				g := "/v1/groups/" + url.PathEscape(args[0])
+				if _, err := cl.Do(c.Context(), "GET", g+"/compare", nil, &cmp); err != nil || asJSON {
 					return err
 				}
-				if asJSON {
-					return a.printJSON(cmp)
+				if _, err := cl.Do(c.Context(), "GET", g+"/report", nil, &rep); err != nil {
+					rep = nil
 				}
-				// A fork-run's report, when there is one, adds each fork's evidence.
-				var rep *forkrun.Report
-				if cmp.Group != nil {
+				return nil
+			}, func(e *engine.Engine) (err error) {
+				if cmp, err = e.Compare(c.Context(), args[0]); err == nil && cmp.Group != nil && !asJSON {
 					rep, _ = forkrun.Load(e, cmp.Group.Workspace, cmp.Group.ID)
 				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "FORK\tAPPROACH\tSTATE\tREADY\tFILES\tLINES\tEVIDENCE\tNOTE")
-				for _, f := range cmp.Forks {
-					mark := ""
-					if f.Run.ID == cmp.Recommended {
-						mark = " *"
-					}
-					ev := "—"
-					if fk := rep.Fork(f.Run.ID); fk != nil {
-						ev = fk.Evidence.Short()
-					}
-					fmt.Fprintf(tw, "%s%s\t%s\t%s\t%v\t%d\t+%d -%d\t%s\t%s\n", f.Run.Name, mark, display.Text(dash(f.Run.Approach)), f.Run.State,
-						f.Ready, f.Changed, f.LinesAdded, f.LinesDeleted, display.Text(ev), display.Text(f.NotReady))
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-				fmt.Fprintln(a.stdout, display.Text(cmp.Rationale))
-				return nil
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(cmp)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "FORK\tAPPROACH\tSTATE\tREADY\tFILES\tLINES\tEVIDENCE\tNOTE")
+			for _, f := range cmp.Forks {
+				mark := ""
+				if f.Run.ID == cmp.Recommended {
+					mark = " *"
+				}
+				ev := "—"
+				if fk := rep.Fork(f.Run.ID); fk != nil {
+					ev = fk.Evidence.Short()
+				}
+				fmt.Fprintf(tw, "%s%s\t%s\t%s\t%v\t%d\t+%d -%d\t%s\t%s\n", f.Run.Name, mark, display.Text(dash(f.Run.Approach)), f.Run.State,
+					f.Ready, f.Changed, f.LinesAdded, f.LinesDeleted, display.Text(ev), display.Text(f.NotReady))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, display.Text(cmp.Rationale))
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON")

@@ -5,8 +5,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
 )
 
 func newCost(a *app) *cobra.Command {
@@ -21,24 +23,29 @@ state, the caps, and the total. GROUP is a group id, or any run of it.`,
   tine cost app-2 --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				rep, err := loadGroupReport(c, e, args[0])
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return a.printJSON(rep.Spend())
-				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "FORK\tSTATE\tACCOUNT\tTOKENS\tCOST")
-				for _, f := range rep.Forks {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t$%.6f\n", f.Name, f.State, dash(f.Account), f.Agent.Tokens.Total(), f.CostUSD)
-				}
-				fmt.Fprintf(tw, "total\t\t\t\t$%.6f\n", rep.TotalUSD())
-				tw.Flush()
-				fmt.Fprintf(a.stdout, "caps: %s\n", rep.Spend().Caps())
-				return nil
+			var rep *forkrun.Report
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) (err error) {
+				rep, err = remoteGroupReport(c, cl, args[0])
+				return err
+			}, func(e *engine.Engine) (err error) {
+				rep, err = loadGroupReport(c, e, args[0])
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(rep.Spend())
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "FORK\tSTATE\tACCOUNT\tTOKENS\tCOST")
+			for _, f := range rep.Forks {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t$%.6f\n", f.Name, f.State, dash(f.Account), f.Agent.Tokens.Total(), f.CostUSD)
+			}
+			fmt.Fprintf(tw, "total\t\t\t\t$%.6f\n", rep.TotalUSD())
+			tw.Flush()
+			fmt.Fprintf(a.stdout, "caps: %s\n", rep.Spend().Caps())
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -60,4 +67,21 @@ func loadGroupReport(c *cobra.Command, e *engine.Engine, ref string) (*forkrun.R
 		return nil, usageErr(c, r.Run.Name+" is not a fork of any group")
 	}
 	return forkrun.Load(e, r.Workspace.ID, r.Run.Group)
+}
+
+// remoteGroupReport is loadGroupReport through the system daemon.
+func remoteGroupReport(c *cobra.Command, cl *httpapi.Client, ref string) (*forkrun.Report, error) {
+	ctx := c.Context()
+	group := ref
+	if !tine.LooksLikeID(tine.PrefixGroup, ref) {
+		var ps engine.PS
+		if _, err := cl.Do(ctx, "GET", remoteRunPath(ctx, cl, ref, ""), nil, &ps); err != nil {
+			return nil, fmt.Errorf("no group or run %q: %w", ref, err)
+		}
+		if ps.Run.Group == "" {
+			return nil, usageErr(c, ps.Run.Name+" is not a fork of any group")
+		}
+		group = ps.Run.Group
+	}
+	return cl.ForkRunReport(ctx, group)
 }

@@ -45,6 +45,9 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
   tine doctor --purge`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := a.rootOnly(); err != nil {
+				return err
+			}
 			if n := btoi(purge) + btoi(setAside) + btoi(rebuild); n > 1 {
 				return usageErr(c, "--purge, --set-aside and --rebuild are separate steps; run one, then the other")
 			}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tinehq/tine/httpapi"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,8 +29,11 @@ line (JSON Lines), for tools to follow.`,
   tine events app --after 120 --json`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			f := tine.EventFilter{After: after}
+			if a.remote() {
+				return a.printEvents(c.Context(), remoteEventSource(a.daemon(), firstArg(args)), f, follow, asJSON)
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				f := tine.EventFilter{After: after}
 				if len(args) == 1 {
 					w, err := e.FindWorkspace(c.Context(), args[0])
 					if err != nil {
@@ -35,7 +41,7 @@ line (JSON Lines), for tools to follow.`,
 					}
 					f.Workspace = w.ID
 				}
-				return a.printEvents(c.Context(), e, f, follow, asJSON)
+				return a.printEvents(c.Context(), engineEvents{e}, f, follow, asJSON)
 			})
 		},
 	}
@@ -45,17 +51,74 @@ line (JSON Lines), for tools to follow.`,
 	return c
 }
 
+// eventSource is where tine events reads: the store, or the system daemon.
+type eventSource interface {
+	events(ctx context.Context, f tine.EventFilter) ([]*tine.Event, error)
+	runName(ctx context.Context, id string) (string, bool) // WORKSPACE/NAME
+}
+
+// engineEvents reads the store.
+type engineEvents struct{ e *engine.Engine }
+
+func (s engineEvents) events(ctx context.Context, f tine.EventFilter) ([]*tine.Event, error) {
+	return s.e.Events(ctx, f)
+}
+
+func (s engineEvents) runName(ctx context.Context, id string) (string, bool) {
+	r, err := s.e.FindRun(ctx, id)
+	if err != nil {
+		return "", false
+	}
+	return r.Workspace.Name + "/" + r.Run.Name, true
+}
+
+// daemonEvents reads the events the system daemon shows its caller, of
+// workspace ws (every one of theirs when "").
+type daemonEvents struct {
+	cl    *httpapi.Client
+	ws    string
+	names map[string]string // run id → WORKSPACE/NAME, of the caller's runs
+}
+
+func remoteEventSource(cl *httpapi.Client, ws string) *daemonEvents {
+	return &daemonEvents{cl: cl, ws: ws}
+}
+
+func (s *daemonEvents) events(ctx context.Context, f tine.EventFilter) ([]*tine.Event, error) {
+	q := url.Values{"after": {strconv.FormatInt(f.After, 10)}}
+	if s.ws != "" {
+		q.Set("workspace", s.ws)
+	}
+	var evs []*tine.Event
+	_, err := s.cl.Do(ctx, "GET", "/v1/events?"+q.Encode(), nil, &evs)
+	return evs, err
+}
+
+func (s *daemonEvents) runName(ctx context.Context, id string) (string, bool) {
+	if _, ok := s.names[id]; !ok { // a run made since: list them again
+		var rows []httpapi.RunRow
+		if _, err := s.cl.Do(ctx, "GET", "/v1/runs?all=true", nil, &rows); err == nil {
+			s.names = map[string]string{}
+			for _, r := range rows {
+				s.names[r.Run.ID] = r.WorkspaceName + "/" + r.Run.Name
+			}
+		}
+	}
+	n, ok := s.names[id]
+	return n, ok
+}
+
 // printEvents prints the events f selects, then, with follow, new ones as
 // they come, polling the store.
-func (a *app) printEvents(ctx context.Context, e *engine.Engine, f tine.EventFilter, follow, asJSON bool) error {
+func (a *app) printEvents(ctx context.Context, src eventSource, f tine.EventFilter, follow, asJSON bool) error {
 	names := map[string]string{}
 	for {
-		evs, err := e.Events(ctx, f)
+		evs, err := src.events(ctx, f)
 		if err != nil {
 			return err
 		}
 		for _, ev := range evs {
-			a.printEvent(ctx, e, ev, names, asJSON)
+			a.printEvent(ctx, src, ev, names, asJSON)
 			f.After = ev.Seq
 		}
 		if !follow {
@@ -69,7 +132,7 @@ func (a *app) printEvents(ctx context.Context, e *engine.Engine, f tine.EventFil
 	}
 }
 
-func (a *app) printEvent(ctx context.Context, e *engine.Engine, ev *tine.Event, names map[string]string, asJSON bool) {
+func (a *app) printEvent(ctx context.Context, src eventSource, ev *tine.Event, names map[string]string, asJSON bool) {
 	if asJSON {
 		b, _ := json.Marshal(ev)
 		fmt.Fprintln(a.stdout, string(b))
@@ -79,9 +142,9 @@ func (a *app) printEvent(ctx context.Context, e *engine.Engine, ev *tine.Event, 
 	if run != "" {
 		if n, ok := names[run]; ok {
 			run = n
-		} else if r, err := e.FindRun(ctx, run); err == nil {
-			names[ev.Run] = r.Workspace.Name + "/" + r.Run.Name
-			run = names[ev.Run]
+		} else if n, ok := src.runName(ctx, run); ok {
+			names[ev.Run] = n
+			run = n
 		}
 	}
 	fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Time.Local().Format(time.DateTime), dash(run), ev.Kind, string(ev.Detail))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/evidence"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/display"
 )
 
@@ -30,21 +32,22 @@ and why, each fork's changed paths and history, and the approvals asked for.
 			if format != "md" && format != "json" {
 				return usageErr(c, "--format is md or json")
 			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				rep, err := e.Report(c.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				ev := forkEvidence(e, rep)
-				if format == "json" {
-					return a.printJSON(struct {
-						*engine.GroupReport
-						Evidence map[string]*evidence.Fork `json:"evidence,omitempty"` // by fork name
-					}{rep, ev})
-				}
-				writeReport(a.stdout, rep, ev)
-				return nil
+			var x *forkrun.Export
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				_, err := cl.Do(c.Context(), "GET", "/v1/groups/"+url.PathEscape(args[0])+"/export", nil, &x)
+				return err
+			}, func(e *engine.Engine) (err error) {
+				x, err = forkrun.ExportGroup(c.Context(), e, args[0])
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return a.printJSON(x)
+			}
+			writeReport(a.stdout, x.GroupReport, x.Evidence)
+			return nil
 		},
 	}
 	c.Flags().StringVar(&format, "format", "md", "md or json")
@@ -86,22 +89,6 @@ func writeReport(w io.Writer, rep *engine.GroupReport, ev map[string]*evidence.F
 		writeForkSection(w, f, ev[f.Run.Name])
 	}
 	writeApprovals(w, rep)
-}
-
-// forkEvidence is the evidence a fork-run gathered for each fork of rep's
-// group, by fork name; nil when the group has no fork-run report.
-func forkEvidence(e *engine.Engine, rep *engine.GroupReport) map[string]*evidence.Fork {
-	fr, err := forkrun.Load(e, rep.Workspace.ID, rep.Group.ID)
-	if err != nil {
-		return nil
-	}
-	out := map[string]*evidence.Fork{}
-	for _, f := range fr.Forks {
-		if f.Evidence != nil {
-			out[f.Name] = f.Evidence
-		}
-	}
-	return out
 }
 
 func writeForkSection(w io.Writer, f engine.ForkReport, ev *evidence.Fork) {

@@ -164,7 +164,7 @@ func TestForkRun_AutoMergesTheWinner(t *testing.T) {
 		t.Errorf("history %+v", h)
 	}
 	// Evidence stays readable after the group is resolved.
-	var s runSummary
+	var s forkrun.RunSummary
 	e.okJSON(&s, "summary", "source-2", "--json")
 	if s.Fork == nil || s.Fork.Test == nil || s.Fork.Test.Passed || s.Ready || s.RunState != "discarded" {
 		t.Errorf("summary of the loser: %+v", s)
@@ -194,7 +194,7 @@ func TestForkRun_ManualLeavesTheSourceAlone(t *testing.T) {
 	if h := historyLines(t, e); len(h) != 0 {
 		t.Errorf("an unresolved group wrote history: %+v", h)
 	}
-	var s runSummary
+	var s forkrun.RunSummary
 	e.okJSON(&s, "summary", "source-1", "--json")
 	if !s.Ready || !s.Winner || s.Fork.Test == nil || !s.Fork.Test.Passed {
 		t.Errorf("summary of the winner: %+v", s)

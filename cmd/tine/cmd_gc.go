@@ -19,6 +19,9 @@ supervisor died stay reported dead until tine start or tine stop.`,
   tine gc --json`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := a.rootOnly(); err != nil {
+				return err
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				res, err := e.GC(c.Context())
 				if err != nil {

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/httpapi"
 )
 
 func newLogs(a *app) *cobra.Command {
@@ -36,19 +31,32 @@ each; --follow keeps printing what is appended until interrupted.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			var files map[string]string
-			err := a.withEngine(c.Context(), func(e *engine.Engine) error {
+			if a.remote() {
+				cl := a.daemon()
+				path := remoteRunPath(c.Context(), cl, args[0], "logs")
+				var ls httpapi.Logs
+				if _, err := cl.Do(c.Context(), "GET", path+"?"+url.Values{"service": args[1:]}.Encode(), nil, &ls); err != nil {
+					return err
+				}
+				return a.printLogs(c.Context(), ls.Services, func(name string, off int64) (string, int64, error) {
+					var chunk httpapi.LogChunk
+					_, err := cl.Do(c.Context(), "GET", path+"/"+url.PathEscape(name)+"?offset="+strconv.FormatInt(off, 10), nil, &chunk)
+					return chunk.Text, chunk.Offset, err
+				}, lines, follow, len(args) == 1)
+			}
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				r, err := e.FindRun(c.Context(), args[0])
 				if err != nil {
 					return err
 				}
-				files, err = logFiles(e.LogDir(r), r.Run.Name, args[1:])
-				return err
+				names, err := e.LogServices(r, args[1:]...)
+				if err != nil {
+					return err
+				}
+				return a.printLogs(c.Context(), names, func(name string, off int64) (string, int64, error) {
+					return e.ReadLog(r, name, off, logChunk)
+				}, lines, follow, len(args) == 1)
 			})
-			if err != nil {
-				return err
-			}
-			return a.printLogs(c.Context(), files, lines, follow, len(args) == 1)
 		},
 	}
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines")
@@ -56,38 +64,17 @@ each; --follow keeps printing what is appended until interrupted.`,
 	return c
 }
 
-// logFiles maps service names to their log files.
-func logFiles(dir, run string, only []string) (map[string]string, error) {
-	out := map[string]string{}
-	if len(only) == 1 {
-		p := filepath.Join(dir, only[0]+".log")
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("%s has no log of a service %q: %w", run, only[0], tine.ErrNotFound)
-		}
-		out[only[0]] = p
-		return out, nil
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	for _, ent := range ents {
-		if name, ok := strings.CutSuffix(ent.Name(), ".log"); ok {
-			out[name] = filepath.Join(dir, ent.Name())
-		}
-	}
-	return out, nil
-}
+// logChunk bounds what one read of a log returns (engine.Engine.ReadLog).
+const logChunk = 4 << 20
 
-func (a *app) printLogs(ctx context.Context, files map[string]string, tail int, follow, prefix bool) error {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+// readLogFunc reads a service's log from an offset: whole lines, and the
+// offset after them.
+type readLogFunc func(service string, offset int64) (string, int64, error)
+
+func (a *app) printLogs(ctx context.Context, names []string, read readLogFunc, tail int, follow, prefix bool) error {
 	offsets := map[string]int64{}
 	for _, n := range names {
-		off, err := a.printLog(files[n], n, tail, prefix, 0)
+		off, err := a.printLog(read, n, tail, prefix, 0)
 		if err != nil {
 			return err
 		}
@@ -100,7 +87,7 @@ func (a *app) printLogs(ctx context.Context, files map[string]string, tail int, 
 		case <-time.After(200 * time.Millisecond):
 		}
 		for _, n := range names {
-			off, err := a.printLog(files[n], n, 0, prefix, offsets[n])
+			off, err := a.printLog(read, n, 0, prefix, offsets[n])
 			if err != nil {
 				return err
 			}
@@ -110,36 +97,41 @@ func (a *app) printLogs(ctx context.Context, files map[string]string, tail int, 
 	return nil
 }
 
-// printLog prints log path from offset (the last tail lines when tail > 0)
-// and returns the offset it reached.
-func (a *app) printLog(path, name string, tail int, prefix bool, offset int64) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return offset, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return offset, err
-	}
+// printLog prints service name's log from offset (the last tail lines
+// when tail > 0) and returns the offset it reached.
+func (a *app) printLog(read readLogFunc, name string, tail int, prefix bool, offset int64) (int64, error) {
 	var out []string
-	r := bufio.NewReader(f)
 	for {
-		line, err := r.ReadString('\n')
-		if err != nil { // a partial last line waits for its newline
+		text, next, err := read(name, offset)
+		if err != nil {
+			return offset, err
+		}
+		if next == offset {
 			break
 		}
-		offset += int64(len(line))
-		out = append(out, line)
+		offset = next
+		out = append(out, strings.SplitAfter(text, "\n")...)
+		if out[len(out)-1] == "" {
+			out = out[:len(out)-1]
+		}
 		if tail > 0 && len(out) > tail {
-			out = out[1:]
+			out = out[len(out)-tail:]
+		}
+		if tail == 0 { // print as it comes
+			a.printLines(out, name, prefix)
+			out = out[:0]
 		}
 	}
-	for _, line := range out {
+	a.printLines(out, name, prefix)
+	return offset, nil
+}
+
+func (a *app) printLines(lines []string, name string, prefix bool) {
+	for _, line := range lines {
 		if prefix {
 			fmt.Fprintf(a.stdout, "%s | %s", name, line)
 		} else {
 			fmt.Fprint(a.stdout, line)
 		}
 	}
-	return offset, nil
 }

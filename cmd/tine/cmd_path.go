@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tinehq/tine/httpapi"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
@@ -18,21 +19,22 @@ run (tine exec) the same files are at the workspace path.`,
 		Example: `  ls "$(tine path source-1)"`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				r, err := e.FindRun(c.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				if !r.Run.Live() {
-					return stateErr(r.Run)
-				}
-				p := e.Path(r.Workspace, r.Run)
-				if asJSON {
-					return a.printJSON(map[string]string{"run": r.Run.ID, "name": r.Run.Name, "path": p, "workspace_path": r.Workspace.Path})
-				}
-				fmt.Fprintln(a.stdout, p)
-				return nil
+			var rp httpapi.RunPath
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				_, err := cl.Do(c.Context(), "GET", remoteRunPath(c.Context(), cl, args[0], "path"), nil, &rp)
+				return err
+			}, func(e *engine.Engine) (err error) {
+				rp, err = httpapi.PathOf(c.Context(), e, args[0])
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(rp)
+			}
+			fmt.Fprintln(a.stdout, rp.Path)
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")

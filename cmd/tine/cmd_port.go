@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tinehq/tine/httpapi"
 	"net"
 	"strconv"
 
@@ -31,21 +32,27 @@ host. Ports stay published while RUN runs. Without PORT, lists them.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				if len(args) == 1 {
-					return a.listPorts(c, e, args[0])
-				}
-				port, err := strconv.Atoi(args[1])
-				if err != nil {
-					return fmt.Errorf("port %q is not a number: %w", args[1], tine.ErrInvalid)
-				}
-				addr, err := e.Publish(c.Context(), args[0], port, net.JoinHostPort(hostIP, strconv.Itoa(hostPort)))
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "%s -> %s:%d\n", addr, args[0], port)
-				return nil
+			if len(args) == 1 {
+				return a.listPorts(c, args[0])
+			}
+			port, err := strconv.Atoi(args[1])
+			if err != nil {
+				return fmt.Errorf("port %q is not a number: %w", args[1], tine.ErrInvalid)
+			}
+			host := net.JoinHostPort(hostIP, strconv.Itoa(hostPort))
+			var pub httpapi.Published
+			err = a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				_, err := cl.Do(c.Context(), "POST", remoteRunPath(c.Context(), cl, args[0], "ports"), httpapi.PublishRequest{Port: port, Host: host}, &pub)
+				return err
+			}, func(e *engine.Engine) (err error) {
+				pub.HostAddr, err = e.Publish(c.Context(), args[0], port, host)
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "%s -> %s:%d\n", pub.HostAddr, args[0], port)
+			return nil
 		},
 	}
 	c.Flags().IntVar(&hostPort, "host-port", 0, "host port to listen on (0: a free one)")
@@ -53,8 +60,8 @@ host. Ports stay published while RUN runs. Without PORT, lists them.`,
 	return c
 }
 
-func (a *app) listPorts(c *cobra.Command, e *engine.Engine, ref string) error {
-	ps, err := e.PS(c.Context(), ref)
+func (a *app) listPorts(c *cobra.Command, ref string) error {
+	ps, err := a.ps(c.Context(), ref)
 	if err != nil {
 		return err
 	}

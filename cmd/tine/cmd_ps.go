@@ -27,26 +27,14 @@ it belongs to.`,
   tine ps source-1 --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if a.remote() {
-				ps, err := a.remotePS(c.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return a.printJSON(ps)
-				}
-				return a.printPS(ps)
+			ps, err := a.ps(c.Context(), args[0])
+			if err != nil {
+				return err
 			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				ps, err := e.PS(c.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return a.printJSON(ps)
-				}
-				return a.printPS(ps)
-			})
+			if asJSON {
+				return a.printJSON(ps)
+			}
+			return a.printPS(ps)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
@@ -141,23 +129,21 @@ func newStats(a *app) *cobra.Command {
   tine stats source-1 --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				ps, err := e.PS(c.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return a.printJSON(map[string]any{"run": ps.Run.Name, "state": ps.State, "stats": ps.Stats})
-				}
-				if ps.Stats == nil {
-					fmt.Fprintf(a.stdout, "%s: %s, no processes\n", ps.Run.Name, ps.State)
-					return nil
-				}
-				s := ps.Stats
-				fmt.Fprintf(a.stdout, "%s: %s\nmemory    %s (peak %s)\ncpu       %v\nprocesses %d\nfrozen    %v\n",
-					ps.Run.Name, ps.State, bytesStr(s.MemoryBytes), bytesStr(s.MemoryPeakBytes), s.CPUUsage.Round(time.Millisecond), s.Pids, s.Frozen)
+			ps, err := a.ps(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(map[string]any{"run": ps.Run.Name, "state": ps.State, "stats": ps.Stats})
+			}
+			if ps.Stats == nil {
+				fmt.Fprintf(a.stdout, "%s: %s, no processes\n", ps.Run.Name, ps.State)
 				return nil
-			})
+			}
+			s := ps.Stats
+			fmt.Fprintf(a.stdout, "%s: %s\nmemory    %s (peak %s)\ncpu       %v\nprocesses %d\nfrozen    %v\n",
+				ps.Run.Name, ps.State, bytesStr(s.MemoryBytes), bytesStr(s.MemoryPeakBytes), s.CPUUsage.Round(time.Millisecond), s.Pids, s.Frozen)
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")

@@ -1,36 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/display"
 )
-
-// runSummary is what tine summary prints: one fork's stored evidence and
-// its readiness now.
-type runSummary struct {
-	Run       string        `json:"run"`
-	Group     string        `json:"group"`
-	RunState  tine.State    `json:"run_state"` // active, merged, discarded, ...
-	Fork      *forkrun.Fork `json:"fork"`
-	Ready     bool          `json:"ready"`
-	NotReady  string        `json:"not_ready,omitempty"`
-	Winner    bool          `json:"winner"`
-	Score     *float64      `json:"score,omitempty"`
-	Outcome   string        `json:"group_outcome"`
-	Resolved  string        `json:"group_resolved,omitempty"` // "merge source-2", "discard", once resolved
-	Rationale string        `json:"rationale,omitempty"`
-	// Refused is what the fork's egress policy refused: connections and
-	// names, each once.
-	Refused []egress.Record `json:"refused,omitempty"`
-}
 
 func newSummary(a *app) *cobra.Command {
 	var asJSON bool
@@ -47,76 +26,29 @@ agent_log.`,
   tine summary app-2 --json | jq .fork.test`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				s, err := summarize(c.Context(), e, args[0])
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return a.printJSON(s)
-				}
-				a.printSummary(s)
-				return nil
+			var s *forkrun.RunSummary
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				_, err := cl.Do(c.Context(), "GET", remoteRunPath(c.Context(), cl, args[0], "summary"), nil, &s)
+				return err
+			}, func(e *engine.Engine) (err error) {
+				s, err = forkrun.Summarize(c.Context(), e, args[0])
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(s)
+			}
+			a.printSummary(s)
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return c
 }
 
-func summarize(ctx context.Context, e *engine.Engine, ref string) (*runSummary, error) {
-	r, err := e.FindRun(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	if r.Run.Group == "" {
-		return nil, fmt.Errorf("%s is not a fork (it has no group): %w", r.Run.Name, tine.ErrInvalid)
-	}
-	rep, err := forkrun.Load(e, r.Workspace.ID, r.Run.Group)
-	if err != nil {
-		return nil, err
-	}
-	f := rep.Fork(r.Run.ID)
-	if f == nil {
-		return nil, fmt.Errorf("%s is not in fork-run %s: %w", r.Run.Name, rep.Group, tine.ErrNotFound)
-	}
-	s := &runSummary{Run: r.Run.Name, Group: rep.Group, RunState: r.Run.State, Fork: f, Ready: f.Ready,
-		NotReady: f.NotReady, Winner: rep.Winner == f.Name, Outcome: rep.Outcome}
-	s.Refused, _ = e.Refusals(ctx, r.Run.ID)
-	if v := rep.Verdict; v != nil {
-		if sc, ok := v.Scores[f.Run]; ok {
-			s.Score = &sc
-		}
-		s.Rationale = v.Rationale
-	}
-	if r.Run.Live() && r.Run.Resolution == "" && f.Ready {
-		// The source may have moved since: check the merge again.
-		c, err := e.Compare(ctx, rep.Group)
-		if err != nil {
-			return nil, err
-		}
-		for _, fs := range c.Forks {
-			if fs.Run.ID == f.Run && !fs.Ready {
-				s.Ready, s.NotReady = false, fs.NotReady
-			}
-		}
-	}
-	switch {
-	case !r.Run.Live():
-		s.Ready, s.NotReady = false, "run is "+string(r.Run.State)
-	case r.Run.Resolution != "":
-		s.Ready, s.NotReady = false, "already "+string(r.Run.Resolution)
-	}
-	if h := rep.Resolution; h != nil {
-		s.Resolved = h.Action
-		if h.Chosen != "" {
-			s.Resolved += " " + h.Chosen
-		}
-	}
-	return s, nil
-}
-
-func (a *app) printSummary(s *runSummary) {
+func (a *app) printSummary(s *forkrun.RunSummary) {
 	f := s.Fork
 	w := a.stdout
 	fmt.Fprintf(w, "%s (group %s, run %s, fork-run %s)\n", s.Run, s.Group, s.RunState, f.State)

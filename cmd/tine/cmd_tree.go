@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/tinehq/tine/httpapi"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,19 +25,30 @@ tree: lineage is kept forever.`,
   tine tree app --json`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				states, err := e.State(c.Context(), firstArg(args))
-				if err != nil {
+			var states []engine.WorkspaceState
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				if len(args) == 0 {
+					_, err := cl.Do(c.Context(), "GET", "/v1/workspaces", nil, &states)
 					return err
 				}
-				if asJSON {
-					return a.printJSON(states)
-				}
-				for _, s := range states {
-					printTree(a.stdout, s)
-				}
-				return nil
+				var st engine.WorkspaceState
+				_, err := cl.Do(c.Context(), "GET", "/v1/workspaces/"+url.PathEscape(args[0]), nil, &st)
+				states = []engine.WorkspaceState{st}
+				return err
+			}, func(e *engine.Engine) (err error) {
+				states, err = e.State(c.Context(), firstArg(args))
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(states)
+			}
+			for _, s := range states {
+				printTree(a.stdout, s)
+			}
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the workspaces' records as JSON")

@@ -178,11 +178,11 @@ func (a *app) open(ctx context.Context) (*engine.Engine, error) {
 // withEngine runs fn with an open engine.
 //
 // A normal user working through the system daemon has no store to open:
-// commands that do not go through it yet say so.
+// a command that does not go through it says so.
 func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) error {
 	if a.remote() {
-		return fmt.Errorf("tine %s does not go through the tine daemon yet (%s do); TINE_HOME=DIR tine %s uses a state directory of your own: %w",
-			a.cmd, remoteCommands, a.cmd, tine.ErrUnsupported)
+		return fmt.Errorf("tine %s does not go through the tine daemon; TINE_HOME=DIR tine %s uses a state directory of your own: %w",
+			a.cmd, a.cmd, tine.ErrUnsupported)
 	}
 	e, err := a.open(ctx)
 	if err != nil {

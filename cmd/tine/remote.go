@@ -31,9 +31,6 @@ import (
 // their requests to it (the user cannot open root's store). Names are
 // resolved from the workspaces the daemon shows them.
 
-// remoteCommands are the commands that go through the system daemon.
-const remoteCommands = "init, release, ls, ps, diff, log, fork, exec, start, stop, fork-run, checkpoint, rollback, merge, promote, choose, discard"
-
 // remote reports whether this command goes through the system daemon.
 func (a *app) remote() bool {
 	a.remoteOnce.Do(func() {
@@ -41,6 +38,36 @@ func (a *app) remote() bool {
 			os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(daemonSocket())
 	})
 	return a.isRemote
+}
+
+// rootOnly refuses, for a normal user working through the system daemon,
+// a command that works on the daemon's whole store (tine gc, tine
+// doctor): it holds every user's workspaces, which theirs must not see.
+func (a *app) rootOnly() error {
+	if !a.remote() {
+		return nil
+	}
+	return fmt.Errorf("tine %s works on the tine daemon's whole store, every user's: run it as root (sudo tine %s); TINE_HOME=DIR tine %s works on a state directory of your own: %w",
+		a.cmd, a.cmd, a.cmd, tine.ErrPrivilege)
+}
+
+// remoteOr runs remote with the system daemon's client when this command
+// goes through it, else local with an open engine.
+func (a *app) remoteOr(ctx context.Context, remote func(*httpapi.Client) error, local func(*engine.Engine) error) error {
+	if a.remote() {
+		return remote(a.daemon())
+	}
+	return a.withEngine(ctx, local)
+}
+
+// remoteRunPath is the API path of action on run ref, ref resolved as
+// remoteRef does.
+func remoteRunPath(ctx context.Context, cl *httpapi.Client, ref, action string) string {
+	p := "/v1/runs/" + url.PathEscape(remoteRef(ctx, cl, ref))
+	if action != "" {
+		p += "/" + action
+	}
+	return p
 }
 
 // daemon is the system daemon's client.
@@ -154,12 +181,16 @@ func (a *app) remoteChanges(ctx context.Context, ref string, patch bool, w io.Wr
 	return res.Changes, err
 }
 
-// remotePS is tine ps through the daemon.
-func (a *app) remotePS(ctx context.Context, ref string) (*engine.PS, error) {
-	cl := a.daemon()
-	var ps engine.PS
-	_, err := cl.Do(ctx, "GET", "/v1/runs/"+url.PathEscape(remoteRef(ctx, cl, ref)), nil, &ps)
-	return orNil(&ps, err)
+// ps is run ref's engine.PS, through the system daemon for a normal user.
+func (a *app) ps(ctx context.Context, ref string) (ps *engine.PS, err error) {
+	err = a.remoteOr(ctx, func(cl *httpapi.Client) error {
+		_, err := cl.Do(ctx, "GET", remoteRunPath(ctx, cl, ref, ""), nil, &ps)
+		return err
+	}, func(e *engine.Engine) (err error) {
+		ps, err = e.PS(ctx, ref)
+		return err
+	})
+	return ps, err
 }
 
 // remoteEvents is tine log through the daemon.
