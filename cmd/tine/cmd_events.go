@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -91,7 +92,7 @@ func (s *daemonEvents) events(ctx context.Context, f tine.EventFilter) ([]*tine.
 	}
 	var evs []*tine.Event
 	_, err := s.cl.Do(ctx, "GET", "/v1/events?"+q.Encode(), nil, &evs)
-	return evs, err
+	return compactDetails(evs), err
 }
 
 func (s *daemonEvents) runName(ctx context.Context, id string) (string, bool) {
@@ -148,4 +149,16 @@ func (a *app) printEvent(ctx context.Context, src eventSource, ev *tine.Event, n
 		}
 	}
 	fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Time.Local().Format(time.DateTime), dash(run), ev.Kind, string(ev.Detail))
+}
+
+// compactDetails makes the events' details compact as stored: the
+// daemon's answers are indented.
+func compactDetails(evs []*tine.Event) []*tine.Event {
+	for _, ev := range evs {
+		var b bytes.Buffer
+		if json.Compact(&b, ev.Detail) == nil {
+			ev.Detail = b.Bytes()
+		}
+	}
+	return evs
 }

@@ -57,7 +57,12 @@ func (e *env) serveWith(vars []string, args ...string) *daemon {
 		d.err = cmd.Wait()
 		close(d.done)
 	}()
-	e.t.Cleanup(func() { cmd.Process.Kill(); <-d.done })
+	e.t.Cleanup(func() {
+		cmd.Process.Kill()
+		for range d.lines { // what no one read: the reader waits to send it
+		}
+		<-d.done
+	})
 	sock := filepath.Join(e.home, "ctl", "tine.sock")
 	d.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {

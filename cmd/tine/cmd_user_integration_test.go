@@ -7,10 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -127,6 +129,28 @@ func uidOf(t *testing.T, p string) int {
 	return int(fi.Sys().(*syscall.Stat_t).Uid)
 }
 
+// userWorkspace starts a system daemon (root's, on a socket of the test)
+// and makes tineuser a directory app to init, with a service svc that logs
+// a line; it skips when not root or without the user.
+func userWorkspace(t *testing.T) (e *env, ann *localUser, sock, dir string) {
+	t.Helper()
+	requireRoot(t)
+	e = newEnv(t)
+	sock = filepath.Join(publicDir(t), "tine.sock")
+	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
+	ann = asUser(t, "tineuser", sock)
+
+	dir = filepath.Join(publicDir(t), "app")
+	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
+	os.WriteFile(filepath.Join(dir, "src", "a.txt"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "tine.toml"), []byte("[[service]]\nname = \"svc\"\ncommand = \"echo svc up; id -u > svc.uid; exec sleep 600\"\nready = { command = \"test -s svc.uid\" }\n"), 0o644)
+	for _, p := range []string{dir, filepath.Join(dir, "src"), filepath.Join(dir, "src", "a.txt"), filepath.Join(dir, "tine.toml")} {
+		os.Chown(p, ann.uid, ann.gid)
+	}
+	e.ws = append(e.ws, dir) // released by root at cleanup if the test stops half-way
+	return e, ann, sock, dir
+}
+
 // TestUser_ThroughTheSystemDaemon: a normal user, with the system daemon
 // up, gets copy-on-write workspaces and runs everything in them as
 // themselves: init (overlay), fork, exec (streams and exit status), start
@@ -134,21 +158,7 @@ func uidOf(t *testing.T, p string) int {
 // user sees none of it; without the daemon, what needs privileges says
 // which command starts it.
 func TestUser_ThroughTheSystemDaemon(t *testing.T) {
-	requireRoot(t)
-	e := newEnv(t)
-	sock := filepath.Join(publicDir(t), "tine.sock")
-	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
-	ann := asUser(t, "tineuser", sock)
-
-	dir := filepath.Join(publicDir(t), "app")
-	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
-	os.WriteFile(filepath.Join(dir, "src", "a.txt"), []byte("a\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "tine.toml"), []byte("[[service]]\nname = \"svc\"\ncommand = \"id -u > svc.uid; exec sleep 600\"\nready = { command = \"test -s svc.uid\" }\n"), 0o644)
-	for _, p := range []string{dir, filepath.Join(dir, "src"), filepath.Join(dir, "src", "a.txt"), filepath.Join(dir, "tine.toml")} {
-		os.Chown(p, ann.uid, ann.gid)
-	}
-	e.ws = append(e.ws, dir) // released by root at cleanup if the test stops half-way
-
+	e, ann, sock, dir := userWorkspace(t)
 	var ref engine.Ref
 	ann.okJSON(dir, &ref, "init", "--json", ".")
 	if ref.Workspace.Backend != "overlay" || ref.Workspace.UID != ann.uid {
@@ -238,4 +248,113 @@ func TestUser_ThroughTheSystemDaemon(t *testing.T) {
 	if r.code != exitUnsupported || !strings.Contains(r.stderr, "sudo tine setup daemon") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("start without the daemon: %v, want exit 7 and one line naming sudo tine setup daemon", r)
 	}
+}
+
+// TestUser_ChoosesThroughTheSystemDaemon: what a normal user needs to
+// choose and resolve a fork-run goes through the system daemon and prints
+// what root's tine prints of the same store (summary, compare, cost, tree,
+// path, logs, events, pending, port; export and stats where the output
+// moves with time), approve and refuse decide as the user; gc and doctor
+// are root's; another user finds none of it.
+func TestUser_ChoosesThroughTheSystemDaemon(t *testing.T) {
+	e, ann, sock, dir := userWorkspace(t)
+	ann.ok(dir, "init", ".")
+	var rep forkrun.Report
+	ann.okJSON(dir, &rep, "fork-run", "source", "--json", "-n", "2", "--prompt", "write it", "--merge-mode", "manual",
+		"--agent-cmd", "echo done > done.txt")
+	if len(rep.Forks) != 2 || rep.Group == "" {
+		t.Fatalf("fork-run through the daemon: %+v", rep)
+	}
+	f1, f2, g := "app/"+rep.Forks[0].Name, "app/"+rep.Forks[1].Name, rep.Group
+	ann.ok(dir, "start", "app/source")
+	host := ann.ok(dir, "port", "app/source", "8080", "--host-port", "0")
+	if !strings.Contains(host, "-> app/source:8080") {
+		t.Errorf("port through the daemon: %q", host)
+	}
+	if r := ann.tine(dir, nil, "port", "app/source", "80", "--host-port", "80"); r.code != exitUnsupported || !strings.Contains(r.stderr, "1024") {
+		t.Errorf("a normal user's port on host port 80: %v, want refused (exit 7)", r)
+	}
+
+	// Code in a fork asks to merge it and to discard the other: a person decides.
+	pending := regexp.MustCompile(`pending as (a[0-9a-z]{8})`)
+	asks := map[string]string{}
+	for run, action := range map[string]string{f1: "merge", f2: "discard"} {
+		id := pending.FindStringSubmatch(ann.ok(dir, "exec", run, "--", "tine", "request", action))
+		if id == nil {
+			t.Fatalf("tine request %s in %s: no approval pending", action, run)
+		}
+		asks[action] = id[1]
+	}
+
+	same := [][]string{
+		{"summary", f1}, {"summary", f1, "--json"}, {"compare", g}, {"compare", g, "--json"}, {"cost", g}, {"cost", f2, "--json"},
+		{"log", f1}, {"tree", "app"}, {"tree", "--json"}, {"path", f1}, {"path", f1, "--json"}, {"logs", "app/source", "svc"},
+		{"logs", "app/source", "--tail", "1"}, {"events", "app"}, {"events", "--json"}, {"pending", "--json"}, {"port", "app/source"},
+	}
+	for _, args := range same {
+		mine, roots := ann.tine(dir, nil, args...), e.tine(args...)
+		if mine.code != 0 || mine.stdout != roots.stdout || mine.stdout == "" {
+			t.Errorf("tine %v through the daemon:\n%v\nroot's:\n%v", args, mine, roots)
+		}
+	}
+	if out := ann.ok(dir, "export", g); !strings.Contains(out, "# tine: group "+g) || !strings.Contains(out, rep.Forks[1].Name) {
+		t.Errorf("export through the daemon: %s", out)
+	}
+	var st struct {
+		Run   string `json:"run"`
+		State string `json:"state"`
+	}
+	ann.okJSON(dir, &st, "stats", "app/source", "--json")
+	if st.Run != "source" || st.State != engine.ProcRunning {
+		t.Errorf("stats through the daemon: %+v", st)
+	}
+	for _, args := range [][]string{{"gc"}, {"doctor"}} {
+		if r := ann.tine(dir, nil, args...); r.code != exitUnsupported || !strings.Contains(r.stderr, "sudo tine "+args[0]) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("tine %s as a normal user: %v, want exit 7 and one line saying it is root's", args[0], r)
+		}
+	}
+
+	// Another user: none of it is there, and they decide nothing of ann's.
+	bob := asUser(t, "nobody", sock)
+	for _, args := range [][]string{{"summary", f1}, {"compare", g}, {"cost", g}, {"cost", f1}, {"export", g}, {"tree", "app"},
+		{"path", f1}, {"logs", "app/source"}, {"events", "app"}, {"pending", "app"}, {"stats", "app/source"}, {"port", "app/source"},
+		{"port", "app/source", "9000"}, {"approve", asks["merge"]}, {"refuse", asks["discard"]}} {
+		if r := bob.tine("/", nil, args...); r.code != exitNotFound || !strings.Contains(r.stderr, "not found") {
+			t.Errorf("another user: %v, want not found (exit 3)", r)
+		}
+	}
+	for _, args := range [][]string{{"pending", "--json"}, {"events", "--json"}, {"tree", "--json"}} {
+		if out := strings.TrimSpace(bob.ok("/", args...)); out != "[]" && out != "" {
+			t.Errorf("another user: tine %v shows %s", args, out)
+		}
+	}
+
+	if out := ann.ok(dir, "approve", asks["merge"]); !strings.Contains(out, "approved "+asks["merge"]) {
+		t.Errorf("approve through the daemon: %q", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "done.txt")); string(b) != "done\n" {
+		t.Errorf("the approved merge did not land: done.txt = %q", b)
+	}
+	if out := ann.ok(dir, "refuse", asks["discard"]); !strings.Contains(out, "refused "+asks["discard"]) {
+		t.Errorf("refuse through the daemon: %q", out)
+	}
+	var evs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(e.ok("events", "app", "--json")), "\n") {
+		var ev map[string]any
+		json.Unmarshal([]byte(l), &ev)
+		evs = append(evs, ev)
+	}
+	decided := 0
+	for _, ev := range evs {
+		d, _ := ev["detail"].(map[string]any)
+		if k, _ := ev["kind"].(string); (k == "approval_approved" || k == "approval_refused") && fmt.Sprint(d["by"]) == "tineuser" {
+			decided++
+		}
+	}
+	if decided < 2 {
+		t.Errorf("the decisions are not recorded as tineuser's: %v", evs)
+	}
+	ann.ok(dir, "stop", "app/source")
+	ann.ok("/", "release", "--force", dir)
+	e.ws = e.ws[:len(e.ws)-1]
 }

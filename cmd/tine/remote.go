@@ -197,8 +197,8 @@ func (a *app) ps(ctx context.Context, ref string) (ps *engine.PS, err error) {
 func (a *app) remoteEvents(ctx context.Context, ref string) ([]*tine.Event, error) {
 	cl := a.daemon()
 	var evs []*tine.Event
-	_, err := cl.Do(ctx, "GET", "/v1/runs/"+url.PathEscape(remoteRef(ctx, cl, ref))+"/events", nil, &evs)
-	return evs, err
+	_, err := cl.Do(ctx, "GET", remoteRunPath(ctx, cl, ref, "events"), nil, &evs)
+	return compactDetails(evs), err
 }
 
 // remoteExec is tine exec through the daemon: this process's standard
