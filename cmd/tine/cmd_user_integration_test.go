@@ -104,6 +104,24 @@ func (p *localUser) tine(dir string, vars []string, args ...string) result {
 	return r
 }
 
+// follow runs the localUser's tine in dir for d, then interrupts it, and
+// returns what it printed (tine logs --follow, tine events --follow).
+func (p *localUser) follow(dir string, d time.Duration, args ...string) string {
+	p.t.Helper()
+	cmd := exec.Command(p.bin, args...)
+	cmd.Env, cmd.Dir = p.vars, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(p.uid), Gid: uint32(p.gid)}}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	time.Sleep(d)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	return stdout.String()
+}
+
 func (p *localUser) ok(dir string, args ...string) string {
 	p.t.Helper()
 	r := p.tine(dir, nil, args...)
@@ -296,6 +314,12 @@ func TestUser_ChoosesThroughTheSystemDaemon(t *testing.T) {
 		if mine.code != 0 || mine.stdout != roots.stdout || mine.stdout == "" {
 			t.Errorf("tine %v through the daemon:\n%v\nroot's:\n%v", args, mine, roots)
 		}
+	}
+	if out := ann.follow(dir, 1500*time.Millisecond, "logs", "app/source", "svc", "--follow"); !strings.HasPrefix(out, "--- tine: starting svc") || !strings.HasSuffix(out, "\nsvc up\n") {
+		t.Errorf("logs --follow through the daemon printed %q", out)
+	}
+	if out := ann.follow(dir, 1500*time.Millisecond, "events", "app", "--follow"); !strings.Contains(out, "publish") {
+		t.Errorf("events --follow through the daemon printed %q", out)
 	}
 	if out := ann.ok(dir, "export", g); !strings.Contains(out, "# tine: group "+g) || !strings.Contains(out, rep.Forks[1].Name) {
 		t.Errorf("export through the daemon: %s", out)
