@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/internal/buildinfo"
 	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/sandbox"
@@ -102,7 +103,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	err = needsDaemon(err)
 	if err != nil && err.Error() != "" {
-		fmt.Fprintf(stderr, "tine: %v\n", err)
+		// An error may name what a run controls (a path, a run name):
+		// its control characters are shown, never sent to the terminal.
+		fmt.Fprintf(stderr, "tine: %s\n", display.Block(err.Error()))
 	}
 	return exitCode(err)
 }
