@@ -209,7 +209,6 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 	}
 	closeAll(files)
 	s.setExec(pid, x.Args)
-	defer s.setExec(pid, nil)
 	reply(c, response{Pid: pid})
 	ended := make(chan struct{})
 	go forwardFromCaller(rest, pid, x.Tree, ended)
@@ -218,6 +217,10 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 	if x.Tree {
 		killTree(pid)
 	}
+	// No longer listed before the caller hears the end: a caller that then
+	// asks whether the run is idle (to stop a supervisor it launched) must
+	// not still see this exec.
+	s.setExec(pid, nil)
 	reply(c, response{Exit: intp(exitCode(ws))})
 }
 

@@ -395,3 +395,22 @@ func TestSupervisor_KeepsWorkspaceMountOnHostUnmount(t *testing.T) {
 		t.Errorf("the run lost the files at its workspace path: %d %q", code, out)
 	}
 }
+
+// Once a caller hears that its exec ended, the supervisor no longer lists
+// it: tine exec asks just then whether the run is idle, to stop a
+// supervisor it launched.
+func TestSupervisor_ExecNotListedOnceEnded(t *testing.T) {
+	spec, _, c := launch(t, false)
+	for i := 0; i < 200; i++ {
+		if _, code := run(t, c, spec, "true"); code != 0 {
+			t.Fatalf("exec: %d", code)
+		}
+		st, err := c.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Execs) > 0 {
+			t.Fatalf("after %d execs, an ended one is still listed: %+v", i+1, st.Execs)
+		}
+	}
+}
