@@ -27,9 +27,11 @@ view, see tine path) is kept, mapped to the workspace path; any other starts
 at the workspace path. Standard streams and the exit status pass through;
 126 means the run could not be entered, 127 that CMD was not found.
 
-As root, CMD runs through RUN's supervisor. When RUN had none (it is
-stopped), the one launched for CMD is stopped again once CMD ends and
-nothing else runs in RUN, unless --keep is given.
+As root, or as a normal user through the system daemon (tine setup
+daemon), CMD runs through RUN's supervisor, as the workspace's owner and
+confined as RUN is (see tine ps). When RUN had none (it is stopped), the
+one launched for CMD is stopped again once CMD ends and nothing else runs
+in RUN, unless --keep is given.
 
 -t gives CMD a terminal of its own (a pseudo-terminal, its controlling
 terminal, leading a session inside the run): job control works, ^C and ^Z
