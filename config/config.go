@@ -83,6 +83,10 @@ type Network struct {
 // to run for a source (after a person approves), by their first word.
 type Effects struct {
 	Commands []string `toml:"commands"`
+	// FromForks is what a fork's request for an effect gets: "refuse"
+	// (the default) or "after_promotion", which records it and asks a
+	// person for it once the fork is promoted (the group's policy).
+	FromForks string `toml:"from_forks"`
 }
 
 // Confine is [confine]: what a fork may write besides its workspace, /tmp,
@@ -116,6 +120,13 @@ func (s Secrets) Policy() secrets.Policy {
 		}
 	}
 	return p
+}
+
+func (f Effects) check() error {
+	if f.FromForks != "" && f.FromForks != "refuse" && f.FromForks != "after_promotion" {
+		return &keyError{[]string{"effects", "from_forks"}, fmt.Errorf("effects: from_forks %q is not refuse or after_promotion", f.FromForks)}
+	}
+	return nil
 }
 
 func (s Secrets) check() error {
@@ -345,6 +356,9 @@ func (c *Config) check() error {
 		return err
 	}
 	if err := c.Secrets.check(); err != nil {
+		return err
+	}
+	if err := c.Effects.check(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}

@@ -29,27 +29,52 @@ type EffectAnswer struct {
 // first. A key already asked for answers with its approval (pending) or
 // its receipt (done), and nothing new is recorded.
 func (e *Engine) RequestEffect(ctx context.Context, actor Ref, req effect.Request) (*EffectAnswer, error) {
-	if actor.Run.Role != tine.RoleSource {
-		return nil, fmt.Errorf("external effects are refused from a fork (%s): merge or promote its work, then ask from the source: %w",
-			actor.Run.Name, capability.ErrScope)
+	if actor.Run.Role != tine.RoleSource && actor.Run.Role != tine.RoleFork {
+		return nil, fmt.Errorf("%s is %s: %w", actor.Run.Name, actor.Run.Role, capability.ErrScope)
 	}
 	cfg, err := config.Load(e.Path(actor.Workspace, actor.Run))
 	if err != nil {
 		return nil, err
+	}
+	fork := actor.Run.Role == tine.RoleFork
+	policy := cfg.Effects.FromForks
+	if fork { // the group's policy is the source's, not what the fork wrote
+		policy = ""
+		if src, _, err := e.sourceAndForkPoint(ctx, actor); err == nil {
+			if scfg, err := config.Load(e.Path(src.Workspace, src.Run)); err == nil {
+				policy = scfg.Effects.FromForks
+			}
+		}
+	}
+	if fork && policy != "after_promotion" {
+		return nil, fmt.Errorf("external effects are refused from a fork (%s): merge or promote its work, then ask from the source "+
+			"(or let forks ask for them once promoted: [effects] from_forks = \"after_promotion\"): %w", actor.Run.Name, capability.ErrScope)
 	}
 	if err := req.Check(cfg.Effects.Commands); err != nil {
 		return nil, fmt.Errorf("%v: %w", err, tine.ErrInvalid)
 	}
 	owner := OwnerAccount(actor.Workspace)
 	env := ExecEnv(actor, os.Environ(), os.Getuid())
-	plan, err := effect.Resolve(ctx, req, actor.Workspace.Path, owner.Credential(), env)
+	// A fork's files are at its view on the host; once promoted, at the
+	// workspace path, where the effect will run.
+	plan, err := effect.Resolve(ctx, req, e.Path(actor.Workspace, actor.Run), owner.Credential(), env)
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", err, tine.ErrInvalid)
 	}
+	plan.Dir = actor.Workspace.Path
 	plan.Key = effect.KeyOf(plan)
 	if ans, err := e.effectAsked(ctx, actor, plan.Key); ans != nil || err != nil {
 		return ans, err
 	}
+	if fork {
+		return e.deferEffect(ctx, actor, plan)
+	}
+	return e.offerEffect(ctx, actor, plan)
+}
+
+// offerEffect records plan, asked for by source run actor, as a pending
+// approval showing exactly what would be done.
+func (e *Engine) offerEffect(ctx context.Context, actor Ref, plan effect.Plan) (*EffectAnswer, error) {
 	args, _ := json.Marshal(plan)
 	ev, _ := json.Marshal(map[string]any{"effect": effect.Describe(plan), "plan": plan})
 	a := &tine.Approval{Workspace: actor.Workspace.ID, Run: actor.Run.ID, Action: tine.ActionEffect, Args: args,
@@ -58,6 +83,50 @@ func (e *Engine) RequestEffect(ctx context.Context, actor Ref, req effect.Reques
 		return nil, err
 	}
 	return &EffectAnswer{Approval: a, Plan: plan, Message: fmt.Sprintf("waiting for a person: %s; tine approve %s", effect.Describe(plan), a.ID)}, nil
+}
+
+// deferEffect records plan, asked for by fork actor, to be offered to a
+// person once the fork is promoted (an event "effect.deferred").
+func (e *Engine) deferEffect(ctx context.Context, actor Ref, plan effect.Plan) (*EffectAnswer, error) {
+	err := e.store.Update(ctx, func(tx tine.Tx) error {
+		return tx.AppendEvent(e.event(actor.Workspace.ID, actor.Run.ID, "effect.deferred", plan))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &EffectAnswer{Plan: plan, Message: fmt.Sprintf("recorded: once %s is promoted, a person is asked for %s", actor.Run.Name, effect.Describe(plan))}, nil
+}
+
+// offerDeferredEffects asks a person, now that fork r is the source, for
+// each effect it asked for as a fork (once per key).
+func (e *Engine) offerDeferredEffects(ctx context.Context, r Ref) error {
+	var plans []effect.Plan
+	err := e.store.View(ctx, func(tx tine.Tx) error {
+		evs, err := tx.Events(tine.EventFilter{Run: r.Run.ID})
+		for _, ev := range evs {
+			var p effect.Plan
+			if ev.Kind == "effect.deferred" && json.Unmarshal(ev.Detail, &p) == nil {
+				plans = append(plans, p)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	now, err := e.FindRun(ctx, r.Run.ID)
+	if err != nil {
+		return err
+	}
+	for _, p := range plans {
+		if ans, err := e.effectAsked(ctx, now, p.Key); ans != nil || err != nil {
+			continue
+		}
+		if _, err := e.offerEffect(ctx, now, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // effectReadiness stands for the run's files in an effect's fingerprint:

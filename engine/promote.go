@@ -167,6 +167,9 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 	if err := e.switchFiles(ctx, be, p, fresh, oldBr, newBr); err != nil {
 		return nil, fmt.Errorf("promoted in the store, but moving the files failed (the next tine command retries): %w", err)
 	}
+	if err := e.offerDeferredEffects(ctx, p); err != nil {
+		e.warn("%s is the source now, but the effects it asked for as a fork were not offered: %v", p.Run.Name, err)
+	}
 	return &PromoteResult{Run: p.Run, Retired: src.Run, Saved: saved}, nil
 }
 

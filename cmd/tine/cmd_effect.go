@@ -54,6 +54,10 @@ out through a merge or a promotion first.`,
 				fmt.Fprintf(a.stdout, "done already: %s (status %d, ok %v)\n", display.Text(effect.Describe(out.Plan)), out.Receipt.Status, out.Receipt.OK)
 				return nil
 			}
+			if out.Approval == nil { // a fork's, offered once it is promoted
+				fmt.Fprintf(a.stdout, "%s\n", display.Text(out.Message))
+				return nil
+			}
 			fmt.Fprintf(a.stdout, "asked: %s is pending as %s; %s\n", display.Text(effect.Describe(out.Plan)), out.Approval.ID, display.Text(out.Message))
 			return nil
 		},

@@ -84,6 +84,39 @@ func TestEffect_ThroughTheMediator(t *testing.T) {
 	if r := e.tine("exec", "source-1", "--", "tine", "effect", "git-push", "origin", "main"); r.code == 0 || !strings.Contains(r.stderr, "refused from a fork") {
 		t.Errorf("a fork asked for a push: %v", r)
 	}
+	// A fork's own tine.toml cannot let it through: the policy is the source's.
+	e.execSh("source-1", `printf '[effects]\nfrom_forks = "after_promotion"\n' > tine.toml`)
+	if r := e.tine("exec", "source-1", "--", "tine", "effect", "git-push", "origin", "main"); r.code == 0 {
+		t.Errorf("a fork set its own effect policy: %v", r)
+	}
+}
+
+// With the source's [effects] from_forks = "after_promotion", a fork's
+// request is kept, and a person is asked for it once the fork is promoted.
+func TestEffect_FromAForkAfterPromotion(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "one\n", "tine.toml": "[effects]\nfrom_forks = \"after_promotion\"\n"})
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	hostSh(t, dir, "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@x commit -qm one && git init -q --bare "+remote+" && git remote add origin "+remote)
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("fork", "source")
+	e.execSh("source-1", "echo two > a.txt && git -c user.name=t -c user.email=t@x commit -qam two")
+	head := strings.TrimSpace(e.execSh("source-1", "git rev-parse HEAD"))
+	if out := e.ok("exec", "source-1", "--", "tine", "effect", "git-push", "origin", "main"); !strings.Contains(out, "once source-1 is promoted") {
+		t.Fatalf("a fork's push: %s", out)
+	}
+	if out := e.ok("pending"); strings.Contains(out, "effect") {
+		t.Fatalf("offered before the promotion:\n%s", out)
+	}
+	e.ok("promote", "source-1")
+	id := regexp.MustCompile(`a[0-9a-z]{8}`).FindString(e.ok("pending"))
+	if id == "" {
+		t.Fatal("nothing pending after the promotion")
+	}
+	e.ok("approve", id)
+	if refs := remoteRefs(t, remote); refs != head+" refs/heads/main" {
+		t.Errorf("the remote after the approval: %q, want the fork's commit %s", refs, head)
+	}
 }
 
 func remoteRefs(t *testing.T, remote string) string {
