@@ -46,6 +46,9 @@ type GroupVerdict struct {
 	Confidence float64            `json:"confidence"`
 	Rationale  string             `json:"rationale"`
 	Scores     map[string]float64 `json:"scores,omitempty"`
+	// Features are the heuristic's per-fork feature values (see
+	// judge.Verdict.Features).
+	Features map[string][]float64 `json:"features,omitempty"`
 }
 
 // Verdict returns the stored verdict of group g of workspace ws, or nil
@@ -129,6 +132,11 @@ func (e *Engine) recordResolution(g *tine.Group, parent string, res *ChooseResul
 	}
 	for _, r := range res.Discarded {
 		h.Discarded = append(h.Discarded, r.Name)
+	}
+	if res.Chosen != nil {
+		// Learning is best effort: the choice is made and recorded whatever
+		// happens to the weights file.
+		e.learnFromChoice(g.Workspace, e.Verdict(g.Workspace, g.ID), res.Chosen.ID)
 	}
 	dir := e.GroupDir(g.Workspace, g.ID)
 	if b, err := os.ReadFile(filepath.Join(dir, GroupSummaryFile)); err == nil && json.Valid(b) {

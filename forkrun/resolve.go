@@ -172,10 +172,11 @@ func (r *runner) resolve(ctx context.Context) error {
 	}
 	var v *judge.Verdict
 	var err error
+	j := r.workspaceJudge()
 	if r.o.Mode == VoteMode {
-		v, err = judge.Vote(ctx, r.o.Judge, 3, r.o.Prompt, cands)
+		v, err = judge.Vote(ctx, j, 3, r.o.Prompt, cands)
 	} else {
-		v, err = r.o.Judge.Judge(ctx, r.o.Prompt, cands)
+		v, err = j.Judge(ctx, r.o.Prompt, cands)
 	}
 	if err != nil {
 		r.update(func() {
@@ -256,4 +257,16 @@ func (r *runner) forkByID(id string) *Fork {
 		return &c
 	}
 	return nil
+}
+
+// workspaceJudge is the run's judge; the heuristic, when given no weights,
+// weighs with the workspace's learned ones (engine.JudgeWeights), the
+// built-in ones when none were learned.
+func (r *runner) workspaceJudge() judge.Judge {
+	h, ok := r.o.Judge.(judge.Heuristic)
+	if !ok || h.Weights != nil {
+		return r.o.Judge
+	}
+	h.Weights, _ = r.e.JudgeWeights(r.rep.Workspace)
+	return h
 }

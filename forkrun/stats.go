@@ -33,6 +33,9 @@ type JudgeStats struct {
 	All    Tally            `json:"all"`
 	Judges map[string]Tally `json:"judges"` // by judge kind
 	Weeks  []WeekTally      `json:"weeks"`  // oldest first
+	// Weights are each workspace's heuristic weights, by workspace name
+	// (engine.AllJudgeWeights); Stats leaves them unset.
+	Weights map[string]engine.LearnedWeights `json:"weights,omitempty"`
 }
 
 // WeekTally is the Tally of the groups resolved in one ISO week.

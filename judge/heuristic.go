@@ -13,7 +13,11 @@ import (
 // tests, changes, agent status, merge, error signals and diff size. It is
 // deterministic and makes no calls; the package documentation describes the
 // scoring. Its verdicts have Judge "heuristic".
-type Heuristic struct{}
+type Heuristic struct {
+	// Weights, when set, replace the built-in weights of the features
+	// (a workspace's weights, learned from people's choices).
+	Weights *Weights
+}
 
 var _ Judge = Heuristic{}
 
@@ -103,14 +107,22 @@ type assessed struct {
 }
 
 // Judge scores cands and picks the best; task is not used.
-func (Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict, error) {
+func (h Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict, error) {
 	if err := checkCandidates(cands); err != nil {
 		return nil, err
 	}
-	as := assess(cands)
-	v := &Verdict{Judge: "heuristic", Winner: as[0].c.Run, Scores: make(map[string]float64, len(as))}
+	w := weight
+	if h.Weights != nil && h.Weights.Valid() {
+		w = *h.Weights
+	}
+	as := assess(cands, w)
+	v := &Verdict{Judge: "heuristic", Winner: as[0].c.Run, Scores: make(map[string]float64, len(as)),
+		Features: make(map[string][]float64, len(as))}
 	for _, a := range as {
 		v.Scores[a.c.Run] = a.score
+		for _, g := range a.g {
+			v.Features[a.c.Run] = append(v.Features[a.c.Run], round4(g))
+		}
 	}
 	sep := separation(as)
 	v.Confidence = round4(math.Min(sep, as[0].abs))
@@ -128,8 +140,8 @@ func (Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdict
 }
 
 // assess observes and scores every candidate and returns them best first,
-// ties in run id order.
-func assess(cands []Candidate) []*assessed {
+// ties in run id order, weighing the features by weight.
+func assess(cands []Candidate, weight Weights) []*assessed {
 	tr := trustOf(cands)
 	as := make([]*assessed, len(cands))
 	for i := range cands {

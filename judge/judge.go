@@ -69,6 +69,10 @@ type Verdict struct {
 	// command); the confidence is then low.
 	CannotTell string     `json:"cannot_tell,omitempty"`
 	Rounds     []*Verdict `json:"rounds,omitempty"` // vote: each round's verdict; pairwise: each comparison's
+	// Features, of the heuristic, are each candidate's goodness per
+	// feature (run id -> values in the order of FeatureNames): what Learn
+	// compares when a person chooses against the recommendation.
+	Features map[string][]float64 `json:"features,omitempty"`
 }
 
 // Clears reports whether v names a winner with a confidence of at least

@@ -61,7 +61,7 @@ func (p Pairwise) Judge(ctx context.Context, task string, cands []Candidate) (*V
 	if p.Compare == nil {
 		return nil, fmt.Errorf("judge: pairwise: no judge to compare with: %w", tine.ErrInvalid)
 	}
-	as, tr := assess(cands), trustOf(cands)
+	as, tr := assess(cands, weight), trustOf(cands)
 	var field, gated []*assessed
 	why := map[*assessed][]string{}
 	for _, a := range as {

@@ -22,6 +22,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/judge"
 )
 
 // fixtureCost is total_cost_usd of claude fixture 02, which fakeclaude
@@ -212,7 +213,7 @@ func TestForkRun_ManualLeavesTheSourceAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, r = e.forkRunJSON("source", "--prompt", "fix app.txt", "-n", "2",
-		"--approach", "fix it", "--approach", "cheap fix", "--merge-mode", "manual")
+		"--approach", "fix it", "--approach", "break it", "--merge-mode", "manual")
 	if r.code != 0 || rep.Winner == "" {
 		t.Fatalf("second fork-run: %v", r)
 	}
@@ -227,8 +228,21 @@ func TestForkRun_ManualLeavesTheSourceAlone(t *testing.T) {
 	if st.All != want || st.Judges["heuristic"] != want || len(st.Weeks) != 1 {
 		t.Errorf("judge stats %+v; want %+v", st, want)
 	}
-	if out := e.ok("judge", "stats"); !strings.Contains(out, "heuristic") || !strings.Contains(out, "50%") {
+	if out := e.ok("judge", "stats"); !strings.Contains(out, "heuristic") || !strings.Contains(out, "50%") ||
+		!strings.Contains(out, "weights of fr (learned from 1 choices)") {
 		t.Errorf("judge stats:\n%s", out)
+	}
+	// The override taught the workspace's weights; a reset forgets them.
+	if w := st.Weights["fr"]; w.Updates != 1 || w.Weights == judge.DefaultWeights() {
+		t.Errorf("weights after an override: %+v", st.Weights)
+	}
+	e.ok("judge", "reset-weights", "fr")
+	e.okJSON(&st, "judge", "stats", "--json")
+	if w := st.Weights["fr"]; w.Updates != 0 || w.Weights != judge.DefaultWeights() {
+		t.Errorf("weights after reset-weights: %+v", st.Weights)
+	}
+	if r := e.run(call{}, "judge", "reset-weights", "nosuch"); r.code == 0 {
+		t.Errorf("reset-weights of an unknown workspace succeeded: %v", r)
 	}
 }
 

@@ -15,7 +15,7 @@ func newJudge(a *app) *cobra.Command {
 		Use:   "judge",
 		Short: "How fork-run's judges fared with the people who chose",
 	}
-	c.AddCommand(newJudgeStats(a))
+	c.AddCommand(newJudgeStats(a), newJudgeResetWeights(a))
 	return c
 }
 
@@ -28,7 +28,10 @@ func newJudgeStats(a *app) *cobra.Command {
 group resolved, whether a person confirmed the recommended fork, chose
 another, discarded them all though one was recommended, or decided where
 the judge named none; groups fork-run merged itself are counted apart.
-Agreement is the confirmed share of the first three.`,
+Agreement is the confirmed share of the first three. Each workspace's
+weights of the heuristic judge's evidence features follow: the built-in
+ones until a person chooses a fork other than the recommended one, which
+moves them toward what the chosen fork had (tine judge reset-weights).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
@@ -37,6 +40,9 @@ Agreement is the confirmed share of the first three.`,
 					return err
 				}
 				st := forkrun.Stats(h)
+				if st.Weights, err = e.AllJudgeWeights(c.Context()); err != nil {
+					return err
+				}
 				if asJSON {
 					return a.printJSON(st)
 				}
@@ -70,5 +76,38 @@ func (a *app) printJudgeStats(st forkrun.JudgeStats) error {
 		row(w.Week, w.Tally)
 	}
 	row("all", st.All)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(st.Weights))
+	for n := range st.Weights {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w := st.Weights[n]
+		from := "built-in"
+		if w.Updates > 0 {
+			from = fmt.Sprintf("learned from %d choices", w.Updates)
+		}
+		fmt.Fprintf(a.stdout, "weights of %s (%s): %s\n", n, from, w.Weights)
+	}
+	return nil
+}
+
+func newJudgeResetWeights(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reset-weights WORKSPACE",
+		Short: "Forget the heuristic judge's weights learned in WORKSPACE: the built-in ones apply again",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				if err := e.ResetJudgeWeights(c.Context(), args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "weights of %s reset to the built-in ones\n", args[0])
+				return nil
+			})
+		},
+	}
 }

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/judge"
+)
+
+// JudgeWeightsFile, in a workspace's directory, holds the heuristic
+// judge's weights learned from people's choices in that workspace.
+const JudgeWeightsFile = "judge-weights.json"
+
+// weightsFile is what JudgeWeightsFile holds.
+type weightsFile struct {
+	Features []string      `json:"features"` // judge.FeatureNames, for a reader
+	Weights  judge.Weights `json:"weights"`
+	Updates  int           `json:"updates"` // choices against the recommendation learned from
+}
+
+// JudgeWeights returns workspace ws's learned weights of the heuristic
+// judge and how many choices they learned from; nil and 0 when none were
+// learned (or the file is unreadable or out of bounds), so the built-in
+// weights apply.
+func (e *Engine) JudgeWeights(ws string) (*judge.Weights, int) {
+	b, err := os.ReadFile(filepath.Join(e.wsDir(ws), JudgeWeightsFile))
+	if err != nil {
+		return nil, 0
+	}
+	var f weightsFile
+	if json.Unmarshal(b, &f) != nil || !f.Weights.Valid() {
+		return nil, 0
+	}
+	return &f.Weights, f.Updates
+}
+
+// LearnedWeights are a workspace's weights of the heuristic judge.
+type LearnedWeights struct {
+	Features []string      `json:"features"` // judge.FeatureNames
+	Weights  judge.Weights `json:"weights"`
+	// Updates is how many choices against the recommendation they
+	// learned from; 0: the built-in weights.
+	Updates int `json:"updates"`
+}
+
+// AllJudgeWeights returns every workspace's heuristic weights, by
+// workspace name.
+func (e *Engine) AllJudgeWeights(ctx context.Context) (map[string]LearnedWeights, error) {
+	var wss []*tine.Workspace
+	err := e.store.View(ctx, func(tx tine.Tx) (err error) {
+		wss, err = tx.Workspaces()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]LearnedWeights, len(wss))
+	for _, w := range wss {
+		lw := LearnedWeights{Features: judge.FeatureNames[:], Weights: judge.DefaultWeights()}
+		if ww, n := e.JudgeWeights(w.ID); ww != nil {
+			lw.Weights, lw.Updates = *ww, n
+		}
+		out[w.Name] = lw
+	}
+	return out, nil
+}
+
+// ResetJudgeWeights removes the learned weights of the workspace called
+// name: the built-in ones apply again. Having none is not an error; an
+// unknown workspace is.
+func (e *Engine) ResetJudgeWeights(ctx context.Context, name string) error {
+	var w *tine.Workspace
+	err := e.store.View(ctx, func(tx tine.Tx) (err error) {
+		w, err = tx.WorkspaceByName(name)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = os.Remove(filepath.Join(e.wsDir(w.ID), JudgeWeightsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// learnFromChoice updates workspace ws's weights when a person chose
+// chosen (a run id) in a group whose heuristic verdict recommended another
+// fork; a confirmation, a discard or a verdict without features changes
+// nothing.
+func (e *Engine) learnFromChoice(ws string, v *GroupVerdict, chosen string) error {
+	if v == nil || v.Winner == "" || chosen == "" || chosen == v.Winner {
+		return nil
+	}
+	fc, fw := v.Features[chosen], v.Features[v.Winner]
+	if fc == nil || fw == nil {
+		return nil
+	}
+	f := weightsFile{Weights: judge.DefaultWeights()}
+	if w, n := e.JudgeWeights(ws); w != nil {
+		f.Weights, f.Updates = *w, n
+	}
+	w := judge.Learn(f.Weights, fc, fw)
+	if w == f.Weights {
+		return nil // the forks differ in nothing the weights weigh
+	}
+	f.Weights = w
+	f.Updates++
+	f.Features = judge.FeatureNames[:]
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(e.wsDir(ws), JudgeWeightsFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("judge weights: %w", err)
+	}
+	return nil
+}

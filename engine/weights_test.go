@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tinehq/tine/judge"
+)
+
+func TestLearnFromChoice(t *testing.T) {
+	e := &Engine{home: t.TempDir()}
+	if err := os.MkdirAll(e.wsDir("ws"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := &GroupVerdict{Judge: "heuristic", Winner: "r1", Features: map[string][]float64{
+		"r1": {1, 1, 1, 1, 1, 0.2},
+		"r2": {1, 0.4, 1, 1, 1, 1},
+	}}
+	// A confirmation, a discard, a verdict without features: nothing learned.
+	for _, chosen := range []string{"r1", ""} {
+		if err := e.learnFromChoice("ws", v, chosen); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, other := range []*GroupVerdict{
+		{Winner: "r1"}, // no features: another judge
+		{Winner: "r1", Features: map[string][]float64{"r1": {1, 1, 1, 1, 1, 1}, "r2": {1, 1, 1, 1, 1, 1}}},
+	} {
+		if err := e.learnFromChoice("ws", other, "r2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w, n := e.JudgeWeights("ws"); w != nil || n != 0 {
+		t.Fatalf("weights learned without a disagreement: %v %d", w, n)
+	}
+	if _, err := os.Stat(filepath.Join(e.wsDir("ws"), JudgeWeightsFile)); !os.IsNotExist(err) {
+		t.Fatalf("weights file written: %v", err)
+	}
+	for range 2 {
+		if err := e.learnFromChoice("ws", v, "r2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, n := e.JudgeWeights("ws")
+	want := judge.Learn(judge.Learn(judge.DefaultWeights(), v.Features["r2"], v.Features["r1"]), v.Features["r2"], v.Features["r1"])
+	if w == nil || *w != want || n != 2 {
+		t.Errorf("weights %v after %d updates; want %v after 2", w, n, want)
+	}
+	// A damaged file is not used.
+	if err := os.WriteFile(filepath.Join(e.wsDir("ws"), JudgeWeightsFile), []byte(`{"weights":[9,9,9,9,9,9]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := e.JudgeWeights("ws"); w != nil {
+		t.Errorf("out-of-bounds weights used: %v", w)
+	}
+}
