@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tinehq/tine/fstree"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -153,7 +154,7 @@ func LatestClaudeSession(configDir, dir string, skip func(id string) bool) (Clau
 				continue
 			}
 			s, err := readClaudeSession(f, false)
-			if err != nil || !within(s.Cwd, dir) {
+			if err != nil || !(filepath.IsAbs(s.Cwd) && fstree.Within(s.Cwd, dir)) {
 				continue
 			}
 			best = s
@@ -163,12 +164,6 @@ func LatestClaudeSession(configDir, dir string, skip func(id string) bool) (Clau
 		return best, fmt.Errorf("%w started in %s or below it, in %s", ErrNoClaudeSession, dir, root)
 	}
 	return readClaudeSession(best.Transcript, true)
-}
-
-// within reports whether path is dir or below it.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && filepath.IsAbs(path) && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // readClaudeSession reads a transcript's session id (its file name), the

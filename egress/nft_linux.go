@@ -8,6 +8,7 @@ import (
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
+	"github.com/tinehq/tine/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +74,7 @@ func Install(p Policy) (*Rules, error) {
 // filter is the output chain's rules, in order.
 func (r *Rules) filter(p Policy) [][]expr.Any {
 	rules := [][]expr.Any{
-		concat(meta(expr.MetaKeyOIFNAME, ifname("lo")), verdict(expr.VerdictAccept)),
+		concat(meta(expr.MetaKeyOIFNAME, netns.IfName("lo")), verdict(expr.VerdictAccept)),
 		concat(ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), verdict(expr.VerdictAccept)),
 		concat(meta(expr.MetaKeyNFPROTO, []byte{unix.NFPROTO_IPV6}), verdict(expr.VerdictDrop)),
 		// DNS redirected to the resolver keeps the interface it was routed
@@ -218,10 +219,3 @@ func remember(s *nftables.Set) []expr.Any {
 }
 
 func verdict(k expr.VerdictKind) []expr.Any { return []expr.Any{&expr.Verdict{Kind: k}} }
-
-// ifname pads name with NULs to IFNAMSIZ, the form oifname compares.
-func ifname(name string) []byte {
-	b := make([]byte, unix.IFNAMSIZ)
-	copy(b, name)
-	return b
-}

@@ -222,14 +222,13 @@ func (e *Engine) ReplayCell(ctx context.Context, ref string) (*Cell, error) {
 // cellConfinement narrows a cell's confinement: writes only to its Write
 // paths, /dev and its temporary directory (TMPDIR; not /tmp, below which a
 // workspace may lie), and an egress policy of its Net alone.
-func cellConfinement(c *Cell, r Ref, tmp string) ([]string, *egress.Policy) {
+func cellConfinement(c *Cell, r Ref, cfg *config.Config, tmp string) ([]string, *egress.Policy) {
 	out := []string{tmp, "/dev"}
 	for _, w := range c.Options.Write {
 		out = append(out, filepath.Join(r.Workspace.Path, w))
 	}
 	rules, _ := egress.ParseRules(c.Options.Net)
-	b, _ := os.ReadFile("/etc/resolv.conf")
-	return out, &egress.Policy{Rules: rules, Upstream: egress.Nameservers(string(b))}
+	return out, &egress.Policy{Rules: rules, Upstream: upstream(cfg)}
 }
 
 func outsideWrite(changes []layer.Change, write []string) []string {

@@ -23,12 +23,17 @@ func egressPolicy(r Ref, cfg *config.Config, isolate bool) (*egress.Policy, erro
 	if err != nil {
 		return nil, err
 	}
-	p := &egress.Policy{Rules: append(egress.Preset(r.Workspace.Path), rules...), Upstream: cfg.Network.Upstream()}
-	if len(p.Upstream) == 0 {
-		b, _ := os.ReadFile("/etc/resolv.conf")
-		p.Upstream = egress.Nameservers(string(b))
+	return &egress.Policy{Rules: append(egress.Preset(r.Workspace.Path), rules...), Upstream: upstream(cfg)}, nil
+}
+
+// upstream is the name servers a run's resolver asks: [network] resolvers,
+// else the host's /etc/resolv.conf.
+func upstream(cfg *config.Config) []string {
+	if up := cfg.Network.Upstream(); len(up) > 0 {
+		return up
 	}
-	return p, nil
+	b, _ := os.ReadFile("/etc/resolv.conf")
+	return egress.Nameservers(string(b))
 }
 
 // Refusals returns what run ref's egress policy refused, oldest first:

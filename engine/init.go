@@ -104,7 +104,7 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 	if err := checkOwnsDir(o, path, fi); err != nil {
 		return "", "", err
 	}
-	if path == "/" || within(e.home, path) || within(path, e.home) {
+	if path == "/" || fstree.Within(e.home, path) || fstree.Within(path, e.home) {
 		return "", "", fmt.Errorf("%s overlaps tine's state directory %s: %w", path, e.home, tine.ErrInvalid)
 	}
 	name = o.Name
@@ -160,9 +160,9 @@ func (e *Engine) checkNotNested(ctx context.Context, path, name string) error {
 			switch {
 			case w.Path == path:
 				return fmt.Errorf("%s is already workspace %s: %w", path, w.Name, tine.ErrExists)
-			case within(path, w.Path):
+			case fstree.Within(path, w.Path):
 				return fmt.Errorf("%s is inside workspace %s (%s); nested workspaces are not allowed: %w", path, w.Name, w.Path, tine.ErrExists)
-			case within(w.Path, path):
+			case fstree.Within(w.Path, path):
 				return fmt.Errorf("%s contains workspace %s (%s); nested workspaces are not allowed: %w", path, w.Name, w.Path, tine.ErrExists)
 			case w.Name == name:
 				return fmt.Errorf("a workspace is already called %s (at %s); choose another with --name: %w", name, w.Path, tine.ErrExists)
@@ -364,7 +364,7 @@ func (e *Engine) checkNoInterruptedInit(path string) error {
 			continue
 		}
 		var j initJournal
-		if json.Unmarshal(b, &j) != nil || j.Path == path || within(path, j.Path) || within(j.Path, path) {
+		if json.Unmarshal(b, &j) != nil || j.Path == path || fstree.Within(path, j.Path) || fstree.Within(j.Path, path) {
 			return fmt.Errorf("an interrupted init of %s could not be undone yet: its files are in %s; free space or fix the error the last command warned about, then run any tine command: %w", j.Path, j.Layer, tine.ErrExists)
 		}
 	}

@@ -195,7 +195,7 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 	}
 	spec.Confine, spec.Hide = e.confinement(ctx, r, cfg)
 	if cell != nil && spec.Confine != nil {
-		spec.Confine.Writable, spec.Egress = cellConfinement(cell, r, e.cellTmp(r))
+		spec.Confine.Writable, spec.Egress = cellConfinement(cell, r, cfg, e.cellTmp(r))
 	}
 	start := map[string]any{"pid": 0, "addr": r.Run.Addr}
 	if spec.Secrets = secretsPolicy(r, cfg); spec.Secrets != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tinehq/tine/fstree"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,17 +117,11 @@ func workspaceOfCwd(tx tine.Tx) (*tine.Workspace, error) {
 		return nil, err
 	}
 	for _, w := range all {
-		if within(cwd, w.Path) {
+		if fstree.Within(cwd, w.Path) {
 			return w, nil
 		}
 	}
 	return nil, tine.ErrNotFound
-}
-
-// within reports whether path is dir or below it.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // canonical returns the absolute path of p with symlinks resolved.

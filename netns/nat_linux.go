@@ -85,13 +85,14 @@ func masquerade(cfg Config) []expr.Any {
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: mask, Xor: make([]byte, 4)},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: cfg.Subnet.Addr().AsSlice()},
 		&expr.Meta{Key: expr.MetaKeyOIFNAME, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: ifname(cfg.Bridge)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: IfName(cfg.Bridge)},
 		&expr.Masq{},
 	}
 }
 
-// ifname pads name with NULs to IFNAMSIZ, the form oifname compares.
-func ifname(name string) []byte {
+// IfName pads name with NULs to IFNAMSIZ, the form nftables compares
+// interface names (oifname, iifname) in.
+func IfName(name string) []byte {
 	b := make([]byte, unix.IFNAMSIZ)
 	copy(b, name)
 	return b

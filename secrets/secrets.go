@@ -41,15 +41,15 @@ var DefaultFiles = []string{".ssh", ".aws", ".config/gh", ".netrc", ".git-creden
 
 // Secret reports whether the variable name is a secret forks do not get.
 func (p Policy) Secret(name string) bool {
-	if slices.Contains(p.Inherit, name) {
-		return false
-	}
-	for _, pat := range p.Env {
-		if ok, _ := path.Match(pat, name); ok {
-			return true
-		}
-	}
-	return false
+	return p.shaped(name) && !slices.Contains(p.Inherit, name)
+}
+
+// shaped reports whether name matches one of the secret patterns.
+func (p Policy) shaped(name string) bool {
+	return slices.ContainsFunc(p.Env, func(pat string) bool {
+		ok, _ := path.Match(pat, name)
+		return ok
+	})
 }
 
 // Strip returns env without the secret variables, except those granted
@@ -75,14 +75,8 @@ func (p Policy) Inherited(env []string) []string {
 	var out []string
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(p.Inherit, name) || slices.Contains(out, name) {
-			continue
-		}
-		for _, pat := range p.Env {
-			if ok, _ := path.Match(pat, name); ok {
-				out = append(out, name)
-				break
-			}
+		if slices.Contains(p.Inherit, name) && p.shaped(name) && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out

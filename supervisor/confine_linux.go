@@ -3,6 +3,7 @@ package supervisor
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tinehq/tine/fstree"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,7 @@ func hideState(spec Spec) ([]string, error) {
 			return nil, fmt.Errorf("a home of the run's own: %w", err)
 		}
 	}
-	if h.State != "" && !within(spec.Workspace, h.State) {
+	if h.State != "" && !fstree.Within(spec.Workspace, h.State) {
 		if err := coverKeeping(h.State, []string{h.Keep}, "size=64k,mode=0755", true); err != nil {
 			return nil, fmt.Errorf("hiding %s: %w", h.State, err)
 		}
@@ -67,7 +68,7 @@ func hideState(spec Spec) ([]string, error) {
 		hidden = append(hidden, "/dev/kmsg")
 	}
 	for _, p := range h.Paths {
-		if _, err := os.Stat(p); err != nil || within(spec.Workspace, p) || within(p, spec.Workspace) {
+		if _, err := os.Stat(p); err != nil || fstree.Within(spec.Workspace, p) || fstree.Within(p, spec.Workspace) {
 			continue
 		}
 		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
@@ -115,7 +116,7 @@ func privateTmp(dir string, keep []string) error {
 // state directory, where they lie below the home, are bound back on top.
 func privateHome(spec Spec, h *Hide) error {
 	fi, err := os.Stat(h.Home)
-	if err != nil || !fi.IsDir() || h.Home == "/" || within(h.Home, spec.Workspace) {
+	if err != nil || !fi.IsDir() || h.Home == "/" || fstree.Within(h.Home, spec.Workspace) {
 		return nil // nothing to put a layer on
 	}
 	upper, work := filepath.Join(h.HomeLayer, "upper"), filepath.Join(h.HomeLayer, "work")
@@ -165,7 +166,7 @@ func keepingMounts(dir string, keep []string, cover func() error) error {
 		}
 	}()
 	for _, k := range keep {
-		if k == "" || k == dir || !within(k, dir) {
+		if k == "" || k == dir || !fstree.Within(k, dir) {
 			continue
 		}
 		fd, err := unix.Open(k, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -186,12 +187,6 @@ func keepingMounts(dir string, keep []string, cover func() error) error {
 		}
 	}
 	return nil
-}
-
-// within reports whether p is dir or below it.
-func within(p, dir string) bool {
-	p, dir = filepath.Clean(p), filepath.Clean(dir)
-	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // writeConfinement records, while the supervisor runs, how its run is

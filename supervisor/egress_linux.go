@@ -22,24 +22,25 @@ const refusalPoll = 500 * time.Millisecond
 
 // startEgress confines the run's network to spec.Egress: the rules go in
 // first, then the resolver listens on 127.0.0.1:53, where the rules send
-// every DNS query. It must run inside the run's network namespace, with lo
+// every DNS query. flush records what was refused since the last look; the
+// supervisor calls it when it stops, so a refusal just before is kept. It must run inside the run's network namespace, with lo
 // up; a run whose policy cannot be put in place does not start.
-func startEgress(spec Spec) error {
+func startEgress(spec Spec) (flush func(), err error) {
 	syscall.CloseOnExec(hostDNSFD)
 	up, err := net.FilePacketConn(os.NewFile(hostDNSFD, "host-dns"))
 	if err != nil {
-		return fmt.Errorf("the resolver's upstream socket: %w", err)
+		return nil, fmt.Errorf("the resolver's upstream socket: %w", err)
 	}
 	rules, err := egress.Install(*spec.Egress)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if b, err := json.Marshal(spec.Egress); err == nil {
 		os.WriteFile(EgressPolicyPath(spec.Dir), b, 0o644)
 	}
 	ln, err := net.ListenPacket("udp4", "127.0.0.1:53")
 	if err != nil {
-		return fmt.Errorf("the run's resolver: %w", err)
+		return nil, fmt.Errorf("the run's resolver: %w", err)
 	}
 	path := EgressPath(spec.Dir)
 	record := func(r egress.Record) {
@@ -54,13 +55,8 @@ func startEgress(spec Spec) error {
 		}
 	}()
 	go watchRefusals(rules, res, record)
-	flushRefusals = func() { recordRefusals(rules, res, record) }
-	return nil
+	return func() { recordRefusals(rules, res, record) }, nil
 }
-
-// flushRefusals records what the rules refused since the last look; the
-// supervisor calls it when it stops, so a refusal just before is kept.
-var flushRefusals = func() {}
 
 // watchRefusals records each destination the rules refused, once, with
 // the allowed name that resolved to it if there is one.

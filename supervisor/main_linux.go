@@ -39,6 +39,10 @@ func Main() {
 	if err := enterNamespaces(spec); err != nil {
 		failStart(status, err)
 	}
+	flush, err := confineNetwork(spec)
+	if err != nil {
+		failStart(status, err)
+	}
 	fmt.Fprintln(status, "up")
 	if line, err := bufio.NewReader(gate).ReadString('\n'); err != nil || line != "go\n" {
 		log.Printf("launcher went away before setup finished")
@@ -50,6 +54,7 @@ func Main() {
 		failStart(status, err)
 	}
 	s := newServer(spec, ln)
+	s.flushRefusals = flush
 	if hm != nil {
 		go hm.follow()
 	}
@@ -109,18 +114,25 @@ func enterNamespaces(spec Spec) error {
 			return fmt.Errorf("bringing up the loopback interface: %w", err)
 		}
 	}
-	if spec.Egress != nil {
-		if !spec.Net {
-			return fmt.Errorf("an egress policy needs the run's own network namespace")
-		}
-		if err := startEgress(spec); err != nil {
-			return fmt.Errorf("confining the run's network: %w", err)
-		}
-	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("becoming a subreaper: %w", err)
 	}
 	return nil
+}
+
+// confineNetwork puts spec.Egress in force in the run's network (nothing
+// when it has none) and returns what records the last refusals at stop.
+func confineNetwork(spec Spec) (flush func(), err error) {
+	if spec.Egress == nil {
+		return func() {}, nil
+	}
+	if !spec.Net {
+		return nil, fmt.Errorf("an egress policy needs the run's own network namespace")
+	}
+	if flush, err = startEgress(spec); err != nil {
+		return nil, fmt.Errorf("confining the run's network: %w", err)
+	}
+	return flush, nil
 }
 
 func listen(dir string) (*net.UnixListener, error) {

@@ -35,6 +35,8 @@ type server struct {
 	execs    map[int][]string
 	ports    []Port
 	stopping bool
+
+	flushRefusals func() // records what the egress rules refused last (confineNetwork)
 }
 
 func newServer(spec Spec, ln *net.UnixListener) *server {
@@ -394,7 +396,9 @@ func (s *server) stop(grace time.Duration) {
 		}
 	}
 	syscall.Kill(-1, syscall.SIGKILL) // as the namespace's first process: everyone else in it
-	flushRefusals()
+	if s.flushRefusals != nil {
+		s.flushRefusals()
+	}
 }
 
 func (s *server) markStopping() {

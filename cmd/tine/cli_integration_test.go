@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tinehq/tine/fstree"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,7 +162,7 @@ func (s *scenario) checkIsolation() {
 		name := s.forkName(i)
 		want := s.want[i]
 		p := s.path(name)
-		if !within(p, s.home) {
+		if !fstree.Within(p, s.home) {
 			t.Errorf("tine path %s = %q, not under TINE_HOME %s", name, p, s.home)
 		}
 		requireSameTree(t, "tine path "+name, want, mustSnapshot(t, p), compareOpts{})

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
+	"github.com/tinehq/tine/fstree"
 	"os"
 	"os/user"
-	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -65,7 +65,7 @@ func (a *app) printInit(ref engine.Ref, asJSON bool) error {
 	}
 	fmt.Fprintf(a.stdout, "workspace %s (%s) at %s, backend %s; source run %s (%s)\n",
 		ref.Workspace.Name, ref.Workspace.ID, ref.Workspace.Path, ref.Workspace.Backend, ref.Run.Name, ref.Run.ID)
-	if cwd, err := os.Getwd(); err == nil && ref.Workspace.Backend == "overlay" && isWithin(cwd, ref.Workspace.Path) {
+	if cwd, err := os.Getwd(); err == nil && ref.Workspace.Backend == "overlay" && fstree.Within(cwd, ref.Workspace.Path) {
 		fmt.Fprintf(a.stderr, "tine: your shell is inside %s: run 'cd %s' to see the mounted files\n", ref.Workspace.Path, cwd)
 	}
 	return nil
@@ -122,10 +122,4 @@ a name or an id.`,
 	}
 	c.Flags().BoolVar(&force, "force", false, "remove forks even if their changes were never merged")
 	return c
-}
-
-// isWithin reports whether path is dir or below it.
-func isWithin(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && filepath.IsLocal(rel)
 }

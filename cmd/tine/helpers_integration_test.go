@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/mnt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -651,7 +653,7 @@ func mountLines(dir string) []string {
 	var out []string
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) > 4 && within(unescapeMount(f[4]), dir) {
+		if len(f) > 4 && fstree.Within(mnt.Unescape(f[4]), dir) {
 			out = append(out, line)
 		}
 	}
@@ -662,29 +664,9 @@ func mountLines(dir string) []string {
 func mountPoints(dir string) []string {
 	var out []string
 	for _, line := range mountLines(dir) {
-		out = append(out, unescapeMount(strings.Fields(line)[4]))
+		out = append(out, mnt.Unescape(strings.Fields(line)[4]))
 	}
 	return out
-}
-
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // unmountBelow unmounts everything at or below dir, last mounted first,
