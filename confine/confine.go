@@ -47,12 +47,15 @@ func (s Spec) denied() []string {
 
 // Report says what confinement a run gets on this kernel.
 type Report struct {
-	Landlock    int      `json:"landlock_abi"` // 0: unavailable or not asked for
-	Writable    []string `json:"writable,omitempty"`
-	Seccomp     bool     `json:"seccomp"`
-	Denied      int      `json:"denied_syscalls,omitempty"`
-	Hidden      []string `json:"hidden,omitempty"` // paths covered in the run's mount namespace
-	Unavailable []string `json:"unavailable,omitempty"`
+	Landlock int      `json:"landlock_abi"` // 0: unavailable or not asked for
+	Writable []string `json:"writable,omitempty"`
+	Seccomp  bool     `json:"seccomp"`
+	Denied   int      `json:"denied_syscalls,omitempty"`
+	Hidden   []string `json:"hidden,omitempty"` // paths covered in the run's mount namespace
+	// OtherWorkspaces counts the other workspaces covered; their paths are
+	// not named (they may be other users').
+	OtherWorkspaces int      `json:"other_workspaces,omitempty"`
+	Unavailable     []string `json:"unavailable,omitempty"`
 }
 
 const (

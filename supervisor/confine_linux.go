@@ -35,27 +35,26 @@ func (s *server) spawn(path string, args []string, attr *os.ProcAttr) (int, <-ch
 // directory, and every other workspace, with empty read-only tmpfs mounts;
 // a fork also gets a /tmp of its own (keeping what of the workspace path
 // and the state directory lies below /tmp). It reports what it hid.
-func hideState(spec Spec) ([]string, error) {
+func hideState(spec Spec) (hidden []string, others int, err error) {
 	h := spec.Hide
 	if h == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
-	var hidden []string
 	if h.Tmp {
 		for _, d := range tmpDirs {
 			if err := privateTmp(d, []string{spec.Workspace, h.State}); err != nil {
-				return nil, fmt.Errorf("a %s of the run's own: %w", d, err)
+				return nil, 0, fmt.Errorf("a %s of the run's own: %w", d, err)
 			}
 		}
 	}
 	if h.Home != "" && h.HomeLayer != "" {
 		if err := privateHome(spec, h); err != nil {
-			return nil, fmt.Errorf("a home of the run's own: %w", err)
+			return nil, 0, fmt.Errorf("a home of the run's own: %w", err)
 		}
 	}
 	if h.State != "" && !fstree.Within(spec.Workspace, h.State) {
 		if err := coverKeeping(h.State, []string{h.Keep}, "size=64k,mode=0755", true); err != nil {
-			return nil, fmt.Errorf("hiding %s: %w", h.State, err)
+			return nil, 0, fmt.Errorf("hiding %s: %w", h.State, err)
 		}
 		hidden = append(hidden, h.State)
 	}
@@ -63,7 +62,7 @@ func hideState(spec Spec) ([]string, error) {
 	// the other way to read it).
 	if _, err := os.Stat("/dev/kmsg"); err == nil {
 		if err := mnt.Bind("/dev/null", "/dev/kmsg"); err != nil {
-			return nil, fmt.Errorf("hiding /dev/kmsg: %w", err)
+			return nil, 0, fmt.Errorf("hiding /dev/kmsg: %w", err)
 		}
 		hidden = append(hidden, "/dev/kmsg")
 	}
@@ -72,11 +71,11 @@ func hideState(spec Spec) ([]string, error) {
 			continue
 		}
 		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
-			return nil, fmt.Errorf("hiding %s: %w", p, err)
+			return nil, 0, fmt.Errorf("hiding %s: %w", p, err)
 		}
-		hidden = append(hidden, p)
+		others++
 	}
-	return hidden, nil
+	return hidden, others, nil
 }
 
 // tmpDirs are the temporary directories a fork gets its own of: /tmp, and
@@ -191,12 +190,12 @@ func keepingMounts(dir string, keep []string, cover func() error) error {
 
 // writeConfinement records, while the supervisor runs, how its run is
 // confined (read by tine ps).
-func writeConfinement(spec Spec, hidden []string) {
+func writeConfinement(spec Spec, hidden []string, others int) {
 	var r confine.Report
 	if spec.Confine != nil {
 		r = confine.Probe(*spec.Confine)
 	}
-	r.Hidden = hidden
+	r.Hidden, r.OtherWorkspaces = hidden, others
 	if b, err := json.Marshal(r); err == nil {
 		os.WriteFile(ConfinementPath(spec.Dir), b, 0o644)
 	}

@@ -85,11 +85,11 @@ func enterNamespaces(spec Spec) error {
 	if err := mountControl(spec); err != nil {
 		return fmt.Errorf("mounting tine's control plane at %s: %w", RunDir, err)
 	}
-	hidden, err := hideState(spec)
+	hidden, others, err := hideState(spec)
 	if err != nil {
 		return fmt.Errorf("confining the run's mounts: %w", err)
 	}
-	writeConfinement(spec, hidden)
+	writeConfinement(spec, hidden, others)
 	if err := hideSecrets(spec); err != nil {
 		return fmt.Errorf("hiding the run's secret files: %w", err)
 	}

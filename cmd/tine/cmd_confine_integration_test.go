@@ -57,7 +57,12 @@ echo still-here`
 	if c := ps.Confinement; c == nil || c.Landlock == 0 || !c.Seccomp || len(c.Hidden) < 2 {
 		t.Errorf("tine ps says the fork is confined by %+v", ps.Confinement)
 	}
-	if out := e.ok("ps", "live/source-1"); !strings.Contains(out, "confined: ") || !strings.Contains(out, "landlock ABI") {
+	if c := ps.Confinement; c == nil || c.OtherWorkspaces != 1 {
+		t.Errorf("other workspaces hidden: %+v, want 1", ps.Confinement)
+	}
+	// It says how many other workspaces it hides, never where they are
+	// (another user's, through the daemon).
+	if out := e.ok("ps", "live/source-1"); !strings.Contains(out, "confined: ") || !strings.Contains(out, "landlock ABI") || strings.Contains(out, other) {
 		t.Errorf("tine ps:\n%s", out)
 	}
 	// The source: the state directory hidden too, but its writes are its own.

@@ -170,7 +170,10 @@ func printRefused(w io.Writer, recs []egress.Record) {
 func confinementLine(c *confine.Report) string {
 	var parts []string
 	if len(c.Hidden) > 0 {
-		parts = append(parts, fmt.Sprintf("%d path(s) hidden (%s)", len(c.Hidden), strings.Join(c.Hidden, ", ")))
+		parts = append(parts, fmt.Sprintf("%s hidden", strings.Join(c.Hidden, ", ")))
+	}
+	if c.OtherWorkspaces > 0 {
+		parts = append(parts, fmt.Sprintf("%d other workspace(s) hidden", c.OtherWorkspaces))
 	}
 	if c.Landlock > 0 {
 		parts = append(parts, fmt.Sprintf("landlock ABI %d, writes only to %d path(s)", c.Landlock, len(c.Writable)))
