@@ -14,7 +14,7 @@ import (
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/mnt"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 )
 
 const chromium = "/usr/bin/chromium"

@@ -4,11 +4,11 @@ import (
 	"fmt"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/btrfs"
-	"github.com/tinehq/tine/copyfs"
 	"github.com/tinehq/tine/layer"
-	"github.com/tinehq/tine/overlay"
-	"github.com/tinehq/tine/reflink"
+	"github.com/tinehq/tine/layer/btrfs"
+	"github.com/tinehq/tine/layer/copyfs"
+	"github.com/tinehq/tine/layer/overlay"
+	"github.com/tinehq/tine/layer/reflink"
 )
 
 // Backends lists the backend names in the order auto tries them.

@@ -13,7 +13,7 @@ import (
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 )
 
 // backends returns the backends this machine can test: copy always,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layer"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 )
 
 func requireRootOverlay(t *testing.T) {

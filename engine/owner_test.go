@@ -15,7 +15,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 )
 
 // tineUser returns the uid and gid of the test's normal user (tineuser),

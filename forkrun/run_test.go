@@ -15,7 +15,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/mnt"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 )
 
 // These tests run fork-run in process, so that -race sees the runner, its

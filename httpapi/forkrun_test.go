@@ -17,7 +17,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 )
 
 // forkRunAPI is newAPIServer for tests that run a fork-run's agents; they

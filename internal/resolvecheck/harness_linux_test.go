@@ -19,8 +19,8 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/layer/overlay"
 	"github.com/tinehq/tine/merge"
-	"github.com/tinehq/tine/overlay"
 )
 
 // knownBugs lists the bugs the harness knows of and that are not fixed yet:

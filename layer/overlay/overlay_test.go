@@ -6,7 +6,7 @@ import (
 
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/layertest"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 )
 
 func requireOverlay(t *testing.T) {

@@ -1,14 +1,13 @@
-package reflink_test
+package copyfs_test
 
 import (
 	"testing"
 
-	"github.com/tinehq/tine/internal/loopfs"
+	"github.com/tinehq/tine/layer/copyfs"
 	"github.com/tinehq/tine/layer/layertest"
-	"github.com/tinehq/tine/reflink"
 )
 
 // BenchmarkFork measures a fork cycle on 2,000 small files (layertest.BenchmarkFork).
 func BenchmarkFork(b *testing.B) {
-	layertest.BenchmarkFork(b, reflink.New(), loopfs.Mount(b, "xfs"))
+	layertest.BenchmarkFork(b, copyfs.New(), b.TempDir())
 }

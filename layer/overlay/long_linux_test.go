@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/layer"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 	"golang.org/x/sys/unix"
 )
 

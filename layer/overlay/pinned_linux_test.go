@@ -11,7 +11,7 @@ import (
 
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/layer"
-	"github.com/tinehq/tine/overlay"
+	"github.com/tinehq/tine/layer/overlay"
 )
 
 // TestImportMove_PinnedFile: a workspace holding an immutable file below

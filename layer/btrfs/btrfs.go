@@ -9,9 +9,9 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/copyfs"
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layer/copyfs"
 )
 
 // Backend is a flat layer.Backend on btrfs. A layer is a read-only

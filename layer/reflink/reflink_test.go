@@ -10,7 +10,7 @@ import (
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/layertest"
-	"github.com/tinehq/tine/reflink"
+	"github.com/tinehq/tine/layer/reflink"
 )
 
 func TestBackend(t *testing.T) {

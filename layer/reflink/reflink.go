@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/copyfs"
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layer/copyfs"
 )
 
 // Backend is a flat layer.Backend whose copies clone file data: the copy

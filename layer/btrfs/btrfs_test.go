@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/btrfs"
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layer/btrfs"
 	"github.com/tinehq/tine/layer/layertest"
 )
 

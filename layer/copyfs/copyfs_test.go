@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/copyfs"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layer/copyfs"
 	"github.com/tinehq/tine/layer/layertest"
 )
 
