@@ -301,7 +301,7 @@ func dropUnused(made []string) {
 func (e *Engine) cellTmp(r Ref) string { return filepath.Join(e.ScratchDir(r), "tmp") }
 
 func (e *Engine) cellPath(r Ref) string {
-	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "cell.json")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).Cell()
 }
 
 func writeCell(path string, c *Cell) error {

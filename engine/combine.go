@@ -96,7 +96,7 @@ func (e *Engine) Combine(ctx context.Context, ref string, takes []Take, dryRun b
 	if err != nil {
 		return res, err
 	}
-	journal := filepath.Join(e.runDir(dst.Workspace.ID, dst.Run.ID), "merge.json")
+	journal := e.lay.Run(dst.Workspace.ID, dst.Run.ID).MergeJournal()
 	err = merge.Apply(ctx, res.Plan, e.Path(dst.Workspace, dst.Run), journal, merge.ApplyOptions{Note: mergeNote(""),
 		Committed: func() error { res.Applied = true; return nil }})
 	thaw()

@@ -19,7 +19,7 @@ import (
 // in its directory), and may write only to its workspace path, /tmp, /dev,
 // that home, its scratch directory and [confine] writable (Landlock).
 func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
-	hide := &supervisor.Hide{State: e.home, Keep: e.runDir(r.Workspace.ID, r.Run.ID), Tmp: r.Run.Role == tine.RoleFork}
+	hide := &supervisor.Hide{State: e.home, Keep: e.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: r.Run.Role == tine.RoleFork}
 	e.store.View(ctx, func(tx tine.Tx) error {
 		all, err := tx.Workspaces()
 		for _, w := range all {
@@ -33,7 +33,7 @@ func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*c
 	if r.Run.Role == tine.RoleFork {
 		spec.DenyMounts = true
 		home := OwnerAccount(r.Workspace).Home
-		hide.Home, hide.HomeLayer = home, filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "home")
+		hide.Home, hide.HomeLayer = home, e.lay.Run(r.Workspace.ID, r.Run.ID).Home()
 		spec.Writable = []string{r.Workspace.Path, "/tmp", "/var/tmp", "/dev", e.ScratchDir(r), home}
 		if t := os.Getenv("TMPDIR"); t != "" {
 			spec.Writable = append(spec.Writable, t)
@@ -84,5 +84,5 @@ func (e *Engine) ConfinesWrites(ctx context.Context, ref string) bool {
 // code): inside the run's directory, so the run sees it, and writable by
 // the run's processes.
 func (e *Engine) ScratchDir(r Ref) string {
-	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "scratch")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).Scratch()
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/approval"
@@ -25,7 +24,7 @@ import (
 // person approves it (Approve).
 
 // capPath is run r's token file.
-func (e *Engine) capPath(r Ref) string { return filepath.Join(e.CapDir(r), "token") }
+func (e *Engine) capPath(r Ref) string { return e.lay.Run(r.Workspace.ID, r.Run.ID).CapToken() }
 
 // issueCaps gives each run a fresh capability and writes its token file.
 func (e *Engine) issueCaps(ctx context.Context, w *tine.Workspace, runs ...*tine.Run) error {
@@ -222,7 +221,7 @@ func (e *Engine) Pending(ctx context.Context, ref string) ([]*tine.Approval, err
 // RunSocketPath is where tine serve listens for run r's requests, in its
 // capability directory: the run sees it at supervisor.RunDir/ctl/tine.sock,
 // and whatever arrives on it is the run's, never a person's.
-func (e *Engine) RunSocketPath(r Ref) string { return filepath.Join(e.CapDir(r), "tine.sock") }
+func (e *Engine) RunSocketPath(r Ref) string { return e.lay.Run(r.Workspace.ID, r.Run.ID).Socket() }
 
 // SupervisorPid is the host pid of run r's live supervisor, or 0.
 func (e *Engine) SupervisorPid(r Ref) int {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/sqlite"
 )
 
@@ -50,12 +51,12 @@ func Diagnose(ctx context.Context, home string) (*Report, error) {
 // st has no record of and no journal accounts for.
 func unknownDirs(ctx context.Context, st *sqlite.Store, home string) ([]string, error) {
 	out := []string{}
-	ents, err := os.ReadDir(filepath.Join(home, "workspaces"))
+	ents, err := os.ReadDir(layout.New(home).Workspaces())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	for _, ent := range ents {
-		dir := filepath.Join(home, "workspaces", ent.Name())
+		dir := layout.New(home).Workspace(ent.Name()).Dir()
 		if !ent.IsDir() || isInitLeftover(dir) || releaseFinished(dir) {
 			continue
 		}
@@ -81,7 +82,7 @@ func unknownDirs(ctx context.Context, st *sqlite.Store, home string) ([]string, 
 		}
 		known := map[string]bool{}
 		for _, r := range runs {
-			known[filepath.Join(dir, "runs", r.ID)] = true
+			known[layout.WorkspaceAt(dir).Run(r.ID).Dir()] = true
 		}
 		for _, l := range layers {
 			known[filepath.Join(dir, "layers", l.ID)] = true
@@ -102,18 +103,18 @@ func unknownDirs(ctx context.Context, st *sqlite.Store, home string) ([]string, 
 func advice(r *Report) []string {
 	c := r.Store
 	setAside := fmt.Sprintf("Otherwise \"tine doctor --set-aside\" moves the workspace directories the store cannot vouch for into %s (nothing is deleted) and lets tine go on with the store that is there, or a fresh one; each workspace's files are then in its layers/ (the versions) and runs/RUN/upper (overlay) or runs/RUN/view (other backends).",
-		filepath.Join(r.Home, quarantineDir))
+		layout.New(r.Home).Quarantine())
 	var out []string
 	if !c.Usable() {
 		n := 0
 		for _, d := range c.Dirs {
-			if _, err := os.Stat(filepath.Join(r.Home, "workspaces", d, workspaceFile)); err == nil {
+			if _, err := os.Stat(layout.New(r.Home).Workspace(d).Record()); err == nil {
 				n++
 			}
 		}
 		if n > 0 {
 			out = append(out, fmt.Sprintf("\"tine doctor --rebuild\" makes the store again from the manifests of %d of the %d workspace directories (the store there, if any, is moved into %s first; the event log and approvals are not rebuilt).",
-				n, len(c.Dirs), filepath.Join(r.Home, quarantineDir)))
+				n, len(c.Dirs), layout.New(r.Home).Quarantine()))
 		}
 	}
 	switch c.State {
@@ -130,7 +131,7 @@ func advice(r *Report) []string {
 		out = append(out, "The store has no record of the directories listed as unknown (a crash before a record was committed, or lost commits); the next tine command moves them into the quarantine.")
 	}
 	if len(r.Quarantine) > 0 {
-		out = append(out, fmt.Sprintf("Each quarantined entry has a note %s/NAME.json saying where it came from; move an entry back by hand if it is yours, or delete them all with \"tine doctor --purge\".", filepath.Join(r.Home, quarantineDir)))
+		out = append(out, fmt.Sprintf("Each quarantined entry has a note %s/NAME.json saying where it came from; move an entry back by hand if it is yours, or delete them all with \"tine doctor --purge\".", layout.New(r.Home).Quarantine()))
 	}
 	if len(out) == 0 {
 		out = append(out, "Nothing to do.")

@@ -12,11 +12,13 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layout"
 )
 
 // Engine runs tine's operations against one state directory.
 type Engine struct {
 	home  string
+	lay   layout.Layout // every path under home
 	store tine.Store
 	now   func() time.Time
 	// backend returns the file backend called name.
@@ -37,14 +39,14 @@ func Open(ctx context.Context, home string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(home, "workspaces"), 0o700); err != nil {
+	if err := os.MkdirAll(layout.New(home).Workspaces(), 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	st, err := openStore(ctx, home)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, now: time.Now, backend: newBackend, obs: NopObserver{}}
+	e := &Engine{home: home, lay: layout.New(home), now: time.Now, backend: newBackend, obs: NopObserver{}}
 	e.store = &manifestStore{Store: st, home: home, warn: e.warn}
 	if err := e.sweep(ctx); err != nil {
 		st.Close()
@@ -60,18 +62,17 @@ func (e *Engine) Close() error { return e.store.Close() }
 // Home returns the state directory.
 func (e *Engine) Home() string { return e.home }
 
+// Layout returns the layout of the state directory.
+func (e *Engine) Layout() layout.Layout { return e.lay }
+
 // Store returns the engine's store, for read-only commands.
 func (e *Engine) Store() tine.Store { return e.store }
-
-func (e *Engine) wsDir(ws string) string       { return filepath.Join(e.home, "workspaces", ws) }
-func (e *Engine) layerDir(ws, l string) string { return filepath.Join(e.wsDir(ws), "layers", l) }
-func (e *Engine) runDir(ws, r string) string   { return filepath.Join(e.wsDir(ws), "runs", r) }
 
 // layerPaths maps a version's layer ids to their directories.
 func (e *Engine) layerPaths(v *tine.Version) []string {
 	out := make([]string, len(v.Layers))
 	for i, l := range v.Layers {
-		out[i] = e.layerDir(v.Workspace, l)
+		out[i] = e.lay.Workspace(v.Workspace).Layer(l)
 	}
 	return out
 }
@@ -80,8 +81,8 @@ func (e *Engine) layerPaths(v *tine.Version) []string {
 // workspace whose backend is flat lives in the workspace directory itself;
 // every other view lives under the run's directory.
 func (e *Engine) backendRun(w *tine.Workspace, r *tine.Run) layer.Run {
-	dir := e.runDir(w.ID, r.ID)
-	br := layer.Run{ID: r.ID, Dir: dir, View: filepath.Join(dir, "view")}
+	dir := e.lay.Run(w.ID, r.ID).Dir()
+	br := layer.Run{ID: r.ID, Dir: dir, View: e.lay.Run(w.ID, r.ID).View()}
 	if r.Role == tine.RoleSource && !stacking(w.Backend) {
 		br.View = w.Path
 	}
@@ -113,7 +114,7 @@ func (e *Engine) event(ws, run, kind string, detail any) *tine.Event {
 // activated from, so the sweeper can tell a view that matches the store from
 // one an interrupted rollback left behind.
 func markBase(r layer.Run, version string) error {
-	return writeFileAtomic(filepath.Join(r.Dir, "base"), []byte(version))
+	return writeFileAtomic(filepath.Join(r.Dir, "base"), []byte(version)) // layout.Run.Base
 }
 
 func readBase(r layer.Run) string {

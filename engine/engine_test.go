@@ -162,7 +162,7 @@ func TestEngine_ForkIsolatesAndDiscards(t *testing.T) {
 			if err != nil || len(runs) != 2 {
 				t.Fatalf("Discard(group, force) = %d runs, %v", len(runs), err)
 			}
-			if n := names(filepath.Join(f.e.wsDir(f.ref.Workspace.ID), "runs")); len(n) != 1 {
+			if n := names(filepath.Join(f.e.lay.Workspace(f.ref.Workspace.ID).Dir(), "runs")); len(n) != 1 {
 				t.Errorf("run directories after discard: %v, want only the source's", n)
 			}
 			if r := f.run(one.ID); r.Run.State != tine.StateDiscarded {
@@ -204,7 +204,7 @@ func TestEngine_FailedForkLeavesNothing(t *testing.T) {
 	for _, be := range backends(t) {
 		t.Run(be, func(t *testing.T) {
 			f := newFixture(t, be)
-			wsDir := f.e.wsDir(f.ref.Workspace.ID)
+			wsDir := f.e.lay.Workspace(f.ref.Workspace.ID).Dir()
 			layersBefore := names(filepath.Join(wsDir, "layers"))
 			real := f.e.backend
 			f.e.backend = func(name string) (layer.Backend, error) {

@@ -174,7 +174,7 @@ func (e *Engine) seal(ctx context.Context, be layer.Backend, p Ref, kind tine.Ve
 	}
 	now := e.now().UTC()
 	lay := &tine.Layer{ID: tine.NewID(tine.PrefixLayer), Workspace: p.Workspace.ID, CreatedAt: now}
-	dir := e.layerDir(p.Workspace.ID, lay.ID)
+	dir := e.lay.Workspace(p.Workspace.ID).Layer(lay.ID)
 	paths, err := be.Seal(ctx, e.backendRun(p.Workspace, p.Run), e.layerPaths(base), dir)
 	u.add(func() error { return be.RemoveLayer(ctx, dir) })
 	if err != nil {

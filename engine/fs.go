@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -51,7 +50,7 @@ func (e *Engine) probeCached(name, path, dir string) error {
 	if err != nil {
 		return err
 	}
-	file := filepath.Join(e.home, "probes.json")
+	file := e.lay.Probes()
 	cache := map[string]string{}
 	if b, err := os.ReadFile(file); err == nil {
 		json.Unmarshal(b, &cache)

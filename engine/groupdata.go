@@ -35,7 +35,7 @@ const (
 // fork-run's report, the agents' logs. It outlives the group's runs, so the
 // evidence of discarded forks stays readable.
 func (e *Engine) GroupDir(ws, g string) string {
-	return filepath.Join(e.wsDir(ws), "groups", g)
+	return e.lay.Group(ws, g).Dir()
 }
 
 // GroupVerdict is the part of a stored judge's verdict the engine uses: the
@@ -87,7 +87,7 @@ func (e *Engine) appendHistory(h HistoryEntry) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(e.home, HistoryFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(e.lay.History(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (e *Engine) appendHistory(h HistoryEntry) error {
 
 // History returns the lines of history.jsonl, oldest first.
 func (e *Engine) History(ctx context.Context) ([]HistoryEntry, error) {
-	b, err := os.ReadFile(filepath.Join(e.home, HistoryFile))
+	b, err := os.ReadFile(e.lay.History())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

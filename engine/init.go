@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layout"
 )
 
 // InitOptions says how to take a directory under management.
@@ -175,7 +176,7 @@ func (e *Engine) checkNotNested(ctx context.Context, path, name string) error {
 // chooseBackend returns the backend called name, checking that it works
 // here, or for "auto" the first of Backends that does.
 func (e *Engine) chooseBackend(name, path string) (layer.Backend, error) {
-	dir := filepath.Join(e.home, "workspaces")
+	dir := e.lay.Workspaces()
 	if name == "" || name == "auto" {
 		for _, n := range Backends {
 			if e.probeCached(n, path, dir) == nil {
@@ -225,7 +226,7 @@ func (e *Engine) initWith(ctx context.Context, be layer.Backend, w *tine.Workspa
 		return Ref{}, err
 	}
 	r.GitHead = gitHead(ctx, path)
-	lay.Bytes, _ = fstree.DiskUsage(e.layerDir(w.ID, lay.ID))
+	lay.Bytes, _ = fstree.DiskUsage(e.lay.Workspace(w.ID).Layer(lay.ID))
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		return firstError(tx.PutWorkspace(w), tx.PutLayer(lay), tx.PutVersion(v), tx.PutRun(r),
 			tx.AppendEvent(e.event(w.ID, r.ID, "init", map[string]any{"path": path, "backend": w.Backend, "version": v.ID})))
@@ -233,7 +234,7 @@ func (e *Engine) initWith(ctx context.Context, be layer.Backend, w *tine.Workspa
 	if err != nil {
 		return Ref{}, err
 	}
-	os.Remove(filepath.Join(e.wsDir(w.ID), "init.json"))
+	os.Remove(e.lay.Workspace(w.ID).InitJournal())
 	return Ref{w, r}, nil
 }
 
@@ -244,19 +245,19 @@ func (e *Engine) initWith(ctx context.Context, be layer.Backend, w *tine.Workspa
 // user's files cannot be put back, the undo leaves the layer and its
 // journal for the sweeper rather than remove the only copy.
 func (e *Engine) importFiles(ctx context.Context, be layer.Backend, w *tine.Workspace, l string, u *undo) error {
-	layers := filepath.Join(e.wsDir(w.ID), "layers")
+	layers := e.lay.Workspace(w.ID).Layers()
 	if err := os.MkdirAll(layers, 0o700); err != nil {
 		return err
 	}
 	restored := true // false once moving the files back has failed
 	u.add(func() error {
 		if !restored {
-			return fmt.Errorf("the files of %s are kept in %s; the next tine command retries", w.Path, e.wsDir(w.ID))
+			return fmt.Errorf("the files of %s are kept in %s; the next tine command retries", w.Path, e.lay.Workspace(w.ID).Dir())
 		}
-		return os.RemoveAll(e.wsDir(w.ID))
+		return os.RemoveAll(e.lay.Workspace(w.ID).Dir())
 	})
 	move := stacking(w.Backend)
-	dst := e.layerDir(w.ID, l)
+	dst := e.lay.Workspace(w.ID).Layer(l)
 	if !move {
 		if err := be.Import(ctx, w.Path, dst, false); err != nil {
 			return fmt.Errorf("importing %s: %w", w.Path, err)
@@ -268,7 +269,7 @@ func (e *Engine) importFiles(ctx context.Context, be layer.Backend, w *tine.Work
 	if !canRename(layers, w.Path, ".tine-init-"+tine.NewID("")) {
 		j.Copy, j.Phase, j.Trash = true, initCopying, filepath.Join(w.Path, ".tine-init-"+tine.NewID(""))
 	}
-	journal := filepath.Join(e.wsDir(w.ID), "init.json")
+	journal := e.lay.Workspace(w.ID).InitJournal()
 	if err := writeInitJournal(journal, j); err != nil {
 		return err
 	}
@@ -357,9 +358,9 @@ func writeInitJournal(path string, j initJournal) error {
 // or of a directory overlapping it, is still to be undone: the files that
 // init took are in its layer, not in the directory.
 func (e *Engine) checkNoInterruptedInit(path string) error {
-	ents, _ := os.ReadDir(filepath.Join(e.home, "workspaces"))
+	ents, _ := os.ReadDir(e.lay.Workspaces())
 	for _, ent := range ents {
-		b, err := os.ReadFile(filepath.Join(e.wsDir(ent.Name()), "init.json"))
+		b, err := os.ReadFile(e.lay.Workspace(ent.Name()).InitJournal())
 		if err != nil {
 			continue
 		}
@@ -388,7 +389,7 @@ func moveBack(dir, path string) error {
 		return nil // the import never started
 	}
 	var j initJournal
-	if b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(dir)), "init.json")); err == nil && json.Unmarshal(b, &j) == nil && j.Copy {
+	if b, err := os.ReadFile(layout.WorkspaceAt(filepath.Dir(filepath.Dir(dir))).InitJournal()); err == nil && json.Unmarshal(b, &j) == nil && j.Copy {
 		return copyBack(j, dir, path)
 	}
 	return fstree.MoveContents(dir, path)

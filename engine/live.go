@@ -42,12 +42,12 @@ var NetConfig = netns.Config{NAT: true}
 var StopGrace = 5 * time.Second
 
 func (e *Engine) supDir(r Ref) string {
-	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "sup")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).Sup()
 }
 
 // LogDir is where run r's service logs are.
 func (e *Engine) LogDir(r Ref) string {
-	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "logs")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).Logs()
 }
 
 // ProcState returns the checked state of run r's processes and its
@@ -493,13 +493,13 @@ func RunEnv(r Ref) []string {
 
 // ControlDir holds the daemon's socket; every run sees it at
 // supervisor.RunDir/ctl.
-func (e *Engine) ControlDir() string { return filepath.Join(e.home, "ctl") }
+func (e *Engine) ControlDir() string { return e.lay.Control() }
 
 // SocketPath is where tine serve listens.
-func (e *Engine) SocketPath() string { return filepath.Join(e.ControlDir(), "tine.sock") }
+func (e *Engine) SocketPath() string { return e.lay.Socket() }
 
 // CapDir holds run r's capability token; the run sees it at
 // supervisor.RunDir/cap.
 func (e *Engine) CapDir(r Ref) string {
-	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "cap")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).Cap()
 }

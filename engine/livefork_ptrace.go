@@ -356,7 +356,7 @@ type Adopted struct {
 	Origin  int    `json:"origin"` // the parent's process it was forked from
 }
 
-func (e *Engine) adoptedPath(r Ref) string { return filepath.Join(e.supDir(r), "adopted.json") }
+func (e *Engine) adoptedPath(r Ref) string { return e.lay.Run(r.Workspace.ID, r.Run.ID).Adopted() }
 
 func (e *Engine) writeAdopted(r Ref, a []Adopted) error {
 	if len(a) == 0 {

@@ -41,7 +41,7 @@ func lock(path string) (func(), error) {
 
 // lockWorkspace serialises the commands that change workspace ws.
 func (e *Engine) lockWorkspace(ws string) (func(), error) {
-	return lock(e.wsDir(ws) + ".lock")
+	return lock(e.lay.Workspace(ws).Dir() + ".lock")
 }
 
 // lockGlobal serialises commands that add or remove workspaces.

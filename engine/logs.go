@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -66,7 +65,7 @@ func (e *Engine) ReadLog(r Ref, service string, offset int64, limit int) (string
 }
 
 func (e *Engine) logPath(r Ref, service string) string {
-	return filepath.Join(e.LogDir(r), service+".log")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).Log(service)
 }
 
 // serviceName reports whether s can name a service's log: a name, not a

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layout"
 )
 
 // Manifests: each workspace, run, version and group of a workspace
@@ -200,9 +201,9 @@ func (t *recordingTx) DeleteGroup(id string) error {
 // of what t says changed, from the store as it is now (so of two commands
 // writing the same run's manifest, the later record wins).
 func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touched) error {
-	dir := filepath.Join(s.home, "workspaces", ws)
+	dir := layout.New(s.home).Workspace(ws).Dir()
 	if t.deleted {
-		err := os.Remove(filepath.Join(dir, workspaceFile))
+		err := os.Remove(layout.WorkspaceAt(dir).Record())
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
@@ -211,7 +212,7 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 	if _, err := os.Stat(dir); err != nil {
 		return err
 	}
-	unlock, err := lock(filepath.Join(dir, manifestLockFile))
+	unlock, err := lock(layout.WorkspaceAt(dir).ManifestLock())
 	if err != nil {
 		return err
 	}
@@ -223,7 +224,7 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 			if err != nil {
 				return err
 			}
-			errs = append(errs, writeManifest(filepath.Join(dir, workspaceFile), wsManifest{manifestFormat, w}))
+			errs = append(errs, writeManifest(layout.WorkspaceAt(dir).Record(), wsManifest{manifestFormat, w}))
 		}
 		for id := range t.runs {
 			r, err := tx.Run(id)
@@ -259,14 +260,14 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 	})
 	errs = append(errs, err)
 	for id := range t.goneRuns {
-		errs = append(errs, removeManifest(filepath.Join(dir, "runs", id, runManifestFile)),
-			removeManifest(filepath.Join(dir, discardedDir, id+".json")))
+		errs = append(errs, removeManifest(layout.WorkspaceAt(dir).Run(id).Record()),
+			removeManifest(layout.WorkspaceAt(dir).Discarded(id)))
 	}
 	for id := range t.goneVersions {
-		errs = append(errs, removeManifest(filepath.Join(dir, versionsDir, id+".json")))
+		errs = append(errs, removeManifest(layout.WorkspaceAt(dir).Version(id)))
 	}
 	for id := range t.goneGroups {
-		errs = append(errs, removeManifest(filepath.Join(dir, "groups", id, groupManifest)))
+		errs = append(errs, removeManifest(layout.WorkspaceAt(dir).Group(id).Record()))
 	}
 	return errors.Join(errs...)
 }
@@ -279,11 +280,11 @@ func writeRunManifest(wsDir string, r *tine.Run) error {
 	m := runManifest{manifestFormat, r}
 	var err error
 	if r.State == tine.StateDiscarded {
-		if err = os.MkdirAll(filepath.Join(wsDir, discardedDir), 0o700); err == nil {
-			err = writeManifest(filepath.Join(wsDir, discardedDir, r.ID+".json"), m)
+		if err = os.MkdirAll(layout.WorkspaceAt(wsDir).DiscardedDir(), 0o700); err == nil {
+			err = writeManifest(layout.WorkspaceAt(wsDir).Discarded(r.ID), m)
 		}
 	}
-	rd := filepath.Join(wsDir, "runs", r.ID)
+	rd := layout.WorkspaceAt(wsDir).Run(r.ID).Dir()
 	if _, serr := os.Stat(rd); errors.Is(serr, os.ErrNotExist) {
 		return err
 	}
@@ -299,14 +300,14 @@ func writeVersionManifest(tx tine.Tx, wsDir string, v *tine.Version) error {
 		}
 		m.Layers = append(m.Layers, l)
 	}
-	if err := os.MkdirAll(filepath.Join(wsDir, versionsDir), 0o700); err != nil {
+	if err := os.MkdirAll(layout.WorkspaceAt(wsDir).Versions(), 0o700); err != nil {
 		return err
 	}
-	return writeManifest(filepath.Join(wsDir, versionsDir, v.ID+".json"), m)
+	return writeManifest(layout.WorkspaceAt(wsDir).Version(v.ID), m)
 }
 
 func writeGroupManifest(wsDir string, g *tine.Group) error {
-	gd := filepath.Join(wsDir, "groups", g.ID)
+	gd := layout.WorkspaceAt(wsDir).Group(g.ID).Dir()
 	if err := os.MkdirAll(gd, 0o700); err != nil {
 		return err
 	}
@@ -353,7 +354,7 @@ func (e *Engine) backfillManifests(ctx context.Context) {
 		return
 	}
 	for _, w := range all {
-		if _, err := os.Stat(filepath.Join(e.wsDir(w.ID), workspaceFile)); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(e.lay.Workspace(w.ID).Record()); !errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err := ms.writeAll(ctx, w.ID); err != nil {

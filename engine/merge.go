@@ -87,7 +87,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	if err != nil {
 		return res, err
 	}
-	journal := filepath.Join(e.runDir(dst.Workspace.ID, dst.Run.ID), "merge.json")
+	journal := e.lay.Run(dst.Workspace.ID, dst.Run.ID).MergeJournal()
 	clk.applying()
 	// The run is marked merged inside the apply's commit, before its
 	// leftovers go: a crash after the files landed finds the journal
@@ -181,7 +181,7 @@ func (e *Engine) mergeTarget(ctx context.Context, src Ref, ref string) (Ref, err
 // scratch makes an empty directory for a merge's staged content; the
 // caller removes it once the plan is applied or dropped.
 func (e *Engine) scratch(r Ref) (string, error) {
-	dir := filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "merge-"+tine.NewID(""))
+	dir := e.lay.Run(r.Workspace.ID, r.Run.ID).MergeScratch(tine.NewID(""))
 	return dir, os.MkdirAll(dir, 0o700)
 }
 

@@ -24,7 +24,7 @@ type moveJournal struct {
 }
 
 func (e *Engine) moveJournalPath(p Ref) string {
-	return filepath.Join(e.runDir(p.Workspace.ID, p.Run.ID), "seal.json")
+	return e.lay.Run(p.Workspace.ID, p.Run.ID).SealJournal()
 }
 
 // A delta smaller than both of these is copied rather than renamed: the
@@ -84,7 +84,7 @@ func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tin
 	v := &tine.Version{ID: tine.NewID(tine.PrefixVersion), Workspace: p.Workspace.ID, Parent: base.ID, Run: p.Run.ID,
 		Kind: kind, Label: label, Layers: append(append([]string{}, base.Layers...), lay.ID), CreatedAt: now}
 	j, _ := json.Marshal(moveJournal{Layer: lay.ID, Version: v.ID})
-	dir := e.layerDir(p.Workspace.ID, lay.ID)
+	dir := e.lay.Workspace(p.Workspace.ID).Layer(lay.ID)
 	err = writeFileAtomic(e.moveJournalPath(p), j)
 	if err == nil {
 		err = faultPointCtx(ctx) // journaled, the view unmounted, the delta not moved
@@ -250,7 +250,7 @@ func (e *Engine) recoverMove(ctx context.Context, be layer.Backend, w *tine.Work
 		return os.Remove(e.moveJournalPath(p))
 	}
 	mv, ok := be.(layer.Mover)
-	dir := e.layerDir(w.ID, j.Layer)
+	dir := e.lay.Workspace(w.ID).Layer(j.Layer)
 	if j.Aside != "" {
 		dir = j.Aside
 	}

@@ -154,7 +154,7 @@ func TestEngine_InterruptedMove(t *testing.T) {
 			if _, err := os.Stat(f.e.moveJournalPath(f.ref)); !os.IsNotExist(err) {
 				t.Errorf("journal left: %v", err)
 			}
-			_, err = os.Stat(f.e.layerDir(f.ref.Workspace.ID, lay.ID))
+			_, err = os.Stat(f.e.lay.Workspace(f.ref.Workspace.ID).Layer(lay.ID))
 			if committed != (err == nil) {
 				t.Errorf("layer dir exists=%v, want %v", err == nil, committed)
 			}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/tinehq/tine/internal/procfs"
 	"net"
 	"os"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tinehq/tine/internal/procfs"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"

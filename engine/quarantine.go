@@ -14,14 +14,15 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/layout"
 )
 
-// quarantineDir, under the state directory, holds what the sweeper found
-// and could not prove to be garbage: directories the store has no record
-// of. Each entry is moved there by a rename (it stays on the state
-// directory's filesystem) with a note beside it, NAME.json, saying where it
-// came from and why. Only tine doctor --purge deletes entries.
-const quarantineDir = "quarantine"
+// The quarantine (layout.Quarantine), under the state directory, holds
+// what the sweeper found and could not prove to be garbage: directories the
+// store has no record of. Each entry is moved there by a rename (it stays
+// on the state directory's filesystem) with a note beside it, NAME.json,
+// saying where it came from and why. Only tine doctor --purge deletes
+// entries.
 
 // Kinds of quarantined entries.
 const (
@@ -58,7 +59,7 @@ func (e *Engine) quarantine(kind, ws, backend, dir, reason string) {
 // moveAside renames q.From into the quarantine of home, writing its note
 // first, and syncs both directories so the move survives a power cut.
 func moveAside(home string, now time.Time, q Quarantined) (*Quarantined, error) {
-	qdir := filepath.Join(home, quarantineDir)
+	qdir := layout.New(home).Quarantine()
 	if err := os.MkdirAll(qdir, 0o700); err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func moveAside(home string, now time.Time, q Quarantined) (*Quarantined, error) 
 
 // ListQuarantine returns the quarantine of state directory home, oldest first.
 func ListQuarantine(home string) ([]Quarantined, error) {
-	qdir := filepath.Join(home, quarantineDir)
+	qdir := layout.New(home).Quarantine()
 	ents, err := os.ReadDir(qdir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -118,9 +119,9 @@ func ListQuarantine(home string) ([]Quarantined, error) {
 // Purge deletes every entry of the quarantine of home, and returns them.
 // It is the only way tine deletes what the store had no record of.
 func Purge(ctx context.Context, home string) ([]Quarantined, error) {
-	unlock, ok := tryLock(filepath.Join(home, "workspaces.lock"))
+	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
 	if !ok {
-		return nil, fmt.Errorf("another tine command holds %s: %w", filepath.Join(home, "workspaces.lock"), tine.ErrBusy)
+		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
 	defer unlock()
 	qs, err := ListQuarantine(home)
@@ -176,9 +177,9 @@ func removeQuarantined(ctx context.Context, q Quarantined) error {
 // next command starts with the store that is there (or a fresh one). It
 // returns what it moved; a usable state directory is left as it is.
 func SetAside(ctx context.Context, home string) ([]Quarantined, error) {
-	unlock, ok := tryLock(filepath.Join(home, "workspaces.lock"))
+	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
 	if !ok {
-		return nil, fmt.Errorf("another tine command holds %s: %w", filepath.Join(home, "workspaces.lock"), tine.ErrBusy)
+		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
 	defer unlock()
 	st, c, err := checkStore(ctx, home, false)
@@ -215,19 +216,19 @@ func SetAside(ctx context.Context, home string) ([]Quarantined, error) {
 		if known[d] {
 			continue
 		}
-		unlockWs, ok := tryLock(filepath.Join(home, "workspaces", d+".lock"))
+		unlockWs, ok := tryLock(layout.New(home).Workspace(d).Lock())
 		if !ok {
 			return moved, fmt.Errorf("another tine command holds workspace %s: %w", d, tine.ErrBusy)
 		}
 		q, err := moveAside(home, now, Quarantined{Kind: KindWorkspace, Workspace: d,
-			From: filepath.Join(home, "workspaces", d), Reason: "set aside by tine doctor: the store was " + c.State})
+			From: layout.New(home).Workspace(d).Dir(), Reason: "set aside by tine doctor: the store was " + c.State})
 		unlockWs()
 		if err != nil {
 			return moved, err
 		}
 		moved = append(moved, *q)
 	}
-	if err := os.Remove(filepath.Join(home, storeMarker)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(layout.New(home).StoreID()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return moved, err
 	}
 	return moved, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/sqlite"
 )
 
@@ -101,9 +102,9 @@ func (e *Engine) reissueCaps(ctx context.Context, ws string) error {
 
 // rebuildStore does Rebuild's work up to the new store's last commit.
 func rebuildStore(ctx context.Context, home string) (*RebuildReport, error) {
-	unlock, ok := tryLock(filepath.Join(home, "workspaces.lock"))
+	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
 	if !ok {
-		return nil, fmt.Errorf("another tine command holds %s: %w", filepath.Join(home, "workspaces.lock"), tine.ErrBusy)
+		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
 	defer unlock()
 	st, c, err := checkStore(ctx, home, false)
@@ -119,7 +120,7 @@ func rebuildStore(ctx context.Context, home string) (*RebuildReport, error) {
 	}
 	var all []*wsRecords
 	for _, d := range c.Dirs {
-		recs, skipped, err := readWorkspaceManifests(filepath.Join(home, "workspaces", d))
+		recs, skipped, err := readWorkspaceManifests(layout.New(home).Workspace(d).Dir())
 		rep.Skipped = append(rep.Skipped, skipped...)
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("workspace directory %s: %v (the next command moves it into the quarantine)", d, err))
@@ -130,10 +131,10 @@ func rebuildStore(ctx context.Context, home string) (*RebuildReport, error) {
 	all = newestPerKey(all, rep)
 	if len(all) == 0 {
 		return rep, fmt.Errorf("no workspace directory in %s has a manifest (workspace.json) to rebuild from; nothing was changed (tine doctor --set-aside is the way on): %w",
-			filepath.Join(home, "workspaces"), tine.ErrStore)
+			layout.New(home).Workspaces(), tine.ErrStore)
 	}
 	for _, r := range all {
-		unlockWs, ok := tryLock(filepath.Join(home, "workspaces", r.w.ID+".lock"))
+		unlockWs, ok := tryLock(layout.New(home).Workspace(r.w.ID).Lock())
 		if !ok {
 			return rep, fmt.Errorf("another tine command holds workspace %s: %w", r.w.ID, tine.ErrBusy)
 		}
@@ -226,7 +227,7 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 	}
 	layers := map[string]*tine.Layer{}
 	versions := map[string]bool{}
-	ents, _ := os.ReadDir(filepath.Join(dir, versionsDir))
+	ents, _ := os.ReadDir(layout.WorkspaceAt(dir).Versions())
 	for _, ent := range ents {
 		if !isManifestName(ent.Name()) {
 			continue
@@ -262,7 +263,7 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 	for _, l := range layers {
 		recs.layers = append(recs.layers, l)
 	}
-	ents, _ = os.ReadDir(filepath.Join(dir, "groups"))
+	ents, _ = os.ReadDir(layout.WorkspaceAt(dir).Groups())
 	for _, ent := range ents {
 		var gm groupManifestFile
 		if err := readManifest(filepath.Join(dir, "groups", ent.Name(), groupManifest), &gm); err != nil {
@@ -297,11 +298,11 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 			byID[r.ID] = r // of two manifests of one run, the newest
 		}
 	}
-	ents, _ = os.ReadDir(filepath.Join(dir, "runs"))
+	ents, _ = os.ReadDir(layout.WorkspaceAt(dir).Runs())
 	for _, ent := range ents {
 		consider(filepath.Join(dir, "runs", ent.Name(), runManifestFile), ent.Name())
 	}
-	ents, _ = os.ReadDir(filepath.Join(dir, discardedDir))
+	ents, _ = os.ReadDir(layout.WorkspaceAt(dir).DiscardedDir())
 	for _, ent := range ents {
 		if isManifestName(ent.Name()) {
 			consider(filepath.Join(dir, discardedDir, ent.Name()), strings.TrimSuffix(ent.Name(), ".json"))

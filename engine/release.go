@@ -155,7 +155,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 }
 
 func (e *Engine) releaseJournalPath(w *tine.Workspace) string {
-	return filepath.Join(e.wsDir(w.ID), "release.json")
+	return e.lay.Workspace(w.ID).ReleaseJournal()
 }
 
 // pendingPath is a file that exists while a release is unfinished. It sits
@@ -163,7 +163,7 @@ func (e *Engine) releaseJournalPath(w *tine.Workspace) string {
 // the workspace's directory without a record takes it for an unfinished
 // release (moved to the quarantine), not for a finished one (deleted).
 func (e *Engine) pendingPath(w *tine.Workspace) string {
-	return filepath.Join(e.wsDir(w.ID), "release", "pending")
+	return e.lay.Workspace(w.ID).ReleasePending()
 }
 
 // readReleaseJournal returns w's release journal, nil if there is none.
@@ -177,7 +177,7 @@ func (e *Engine) readReleaseJournal(w *tine.Workspace) (*releaseJournal, error) 
 	}
 	var j releaseJournal
 	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("unreadable release journal %s (the files are safe in %s): %w", e.releaseJournalPath(w), e.wsDir(w.ID), err)
+		return nil, fmt.Errorf("unreadable release journal %s (the files are safe in %s): %w", e.releaseJournalPath(w), e.lay.Workspace(w.ID).Dir(), err)
 	}
 	return &j, nil
 }
@@ -245,7 +245,7 @@ func (e *Engine) prepareRelease(ctx context.Context, w *tine.Workspace, src *tin
 		return err
 	}
 	layers := append(e.layerPaths(v), filepath.Join(br.Dir, "upper"))
-	if canRename(e.wsDir(w.ID), w.Path, j.Temp) && !anyRedirect(layers[1:]) {
+	if canRename(e.lay.Workspace(w.ID).Dir(), w.Path, j.Temp) && !anyRedirect(layers[1:]) {
 		if err := e.unmountAll(w); err != nil {
 			os.Remove(e.pendingPath(w))
 			return err
@@ -470,14 +470,14 @@ func (e *Engine) finishRelease(ctx context.Context, w *tine.Workspace) error {
 	}
 	if j != nil {
 		if err := e.rollForward(ctx, w, j); err != nil {
-			return fmt.Errorf("restoring files into %s (the rest are safe in %s; the next tine command retries): %w", w.Path, e.wsDir(w.ID), err)
+			return fmt.Errorf("restoring files into %s (the rest are safe in %s; the next tine command retries): %w", w.Path, e.lay.Workspace(w.ID).Dir(), err)
 		}
 	}
 	os.Remove(e.pendingPath(w))
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
-	os.Remove(e.wsDir(w.ID) + ".lock") // recreated by whoever locks next, if the record stays
+	os.Remove(e.lay.Workspace(w.ID).Dir() + ".lock") // recreated by whoever locks next, if the record stays
 	err = e.store.Update(ctx, func(tx tine.Tx) error { return tx.DeleteWorkspace(w.ID) })
 	if err != nil {
 		return err
@@ -931,20 +931,20 @@ func (e *Engine) removeWorkspaceFiles(ctx context.Context, w *tine.Workspace) er
 	if err != nil {
 		return err
 	}
-	runs, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "runs"))
+	runs, _ := os.ReadDir(e.lay.Workspace(w.ID).Runs())
 	for _, r := range runs {
-		dir := filepath.Join(e.wsDir(w.ID), "runs", r.Name())
+		dir := filepath.Join(e.lay.Workspace(w.ID).Dir(), "runs", r.Name())
 		if err := be.Deactivate(ctx, layer.Run{ID: r.Name(), Dir: dir, View: filepath.Join(dir, "view")}); err != nil {
 			return err
 		}
 	}
-	layers, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "layers"))
+	layers, _ := os.ReadDir(e.lay.Workspace(w.ID).Layers())
 	for _, l := range layers {
-		if err := be.RemoveLayer(ctx, e.layerDir(w.ID, l.Name())); err != nil {
+		if err := be.RemoveLayer(ctx, e.lay.Workspace(w.ID).Layer(l.Name())); err != nil {
 			return err
 		}
 	}
-	return removeTree(e.wsDir(w.ID))
+	return removeTree(e.lay.Workspace(w.ID).Dir())
 }
 
 // unmountAll unmounts the workspace path and every run view of w.
@@ -955,9 +955,9 @@ func (e *Engine) unmountAll(w *tine.Workspace) error {
 	if err := mnt.UnmountAll(w.Path); err != nil {
 		return fmt.Errorf("%s is in use by a process; close it and retry: %w", w.Path, err)
 	}
-	runs, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "runs"))
+	runs, _ := os.ReadDir(e.lay.Workspace(w.ID).Runs())
 	for _, r := range runs {
-		if err := mnt.UnmountAll(filepath.Join(e.wsDir(w.ID), "runs", r.Name(), "view")); err != nil {
+		if err := mnt.UnmountAll(filepath.Join(e.lay.Workspace(w.ID).Dir(), "runs", r.Name(), "view")); err != nil {
 			return err
 		}
 	}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tinehq/tine/fstree"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tinehq/tine/fstree"
 
 	"github.com/tinehq/tine"
 )

@@ -401,7 +401,7 @@ func checkAgrees(t *testing.T, f *fixture, step string) {
 			wantRuns = append(wantRuns, id)
 		}
 	}
-	gotRuns = names(filepath.Join(f.e.wsDir(w.ID), "runs"))
+	gotRuns = names(filepath.Join(f.e.lay.Workspace(w.ID).Dir(), "runs"))
 	sort.Strings(wantRuns)
 	if d := cmp.Diff(wantRuns, gotRuns); d != "" {
 		t.Errorf("%s: run directories differ from the store's live runs (-store +dirs):\n%s", step, d)
@@ -411,7 +411,7 @@ func checkAgrees(t *testing.T, f *fixture, step string) {
 		wantLayers = append(wantLayers, id)
 	}
 	sort.Strings(wantLayers)
-	if d := cmp.Diff(wantLayers, names(filepath.Join(f.e.wsDir(w.ID), "layers"))); d != "" {
+	if d := cmp.Diff(wantLayers, names(filepath.Join(f.e.lay.Workspace(w.ID).Dir(), "layers"))); d != "" {
 		t.Errorf("%s: layer directories differ from the store's layers (-store +dirs):\n%s", step, d)
 	}
 	for _, v := range versions(t, f) {

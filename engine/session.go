@@ -20,7 +20,7 @@ import (
 // under a running process.
 
 func (e *Engine) sessionDir(r Ref) string {
-	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "sessions")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).Sessions()
 }
 
 // AddSession records that process pid runs inside run r.

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/sqlite"
 )
 
-// storeMarker, in $TINE_HOME, names the id of the store the
+// The store marker (layout.StoreID) names the id of the store the
 // workspace directories beside it were made with. A store with another id
 // (a fresh one, a restored one of another state directory) is refused.
-const storeMarker = "store-id"
 
 // What CheckStore can find. Only StoreOK and StoreNew let commands run.
 const (
@@ -78,7 +78,7 @@ func openStore(ctx context.Context, home string) (*sqlite.Store, error) {
 // checkStore classifies the store of home. With create, a missing store is
 // created when that is safe, and the store is returned open when usable.
 func checkStore(ctx context.Context, home string, create bool) (*sqlite.Store, *StoreCheck, error) {
-	c := &StoreCheck{Path: filepath.Join(home, "tine.db")}
+	c := &StoreCheck{Path: layout.New(home).Store()}
 	var err error
 	if c.Dirs, err = workspaceDirs(home); err != nil {
 		return nil, nil, fmt.Errorf("state directory: %w", err)
@@ -137,7 +137,7 @@ func (c *StoreCheck) identify(ctx context.Context, st *sqlite.Store, home string
 	switch {
 	case c.Marker != "" && c.Marker != c.ID && len(c.Dirs) > 0:
 		c.refuse(StoreForeign, fmt.Sprintf("the store %s (id %s) is not the one the workspaces in %s were made with (id %s)",
-			c.Path, c.ID, filepath.Join(home, "workspaces"), c.Marker), nil)
+			c.Path, c.ID, layout.New(home).Workspaces(), c.Marker), nil)
 	case c.Marker == "" && len(c.Dirs) > 0 && c.known == 0:
 		c.refuse(StoreUnrecorded, fmt.Sprintf("the store %s records none of the workspaces in %s", c.Path, c.dirsLine(home)), nil)
 	default:
@@ -157,7 +157,7 @@ func (c *StoreCheck) refuse(state, problem string, err error) *StoreCheck {
 
 func (c *StoreCheck) dirsLine(home string) string {
 	return fmt.Sprintf("%s holds %d workspace(s) (%s); tine will not start a fresh store over them",
-		filepath.Join(home, "workspaces"), len(c.Dirs), strings.Join(c.Dirs, ", "))
+		layout.New(home).Workspaces(), len(c.Dirs), strings.Join(c.Dirs, ", "))
 }
 
 func firstLine(s string) string {
@@ -171,7 +171,7 @@ func firstLine(s string) string {
 // an interrupted init left (its journal alone says where the user's files
 // go, so the sweeper can undo it with any store).
 func workspaceDirs(home string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(home, "workspaces"))
+	ents, err := os.ReadDir(layout.New(home).Workspaces())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -194,12 +194,12 @@ func isInitLeftover(dir string) bool {
 		return false
 	}
 	layers, _ := os.ReadDir(filepath.Join(dir, "layers"))
-	runs, _ := os.ReadDir(filepath.Join(dir, "runs"))
+	runs, _ := os.ReadDir(layout.WorkspaceAt(dir).Runs())
 	return len(layers) <= 1 && len(runs) <= 1
 }
 
 func readMarker(home string) string {
-	b, err := os.ReadFile(filepath.Join(home, storeMarker))
+	b, err := os.ReadFile(layout.New(home).StoreID())
 	if err != nil {
 		return ""
 	}
@@ -208,7 +208,7 @@ func readMarker(home string) string {
 
 // writeMarker records, durably, that the workspaces of home belong to store id.
 func writeMarker(home, id string) error {
-	return writeFileSynced(filepath.Join(home, storeMarker), []byte(id+"\n"))
+	return writeFileSynced(layout.New(home).StoreID(), []byte(id+"\n"))
 }
 
 // writeFileSynced writes path atomically and durably: the data, then the

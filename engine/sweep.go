@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/merge"
 )
 
@@ -31,7 +32,7 @@ func (e *Engine) warn(format string, args ...any) {
 // because the store does not know it. Workspaces another command is working
 // on are left alone.
 func (e *Engine) sweep(ctx context.Context) error {
-	entries, err := os.ReadDir(filepath.Join(e.home, "workspaces"))
+	entries, err := os.ReadDir(e.lay.Workspaces())
 	if err != nil {
 		return err
 	}
@@ -64,12 +65,12 @@ func (e *Engine) sweep(ctx context.Context) error {
 // empty). Anything else, such as a workspace whose init the store lost, is
 // moved aside.
 func (e *Engine) sweepOrphan(ctx context.Context, id string) {
-	unlock, ok := tryLock(filepath.Join(e.home, "workspaces.lock"))
+	unlock, ok := tryLock(e.lay.WorkspacesLock())
 	if !ok {
 		return
 	}
 	defer unlock()
-	dir := e.wsDir(id)
+	dir := e.lay.Workspace(id).Dir()
 	if b, err := os.ReadFile(filepath.Join(dir, "init.json")); err == nil && isInitLeftover(dir) {
 		var j initJournal
 		if err := json.Unmarshal(b, &j); err != nil {
@@ -101,7 +102,7 @@ func (e *Engine) sweepOrphan(ctx context.Context, id string) {
 // hasUserWrites reports whether a run of workspace directory dir has a
 // non-empty upper directory (files written through its view).
 func hasUserWrites(dir string) bool {
-	runs, _ := os.ReadDir(filepath.Join(dir, "runs"))
+	runs, _ := os.ReadDir(layout.WorkspaceAt(dir).Runs())
 	for _, r := range runs {
 		ents, _ := os.ReadDir(filepath.Join(dir, "runs", r.Name(), "upper"))
 		if len(ents) > 0 {
@@ -126,7 +127,7 @@ func (e *Engine) undoInit(j initJournal, dir string) error {
 	if err := mnt.UnmountAll(j.Path); err != nil {
 		return err
 	}
-	runs, _ := os.ReadDir(filepath.Join(dir, "runs"))
+	runs, _ := os.ReadDir(layout.WorkspaceAt(dir).Runs())
 	for _, r := range runs {
 		if err := mnt.UnmountAll(filepath.Join(dir, "runs", r.Name(), "view")); err != nil {
 			return err
@@ -140,15 +141,15 @@ func (e *Engine) undoInit(j initJournal, dir string) error {
 
 // sweepWorkspace tidies one workspace under its lock.
 func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
-	unlock, ok := tryLock(e.wsDir(w.ID) + ".lock")
+	unlock, ok := tryLock(e.lay.Workspace(w.ID).Dir() + ".lock")
 	if !ok {
 		return
 	}
 	defer unlock()
 	// The record proves the init committed: a journal it left is stale, and
 	// must not be taken for an interrupted init if the store is ever lost.
-	os.Remove(filepath.Join(e.wsDir(w.ID), "init.json"))
-	if _, err := os.Stat(filepath.Join(e.wsDir(w.ID), "release.json")); err == nil {
+	os.Remove(e.lay.Workspace(w.ID).InitJournal())
+	if _, err := os.Stat(e.lay.Workspace(w.ID).ReleaseJournal()); err == nil {
 		if err := e.finishRelease(ctx, w); err != nil {
 			e.warn("finishing the release of %s: %v", w.Path, err)
 		}
@@ -181,7 +182,7 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 		}
 	}
 	for _, r := range runs {
-		journal := filepath.Join(e.runDir(w.ID, r.ID), "merge.json")
+		journal := e.lay.Run(w.ID, r.ID).MergeJournal()
 		if _, err := os.Stat(journal); err == nil && r.Live() {
 			complete := func(note json.RawMessage) error { return e.completeMerge(ctx, w.ID, note) }
 			if err := merge.Recover(ctx, journal, complete); err != nil {
@@ -216,10 +217,10 @@ func (e *Engine) records(ctx context.Context, ws string) (map[string]*tine.Run, 
 // record of. A release stage no journal vouches for is deleted: it is an
 // unfinished copy of the source's view, whose layers still hold the files.
 func (e *Engine) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Workspace, runs map[string]*tine.Run, layers map[string]bool) {
-	dirs, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "runs"))
+	dirs, _ := os.ReadDir(e.lay.Workspace(w.ID).Runs())
 	for _, d := range dirs {
 		r := runs[d.Name()]
-		dir := e.runDir(w.ID, d.Name())
+		dir := e.lay.Run(w.ID, d.Name()).Dir()
 		switch {
 		case r == nil:
 			// Its view's files are its upper directory and layers (or, for a
@@ -239,13 +240,13 @@ func (e *Engine) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Wo
 			os.RemoveAll(dir)
 		}
 	}
-	ls, _ := os.ReadDir(filepath.Join(e.wsDir(w.ID), "layers"))
+	ls, _ := os.ReadDir(e.lay.Workspace(w.ID).Layers())
 	for _, l := range ls {
 		if !layers[l.Name()] {
-			e.quarantine(KindLayer, w.ID, w.Backend, e.layerDir(w.ID, l.Name()), fmt.Sprintf("workspace %s: the store has no record of this layer", w.Name))
+			e.quarantine(KindLayer, w.ID, w.Backend, e.lay.Workspace(w.ID).Layer(l.Name()), fmt.Sprintf("workspace %s: the store has no record of this layer", w.Name))
 		}
 	}
-	os.RemoveAll(filepath.Join(e.wsDir(w.ID), "release"))
+	os.RemoveAll(e.lay.Workspace(w.ID).ReleaseDir())
 }
 
 // reconcile makes a live run's view match the store: a view of another

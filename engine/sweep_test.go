@@ -146,7 +146,7 @@ func TestSweep_LostCommitsQuarantine(t *testing.T) {
 			f.open()
 			fork := f.fork(1).Forks[0]
 			writeFiles(t, f.view(fork), map[string]string{"work/f01.txt": "the fork's work\n"})
-			forkDir := f.e.runDir(f.ref.Workspace.ID, fork.ID)
+			forkDir := f.e.lay.Run(f.ref.Workspace.ID, fork.ID).Dir()
 			f.e.Close()
 			// The store as it was before the fork: its commits are lost.
 			for _, s := range []string{"-wal", "-shm"} {

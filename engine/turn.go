@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,10 +22,10 @@ import (
 var TurnTTL = time.Hour
 
 func (e *Engine) turnPath(r Ref) string {
-	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "turn")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).Turn()
 }
 func (e *Engine) queuePath(r Ref) string {
-	return filepath.Join(e.runDir(r.Workspace.ID, r.Run.ID), "queued-forks.json")
+	return e.lay.Run(r.Workspace.ID, r.Run.ID).QueuedForks()
 }
 
 // InTurn reports whether run r's agent is in a turn.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/judge"
@@ -29,7 +28,7 @@ type weightsFile struct {
 // learned (or the file is unreadable or out of bounds), so the built-in
 // weights apply.
 func (e *Engine) JudgeWeights(ws string) (*judge.Weights, int) {
-	b, err := os.ReadFile(filepath.Join(e.wsDir(ws), JudgeWeightsFile))
+	b, err := os.ReadFile(e.lay.Workspace(ws).JudgeWeights())
 	if err != nil {
 		return nil, 0
 	}
@@ -83,7 +82,7 @@ func (e *Engine) ResetJudgeWeights(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	err = os.Remove(filepath.Join(e.wsDir(w.ID), JudgeWeightsFile))
+	err = os.Remove(e.lay.Workspace(w.ID).JudgeWeights())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -117,7 +116,7 @@ func (e *Engine) learnFromChoice(ws string, v *GroupVerdict, chosen string) erro
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(e.wsDir(ws), JudgeWeightsFile), append(b, '\n')); err != nil {
+	if err := writeFileAtomic(e.lay.Workspace(ws).JudgeWeights(), append(b, '\n')); err != nil {
 		return fmt.Errorf("judge weights: %w", err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/tinehq/tine/judge"
@@ -10,7 +9,7 @@ import (
 
 func TestLearnFromChoice(t *testing.T) {
 	e := &Engine{home: t.TempDir()}
-	if err := os.MkdirAll(e.wsDir("ws"), 0o755); err != nil {
+	if err := os.MkdirAll(e.lay.Workspace("ws").Dir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	v := &GroupVerdict{Judge: "heuristic", Winner: "r1", Features: map[string][]float64{
@@ -34,7 +33,7 @@ func TestLearnFromChoice(t *testing.T) {
 	if w, n := e.JudgeWeights("ws"); w != nil || n != 0 {
 		t.Fatalf("weights learned without a disagreement: %v %d", w, n)
 	}
-	if _, err := os.Stat(filepath.Join(e.wsDir("ws"), JudgeWeightsFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(e.lay.Workspace("ws").JudgeWeights()); !os.IsNotExist(err) {
 		t.Fatalf("weights file written: %v", err)
 	}
 	for range 2 {
@@ -48,7 +47,7 @@ func TestLearnFromChoice(t *testing.T) {
 		t.Errorf("weights %v after %d updates; want %v after 2", w, n, want)
 	}
 	// A damaged file is not used.
-	if err := os.WriteFile(filepath.Join(e.wsDir("ws"), JudgeWeightsFile), []byte(`{"weights":[9,9,9,9,9,9]}`), 0o644); err != nil {
+	if err := os.WriteFile(e.lay.Workspace("ws").JudgeWeights(), []byte(`{"weights":[9,9,9,9,9,9]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if w, _ := e.JudgeWeights("ws"); w != nil {

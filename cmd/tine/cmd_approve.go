@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/httpapi"
 	"net/url"
 	"os"
 	"text/tabwriter"
 	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/httpapi"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/tinehq/tine/httpapi"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/tinehq/tine/httpapi"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"

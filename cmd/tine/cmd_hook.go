@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine/classify"
 	"github.com/tinehq/tine/hook"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/sqlite"
 )
 
@@ -123,7 +124,7 @@ func hostRun(ctx context.Context, home, dir string) (hook.Env, bool) {
 // live run they are: the source for the workspace's own directory, a fork
 // for its view under home. A directory of no workspace is (nil, nil, nil).
 func runAt(ctx context.Context, home, dir string) (*tine.Workspace, *tine.Run, error) {
-	db := filepath.Join(home, "tine.db")
+	db := layout.New(home).Store()
 	if _, err := os.Stat(db); err != nil {
 		return nil, nil, nil
 	}
@@ -146,13 +147,13 @@ func runAt(ctx context.Context, home, dir string) (*tine.Workspace, *tine.Run, e
 		if err != nil {
 			return err
 		}
-		views := filepath.Join(home, "workspaces")
+		views := layout.New(home).Workspaces()
 		if homeReal, err := filepath.EvalSymlinks(views); err == nil {
 			views = homeReal
 		}
 		for _, w := range all {
 			// A fork's view: HOME/workspaces/WS/runs/RUN/view.
-			if rel, ok := below(real, filepath.Join(views, w.ID, "runs")); ok {
+			if rel, ok := below(real, layout.WorkspaceAt(filepath.Join(views, w.ID)).Runs()); ok {
 				parts := strings.SplitN(rel, string(filepath.Separator), 3)
 				if len(parts) >= 2 && parts[1] == "view" {
 					if r, err := tx.Run(parts[0]); err == nil && r.Workspace == w.ID && r.Live() {

@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/tinehq/tine/fstree"
 	"os"
 	"os/user"
 	"strconv"
+
+	"github.com/tinehq/tine/fstree"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"

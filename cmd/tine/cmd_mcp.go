@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/mcp"
 )
 
@@ -75,6 +76,6 @@ func (a *app) mcpOptions() (mcp.Options, error) {
 	if err != nil {
 		return mcp.Options{}, err
 	}
-	sock = filepath.Join(home, "ctl", "tine.sock")
+	sock = layout.New(home).Socket()
 	return mcp.Options{API: mcp.NewClient(sock, "")}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+
 	"github.com/tinehq/tine/httpapi"
 
 	"github.com/spf13/cobra"

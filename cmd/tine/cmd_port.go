@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/tinehq/tine/httpapi"
 	"net"
 	"strconv"
+
+	"github.com/tinehq/tine/httpapi"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"

@@ -24,6 +24,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/metrics"
 )
 
@@ -125,7 +126,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 		}
 		servers = append(servers, httpapi.NewHTTPServer(h(token), httpapi.DefaultTimeouts, nil))
 		lns = append(lns, tln)
-		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), filepath.Join(e.Home(), "token"))
+		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), layout.New(e.Home()).Token())
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
@@ -194,7 +195,7 @@ func listenSystem() (net.Listener, error) {
 
 // loadToken returns the state directory's bearer token, making one if needed.
 func loadToken(home string) (string, error) {
-	path := filepath.Join(home, "token")
+	path := layout.New(home).Token()
 	b, err := os.ReadFile(path)
 	if err == nil && len(strings.TrimSpace(string(b))) >= 32 {
 		return strings.TrimSpace(string(b)), nil

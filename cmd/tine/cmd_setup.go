@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/hook"
+	"github.com/tinehq/tine/layout"
 )
 
 // setupResult is what tine setup did, for --json.
@@ -127,7 +128,7 @@ func projectRoot(ctx context.Context, home, dir string) (string, error) {
 	if r.Role == tine.RoleSource {
 		return w.Path, nil
 	}
-	return filepath.Join(home, "workspaces", w.ID, "runs", r.ID, "view"), nil
+	return layout.New(home).Run(w.ID, r.ID).View(), nil
 }
 
 func (a *app) printSetup(r setupResult) {

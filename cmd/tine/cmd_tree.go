@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/tinehq/tine/httpapi"
 	"io"
 	"net/url"
 	"strings"
+
+	"github.com/tinehq/tine/httpapi"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"

@@ -14,8 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tinehq/tine/fstree"
-	"github.com/tinehq/tine/internal/mnt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -27,6 +25,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/mnt"
 
 	"golang.org/x/sys/unix"
 )
