@@ -295,7 +295,7 @@ func writeJSON(path string, v any) error {
 }
 
 // Load reads the stored report of group ref (an id, or a run of it).
-func Load(e *engine.Engine, ws, group string) (*Report, error) {
+func Load(e Records, ws, group string) (*Report, error) {
 	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupReportFile))
 	if os.IsNotExist(err) {
 		return nil, fmt.Errorf("group %s has no fork-run report (it was forked by tine fork, not tine fork-run): %w", group, tine.ErrNotFound)
@@ -327,7 +327,7 @@ func Load(e *engine.Engine, ws, group string) (*Report, error) {
 
 // LoadSummary reads the short form of group's report, with the group's
 // resolution applied as Load does; for listings.
-func LoadSummary(e *engine.Engine, ws, group string) (*Summary, error) {
+func LoadSummary(e Records, ws, group string) (*Summary, error) {
 	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupSummaryFile))
 	if err != nil {
 		return nil, err
@@ -347,7 +347,7 @@ func LoadSummary(e *engine.Engine, ws, group string) (*Summary, error) {
 	return &s, nil
 }
 
-func loadResolution(e *engine.Engine, ws, group string) *engine.HistoryEntry {
+func loadResolution(e Records, ws, group string) *engine.HistoryEntry {
 	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupResolutionFile))
 	if err != nil {
 		return nil

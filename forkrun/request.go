@@ -119,7 +119,7 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 }
 
 // LoadConfig reads file, or the tine.toml of run src's files.
-func LoadConfig(e *engine.Engine, src engine.Ref, file string) (*config.Config, error) {
+func LoadConfig(e Versions, src engine.Ref, file string) (*config.Config, error) {
 	if file != "" {
 		return config.LoadFile(file)
 	}

@@ -20,7 +20,7 @@ const saveEvery = 250 * time.Millisecond
 
 // runner is one fork-run in progress.
 type runner struct {
-	e    *engine.Engine
+	e    Host
 	o    Options
 	pool *budget.Pool
 	dir  string // the group's directory
@@ -42,7 +42,7 @@ type runner struct {
 // forking (then with the error), so that a person sees what exists. A
 // merge conflict at resolution is not an error: the report's outcome says
 // so and nothing was written.
-func Run(ctx context.Context, e *engine.Engine, o Options) (*Report, error) {
+func Run(ctx context.Context, e Host, o Options) (*Report, error) {
 	h, err := Start(ctx, e, o)
 	if err != nil {
 		return nil, err
@@ -78,10 +78,16 @@ func (h *Handle) Wait() (*Report, error) {
 // the forks exist (or with the error that kept them from being made, when
 // nothing was made). The fork-run goes on until ctx is cancelled or it
 // ends: see [Handle.Wait].
-func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
+func Start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("fork-run needs root: agents run inside forks through their supervisors: %w", tine.ErrPrivilege)
 	}
+	return start(ctx, e, o)
+}
+
+// start is Start past its check for root, which the real Processes need
+// and a fake does not.
+func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	var notes []string
 	if o.Synthesize {
 		addSynthesis(&o)
@@ -147,7 +153,7 @@ func Start(ctx context.Context, e *engine.Engine, o Options) (*Handle, error) {
 	return h, nil
 }
 
-func newRunner(e *engine.Engine, o Options, pool *budget.Pool, fr *engine.ForkResult, accounts []budget.Account, notes []string, started time.Time) *runner {
+func newRunner(e Host, o Options, pool *budget.Pool, fr *engine.ForkResult, accounts []budget.Account, notes []string, started time.Time) *runner {
 	rep := &Report{
 		Workspace: fr.Group.Workspace, Group: fr.Group.ID, Source: fr.Parent.Name, SourceID: fr.Parent.ID,
 		Prompt: o.Prompt, Agent: string(o.Agent.Kind), Mode: o.Mode, JudgeKind: o.JudgeKind, Threshold: o.Threshold,

@@ -46,7 +46,7 @@ type Conversation struct {
 // one the run's hook reported (it must exist). nil, with a note, when the
 // forks start new conversations (o.Fresh, or none found). accounts are
 // the forks' accounts: each must see the session.
-func chooseConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
+func chooseConversation(ctx context.Context, e Records, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
 	switch {
 	case o.Agent.Kind == agent.CommandKind:
 		return nil, "", nil
@@ -76,7 +76,7 @@ func chooseConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o
 // o.Session, the session the run's hook last reported (tine serve records
 // it) comes first when Claude's store has it: every run's agent works at
 // the workspace path, so the newest session there may be another run's.
-func claudeConversation(ctx context.Context, e *engine.Engine, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
+func claudeConversation(ctx context.Context, e Records, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
 	config := agent.ClaudeConfigDir(agentEnviron(src, o.AgentEnv))
 	var s agent.ClaudeSession
 	var err error
@@ -146,7 +146,7 @@ func sessionOrigin(from string) string {
 // forkSessions are the agent sessions the forks of workspace ws's
 // fork-runs made, read from their reports: conversations of forks, not
 // of the workspace's own agent.
-func forkSessions(e *engine.Engine, ws string) map[string]bool {
+func forkSessions(e Records, ws string) map[string]bool {
 	out := map[string]bool{}
 	reports, _ := filepath.Glob(filepath.Join(filepath.Dir(e.GroupDir(ws, "g")), "*", "report.json"))
 	for _, path := range reports {

@@ -32,7 +32,7 @@ type RunSummary struct {
 // Summarize gathers the RunSummary of run ref, a fork of a fork-run: its
 // report's record, and for a live fork not yet resolved its merge into
 // its parent checked again (the source may have moved since).
-func Summarize(ctx context.Context, e *engine.Engine, ref string) (*RunSummary, error) {
+func Summarize(ctx context.Context, e Host, ref string) (*RunSummary, error) {
 	r, err := e.FindRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ type Export struct {
 }
 
 // ExportGroup makes the Export of group ref.
-func ExportGroup(ctx context.Context, e *engine.Engine, ref string) (*Export, error) {
+func ExportGroup(ctx context.Context, e Host, ref string) (*Export, error) {
 	rep, err := e.Report(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -78,7 +78,7 @@ func (f *forkRuns) start(e *engine.Engine, o forkrun.Options) (*forkrun.Handle, 
 	f.wg.Add(1)
 	f.mu.Unlock()
 	ctx, cancel := context.WithCancel(f.ctx)
-	h, err := forkrun.Start(ctx, e, o)
+	h, err := forkrun.Start(ctx, forkrun.NewHost(e), o)
 	if err != nil {
 		cancel()
 		f.wg.Done()

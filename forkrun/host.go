@@ -1,0 +1,70 @@
+package forkrun
+
+import (
+	"context"
+	"io"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/judge"
+	"github.com/tinehq/tine/layer"
+)
+
+// Versions is what a fork-run needs of the versioned workspaces: its
+// runs and their files, forking, what the forks changed, and resolving
+// their group.
+type Versions interface {
+	FindRun(ctx context.Context, ref string) (engine.Ref, error)
+	Path(w *tine.Workspace, r *tine.Run) string
+	Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error)
+	ForkPoint(ctx context.Context, r engine.Ref, fn func(dir string) error) error
+	Changes(ctx context.Context, r engine.Ref) ([]layer.Change, error)
+	Patch(ctx context.Context, r engine.Ref, w io.Writer) error
+	Compare(ctx context.Context, ref string) (*engine.Comparison, error)
+	Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error)
+	Report(ctx context.Context, ref string) (*engine.GroupReport, error)
+}
+
+// Processes is what a fork-run needs to run the agents and checks inside
+// the forks: their supervisors, commands in them, and what confines them.
+type Processes interface {
+	Launch(ctx context.Context, ws string, refs []string) error
+	ExecWith(ctx context.Context, ref string, o engine.ExecOptions) (*engine.ExecResult, error)
+	Stop(ctx context.Context, ref string) (*tine.Run, error)
+	ProcState(r engine.Ref) (string, int)
+	ConfinesWrites(ctx context.Context, ref string) bool
+	ScratchDir(r engine.Ref) string
+	Refusals(ctx context.Context, ref string) ([]egress.Record, error)
+}
+
+// Records is what a fork-run keeps and reads beside the versions: the
+// group's directory (its report files), the workspace's event log, the
+// judge's learned weights and the agent sessions the run's hook reported.
+type Records interface {
+	GroupDir(ws, group string) string
+	AppendEvent(ctx context.Context, ws, run, kind string, detail any) error
+	JudgeWeights(ws string) (*judge.Weights, int)
+	AgentSession(ctx context.Context, r engine.Ref, kind string) string
+}
+
+// Host is everything a fork-run needs from outside it. [NewHost] wires
+// the real one; tests give a fake.
+type Host interface {
+	Versions
+	Processes
+	Records
+}
+
+// host is a Host put together from its parts.
+type host struct {
+	Versions
+	Processes
+	Records
+}
+
+// NewHost is the Host that runs fork-runs for real: the one place where
+// forkrun's roles meet the values that fill them.
+func NewHost(e *engine.Engine) Host {
+	return host{Versions: e, Processes: e, Records: e}
+}
