@@ -4,14 +4,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"text/tabwriter"
-	"time"
-
-	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/httpapi"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/httpapi"
 )
 
 // person names who decided, for the record.
@@ -62,69 +58,6 @@ changed since it was offered (its state, or the files it would carry).`,
 			}
 			fmt.Fprintf(a.stdout, "approved %s: %s of %s done\n", res.Approval.ID, res.Approval.Action, res.Approval.Run)
 			return nil
-		},
-	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	return c
-}
-
-func newRefuse(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:     "refuse APPROVAL",
-		Short:   "Refuse a resolution a run asked for",
-		Example: `  tine refuse a1b2c3d4`,
-		Args:    exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			var ap *tine.Approval
-			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				_, err := cl.Do(c.Context(), "POST", approvalPath(args[0], "refuse"), httpapi.DecideRequest{By: person()}, &ap)
-				return err
-			}, func(e *engine.Engine) (err error) {
-				ap, err = e.Refuse(c.Context(), args[0], person())
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "refused %s (%s of %s)\n", ap.ID, ap.Action, ap.Run)
-			return nil
-		},
-	}
-}
-
-func newPending(a *app) *cobra.Command {
-	var asJSON bool
-	c := &cobra.Command{
-		Use:   "pending [WORKSPACE]",
-		Short: "List resolutions runs asked for that wait for a person",
-		Long: `Lists the pending approvals: merges, promotions, discards and choices that
-code inside runs asked for, with the evidence gathered when they were asked
-(--json). tine approve runs one; tine refuse drops it.`,
-		Example: `  tine pending
-  tine pending app --json`,
-		Args: maxArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			var list []*tine.Approval
-			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				_, err := cl.Do(c.Context(), "GET", "/v1/approvals?workspace="+url.QueryEscape(firstArg(args)), nil, &list)
-				return err
-			}, func(e *engine.Engine) (err error) {
-				list, err = e.Pending(c.Context(), firstArg(args))
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.printJSON(list)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "APPROVAL\tACTION\tRUN\tGROUP\tASKED BY\tEXPIRES IN")
-			for _, ap := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ap.ID, ap.Action, ap.Run, dash(ap.Group), dash(ap.RequestedBy),
-					time.Until(ap.ExpiresAt).Round(time.Second))
-			}
-			return tw.Flush()
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")

@@ -6,10 +6,9 @@ import (
 	"os/user"
 	"strconv"
 
-	"github.com/tinehq/tine/fstree"
-
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/fstree"
 )
 
 func newInit(a *app) *cobra.Command {
@@ -89,38 +88,4 @@ func groupIDs(names []string) ([]int, error) {
 		out = append(out, id)
 	}
 	return out, nil
-}
-
-func newRelease(a *app) *cobra.Command {
-	var force bool
-	c := &cobra.Command{
-		Use:   "release WORKSPACE",
-		Short: "Stop managing a workspace, leaving plain files as the source sees them",
-		Long: `Unmounts the workspace and leaves its directory holding, as plain files,
-exactly what the source run sees. Every fork is removed; forks with changes
-never merged or promoted are refused unless --force. WORKSPACE is a path,
-a name or an id.`,
-		Example: `  tine release ~/src/app`,
-		Args:    exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if a.remote() {
-				w, err := a.remoteRelease(c.Context(), args[0], force)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "released %s: %s holds plain files\n", w.Name, w.Path)
-				return nil
-			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				w, err := e.Release(c.Context(), args[0], force)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "released %s: %s holds plain files\n", w.Name, w.Path)
-				return nil
-			})
-		},
-	}
-	c.Flags().BoolVar(&force, "force", false, "remove forks even if their changes were never merged")
-	return c
 }

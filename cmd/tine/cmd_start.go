@@ -58,25 +58,3 @@ func (a *app) printStart(res *engine.StartResult) {
 		fmt.Fprintf(a.stdout, "  %-12s %-8s pid %-6d log %s\n", s.Name, s.State, s.Pid, s.Log)
 	}
 }
-
-func newStop(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "stop RUN",
-		Short: "Stop a run's processes, keeping its files",
-		Long: `Stops every process of RUN: SIGTERM to its services and commands, SIGKILL
-to what is left after a grace period, then its supervisor, cgroup and network
-link. RUN's files stay as they are; tine start brings it back.`,
-		Example: `  tine stop source-1`,
-		Args:    exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
-				r, err := op.Stop(c.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "stopped %s\n", r.Name)
-				return nil
-			})
-		},
-	}
-}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/httpapi"
+)
+
+func newPending(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "pending [WORKSPACE]",
+		Short: "List resolutions runs asked for that wait for a person",
+		Long: `Lists the pending approvals: merges, promotions, discards and choices that
+code inside runs asked for, with the evidence gathered when they were asked
+(--json). tine approve runs one; tine refuse drops it.`,
+		Example: `  tine pending
+  tine pending app --json`,
+		Args: maxArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			var list []*tine.Approval
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				_, err := cl.Do(c.Context(), "GET", "/v1/approvals?workspace="+url.QueryEscape(firstArg(args)), nil, &list)
+				return err
+			}, func(e *engine.Engine) (err error) {
+				list, err = e.Pending(c.Context(), firstArg(args))
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(list)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "APPROVAL\tACTION\tRUN\tGROUP\tASKED BY\tEXPIRES IN")
+			for _, ap := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ap.ID, ap.Action, ap.Run, dash(ap.Group), dash(ap.RequestedBy),
+					time.Until(ap.ExpiresAt).Round(time.Second))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/httpapi"
+)
+
+func newRefuse(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:     "refuse APPROVAL",
+		Short:   "Refuse a resolution a run asked for",
+		Example: `  tine refuse a1b2c3d4`,
+		Args:    exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			var ap *tine.Approval
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				_, err := cl.Do(c.Context(), "POST", approvalPath(args[0], "refuse"), httpapi.DecideRequest{By: person()}, &ap)
+				return err
+			}, func(e *engine.Engine) (err error) {
+				ap, err = e.Refuse(c.Context(), args[0], person())
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "refused %s (%s of %s)\n", ap.ID, ap.Action, ap.Run)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/httpapi"
+)
+
+func newRequest(a *app) *cobra.Command {
+	var into string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "request merge|promote|discard",
+		Short: "From inside a run: ask a person to merge, promote or discard this run",
+		Long: `Asks the tine daemon, with this run's capability, to resolve the run this
+command runs in. Nothing happens until a person approves it: the request is
+recorded as pending, with the run's changes and (for a merge) the dry-run
+plan, and printed with its id. A fork may merge only into its direct parent.`,
+		Example: `  tine request merge
+  tine request promote`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			cl, run, err := insideClient()
+			if err != nil {
+				return err
+			}
+			var body any
+			switch args[0] {
+			case "merge":
+				body = httpapi.MergeRequest{Into: into}
+			case "promote", "discard":
+			default:
+				return usageErr(c, "request merge, promote or discard")
+			}
+			var out struct {
+				Approval *tine.Approval `json:"approval"`
+				Message  string         `json:"message"`
+			}
+			code, err := cl.Do(c.Context(), "POST", "/v1/runs/"+url.PathEscape(run)+"/"+args[0], body, &out)
+			if err != nil {
+				return err
+			}
+			if code != http.StatusAccepted || out.Approval == nil {
+				return fmt.Errorf("the daemon did not record a request (status %d)", code)
+			}
+			if asJSON {
+				return a.printJSON(out)
+			}
+			fmt.Fprintf(a.stdout, "asked: %s of %s is pending as %s; %s\n", out.Approval.Action, run, out.Approval.ID, out.Message)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&into, "into", "", "merge target (default and only choice: this run's parent)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return c
+}
