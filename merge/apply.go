@@ -17,10 +17,8 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/merge/internal/plan"
 )
-
-// ErrConflict means a plan has conflicts and cannot be applied.
-var ErrConflict = errors.New("merge conflict")
 
 // applyHook, when set (by tests), is called at each step of Apply: after
 // "staged", "journaled", "backup:PATH", "rmdir:PATH", "unlinked:PATH",
@@ -255,7 +253,7 @@ func (tx *applyTx) stage(ctx context.Context) error {
 	}
 	tx.linkTo = hardLinks(tx.plan.Entries)
 	preps := make([]entryPrep, len(tx.plan.Entries))
-	err := inParallel(ctx, len(preps), func(i int) (err error) {
+	err := plan.InParallel(ctx, len(preps), func(i int) (err error) {
 		preps[i], err = tx.prepare(i, tx.plan.Entries[i])
 		if err != nil {
 			return fmt.Errorf("stage %q: %w", tx.plan.Entries[i].Path, err)
@@ -353,7 +351,7 @@ func (tx *applyTx) keepDest(s *txStep, i int, e Entry) error {
 }
 
 // lowerOf returns the file of one of the view's lower layers that the
-// target's p is (sameInode: an overlay view shows a lower file it has not
+// target's p is (plan.SameInode: an overlay view shows a lower file it has not
 // copied up under the layer's inode number), or "".
 func (tx *applyTx) lowerOf(p string) string {
 	if len(tx.lowers) == 0 {
@@ -370,7 +368,7 @@ func (tx *applyTx) lowerOf(p string) string {
 	}
 	for _, l := range tx.lowers {
 		cand := filepath.Join(l, filepath.FromSlash(p))
-		if fi, err := fstree.Lstat(cand); err == nil && sameInode(cur, fi, true) {
+		if fi, err := fstree.Lstat(cand); err == nil && plan.SameInode(cur, fi, true) {
 			return cand
 		}
 	}
@@ -417,7 +415,7 @@ func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 	if err != nil {
 		return entryPrep{}, err
 	}
-	pr, want := entryPrep{kind: prepFile}, permOf(src)
+	pr, want := entryPrep{kind: prepFile}, plan.Perm(src)
 	if src.IsDir() {
 		pr.kind = prepDir
 	}
@@ -575,7 +573,7 @@ func stageItem(src, dst string, fi fs.FileInfo) error {
 		if err := stageOwner(dst, fi); err != nil {
 			return err
 		}
-		return os.Chmod(dst, permOf(fi)|0o700)
+		return os.Chmod(dst, plan.Perm(fi)|0o700)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := fstree.Readlink(src)
 		if err != nil {
@@ -624,7 +622,7 @@ func fillStaged(out, in *os.File, fi fs.FileInfo) error {
 	if err := stageOwner(out.Name(), fi); err != nil {
 		return err
 	}
-	if err := out.Chmod(permOf(fi)); err != nil {
+	if err := out.Chmod(plan.Perm(fi)); err != nil {
 		return err
 	}
 	return syncStaged(out)
@@ -639,14 +637,14 @@ func removeStaging(tree *txTree, j *journal) error {
 	}
 	for _, sub := range []string{stagedDir, backupDir} {
 		dir := tree.abs(st + "/" + sub)
-		names, err := readDirNames(dir)
+		names, err := plan.ReadDirNames(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		err = inParallel(context.Background(), len(names), func(i int) error {
+		err = plan.InParallel(context.Background(), len(names), func(i int) error {
 			return fstree.RemoveAll(filepath.Join(dir, names[i]))
 		})
 		if err != nil {

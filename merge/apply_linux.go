@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/merge/internal/plan"
 	"golang.org/x/sys/unix"
 )
 
@@ -368,15 +369,12 @@ func (t *txTree) restoreDir(rel string, m dirMeta) error {
 	return nil
 }
 
-// overlayMagic is the f_type statfs(2) reports for an overlay filesystem.
-const overlayMagic = 0x794c7630
-
 // movesCopy reports whether moving a file within the tree costs a copy of
 // it: on an overlay view, a file of a lower layer is copied up (and synced)
 // before it can be renamed.
 func (t *txTree) movesCopy() bool {
 	var st unix.Statfs_t
-	return unix.Fstatfs(t.fd, &st) == nil && st.Type == overlayMagic
+	return unix.Fstatfs(t.fd, &st) == nil && st.Type == plan.OverlayMagic
 }
 
 // openFile opens rel, a file or symlink, for reading without following it

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/merge/internal/gittest"
 )
 
 // scopeBenchSizes are the sizes of issue 12's merge benchmark: 1,000 and
@@ -42,8 +43,8 @@ func scopeBenchFiles(n int) (base, theirs map[string]string) {
 func BenchmarkPlanScope(b *testing.B) {
 	for _, n := range scopeBenchSizes {
 		base, changed := scopeBenchFiles(n)
-		theirs, ours, head := gitPair(b, base)
-		gitWrite(b, theirs, changed)
+		theirs, ours, head := gittest.Pair(b, base)
+		gittest.Write(b, theirs, changed)
 		o := gitOptsT(b, theirs, head, ours, "")
 		if view, err := overlayOver(b, o.Base); err == nil {
 			o.Ours = view
@@ -55,7 +56,7 @@ func BenchmarkPlanScope(b *testing.B) {
 		b.Run(fmt.Sprintf("git/%d", n), func(b *testing.B) {
 			for b.Loop() {
 				o.Scratch = filepath.Join(b.TempDir(), "scratch")
-				gitMust(b, os.Mkdir(o.Scratch, 0o755))
+				gittest.Must(b, os.Mkdir(o.Scratch, 0o755))
 				p, err := PlanGit(context.Background(), o)
 				if err != nil || !p.Clean() || len(p.Entries) != n {
 					b.Fatalf("plan: %v, %d entries", err, len(p.Entries))
@@ -73,7 +74,7 @@ func BenchmarkPlanScope(b *testing.B) {
 				}
 				for b.Loop() {
 					scratch := filepath.Join(b.TempDir(), "scratch")
-					gitMust(b, os.Mkdir(scratch, 0o755))
+					gittest.Must(b, os.Mkdir(scratch, 0o755))
 					p, err := PlanFiles(context.Background(), o.Base, theirs, o.Ours, changes,
 						PlanOptions{Paths: scope.paths, Scratch: scratch})
 					if err != nil || !p.Clean() || len(p.Entries) != n {

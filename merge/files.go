@@ -2,20 +2,17 @@ package merge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/merge/internal/plan"
 )
 
 // PlanOptions tunes PlanFiles.
@@ -50,16 +47,16 @@ func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.C
 	}
 	p := &fsPlanner{
 		ctx: ctx, opt: o,
-		base: newPlanView(base), theirs: newPlanView(theirs), ours: newPlanView(ours),
+		base: plan.NewView(base), theirs: plan.NewView(theirs), ours: plan.NewView(ours),
 		byPath: map[string]*Entry{},
 	}
-	plan := &Plan{Scope: "filesystem"}
+	out := &Plan{Scope: "filesystem"}
 	if len(o.Paths) > 0 {
-		plan.Scope = "paths"
+		out.Scope = "paths"
 	}
 	sel := selectChanges(changes, o.Paths)
 	looks := make([]sides, len(sel))
-	err := inParallel(ctx, len(sel), func(i int) (err error) {
+	err := plan.InParallel(ctx, len(sel), func(i int) (err error) {
 		looks[i], err = p.look(sel[i].Path)
 		return err
 	})
@@ -71,10 +68,10 @@ func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.C
 		if err != nil {
 			return nil, fmt.Errorf("merge: plan %q: %w", c.Path, err)
 		}
-		plan.Entries = append(plan.Entries, e)
-		p.byPath[e.Path] = &plan.Entries[len(plan.Entries)-1]
+		out.Entries = append(out.Entries, e)
+		p.byPath[e.Path] = &out.Entries[len(out.Entries)-1]
 	}
-	return plan, nil
+	return out, nil
 }
 
 // selectChanges returns the changes to plan, sorted by path: all of them, or
@@ -124,7 +121,7 @@ func cmpPath(a, b string) int {
 type fsPlanner struct {
 	ctx                context.Context
 	opt                PlanOptions
-	base, theirs, ours *planView
+	base, theirs, ours *plan.View
 	byPath             map[string]*Entry // entries planned so far
 	textDir            string            // staging for text merges, made on first use
 	texts              int               // text merges staged so far
@@ -134,8 +131,8 @@ type fsPlanner struct {
 // how ours compares with the others.
 type sides struct {
 	base, theirs, ours fs.FileInfo
-	oursParent         parentState // why ours is absent when a parent is no directory
-	oursIsTheirs       bool        // same signature (or both absent)
+	oursParent         plan.Parents // why ours is absent when a parent is no directory
+	oursIsTheirs       bool         // same signature (or both absent)
 	oursIsBase         bool
 }
 
@@ -156,19 +153,19 @@ func (p *fsPlanner) entry(c layer.Change, s sides) (Entry, error) {
 func (p *fsPlanner) look(rel string) (sides, error) {
 	var s sides
 	var err error
-	if s.base, _, err = p.base.lstat(rel); err != nil {
+	if s.base, _, err = p.base.Lstat(rel); err != nil {
 		return s, err
 	}
-	if s.theirs, _, err = p.theirs.lstat(rel); err != nil {
+	if s.theirs, _, err = p.theirs.Lstat(rel); err != nil {
 		return s, err
 	}
-	if s.ours, s.oursParent, err = p.ours.lstat(rel); err != nil {
+	if s.ours, s.oursParent, err = p.ours.Lstat(rel); err != nil {
 		return s, err
 	}
-	if s.oursIsTheirs, err = sameAt(rel, s.ours, s.theirs, p.ours, p.theirs); err != nil || s.oursIsTheirs {
+	if s.oursIsTheirs, err = plan.Same(rel, s.ours, s.theirs, p.ours, p.theirs); err != nil || s.oursIsTheirs {
 		return s, err
 	}
-	s.oursIsBase, err = sameAt(rel, s.ours, s.base, p.ours, p.base)
+	s.oursIsBase, err = plan.Same(rel, s.ours, s.base, p.ours, p.base)
 	return s, err
 }
 
@@ -181,48 +178,6 @@ func typeOf(s sides, c layer.Change) string {
 		return layer.TypeOf(s.base.Mode())
 	}
 	return c.Type
-}
-
-// sameAt reports whether rel has the same signature in views va and vb,
-// described by a and b (nil when absent there). What the stats tell apart
-// is not read, and neither is a file the stats show to be one and the same
-// (sameInode: a file the target has not touched since the fork point is
-// the fork point's own, on an overlay view or a btrfs snapshot).
-func sameAt(rel string, a, b fs.FileInfo, va, vb *planView) (bool, error) {
-	switch {
-	case a == nil || b == nil:
-		return a == nil && b == nil, nil
-	case a.Mode().Type() != b.Mode().Type() || permOf(a) != permOf(b):
-		return false, nil
-	case a.Mode().IsRegular() && a.Size() != b.Size():
-		return false, nil
-	case sameInode(a, b, sharesInodes(va.kind, vb.kind)):
-		return true, nil
-	}
-	return fstree.SamePath(va.at(rel), vb.at(rel))
-}
-
-// inParallel calls fn(i) for every i in [0, n) on a few goroutines (the
-// work is mostly waiting on the filesystem) and returns the first error.
-func inParallel(ctx context.Context, n int, fn func(i int) error) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make([]error, min(n, 4*runtime.GOMAXPROCS(0)))
-	for w := range errs {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				if errs[w] = fn(i); errs[w] != nil {
-					next.Store(int64(n))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return ctx.Err()
 }
 
 // take plans taking the run's version of a path the target did not change.
@@ -242,7 +197,7 @@ func (p *fsPlanner) take(e Entry, s sides) (Entry, error) {
 	if layer.TypeOf(s.theirs.Mode()) == "other" {
 		return conflict(e, "special file (device, fifo or socket) in run cannot be merged"), nil
 	}
-	e.Action, e.Source = Take, p.theirs.at(e.Path)
+	e.Action, e.Source = Take, p.theirs.At(e.Path)
 	if !s.theirs.IsDir() {
 		e.Bytes = s.theirs.Size()
 	}
@@ -256,12 +211,12 @@ func (p *fsPlanner) addedBelow(rel string, s sides) (string, error) {
 	if s.base == nil || !s.base.IsDir() || s.ours == nil || !s.ours.IsDir() {
 		return "", nil
 	}
-	names, err := readDirNames(p.ours.at(rel))
+	names, err := plan.ReadDirNames(p.ours.At(rel))
 	if err != nil {
 		return "", err
 	}
 	for _, name := range names {
-		if _, err := fstree.Lstat(filepath.Join(p.base.at(rel), name)); os.IsNotExist(err) {
+		if _, err := fstree.Lstat(filepath.Join(p.base.At(rel), name)); os.IsNotExist(err) {
 			return fmt.Sprintf("directory removed in run, but target added %q in it", name), nil
 		} else if err != nil {
 			return "", err
@@ -271,19 +226,19 @@ func (p *fsPlanner) addedBelow(rel string, s sides) (string, error) {
 }
 
 // blockedParent returns why a write of rel is impossible when ours has no
-// directory at one of its parents (the shallowest is ps.at), or "" when the
+// directory at one of its parents (the shallowest is ps.At), or "" when the
 // plan makes that parent and every one below it a directory first.
-func (p *fsPlanner) blockedParent(rel string, ps parentState) string {
-	if ps.kind == parentIsDir {
+func (p *fsPlanner) blockedParent(rel string, ps plan.Parents) string {
+	if ps.Kind == plan.ParentIsDir {
 		return ""
 	}
-	for d := path.Dir(rel); d != path.Dir(ps.at); d = path.Dir(d) {
+	for d := path.Dir(rel); d != path.Dir(ps.At); d = path.Dir(d) {
 		pe, ok := p.byPath[d]
 		switch {
 		case ok && pe.Action == Conflict:
 			return fmt.Sprintf("parent %q is in conflict", d)
 		case !ok || pe.Action != Take || pe.Type != "dir":
-			return ps.reason()
+			return ps.Reason()
 		}
 	}
 	return ""
@@ -315,8 +270,8 @@ func conflictReason(s sides) string {
 		return "deleted in run, type changed in target"
 	case t == nil:
 		return "deleted in run, modified in target"
-	case o == nil && s.oursParent.kind != parentIsDir:
-		return "modified in run; in target, " + s.oursParent.reason()
+	case o == nil && s.oursParent.Kind != plan.ParentIsDir:
+		return "modified in run; in target, " + s.oursParent.Reason()
 	case o == nil:
 		return "modified in run, deleted in target"
 	case b == nil:
@@ -327,14 +282,4 @@ func conflictReason(s sides) string {
 		return "type changed in run, modified in target"
 	}
 	return "changed in both"
-}
-
-// readDirNames returns the names in directory dir.
-func readDirNames(dir string) ([]string, error) {
-	f, err := fstree.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/merge/internal/plan"
 )
 
 // identitySides is a run that rewrote f (same size) over the fork point's
@@ -42,8 +43,8 @@ func TestPlanFiles_IdentityShortcut(t *testing.T) {
 		return fi
 	}
 	bf, of := filepath.Join(s.base, "f"), filepath.Join(s.ours, "f")
-	across := sharesInodes(viewKind(s.base), viewKind(s.ours))
-	if !across || !sameInode(statOf(bf), statOf(of), across) {
+	across := plan.SharesInodes(plan.FSKind(s.base), plan.FSKind(s.ours))
+	if !across || !plan.SameInode(statOf(bf), statOf(of), across) {
 		t.Fatalf("an untouched lower file through the view is not recognised (across devices %v)", across)
 	}
 	changes, err := fstree.Diff(context.Background(), s.base, s.theirs)
@@ -61,7 +62,7 @@ func TestPlanFiles_IdentityShortcut(t *testing.T) {
 	if err := os.Chtimes(of, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if sameInode(statOf(bf), statOf(of), across) {
+	if plan.SameInode(statOf(bf), statOf(of), across) {
 		t.Fatal("a file rewritten in the target with its size and time kept passes as the fork point's")
 	}
 	if p := planOf(t, s, changes); len(p.Entries) != 1 || p.Entries[0].Action != Conflict {

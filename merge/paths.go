@@ -2,12 +2,9 @@ package merge
 
 import (
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/tinehq/tine"
 
@@ -153,99 +150,4 @@ func underAny(p string, roots []string) bool {
 		}
 	}
 	return false
-}
-
-// parentKind says what the nearest non-directory parent of a path is.
-type parentKind int
-
-// Kinds of parent.
-const (
-	parentIsDir     parentKind = iota // every parent is a real directory
-	parentIsLink                      // a parent is a symlink
-	parentIsNotDir                    // a parent is a file or other non-directory
-	parentIsMissing                   // a parent does not exist
-)
-
-// parentState describes the parents of a path in a view: all directories,
-// or the shallowest one (at) that is not.
-type parentState struct {
-	kind parentKind
-	at   string
-}
-
-// reason says why a write beneath ps.at is impossible.
-func (ps parentState) reason() string {
-	switch ps.kind {
-	case parentIsLink:
-		return fmt.Sprintf("parent %q is a symlink in target", ps.at)
-	case parentIsNotDir:
-		return fmt.Sprintf("parent %q is not a directory in target", ps.at)
-	case parentIsMissing:
-		return fmt.Sprintf("parent %q is missing in target", ps.at)
-	}
-	return ""
-}
-
-// planView reads one tree by relative slash paths without following a
-// symlink in a parent: a path beneath a symlink, a file or a missing
-// directory counts as absent. Directory lookups are cached.
-type planView struct {
-	root string
-	kind int64 // the filesystem type of root (viewKind)
-	mu   sync.Mutex
-	dirs map[string]parentState // state of each directory's own path
-}
-
-// newPlanView returns a view of the tree at root.
-func newPlanView(root string) *planView {
-	return &planView{root: root, kind: viewKind(root), dirs: map[string]parentState{".": {}}}
-}
-
-// at returns the filesystem path of rel.
-func (v *planView) at(rel string) string {
-	return filepath.Join(v.root, filepath.FromSlash(rel))
-}
-
-// lstat describes rel, or returns nil when it is absent or a parent is not
-// a directory (the returned parentState says which).
-func (v *planView) lstat(rel string) (fs.FileInfo, parentState, error) {
-	ps, err := v.dirState(path.Dir(rel))
-	if err != nil || ps.kind != parentIsDir {
-		return nil, ps, err
-	}
-	fi, err := fstree.Lstat(v.at(rel))
-	if os.IsNotExist(err) {
-		return nil, ps, nil
-	}
-	return fi, ps, err
-}
-
-// dirState returns whether dir and all its parents are real directories,
-// or the shallowest that is not.
-func (v *planView) dirState(dir string) (parentState, error) {
-	v.mu.Lock()
-	ps, ok := v.dirs[dir]
-	v.mu.Unlock()
-	if ok {
-		return ps, nil
-	}
-	ps, err := v.dirState(path.Dir(dir))
-	if err != nil || ps.kind != parentIsDir {
-		return ps, err
-	}
-	fi, err := fstree.Lstat(v.at(dir))
-	switch {
-	case os.IsNotExist(err):
-		ps = parentState{parentIsMissing, dir}
-	case err != nil:
-		return ps, err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		ps = parentState{parentIsLink, dir}
-	case !fi.IsDir():
-		ps = parentState{parentIsNotDir, dir}
-	}
-	v.mu.Lock()
-	v.dirs[dir] = ps
-	v.mu.Unlock()
-	return ps, nil
 }

@@ -1,56 +1,39 @@
 package merge
 
-import "github.com/tinehq/tine/layer"
+import "github.com/tinehq/tine/merge/internal/plan"
 
-// Action is what a plan does with one path of the target.
-type Action string
+// The plan's types are defined in merge/internal/plan, which both scopes
+// (the filesystem scope here, the git scope in merge/internal/gitscope)
+// build plans with; these are the names callers use.
+
+// Action is what a plan does with one path of the target: Take, Converged,
+// TextMerged or Conflict.
+type Action = plan.Action
 
 // Actions of a plan entry.
 const (
 	// Take makes the target's path what the run has (writing it, or
 	// deleting it when the run deleted it).
-	Take Action = "take"
+	Take = plan.Take
 	// Converged means the target already has what the run has: nothing to do.
-	Converged Action = "converged"
+	Converged = plan.Converged
 	// TextMerged means both sides changed a text file and a line-wise
 	// (diff3) merge without overlap produced the content to write.
-	TextMerged Action = "text_merged"
+	TextMerged = plan.TextMerged
 	// Conflict means both sides changed the path differently; a plan with a
 	// conflict is never applied.
-	Conflict Action = "conflict"
+	Conflict = plan.Conflict
 )
 
-// Entry is one path of a plan.
-type Entry struct {
-	Path   string     `json:"path"`   // slash-separated, relative to the workspace
-	Action Action     `json:"action"` // take, converged, text_merged or conflict
-	Change layer.Kind `json:"change"` // what the run did to the path since the fork point
-	Type   string     `json:"type"`   // the path's type in the run ("file", "dir", "symlink", "other"), the old type when deleted
-	Bytes  int64      `json:"bytes"`  // bytes written to the target (0 for deletions and no-ops)
-	Reason string     `json:"reason,omitempty"`
+// Entry is one path of a plan: its path, action, the run's change, type,
+// the bytes it writes, a conflict's reason, and the Source its content is
+// read from.
+type Entry = plan.Entry
 
-	// Source is where the content to write is read from: a path in the
-	// run's view, or a staged file (text merges, git patches). Empty for
-	// deletions. Mode and, for symlinks, the target come from Source too.
-	Source string `json:"-"`
-}
+// Plan is the full list of what a merge would do, sorted by path, with its
+// scope ("git", "filesystem" or "paths").
+type Plan = plan.Plan
 
-// Plan is the full list of what a merge would do, sorted by path.
-type Plan struct {
-	Scope   string  `json:"scope"` // "git", "filesystem" or "paths"
-	Entries []Entry `json:"entries"`
-}
-
-// Conflicts returns the entries in conflict.
-func (p *Plan) Conflicts() []Entry {
-	var out []Entry
-	for _, e := range p.Entries {
-		if e.Action == Conflict {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Clean reports whether the plan has no conflict.
-func (p *Plan) Clean() bool { return len(p.Conflicts()) == 0 }
+// ErrConflict means a plan has conflicts and cannot be applied, or a run's
+// commits cannot be replayed onto the target.
+var ErrConflict = plan.ErrConflict

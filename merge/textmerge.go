@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/merge/internal/plan"
 )
 
 // Limits of what counts as a text file for a line-wise merge.
@@ -28,15 +29,15 @@ const sqliteMagic = "SQLite format 3\x00"
 // and the edits do not overlap, a conflict otherwise.
 func (p *fsPlanner) textMerge(e Entry, s sides) (Entry, error) {
 	for _, f := range []struct {
-		v  *planView
+		v  *plan.View
 		fi fs.FileInfo
 	}{{p.base, s.base}, {p.theirs, s.theirs}, {p.ours, s.ours}} {
-		ok, err := isTextFile(f.v.at(e.Path), f.fi)
+		ok, err := isTextFile(f.v.At(e.Path), f.fi)
 		if err != nil || !ok {
 			return conflict(e, "changed in both (not text: never merged line-wise)"), err
 		}
 	}
-	mode, ok := mergeModes(permOf(s.base), permOf(s.theirs), permOf(s.ours))
+	mode, ok := mergeModes(plan.Perm(s.base), plan.Perm(s.theirs), plan.Perm(s.ours))
 	if !ok {
 		return conflict(e, "permission bits changed differently in both"), nil
 	}
@@ -73,11 +74,6 @@ func isTextFile(name string, fi fs.FileInfo) (bool, error) {
 	}
 	head = head[:n]
 	return !bytes.HasPrefix(head, []byte(sqliteMagic)) && bytes.IndexByte(head, 0) < 0, nil
-}
-
-// permOf returns the permission bits of fi, setuid, setgid and sticky included.
-func permOf(fi fs.FileInfo) fs.FileMode {
-	return fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 }
 
 // mergeModes merges permission bits three-way: a side that kept base's
@@ -124,10 +120,10 @@ func (p *fsPlanner) textInputs(rel, dir string) ([]string, error) {
 	var out []string
 	for _, v := range []struct {
 		name string
-		view *planView
+		view *plan.View
 	}{{"target", p.ours}, {"base", p.base}, {"run", p.theirs}} {
 		dst := filepath.Join(dir, v.name)
-		if err := copyPlainFile(v.view.at(rel), dst); err != nil {
+		if err := copyPlainFile(v.view.At(rel), dst); err != nil {
 			return nil, fmt.Errorf("text merge: %w", err)
 		}
 		out = append(out, dst)

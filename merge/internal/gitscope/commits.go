@@ -1,4 +1,4 @@
-package merge
+package gitscope
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/merge/internal/plan"
 )
 
 // Commits is what carrying a run's commits into a target's history does:
@@ -30,13 +31,13 @@ type Commits struct {
 // store is written; LandCommits moves its HEAD. It returns nil when the
 // run made no commits. A merge commit, a history of ours that no longer
 // contains forkHead, or a commit that does not apply cleanly on ours' HEAD
-// is refused with an error wrapping ErrConflict that says which.
+// is refused with an error wrapping plan.ErrConflict that says which.
 func PlanCommits(ctx context.Context, theirs, forkHead, ours, scratch string) (*Commits, error) {
 	list, err := runCommits(ctx, theirs, forkHead)
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
-	oh, err := gitOut(ctx, ours, nil, "rev-parse", "--verify", "HEAD^{commit}")
+	oh, err := output(ctx, ours, nil, "rev-parse", "--verify", "HEAD^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("merge: commits: the target has no HEAD commit: %w", err)
 	}
@@ -45,7 +46,7 @@ func PlanCommits(ctx context.Context, theirs, forkHead, ours, scratch string) (*
 	// configuration: it is given safe.directory itself, or a run's
 	// repository owned by another user than tine's (a workspace's owner)
 	// is refused as of dubious ownership.
-	if _, err := gitOut(ctx, ours, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+	if _, err := output(ctx, ours, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
 		"--upload-pack=git -c safe.directory=* upload-pack", theirs, list[len(list)-1]); err != nil {
 		return nil, fmt.Errorf("merge: commits: fetch the run's commits: %w", err)
 	}
@@ -55,7 +56,7 @@ func PlanCommits(ctx context.Context, theirs, forkHead, ours, scratch string) (*
 	} else if err := c.replay(ctx, ours, forkHead, scratch, list); err != nil {
 		return nil, err
 	}
-	paths, err := gitOut(ctx, ours, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", oh, c.Head)
+	paths, err := output(ctx, ours, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", oh, c.Head)
 	if err != nil {
 		return nil, fmt.Errorf("merge: commits: %w", err)
 	}
@@ -66,7 +67,7 @@ func PlanCommits(ctx context.Context, theirs, forkHead, ours, scratch string) (*
 // runCommits lists the commits of theirs after forkHead, oldest first,
 // refusing merge commits.
 func runCommits(ctx context.Context, theirs, forkHead string) ([]string, error) {
-	out, err := gitOut(ctx, theirs, nil, "rev-list", "--reverse", "--parents", forkHead+"..HEAD")
+	out, err := output(ctx, theirs, nil, "rev-list", "--reverse", "--parents", forkHead+"..HEAD")
 	if err != nil {
 		return nil, fmt.Errorf("merge: commits: list the run's commits since the fork point: %w", err)
 	}
@@ -77,7 +78,7 @@ func runCommits(ctx context.Context, theirs, forkHead string) ([]string, error) 
 			continue
 		}
 		if len(f) > 2 {
-			return nil, fmt.Errorf("merge: commits: %s is a merge commit, which cannot be replayed: %w", short(f[0]), ErrConflict)
+			return nil, fmt.Errorf("merge: commits: %s is a merge commit, which cannot be replayed: %w", short(f[0]), plan.ErrConflict)
 		}
 		list = append(list, f[0])
 	}
@@ -89,8 +90,8 @@ func runCommits(ctx context.Context, theirs, forkHead string) ([]string, error) 
 // three-way (git apply --cached --3way) to a temporary index under scratch
 // holding the commit made before it, so no work tree is touched.
 func (c *Commits) replay(ctx context.Context, ours, forkHead, scratch string, list []string) error {
-	if _, err := gitOut(ctx, ours, nil, "merge-base", "--is-ancestor", forkHead, c.Target); err != nil {
-		return fmt.Errorf("merge: commits: the target's history no longer holds the fork point %s (rewritten since?): %w", short(forkHead), ErrConflict)
+	if _, err := output(ctx, ours, nil, "merge-base", "--is-ancestor", forkHead, c.Target); err != nil {
+		return fmt.Errorf("merge: commits: the target's history no longer holds the fork point %s (rewritten since?): %w", short(forkHead), plan.ErrConflict)
 	}
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(scratch, "commits-index")}
 	cur := c.Target
@@ -110,21 +111,21 @@ func (c *Commits) replay(ctx context.Context, ours, forkHead, scratch string, li
 
 // replayTree returns the tree of commit id's changes applied on commit cur.
 func replayTree(ctx context.Context, repo string, env []string, cur, id string) (string, error) {
-	if _, err := gitOut(ctx, repo, env, "read-tree", cur); err != nil {
+	if _, err := output(ctx, repo, env, "read-tree", cur); err != nil {
 		return "", fmt.Errorf("merge: commits: %w", err)
 	}
-	patch, err := gitOut(ctx, repo, nil, "diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", id+"^", id)
+	patch, err := output(ctx, repo, nil, "diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", id+"^", id)
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: the changes of %s: %w", short(id), err)
 	}
 	if patch != "" {
-		if _, err := gitOutIn(ctx, repo, env, []byte(patch), "apply", "--cached", "--3way", "--binary", "--whitespace=nowarn"); err != nil {
-			unmerged, _ := gitOut(ctx, repo, env, "diff", "--name-only", "--diff-filter=U")
+		if _, err := outputIn(ctx, repo, env, []byte(patch), "apply", "--cached", "--3way", "--binary", "--whitespace=nowarn"); err != nil {
+			unmerged, _ := output(ctx, repo, env, "diff", "--name-only", "--diff-filter=U")
 			return "", fmt.Errorf("merge: commits: %s does not apply on the target's HEAD (conflicts in %s): %w",
-				describe(ctx, repo, id), strings.Join(strings.Fields(unmerged), ", "), ErrConflict)
+				describe(ctx, repo, id), strings.Join(strings.Fields(unmerged), ", "), plan.ErrConflict)
 		}
 	}
-	tree, err := gitOut(ctx, repo, env, "write-tree")
+	tree, err := output(ctx, repo, env, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: replay %s: %w", short(id), err)
 	}
@@ -134,7 +135,7 @@ func replayTree(ctx context.Context, repo string, env []string, cur, id string) 
 // commitLike writes a commit of tree on parent with the message, author and
 // committer of commit id.
 func commitLike(ctx context.Context, repo, id, tree, parent string) (string, error) {
-	meta, err := gitOut(ctx, repo, nil, "log", "-1", "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce", "--date=raw", id)
+	meta, err := output(ctx, repo, nil, "log", "-1", "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce", "--date=raw", id)
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: %w", err)
 	}
@@ -142,13 +143,13 @@ func commitLike(ctx context.Context, repo, id, tree, parent string) (string, err
 	if len(f) != 5 {
 		return "", fmt.Errorf("merge: commits: unexpected log of %s: %q", id, meta)
 	}
-	msg, err := gitOut(ctx, repo, nil, "log", "-1", "--format=%B", id)
+	msg, err := output(ctx, repo, nil, "log", "-1", "--format=%B", id)
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: %w", err)
 	}
 	env := []string{"GIT_AUTHOR_NAME=" + f[0], "GIT_AUTHOR_EMAIL=" + f[1], "GIT_AUTHOR_DATE=" + f[2],
 		"GIT_COMMITTER_NAME=" + f[3], "GIT_COMMITTER_EMAIL=" + f[4]}
-	out, err := gitOutIn(ctx, repo, env, []byte(msg), "commit-tree", tree, "-p", parent, "-F", "-")
+	out, err := outputIn(ctx, repo, env, []byte(msg), "commit-tree", tree, "-p", parent, "-F", "-")
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: replay %s: %w", short(id), err)
 	}
@@ -163,7 +164,7 @@ func LandCommits(ctx context.Context, ours string, c *Commits) error {
 	if c == nil {
 		return nil
 	}
-	if _, err := gitOut(ctx, ours, nil, "update-ref", "-m", "tine merge --commits", "HEAD", c.Head, c.Target); err != nil {
+	if _, err := output(ctx, ours, nil, "update-ref", "-m", "tine merge --commits", "HEAD", c.Head, c.Target); err != nil {
 		return fmt.Errorf("merge: commits: move the target's HEAD: %w: %w", tine.ErrState, err)
 	}
 	if len(c.Paths) == 0 {
@@ -173,7 +174,7 @@ func LandCommits(ctx context.Context, ours string, c *Commits) error {
 	for _, p := range c.Paths {
 		list.WriteString(":(top,literal)" + p + "\x00")
 	}
-	if _, err := gitOutIn(ctx, ours, nil, list.Bytes(), "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", c.Head); err != nil {
+	if _, err := outputIn(ctx, ours, nil, list.Bytes(), "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", c.Head); err != nil {
 		return fmt.Errorf("merge: commits: the target's HEAD is %s, but its index was not updated (git reset fixes it): %w", short(c.Head), err)
 	}
 	return nil
@@ -181,7 +182,7 @@ func LandCommits(ctx context.Context, ours string, c *Commits) error {
 
 // describe names commit id by its short id and subject.
 func describe(ctx context.Context, repo, id string) string {
-	s, err := gitOut(ctx, repo, nil, "log", "-1", "--format=%h %s", id)
+	s, err := output(ctx, repo, nil, "log", "-1", "--format=%h %s", id)
 	if err != nil {
 		return short(id)
 	}
@@ -191,14 +192,14 @@ func describe(ctx context.Context, repo, id string) string {
 // short abbreviates a commit id.
 func short(id string) string { return id[:min(len(id), 12)] }
 
-// gitOut runs git with args in repo and returns its output.
-func gitOut(ctx context.Context, repo string, env []string, args ...string) (string, error) {
-	return gitOutIn(ctx, repo, env, nil, args...)
+// output runs git with args in repo and returns its output.
+func output(ctx context.Context, repo string, env []string, args ...string) (string, error) {
+	return outputIn(ctx, repo, env, nil, args...)
 }
 
-// gitOutIn is gitOut with stdin.
-func gitOutIn(ctx context.Context, repo string, env []string, stdin []byte, args ...string) (string, error) {
-	out, err := gitRunWith(ctx, nil, repo, gitEnv(env...), stdin, args...) // the user's repository: git's own durability
+// outputIn is output with stdin.
+func outputIn(ctx context.Context, repo string, env []string, stdin []byte, args ...string) (string, error) {
+	out, err := runWith(ctx, nil, repo, environ(env...), stdin, args...) // the user's repository: git's own durability
 	return string(out), err
 }
 

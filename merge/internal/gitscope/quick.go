@@ -1,4 +1,4 @@
-package merge
+package gitscope
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/merge/internal/plan"
 )
 
 // The quick path of the git scope. Staging a changed path in both temporary
@@ -25,18 +26,18 @@ import (
 // conversion, a plain index entry, no ignore rule, no nested repository, no
 // name git treats specially), what git's diff says of it follows from the
 // two files: added, deleted, type changed, or modified when the bytes or the
-// executable bit differ, nothing otherwise. gitQuick decides those paths
+// executable bit differ, nothing otherwise. quickPlanner decides those paths
 // from the files, in parallel, and leaves every other path to git; a quick
 // path that git's changes come near (markDirect's rule) goes back to git.
 // The plan is the one git alone would give.
 
-// gitQuickOff, set by tests, leaves every path to git.
-var gitQuickOff bool
+// quickOff, set by tests, leaves every path to git.
+var quickOff bool
 
 // quick splits specs into the changes decided from the files and the
 // paths left to git.
-func (g *gitRepo) quick(ctx context.Context, base, ours string, specs []string, idx *gitIndex) ([]*gitChange, []string, error) {
-	if base == "" || gitQuickOff {
+func (g *repository) quick(ctx context.Context, base, ours string, specs []string, idx *indexInfo) ([]*change, []string, error) {
+	if base == "" || quickOff {
 		return nil, specs, nil
 	}
 	ok, err := g.quickConfig(ctx)
@@ -48,10 +49,10 @@ func (g *gitRepo) quick(ctx context.Context, base, ours string, specs []string, 
 			return nil, specs, nil // the rules may differ between the two sides
 		}
 	}
-	q := &gitQuick{base: newPlanView(base), theirs: newPlanView(g.top), ours: newPlanView(ours),
+	q := &quickPlanner{base: plan.NewView(base), theirs: plan.NewView(g.top), ours: plan.NewView(ours),
 		gitDirs: map[string]bool{}}
 	verdicts := make([]quickVerdict, len(specs))
-	err = inParallel(ctx, len(specs), func(i int) (err error) {
+	err = plan.InParallel(ctx, len(specs), func(i int) (err error) {
 		verdicts[i], err = q.decide(specs[i], idx)
 		return err
 	})
@@ -71,7 +72,7 @@ func (g *gitRepo) quick(ctx context.Context, base, ours string, specs []string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	var quick []*gitChange
+	var quick []*change
 	for i, v := range verdicts {
 		switch {
 		case v.change == nil:
@@ -87,8 +88,8 @@ func (g *gitRepo) quick(ctx context.Context, base, ours string, specs []string, 
 // quickConfig reports whether the repository's configuration lets git stage
 // files as they are: no end-of-line conversion, executable bits and
 // symlinks recorded, names compared exactly, no sparse checkout.
-func (g *gitRepo) quickConfig(ctx context.Context) (bool, error) {
-	out, err := gitRun(ctx, g.top, g.env, nil, "config", "-z", "-l")
+func (g *repository) quickConfig(ctx context.Context) (bool, error) {
+	out, err := run(ctx, g.top, g.env, nil, "config", "-z", "-l")
 	if err != nil {
 		return false, fmt.Errorf("merge: read the run's git configuration: %w", err)
 	}
@@ -119,18 +120,18 @@ func (g *gitRepo) quickConfig(ctx context.Context) (bool, error) {
 
 // plainPaths returns which of paths git stages as plain bytes: no attribute
 // is set for them (check-attr), and the untracked ones are not ignored.
-func (g *gitRepo) plainPaths(ctx context.Context, paths []string, idx *gitIndex) (map[string]bool, error) {
+func (g *repository) plainPaths(ctx context.Context, paths []string, idx *indexInfo) (map[string]bool, error) {
 	plain := map[string]bool{}
 	if len(paths) == 0 {
 		return plain, nil
 	}
-	env := gitEnv("GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+g.top, "GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"))
+	env := environ("GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+g.top, "GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"))
 	var in bytes.Buffer
 	for _, p := range paths {
 		plain[p] = true
 		in.WriteString(p + "\x00")
 	}
-	out, err := gitRun(ctx, g.top, env, in.Bytes(), "check-attr", "-a", "-z", "--stdin")
+	out, err := run(ctx, g.top, env, in.Bytes(), "check-attr", "-a", "-z", "--stdin")
 	if err != nil {
 		return nil, fmt.Errorf("merge: read the run's git attributes: %w", err)
 	}
@@ -158,48 +159,48 @@ func (g *gitRepo) plainPaths(ctx context.Context, paths []string, idx *gitIndex)
 	return plain, nil
 }
 
-// gitQuick decides changed paths from the three trees.
-type gitQuick struct {
-	base, theirs, ours *planView
+// quickPlanner decides changed paths from the three trees.
+type quickPlanner struct {
+	base, theirs, ours *plan.View
 	mu                 sync.Mutex
 	gitDirs            map[string]bool // "root\x00dir" → dir holds .git
 }
 
-// quickVerdict is what gitQuick made of one path: the change git would
+// quickVerdict is what quickPlanner made of one path: the change git would
 // report (nil for none), or that git must see it (slow). A change is
 // quick only once plainPaths agrees.
 type quickVerdict struct {
-	change *gitChange
+	change *change
 	slow   bool
 }
 
 // decide classifies path p.
-func (q *gitQuick) decide(p string, idx *gitIndex) (quickVerdict, error) {
+func (q *quickPlanner) decide(p string, idx *indexInfo) (quickVerdict, error) {
 	slow := quickVerdict{slow: true}
-	if !gitPlainName(p) || (idx.files[p] && idx.tags[p] != "H") {
+	if !plainName(p) || (idx.files[p] && idx.tags[p] != "H") {
 		return slow, nil
 	}
-	for d := gitPathDir(p); d != ""; d = gitPathDir(d) {
+	for d := pathDir(p); d != ""; d = pathDir(d) {
 		if idx.files[d] {
 			return slow, nil // the index has a file where a side may have a directory
 		}
 	}
-	bfi, bps, err := q.base.lstat(p)
+	bfi, bps, err := q.base.Lstat(p)
 	if err != nil {
 		return slow, err
 	}
-	tfi, tps, err := q.theirs.lstat(p)
+	tfi, tps, err := q.theirs.Lstat(p)
 	if err != nil {
 		return slow, err
 	}
-	ofi, ops, err := q.ours.lstat(p)
+	ofi, ops, err := q.ours.Lstat(p)
 	if err != nil {
 		return slow, err
 	}
 	if !quickParents(bps, tps, ops) {
 		return slow, nil
 	}
-	for _, v := range []*planView{q.base, q.theirs} {
+	for _, v := range []*plan.View{q.base, q.theirs} {
 		if nested, err := q.underRepo(v, p); err != nil || nested {
 			return slow, err
 		}
@@ -216,14 +217,14 @@ func (q *gitQuick) decide(p string, idx *gitIndex) (quickVerdict, error) {
 		}
 		return slow, nil
 	}
-	bm, tm := gitModeOfInfo(bfi), gitModeOfInfo(tfi)
+	bm, tm := modeOfInfo(bfi), modeOfInfo(tfi)
 	if bm == 0 && bfi != nil || tm == 0 && tfi != nil {
 		return slow, nil // a device, fifo or socket
 	}
 	if same, err := q.oursIsBase(p, bfi, ofi); err != nil || !same {
 		return slow, err
 	}
-	c := &gitChange{oldMode: bm, newMode: tm, oldPath: p, newPath: p, direct: true, quick: true}
+	c := &change{oldMode: bm, newMode: tm, oldPath: p, newPath: p, direct: true, quick: true}
 	if tfi != nil {
 		c.bytes = layer.SizeOf(tfi)
 	}
@@ -234,17 +235,17 @@ func (q *gitQuick) decide(p string, idx *gitIndex) (quickVerdict, error) {
 		c.status = 'A'
 	case tfi == nil:
 		c.status = 'D'
-	case bm != tm && (bm == gitModeSymlink || tm == gitModeSymlink):
+	case bm != tm && (bm == modeSymlink || tm == modeSymlink):
 		c.status = 'T'
 	default:
 		c.status = 'M'
 		if bm != tm {
 			break // the executable bit changed: git reports it whatever the bytes
 		}
-		if permOf(bfi) != permOf(tfi) {
+		if plan.Perm(bfi) != plan.Perm(tfi) {
 			return slow, nil // bits git does not see: the patch path keeps the target's
 		}
-		if same, err := sameAt(p, bfi, tfi, q.base, q.theirs); err != nil || same {
+		if same, err := plan.Same(p, bfi, tfi, q.base, q.theirs); err != nil || same {
 			return quickVerdict{}, err
 		}
 	}
@@ -254,33 +255,33 @@ func (q *gitQuick) decide(p string, idx *gitIndex) (quickVerdict, error) {
 // quickParents reports whether the parents of a path are plain directories
 // on every side, or missing from the fork point and the target alike (a
 // directory the run added), or missing from the run (a deletion).
-func quickParents(base, theirs, ours parentState) bool {
+func quickParents(base, theirs, ours plan.Parents) bool {
 	switch {
-	case theirs.kind != parentIsDir && theirs.kind != parentIsMissing:
+	case theirs.Kind != plan.ParentIsDir && theirs.Kind != plan.ParentIsMissing:
 		return false
-	case base.kind == parentIsDir:
-		return ours.kind == parentIsDir
+	case base.Kind == plan.ParentIsDir:
+		return ours.Kind == plan.ParentIsDir
 	}
-	return base.kind == parentIsMissing && ours == base
+	return base.Kind == plan.ParentIsMissing && ours == base
 }
 
 // oursIsBase reports whether the target has path p as the fork point had
 // it (both absent, or files or symlinks of the same signature), read only
 // when the stats cannot tell.
-func (q *gitQuick) oursIsBase(p string, bfi, ofi fs.FileInfo) (bool, error) {
+func (q *quickPlanner) oursIsBase(p string, bfi, ofi fs.FileInfo) (bool, error) {
 	switch {
 	case bfi == nil || ofi == nil:
 		return bfi == nil && ofi == nil, nil
 	case ofi.IsDir():
 		return false, nil
 	}
-	return sameAt(p, bfi, ofi, q.base, q.ours)
+	return plan.Same(p, bfi, ofi, q.base, q.ours)
 }
 
 // underRepo reports whether a directory above p holds a .git in view v (p
 // is then inside a nested repository, which git stages as one link).
-func (q *gitQuick) underRepo(v *planView, p string) (bool, error) {
-	for d := gitPathDir(p); d != ""; d = gitPathDir(d) {
+func (q *quickPlanner) underRepo(v *plan.View, p string) (bool, error) {
+	for d := pathDir(p); d != ""; d = pathDir(d) {
 		if nested, err := q.hasGit(v, d); err != nil || nested {
 			return nested, err
 		}
@@ -289,9 +290,9 @@ func (q *gitQuick) underRepo(v *planView, p string) (bool, error) {
 }
 
 // holdsRepo reports whether directory p holds a .git on a side that has it.
-func (q *gitQuick) holdsRepo(p string, bfi, tfi fs.FileInfo) (bool, error) {
+func (q *quickPlanner) holdsRepo(p string, bfi, tfi fs.FileInfo) (bool, error) {
 	for _, s := range []struct {
-		v  *planView
+		v  *plan.View
 		fi fs.FileInfo
 	}{{q.base, bfi}, {q.theirs, tfi}} {
 		if s.fi == nil {
@@ -306,15 +307,15 @@ func (q *gitQuick) holdsRepo(p string, bfi, tfi fs.FileInfo) (bool, error) {
 
 // hasGit reports whether directory d of view v holds an entry named .git,
 // cached per view and directory.
-func (q *gitQuick) hasGit(v *planView, d string) (bool, error) {
-	key := v.root + "\x00" + d
+func (q *quickPlanner) hasGit(v *plan.View, d string) (bool, error) {
+	key := v.Root() + "\x00" + d
 	q.mu.Lock()
 	has, ok := q.gitDirs[key]
 	q.mu.Unlock()
 	if ok {
 		return has, nil
 	}
-	_, err := os.Lstat(filepath.Join(v.at(d), ".git"))
+	_, err := os.Lstat(filepath.Join(v.At(d), ".git"))
 	switch {
 	case err == nil:
 		has = true
@@ -331,19 +332,19 @@ func (q *gitQuick) hasGit(v *planView, d string) (bool, error) {
 // isDirInfo reports whether fi describes a directory.
 func isDirInfo(fi fs.FileInfo) bool { return fi != nil && fi.IsDir() }
 
-// gitModeOfInfo is gitModeOf, 0 for an absent path.
-func gitModeOfInfo(fi fs.FileInfo) uint32 {
+// modeOfInfo is modeOf, 0 for an absent path.
+func modeOfInfo(fi fs.FileInfo) uint32 {
 	if fi == nil {
 		return 0
 	}
-	return gitModeOf(fi)
+	return modeOf(fi)
 }
 
-// gitPlainName reports whether git stages every component of p under its
+// plainName reports whether git stages every component of p under its
 // name without a second look: none is .git-like (".git" in any case, or
 // an NTFS short or trailing-dot form of it), holds a backslash, a colon or
 // a tilde, or ends with a dot or a space.
-func gitPlainName(p string) bool {
+func plainName(p string) bool {
 	for _, c := range strings.Split(p, "/") {
 		if strings.HasPrefix(strings.ToLower(c), ".git") || strings.ContainsAny(c, "\\:~") ||
 			strings.HasSuffix(c, ".") || strings.HasSuffix(c, " ") {
@@ -353,25 +354,25 @@ func gitPlainName(p string) bool {
 	return true
 }
 
-// gitSplitNear returns the quick changes that no change of git's comes near
+// splitNear returns the quick changes that no change of git's comes near
 // (a path of one, or a directory above it, is a path of the other or a
 // directory above it: markDirect's rule), and the paths of those that one
 // does, which git must then see too.
-func gitSplitNear(quick, slow []*gitChange) (far []*gitChange, near []string) {
+func splitNear(quick, slow []*change) (far []*change, near []string) {
 	if len(slow) == 0 {
 		return quick, nil
 	}
 	patched := map[string]bool{}
 	for _, c := range slow {
 		for _, p := range c.paths() {
-			for d := p; d != ""; d = gitPathDir(d) {
+			for d := p; d != ""; d = pathDir(d) {
 				patched[d] = true
 			}
 		}
 	}
 	for _, c := range quick {
 		isNear := false
-		for d := c.newPath; d != "" && !isNear; d = gitPathDir(d) {
+		for d := c.newPath; d != "" && !isNear; d = pathDir(d) {
 			isNear = patched[d]
 		}
 		if isNear {

@@ -1,4 +1,4 @@
-package merge
+package gitscope
 
 import (
 	"bytes"
@@ -22,25 +22,16 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/merge/internal/plan"
 )
 
-// A git-scope merge carries the run's work as git sees it: the binary patch
-// from the fork point's commit to the run's working tree (commits made since,
-// staged and unstaged changes, untracked files that are not ignored), applied
-// to a mirror of the target's touched paths so that the target itself is
-// never written while planning.
-//
-// Building the patch must not write into the run's repository either: git
-// works there with a copy of its index and a private object directory in
-// scratch, reading the run's objects as an alternate.
+// workspaceSpecs limits every git command to the workspace minus tine's
+// own files (anything named .tine-* at the root, and what is below it).
+var workspaceSpecs = []string{"--", ".", ":(exclude,top,glob).tine-*", ":(exclude,top,glob).tine-*/**"}
 
-// gitSpecs limits every git command to the workspace minus tine's own files
-// (anything named .tine-* at the root, and what is below it).
-var gitSpecs = []string{"--", ".", ":(exclude,top,glob).tine-*", ":(exclude,top,glob).tine-*/**"}
-
-// gitConfig keeps git from writing anything of the run's repository but our
+// safeConfig keeps git from writing anything of the run's repository but our
 // temporary index, and makes its output stable to parse.
-var gitConfig = []string{
+var safeConfig = []string{
 	"-c", "safe.directory=*",
 	"-c", "core.quotePath=false",
 	"-c", "core.fsmonitor=false",
@@ -52,21 +43,21 @@ var gitConfig = []string{
 	"-c", "apply.ignoreWhitespace=no",
 }
 
-// gitScratchConfig is added for the plan's commands, whose objects go to a
+// scratchConfig is added for the plan's commands, whose objects go to a
 // private directory thrown away after the plan: stored uncompressed, never
 // synced. Commands that write a user's repository (--commits) do without.
-var gitScratchConfig = []string{"-c", "core.looseCompression=0", "-c", "core.fsync=none"}
+var scratchConfig = []string{"-c", "core.looseCompression=0", "-c", "core.fsync=none"}
 
 // Git modes as they appear in a raw diff.
 const (
-	gitModeFile    = 0o100644
-	gitModeExec    = 0o100755
-	gitModeSymlink = 0o120000
-	gitModeLink    = 0o160000 // a submodule or nested repository
+	modeFile    = 0o100644
+	modeExec    = 0o100755
+	modeSymlink = 0o120000
+	modeLink    = 0o160000 // a submodule or nested repository
 )
 
-// GitOptions says what a git-scope merge compares.
-type GitOptions struct {
+// Options says what a git-scope merge compares.
+type Options struct {
 	Theirs string // the run's work tree
 	Base   string // the fork point's files (the version the run was forked from)
 	Head   string // the fork point's commit, HEAD of the run's repository then
@@ -78,13 +69,9 @@ type GitOptions struct {
 	// Scratch is an existing empty directory for the plan's staged content;
 	// it must outlive the plan's Apply.
 	Scratch string
-	// TextMerge retries a text file the patch cannot apply to line-wise
-	// (diff3 of the fork point's, the run's and the target's versions), as
-	// the filesystem scope does.
-	TextMerge bool
 }
 
-// PlanGit plans a git-scope merge: the binary patch from the fork point's
+// Plan plans a git-scope merge: the binary patch from the fork point's
 // files to the run's work tree as git sees them — commits made since,
 // staged and unstaged changes, deletions, untracked (not ignored) files,
 // renames, mode changes, symlinks, binary files — checked against the
@@ -92,7 +79,7 @@ type GitOptions struct {
 // commit, so work the source had not committed when it was forked is not
 // taken for the run's. The content each entry writes is staged under
 // o.Scratch; paths the patch cannot apply to are conflicts, each with git's
-// reason.
+// reason. The entries are sorted by path.
 //
 // Neither Theirs nor Ours is written. A rename is planned as the deletion of
 // its old path and the addition of its new one. A directory the run created
@@ -101,10 +88,10 @@ type GitOptions struct {
 // target is deleted, as git does. A path where Ours already has exactly what
 // Theirs has is converged rather than in conflict. A submodule or nested
 // repository is a conflict: git scope cannot merge it. When Theirs is not
-// the top of a git work tree or Head is not a commit there, PlanGit returns
+// the top of a git work tree or Head is not a commit there, Plan returns
 // an error wrapping tine.ErrInvalid.
-func PlanGit(ctx context.Context, o GitOptions) (*Plan, error) {
-	g, err := gitOpen(ctx, o.Theirs, o.Head, o.Scratch)
+func Plan(ctx context.Context, o Options) (*plan.Plan, error) {
+	g, err := open(ctx, o.Theirs, o.Head, o.Scratch)
 	if err != nil {
 		return nil, err
 	}
@@ -112,51 +99,46 @@ func PlanGit(ctx context.Context, o GitOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Scope: "git", Entries: []Entry{}}
+	p := &plan.Plan{Scope: "git", Entries: []plan.Entry{}}
 	if len(changes) == 0 {
-		return plan, nil
+		return p, nil
 	}
-	m, err := gitNewMerge(g, o.Base, o.Ours, changes)
+	m, err := newMerger(g, o.Base, o.Ours, changes)
 	if err != nil {
 		return nil, err
 	}
-	if plan.Entries, err = m.plan(ctx); err != nil {
+	if p.Entries, err = m.plan(ctx); err != nil {
 		return nil, err
 	}
-	if plan.Entries, err = m.directories(plan.Entries); err != nil {
+	if p.Entries, err = m.directories(p.Entries); err != nil {
 		return nil, err
 	}
-	if o.TextMerge {
-		if plan.Entries, err = m.textMerges(ctx, plan.Entries, o.Base); err != nil {
-			return nil, err
-		}
-	}
-	sort.SliceStable(plan.Entries, func(i, j int) bool { return plan.Entries[i].Path < plan.Entries[j].Path })
-	return plan, nil
+	sort.SliceStable(p.Entries, func(i, j int) bool { return p.Entries[i].Path < p.Entries[j].Path })
+	return p, nil
 }
 
-// gitError is a git command that failed, with what it printed on stderr.
-type gitError struct {
+// cmdError is a git command that failed, with what it printed on stderr.
+type cmdError struct {
 	args   []string
 	stderr string
 	err    error
 }
 
-func (e *gitError) Error() string {
+func (e *cmdError) Error() string {
 	return fmt.Sprintf("git %s: %v: %s", strings.Join(e.args, " "), e.err, strings.TrimSpace(e.stderr))
 }
 
-func (e *gitError) Unwrap() error { return e.err }
+func (e *cmdError) Unwrap() error { return e.err }
 
-// gitRun runs git with args in dir, for a plan, and returns its standard
+// run runs git with args in dir, for a plan, and returns its standard
 // output.
-func gitRun(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
-	return gitRunWith(ctx, gitScratchConfig, dir, env, stdin, args...)
+func run(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	return runWith(ctx, scratchConfig, dir, env, stdin, args...)
 }
 
-// gitRunWith is gitRun with extra configuration instead of the plan's.
-func gitRunWith(ctx context.Context, extra []string, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", slices.Concat(gitConfig, extra, args)...)
+// runWith is run with extra configuration instead of the plan's.
+func runWith(ctx context.Context, extra []string, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", slices.Concat(safeConfig, extra, args)...)
 	cmd.Dir, cmd.Env = dir, env
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -168,14 +150,14 @@ func gitRunWith(ctx context.Context, extra []string, dir string, env []string, s
 		if len(short) > 3 {
 			short = short[:3]
 		}
-		return stdout.Bytes(), &gitError{args: short, stderr: stderr.String(), err: err}
+		return stdout.Bytes(), &cmdError{args: short, stderr: stderr.String(), err: err}
 	}
 	return stdout.Bytes(), nil
 }
 
-// gitEnv is the environment without anything that would point git at another
+// environ is the environment without anything that would point git at another
 // repository, in the C locale (messages are parsed), plus extra.
-func gitEnv(extra ...string) []string {
+func environ(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GIT_") {
@@ -186,9 +168,9 @@ func gitEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// gitRepo is the run's repository, seen through a temporary index and object
+// repository is the run's repository, seen through a temporary index and object
 // directory under scratch.
-type gitRepo struct {
+type repository struct {
 	top     string // the work tree, theirs
 	gitDir  string // the repository, absolute
 	head    string // the fork point's commit, in full
@@ -198,28 +180,28 @@ type gitRepo struct {
 	addEnv  []string // the same without the repository's objects
 }
 
-// gitOpen checks that theirs is the top of a git work tree where head is a
+// open checks that theirs is the top of a git work tree where head is a
 // commit, and prepares the temporary index and object directory.
-func gitOpen(ctx context.Context, theirs, head, scratch string) (*gitRepo, error) {
+func open(ctx context.Context, theirs, head, scratch string) (*repository, error) {
 	invalid := func(err error) error {
 		return fmt.Errorf("merge: %s: not a git workspace at the fork point (head %q): %w: %w", theirs, head, tine.ErrInvalid, err)
 	}
 	if head == "" || strings.HasPrefix(head, "-") {
 		return nil, invalid(errors.New("no commit"))
 	}
-	g := &gitRepo{}
+	g := &repository{}
 	var err error
-	if g.top, err = gitRealPath(theirs); err != nil {
+	if g.top, err = realPath(theirs); err != nil {
 		return nil, invalid(err)
 	}
-	if g.scratch, err = gitRealPath(scratch); err != nil {
+	if g.scratch, err = realPath(scratch); err != nil {
 		return nil, fmt.Errorf("merge: scratch: %w", err)
 	}
 	objects, err := g.locate(ctx)
 	if err != nil {
 		return nil, invalid(err)
 	}
-	out, err := gitRun(ctx, g.top, gitEnv(), nil, "rev-parse", "--verify", "-q", head+"^{commit}")
+	out, err := run(ctx, g.top, environ(), nil, "rev-parse", "--verify", "-q", head+"^{commit}")
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -227,8 +209,8 @@ func gitOpen(ctx context.Context, theirs, head, scratch string) (*gitRepo, error
 	return g, g.prepare(objects)
 }
 
-// gitRealPath returns p absolute, with symbolic links resolved.
-func gitRealPath(p string) (string, error) {
+// realPath returns p absolute, with symbolic links resolved.
+func realPath(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", err
@@ -238,8 +220,8 @@ func gitRealPath(p string) (string, error) {
 
 // locate finds the repository's index and object directory, and checks
 // that g.top is the top of its work tree.
-func (g *gitRepo) locate(ctx context.Context) (objects string, err error) {
-	out, err := gitRun(ctx, g.top, gitEnv(), nil, "rev-parse", "--show-toplevel", "--git-path", "objects", "--git-path", "index", "--absolute-git-dir")
+func (g *repository) locate(ctx context.Context) (objects string, err error) {
+	out, err := run(ctx, g.top, environ(), nil, "rev-parse", "--show-toplevel", "--git-path", "objects", "--git-path", "index", "--absolute-git-dir")
 	if err != nil {
 		return "", err
 	}
@@ -247,7 +229,7 @@ func (g *gitRepo) locate(ctx context.Context) (objects string, err error) {
 	if len(lines) != 4 {
 		return "", fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
-	if top, err := gitRealPath(lines[0]); err != nil || top != g.top {
+	if top, err := realPath(lines[0]); err != nil || top != g.top {
 		return "", fmt.Errorf("not the top of the work tree %s", lines[0])
 	}
 	abs := func(p string) string {
@@ -264,19 +246,19 @@ func (g *gitRepo) locate(ctx context.Context) (objects string, err error) {
 // use it: env reads the repository's objects as an alternate; addEnv, for
 // git add, does not, because git "freshens" (touches) an object it would
 // write when it finds it, even in an alternate.
-func (g *gitRepo) prepare(objects string) error {
+func (g *repository) prepare(objects string) error {
 	dir := filepath.Join(g.scratch, "objects")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("merge: scratch objects: %w", err)
 	}
-	g.addEnv = gitEnv("GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"), "GIT_OBJECT_DIRECTORY="+dir)
-	g.env = append(g.addEnv[:len(g.addEnv):len(g.addEnv)], "GIT_ALTERNATE_OBJECT_DIRECTORIES="+gitQuoteAlternate(objects))
+	g.addEnv = environ("GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"), "GIT_OBJECT_DIRECTORY="+dir)
+	g.env = append(g.addEnv[:len(g.addEnv):len(g.addEnv)], "GIT_ALTERNATE_OBJECT_DIRECTORIES="+quoteAlternate(objects))
 	return nil
 }
 
-// gitQuoteAlternate quotes a path for GIT_ALTERNATE_OBJECT_DIRECTORIES, a
+// quoteAlternate quotes a path for GIT_ALTERNATE_OBJECT_DIRECTORIES, a
 // colon-separated list whose entries may be C-quoted.
-func gitQuoteAlternate(p string) string {
+func quoteAlternate(p string) string {
 	if !strings.ContainsAny(p, ":\"\\") {
 		return p
 	}
@@ -288,9 +270,9 @@ func gitQuoteAlternate(p string) string {
 // the fork point's files (base) and the run's work tree, each change with
 // its sections of the patch. Paths the target (ours) still has as the fork
 // point had them, which git would take as they are, are decided from the
-// files (gitQuick); git stages and diffs the others.
-func (g *gitRepo) changes(ctx context.Context, base, ours string, changed []string) ([]*gitChange, error) {
-	specs := gitChangedSpecs(changed)
+// files (quickPlanner); git stages and diffs the others.
+func (g *repository) changes(ctx context.Context, base, ours string, changed []string) ([]*change, error) {
+	specs := changedSpecs(changed)
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -311,7 +293,7 @@ func (g *gitRepo) changes(ctx context.Context, base, ours string, changed []stri
 			return nil, err
 		}
 		var near []string
-		if quick, near = gitSplitNear(quick, out); len(near) == 0 {
+		if quick, near = splitNear(quick, out); len(near) == 0 {
 			return append(out, quick...), nil
 		}
 		slow = append(slow, near...)
@@ -321,7 +303,7 @@ func (g *gitRepo) changes(ctx context.Context, base, ours string, changed []stri
 // patch stages specs of the fork point's files (base) and of the run's work
 // tree in two temporary indexes seeded alike, and returns what differs
 // between them, each change with its sections of the patch.
-func (g *gitRepo) patch(ctx context.Context, base string, specs []string, idx *gitIndex) ([]*gitChange, error) {
+func (g *repository) patch(ctx context.Context, base string, specs []string, idx *indexInfo) ([]*change, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -329,16 +311,16 @@ func (g *gitRepo) patch(ctx context.Context, base string, specs []string, idx *g
 		return nil, err
 	}
 	baseIndex := filepath.Join(g.scratch, "index-base")
-	if err := gitCopyFile(filepath.Join(g.scratch, "index"), baseIndex, 0o644); err != nil {
+	if err := copyFile(filepath.Join(g.scratch, "index"), baseIndex, 0o644); err != nil {
 		return nil, fmt.Errorf("merge: seed the fork point's index: %w", err)
 	}
-	specs = gitTrackedAncestors(specs, idx.files)
+	specs = trackedAncestors(specs, idx.files)
 	if err := g.stage(ctx, base, baseIndex, specs, idx.all); err != nil {
 		return nil, fmt.Errorf("merge: stage the fork point's files: %w", err)
 	}
 	// Without the repository's objects, as for git add: git would freshen
 	// (touch) a tree it finds there rather than write it.
-	out, err := gitRun(ctx, g.top, withIndex(g.addEnv, baseIndex), nil, "write-tree", "--missing-ok")
+	out, err := run(ctx, g.top, withIndex(g.addEnv, baseIndex), nil, "write-tree", "--missing-ok")
 	if err != nil {
 		return nil, fmt.Errorf("merge: record the fork point's files: %w", err)
 	}
@@ -349,11 +331,11 @@ func (g *gitRepo) patch(ctx context.Context, base string, specs []string, idx *g
 	args := []string{"diff", "--cached", "--patch-with-raw", "-z", "--binary", "--full-index", "--no-abbrev",
 		"--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--submodule=short", "--no-relative",
 		"--src-prefix=a/", "--dst-prefix=b/", baseTree}
-	out, err = gitRun(ctx, g.top, g.env, nil, append(args, gitSpecs...)...)
+	out, err = run(ctx, g.top, g.env, nil, append(args, workspaceSpecs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("merge: diff the run against the fork point: %w", err)
 	}
-	return gitParseDiff(out)
+	return parseDiff(out)
 }
 
 // withIndex returns env with index as the index file.
@@ -367,10 +349,10 @@ func withIndex(env []string, index string) []string {
 	return env
 }
 
-// gitChangedSpecs turns changed paths into the paths to stage: tine's own
+// changedSpecs turns changed paths into the paths to stage: tine's own
 // files and the repository are left out, and a path inside a nested
 // repository becomes the repository itself (which git stages as a link).
-func gitChangedSpecs(changed []string) []string {
+func changedSpecs(changed []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range changed {
@@ -392,8 +374,8 @@ func gitChangedSpecs(changed []string) []string {
 	return out
 }
 
-// gitIndex is what the seeded index tracks.
-type gitIndex struct {
+// indexInfo is what the seeded index tracks.
+type indexInfo struct {
 	all   map[string]bool   // every path, and every directory above one
 	files map[string]bool   // the paths alone
 	tags  map[string]string // each path's ls-files -v tag ("H" for a plain cached entry)
@@ -402,12 +384,12 @@ type gitIndex struct {
 // tracked returns what the seeded index tracks: every path and every
 // directory above one (what a path to stage may name although neither side
 // has it), and the paths alone, with their tags.
-func (g *gitRepo) tracked(ctx context.Context) (*gitIndex, error) {
-	out, err := gitRun(ctx, g.top, g.env, nil, "ls-files", "-z", "-v", "--cached", "--full-name")
+func (g *repository) tracked(ctx context.Context) (*indexInfo, error) {
+	out, err := run(ctx, g.top, g.env, nil, "ls-files", "-z", "-v", "--cached", "--full-name")
 	if err != nil {
 		return nil, fmt.Errorf("merge: list the run's index: %w", err)
 	}
-	idx := &gitIndex{all: map[string]bool{}, files: map[string]bool{}, tags: map[string]string{}}
+	idx := &indexInfo{all: map[string]bool{}, files: map[string]bool{}, tags: map[string]string{}}
 	for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
 		tag, p, ok := strings.Cut(rec, " ")
 		if !ok {
@@ -417,24 +399,24 @@ func (g *gitRepo) tracked(ctx context.Context) (*gitIndex, error) {
 			tag = "" // unmerged: several stages
 		}
 		idx.files[p], idx.tags[p] = true, tag
-		for ; p != "" && !idx.all[p]; p = gitPathDir(p) {
+		for ; p != "" && !idx.all[p]; p = pathDir(p) {
 			idx.all[p] = true
 		}
 	}
 	return idx, nil
 }
 
-// gitTrackedAncestors adds to specs every path of the index above one of
+// trackedAncestors adds to specs every path of the index above one of
 // them. Both indexes start as the run's, which may still hold a file where
 // a side has a directory now (the source made it one before the fork):
 // staging such a path on both sides keeps the stale entry out of the diff.
-func gitTrackedAncestors(specs []string, files map[string]bool) []string {
+func trackedAncestors(specs []string, files map[string]bool) []string {
 	seen := map[string]bool{}
 	for _, p := range specs {
 		seen[p] = true
 	}
 	for _, p := range specs {
-		for d := gitPathDir(p); d != ""; d = gitPathDir(d) {
+		for d := pathDir(p); d != ""; d = pathDir(d) {
 			if files[d] && !seen[d] {
 				seen[d] = true
 				specs = append(specs, d)
@@ -447,17 +429,17 @@ func gitTrackedAncestors(specs []string, files map[string]bool) []string {
 // stage brings index in line with the work tree at dir for the paths specs:
 // each one that dir has or the index tracks, minus those git ignores, is
 // staged with git add -A (new files added, deleted ones removed).
-func (g *gitRepo) stage(ctx context.Context, dir, index string, specs []string, tracked map[string]bool) error {
+func (g *repository) stage(ctx context.Context, dir, index string, specs []string, tracked map[string]bool) error {
 	var present []string
 	seen, nested := map[string]bool{}, map[string]bool{}
 	for _, p := range specs {
-		p = gitStagePath(dir, p, nested)
-		if _, err := gitLstatUnder(dir, p); (err == nil || tracked[p]) && !seen[p] {
+		p = stagePath(dir, p, nested)
+		if _, err := lstatUnder(dir, p); (err == nil || tracked[p]) && !seen[p] {
 			seen[p] = true
 			present = append(present, p)
 		}
 	}
-	env := gitEnv("GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+dir, "GIT_INDEX_FILE="+index,
+	env := environ("GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+dir, "GIT_INDEX_FILE="+index,
 		"GIT_OBJECT_DIRECTORY="+filepath.Join(g.scratch, "objects"))
 	present, err := g.notIgnored(ctx, dir, env, present, tracked)
 	if err != nil || len(present) == 0 {
@@ -467,22 +449,22 @@ func (g *gitRepo) stage(ctx context.Context, dir, index string, specs []string, 
 	for _, p := range present {
 		list.WriteString(":(top,literal)" + p + "\x00")
 	}
-	_, err = gitRun(ctx, dir, env, list.Bytes(), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	_, err = run(ctx, dir, env, list.Bytes(), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	return err
 }
 
-// gitStagePath returns what git must be given to stage p in the work tree
+// stagePath returns what git must be given to stage p in the work tree
 // at dir: the outermost path above p that is not a plain directory there (a
 // nested repository, whose files git stages as one link, or a file or
 // symlink that replaced a directory, beyond which git reads nothing), else
 // p. stops caches what was found per directory.
-func gitStagePath(dir, p string, stops map[string]bool) string {
+func stagePath(dir, p string, stops map[string]bool) string {
 	parts := strings.Split(p, "/")
 	for i := 1; i < len(parts); i++ {
 		d := strings.Join(parts[:i], "/")
 		stop, ok := stops[d]
 		if !ok {
-			stop = gitStopsStaging(filepath.Join(dir, filepath.FromSlash(d)))
+			stop = stopsStaging(filepath.Join(dir, filepath.FromSlash(d)))
 			stops[d] = stop
 		}
 		if stop {
@@ -492,9 +474,9 @@ func gitStagePath(dir, p string, stops map[string]bool) string {
 	return p
 }
 
-// gitStopsStaging reports whether path d is there but not a plain
+// stopsStaging reports whether path d is there but not a plain
 // directory: a file, a symlink, or a directory holding .git.
-func gitStopsStaging(d string) bool {
+func stopsStaging(d string) bool {
 	fi, err := os.Lstat(d)
 	if err != nil {
 		return false
@@ -508,7 +490,7 @@ func gitStopsStaging(d string) bool {
 
 // notIgnored drops from paths those git ignores in the work tree at dir,
 // keeping any the index tracks (or tracks something below).
-func (g *gitRepo) notIgnored(ctx context.Context, dir string, env, paths []string, tracked map[string]bool) ([]string, error) {
+func (g *repository) notIgnored(ctx context.Context, dir string, env, paths []string, tracked map[string]bool) ([]string, error) {
 	var in bytes.Buffer
 	for _, p := range paths {
 		if !tracked[p] {
@@ -518,8 +500,8 @@ func (g *gitRepo) notIgnored(ctx context.Context, dir string, env, paths []strin
 	if in.Len() == 0 {
 		return paths, nil
 	}
-	out, err := gitRun(ctx, dir, env, in.Bytes(), "check-ignore", "--stdin", "-z")
-	var ge *gitError
+	out, err := run(ctx, dir, env, in.Bytes(), "check-ignore", "--stdin", "-z")
+	var ge *cmdError
 	var exit *exec.ExitError
 	if errors.As(err, &ge) && errors.As(err, &exit) && exit.ExitCode() == 1 {
 		return paths, nil // nothing is ignored
@@ -543,11 +525,11 @@ func (g *gitRepo) notIgnored(ctx context.Context, dir string, env, paths []strin
 // seedIndex copies the repository's index (keeping its modification time, so
 // git's stat cache stays valid and racily-clean entries stay suspect), or
 // reads head into a new one when the repository has no index.
-func (g *gitRepo) seedIndex(ctx context.Context) error {
+func (g *repository) seedIndex(ctx context.Context) error {
 	dst := filepath.Join(g.scratch, "index")
-	err := gitCopyFile(g.index, dst, 0o644)
+	err := copyFile(g.index, dst, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, err := gitRun(ctx, g.top, g.env, nil, "read-tree", g.head); err != nil {
+		if _, err := run(ctx, g.top, g.env, nil, "read-tree", g.head); err != nil {
 			return fmt.Errorf("merge: read the fork point: %w", err)
 		}
 		return nil
@@ -562,8 +544,8 @@ func (g *gitRepo) seedIndex(ctx context.Context) error {
 	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
 }
 
-// gitCopyFile copies the regular file src to dst (replacing it) with perm.
-func gitCopyFile(src, dst string, perm fs.FileMode) error {
+// copyFile copies the regular file src to dst (replacing it) with perm.
+func copyFile(src, dst string, perm fs.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -586,9 +568,9 @@ func gitCopyFile(src, dst string, perm fs.FileMode) error {
 	return os.Chmod(dst, perm)
 }
 
-// gitChange is one entry of the raw diff and its sections of the patch (two
+// change is one entry of the raw diff and its sections of the patch (two
 // for a type change, which git writes as a deletion and a creation).
-type gitChange struct {
+type change struct {
 	status           byte // A, C, D, M, R or T
 	oldMode, newMode uint32
 	oldID, newID     string
@@ -596,21 +578,21 @@ type gitChange struct {
 	sections         [][]byte
 	reason           string // why the change cannot be applied to ours
 	direct           bool   // ours still has the fork point's version: the run's is taken as is
-	quick            bool   // decided from the files, not by git (gitQuick): direct, without sections
+	quick            bool   // decided from the files, not by git (quickPlanner): direct, without sections
 	bytes            int64  // with quick, the size of the run's version
 }
 
-// gitParseDiff parses the output of diff --patch-with-raw -z.
-func gitParseDiff(out []byte) ([]*gitChange, error) {
-	var changes []*gitChange
+// parseDiff parses the output of diff --patch-with-raw -z.
+func parseDiff(out []byte) ([]*change, error) {
+	var changes []*change
 	for len(out) > 0 && out[0] == ':' {
-		c, rest, err := gitParseRecord(out)
+		c, rest, err := parseRecord(out)
 		if err != nil {
 			return nil, err
 		}
 		changes, out = append(changes, c), rest
 	}
-	sections := gitSplitPatch(bytes.TrimPrefix(out, []byte{0}))
+	sections := splitPatch(bytes.TrimPrefix(out, []byte{0}))
 	for _, c := range changes {
 		n := 1
 		if c.status == 'T' {
@@ -621,7 +603,7 @@ func gitParseDiff(out []byte) ([]*gitChange, error) {
 		}
 		c.sections, sections = sections[:n], sections[n:]
 		for k := range c.sections {
-			c.sections[k] = gitNameLines(c.sections[k], c.oldPath, c.newPath)
+			c.sections[k] = nameLines(c.sections[k], c.oldPath, c.newPath)
 		}
 	}
 	if len(sections) != 0 {
@@ -630,13 +612,13 @@ func gitParseDiff(out []byte) ([]*gitChange, error) {
 	return changes, nil
 }
 
-// gitNameLines gives a patch section without ---/+++ lines (an empty file
+// nameLines gives a patch section without ---/+++ lines (an empty file
 // added or deleted, a mode change, a binary patch) those lines when its
 // names hold a space: git apply cannot tell the two names of such a
 // header apart ("diff --git a/x /y b/x /y") and refuses the whole patch.
 // Quoted headers are unambiguous and left alone, as are sections that have
 // the lines.
-func gitNameLines(sec []byte, oldPath, newPath string) []byte {
+func nameLines(sec []byte, oldPath, newPath string) []byte {
 	if !strings.Contains(oldPath+newPath, " ") || bytes.HasPrefix(sec, []byte(`diff --git "`)) {
 		return sec
 	}
@@ -663,15 +645,15 @@ func gitNameLines(sec []byte, oldPath, newPath string) []byte {
 	return slices.Concat(bytes.Join(lines[:at], nil), names, bytes.Join(lines[at:], nil))
 }
 
-// gitParseRecord parses one raw record, ":old new oldid newid status\0path\0"
+// parseRecord parses one raw record, ":old new oldid newid status\0path\0"
 // with a second path for renames and copies.
-func gitParseRecord(b []byte) (*gitChange, []byte, error) {
+func parseRecord(b []byte) (*change, []byte, error) {
 	head, b, _ := bytes.Cut(b[1:], []byte{0})
 	f := strings.Fields(string(head))
 	if len(f) != 5 || f[4] == "" {
 		return nil, nil, fmt.Errorf("merge: git diff: bad raw record %q", head)
 	}
-	c := &gitChange{status: f[4][0], oldID: f[2], newID: f[3]}
+	c := &change{status: f[4][0], oldID: f[2], newID: f[3]}
 	om, err1 := strconv.ParseUint(f[0], 8, 32)
 	nm, err2 := strconv.ParseUint(f[1], 8, 32)
 	if err := errors.Join(err1, err2); err != nil || !strings.ContainsRune("ACDMRT", rune(c.status)) {
@@ -688,10 +670,10 @@ func gitParseRecord(b []byte) (*gitChange, []byte, error) {
 	return c, b, nil
 }
 
-// gitSplitPatch cuts a patch into its "diff --git" sections. No other line of
+// splitPatch cuts a patch into its "diff --git" sections. No other line of
 // a patch starts so: hunk lines start with a space, +, - or \, and the base85
 // lines of a binary patch have no spaces.
-func gitSplitPatch(patch []byte) [][]byte {
+func splitPatch(patch []byte) [][]byte {
 	const header = "diff --git "
 	var out [][]byte
 	for len(patch) > 0 {
@@ -705,15 +687,15 @@ func gitSplitPatch(patch []byte) [][]byte {
 }
 
 // paths returns the paths the change touches in the target.
-func (c *gitChange) paths() []string {
+func (c *change) paths() []string {
 	if c.oldPath == c.newPath {
 		return []string{c.newPath}
 	}
 	return []string{c.oldPath, c.newPath}
 }
 
-// gitSide is what a change does to one path.
-type gitSide struct {
+// side is what a change does to one path.
+type side struct {
 	path    string
 	kind    layer.Kind
 	mode    uint32 // the mode it gets, 0 when deleted
@@ -723,64 +705,64 @@ type gitSide struct {
 
 // sides returns what the change does to each path, a rename being the
 // deletion of its old path and the addition of its new one.
-func (c *gitChange) sides() []gitSide {
-	del := gitSide{path: c.oldPath, kind: layer.Deleted, oldMode: c.oldMode}
-	put := gitSide{path: c.newPath, kind: layer.Modified, mode: c.newMode, oldMode: c.oldMode, id: c.newID}
+func (c *change) sides() []side {
+	del := side{path: c.oldPath, kind: layer.Deleted, oldMode: c.oldMode}
+	put := side{path: c.newPath, kind: layer.Modified, mode: c.newMode, oldMode: c.oldMode, id: c.newID}
 	switch c.status {
 	case 'D':
-		return []gitSide{del}
+		return []side{del}
 	case 'R':
 		put.kind, put.oldMode = layer.Added, 0
-		return []gitSide{del, put}
+		return []side{del, put}
 	case 'A', 'C':
 		put.kind, put.oldMode = layer.Added, 0
 	case 'T':
 		put.kind = layer.TypeChanged
 	}
-	return []gitSide{put}
+	return []side{put}
 }
 
-// gitTypeOf names a git mode's type as Entry.Type does.
-func gitTypeOf(mode uint32) string {
+// typeOf names a git mode's type as plan.Entry.Type does.
+func typeOf(mode uint32) string {
 	switch mode {
-	case gitModeFile, gitModeExec:
+	case modeFile, modeExec:
 		return "file"
-	case gitModeSymlink:
+	case modeSymlink:
 		return "symlink"
 	}
 	return "other"
 }
 
-// gitMerge applies the changes to a mirror of ours under scratch/tree.
-type gitMerge struct {
-	repo      *gitRepo
+// merger applies the changes to a mirror of ours under scratch/tree.
+type merger struct {
+	repo      *repository
 	base      string // the fork point's files
 	ours      string
 	tree      string
-	changes   []*gitChange
+	changes   []*change
 	touched   map[string]bool // every path a change touches
 	ancestors map[string]bool // every directory above a touched path
 	oursDirs  map[string]bool // directories ours is known to have (addParents)
-	shares    bool            // base and ours may show one file under one inode (sharesInodes)
+	shares    bool            // base and ours may show one file under one inode (plan.SharesInodes)
 }
 
-// gitNewMerge prepares the mirror's directory and marks the changes git
+// newMerger prepares the mirror's directory and marks the changes git
 // scope cannot merge (submodules and nested repositories).
-func gitNewMerge(g *gitRepo, base, ours string, changes []*gitChange) (*gitMerge, error) {
+func newMerger(g *repository, base, ours string, changes []*change) (*merger, error) {
 	abs, err := filepath.Abs(ours)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %s: %w", ours, err)
 	}
-	m := &gitMerge{repo: g, base: base, ours: abs, tree: filepath.Join(g.scratch, "tree"), changes: changes,
+	m := &merger{repo: g, base: base, ours: abs, tree: filepath.Join(g.scratch, "tree"), changes: changes,
 		touched: map[string]bool{}, ancestors: map[string]bool{}, oursDirs: map[string]bool{},
-		shares: sharesInodes(viewKind(base), viewKind(abs))}
+		shares: plan.SharesInodes(plan.FSKind(base), plan.FSKind(abs))}
 	for _, c := range changes {
-		if c.oldMode == gitModeLink || c.newMode == gitModeLink {
+		if c.oldMode == modeLink || c.newMode == modeLink {
 			c.reason = "a submodule or nested git repository: git scope cannot merge it"
 		}
 		for _, p := range c.paths() {
 			m.touched[p] = true
-			for d := gitPathDir(p); d != ""; d = gitPathDir(d) {
+			for d := pathDir(p); d != ""; d = pathDir(d) {
 				m.ancestors[d] = true
 			}
 		}
@@ -788,8 +770,8 @@ func gitNewMerge(g *gitRepo, base, ours string, changes []*gitChange) (*gitMerge
 	return m, os.Mkdir(m.tree, 0o755)
 }
 
-// gitPathDir is path.Dir of a slash-separated relative path, "" at the top.
-func gitPathDir(p string) string {
+// pathDir is path.Dir of a slash-separated relative path, "" at the top.
+func pathDir(p string) string {
 	i := strings.LastIndexByte(p, '/')
 	if i < 0 {
 		return ""
@@ -798,7 +780,7 @@ func gitPathDir(p string) string {
 }
 
 // plan mirrors, checks and applies the changes, and returns the entries.
-func (m *gitMerge) plan(ctx context.Context) ([]Entry, error) {
+func (m *merger) plan(ctx context.Context) ([]plan.Entry, error) {
 	if err := m.markDirect(ctx); err != nil {
 		return nil, err
 	}
@@ -817,12 +799,12 @@ func (m *gitMerge) plan(ctx context.Context) ([]Entry, error) {
 			return nil, err
 		}
 	}
-	if patch, _ := gitJoin(m.live()); len(patch) > 0 {
+	if patch, _ := joinSections(m.live()); len(patch) > 0 {
 		if _, err := m.apply(ctx, patch); err != nil {
 			return nil, fmt.Errorf("merge: apply the run's patch to the mirror: %w", err)
 		}
 	}
-	var out []Entry
+	var out []plan.Entry
 	for _, c := range m.changes {
 		for _, s := range c.sides() {
 			e, err := m.entry(c, s)
@@ -836,8 +818,8 @@ func (m *gitMerge) plan(ctx context.Context) ([]Entry, error) {
 }
 
 // live returns the changes not known to fail that go through the mirror.
-func (m *gitMerge) live() []*gitChange {
-	var out []*gitChange
+func (m *merger) live() []*change {
+	var out []*change
 	for _, c := range m.changes {
 		if c.reason == "" && !c.direct {
 			out = append(out, c)
@@ -853,14 +835,14 @@ func (m *gitMerge) live() []*gitChange {
 // another that does shares a path, a parent or a child with it (a file
 // replaced by a directory, say), or when the run changed permission bits
 // git does not see (the patch path keeps ours' there).
-func (m *gitMerge) markDirect(ctx context.Context) error {
+func (m *merger) markDirect(ctx context.Context) error {
 	if m.base == "" {
 		return nil
 	}
 	same := make([]bool, len(m.changes))
-	err := inParallel(ctx, len(m.changes), func(i int) (err error) {
+	err := plan.InParallel(ctx, len(m.changes), func(i int) (err error) {
 		if m.changes[i].quick {
-			same[i] = true // checked by gitQuick
+			same[i] = true // checked by quickPlanner
 			return nil
 		}
 		same[i], err = m.untouchedByOurs(m.changes[i])
@@ -878,7 +860,7 @@ func (m *gitMerge) markDirect(ctx context.Context) error {
 		for _, c := range m.changes {
 			if !c.direct {
 				for _, p := range c.paths() {
-					for d := p; d != ""; d = gitPathDir(d) {
+					for d := p; d != ""; d = pathDir(d) {
 						patched[d] = true
 					}
 				}
@@ -886,7 +868,7 @@ func (m *gitMerge) markDirect(ctx context.Context) error {
 		}
 		for _, c := range m.changes {
 			if c.direct && m.nearPatched(c, patched) {
-				if c.quick { // gitSplitNear keeps this from happening
+				if c.quick { // splitNear keeps this from happening
 					return fmt.Errorf("merge: %s: decided without git, but near a change git applies", c.newPath)
 				}
 				c.direct, changed = false, true
@@ -898,9 +880,9 @@ func (m *gitMerge) markDirect(ctx context.Context) error {
 
 // nearPatched reports whether a path of c, or a directory above one, is a
 // path (or a directory above a path) of a change on the patch path.
-func (m *gitMerge) nearPatched(c *gitChange, patched map[string]bool) bool {
+func (m *merger) nearPatched(c *change, patched map[string]bool) bool {
 	for _, p := range c.paths() {
-		for d := p; d != ""; d = gitPathDir(d) {
+		for d := p; d != ""; d = pathDir(d) {
 			if patched[d] {
 				return true
 			}
@@ -911,7 +893,7 @@ func (m *gitMerge) nearPatched(c *gitChange, patched map[string]bool) bool {
 
 // sameParents reports whether ours has what the fork point had above p:
 // the same directories, down to where both stop having any.
-func (m *gitMerge) sameParents(p string) bool {
+func (m *merger) sameParents(p string) bool {
 	parts := strings.Split(p, "/")
 	for i := 1; i < len(parts); i++ {
 		d := strings.Join(parts[:i], "/")
@@ -934,13 +916,13 @@ func (m *gitMerge) sameParents(p string) bool {
 // untouchedByOurs reports whether ours has every path of c as the fork point
 // had it (both absent, or the same type, permissions and content), and the
 // run kept the permission bits of what it modified.
-func (m *gitMerge) untouchedByOurs(c *gitChange) (bool, error) {
+func (m *merger) untouchedByOurs(c *change) (bool, error) {
 	for _, p := range c.paths() {
 		if !m.sameParents(p) {
 			return false, nil
 		}
-		bfi, berr := gitLstatUnder(m.base, p)
-		ofi, oerr := gitLstatUnder(m.ours, p)
+		bfi, berr := lstatUnder(m.base, p)
+		ofi, oerr := lstatUnder(m.ours, p)
 		switch {
 		case errors.Is(berr, fs.ErrNotExist) && errors.Is(oerr, fs.ErrNotExist):
 			continue
@@ -952,14 +934,14 @@ func (m *gitMerge) untouchedByOurs(c *gitChange) (bool, error) {
 		case bfi.IsDir() || ofi.IsDir():
 			return false, nil
 		}
-		if !sameInode(bfi, ofi, m.shares) {
+		if !plan.SameInode(bfi, ofi, m.shares) {
 			same, err := fstree.SamePath(m.at(m.base, p), m.at(m.ours, p))
 			if err != nil || !same {
 				return false, err
 			}
 		}
 		if c.status == 'M' && c.oldMode == c.newMode {
-			tfi, err := gitLstatUnder(m.repo.top, p)
+			tfi, err := lstatUnder(m.repo.top, p)
 			if err != nil || tfi.Mode().Perm() != bfi.Mode().Perm() {
 				return false, nil
 			}
@@ -968,9 +950,9 @@ func (m *gitMerge) untouchedByOurs(c *gitChange) (bool, error) {
 	return true, nil
 }
 
-// gitJoin returns the patch made of the changes' sections, and for each
+// joinSections returns the patch made of the changes' sections, and for each
 // section the index of its change.
-func gitJoin(changes []*gitChange) ([]byte, []int) {
+func joinSections(changes []*change) ([]byte, []int) {
 	var patch []byte
 	var owners []int
 	for i, c := range changes {
@@ -983,10 +965,10 @@ func gitJoin(changes []*gitChange) ([]byte, []int) {
 }
 
 // apply runs git apply in the mirror, outside any repository.
-func (m *gitMerge) apply(ctx context.Context, patch []byte, args ...string) ([]byte, error) {
-	env := gitEnv("GIT_CEILING_DIRECTORIES=" + m.repo.scratch)
+func (m *merger) apply(ctx context.Context, patch []byte, args ...string) ([]byte, error) {
+	env := environ("GIT_CEILING_DIRECTORIES=" + m.repo.scratch)
 	args = append([]string{"apply", "--binary", "--whitespace=nowarn"}, args...)
-	return gitRun(ctx, m.tree, env, patch, args...)
+	return run(ctx, m.tree, env, patch, args...)
 }
 
 // mirror copies ours' version of every path a live change touches into the
@@ -994,7 +976,7 @@ func (m *gitMerge) apply(ctx context.Context, patch []byte, args ...string) ([]b
 // a placeholder for each entry no change touches, and a parent that is not a
 // directory as a placeholder (or the same symbolic link) so that git apply
 // meets what the target has in the way.
-func (m *gitMerge) mirror() error {
+func (m *merger) mirror() error {
 	for _, c := range m.live() {
 		if reason, err := m.changedUnder(c); err != nil || reason != "" {
 			c.reason = reason
@@ -1020,11 +1002,11 @@ func (m *gitMerge) mirror() error {
 // type, cannot be applied because ours changed that path's type or
 // executable bit since the fork point (git apply checks neither for a
 // deletion); "" when ours has the fork point's mode there, or nothing.
-func (m *gitMerge) changedUnder(c *gitChange) (string, error) {
+func (m *merger) changedUnder(c *change) (string, error) {
 	if c.status != 'D' && c.status != 'T' {
 		return "", nil
 	}
-	fi, err := gitLstatUnder(m.ours, c.oldPath)
+	fi, err := lstatUnder(m.ours, c.oldPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -1034,29 +1016,29 @@ func (m *gitMerge) changedUnder(c *gitChange) (string, error) {
 	if fi.IsDir() {
 		return "", nil // mirrorPath judges directories
 	}
-	if mode := gitModeOf(fi); mode != c.oldMode {
+	if mode := modeOf(fi); mode != c.oldMode {
 		return fmt.Sprintf("%s: the target changed it since the fork point (mode %o, was %o)", c.oldPath, mode, c.oldMode), nil
 	}
 	return "", nil
 }
 
-// gitModeOf returns the mode git records for a file or symlink, 0 for
+// modeOf returns the mode git records for a file or symlink, 0 for
 // anything else.
-func gitModeOf(fi fs.FileInfo) uint32 {
+func modeOf(fi fs.FileInfo) uint32 {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return gitModeSymlink
+		return modeSymlink
 	case fi.Mode().IsRegular() && fi.Mode()&0o100 != 0:
-		return gitModeExec
+		return modeExec
 	case fi.Mode().IsRegular():
-		return gitModeFile
+		return modeFile
 	}
 	return 0
 }
 
 // mirrorPath mirrors ours' rel, returning why it cannot be merged when ours
 // has a file there that git cannot patch (a device, a fifo, a socket).
-func (m *gitMerge) mirrorPath(rel string) (string, error) {
+func (m *merger) mirrorPath(rel string) (string, error) {
 	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
 		dir := strings.Join(parts[:i], "/")
@@ -1084,7 +1066,7 @@ func (m *gitMerge) mirrorPath(rel string) (string, error) {
 // blocked handles ours' dir, a parent of a touched path that is not a
 // directory in ours: fine when a change deletes or replaces it (git apply
 // then meets it in the mirror), else the reason git scope cannot merge there.
-func (m *gitMerge) blocked(dir string, fi fs.FileInfo) (string, error) {
+func (m *merger) blocked(dir string, fi fs.FileInfo) (string, error) {
 	if m.touched[dir] {
 		return "", m.block(dir, fi.Mode()&fs.ModeSymlink != 0)
 	}
@@ -1096,13 +1078,13 @@ func (m *gitMerge) blocked(dir string, fi fs.FileInfo) (string, error) {
 }
 
 // at returns rel under root.
-func (m *gitMerge) at(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+func (m *merger) at(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
 
 // copyEntry copies ours' rel, of type fi, into the mirror.
-func (m *gitMerge) copyEntry(rel string, fi fs.FileInfo) (string, error) {
+func (m *merger) copyEntry(rel string, fi fs.FileInfo) (string, error) {
 	dst := m.at(m.tree, rel)
 	if fi.IsDir() {
-		if names, err := readDirNames(m.at(m.ours, rel)); err != nil || len(names) == 0 {
+		if names, err := plan.ReadDirNames(m.at(m.ours, rel)); err != nil || len(names) == 0 {
 			return "", err // an empty directory: git sees nothing there, and apply removes it
 		}
 		if n, err := m.mirrorDir(rel); err != nil || n == 0 {
@@ -1115,7 +1097,7 @@ func (m *gitMerge) copyEntry(rel string, fi fs.FileInfo) (string, error) {
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		return "", gitCopyFile(m.at(m.ours, rel), dst, fi.Mode().Perm())
+		return "", copyFile(m.at(m.ours, rel), dst, fi.Mode().Perm())
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return "", m.copyLink(rel, dst)
 	}
@@ -1123,7 +1105,7 @@ func (m *gitMerge) copyEntry(rel string, fi fs.FileInfo) (string, error) {
 }
 
 // copyLink copies ours' symbolic link rel to dst.
-func (m *gitMerge) copyLink(rel, dst string) error {
+func (m *merger) copyLink(rel, dst string) error {
 	target, err := os.Readlink(m.at(m.ours, rel))
 	if err != nil {
 		return err
@@ -1136,7 +1118,7 @@ func (m *gitMerge) copyLink(rel, dst string) error {
 
 // block puts in the mirror, at dir, what stands in the way in ours: the same
 // symbolic link, or a placeholder file for anything else.
-func (m *gitMerge) block(dir string, link bool) error {
+func (m *merger) block(dir string, link bool) error {
 	dst := m.at(m.tree, dir)
 	if _, err := os.Lstat(dst); err == nil {
 		return nil
@@ -1153,7 +1135,7 @@ func (m *gitMerge) block(dir string, link bool) error {
 // mirrorDir mirrors ours' directory rel: what no change touches inside it
 // becomes a placeholder, so that git apply sees the directory is not empty.
 // It returns how many placeholders it made.
-func (m *gitMerge) mirrorDir(rel string) (int, error) {
+func (m *merger) mirrorDir(rel string) (int, error) {
 	if err := os.MkdirAll(m.at(m.tree, rel), 0o755); err != nil {
 		return 0, err
 	}
@@ -1180,18 +1162,18 @@ func (m *gitMerge) mirrorDir(rel string) (int, error) {
 
 // check finds every change the patch cannot apply to the mirror, and marks
 // it with git's reason.
-func (m *gitMerge) check(ctx context.Context) error {
+func (m *merger) check(ctx context.Context) error {
 	live := m.live()
-	patch, owners := gitJoin(live)
+	patch, owners := joinSections(live)
 	if len(patch) == 0 {
 		return nil
 	}
 	_, err := m.apply(ctx, patch, "--check", "-v")
-	var ge *gitError
+	var ge *cmdError
 	if err == nil || !errors.As(err, &ge) {
 		return err
 	}
-	reasons, ok := gitCheckReasons(ge.stderr, len(owners))
+	reasons, ok := checkReasons(ge.stderr, len(owners))
 	if !ok {
 		return m.checkEach(ctx, live)
 	}
@@ -1199,7 +1181,7 @@ func (m *gitMerge) check(ctx context.Context) error {
 	for i, r := range reasons {
 		if r != "" {
 			c := live[owners[i]]
-			c.reason, found = gitJoinReason(c.reason, r), true
+			c.reason, found = joinReason(c.reason, r), true
 		}
 	}
 	if !found {
@@ -1211,7 +1193,7 @@ func (m *gitMerge) check(ctx context.Context) error {
 // checkParents marks each live change that writes below a path the mirror
 // has as a file or symlink that no live change removes: git apply --check
 // lets such a patch pass, and then cannot write it.
-func (m *gitMerge) checkParents() error {
+func (m *merger) checkParents() error {
 	removed := map[string]bool{}
 	for _, c := range m.live() {
 		if c.status == 'D' || c.status == 'T' {
@@ -1229,7 +1211,7 @@ func (m *gitMerge) checkParents() error {
 			}
 			continue
 		}
-		for d := gitPathDir(c.newPath); d != ""; d = gitPathDir(d) {
+		for d := pathDir(c.newPath); d != ""; d = pathDir(d) {
 			fi, err := os.Lstat(m.at(m.tree, d))
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && fi.IsDir()) {
 				continue
@@ -1248,7 +1230,7 @@ func (m *gitMerge) checkParents() error {
 
 // dirInTheWay returns why a file cannot be written at rel: the mirror has a
 // directory there holding files that no live change removes.
-func (m *gitMerge) dirInTheWay(rel string, removed map[string]bool) (string, error) {
+func (m *merger) dirInTheWay(rel string, removed map[string]bool) (string, error) {
 	root := m.at(m.tree, rel)
 	fi, err := os.Lstat(root)
 	if err != nil || !fi.IsDir() {
@@ -1256,7 +1238,7 @@ func (m *gitMerge) dirInTheWay(rel string, removed map[string]bool) (string, err
 	}
 	emptied := map[string]bool{} // directories the removals empty
 	for p := range removed {
-		for d := gitPathDir(p); d != ""; d = gitPathDir(d) {
+		for d := pathDir(p); d != ""; d = pathDir(d) {
 			emptied[d] = true
 		}
 	}
@@ -1285,17 +1267,17 @@ func (m *gitMerge) dirInTheWay(rel string, removed map[string]bool) (string, err
 
 // checkEach checks the changes one by one, each alone against the mirror:
 // the fallback when git's verbose report cannot be split per section.
-func (m *gitMerge) checkEach(ctx context.Context, live []*gitChange) error {
+func (m *merger) checkEach(ctx context.Context, live []*change) error {
 	found := false
 	for _, c := range live {
-		patch, _ := gitJoin([]*gitChange{c})
+		patch, _ := joinSections([]*change{c})
 		_, err := m.apply(ctx, patch, "--check")
-		var ge *gitError
+		var ge *cmdError
 		if err != nil && !errors.As(err, &ge) {
 			return err
 		}
 		if err != nil {
-			c.reason, found = gitErrorLines(ge.stderr), true
+			c.reason, found = errorLines(ge.stderr), true
 		}
 	}
 	if !found {
@@ -1304,10 +1286,10 @@ func (m *gitMerge) checkEach(ctx context.Context, live []*gitChange) error {
 	return nil
 }
 
-// gitCheckReasons splits the report of git apply --check -v into the errors
+// checkReasons splits the report of git apply --check -v into the errors
 // of each of its n sections; ok is false when the report does not have
 // exactly n "Checking patch" blocks.
-func gitCheckReasons(stderr string, n int) (reasons []string, ok bool) {
+func checkReasons(stderr string, n int) (reasons []string, ok bool) {
 	reasons = make([]string, n)
 	i := -1
 	for _, line := range strings.Split(stderr, "\n") {
@@ -1321,18 +1303,18 @@ func gitCheckReasons(stderr string, n int) (reasons []string, ok bool) {
 		case i < 0:
 			return nil, false
 		default:
-			reasons[i] = gitJoinReason(reasons[i], msg)
+			reasons[i] = joinReason(reasons[i], msg)
 		}
 	}
 	return reasons, i == n-1
 }
 
-// gitErrorLines returns git's error lines joined, or all it said when none.
-func gitErrorLines(stderr string) string {
+// errorLines returns git's error lines joined, or all it said when none.
+func errorLines(stderr string) string {
 	var out string
 	for _, line := range strings.Split(stderr, "\n") {
 		if msg, ok := strings.CutPrefix(line, "error: "); ok && msg != "while searching for:" {
-			out = gitJoinReason(out, msg)
+			out = joinReason(out, msg)
 		}
 	}
 	if out == "" {
@@ -1341,8 +1323,8 @@ func gitErrorLines(stderr string) string {
 	return out
 }
 
-// gitJoinReason appends reason r to a, separated by "; ".
-func gitJoinReason(a, r string) string {
+// joinReason appends reason r to a, separated by "; ".
+func joinReason(a, r string) string {
 	if a == "" {
 		return r
 	}
@@ -1350,16 +1332,16 @@ func gitJoinReason(a, r string) string {
 }
 
 // entry returns the plan entry for side s of change c.
-func (m *gitMerge) entry(c *gitChange, s gitSide) (Entry, error) {
-	e := Entry{Path: s.path, Action: Take, Change: s.kind, Type: gitTypeOf(s.mode)}
+func (m *merger) entry(c *change, s side) (plan.Entry, error) {
+	e := plan.Entry{Path: s.path, Action: plan.Take, Change: s.kind, Type: typeOf(s.mode)}
 	if s.mode == 0 {
-		e.Type = gitTypeOf(s.oldMode)
+		e.Type = typeOf(s.oldMode)
 	}
 	if c.reason != "" {
-		e.Action, e.Reason = Conflict, c.reason
+		e.Action, e.Reason = plan.Conflict, c.reason
 		same, err := m.converged(s)
 		if err != nil || same {
-			e.Action, e.Reason = Converged, ""
+			e.Action, e.Reason = plan.Converged, ""
 		}
 		return e, err
 	}
@@ -1386,8 +1368,8 @@ func (m *gitMerge) entry(c *gitChange, s gitSide) (Entry, error) {
 }
 
 // converged reports whether ours already has what side s makes of its path.
-func (m *gitMerge) converged(s gitSide) (bool, error) {
-	fi, err := gitLstatUnder(m.ours, s.path)
+func (m *merger) converged(s side) (bool, error) {
+	fi, err := lstatUnder(m.ours, s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s.mode == 0, nil
 	}
@@ -1399,25 +1381,25 @@ func (m *gitMerge) converged(s gitSide) (bool, error) {
 	}
 	var data []byte
 	switch {
-	case s.mode == gitModeSymlink && fi.Mode()&fs.ModeSymlink != 0:
+	case s.mode == modeSymlink && fi.Mode()&fs.ModeSymlink != 0:
 		target, err := os.Readlink(m.at(m.ours, s.path))
 		if err != nil {
 			return false, err
 		}
 		data = []byte(target)
-	case fi.Mode().IsRegular() && (s.mode == gitModeExec) == (fi.Mode()&0o100 != 0) && s.mode != gitModeSymlink:
+	case fi.Mode().IsRegular() && (s.mode == modeExec) == (fi.Mode()&0o100 != 0) && s.mode != modeSymlink:
 		if data, err = os.ReadFile(m.at(m.ours, s.path)); err != nil {
 			return false, err
 		}
 	default:
 		return false, nil
 	}
-	return gitBlobID(data, len(s.id)) == s.id, nil
+	return blobID(data, len(s.id)) == s.id, nil
 }
 
-// gitLstatUnder is os.Lstat of root's rel that follows no symbolic link: a
+// lstatUnder is os.Lstat of root's rel that follows no symbolic link: a
 // path below anything but a directory does not exist.
-func gitLstatUnder(root, rel string) (fs.FileInfo, error) {
+func lstatUnder(root, rel string) (fs.FileInfo, error) {
 	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(strings.Join(parts[:i], "/"))))
@@ -1431,9 +1413,9 @@ func gitLstatUnder(root, rel string) (fs.FileInfo, error) {
 	return os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
 }
 
-// gitBlobID returns the id git gives a blob of data, in SHA-256 when the id
+// blobID returns the id git gives a blob of data, in SHA-256 when the id
 // it is compared with has 64 hex digits, in SHA-1 otherwise.
-func gitBlobID(data []byte, hexLen int) string {
+func blobID(data []byte, hexLen int) string {
 	h := sha1.New()
 	if hexLen == 64 {
 		h = sha256.New()
@@ -1445,7 +1427,7 @@ func gitBlobID(data []byte, hexLen int) string {
 
 // finish gives the applied file at src its permissions and returns the
 // bytes it will write.
-func (m *gitMerge) finish(s gitSide, src string) (int64, error) {
+func (m *merger) finish(s side, src string) (int64, error) {
 	fi, err := os.Lstat(src)
 	if err != nil {
 		return 0, fmt.Errorf("merge: git apply left no %s: %w", s.path, err)
@@ -1464,14 +1446,14 @@ func (m *gitMerge) finish(s gitSide, src string) (int64, error) {
 // ways as git merges modes: ours' when ours has the file and the run kept
 // its mode (or ours has the run's executable bit already), else the run's
 // file's, else git's defaults.
-func (m *gitMerge) perm(s gitSide) fs.FileMode {
-	exec := s.mode == gitModeExec
-	if fi, err := gitLstatUnder(m.ours, s.path); err == nil && fi.Mode().IsRegular() {
+func (m *merger) perm(s side) fs.FileMode {
+	exec := s.mode == modeExec
+	if fi, err := lstatUnder(m.ours, s.path); err == nil && fi.Mode().IsRegular() {
 		if s.oldMode == s.mode || (fi.Mode()&0o100 != 0) == exec {
 			return fi.Mode().Perm()
 		}
 	}
-	if fi, err := gitLstatUnder(m.repo.top, s.path); err == nil && fi.Mode().IsRegular() && (fi.Mode()&0o100 != 0) == exec {
+	if fi, err := lstatUnder(m.repo.top, s.path); err == nil && fi.Mode().IsRegular() && (fi.Mode()&0o100 != 0) == exec {
 		return fi.Mode().Perm()
 	}
 	if exec {
@@ -1485,14 +1467,14 @@ func (m *gitMerge) perm(s gitSide) fs.FileMode {
 // writes, which ours lacks, is added (with the run's mode; it replaces what
 // a deletion of the same path removes); a directory the run no longer has,
 // which the plan empties in ours, is deleted.
-func (m *gitMerge) directories(entries []Entry) ([]Entry, error) {
+func (m *merger) directories(entries []plan.Entry) ([]plan.Entry, error) {
 	byPath := map[string]int{}
 	for i, e := range entries {
 		byPath[e.Path] = i
 	}
 	for i := 0; i < len(entries); i++ {
 		e := entries[i]
-		if e.Action != Take || e.Source == "" {
+		if e.Action != plan.Take || e.Source == "" {
 			continue
 		}
 		var err error
@@ -1504,16 +1486,16 @@ func (m *gitMerge) directories(entries []Entry) ([]Entry, error) {
 }
 
 // addParents adds an entry for each directory above rel that ours lacks.
-func (m *gitMerge) addParents(entries []Entry, byPath map[string]int, rel string) ([]Entry, error) {
+func (m *merger) addParents(entries []plan.Entry, byPath map[string]int, rel string) ([]plan.Entry, error) {
 	var missing []string
-	for d := gitPathDir(rel); d != ""; d = gitPathDir(d) {
+	for d := pathDir(rel); d != ""; d = pathDir(d) {
 		if i, ok := byPath[d]; ok && entries[i].Type == "dir" {
 			break // planned already, and so are its parents
 		}
 		if m.oursDirs[d] {
 			break
 		}
-		fi, err := gitLstatUnder(m.ours, d)
+		fi, err := lstatUnder(m.ours, d)
 		if err == nil && fi.IsDir() {
 			m.oursDirs[d] = true
 			break
@@ -1528,7 +1510,7 @@ func (m *gitMerge) addParents(entries []Entry, byPath map[string]int, rel string
 		if err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("merge: the run has no directory %s above %s: %w", d, rel, errors.Join(err, fs.ErrNotExist))
 		}
-		dirEntry := Entry{Path: d, Action: Take, Change: layer.Added, Type: "dir", Source: m.at(m.repo.top, d)}
+		dirEntry := plan.Entry{Path: d, Action: plan.Take, Change: layer.Added, Type: "dir", Source: m.at(m.repo.top, d)}
 		if i, ok := byPath[d]; ok { // ours has something else there, which the run deleted
 			dirEntry.Change = layer.TypeChanged
 			entries[i] = dirEntry
@@ -1542,13 +1524,13 @@ func (m *gitMerge) addParents(entries []Entry, byPath map[string]int, rel string
 
 // removeEmptied adds the deletion of each directory the run no longer has
 // once every entry ours has in it is deleted by the plan, deepest first.
-func (m *gitMerge) removeEmptied(entries []Entry, byPath map[string]int) ([]Entry, error) {
+func (m *merger) removeEmptied(entries []plan.Entry, byPath map[string]int) ([]plan.Entry, error) {
 	deleted := map[string]bool{}
 	cands := map[string]bool{}
 	for _, e := range entries {
-		if e.Action == Take && e.Source == "" {
+		if e.Action == plan.Take && e.Source == "" {
 			deleted[e.Path] = true
-			for d := gitPathDir(e.Path); d != ""; d = gitPathDir(d) {
+			for d := pathDir(e.Path); d != ""; d = pathDir(d) {
 				cands[d] = true
 			}
 		}
@@ -1570,25 +1552,25 @@ func (m *gitMerge) removeEmptied(entries []Entry, byPath map[string]int) ([]Entr
 		}
 		deleted[d] = true
 		byPath[d] = len(entries)
-		entries = append(entries, Entry{Path: d, Action: Take, Change: layer.Deleted, Type: "dir"})
+		entries = append(entries, plan.Entry{Path: d, Action: plan.Take, Change: layer.Deleted, Type: "dir"})
 	}
 	return entries, nil
 }
 
 // emptied reports whether d is a directory in ours, not one in the run, all
 // of whose entries are deleted.
-func (m *gitMerge) emptied(d string, deleted map[string]bool) (bool, error) {
-	if fi, err := gitLstatUnder(m.repo.top, d); err == nil && fi.IsDir() {
+func (m *merger) emptied(d string, deleted map[string]bool) (bool, error) {
+	if fi, err := lstatUnder(m.repo.top, d); err == nil && fi.IsDir() {
 		return false, nil
 	}
-	fi, err := gitLstatUnder(m.ours, d)
+	fi, err := lstatUnder(m.ours, d)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	names, err := readDirNames(m.at(m.ours, d))
+	names, err := plan.ReadDirNames(m.at(m.ours, d))
 	if err != nil {
 		return false, err
 	}
@@ -1598,34 +1580,4 @@ func (m *gitMerge) emptied(d string, deleted map[string]bool) (bool, error) {
 		}
 	}
 	return true, nil
-}
-
-// textMerges retries each conflict on a file that the fork point, the run
-// and the target all have as a regular file line-wise, with the filesystem
-// scope's text merge; an entry that merges cleanly becomes text_merged.
-func (m *gitMerge) textMerges(ctx context.Context, entries []Entry, base string) ([]Entry, error) {
-	p := &fsPlanner{ctx: ctx, opt: PlanOptions{TextMerge: true, Scratch: m.repo.scratch},
-		base: newPlanView(base), theirs: newPlanView(m.repo.top), ours: newPlanView(m.ours),
-		byPath: map[string]*Entry{}}
-	for i, e := range entries {
-		if e.Action != Conflict || e.Type != "file" || e.Change != layer.Modified {
-			continue
-		}
-		s, err := p.look(e.Path)
-		if err != nil {
-			return nil, fmt.Errorf("merge: text merge %s: %w", e.Path, err)
-		}
-		if !isRegular(s.base) || !isRegular(s.theirs) || !isRegular(s.ours) {
-			continue
-		}
-		merged, err := p.textMerge(e, s)
-		if err != nil {
-			return nil, err
-		}
-		if merged.Action == TextMerged {
-			merged.Reason = ""
-			entries[i] = merged
-		}
-	}
-	return entries, nil
 }
