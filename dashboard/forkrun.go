@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/judge"
 )
 
@@ -22,7 +20,7 @@ import (
 // fill when a report appears.
 type forkRunView struct {
 	Group   string // the group's id
-	Stamp   int64  // report.json's modification time, in Unix nanoseconds; 0 when absent
+	Stamp   int64  // the report's version (grouprec.Head.Seq); 0 when absent
 	R       *forkrun.Report
 	Err     string // the report exists but could not be read
 	Running bool
@@ -50,26 +48,15 @@ type roundView struct {
 	Confidence float64
 }
 
-// reportPath is where group g of workspace ws keeps its fork-run report.
-func (h *Handler) reportPath(ws, g string) string {
-	return filepath.Join(h.e.GroupDir(ws, g), engine.GroupReportFile)
+// records are group g's fork-run records.
+func (h *Handler) records(g *tine.Group) grouprec.Group {
+	return grouprec.Open(h.e.Layout().Group(g.Workspace, g.ID))
 }
 
-// reportStamp is the modification time of a report in Unix nanoseconds,
-// 0 when there is none: a change of stamp is a change of report.
-func reportStamp(path string) int64 {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return fi.ModTime().UnixNano()
-}
-
-// forkRun reads group g's fork-run report, if it has one, as of now. The
-// stamp is taken before the read, so the report shown is never older
-// than its stamp says.
+// forkRun reads group g's fork-run report, if it has one, as of now. Its
+// stamp is the version of the report read, so the two always agree.
 func (h *Handler) forkRun(g *tine.Group, now time.Time) forkRunView {
-	v := forkRunView{Group: g.ID, Stamp: reportStamp(h.reportPath(g.Workspace, g.ID))}
+	v := forkRunView{Group: g.ID}
 	rep, err := forkrun.Load(h.e, g.Workspace, g.ID)
 	switch {
 	case errors.Is(err, tine.ErrNotFound):
@@ -78,7 +65,7 @@ func (h *Handler) forkRun(g *tine.Group, now time.Time) forkRunView {
 		v.Err = err.Error()
 		return v
 	}
-	v.R, v.Running = rep, rep.Outcome == forkrun.OutcomeRunning
+	v.R, v.Running, v.Stamp = rep, rep.Outcome == forkrun.OutcomeRunning, rep.Seq
 	v.Elapsed = rep.Seconds
 	if v.Running || rep.FinishedAt.IsZero() {
 		v.Elapsed = max(0, now.Sub(rep.StartedAt).Seconds())

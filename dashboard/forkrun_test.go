@@ -2,17 +2,15 @@ package dashboard
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/evidence"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/judge"
 )
 
@@ -67,16 +65,9 @@ func (f *fixture) finishedReport() *forkrun.Report {
 // in the group's directory, each replaced atomically.
 func (f *fixture) writeReport(rep *forkrun.Report) {
 	f.t.Helper()
-	dir := f.e.GroupDir(rep.Workspace, rep.Group)
-	for name, v := range map[string]any{engine.GroupReportFile: rep, engine.GroupSummaryFile: rep.Summary()} {
-		b, err := json.Marshal(v)
-		if err != nil {
-			f.t.Fatal(err)
-		}
-		writeFile(f.t, filepath.Join(dir, name+".tmp"), string(b))
-		if err := os.Rename(filepath.Join(dir, name+".tmp"), filepath.Join(dir, name)); err != nil {
-			f.t.Fatal(err)
-		}
+	lg := f.e.Layout().Group(rep.Workspace, rep.Group)
+	if err := grouprec.Open(lg).SaveReport(rep, rep.Summary()); err != nil {
+		f.t.Fatal(err)
 	}
 }
 
@@ -128,8 +119,8 @@ func TestHandler_ForkRun(t *testing.T) {
 			}
 		}
 	})
-	resolution, _ := json.Marshal(engine.HistoryEntry{Action: "merge", Chosen: b.Name, Parent: "source", Discarded: []string{a.Name}})
-	writeFile(t, filepath.Join(f.e.GroupDir(f.src.Workspace.ID, g), engine.GroupResolutionFile), string(resolution))
+	resolution, _ := json.Marshal(grouprec.Resolution{Action: "merge", Chosen: b.Name, Parent: "source", Discarded: []string{a.Name}})
+	writeFile(t, f.e.Layout().Group(f.src.Workspace.ID, g).Resolution(), string(resolution))
 	t.Run("Finished", func(t *testing.T) {
 		_, body := get(t, h, "/ui/groups/"+g, nil)
 		checkEscaped(t, "finished", body)
@@ -152,7 +143,7 @@ func TestHandler_ForkRun(t *testing.T) {
 		}
 	})
 	t.Run("Unreadable", func(t *testing.T) {
-		writeFile(t, filepath.Join(f.e.GroupDir(f.src.Workspace.ID, g), engine.GroupReportFile), "{not json")
+		writeFile(t, f.e.Layout().Group(f.src.Workspace.ID, g).Report(), "{not json")
 		code, body := get(t, h, "/ui/groups/"+g, nil)
 		if code != 200 || !strings.Contains(body, "report.json") || !strings.Contains(body, `class="error"`) {
 			t.Errorf("an unreadable report = %d, want the page with the error:\n%s", code, body)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/grouprec"
 )
 
 // heartbeat keeps an idle event stream's connection open through proxies.
@@ -25,8 +26,8 @@ type streamEvent struct {
 // logged after ?after=N (or Last-Event-ID, or now), polled every
 // pollEvery until the client goes. With ?group=G&report=STAMP it also
 // sends a "report" event whenever group G's fork-run report changes from
-// the one of that stamp (see reportStamp): fork-run rewrites it as forks
-// progress, which logs no event.
+// the one of that stamp (its version, grouprec.Group.Seq): fork-run
+// rewrites it as forks progress, which logs no event.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -99,10 +100,11 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, after *int64) (in
 	return len(evs), nil
 }
 
-// reportWatch follows one group's report.json by its stamp.
+// reportWatch follows one group's fork-run report by its version.
 type reportWatch struct {
-	group, path string
-	stamp       int64 // the stamp the client has
+	group string
+	rec   grouprec.Group
+	stamp int64 // the version the client has
 }
 
 // watchReport is the report the stream follows, or nil when the request
@@ -117,13 +119,13 @@ func (h *Handler) watchReport(r *http.Request) *reportWatch {
 		return nil
 	}
 	stamp, _ := strconv.ParseInt(q.Get("report"), 10, 64)
-	return &reportWatch{group: g.ID, path: h.reportPath(g.Workspace, g.ID), stamp: stamp}
+	return &reportWatch{group: g.ID, rec: h.records(g), stamp: stamp}
 }
 
 // send writes a report event if the report changed since the last one
 // sent; it returns how many events it wrote.
 func (rw *reportWatch) send(w http.ResponseWriter) (int, error) {
-	st := reportStamp(rw.path)
+	st := rw.rec.Seq()
 	if st == rw.stamp {
 		return 0, nil
 	}

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/grouprec"
 )
 
 func TestHandler_Stream(t *testing.T) {
@@ -49,7 +48,7 @@ func TestHandler_Stream(t *testing.T) {
 func TestHandler_StreamReport(t *testing.T) {
 	f := newFixture(t)
 	f.writeReport(f.runningReport())
-	stamp := reportStamp(filepath.Join(f.e.GroupDir(f.src.Workspace.ID, f.fork.Group.ID), engine.GroupReportFile))
+	stamp := grouprec.Open(f.e.Layout().Group(f.src.Workspace.ID, f.fork.Group.ID)).Seq()
 	srv := httptest.NewServer(New(f.e, ""))
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -33,7 +34,7 @@ type Comparison struct {
 	Rationale   string        `json:"rationale"`
 	// Verdict is the judge's stored verdict, when a fork-run judged the
 	// group; it then makes the recommendation.
-	Verdict *GroupVerdict `json:"verdict,omitempty"`
+	Verdict *grouprec.Verdict `json:"verdict,omitempty"`
 }
 
 // Compare gathers each fork of group ref: what it changed, whether it is
@@ -58,7 +59,7 @@ func (e *Engine) Compare(ctx context.Context, ref string) (*Comparison, error) {
 		c.Forks = append(c.Forks, e.summarize(ctx, Ref{w, r}))
 	}
 	c.recommend()
-	if v := e.Verdict(g.Workspace, g.ID); v != nil {
+	if v := grouprec.Open(e.lay.Group(g.Workspace, g.ID)).Verdict(); v != nil {
 		c.Verdict, c.Rationale = v, v.Judge+" judge: "+v.Rationale
 		c.Recommended = v.Winner
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/judge"
 )
 
@@ -93,7 +94,7 @@ func (e *Engine) ResetJudgeWeights(ctx context.Context, name string) error {
 // chosen (a run id) in a group whose heuristic verdict recommended another
 // fork; a confirmation, a discard or a verdict without features changes
 // nothing.
-func (e *Engine) learnFromChoice(ws string, v *GroupVerdict, chosen string) error {
+func (e *Engine) learnFromChoice(ws string, v *grouprec.Verdict, chosen string) error {
 	if v == nil || v.Winner == "" || chosen == "" || chosen == v.Winner {
 		return nil
 	}

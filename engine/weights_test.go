@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/judge"
 )
 
@@ -12,7 +13,7 @@ func TestLearnFromChoice(t *testing.T) {
 	if err := os.MkdirAll(e.lay.Workspace("ws").Dir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	v := &GroupVerdict{Judge: "heuristic", Winner: "r1", Features: map[string][]float64{
+	v := &grouprec.Verdict{Judge: "heuristic", Winner: "r1", Features: map[string][]float64{
 		"r1": {1, 1, 1, 1, 1, 0.2},
 		"r2": {1, 0.4, 1, 1, 1, 1},
 	}}
@@ -22,7 +23,7 @@ func TestLearnFromChoice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, other := range []*GroupVerdict{
+	for _, other := range []*grouprec.Verdict{
 		{Winner: "r1"}, // no features: another judge
 		{Winner: "r1", Features: map[string][]float64{"r1": {1, 1, 1, 1, 1, 1}, "r2": {1, 1, 1, 1, 1, 1}}},
 	} {

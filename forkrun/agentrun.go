@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -86,7 +85,7 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 		fk.end(Failed, err.Error())
 		return false
 	}
-	logPath := filepath.Join(fk.r.dir, fk.f.Run+".agent.log")
+	logPath := fk.r.dir.AgentLog(fk.f.Run)
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		fk.end(Failed, err.Error())
@@ -279,7 +278,7 @@ func (fk *forkRun) runTest(ctx context.Context) {
 		return
 	}
 	fk.r.update(func() { fk.f.State = Testing })
-	logPath := filepath.Join(fk.r.dir, fk.f.Run+".test.log")
+	logPath := fk.r.dir.TestLog(fk.f.Run)
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		fk.end(Failed, err.Error())

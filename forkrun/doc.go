@@ -8,8 +8,9 @@
 // times; manual only reports.
 //
 // Everything learned is stored in the group's directory
-// (engine.GroupDir): report.json (rewritten as the forks progress, so the
+// (layout.Group) through package grouprec, which owns those files:
+// report.json (rewritten as the forks progress, its version growing, so the
 // dashboard and tine summary can follow), summary.json (the short form that
-// goes into history.jsonl once the group is resolved) and each agent's full
-// output in RUNID.agent.log and test output in RUNID.test.log.
+// goes into history.jsonl once the group is resolved); beside them each
+// agent's full output in RUNID.agent.log and test output in RUNID.test.log.
 package forkrun

@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layout"
 )
 
 // fakeHost is a Host whose every method calls the function in its field
@@ -35,7 +36,7 @@ type fakeHost struct {
 	ConfinesWritesFunc func(ctx context.Context, ref string) bool
 	ScratchDirFunc     func(r engine.Ref) string
 	RefusalsFunc       func(ctx context.Context, ref string) ([]egress.Record, error)
-	GroupDirFunc       func(ws, group string) string
+	LayoutFunc         func() layout.Layout
 	AppendEventFunc    func(ctx context.Context, ws, run, kind string, detail any) error
 	JudgeWeightsFunc   func(ws string) (*judge.Weights, int)
 	AgentSessionFunc   func(ctx context.Context, r engine.Ref, kind string) string
@@ -85,7 +86,7 @@ func (f *fakeHost) ScratchDir(r engine.Ref) string { return f.ScratchDirFunc(r) 
 func (f *fakeHost) Refusals(ctx context.Context, ref string) ([]egress.Record, error) {
 	return f.RefusalsFunc(ctx, ref)
 }
-func (f *fakeHost) GroupDir(ws, group string) string { return f.GroupDirFunc(ws, group) }
+func (f *fakeHost) Layout() layout.Layout { return f.LayoutFunc() }
 func (f *fakeHost) AppendEvent(ctx context.Context, ws, run, kind string, detail any) error {
 	return f.AppendEventFunc(ctx, ws, run, kind, detail)
 }
@@ -109,7 +110,6 @@ type fakeFork struct {
 type fakeRun struct {
 	*fakeHost
 	forks map[string]*fakeFork // by run id
-	dir   string
 
 	mu      sync.Mutex
 	chosen  []string // runs passed to Choose
@@ -123,7 +123,7 @@ func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
 	ws := &tine.Workspace{ID: "w1", Name: "ws", Path: filepath.Join(root, "ws"), Backend: "copy"}
 	src := &tine.Run{ID: "src", Workspace: ws.ID, Name: "source", State: tine.StateActive}
 	g := &tine.Group{ID: "g1", Workspace: ws.ID, Parent: src.ID}
-	fr := &fakeRun{forks: map[string]*fakeFork{}, dir: filepath.Join(root, "groups", g.ID)}
+	fr := &fakeRun{forks: map[string]*fakeFork{}}
 	runs := map[string]*tine.Run{src.ID: src, "ws/source": src}
 	var forkRuns []*tine.Run
 	for i, f := range forks {
@@ -198,7 +198,7 @@ func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
 		ConfinesWritesFunc: func(context.Context, string) bool { return false },
 		ScratchDirFunc:     func(r engine.Ref) string { return filepath.Join(root, "scratch", r.Run.ID) },
 		RefusalsFunc:       func(context.Context, string) ([]egress.Record, error) { return nil, nil },
-		GroupDirFunc:       func(string, string) string { return fr.dir },
+		LayoutFunc:         func() layout.Layout { return layout.New(root) },
 		AppendEventFunc: func(_ context.Context, _, _, kind string, _ any) error {
 			fr.mu.Lock()
 			fr.events = append(fr.events, kind)

@@ -9,6 +9,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/layout"
 )
 
 // Versions is what a fork-run needs of the versioned workspaces: its
@@ -39,10 +40,11 @@ type Processes interface {
 }
 
 // Records is what a fork-run keeps and reads beside the versions: the
-// group's directory (its report files), the workspace's event log, the
+// state directory's layout (the group's report files, through grouprec,
+// and the agents' logs), the workspace's event log, the
 // judge's learned weights and the agent sessions the run's hook reported.
 type Records interface {
-	GroupDir(ws, group string) string
+	Layout() layout.Layout
 	AppendEvent(ctx context.Context, ws, run, kind string, detail any) error
 	JudgeWeights(ws string) (*judge.Weights, int)
 	AgentSession(ctx context.Context, r engine.Ref, kind string) string

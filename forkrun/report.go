@@ -1,19 +1,20 @@
 package forkrun
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/evidence"
+	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/judge"
+	"github.com/tinehq/tine/layout"
 )
 
 // State is where one fork of a fork-run stands.
@@ -117,6 +118,8 @@ const (
 // Report is everything a fork-run learned; it is stored as report.json in
 // the group's directory and printed by --json.
 type Report struct {
+	// Head is the report's version, first in the file (grouprec.Head).
+	grouprec.Head
 	Workspace string    `json:"workspace"`
 	Group     string    `json:"group"`
 	Source    string    `json:"source"`    // the forked run, by name
@@ -154,7 +157,7 @@ type Report struct {
 	Owner *Owner `json:"owner,omitempty"`
 	// Resolution is how the group was resolved once the fork-run ended (a
 	// person's tine choose, or auto mode's merge); nil while unresolved.
-	Resolution *engine.HistoryEntry `json:"resolution,omitempty"`
+	Resolution *grouprec.Resolution `json:"resolution,omitempty"`
 }
 
 // Owner identifies a process incarnation: its pid and start time.
@@ -271,41 +274,24 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// save writes the report and its summary into dir atomically.
-func (r *Report) save(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := writeJSON(filepath.Join(dir, engine.GroupReportFile), r); err != nil {
-		return err
-	}
-	return writeJSON(filepath.Join(dir, engine.GroupSummaryFile), r.Summary())
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+// save writes a copy of the report and its summary into the group's
+// directory g (see grouprec.Group.SaveReport): the copy takes the next
+// version, r is left as it is for whoever reads it meanwhile.
+func (r *Report) save(g layout.Group) error {
+	c := r.clone()
+	return grouprec.Open(g).SaveReport(c, c.Summary())
 }
 
 // Load reads the stored report of group ref (an id, or a run of it).
 func Load(e Records, ws, group string) (*Report, error) {
-	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupReportFile))
-	if os.IsNotExist(err) {
+	rec := grouprec.Open(e.Layout().Group(ws, group))
+	var r Report
+	err := rec.LoadReport(&r)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("group %s has no fork-run report (it was forked by tine fork, not tine fork-run): %w", group, tine.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
-	}
-	var r Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", engine.GroupReportFile, err)
 	}
 	if r.Outcome == OutcomeRunning && r.Owner != nil && !r.Owner.alive() {
 		r.Outcome = OutcomeAbandoned
@@ -316,7 +302,7 @@ func Load(e Records, ws, group string) (*Report, error) {
 			}
 		}
 	}
-	if h := loadResolution(e, ws, group); h != nil {
+	if h := rec.Resolution(); h != nil {
 		r.Resolution = h
 		if r.Outcome != OutcomeMerged && r.Outcome != OutcomeRunning {
 			r.Outcome, r.OutcomeDetail = OutcomeResolved, resolvedDetail(h)
@@ -328,39 +314,24 @@ func Load(e Records, ws, group string) (*Report, error) {
 // LoadSummary reads the short form of group's report, with the group's
 // resolution applied as Load does; for listings.
 func LoadSummary(e Records, ws, group string) (*Summary, error) {
-	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupSummaryFile))
-	if err != nil {
-		return nil, err
-	}
+	rec := grouprec.Open(e.Layout().Group(ws, group))
 	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", engine.GroupSummaryFile, err)
+	if err := rec.LoadSummary(&s); err != nil {
+		return nil, err
 	}
 	if s.Outcome == OutcomeRunning { // still under way, or abandoned?
 		if r, err := Load(e, ws, group); err == nil {
 			s.Outcome = r.Outcome
 		}
 	}
-	if h := loadResolution(e, ws, group); h != nil && s.Outcome != OutcomeMerged && s.Outcome != OutcomeRunning {
+	if h := rec.Resolution(); h != nil && s.Outcome != OutcomeMerged && s.Outcome != OutcomeRunning {
 		s.Outcome = OutcomeResolved
 	}
 	return &s, nil
 }
 
-func loadResolution(e Records, ws, group string) *engine.HistoryEntry {
-	b, err := os.ReadFile(filepath.Join(e.GroupDir(ws, group), engine.GroupResolutionFile))
-	if err != nil {
-		return nil
-	}
-	var h engine.HistoryEntry
-	if json.Unmarshal(b, &h) != nil {
-		return nil
-	}
-	return &h
-}
-
 // resolvedDetail says how a person resolved the group.
-func resolvedDetail(h *engine.HistoryEntry) string {
+func resolvedDetail(h *grouprec.Resolution) string {
 	what := "the forks were discarded"
 	if h.Chosen != "" {
 		what = h.Chosen + " was " + map[string]string{"merge": "merged into ", "promote": "promoted over "}[h.Action] + h.Parent

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/tinehq/tine/engine"
@@ -34,13 +33,13 @@ func TestLoad_TellsAnAbandonedForkRun(t *testing.T) {
 		{"unknown owner", nil, forkrun.OutcomeRunning},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := e.GroupDir("w", "g-"+c.name)
-			os.MkdirAll(dir, 0o755)
+			lg := e.Layout().Group("w", "g-"+c.name)
+			os.MkdirAll(lg.Dir(), 0o755)
 			b, _ := json.Marshal(forkrun.Report{Group: "g", Outcome: forkrun.OutcomeRunning, Owner: c.owner,
 				Forks: []*forkrun.Fork{{Name: "a", State: forkrun.Running}, {Name: "b", State: forkrun.Finished}}})
-			os.WriteFile(filepath.Join(dir, engine.GroupReportFile), b, 0o644)
+			os.WriteFile(lg.Report(), b, 0o644)
 			b, _ = json.Marshal(forkrun.Summary{Group: "g", Outcome: forkrun.OutcomeRunning})
-			os.WriteFile(filepath.Join(dir, engine.GroupSummaryFile), b, 0o644)
+			os.WriteFile(lg.Summary(), b, 0o644)
 			r, err := forkrun.Load(e, "w", "g-"+c.name)
 			if err != nil || r.Outcome != c.want {
 				t.Fatalf("outcome %q (%v), want %q", r.Outcome, err, c.want)

@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/layout"
 )
 
 // saveEvery bounds how often report.json is rewritten while forks run.
@@ -23,7 +24,7 @@ type runner struct {
 	e    Host
 	o    Options
 	pool *budget.Pool
-	dir  string // the group's directory
+	dir  layout.Group // the group's directory
 	// sourceRunning: the source's processes ran at the fork, so forks
 	// that declare services were started with them, and keep them.
 	sourceRunning bool
@@ -141,7 +142,7 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	}
 	r := newRunner(e, o, pool, fr, assigned, notes, started)
 	r.sourceRunning, r.conv, r.rep.Conversation = running, conv, conv
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+	if err := os.MkdirAll(r.dir.Dir(), 0o755); err != nil {
 		return nil, err
 	}
 	r.rep.save(r.dir) // readable at once: the group exists
@@ -159,7 +160,7 @@ func newRunner(e Host, o Options, pool *budget.Pool, fr *engine.ForkResult, acco
 		Prompt: o.Prompt, Agent: string(o.Agent.Kind), Mode: o.Mode, JudgeKind: o.JudgeKind, Threshold: o.Threshold,
 		TestCmd: o.Test, Notes: notes, Outcome: OutcomeRunning, StartedAt: started.UTC(), Owner: self(),
 	}
-	r := &runner{e: e, o: o, pool: pool, rep: rep, dir: e.GroupDir(fr.Group.Workspace, fr.Group.ID),
+	r := &runner{e: e, o: o, pool: pool, rep: rep, dir: e.Layout().Group(fr.Group.Workspace, fr.Group.ID),
 		dirty: make(chan struct{}, 1), forks: map[string]*forkRun{}}
 	for i, run := range fr.Forks {
 		f := &Fork{Index: i, Run: run.ID, Name: run.Name, Approach: run.Approach, State: Pending}

@@ -112,7 +112,7 @@ func TestRun_ChargesAgainstTheAggregateCap(t *testing.T) {
 		t.Errorf("forks spent $%v in all (report: $%v), over the $0.1 cap", total, rep.TotalUSD())
 	}
 	// The report on disk is the one returned.
-	b, err := os.ReadFile(filepath.Join(e.GroupDir(rep.Workspace, rep.Group), engine.GroupReportFile))
+	b, err := os.ReadFile(e.Layout().Group(rep.Workspace, rep.Group).Report())
 	if err != nil {
 		t.Fatal(err)
 	}

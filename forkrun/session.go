@@ -2,7 +2,6 @@ package forkrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/internal/account"
 )
 
@@ -148,20 +148,11 @@ func sessionOrigin(from string) string {
 // of the workspace's own agent.
 func forkSessions(e Records, ws string) map[string]bool {
 	out := map[string]bool{}
-	reports, _ := filepath.Glob(filepath.Join(filepath.Dir(e.GroupDir(ws, "g")), "*", "report.json"))
-	for _, path := range reports {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		var rep struct {
-			Forks []struct {
-				Agent struct {
-					SessionID string `json:"session_id"`
-				} `json:"agent"`
-			} `json:"forks"`
-		}
-		if json.Unmarshal(b, &rep) != nil {
+	lw := e.Layout().Workspace(ws)
+	dirs, _ := os.ReadDir(lw.Groups())
+	for _, d := range dirs {
+		var rep Report
+		if !d.IsDir() || grouprec.Open(lw.Group(d.Name())).LoadReport(&rep) != nil {
 			continue
 		}
 		for _, f := range rep.Forks {

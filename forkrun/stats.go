@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/grouprec"
 )
 
 // Tally counts how fork-run groups were resolved against their judge's
@@ -46,7 +47,7 @@ type WeekTally struct {
 
 // Stats tallies the fork-run groups among history's lines (other lines,
 // of groups forked by hand, are skipped).
-func Stats(history []engine.HistoryEntry) JudgeStats {
+func Stats(history []grouprec.Resolution) JudgeStats {
 	st := JudgeStats{Judges: map[string]Tally{}}
 	weeks := map[string]*Tally{}
 	for _, h := range history {
@@ -79,7 +80,7 @@ func Stats(history []engine.HistoryEntry) JudgeStats {
 }
 
 // add counts one resolved group.
-func (t *Tally) add(h engine.HistoryEntry, s *Summary) {
+func (t *Tally) add(h grouprec.Resolution, s *Summary) {
 	t.Groups++
 	switch {
 	case s.Outcome == OutcomeMerged:

@@ -5,22 +5,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/grouprec"
 )
 
-func line(t *testing.T, when time.Time, judge, winner, outcome, chosen string) engine.HistoryEntry {
+func line(t *testing.T, when time.Time, judge, winner, outcome, chosen string) grouprec.Resolution {
 	t.Helper()
 	b, err := json.Marshal(Summary{Judge: judge, Winner: winner, Outcome: outcome})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return engine.HistoryEntry{Time: when, Chosen: chosen, ForkRun: b}
+	return grouprec.Resolution{Time: when, Chosen: chosen, ForkRun: b}
 }
 
 func TestStats(t *testing.T) {
 	w1 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC) // 2026-W48
 	w2 := w1.AddDate(0, 0, 7)
-	h := []engine.HistoryEntry{
+	h := []grouprec.Resolution{
 		line(t, w1, "heuristic", "s-1", OutcomeAwaitingChoice, "s-1"), // confirmed
 		line(t, w1, "heuristic", "s-1", OutcomeAwaitingChoice, "s-2"), // overridden
 		line(t, w1, "heuristic", "s-1", OutcomeMerged, "s-1"),         // automatic

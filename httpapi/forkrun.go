@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/grouprec"
 )
 
 // The daemon runs fork-runs (POST /v1/runs/{ref}/fork-run, or
@@ -357,6 +357,5 @@ func (s *Server) groupOf(ctx context.Context, ref string) (*tine.Group, error) {
 }
 
 func hasReport(e *engine.Engine, g *tine.Group) bool {
-	_, err := os.Stat(filepath.Join(e.GroupDir(g.Workspace, g.ID), engine.GroupReportFile))
-	return err == nil
+	return grouprec.Open(e.Layout().Group(g.Workspace, g.ID)).HasReport()
 }

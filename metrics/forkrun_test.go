@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tinehq/tine/agent"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/metrics"
@@ -35,7 +33,7 @@ func (f *fixture) writeReport(group string, rep *forkrun.Report) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	writeFile(f.t, filepath.Join(f.e.GroupDir(f.src.Workspace.ID, group), engine.GroupReportFile), string(b))
+	writeFile(f.t, f.e.Layout().Group(f.src.Workspace.ID, group).Report(), string(b))
 }
 
 // agentFork is a fork whose agent ran for wall and cost usd (or reported

@@ -20,9 +20,10 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/agent"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/judge"
+	"github.com/tinehq/tine/layout"
 )
 
 // fixtureCost is total_cost_usd of claude fixture 02, which fakeclaude
@@ -81,9 +82,9 @@ func (e *env) forkRunWith(c call, args ...string) (*forkrun.Report, result) {
 	return &rep, r
 }
 
-func historyLines(t *testing.T, e *env) []engine.HistoryEntry {
+func historyLines(t *testing.T, e *env) []grouprec.Resolution {
 	t.Helper()
-	f, err := os.Open(filepath.Join(e.home, engine.HistoryFile))
+	f, err := os.Open(layout.New(e.home).History())
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -91,10 +92,10 @@ func historyLines(t *testing.T, e *env) []engine.HistoryEntry {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []engine.HistoryEntry
+	var out []grouprec.Resolution
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var h engine.HistoryEntry
+		var h grouprec.Resolution
 		if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
 			t.Fatalf("history line %q: %v", sc.Text(), err)
 		}

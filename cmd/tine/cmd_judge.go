@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/grouprec"
 )
 
 func newJudge(a *app) *cobra.Command {
@@ -35,7 +36,7 @@ moves them toward what the chosen fork had (tine judge reset-weights).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				h, err := e.History(c.Context())
+				h, err := grouprec.HistoryIn(e.Layout()).Read()
 				if err != nil {
 					return err
 				}
