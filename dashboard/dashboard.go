@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -16,8 +15,8 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/internal/display"
-	"github.com/tinehq/tine/merge"
 )
 
 //go:embed assets
@@ -153,25 +152,8 @@ func (h *Handler) failCode(w http.ResponseWriter, code int, msg string) {
 	h.render(w, code, "message", p)
 }
 
-// status maps an error to its HTTP status, in this one place.
-func status(err error) int {
-	switch {
-	case errors.Is(err, merge.ErrConflict), errors.Is(err, tine.ErrExists),
-		errors.Is(err, tine.ErrState), errors.Is(err, tine.ErrUnmerged):
-		return http.StatusConflict
-	case errors.Is(err, tine.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, tine.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, tine.ErrPrivilege):
-		return http.StatusForbidden
-	case errors.Is(err, tine.ErrUnsupported):
-		return http.StatusNotImplemented
-	case errors.Is(err, tine.ErrBusy):
-		return http.StatusLocked
-	}
-	return http.StatusInternalServerError
-}
+// status is err's HTTP status, as errcode gives its kind.
+func status(err error) int { return errcode.Of(err).Status }
 
 // redirect sends the browser to path after a completed action.
 func redirect(w http.ResponseWriter, r *http.Request, path string) {

@@ -122,8 +122,7 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 	res, err := s.e.Merge(ctxOf(r), r.PathValue("ref"), engine.MergeOptions{Into: req.Into, Scope: req.Scope,
 		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force, Commits: req.Commits})
 	if err != nil && res != nil { // a conflict: the plan says where
-		code, name := status(err)
-		writeJSON(w, code, map[string]any{"error": err.Error(), "code": name, "result": res})
+		writeErrWith(w, err, res)
 		return
 	}
 	handle(w, http.StatusOK, res, err)
@@ -188,8 +187,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.e.Start(ctxOf(r), r.PathValue("ref"), engine.StartOptions{Services: req.Services == nil || *req.Services})
 	if err != nil && res != nil {
-		code, name := status(err)
-		writeJSON(w, code, map[string]any{"error": err.Error(), "code": name, "result": res})
+		writeErrWith(w, err, res)
 		return
 	}
 	handle(w, http.StatusOK, res, err)

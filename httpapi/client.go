@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/forkrun"
 )
 
@@ -132,7 +133,7 @@ func answerErr(status string, b []byte) error {
 	if json.Unmarshal(b, &e) != nil || e.Error == "" {
 		return fmt.Errorf("the tine daemon answered %s", status)
 	}
-	if s := CodeErr(e.Code); s != nil {
+	if s := errcode.Sentinel(e.Code); s != nil {
 		return wrapped{msg: e.Error, err: s}
 	}
 	return errors.New(e.Error)

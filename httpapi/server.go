@@ -339,8 +339,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.e.Approve(ctxOf(r), r.PathValue("id"), decider(r, req))
 	if err != nil && res != nil {
-		code, name := status(err)
-		writeJSON(w, code, map[string]any{"error": err.Error(), "code": name, "result": res})
+		writeErrWith(w, err, res)
 		return
 	}
 	handle(w, http.StatusOK, res, err)

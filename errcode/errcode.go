@@ -1,0 +1,67 @@
+// Package errcode is the one table of tine's kinds of failure for its
+// transports: each sentinel error (tine.ErrNotFound, merge.ErrConflict, …)
+// with the stable code name and the HTTP status it travels as. The API
+// (httpapi) and the dashboard answer with it; the API's client
+// (httpapi.Client) turns a code back into its sentinel, so an error that
+// crossed the socket is the same error, with the same exit status, as the
+// engine's own (as containerd's errgrpc ToGRPC and ToNative). The CLI maps
+// the sentinels to exit statuses once, in cmd/tine.
+package errcode
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/merge"
+)
+
+// Kind is one row of the table.
+type Kind struct {
+	Err    error  // the sentinel, tested with errors.Is
+	Code   string // its name in an API answer's "code"
+	Status int    // its HTTP status
+}
+
+// Unknown is the kind of an error no row matches (and of a code no row
+// names): a plain failure.
+var Unknown = Kind{Code: "error", Status: http.StatusInternalServerError}
+
+// kinds is the table. The first row an error wraps wins (an error may wrap
+// two sentinels). tine.ErrStore is not in it: to a client an unusable
+// store is the daemon's failure, answered as Unknown.
+var kinds = []Kind{
+	{merge.ErrConflict, "conflict", http.StatusConflict},
+	{tine.ErrInvalid, "invalid", http.StatusBadRequest},
+	{tine.ErrNotFound, "not_found", http.StatusNotFound},
+	{tine.ErrExists, "exists", http.StatusConflict},
+	{tine.ErrState, "state", http.StatusConflict},
+	{tine.ErrUnmerged, "unmerged", http.StatusConflict},
+	{tine.ErrPrivilege, "privilege", http.StatusForbidden},
+	{tine.ErrUnsupported, "unsupported", http.StatusNotImplemented},
+	{tine.ErrBusy, "busy", http.StatusLocked},
+}
+
+// Of returns the kind of err: the first row whose sentinel err wraps,
+// else Unknown.
+func Of(err error) Kind {
+	for _, k := range kinds {
+		if errors.Is(err, k.Err) {
+			return k
+		}
+	}
+	return Unknown
+}
+
+// Sentinel returns the sentinel a code names, or nil for an unknown code.
+func Sentinel(code string) error {
+	for _, k := range kinds {
+		if k.Code == code {
+			return k.Err
+		}
+	}
+	return nil
+}
+
+// Kinds returns a copy of the table, in order.
+func Kinds() []Kind { return append([]Kind(nil), kinds...) }

@@ -1,0 +1,65 @@
+package errcode
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/merge"
+)
+
+// The codes and statuses are an interface (docs/cli.md, API clients):
+// pinned here, each both ways.
+func TestTable(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		code   string
+		status int
+	}{
+		{merge.ErrConflict, "conflict", 409},
+		{tine.ErrInvalid, "invalid", 400},
+		{tine.ErrNotFound, "not_found", 404},
+		{tine.ErrExists, "exists", 409},
+		{tine.ErrState, "state", 409},
+		{tine.ErrUnmerged, "unmerged", 409},
+		{tine.ErrPrivilege, "privilege", 403},
+		{tine.ErrUnsupported, "unsupported", 501},
+		{tine.ErrBusy, "busy", 423},
+	} {
+		k := Of(fmt.Errorf("run app/source-2: %w", c.err))
+		if k.Err != c.err || k.Code != c.code || k.Status != c.status {
+			t.Errorf("Of(%v) = %+v, want %s %d", c.err, k, c.code, c.status)
+		}
+		if s := Sentinel(c.code); s != c.err {
+			t.Errorf("Sentinel(%q) = %v, want %v", c.code, s, c.err)
+		}
+	}
+	if n := len(Kinds()); n != 9 {
+		t.Errorf("%d kinds, want the 9 above", n)
+	}
+}
+
+func TestUnknown(t *testing.T) {
+	for _, err := range []error{errors.New("disk on fire"), fmt.Errorf("open: %w", tine.ErrStore), nil} {
+		if k := Of(err); k != Unknown || k.Code != "error" || k.Status != 500 {
+			t.Errorf("Of(%v) = %+v, want Unknown (error, 500)", err, k)
+		}
+	}
+	for _, code := range []string{"error", "", "nonsense"} {
+		if s := Sentinel(code); s != nil {
+			t.Errorf("Sentinel(%q) = %v, want nil", code, s)
+		}
+	}
+}
+
+// An error wrapping two sentinels is the kind of the first row: a
+// conflict before anything else, privilege before unsupported.
+func TestFirstRowWins(t *testing.T) {
+	if k := Of(fmt.Errorf("%w: %w", tine.ErrState, merge.ErrConflict)); k.Code != "conflict" {
+		t.Errorf("state+conflict = %s, want conflict", k.Code)
+	}
+	if k := Of(fmt.Errorf("%w: %w", tine.ErrUnsupported, tine.ErrPrivilege)); k.Code != "privilege" {
+		t.Errorf("unsupported+privilege = %s, want privilege", k.Code)
+	}
+}
