@@ -44,6 +44,7 @@ type CopyOptions struct {
 // copied: dst's files are plain files tine can write and remove.
 func Copy(ctx context.Context, src, dst string, opt CopyOptions) error {
 	c := &copier{ctx: ctx, opt: opt, root: os.Geteuid() == 0, links: map[inodeKey]string{}}
+	c.xattrs = xattrPolicy{root: c.root}
 	return c.copyRoot(src, dst)
 }
 
@@ -74,6 +75,7 @@ type copier struct {
 	ctx     context.Context
 	opt     CopyOptions
 	root    bool                // running as root: owner and xattr errors count
+	xattrs  xattrPolicy         // which extended attributes are copied
 	noClone bool                // FICLONE failed once; do not retry per file
 	links   map[inodeKey]string // first destination of each multiply-linked inode
 	// afterLstat, when set (by tests), runs between the lstat of a source
@@ -308,10 +310,44 @@ func (c *copier) setMeta(src, dst string, fi fs.FileInfo) error {
 			return err
 		}
 	}
-	if err := copyXattrs(src, dst, c.root); err != nil && !c.goneMeanwhile(src, err) {
+	if err := copyXattrs(src, dst, c.xattrs); err != nil && !c.goneMeanwhile(src, err) {
 		return err
 	}
 	return lchtimes(dst, fi.Mode(), st.atime, fi.ModTime())
+}
+
+// MetaOptions tunes CopyMeta.
+type MetaOptions struct {
+	// UserTree says dst is in a user's tree rather than a layer: overlayfs'
+	// own extended attributes (trusted.overlay.* and user.overlay.*, which
+	// mark whiteouts, opaque directories and redirects inside a layer) are
+	// left out, and an attribute dst's filesystem or tine's privileges do not
+	// allow (ENOTSUP, EPERM) is skipped instead of failing. Without it every
+	// attribute is copied, as Copy copies layers.
+	UserTree bool
+}
+
+// CopyMeta gives the existing dst the metadata of src, described by fi,
+// as Copy gives each entry it copies: owner (ignored when not permitted and
+// not root), permission bits with setuid, setgid and sticky (not for a
+// symlink), extended attributes (trusted.* included when root), and access
+// and modification times, in the order that keeps each. Neither is followed
+// if a symlink. It is the one metadata copy: merge stages what it writes
+// into a user's tree through it (o.UserTree).
+func CopyMeta(src, dst string, fi fs.FileInfo, o MetaOptions) error {
+	c := &copier{root: os.Geteuid() == 0}
+	c.xattrs = xattrPolicy{root: c.root, userTree: o.UserTree}
+	if err := c.setMeta(src, dst, fi); err != nil {
+		return fmt.Errorf("fstree: metadata of %s onto %s: %w", src, dst, err)
+	}
+	return nil
+}
+
+// xattrPolicy says which extended attributes a copy carries and which
+// failures it forgives.
+type xattrPolicy struct {
+	root     bool // running as root: trusted.* are copied, and refusals count
+	userTree bool // MetaOptions.UserTree
 }
 
 // goneMeanwhile reports whether err, from reading src's extended

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/loopfs"
@@ -128,4 +129,53 @@ func BenchmarkCopy_ReflinkXFS(b *testing.B) {
 
 func BenchmarkCopy_XFS(b *testing.B) {
 	benchCopy(b, filepath.Join(loopfs.Mount(b, "xfs"), "src"), fstree.CopyOptions{})
+}
+
+// TestCopyMeta_UserTree: into a user's tree, CopyMeta carries a file's
+// own attributes, trusted.* included, and never overlayfs' (trusted.overlay.*,
+// user.overlay.*); into a layer (the default, as Copy copies) it carries
+// them all. Owner, mode and times come along either way.
+func TestCopyMeta_UserTree(t *testing.T) {
+	requireRoot(t, "trusted.* attributes and chown")
+	src := filepath.Join(t.TempDir(), "f")
+	write(t, src, "x", 0o640|fs.ModeSetgid)
+	names := []string{"user.tine", "trusted.tine", "trusted.overlay.opaque", "user.overlay.opaque"}
+	for _, n := range names {
+		if err := unix.Lsetxattr(src, n, []byte("v"), 0); errors.Is(err, unix.ENOTSUP) {
+			t.Skipf("temp dir filesystem has no %s", n)
+		} else {
+			must(t, err)
+		}
+	}
+	must(t, os.Lchown(src, 1234, 5678))
+	old := time.Unix(1e9, 5)
+	must(t, os.Chtimes(src, old, old))
+	fi, err := os.Lstat(src)
+	must(t, err)
+	for _, tc := range []struct {
+		o    fstree.MetaOptions
+		want []string
+	}{
+		{fstree.MetaOptions{UserTree: true}, names[:2]},
+		{fstree.MetaOptions{}, names},
+	} {
+		dst := filepath.Join(t.TempDir(), "f")
+		write(t, dst, "x", 0o600)
+		must(t, fstree.CopyMeta(src, dst, fi, tc.o))
+		got := xattrsOf(t, dst)
+		if len(got) != len(tc.want) {
+			t.Errorf("UserTree %v: attributes %v, want %v", tc.o.UserTree, got, tc.want)
+		}
+		for _, n := range tc.want {
+			if got[n] != "v" {
+				t.Errorf("UserTree %v: %s = %q, want v", tc.o.UserTree, n, got[n])
+			}
+		}
+		dfi, err := os.Lstat(dst)
+		must(t, err)
+		st := dfi.Sys().(*syscall.Stat_t)
+		if dfi.Mode() != fi.Mode() || st.Uid != 1234 || st.Gid != 5678 || !dfi.ModTime().Equal(old) {
+			t.Errorf("UserTree %v: %v %d:%d %v, want %v 1234:5678 %v", tc.o.UserTree, dfi.Mode(), st.Uid, st.Gid, dfi.ModTime(), fi.Mode(), old)
+		}
+	}
 }

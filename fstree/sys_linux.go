@@ -74,9 +74,10 @@ func renameNoReplace(oldpath, newpath string) error {
 	return err
 }
 
-// copyXattrs copies every extended attribute of src (trusted.* included when
-// root) onto dst, without following symlinks.
-func copyXattrs(src, dst string, root bool) error {
+// copyXattrs copies the extended attributes of src that policy p carries
+// (every one, trusted.* included when root, but overlayfs' own in a user's
+// tree) onto dst, without following symlinks.
+func copyXattrs(src, dst string, p xattrPolicy) error {
 	s, err := resolve(src)
 	if err != nil {
 		return err
@@ -87,21 +88,24 @@ func copyXattrs(src, dst string, root bool) error {
 		return err
 	}
 	defer d.close()
-	return copyXattrsAt(src, dst, s.proc(), d.proc(), root)
+	return copyXattrsAt(src, dst, s.proc(), d.proc(), p)
 }
 
 // copyXattrsAt is copyXattrs on the short forms sp and dp of src and dst,
 // whose names its errors carry.
-func copyXattrsAt(src, dst, sp, dp string, root bool) error {
+func copyXattrsAt(src, dst, sp, dp string, p xattrPolicy) error {
 	names, err := listXattrs(sp)
 	if err != nil {
-		if skipXattrErr(err, "", root) {
+		if p.forgives(err, "") {
 			return nil
 		}
 		return &os.PathError{Op: "llistxattr", Path: src, Err: err}
 	}
 	for _, name := range names {
-		if err := copyXattr(src, dst, sp, dp, name, root); err != nil {
+		if !p.carries(name) {
+			continue
+		}
+		if err := copyXattr(src, dst, sp, dp, name, p); err != nil {
 			return err
 		}
 	}
@@ -110,29 +114,40 @@ func copyXattrsAt(src, dst, sp, dp string, root bool) error {
 
 // copyXattr copies the extended attribute name of src onto dst, whose
 // short forms are sp and dp.
-func copyXattr(src, dst, sp, dp, name string, root bool) error {
+func copyXattr(src, dst, sp, dp, name string, p xattrPolicy) error {
 	val, err := getXattr(sp, name)
-	if errors.Is(err, unix.ENODATA) {
-		return nil // removed meanwhile
+	if errors.Is(err, unix.ENODATA) || (err != nil && p.userTree && p.forgives(err, name)) {
+		return nil // removed meanwhile, or not ours to read
 	}
 	if err != nil {
 		return &os.PathError{Op: "lgetxattr " + name, Path: src, Err: err}
 	}
 	err = unix.Lsetxattr(dp, name, val, 0)
-	if err != nil && !skipXattrErr(err, name, root) {
+	if err != nil && !p.forgives(err, name) {
 		return &os.PathError{Op: "lsetxattr " + name, Path: dst, Err: err}
 	}
 	return nil
 }
 
-// skipXattrErr reports whether a failure on xattr name may be ignored: the
-// filesystem does not support it (unless it is an overlay trusted.* mark,
-// which must not vanish silently), or we are not root.
-func skipXattrErr(err error, name string, root bool) bool {
-	if errors.Is(err, unix.ENOTSUP) {
-		return !root || !strings.HasPrefix(name, "trusted.")
+// carries reports whether a copy under p copies the attribute name: every
+// one into a layer; into a user's tree, all but overlayfs' own.
+func (p xattrPolicy) carries(name string) bool {
+	return !p.userTree || !(strings.HasPrefix(name, "trusted.overlay.") || strings.HasPrefix(name, "user.overlay."))
+}
+
+// forgives reports whether a failure on xattr name may be ignored: into a
+// user's tree, when the filesystem does not support it or refuses it (or it
+// is gone); into a layer, when the filesystem does not support it (unless
+// it is a trusted.* one, an overlay mark perhaps, which must not vanish
+// silently) or we are not root.
+func (p xattrPolicy) forgives(err error, name string) bool {
+	if p.userTree && (errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENODATA)) {
+		return true
 	}
-	return !root && errors.Is(err, unix.EPERM)
+	if errors.Is(err, unix.ENOTSUP) {
+		return !p.root || !strings.HasPrefix(name, "trusted.")
+	}
+	return !p.root && errors.Is(err, unix.EPERM)
 }
 
 // listXattrs returns the names of path's extended attributes.

@@ -38,4 +38,4 @@ func renameNoReplace(oldpath, newpath string) error {
 }
 
 // copyXattrs does nothing: extended attributes are copied on Linux only.
-func copyXattrs(_, _ string, _ bool) error { return nil }
+func copyXattrs(_, _ string, _ xattrPolicy) error { return nil }

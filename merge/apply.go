@@ -560,9 +560,9 @@ func (tx *applyTx) touchedDirs() []string {
 	return out
 }
 
-// stageItem copies src (described by fi) to the new path dst: a file with
-// its bytes, permission bits, owner (when root), times and extended
-// attributes; a symlink with its target, never followed; an empty directory
+// stageItem copies src (described by fi) to the new path dst with the
+// metadata a copy into a user's tree keeps (stageMeta): a file with its
+// bytes; a symlink with its target, never followed; an empty directory
 // that the owner can write into until its mode step.
 func stageItem(src, dst string, fi fs.FileInfo) error {
 	switch {
@@ -570,7 +570,7 @@ func stageItem(src, dst string, fi fs.FileInfo) error {
 		if err := os.Mkdir(dst, 0o700); err != nil {
 			return err
 		}
-		if err := stageOwner(dst, fi); err != nil {
+		if err := stageMeta(src, dst, fi); err != nil {
 			return err
 		}
 		return os.Chmod(dst, plan.Perm(fi)|0o700)
@@ -582,14 +582,22 @@ func stageItem(src, dst string, fi fs.FileInfo) error {
 		if err := os.Symlink(target, dst); err != nil {
 			return err
 		}
-		return stageOwner(dst, fi)
+		return stageMeta(src, dst, fi)
 	case fi.Mode().IsRegular():
 		return stageFile(src, dst, fi)
 	}
 	return fmt.Errorf("cannot stage %s: unsupported file type %v", src, fi.Mode().Type())
 }
 
-// stageFile copies the regular file src (described by fi) to the new file dst.
+// stageMeta gives dst the metadata of src (described by fi) as fstree
+// copies it into a user's tree: owner (when root), permission bits,
+// extended attributes (trusted.* included, overlayfs' own never) and times.
+func stageMeta(src, dst string, fi fs.FileInfo) error {
+	return fstree.CopyMeta(src, dst, fi, fstree.MetaOptions{UserTree: true})
+}
+
+// stageFile copies the regular file src (described by fi) to the new file
+// dst, holes kept as holes, with its metadata (stageMeta).
 func stageFile(src, dst string, fi fs.FileInfo) error {
 	in, err := fstree.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
@@ -600,32 +608,18 @@ func stageFile(src, dst string, fi fs.FileInfo) error {
 	if err != nil {
 		return err
 	}
-	if err := fillStaged(out, in, fi); err != nil {
+	err = fstree.CopyContents(out, in)
+	if err == nil {
+		err = stageMeta(src, dst, fi)
+	}
+	if err == nil {
+		err = syncStaged(out)
+	}
+	if err != nil {
 		out.Close()
 		return fmt.Errorf("stage %s: %w", src, err)
 	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	if err := stageXattrs(src, dst); err != nil {
-		return err
-	}
-	return stageTimes(dst, fi)
-}
-
-// fillStaged copies in's bytes into out, holes kept as holes, and gives out
-// the owner and mode of fi (owner first: chown clears setuid bits).
-func fillStaged(out, in *os.File, fi fs.FileInfo) error {
-	if err := fstree.CopyContents(out, in); err != nil {
-		return err
-	}
-	if err := stageOwner(out.Name(), fi); err != nil {
-		return err
-	}
-	if err := out.Chmod(plan.Perm(fi)); err != nil {
-		return err
-	}
-	return syncStaged(out)
+	return out.Close()
 }
 
 // removeStaging removes the staging directory of j from tree, emptying

@@ -4,7 +4,6 @@ package merge
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/merge/internal/plan"
@@ -262,59 +260,6 @@ func (t *txTree) sync(_ []string) error {
 
 // syncStaged does nothing: one syncfs after staging flushes every file.
 func syncStaged(*os.File) error { return nil }
-
-// stageOwner gives dst the owner of fi when running as root.
-func stageOwner(dst string, fi fs.FileInfo) error {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || os.Geteuid() != 0 {
-		return nil
-	}
-	return fstree.Lchown(dst, int(st.Uid), int(st.Gid))
-}
-
-// stageTimes gives dst the access and modification times of fi.
-func stageTimes(dst string, fi fs.FileInfo) error {
-	atime := fi.ModTime()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		atime = time.Unix(st.Atim.Unix())
-	}
-	ts := []unix.Timespec{unix.NsecToTimespec(atime.UnixNano()), unix.NsecToTimespec(fi.ModTime().UnixNano())}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, dst, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "utimensat", Path: dst, Err: err}
-	}
-	return nil
-}
-
-// stageXattrs copies the extended attributes of src onto dst. Attributes
-// the filesystem or our privileges do not allow are skipped.
-func stageXattrs(src, dst string) error {
-	names, err := fstree.Llistxattr(src)
-	if err != nil {
-		return skipXattr(src, err)
-	}
-	for _, name := range names {
-		if strings.HasPrefix(name, "trusted.overlay.") || strings.HasPrefix(name, "user.overlay.") {
-			continue // overlay's own (a layer's file being restored): never the file's
-		}
-		val, err := fstree.Lgetxattr(src, name)
-		if err == nil {
-			err = unix.Lsetxattr(dst, name, val, 0)
-		}
-		if err := skipXattr(dst, err); err != nil {
-			return fmt.Errorf("xattr %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// skipXattr returns nil for extended-attribute errors that mean "not here"
-// (unsupported, not permitted, gone), else err wrapped with p.
-func skipXattr(p string, err error) error {
-	if err == nil || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENODATA) {
-		return nil
-	}
-	return &os.PathError{Op: "xattr", Path: p, Err: err}
-}
 
 // statDir returns what undoing the removal of directory rel restores.
 func (t *txTree) statDir(rel string) (dirMeta, error) {

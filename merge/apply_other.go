@@ -150,17 +150,6 @@ func (t *txTree) sync(dirs []string) error {
 // syncStaged flushes a staged file.
 func syncStaged(f *os.File) error { return f.Sync() }
 
-// stageOwner keeps the staging user's ownership on this platform.
-func stageOwner(string, fs.FileInfo) error { return nil }
-
-// stageTimes gives dst the modification time of fi (access time too).
-func stageTimes(dst string, fi fs.FileInfo) error {
-	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
-}
-
-// stageXattrs does nothing: extended attributes are copied on Linux only.
-func stageXattrs(string, string) error { return nil }
-
 // statDir returns what undoing the removal of directory rel restores.
 func (t *txTree) statDir(rel string) (dirMeta, error) {
 	if err := t.checkParents(rel); err != nil {
