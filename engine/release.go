@@ -727,10 +727,7 @@ func copyEntry(ctx context.Context, s, d string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = fstree.CopyAttrs(s, d)
-	}
-	if err == nil {
-		err = copyXattrs(s, d)
+		err = fstree.CopyMeta(s, d, fi, fstree.MetaOptions{UserTree: true})
 	}
 	return err
 }
@@ -887,28 +884,12 @@ func dropOverlayXattrs(p string) {
 	}
 }
 
-// copyXattrs gives d the extended attributes of s, overlay's left out.
-func copyXattrs(s, d string) error {
-	for _, n := range xattrNames(s) {
-		if strings.HasPrefix(n, overlayXattr) {
-			continue
-		}
-		v, err := fstree.Lgetxattr(s, n)
-		if err != nil {
-			continue // gone meanwhile, or not ours to read
-		}
-		if err := fstree.Lsetxattr(d, n, v); err != nil && !errors.Is(err, unix.ENOTSUP) && !errors.Is(err, unix.EPERM) {
-			return err
-		}
-	}
-	return nil
-}
-
 // syncDirMeta gives directory d the owner, mode and extended attributes of
 // s, the same directory in a layer above (times come last, from the
 // journal): overlay shows a merged directory with its topmost attributes.
 func syncDirMeta(s, d string) error {
-	if err := fstree.CopyAttrs(s, d); err != nil {
+	fi, err := fstree.Lstat(s)
+	if err != nil {
 		return err
 	}
 	keep := map[string]bool{}
@@ -920,7 +901,7 @@ func syncDirMeta(s, d string) error {
 			fstree.Lremovexattr(d, n)
 		}
 	}
-	return copyXattrs(s, d)
+	return fstree.CopyMeta(s, d, fi, fstree.MetaOptions{UserTree: true})
 }
 
 // removeWorkspaceFiles deletes a workspace's state directory through its
