@@ -29,4 +29,3 @@ func TestAnswerError_EveryKindBothWays(t *testing.T) {
 		t.Errorf("answer not JSON: %v", err)
 	}
 }
-
