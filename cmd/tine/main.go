@@ -39,6 +39,24 @@ const (
 	exitInterrupted = 130 // tine fork-run interrupted (SIGINT/SIGTERM): agents killed, forks kept
 )
 
+// exitStatuses maps each sentinel to its exit status; the first row an
+// error wraps wins (the API's codes for the same sentinels are errcode's).
+var exitStatuses = []struct {
+	err  error
+	code int
+}{
+	{merge.ErrConflict, exitConflict},
+	{tine.ErrInvalid, exitUsage},
+	{tine.ErrNotFound, exitNotFound},
+	{tine.ErrExists, exitExists},
+	{tine.ErrState, exitState},
+	{tine.ErrUnmerged, exitUnmerged},
+	{tine.ErrUnsupported, exitUnsupported},
+	{tine.ErrPrivilege, exitUnsupported},
+	{tine.ErrBusy, exitBusy},
+	{tine.ErrStore, exitStore},
+}
+
 // exitCode maps an error to its exit status, in this one place.
 func exitCode(err error) int {
 	var ee exitErr
@@ -47,24 +65,11 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, merge.ErrConflict):
-		return exitConflict
-	case errors.Is(err, tine.ErrInvalid):
-		return exitUsage
-	case errors.Is(err, tine.ErrNotFound):
-		return exitNotFound
-	case errors.Is(err, tine.ErrExists):
-		return exitExists
-	case errors.Is(err, tine.ErrState):
-		return exitState
-	case errors.Is(err, tine.ErrUnmerged):
-		return exitUnmerged
-	case errors.Is(err, tine.ErrUnsupported), errors.Is(err, tine.ErrPrivilege):
-		return exitUnsupported
-	case errors.Is(err, tine.ErrBusy):
-		return exitBusy
-	case errors.Is(err, tine.ErrStore):
-		return exitStore
+	}
+	for _, s := range exitStatuses {
+		if errors.Is(err, s.err) {
+			return s.code
+		}
 	}
 	return exitError
 }
