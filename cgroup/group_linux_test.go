@@ -15,18 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
 // testTimeout bounds every wait in these tests.
 const testTimeout = 10 * time.Second
 
-func requireRoot(tb testing.TB) {
-	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("requires root")
-	}
-}
+// rootWhy says why this package's tests need root.
+const rootWhy = "cgroups are made and written under /sys/fs/cgroup"
 
 func testCtx(tb testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -38,7 +35,7 @@ func testCtx(tb testing.TB) context.Context {
 // ends.
 func testGroup(tb testing.TB) *Group {
 	tb.Helper()
-	requireRoot(tb)
+	testkit.RequireRoot(tb, rootWhy)
 	g, err := Open(testName())
 	if errors.Is(err, ErrUnsupported) {
 		tb.Skip(err)
@@ -183,7 +180,7 @@ func TestOpen_InvalidName(t *testing.T) {
 }
 
 func TestLoad_Missing(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	if _, err := Load(testName()); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Load of a missing group = %v, want fs.ErrNotExist", err)
 	}
@@ -492,7 +489,7 @@ func TestGroup_Remove(t *testing.T) {
 }
 
 func TestProbe(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	info, err := Probe()
 	if errors.Is(err, ErrUnsupported) {
 		t.Skip(err)
@@ -524,7 +521,7 @@ func TestProbe(t *testing.T) {
 }
 
 func BenchmarkOpenAddRemove(b *testing.B) {
-	requireRoot(b)
+	testkit.RequireRoot(b, rootWhy)
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()

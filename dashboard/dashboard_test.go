@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 )
 
 // Hostile text put where people and agents write freely: approaches and
@@ -35,18 +36,11 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	e, err := engine.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { e.Close() })
-	ws := filepath.Join(t.TempDir(), "app")
-	writeFile(t, filepath.Join(ws, "main.txt"), "hello\n")
-	src, err := e.Init(ctx, engine.InitOptions{Path: ws, Backend: "copy"})
-	if err != nil {
-		t.Fatalf("Init: %v", err)
-	}
-	f := &fixture{t: t, ctx: ctx, e: e, src: src, wsDir: ws}
+	w := enginetest.New(t, enginetest.Options{Home: t.TempDir(), Path: filepath.Join(t.TempDir(), "app"),
+		Files: map[string]string{"main.txt": "hello\n"}})
+	e, src := w.Engine, w.Source
+	f := &fixture{t: t, ctx: ctx, e: e, src: src, wsDir: w.Path}
+	var err error
 	if _, err := e.Checkpoint(ctx, src.Run.ID, hostileAttr); err != nil {
 		t.Fatalf("Checkpoint: %v", err)
 	}

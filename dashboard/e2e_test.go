@@ -11,10 +11,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
-	"github.com/tinehq/tine/internal/mnt"
-	"github.com/tinehq/tine/layer/overlay"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -213,37 +212,20 @@ func TestEndToEnd_ForkRun(t *testing.T) {
 // shut down before the workspace is released.
 func daemon(t *testing.T) (*engine.Engine, engine.Ref, *httpapi.Server) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("requires root: a fork-run's forks are overlay mounts and its agents run in them through supervisors")
-	}
-	if err := overlay.Probe(t.TempDir()); err != nil {
-		t.Skipf("requires overlay mounts: %v", err)
-	}
+	enginetest.RequireOverlay(t, "a fork-run's forks are overlay mounts and its agents run in them through supervisors")
 	ctx := context.Background()
 	root := t.TempDir()
-	ws := filepath.Join(root, "app")
-	writeFile(t, filepath.Join(ws, "main.txt"), "hello\n")
-	e, err := engine.Open(ctx, filepath.Join(root, "home"))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	src, err := e.Init(ctx, engine.InitOptions{Path: ws, Backend: "overlay"})
-	if err != nil {
-		e.Close()
-		t.Fatalf("Init: %v", err)
-	}
-	api := httpapi.New(e, "")
-	t.Cleanup(func() {
+	w := enginetest.New(t, enginetest.Options{Backend: "overlay", Home: filepath.Join(root, "home"), Path: filepath.Join(root, "app"),
+		Files: map[string]string{"main.txt": "hello\n"}})
+	api := httpapi.New(w.Engine, "")
+	t.Cleanup(func() { // before the workspace is released
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		if err := api.Shutdown(sctx); err != nil {
 			t.Errorf("shutting the API down: %v", err)
 		}
-		e.Release(ctx, ws, true)
-		e.Close()
-		mnt.UnmountAll(ws)
 	})
-	return e, src, api
+	return w.Engine, w.Source, api
 }
 
 // starter is how tine serve lets the dashboard start fork-runs in api.

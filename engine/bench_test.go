@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/engine"
-	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/engine/enginetest"
+	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -38,73 +39,32 @@ const (
 
 // bench is one benchmark's workspace.
 type bench struct {
-	b        *testing.B
-	ctx      context.Context
-	e        *engine.Engine
-	path     string // the workspace path (the source's view)
-	ws       string // the workspace name
-	released bool
+	b    *testing.B
+	ctx  context.Context
+	e    *engine.Engine
+	path string // the workspace path (the source's view)
+	ws   string // the workspace name
 }
 
 // newBench inits a workspace of files files of size bytes each with the
 // given backend in a fresh state directory, and releases it when the
-// benchmark ends unless release was called first.
+// benchmark ends.
 func newBench(b *testing.B, backend string, files, size int) *bench {
 	b.Helper()
-	if os.Geteuid() != 0 {
-		b.Skip("engine benchmarks need root: the overlay backend mounts, and copy is measured beside it")
-	}
-	ctx := context.Background()
-	root := b.TempDir()
-	bn := &bench{b: b, ctx: ctx, path: filepath.Join(root, "ws"), ws: "bench"}
+	testkit.RequireRoot(b, "engine benchmarks: the overlay backend mounts, and copy is measured beside it")
+	root := enginetest.Root(b, backend)
+	bn := &bench{b: b, ctx: context.Background(), path: filepath.Join(root, "ws"), ws: "bench"}
 	for i := range files {
-		writeBenchFile(b, filepath.Join(bn.path, benchPath(i)), size, byte(i))
+		testkit.WriteFile(b, filepath.Join(bn.path, benchPath(i)), size, byte(i))
 	}
-	e, err := engine.Open(ctx, filepath.Join(root, "home"))
-	if err != nil {
-		b.Fatalf("Open: %v", err)
-	}
-	bn.e = e
-	b.Cleanup(func() {
-		bn.release()
-		mnt.UnmountAll(bn.path)
-	})
-	if _, err := e.Init(ctx, engine.InitOptions{Path: bn.path, Backend: backend, Name: bn.ws}); err != nil {
-		b.Fatalf("Init %s: %v", backend, err)
-	}
+	bn.e = enginetest.New(b, enginetest.Options{Backend: backend, Name: bn.ws, Home: filepath.Join(root, "home"), Path: bn.path}).Engine
 	return bn
-}
-
-// release stops managing the workspace and closes the engine, once.
-func (bn *bench) release() {
-	if bn.released {
-		return
-	}
-	bn.released = true
-	if _, err := bn.e.Release(bn.ctx, bn.path, true); err != nil {
-		bn.b.Errorf("Release: %v", err)
-	}
-	bn.e.Close()
 }
 
 // benchPath names the i-th file: 50 files per directory, two levels deep.
 func benchPath(i int) string {
 	d := i / 50
 	return fmt.Sprintf("src/d%02d/e%02d/f%03d.txt", d/10, d%10, i%50)
-}
-
-func writeBenchFile(b *testing.B, p string, size int, fill byte) {
-	b.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	data := make([]byte, size)
-	for i := range data {
-		data[i] = 'a' + (fill+byte(i))%26
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // writeDelta (re)writes 16 files totalling total bytes in the source,
@@ -114,7 +74,7 @@ func writeBenchFile(b *testing.B, p string, size int, fill byte) {
 func (bn *bench) writeDelta(total, round int) {
 	const n = 16
 	for i := range n {
-		writeBenchFile(bn.b, filepath.Join(bn.path, "delta", fmt.Sprintf("new%02d.bin", i)), total/n, byte(i+round))
+		testkit.WriteFile(bn.b, filepath.Join(bn.path, "delta", fmt.Sprintf("new%02d.bin", i)), total/n, byte(i+round))
 	}
 }
 
@@ -277,10 +237,10 @@ func BenchmarkChanges(b *testing.B) {
 		b.Run(backend, func(b *testing.B) {
 			bn := newBench(b, backend, diffFiles, diffFileBytes)
 			for i := range 60 {
-				writeBenchFile(b, filepath.Join(bn.path, benchPath(i*30)), diffFileBytes, 'z')
+				testkit.WriteFile(b, filepath.Join(bn.path, benchPath(i*30)), diffFileBytes, 'z')
 			}
 			for i := range 30 {
-				writeBenchFile(b, filepath.Join(bn.path, "added", fmt.Sprintf("n%02d.txt", i)), diffFileBytes, 'y')
+				testkit.WriteFile(b, filepath.Join(bn.path, "added", fmt.Sprintf("n%02d.txt", i)), diffFileBytes, 'y')
 			}
 			for i := range 10 {
 				if err := os.Remove(filepath.Join(bn.path, benchPath(i*30+7))); err != nil {

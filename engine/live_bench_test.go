@@ -7,15 +7,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
-	"github.com/tinehq/tine/supervisor"
 )
-
-func TestMain(m *testing.M) {
-	if supervisor.IsSupervisor() { // the test binary re-executed as a run's supervisor, as tine is
-		supervisor.Main()
-	}
-	os.Exit(m.Run())
-}
 
 // BenchmarkForkLive measures what a fork of a running run costs on top of
 // its files: each fork gets a supervisor (mount, pid, uts and ipc

@@ -3,7 +3,6 @@ package forkrun_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -11,9 +10,9 @@ import (
 
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
-	"github.com/tinehq/tine/internal/mnt"
-	"github.com/tinehq/tine/layer/overlay"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // BenchmarkForkRun measures fork-run's control plane: forkrun.Run with N
@@ -140,32 +139,12 @@ type benchWorkspace struct {
 // the benchmark when not root or when overlay mounts fail here.
 func benchNewWorkspace(b *testing.B) *benchWorkspace {
 	b.Helper()
-	if os.Geteuid() != 0 {
-		b.Skip("fork-run benchmarks need root: forks are overlay mounts and agents run through supervisors")
-	}
-	root := b.TempDir()
-	if err := overlay.Probe(root); err != nil {
-		b.Skipf("fork-run benchmarks need overlay mounts: %v", err)
-	}
+	root := enginetest.Root(b, "overlay")
 	bw := &benchWorkspace{b: b, ctx: context.Background(), path: filepath.Join(root, "ws"), ws: "bench"}
 	for i := range 200 {
-		benchWriteFile(b, filepath.Join(bw.path, fmt.Sprintf("src/d%d/f%03d.txt", i/50, i)), 8<<10, byte(i))
+		testkit.WriteFile(b, filepath.Join(bw.path, fmt.Sprintf("src/d%d/f%03d.txt", i/50, i)), 8<<10, byte(i))
 	}
-	e, err := engine.Open(bw.ctx, filepath.Join(root, "home"))
-	if err != nil {
-		b.Fatalf("engine.Open: %v", err)
-	}
-	bw.e = e
-	b.Cleanup(func() {
-		if _, err := e.Release(bw.ctx, bw.path, true); err != nil {
-			b.Errorf("Release: %v", err)
-		}
-		e.Close()
-		mnt.UnmountAll(bw.path)
-	})
-	if _, err := e.Init(bw.ctx, engine.InitOptions{Path: bw.path, Backend: "overlay", Name: bw.ws}); err != nil {
-		b.Fatalf("Init: %v", err)
-	}
+	bw.e = enginetest.New(b, enginetest.Options{Backend: "overlay", Name: bw.ws, Home: filepath.Join(root, "home"), Path: bw.path}).Engine
 	return bw
 }
 
@@ -218,19 +197,5 @@ func (bw *benchWorkspace) discard(group string) {
 	bw.b.Helper()
 	if _, err := bw.e.Discard(bw.ctx, group, true); err != nil {
 		bw.b.Fatalf("Discard: %v", err)
-	}
-}
-
-func benchWriteFile(b *testing.B, p string, size int, fill byte) {
-	b.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	data := make([]byte, size)
-	for i := range data {
-		data[i] = 'a' + (fill+byte(i))%26
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		b.Fatal(err)
 	}
 }

@@ -1,18 +1,11 @@
 package forkrun_test
 
 import (
-	"os"
 	"testing"
 
-	"github.com/tinehq/tine/supervisor"
+	"github.com/tinehq/tine/supervisor/supervisortest"
 )
 
-// TestMain lets the test binary serve as the forks' supervisor: the engine
-// launches supervisors by re-executing its own binary (os.Executable), as
-// tine does.
-func TestMain(m *testing.M) {
-	if supervisor.IsSupervisor() {
-		supervisor.Main()
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets the test binary serve as the runs' supervisors, which the
+// engine launches by re-executing its own binary, as tine does.
+func TestMain(m *testing.M) { supervisortest.Main(m) }

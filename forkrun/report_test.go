@@ -1,23 +1,18 @@
 package forkrun_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"testing"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/procfs"
 )
 
 func TestLoad_TellsAnAbandonedForkRun(t *testing.T) {
-	ctx := context.Background()
-	e, err := engine.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := enginetest.Open(t, t.TempDir())
 	me, err := procfs.Read("", os.Getpid())
 	if err != nil {
 		t.Skipf("no /proc: %v", err)

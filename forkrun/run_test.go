@@ -13,9 +13,8 @@ import (
 
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
-	"github.com/tinehq/tine/internal/mnt"
-	"github.com/tinehq/tine/layer/overlay"
 )
 
 // These tests run fork-run in process, so that -race sees the runner, its
@@ -26,36 +25,8 @@ import (
 // in a fresh state directory; it skips unless root and overlay work.
 func testWorkspace(t *testing.T) (*engine.Engine, string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("fork-run needs root: forks are overlay mounts and agents run through supervisors")
-	}
-	root := t.TempDir()
-	if err := overlay.Probe(root); err != nil {
-		t.Skipf("fork-run needs overlay mounts: %v", err)
-	}
-	path := filepath.Join(root, "ws")
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(path, "app.txt"), []byte("status BUG\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	e, err := engine.Open(ctx, filepath.Join(root, "h"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := e.Release(ctx, path, true); err != nil {
-			t.Errorf("Release: %v", err)
-		}
-		e.Close()
-		mnt.UnmountAll(path)
-	})
-	if _, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: "overlay", Name: "ws"}); err != nil {
-		t.Fatal(err)
-	}
-	return e, path
+	w := enginetest.New(t, enginetest.Options{Backend: "overlay", Name: "ws", Files: map[string]string{"app.txt": "status BUG\n"}})
+	return w.Engine, w.Path
 }
 
 // progressLog records Progress calls; it has no lock of its own, so -race

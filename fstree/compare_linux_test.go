@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
 func TestSamePath_Devices(t *testing.T) {
-	requireRoot(t, "mknod of a character device")
+	testkit.RequireRoot(t, "mknod of a character device")
 	root := t.TempDir()
 	mk := func(name string, dev uint64) string {
 		p := filepath.Join(root, name)

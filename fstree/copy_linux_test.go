@@ -12,19 +12,13 @@ import (
 
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/loopfs"
+	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
 // requireRoot skips t unless it runs as root.
-func requireRoot(t *testing.T, why string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("requires root (%s)", why)
-	}
-}
-
 func TestCopy_Whiteout(t *testing.T) {
-	requireRoot(t, "mknod of a character device")
+	testkit.RequireRoot(t, "mknod of a character device")
 	src, dst := t.TempDir(), t.TempDir()
 	must(t, unix.Mknod(filepath.Join(src, "gone"), unix.S_IFCHR, 0)) // whiteout: mode 0, device 0/0
 	must(t, unix.Mknod(filepath.Join(src, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
@@ -86,7 +80,7 @@ func TestCopy_Xattrs(t *testing.T) {
 }
 
 func TestCopy_Owner(t *testing.T) {
-	requireRoot(t, "chown to another user")
+	testkit.RequireRoot(t, "chown to another user")
 	src, dst := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(src, "f"), "x", 0o755|fs.ModeSetuid|fs.ModeSetgid)
 	must(t, os.Symlink("f", filepath.Join(src, "l")))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/loopfs"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // chattrDir returns a directory on a filesystem with chattr flags (the temp
@@ -19,7 +20,7 @@ import (
 // setting +i and +a needs CAP_LINUX_IMMUTABLE.
 func chattrDir(t *testing.T) string {
 	t.Helper()
-	requireRoot(t, "chattr +i needs CAP_LINUX_IMMUTABLE")
+	testkit.RequireRoot(t, "chattr +i needs CAP_LINUX_IMMUTABLE")
 	if _, err := exec.LookPath("chattr"); err != nil {
 		t.Skipf("chattr not found: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/internal/mnt"
 )
 
@@ -24,10 +25,7 @@ func TestAccess_OwnWorkspacesOnly(t *testing.T) {
 	}
 	ctx := context.Background()
 	root := t.TempDir()
-	e, err := engine.Open(ctx, filepath.Join(root, "home"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := enginetest.Open(t, filepath.Join(root, "home"))
 	for _, w := range []struct {
 		name   string
 		owner  int

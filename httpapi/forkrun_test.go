@@ -15,21 +15,16 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
-	"github.com/tinehq/tine/layer/overlay"
 )
 
 // forkRunAPI is newAPIServer for tests that run a fork-run's agents; they
 // skip unless root can mount overlays.
 func forkRunAPI(t *testing.T) (*httptest.Server, *engine.Engine, *httpapi.Server) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("requires root: a fork-run's forks are overlay mounts and its agents run in them through supervisors")
-	}
-	if err := overlay.Probe(t.TempDir()); err != nil {
-		t.Skipf("requires overlay mounts: %v", err)
-	}
+	enginetest.RequireOverlay(t, "a fork-run's forks are overlay mounts and its agents run in them through supervisors")
 	return newAPIServer(t, "")
 }
 

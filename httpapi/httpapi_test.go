@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/httpapi"
-	"github.com/tinehq/tine/internal/mnt"
 )
 
 // newAPI serves a fresh state directory with one workspace ("ws") holding
@@ -30,33 +30,20 @@ func newAPI(t testing.TB, token string) (*httptest.Server, *engine.Engine) {
 // fork-runs are shut down before the workspace is released.
 func newAPIServer(t testing.TB, token string) (*httptest.Server, *engine.Engine, *httpapi.Server) {
 	t.Helper()
-	root := t.TempDir()
-	ws := filepath.Join(root, "ws")
-	os.MkdirAll(ws, 0o755)
-	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
-	e, err := engine.Open(context.Background(), filepath.Join(root, "home"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	backend := "copy"
 	if os.Geteuid() == 0 {
 		backend = "overlay"
 	}
-	if _, err := e.Init(context.Background(), engine.InitOptions{Path: ws, Backend: backend}); err != nil {
-		t.Fatal(err)
-	}
+	e := enginetest.New(t, enginetest.Options{Backend: backend, Files: map[string]string{"a.txt": "a\n"}}).Engine
 	api := httpapi.New(e, token)
 	srv := httptest.NewServer(api)
-	t.Cleanup(func() {
+	t.Cleanup(func() { // before the workspace is released
 		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := api.Shutdown(ctx); err != nil {
 			t.Errorf("shutting the API down: %v", err)
 		}
-		e.Release(context.Background(), ws, true)
-		e.Close()
-		mnt.UnmountAll(ws)
 	})
 	return srv, e, api
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,11 +73,11 @@ while True:
     time.sleep(1)
 `
 
-func requireRoot(tb testing.TB) {
+// requireLiveFork skips unless the machine can live-fork: root, and the
+// tools the tests' processes use.
+func requireLiveFork(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("requires root: ptrace, namespaces and bind mounts")
-	}
+	testkit.RequireRoot(tb, "ptrace, namespaces and bind mounts")
 	for _, tool := range []string{python, "unshare", "nsenter", "mount"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			tb.Skipf("requires %s", tool)

@@ -25,7 +25,7 @@ type counterSetup struct {
 
 func newCounter(t *testing.T, interval, mode string) *counterSetup {
 	t.Helper()
-	requireRoot(t)
+	requireLiveFork(t)
 	c := &counterSetup{ws: t.TempDir(), fork: t.TempDir(), dir: t.TempDir()}
 	c.parentLog = filepath.Join(c.dir, "parent.log")
 	script := writeScript(t, counterPy)
@@ -168,7 +168,7 @@ func TestFork_SignalsDuringInjection(t *testing.T) {
 }
 
 func TestCheck_Refusals(t *testing.T) {
-	requireRoot(t)
+	requireLiveFork(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ type listenerSetup struct {
 }
 
 func newListener(t *testing.T) *listenerSetup {
-	requireRoot(t)
+	requireLiveFork(t)
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("requires ip")
 	}
@@ -403,7 +403,7 @@ func TestSeize_Frozen(t *testing.T) {
 // in 4 KiB pages and in transparent huge pages. The process writes to all
 // its pages again before each fork, as a live process would have.
 func BenchmarkPause(b *testing.B) {
-	requireRoot(b)
+	requireLiveFork(b)
 	for _, tc := range []struct {
 		mib   int
 		pages string

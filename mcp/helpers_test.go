@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/httpapi"
 )
 
@@ -25,23 +26,8 @@ type daemon struct {
 
 func newDaemon(t *testing.T, files map[string]string) *daemon {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, err := engine.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	ref, err := e.Init(ctx, engine.InitOptions{Path: dir, Backend: "copy", Name: "app"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &daemon{e: e, ws: ref, sock: serveAPI(t, e)}
+	w := enginetest.New(t, enginetest.Options{Name: "app", Home: t.TempDir(), Path: t.TempDir(), Files: files})
+	return &daemon{e: w.Engine, ws: w.Source, sock: serveAPI(t, w.Engine)}
 }
 
 // serveAPI serves e's API on a socket under a short temporary path (unix

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/metrics"
 )
@@ -38,22 +39,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "ws")
-	writeFile(t, filepath.Join(path, "a.txt"), "alpha\n")
-	writeFile(t, filepath.Join(path, "dir/b.txt"), "beta\n")
-	e, err := engine.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	src, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: "copy", Name: "demo"})
-	if err != nil {
-		e.Close()
-		t.Fatalf("Init: %v", err)
-	}
-	t.Cleanup(func() {
-		e.Release(ctx, path, true)
-		e.Close()
-	})
+	w := enginetest.New(t, enginetest.Options{Name: "demo", Files: map[string]string{"a.txt": "alpha\n", "dir/b.txt": "beta\n"}})
+	e, src := w.Engine, w.Source
 	m := metrics.New(metrics.WithSource(metrics.EngineSource(e)))
 	e.SetObserver(m)
 	return &fixture{t: t, ctx: ctx, e: e, m: m, src: src}

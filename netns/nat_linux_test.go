@@ -15,6 +15,8 @@ import (
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"github.com/vishvananda/netlink"
+
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // keepIPForward restores the host's IPv4 forwarding setting when the test ends.
@@ -27,7 +29,7 @@ func keepIPForward(t *testing.T) {
 }
 
 func TestEnsureBridge_NAT(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	keepIPForward(t)
 	cfg := testConfig(t)
 	cfg.NAT = true
@@ -100,7 +102,7 @@ func natTables(t *testing.T, cfg Config) []*nftables.Table {
 // has no route back to the run's subnet, so it only answers if the host
 // masqueraded the run's address as its own.
 func TestEnsureBridge_NATMasquerades(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	keepIPForward(t)
 	cfg := testConfig(t)
 	cfg.NAT = true

@@ -23,14 +23,12 @@ import (
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
+
+	"github.com/tinehq/tine/internal/testkit"
 )
 
-func requireRoot(tb testing.TB) {
-	tb.Helper()
-	if os.Getuid() != 0 {
-		tb.Skip("requires root")
-	}
-}
+// rootWhy says why this package's tests need root.
+const rootWhy = "network namespaces, veth pairs and nftables"
 
 func randHex(n int) string {
 	b := make([]byte, (n+1)/2)
@@ -42,7 +40,7 @@ func randHex(n int) string {
 // its own, created by EnsureBridge and removed when the test ends.
 func testConfig(tb testing.TB) Config {
 	tb.Helper()
-	requireRoot(tb)
+	testkit.RequireRoot(tb, rootWhy)
 	var r [2]byte
 	rand.Read(r[:])
 	suffix := randHex(6)
@@ -140,7 +138,7 @@ func TestEnsureBridge_Idempotent(t *testing.T) {
 }
 
 func TestEnsureBridge_NotABridge(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	name := "tinet" + randHex(6)
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = name

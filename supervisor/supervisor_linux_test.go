@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/internal/tty"
 )
 
@@ -23,17 +24,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("requires root: supervisors create mount, pid, uts and ipc namespaces")
-	}
-}
+// rootWhy says why this package's tests need root.
+const rootWhy = "supervisors create mount, pid, uts and ipc namespaces"
 
 // launch starts a supervisor whose run sees view at a workspace path.
 func launch(t *testing.T, net bool) (Spec, int, *Client) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	root := t.TempDir()
 	spec := Spec{Run: "rtest", Hostname: "test-run", Dir: filepath.Join(root, "sup"), LogDir: filepath.Join(root, "logs"),
 		View: filepath.Join(root, "view"), Workspace: filepath.Join(root, "ws"), Net: net, Env: os.Environ()}
@@ -343,7 +340,7 @@ func mountTmpfs(t *testing.T, dir string) {
 // too (the host's mounts here are private, so only following the host's
 // table does it), and nothing at the workspace path is touched.
 func TestSupervisor_FollowsHostUnmounts(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	disk := filepath.Join(t.TempDir(), "disk")
 	mountTmpfs(t, disk)
 	spec, _, c := launch(t, false)
@@ -373,7 +370,7 @@ func TestSupervisor_FollowsHostUnmounts(t *testing.T) {
 // run) keeps them when the host unmounts that mount: tine itself decides
 // what the run sees there.
 func TestSupervisor_KeepsWorkspaceMountOnHostUnmount(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	root := t.TempDir()
 	spec := Spec{Run: "rtest", Hostname: "test-run", Dir: filepath.Join(root, "sup"), LogDir: filepath.Join(root, "logs"),
 		Workspace: filepath.Join(root, "ws"), Env: os.Environ()}

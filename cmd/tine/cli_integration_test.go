@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/testkit"
 
 	"golang.org/x/sys/unix"
 )
@@ -73,7 +74,7 @@ func TestCLI_Scenario(t *testing.T) {
 	} {
 		t.Run(tc.backend, func(t *testing.T) {
 			t.Parallel()
-			requireRoot(t)
+			testkit.RequireRoot(t, rootWhy)
 			s := newScenario(t, tc.backend, tc.files)
 			s.checkIsolation()
 			s.checkDiffs()
@@ -531,7 +532,7 @@ func TestCLI_ForkChain(t *testing.T) {
 	for _, backend := range []string{"overlay", "copy"} {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
-			requireRoot(t)
+			testkit.RequireRoot(t, rootWhy)
 			testForkChain(t, backend)
 		})
 	}
@@ -597,7 +598,7 @@ func testForkChain(t *testing.T, backend string) {
 // adding a file and changing one, and reads the last level back exactly.
 func TestCLI_DeepChain(t *testing.T) {
 	t.Parallel()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("deep")
 	makeFiles(t, ws, 20)
@@ -636,7 +637,7 @@ func TestCLI_DeepChain(t *testing.T) {
 // the exit status through, and keeps the working directory.
 func TestCLI_Exec(t *testing.T) {
 	t.Parallel()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("ex")
 	if err := os.MkdirAll(filepath.Join(ws, "sub", "deep"), 0o755); err != nil {
@@ -700,7 +701,7 @@ func TestCLI_Exec(t *testing.T) {
 // the documented exit status, and nothing created, changed or mounted.
 func TestCLI_Errors(t *testing.T) {
 	t.Parallel()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("errs")
 	makeFiles(t, ws, 10)
@@ -785,7 +786,7 @@ func TestCLI_Errors(t *testing.T) {
 // link, the directory itself included.
 func TestCLI_InitKeepsTree(t *testing.T) {
 	t.Parallel()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("keep")
 	makeFiles(t, ws, 50)
@@ -815,7 +816,7 @@ func TestCLI_InitKeepsTree(t *testing.T) {
 // records, and that the directory can be taken under management again.
 func TestCLI_Release(t *testing.T) {
 	t.Parallel()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("rel")
 	makeRepo(t, ws, 200)
@@ -864,7 +865,7 @@ mv d01 d01-moved; chmod 600 run.sh; rm linkdir && ln -s d00 linkdir; mkfifo fifo
 // files at the workspace path, each fork's intact, inside runs too.
 func TestCLI_Recovery(t *testing.T) {
 	t.Parallel()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	for _, tc := range []struct {
 		name    string
 		unmount func(ws string, views []string) []string
@@ -949,7 +950,7 @@ func checkMarker(t *testing.T, ws string) {
 // without a trace (no run directory, no mount, no unrecorded layer).
 func TestCLI_KillDuringFork(t *testing.T) {
 	t.Parallel()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("kill")
 	makeFiles(t, ws, 100)

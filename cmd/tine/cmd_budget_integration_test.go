@@ -16,6 +16,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/agentmock"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // blockTurn is how long the mock holds the turn after the expensive one:
@@ -115,7 +116,7 @@ func TestForkRun_StopsSupervisors(t *testing.T) {
 // TestExec_StopsSupervisorItLaunched: tine exec on a stopped run leaves
 // no supervisor behind; with --keep it stays.
 func TestExec_StopsSupervisorItLaunched(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	dir := e.workspaceDir("ex")
 	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("x\n"), 0o644); err != nil {

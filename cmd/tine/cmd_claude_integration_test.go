@@ -21,6 +21,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/agentmock"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // requireClaude skips without the real claude CLI.
@@ -47,7 +48,7 @@ func writeAnswer(content string) agentmock.Turn {
 // directory; the agents' HOME is claudeHome(c).
 func claudeWorkspace(t *testing.T, mock *agentmock.Anthropic, settings string) (*env, string, call) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	requireClaude(t)
 	e := newEnv(t)
 	dir := e.workspaceDir("cl")

@@ -20,6 +20,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/agentmock"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // The commands the mock model runs: the fix, which also tries to write
@@ -116,7 +117,7 @@ func codexScript(r *agentmock.OpenAIRequest) agentmock.OpenAITurn {
 // first. tine.toml sets nothing about the agent.
 func codexWorkspace(t *testing.T, git bool) (*env, string) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	dir := e.workspaceDir("cx")
 	files := map[string]string{

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // TestCLI_Combine takes chosen paths of three forks into the source in
@@ -14,7 +16,7 @@ import (
 // the source (exit 9, nothing of any part written), bad takes, and a
 // clean combine that leaves the forks as they were.
 func TestCLI_Combine(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("app")
 	writeTestFiles(t, ws, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})

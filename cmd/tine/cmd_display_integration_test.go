@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -38,7 +39,7 @@ func requireEscaped(t *testing.T, what, out string, want ...string) {
 // controls reach the terminal quoted (diff, merge --dry-run, compare,
 // export), and --json keeps them exact.
 func TestCLI_HostileNamesEscaped(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("app")
 	writeTestFiles(t, ws, map[string]string{"README.md": "read me\n"})

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // TestDoctor_LostStore is the regression for the bug where, with tine.db
@@ -16,7 +18,7 @@ import (
 // fresh store and its sweeper deleted every layer and run: a workspace of
 // 20 files showed none afterwards, exit status 0.
 func TestDoctor_LostStore(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	for _, spoil := range []string{"missing", "truncated"} {
 		t.Run(spoil, func(t *testing.T) {
 			e := newEnv(t)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // withoutEventFields decodes a --json output and drops what a rebuilt store
@@ -47,7 +49,7 @@ func withoutEventFields(t *testing.T, out string) string {
 // are intact, a fork's files are readable through tine exec and its view,
 // and a rollback to the checkpoint works.
 func TestDoctor_Rebuild(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	for _, spoil := range []string{"missing", "truncated"} {
 		t.Run(spoil, func(t *testing.T) {
 			e := newEnv(t)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/egress/egresstest"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // connectScript tries each host:port from inside a run and prints one
@@ -37,7 +38,7 @@ for target in sys.argv[1:]:
 // address by itself, another port or an unlisted name is refused, and each
 // refusal is in tine ps. The source's network stays open.
 func TestEgress_ForkReachesOnlyWhatIsAllowed(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	dir := e.workspaceDir("egress")
 	var names sync.Map

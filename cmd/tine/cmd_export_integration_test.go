@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 func TestExportAndEvents(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	dir := e.workspaceDir("rep")
 	hostSh(t, dir, "echo base > a.txt")

@@ -22,6 +22,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/grouprec"
+	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/layout"
 )
@@ -35,7 +36,7 @@ const fixtureCost = 0.24722425
 // the claude agent and check.sh the test command.
 func forkRunWorkspace(t *testing.T, extraToml string) (*env, string) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	fake, err := filepath.Abs("testdata/fakeclaude")
 	if err != nil {

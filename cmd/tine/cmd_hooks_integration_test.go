@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/internal/agentmock"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 const hookPush = "git push origin HEAD:refs/heads/pushed"
@@ -27,7 +28,7 @@ const hookPush = "git push origin HEAD:refs/heads/pushed"
 // and the remote.
 func pushWorkspace(t *testing.T) (*env, string, string) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	dir := e.workspaceDir("hk")
 	remote := filepath.Join(canonicalPath(t, t.TempDir()), "remote.git")

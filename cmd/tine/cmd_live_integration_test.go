@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // webToml declares a service serving the workspace on :3000.
@@ -31,7 +32,7 @@ ready = { port = 3000, timeout = "20s" }
 // isolation when isolate is set.
 func liveWorkspace(t *testing.T, isolate bool, files map[string]string) (*env, string) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("requires /usr/bin/python3 for the test services (.ci/run installs it)")
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // counterPy holds a random secret in memory and a counter, appending
@@ -141,7 +142,7 @@ func head(c []int) []int { return c[:min(len(c), 5)] }
 // Processes that cannot be forked live are restarted fresh instead, each
 // with its reason, and the parent's processes are unharmed.
 func TestLiveFork_Refusals(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	gobin := buildGoSleeper(t)
 	files := map[string]string{
 		"threads.py": "import threading, time\n" +

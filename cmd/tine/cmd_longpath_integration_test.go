@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/layer"
 	"golang.org/x/sys/unix"
 )
@@ -119,7 +120,7 @@ func requireNoStaging(t *testing.T, dir string) {
 // view; it returns the environment and the workspace path.
 func longFork(t *testing.T) (*env, string) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("app")
 	writeTestFiles(t, ws, map[string]string{"README.md": "read me\n", "src/main.go": "package main\n"})
@@ -216,7 +217,7 @@ func TestCLI_LongPathMergeGit(t *testing.T) {
 func TestCLI_LongPathRelease(t *testing.T) {
 	for _, mode := range []string{"rename", "copy"} {
 		t.Run(mode, func(t *testing.T) {
-			requireRoot(t)
+			testkit.RequireRoot(t, rootWhy)
 			e := newEnv(t)
 			ws := e.workspaceDir("app")
 			writeTestFiles(t, ws, map[string]string{"README.md": "read me\n", "src/main.go": "package main\n"})

@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // mcpSession runs args (tine mcp, or tine exec RUN -- tine mcp) as an MCP
@@ -64,7 +65,7 @@ func mcpCall(t *testing.T, cs *sdk.ClientSession, isErr bool, name string, args 
 
 func mcpWorkspace(t *testing.T) (*env, string) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	dir := e.workspaceDir("agent")
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("original\n"), 0o644); err != nil {

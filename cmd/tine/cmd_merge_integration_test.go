@@ -8,13 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // TestCLI_MergePromoteChoose drives the resolution commands as a person
 // would: concurrent edits, a dry run, a conflict (exit 9, nothing written),
 // a clean merge, compare, choose, and promote.
 func TestCLI_MergePromoteChoose(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("app")
 	writeTestFiles(t, ws, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
@@ -203,7 +205,7 @@ func TestCLI_RenameLowerDirectory(t *testing.T) {
 // and forks its source n ways; it returns the environment and the path.
 func gitWorkspace(t *testing.T, files map[string]string, after string, n int) (*env, string) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	ws := e.workspaceDir("app")
 	writeTestFiles(t, ws, files)

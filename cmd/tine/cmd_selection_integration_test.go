@@ -12,6 +12,7 @@ import (
 
 	"github.com/tinehq/tine/bench/selection"
 	"github.com/tinehq/tine/evidence"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // TestSelectionBenchmark runs a few tasks of the selection benchmark (one
@@ -22,7 +23,7 @@ import (
 // it abstains on the indistinct task; and that the evidence says what the
 // candidates are. The full benchmark is bench/selection/run.sh.
 func TestSelectionBenchmark(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	for _, bin := range []string{"python3", "go"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("the benchmark's tasks need %s", bin)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // daemon is a running tine serve.
@@ -148,7 +149,7 @@ func TestServe_RestartWhileRunsLive(t *testing.T) {
 
 // On TCP every request needs the token from the state directory.
 func TestServe_TCPToken(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	d := e.serve("--listen", "127.0.0.1:0")
 	var addr string

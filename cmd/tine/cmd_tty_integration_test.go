@@ -15,6 +15,7 @@ import (
 
 	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/internal/agentmock"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // pane is a tmux pane running a command line under a tmux server of its
@@ -131,7 +132,7 @@ func (p *pane) run(n int, line string) string {
 // resize, a full-screen program, the exit status, and the caller's terminal
 // back as it was.
 func TestExecTTY_UnderTmux(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	if _, err := exec.LookPath("vi"); err != nil {
 		t.Skip("requires vi (.ci/run installs vim-tiny)")
 	}
@@ -201,7 +202,7 @@ func TestExecTTY_UnderTmux(t *testing.T) {
 
 // tine shell opens the login shell on a terminal inside the run.
 func TestShell_UnderTmux(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	dir := e.workspaceDir("sh")
 	e.ok("init", dir)
@@ -226,7 +227,7 @@ func TestShell_UnderTmux(t *testing.T) {
 // runs as them, on a terminal of theirs, with job control. Root's tine
 // exec -t into their workspace gives them the terminal too.
 func TestShell_AsUserThroughTheDaemon(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
 	sock := filepath.Join(publicDir(t), "tine.sock")
 	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
@@ -265,7 +266,7 @@ func TestShell_AsUserThroughTheDaemon(t *testing.T) {
 // fork through tine exec -it, against the mock Messages API: a prompt
 // typed, a permission granted with a key, the file written in the fork.
 func TestExecTTY_InteractiveClaude(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	requireClaude(t)
 	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
 		if r.Turn == 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // localUser is a normal user running the tine binary.
@@ -152,7 +153,7 @@ func uidOf(t *testing.T, p string) int {
 // a line; it skips when not root or without the user.
 func userWorkspace(t *testing.T) (e *env, ann *localUser, sock, dir string) {
 	t.Helper()
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	e = newEnv(t)
 	sock = filepath.Join(publicDir(t), "tine.sock")
 	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/procfs"
+	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +21,7 @@ import (
 // supervisor, orphaned when tine start exits, becomes its child, which it
 // does not wait for.
 func TestLive_ZombieSupervisorIsDead(t *testing.T) {
-	requireRoot(t)
+	testkit.RequireRoot(t, rootWhy)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		t.Skipf("cannot become a subreaper: %v", err)
 	}

@@ -78,15 +78,10 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// requireRoot skips every test without root: the overlay backend mounts,
-// the generated workspaces hold files of another owner, and the tests
-// unmount views to simulate a reboot.
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("requires root: the overlay backend mounts, the workspaces hold files of another owner, and reboots are simulated with umount")
-	}
-}
+// rootWhy says why this package's tests need root: the overlay backend
+// mounts, the generated workspaces hold files of another owner, and the
+// tests unmount views to simulate a reboot.
+const rootWhy = "the overlay backend mounts, the workspaces hold files of another owner, and reboots are simulated with umount"
 
 // env is one test's tine: its own state directory and workspaces.
 type env struct {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/overlay"
 	"golang.org/x/sys/unix"
@@ -68,7 +69,7 @@ func put(t *testing.T, fd int, name, content string) {
 // the run copies them into a layer; the walk failed with "file name too
 // long" at the first such path.
 func TestChanges_LongPaths(t *testing.T) {
-	requireOverlay(t)
+	enginetest.RequireOverlay(t, rootWhy)
 	ctx := context.Background()
 	root := t.TempDir()
 	ws, l := filepath.Join(root, "ws"), filepath.Join(root, "layer0")

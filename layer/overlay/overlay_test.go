@@ -4,30 +4,24 @@ import (
 	"os"
 	"testing"
 
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/layertest"
 	"github.com/tinehq/tine/layer/overlay"
 )
 
-func requireOverlay(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("requires root: overlay mounts need CAP_SYS_ADMIN")
-	}
-	if err := overlay.Probe(t.TempDir()); err != nil {
-		t.Skipf("overlay not usable here: %v", err)
-	}
-}
+// rootWhy says why this package's tests need root.
+const rootWhy = "overlay mounts need CAP_SYS_ADMIN"
 
 func TestConformance(t *testing.T) {
-	requireOverlay(t)
+	enginetest.RequireOverlay(t, rootWhy)
 	layertest.Run(t, func(t *testing.T) layer.Backend { return overlay.New() })
 }
 
 // TestConformanceCompacting runs the suite with a depth limit so small that
 // nearly every seal compacts the stack into one layer.
 func TestConformanceCompacting(t *testing.T) {
-	requireOverlay(t)
+	enginetest.RequireOverlay(t, rootWhy)
 	layertest.Run(t, func(t *testing.T) layer.Backend { return overlay.New(overlay.WithMaxDepth(2)) })
 }
 

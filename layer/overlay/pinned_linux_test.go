@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/overlay"
@@ -20,7 +21,7 @@ import (
 // release used to leave that layer behind, undeletable, exit 1, and every
 // later command warned of the orphan.
 func TestImportMove_PinnedFile(t *testing.T) {
-	requireOverlay(t)
+	enginetest.RequireOverlay(t, rootWhy)
 	root := loopfs.Mount(t, "ext4")
 	ws, l := filepath.Join(root, "ws"), filepath.Join(root, "layer0")
 	if err := os.MkdirAll(filepath.Join(ws, "etc"), 0o755); err != nil {
