@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/procfs"

@@ -130,7 +130,7 @@ func BenchmarkCopy_XFS(b *testing.B) {
 // user.overlay.*); into a layer (the default, as Copy copies) it carries
 // them all. Owner, mode and times come along either way.
 func TestCopyMeta_UserTree(t *testing.T) {
-	requireRoot(t, "trusted.* attributes and chown")
+	testkit.RequireRoot(t, "trusted.* attributes and chown")
 	src := filepath.Join(t.TempDir(), "f")
 	write(t, src, "x", 0o640|fs.ModeSetgid)
 	names := []string{"user.tine", "trusted.tine", "trusted.overlay.opaque", "user.overlay.opaque"}
