@@ -17,9 +17,9 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
-	"github.com/tinehq/tine/internal/loopfs"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/internal/mnt"
-	"github.com/tinehq/tine/layer/overlay"
+	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/merge"
 )
 
@@ -165,30 +165,13 @@ type env struct {
 // run it.
 func newEnv(t *testing.T, backend string) *env {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("requires root: the harness runs the engine's backends (overlay mounts, loop filesystems)")
-	}
+	testkit.RequireRoot(t, "the harness runs the engine's backends (overlay mounts, loop filesystems)")
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("requires git")
 	}
-	root := t.TempDir()
-	switch backend {
-	case "overlay":
-		if err := overlay.Probe(t.TempDir()); err != nil {
-			t.Skipf("overlay mounts do not work here: %v", err)
-		}
-	case "btrfs":
-		root = loopfs.Mount(t, "btrfs")
-	case "reflink":
-		root = loopfs.Mount(t, "xfs")
-	}
+	root := enginetest.Root(t, backend)
 	v := &env{t: t, ctx: context.Background(), backend: backend, root: root}
-	e, err := engine.Open(v.ctx, filepath.Join(root, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.e = e
-	t.Cleanup(func() { e.Close() })
+	v.e = enginetest.Open(t, filepath.Join(root, "state"))
 	return v
 }
 
