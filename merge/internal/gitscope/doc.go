@@ -12,6 +12,10 @@
 // works there with a copy of its index and a private object directory in
 // scratch, reading the run's objects as an alternate.
 //
-// With --commits, the run's commits are also carried into the target's
-// history (commits.go): replayed onto its HEAD, or fast-forwarded to.
+// Files: gitscope.go runs git and plans (Plan); repo.go reads the run's
+// repository through the temporary index and builds the patch; diff.go
+// parses it into changes; mirror.go applies them to the mirror, finds the
+// conflicts and makes the entries; quick.go is the quick path. With
+// --commits, the run's commits are also carried into the target's history
+// (commits.go): replayed onto its HEAD, or fast-forwarded to.
 package gitscope
