@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,9 +60,7 @@ func xattrsOf(t *testing.T, p string) string {
 // directory lost all its attributes and a symlink its trusted.* and times,
 // where a copy (release, fstree.Copy) kept them.
 func TestApply_MetadataAsCopied(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("trusted.* attributes need root")
-	}
+	testkit.RequireRoot(t, "trusted.* attributes and chown")
 	s := makeSides(t, tree{"keep": file("k")}, tree{"keep": file("k"), "f": file("data"), "d": dir(), "l": link("keep")}, tree{"keep": file("k")})
 	for _, n := range []string{"f", "d", "l"} {
 		p := filepath.Join(s.theirs, n)
