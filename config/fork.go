@@ -22,7 +22,7 @@ type Fork struct {
 	Parallel            int      `toml:"parallel"`             // agents at once; 0 (default) = all forks at once
 	Agent               string   `toml:"agent"`                // an agent name (see Config.Agent); default "claude"
 	Judge               string   `toml:"judge"`                // JudgeHeuristic (default), JudgeLLM or JudgePairwise
-	ConfidenceThreshold float64  `toml:"confidence_threshold"` // in [0,1]; default 0.6
+	ConfidenceThreshold float64  `toml:"confidence_threshold"` // in [0,1]; default 0.8
 	Set                 ForkSet  `toml:"-"`
 }
 
@@ -54,7 +54,7 @@ const (
 	DefaultTestTimeout         = 10 * time.Minute
 	DefaultAgentTimeout        = 30 * time.Minute
 	DefaultAgent               = AgentClaude
-	DefaultConfidenceThreshold = 0.6
+	DefaultConfidenceThreshold = 0.8
 )
 
 // Merge modes (fork.merge_mode): how fork-run applies the winning fork.

@@ -131,7 +131,7 @@ func TestParse_ForkDefaults(t *testing.T) {
 		if !f.Enabled || f.MaxBranches != 8 || f.DefaultBudgetUSD != 5 || f.AggregateBudgetUSD != 0 ||
 			f.MergeMode != "auto_with_fallback" || f.TestCommand != "" || f.TestTimeout.Duration != 10*time.Minute ||
 			f.AgentTimeout.Duration != 30*time.Minute || f.Parallel != 0 || f.Agent != "claude" ||
-			f.Judge != "heuristic" || f.ConfidenceThreshold != 0.6 || f.Set != (ForkSet{}) {
+			f.Judge != "heuristic" || f.ConfidenceThreshold != 0.8 || f.Set != (ForkSet{}) {
 			t.Errorf("Parse(%q): fork = %+v", doc, f)
 		}
 		j := c.Judge.LLM
@@ -199,10 +199,10 @@ func TestParse_ForkInvalid(t *testing.T) {
 		{`agent = "a b"`, `fork.agent: want an agent name, got "a b" (using "claude")`},
 		{`agent = "ghost"`, `fork.agent: no agent "ghost": declare [agent.ghost] or use "claude" or "codex" (using "claude")`},
 		{`judge = "gpt"`, `fork.judge: want "heuristic", "llm" or "pairwise", got "gpt" (using "heuristic")`},
-		{`confidence_threshold = 1.5`, `fork.confidence_threshold: want a number from 0 to 1, got 1.5 (using 0.6)`},
-		{`confidence_threshold = -0.1`, `fork.confidence_threshold: want a number from 0 to 1, got -0.1 (using 0.6)`},
-		{`confidence_threshold = "high"`, `fork.confidence_threshold: want a number from 0 to 1, got "high" (using 0.6)`},
-		{`confidence_threshold = { a = 1 }`, `fork.confidence_threshold: want a number from 0 to 1, got a table (using 0.6)`},
+		{`confidence_threshold = 1.5`, `fork.confidence_threshold: want a number from 0 to 1, got 1.5 (using 0.8)`},
+		{`confidence_threshold = -0.1`, `fork.confidence_threshold: want a number from 0 to 1, got -0.1 (using 0.8)`},
+		{`confidence_threshold = "high"`, `fork.confidence_threshold: want a number from 0 to 1, got "high" (using 0.8)`},
+		{`confidence_threshold = { a = 1 }`, `fork.confidence_threshold: want a number from 0 to 1, got a table (using 0.8)`},
 	} {
 		c, err := Parse("[fork]\n" + tt.doc)
 		if err != nil {

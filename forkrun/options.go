@@ -46,7 +46,7 @@ func ParseMergeMode(s string) (MergeMode, error) {
 const (
 	DefaultTestTimeout  = 10 * time.Minute
 	DefaultAgentTimeout = 30 * time.Minute
-	DefaultThreshold    = 0.6
+	DefaultThreshold    = 0.8
 )
 
 // Options is one fork-run.

@@ -65,8 +65,8 @@ func TestHeuristic_Evidence(t *testing.T) {
 			if v.Winner != tt.winner {
 				t.Errorf("winner %q; want %q", v.Winner, tt.winner)
 			}
-			if v.Confidence < tt.minConf || v.Confidence > tt.maxConf {
-				t.Errorf("confidence %v; want in [%v, %v]", v.Confidence, tt.minConf, tt.maxConf)
+			if v.RawConfidence < tt.minConf || v.RawConfidence > tt.maxConf {
+				t.Errorf("raw confidence %v; want in [%v, %v]", v.RawConfidence, tt.minConf, tt.maxConf)
 			}
 			if !strings.Contains(v.Rationale, tt.because) {
 				t.Errorf("rationale %q; want it to contain %q", v.Rationale, tt.because)
@@ -142,4 +142,4 @@ func TestHeuristic_TrustedTests(t *testing.T) {
 }
 
 // DefaultThresholdForTest is fork-run's default confidence threshold.
-const DefaultThresholdForTest = 0.6
+const DefaultThresholdForTest = 0.8

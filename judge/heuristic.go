@@ -125,17 +125,22 @@ func (h Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdi
 		}
 	}
 	sep := separation(as)
-	v.Confidence = round4(math.Min(sep, as[0].abs))
+	raw := round4(math.Min(sep, as[0].abs))
 	v.Rationale = rationale(as, sep)
-	if c := round4(math.Min(corroboration(as[0]), as[0].abs)); c > v.Confidence {
-		v.Confidence = c
-		v.Rationale += fmt.Sprintf(" Confidence rests on corroboration: %s passes the valid tests of %s, with nothing against it.",
+	if c := round4(math.Min(corroboration(as[0]), as[0].abs)); c > raw {
+		raw = c
+		v.Rationale += fmt.Sprintf(" Raw confidence rests on corroboration: %s passes the valid tests of %s, with nothing against it.",
 			as[0].c.label(), joinAnd(as[0].c.Evidence.CrossPassed))
 	}
-	v.CannotTell = cannotTell(as, v.Confidence)
+	v.CannotTell = cannotTell(as, raw)
 	if v.CannotTell != "" {
 		v.Rationale += " " + v.CannotTell
+		raw = 0 // diff size and noise say nothing of which is right
 	}
+	v.RawConfidence = raw
+	cal := HeuristicCalibration()
+	v.Confidence = round4(math.Min(cal.Map(raw), as[0].abs))
+	v.Rationale += cal.text(raw, as[0].abs)
 	return v, nil
 }
 

@@ -92,9 +92,9 @@ func TestHeuristic_Judge(t *testing.T) {
 		{"identical passing", []Candidate{done("b", passed), done("a", passed)}, "a", 0, 0, "first by run id"},
 		{"identical failing", []Candidate{done("a", failed), done("b", failed), done("c", failed)}, "a", 0, 0, "first by run id"},
 		{"top two tie, third fails", []Candidate{done("c", passed), done("a", failed), done("b", passed)}, "b", 0, 0, "No evidence separates name-b and name-c"},
-		{"smaller diff wins among passing", []Candidate{done("a", passed, lines(240)), done("b", passed, lines(12))}, "b", 0.1, 0.3,
+		{"smaller diff wins among passing", []Candidate{done("a", passed, lines(240)), done("b", passed, lines(12))}, "b", 0, 0,
 			"smaller diff among passing forks (12 lines vs 240 for name-a)"},
-		{"smaller diff wins among untested", []Candidate{done("a", lines(12)), done("b", lines(240))}, "a", 0.1, 0.3, "smaller diff"},
+		{"smaller diff wins among untested", []Candidate{done("a", lines(12)), done("b", lines(240))}, "a", 0, 0, "smaller diff"},
 		{"zero change loses, untested", []Candidate{done("a", noChange), done("b")}, "b", 0.35, 0.4, "changed 1 file (name-a changed nothing)"},
 		{"zero change loses though its tests pass", []Candidate{done("a", noChange, passed), done("b", failed)}, "b", 0, 0.15, "changed 1 file"},
 		{"zero change loses to bigger passing diff", []Candidate{done("a", noChange, passed), done("b", passed, lines(500))}, "b", 0.9, 1, "changed"},
@@ -103,14 +103,14 @@ func TestHeuristic_Judge(t *testing.T) {
 			"agent finished cleanly (name-a reported an error)"},
 		{"unknown agent beats failed agent", []Candidate{done("a", exit(2)), done("b", func(c *Candidate) { c.AgentExit, c.AgentResult = nil, "" })}, "b", 0.1, 0.4, "agent status unknown"},
 		{"merge conflict loses", []Candidate{done("a", passed, conflict), done("b", passed)}, "b", 0.3, 0.5, "merges cleanly (name-a has merge conflicts)"},
-		{"error signals lose", []Candidate{done("a", output("panic: runtime error: index out of range\n")), done("b", output("all done\n"))}, "b", 0.05, 0.4,
+		{"error signals lose", []Candidate{done("a", output("panic: runtime error: index out of range\n")), done("b", output("all done\n"))}, "b", 0, 0,
 			"fewer error signals (0 vs 1 for name-a)"},
 		{"no-error lines are not signals", []Candidate{done("a", output("Found 0 errors.\nno errors\n")), done("b", output("all done\n"))}, "a", 0, 0, "first by run id"},
-		{"test output signals count", []Candidate{done("a", failed, func(c *Candidate) { c.TestOutput = "--- FAIL: TestX\nFAIL\n" }), done("b", failed)}, "b", 0.05, 0.1, "fewer error signals (0 vs 2"},
+		{"test output signals count", []Candidate{done("a", failed, func(c *Candidate) { c.TestOutput = "--- FAIL: TestX\nFAIL\n" }), done("b", failed)}, "b", 0, 0, "fewer error signals (0 vs 2"},
 		{"passing beats untested, capped by separation", []Candidate{done("a"), done("b", passed)}, "b", 0.55, 0.65, "tests passed (name-a not run)"},
-		{"winner untested, capped", []Candidate{done("a", noChange), done("b", exit(3))}, "b", 0.24, 0.24, "Confidence is limited to 0.24 because no tests ran and its agent failed"},
+		{"winner untested, capped", []Candidate{done("a", noChange), done("b", exit(3))}, "b", 0.24, 0.24, "Raw confidence is limited to 0.24 because no tests ran and its agent failed"},
 		{"single passing", []Candidate{done("a", passed)}, "a", 1, 1, "name-a is the only candidate: tests passed, changed 1 file (+8 -2 lines)"},
-		{"single untested", []Candidate{done("a")}, "a", 0.4, 0.4, "Confidence is limited to 0.40 because no tests ran"},
+		{"single untested", []Candidate{done("a")}, "a", 0.4, 0.4, "Raw confidence is limited to 0.40 because no tests ran"},
 		{"single failing", []Candidate{done("a", failed)}, "a", 0, 0.1, "its tests failed"},
 		{"single passing without change", []Candidate{done("a", passed, noChange)}, "a", 0.1, 0.1, "it changed nothing"},
 		{"single passing with conflicts", []Candidate{done("a", passed, conflict)}, "a", 0.6, 0.6, "does not merge cleanly"},
@@ -121,21 +121,24 @@ func TestHeuristic_Judge(t *testing.T) {
 			if v.Judge != "heuristic" || v.Winner != tt.winner {
 				t.Errorf("judge %q winner %q; want heuristic %q", v.Judge, v.Winner, tt.winner)
 			}
-			if v.Confidence < tt.minConf || v.Confidence > tt.maxConf {
-				t.Errorf("confidence %v; want in [%v, %v]", v.Confidence, tt.minConf, tt.maxConf)
+			if v.RawConfidence < tt.minConf || v.RawConfidence > tt.maxConf {
+				t.Errorf("raw confidence %v; want in [%v, %v]", v.RawConfidence, tt.minConf, tt.maxConf)
+			}
+			if cal := HeuristicCalibration().Map(v.RawConfidence); v.Confidence < 0 || v.Confidence > cal {
+				t.Errorf("confidence %v; want in [0, %v], the calibration of the raw %v", v.Confidence, cal, v.RawConfidence)
 			}
 			if !strings.Contains(v.Rationale, tt.because) {
 				t.Errorf("rationale %q; want it to contain %q", v.Rationale, tt.because)
 			}
-			t.Logf("%.4f %v: %s", v.Confidence, v.Scores, v.Rationale)
+			t.Logf("%.4f (raw %.4f) %v: %s", v.Confidence, v.RawConfidence, v.Scores, v.Rationale)
 		})
 	}
 }
 
 func TestHeuristic_IdenticalUntestedDoNotClear(t *testing.T) {
 	v := judgeHeuristic(t, done("x"), done("y"))
-	if v.Clears(0.5) || v.Confidence != 0 {
-		t.Errorf("confidence %v clears 0.5: %v; want 0", v.Confidence, v.Clears(0.5))
+	if v.Clears(0.5) || v.RawConfidence != 0 || v.Confidence > 0.4 {
+		t.Errorf("confidence %v (raw %v) clears 0.5: %v; want raw 0, at most 0.4 (untested)", v.Confidence, v.RawConfidence, v.Clears(0.5))
 	}
 }
 
@@ -164,8 +167,8 @@ func TestHeuristic_Deterministic(t *testing.T) {
 		done("r5", noChange), done("r4", passed, lines(40)),
 	}
 	want := judgeHeuristic(t, cands...)
-	if want.Winner != "r1" || want.Confidence != 0 {
-		t.Fatalf("winner %s confidence %v; want r1 (first of the tied by run id) and 0", want.Winner, want.Confidence)
+	if want.Winner != "r1" || want.RawConfidence != 0 {
+		t.Fatalf("winner %s raw confidence %v; want r1 (first of the tied by run id) and 0", want.Winner, want.RawConfidence)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20 {

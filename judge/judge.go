@@ -59,11 +59,16 @@ func (c *Candidate) label() string {
 
 // Verdict is a judge's decision; it is stored as JSON.
 type Verdict struct {
-	Judge      string             `json:"judge"`      // "heuristic", "llm", "pairwise" or "vote"
-	Winner     string             `json:"winner"`     // run id of the winner; "" when there is none
-	Confidence float64            `json:"confidence"` // 0..1
-	Scores     map[string]float64 `json:"scores"`     // run id -> score in 0..1
-	Rationale  string             `json:"rationale"`
+	Judge  string `json:"judge"`  // "heuristic", "llm", "pairwise" or "vote"
+	Winner string `json:"winner"` // run id of the winner; "" when there is none
+	// Confidence, in [0, 1], is what the judge makes of the chance that
+	// Winner is right; the heuristic's is calibrated (HeuristicCalibration)
+	// from RawConfidence, its evidence's separation of the winner capped by
+	// the winner's own evidence.
+	Confidence    float64            `json:"confidence"`
+	RawConfidence float64            `json:"raw_confidence,omitempty"`
+	Scores        map[string]float64 `json:"scores"` // run id -> score in 0..1
+	Rationale     string             `json:"rationale"`
 	// CannotTell, when set, says that the evidence cannot separate the
 	// leading candidates and what would (a holdout test, a regression
 	// command); the confidence is then low.

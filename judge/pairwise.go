@@ -89,7 +89,7 @@ func (p Pairwise) Judge(ctx context.Context, task string, cands []Candidate) (*V
 	if h.Winner == v.Winner && h.Confidence > v.Confidence {
 		v.Confidence = h.Confidence
 		v.Rationale += fmt.Sprintf(" The evidence alone names the same winner with confidence %.2f: %s", h.Confidence, h.Rationale)
-		if v.Confidence >= cannotTellBelow {
+		if h.CannotTell == "" {
 			v.CannotTell = ""
 		}
 	}

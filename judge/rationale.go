@@ -31,7 +31,7 @@ func rationale(as []*assessed, sep float64) string {
 		fmt.Fprintf(&b, "%s: %s.", w.c.label(), strings.Join(why, ", "))
 	}
 	if w.abs < sep {
-		fmt.Fprintf(&b, " Confidence is limited to %.2f because %s.", w.abs, strings.Join(weaknesses(w), " and "))
+		fmt.Fprintf(&b, " Raw confidence is limited to %.2f because %s.", w.abs, strings.Join(weaknesses(w), " and "))
 	}
 	return b.String()
 }
@@ -48,10 +48,10 @@ func tie(as []*assessed) string {
 		same = same && a.g == w.g
 	}
 	if same {
-		return fmt.Sprintf("No evidence separates %s (each: %s); %s is first by run id, so confidence is 0.",
+		return fmt.Sprintf("No evidence separates %s (each: %s); %s is first by run id, so the raw confidence is 0.",
 			joinAnd(names), summary(w), w.c.label())
 	}
-	return fmt.Sprintf("%s score the same (%.2f) on different evidence; %s is first by run id, so confidence is 0.",
+	return fmt.Sprintf("%s score the same (%.2f) on different evidence; %s is first by run id, so the raw confidence is 0.",
 		joinAnd(names), w.score, w.c.label())
 }
 

@@ -27,9 +27,11 @@ type Result struct {
 	// Calibration is the expected calibration error of the judge's
 	// confidence against its winner being correct, over ten equal bins;
 	// -1 for judges without a confidence.
-	Calibration float64
-	conf        []float64 // per task: the confidence (-1: none)
-	right       []bool    // and whether the winner was correct
+	// RawCalibration is the same for the heuristic's raw confidence
+	// (before calibration); -1 for other judges.
+	Calibration, RawCalibration float64
+	conf, raw                   []float64 // per task: the confidence and the raw one (-1: none)
+	right                       []bool    // and whether the winner was correct
 }
 
 // Accuracy is the share of tasks whose winner is correct.
@@ -55,6 +57,8 @@ type pick struct {
 	approach string
 	merge    bool
 	conf     float64 // the verdict's confidence; -1: the judge gives none
+	raw      float64 // the heuristic's raw confidence; -1: none
+	ready    bool    // the winner is ready to merge
 }
 
 // A chooser picks among a task's judgeable forks.
@@ -90,10 +94,10 @@ func pairwiseWith(model func(*Outcome) judge.Judge) chooser {
 		}
 		v, err := judge.Pairwise{Compare: model(o)}.Judge(context.Background(), o.Task.Prompt, cands)
 		if err != nil || byRun[v.Winner] == nil {
-			return pick{conf: -1}
+			return pick{conf: -1, raw: -1}
 		}
 		w := byRun[v.Winner]
-		return pick{approach: w.Approach, merge: v.Clears(o.Report.Threshold) && w.Ready, conf: v.Confidence}
+		return pick{approach: w.Approach, merge: v.Clears(o.Report.Threshold) && w.Ready, conf: v.Confidence, raw: -1, ready: w.Ready}
 	}
 }
 
@@ -149,10 +153,10 @@ func heuristicWith(ev func(*evidence.Fork) *evidence.Fork) chooser {
 		}
 		v, err := judge.Heuristic{}.Judge(context.Background(), o.Task.Prompt, cands)
 		if err != nil || byRun[v.Winner] == nil {
-			return pick{conf: -1}
+			return pick{conf: -1, raw: -1}
 		}
 		w := byRun[v.Winner]
-		return pick{approach: w.Approach, merge: v.Clears(o.Report.Threshold) && w.Ready, conf: v.Confidence}
+		return pick{approach: w.Approach, merge: v.Clears(o.Report.Threshold) && w.Ready, conf: v.Confidence, raw: v.RawConfidence, ready: w.Ready}
 	}
 }
 
@@ -170,9 +174,9 @@ func smallestPassing(_ *Outcome, forks []*forkrun.Fork) pick {
 		}
 	}
 	if best == nil {
-		return pick{conf: -1}
+		return pick{conf: -1, raw: -1}
 	}
-	return pick{approach: best.Approach, merge: true, conf: -1}
+	return pick{approach: best.Approach, merge: true, conf: -1, raw: -1}
 }
 
 // judgeable are the forks a judge sees.
@@ -195,12 +199,12 @@ func Score(outs []*Outcome) []Result {
 			p := j.fn(o, judgeable(o.Report))
 			right := p.approach != "" && Correct(o.Task.Kind(p.approach))
 			r.add(o, right, p.merge)
-			r.conf, r.right = append(r.conf, p.conf), append(r.right, right)
+			r.conf, r.raw, r.right = append(r.conf, p.conf), append(r.raw, p.raw), append(r.right, right)
 		}
-		r.Calibration = calibration(r.conf, r.right)
+		r.Calibration, r.RawCalibration = calibration(r.conf, r.right), calibration(r.raw, r.right)
 		res = append(res, r)
 	}
-	rnd := Result{Judge: "random choice (expected)", Calibration: -1}
+	rnd := Result{Judge: "random choice (expected)", Calibration: -1, RawCalibration: -1}
 	for _, o := range outs {
 		forks := judgeable(o.Report)
 		good := 0
@@ -243,17 +247,24 @@ func (r *Result) add(o *Outcome, correct, merge bool) {
 	}
 }
 
+// Bins is how many bins of equal width the expected calibration error
+// uses: [0, 0.1), [0.1, 0.2), ... [0.9, 1].
+const Bins = 10
+
 // calibration is the expected calibration error of confidences conf
-// against outcomes right, over ten bins of equal width: the mean, weighted
+// against outcomes right, over Bins bins of equal width: the mean, weighted
 // by the bins' sizes, of |accuracy - mean confidence| in each bin; -1 when
-// a confidence is missing.
+// a confidence is missing or there is none.
 func calibration(conf []float64, right []bool) float64 {
-	var n, sumConf, sumRight [10]float64
+	var n, sumConf, sumRight [Bins]float64
+	if len(conf) == 0 {
+		return -1
+	}
 	for i, c := range conf {
 		if c < 0 {
 			return -1
 		}
-		b := min(int(c*10), 9)
+		b := min(int(c*Bins), Bins-1)
 		n[b]++
 		sumConf[b] += c
 		if right[i] {
@@ -292,12 +303,15 @@ func Mislabelled(outs []*Outcome) []string {
 
 // PrintTable writes the results as a Markdown table.
 func PrintTable(w io.Writer, res []Result) {
-	fmt.Fprintln(w, "| judge | accuracy | accuracy when it merges | abstention | wrong automatic merges | abstained on indistinct tasks | calibration error |")
+	fmt.Fprintln(w, "| judge | accuracy | accuracy when it merges | abstention | wrong automatic merges | abstained on indistinct tasks | calibration error (raw → calibrated) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range res {
 		cal := "—"
 		if r.Calibration >= 0 {
 			cal = fmt.Sprintf("%.2f", r.Calibration)
+		}
+		if r.RawCalibration >= 0 {
+			cal = fmt.Sprintf("%.2f → %s", r.RawCalibration, cal)
 		}
 		fmt.Fprintf(w, "| %s | %.0f%% (%.1f/%d) | %.0f%% (%.1f/%.1f) | %.0f%% | %.1f | %d/%d | %s |\n", r.Judge,
 			100*r.Accuracy(), r.Correct, r.Tasks, 100*r.DecidedAccuracy(), r.DecidedCorrect, r.Decided,

@@ -108,7 +108,7 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f.Float64Var(&fl.aggregate, "aggregate-budget", 0, "budget of all forks together in USD (0 = none)")
 	f.StringVar(&fl.mode, "merge-mode", "", "auto, auto_with_fallback (default), vote or manual")
 	f.StringVar(&fl.judgeKind, "judge", "", "heuristic (default), llm or pairwise (both ask the model of [judge.llm] in tine.toml)")
-	f.Float64Var(&fl.threshold, "confidence", 0, "confidence a winner needs to be merged automatically (default 0.6)")
+	f.Float64Var(&fl.threshold, "confidence", 0, "confidence a winner needs to be merged automatically (default 0.8)")
 	f.IntVar(&fl.parallel, "parallel", 0, "agents running at once (default all)")
 	f.StringVar(&fl.configFile, "config", "", "read this file instead of the workspace's tine.toml")
 	f.StringVar(&fl.live, "live", "", "what RUN's processes become in each fork (see tine fork --help)")

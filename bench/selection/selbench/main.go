@@ -6,6 +6,13 @@
 //
 //	go run ./bench/selection/selbench -tine /tmp/tine [-tasks REGEXP] [-v] [-save FILE]
 //	go run ./bench/selection/selbench -load FILE   # score saved fork-runs again
+//	go run ./bench/selection/selbench -load FILE -fit judge/calibration.json
+//
+// Besides the judges' table it prints the heuristic's calibration: the
+// expected calibration error of its raw and calibrated confidence, in
+// sample and held out. -fit writes the calibration fitted on the tasks
+// scored (judge.Fit over selection.FitOn) to a file, the heuristic's being
+// judge/calibration.json.
 //
 // -load replays the judges on saved reports without running anything: a
 // judge's change is measured on the same forks in a second.
@@ -21,6 +28,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/bench/selection"
+	"github.com/tinehq/tine/forkrun"
 )
 
 func main() {
@@ -30,9 +38,10 @@ func main() {
 	verbose := flag.Bool("v", false, "print every fork's evidence")
 	save := flag.String("save", "", "write the tasks' outcomes (tasks and reports) to this JSON file")
 	load := flag.String("load", "", "score the outcomes of this file (from -save) instead of running tasks")
+	fitTo := flag.String("fit", "", "write the heuristic's calibration fitted on the outcomes to this file")
 	flag.Parse()
 	if *load != "" {
-		if err := rescore(*load); err != nil {
+		if err := rescore(*load, *fitTo); err != nil {
 			fmt.Fprintln(os.Stderr, "selbench:", err)
 			os.Exit(1)
 		}
@@ -43,13 +52,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "selbench: -tasks:", err)
 		os.Exit(2)
 	}
-	if err := run(*bin, re, *keep, *verbose, *save); err != nil {
+	if err := run(*bin, re, *keep, *verbose, *save, *fitTo); err != nil {
 		fmt.Fprintln(os.Stderr, "selbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, re *regexp.Regexp, keep, verbose bool, save string) error {
+func run(bin string, re *regexp.Regexp, keep, verbose bool, save, fitTo string) error {
 	root, err := os.MkdirTemp("", "tine-selbench-")
 	if err != nil {
 		return err
@@ -84,19 +93,45 @@ func run(bin string, re *regexp.Regexp, keep, verbose bool, save string) error {
 		fmt.Fprintln(os.Stderr, "mislabelled:", m)
 	}
 	fmt.Printf("%d tasks, %.0f s\n\n", len(outs), time.Since(start).Seconds())
-	selection.PrintTable(os.Stdout, selection.Score(outs))
 	if save != "" {
 		b, err := json.MarshalIndent(outs, "", " ")
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(save, b, 0o644)
+		if err := os.WriteFile(save, b, 0o644); err != nil {
+			return err
+		}
 	}
-	return nil
+	return report(outs, fmt.Sprintf("the selection benchmark's %d tasks, run on %s", len(outs), time.Now().UTC().Format("2006-01-02")), fitTo)
+}
+
+// report prints the judges' figures and the heuristic's calibration, and
+// writes the calibration fitted on outs to fitTo unless it is "".
+func report(outs []*selection.Outcome, source, fitTo string) error {
+	selection.PrintTable(os.Stdout, selection.Score(outs))
+	rows, err := selection.Calibrations(outs, 0.6, forkrun.DefaultThreshold)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nThe heuristic's calibration, expected calibration error over %d bins of equal width;\n"+
+		"merges without the holdout at the old threshold 0.6 and the default %.2f:\n\n", selection.Bins, forkrun.DefaultThreshold)
+	selection.PrintCalibrations(os.Stdout, rows)
+	if fitTo == "" {
+		return nil
+	}
+	c, err := selection.Fit(outs, source)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(fitTo, append(b, '\n'), 0o644)
 }
 
 // rescore scores the outcomes saved in file.
-func rescore(file string) error {
+func rescore(file, fitTo string) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -109,8 +144,11 @@ func rescore(file string) error {
 		fmt.Fprintln(os.Stderr, "mislabelled:", m)
 	}
 	fmt.Printf("%d tasks (from %s)\n\n", len(outs), file)
-	selection.PrintTable(os.Stdout, selection.Score(outs))
-	return nil
+	day := "an earlier day"
+	if fi, err := os.Stat(file); err == nil {
+		day = fi.ModTime().UTC().Format("2006-01-02")
+	}
+	return report(outs, fmt.Sprintf("the selection benchmark's %d tasks, run on %s", len(outs), day), fitTo)
 }
 
 func testWord(passed bool) string {
