@@ -15,6 +15,7 @@ type Fork struct {
 	MergeMode           string   `toml:"merge_mode"`           // a Merge constant; default MergeAutoWithFallback
 	TestCommand         string   `toml:"test_command"`         // run by sh -c in each fork; "" (default) = none
 	HoldoutCommand      string   `toml:"holdout_command"`      // run in each fork after the agents, never shown to them; "" = none
+	HoldoutDir          string   `toml:"holdout_dir"`          // absolute, outside the workspace: the holdout's files, hidden from the forks; "" = none
 	RegressionCommand   string   `toml:"regression_command"`   // the wider suite, run in each fork as evidence; "" = none
 	CheckCommands       []string `toml:"check_commands"`       // build, lint, type-check commands run in each fork as evidence
 	TestTimeout         Duration `toml:"test_timeout"`         // default 10m
@@ -36,6 +37,7 @@ type ForkSet struct {
 	MergeMode           bool
 	TestCommand         bool
 	HoldoutCommand      bool
+	HoldoutDir          bool
 	RegressionCommand   bool
 	CheckCommands       bool
 	TestTimeout         bool

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,7 @@ func (d *decoder) fork(v any) Fork {
 	s.MergeMode = t.oneOf("merge_mode", &f.MergeMode, MergeAuto, MergeAutoWithFallback, MergeVote, MergeManual)
 	s.TestCommand = t.str("test_command", &f.TestCommand)
 	s.HoldoutCommand = t.str("holdout_command", &f.HoldoutCommand)
+	s.HoldoutDir = t.check("holdout_dir", "an absolute path", filepath.IsAbs, &f.HoldoutDir)
 	s.RegressionCommand = t.str("regression_command", &f.RegressionCommand)
 	s.CheckCommands = t.stringList("check_commands", &f.CheckCommands)
 	s.TestTimeout = t.duration("test_timeout", &f.TestTimeout)

@@ -16,7 +16,8 @@ import (
 // namespace covers the state directory (but the run's own directory) and
 // the other workspaces, and seccomp denies what an agent never needs; a
 // fork also gets a /tmp and a layer over the owner's home of its own (kept
-// in its directory), and may write only to its workspace path, /tmp, /dev,
+// in its directory), does not see what its fork-run hid from it
+// (ForkOptions.Hide), and may write only to its workspace path, /tmp, /dev,
 // that home, its scratch directory and [confine] writable (Landlock).
 func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
 	hide := &supervisor.Hide{State: e.home, Keep: e.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: r.Run.Role == tine.RoleFork}
@@ -29,6 +30,7 @@ func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*c
 		}
 		return err
 	})
+	hide.Private = e.readHidden(r)
 	spec := &confine.Spec{Seccomp: true}
 	if r.Run.Role == tine.RoleFork {
 		spec.DenyMounts = true

@@ -31,6 +31,11 @@ type ForkOptions struct {
 	// AllowSecrets lets a live fork (ptrace, criu) copy processes whose
 	// environment holds secrets of the parent's [secrets].
 	AllowSecrets bool
+	// Hide are paths outside the workspace that no process of the forks
+	// may see (a holdout test's files): covered in their mount namespaces
+	// from their first process on, like the other workspaces. Fork refuses
+	// them when the parent's [confine] is off.
+	Hide []string
 }
 
 // ForkResult is what Fork made.
@@ -64,6 +69,9 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	defer u.run(&err)
 	names, err := e.forkNames(ctx, p, o)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.checkHide(p, o.Hide); err != nil {
 		return nil, err
 	}
 	mode, err := e.liveMode(p, o.Live)
@@ -105,6 +113,9 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	g := &tine.Group{ID: tine.NewID(tine.PrefixGroup), Workspace: p.Workspace.ID, Parent: p.Run.ID, Version: v.ID, CreatedAt: v.CreatedAt}
 	forks, err := e.makeForks(ctx, be, p, v, g, o, names, head, &u)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.writeHidden(forks, o.Hide); err != nil {
 		return nil, err
 	}
 	if err := faultPointCtx(ctx); err != nil { // every fork's files made, nothing recorded

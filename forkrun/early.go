@@ -34,7 +34,11 @@ type EarlyStop struct {
 func (r *runner) earlyEvidence(ctx context.Context, f *Fork) *evidence.Fork {
 	ev := &evidence.Fork{}
 	if r.o.Holdout != "" {
-		ev.Holdout = r.check(ctx, f.Run, "", r.o.Holdout)
+		if ref, err := r.e.FindRun(ctx, f.Run); err != nil {
+			ev.Holdout = &evidence.Check{Command: r.o.Holdout, Error: err.Error()}
+		} else {
+			ev.Holdout = r.holdout(ctx, ref)
+		}
 	}
 	if r.o.Regression != "" {
 		ev.Regression = r.check(ctx, f.Run, "", r.o.Regression)

@@ -2,6 +2,7 @@ package forkrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,8 +10,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/evidence"
 	"github.com/tinehq/tine/fstree"
@@ -162,7 +165,7 @@ func (r *runner) literalsAndScope(ctx context.Context, facts []*forkFacts) ([]st
 // the fork and its changed tests on the fork point.
 func (r *runner) ownChecks(ctx context.Context, fc *forkFacts) {
 	if r.o.Holdout != "" {
-		fc.ev.Holdout = r.check(ctx, fc.f.Run, "", r.o.Holdout)
+		fc.ev.Holdout = r.holdout(ctx, fc.ref)
 	}
 	if r.o.Regression != "" {
 		fc.ev.Regression = r.check(ctx, fc.f.Run, "", r.o.Regression)
@@ -293,12 +296,43 @@ const cdFailed = "tine: evidence: cannot enter the scratch copy"
 // check runs command by sh -c in fork run, in dir ("" is the workspace
 // path), stopped at the test timeout.
 func (r *runner) check(ctx context.Context, run, dir, command string) *evidence.Check {
+	return r.checkWith(ctx, run, dir, command, nil)
+}
+
+// holdout runs the holdout command in run; with a holdout directory, that
+// is copied into the run's scratch directory first, named by
+// $TINE_HOLDOUT, and removed after: the run's processes never see the
+// directory itself, and its copy only while the holdout runs.
+func (r *runner) holdout(ctx context.Context, run engine.Ref) *evidence.Check {
+	if r.o.HoldoutDir == "" {
+		return r.check(ctx, run.Run.ID, "", r.o.Holdout)
+	}
+	dir, err := r.scratch(run, "holdout")
+	if err == nil {
+		defer os.RemoveAll(dir)
+		err = fstree.Copy(ctx, r.o.HoldoutDir, dir, fstree.CopyOptions{})
+	}
+	if err == nil {
+		err = fstree.CopyAttrs(r.o.HoldoutDir, dir)
+	}
+	if err != nil {
+		return &evidence.Check{Command: r.o.Holdout, Error: "copying the holdout directory: " + err.Error()}
+	}
+	return r.checkWith(ctx, run.Run.ID, "", r.o.Holdout, []string{HoldoutEnv + "=" + dir})
+}
+
+// HoldoutEnv names, in the holdout command's environment, the copy of the
+// holdout directory (Options.HoldoutDir).
+const HoldoutEnv = "TINE_HOLDOUT"
+
+// checkWith is check with env added to the command's environment.
+func (r *runner) checkWith(ctx context.Context, run, dir, command string, env []string) *evidence.Check {
 	script := command
 	if dir != "" {
 		script = fmt.Sprintf("cd %s || { echo %s >&2; exit 125; }; %s", shellQuote(dir), shellQuote(cdFailed), command)
 	}
 	start := time.Now()
-	res, err := r.e.ExecWith(ctx, run, engine.ExecOptions{Args: []string{"sh", "-c", script}, Timeout: r.o.TestTimeout})
+	res, err := r.e.ExecWith(ctx, run, engine.ExecOptions{Args: []string{"sh", "-c", script}, Env: env, Timeout: r.o.TestTimeout})
 	if err == nil && dir != "" && res.Exit == 125 && strings.Contains(res.Stderr, cdFailed) {
 		err = fmt.Errorf("the run cannot enter its scratch copy %s: %s", dir, firstLine(res.Stderr))
 	}
@@ -312,4 +346,25 @@ func (r *runner) check(ctx context.Context, run, dir, command string) *evidence.
 // shellQuote quotes s for sh.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkHoldoutDir refuses a holdout directory that is not a directory or
+// does not belong to w's owner: tine (perhaps root, through the daemon)
+// copies it into the forks, where the owner's processes read it, so it
+// must be the owner's to give.
+func checkHoldoutDir(dir string, w *tine.Workspace) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("fork-run: holdout directory: %w", errors.Join(err, tine.ErrInvalid))
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("fork-run: holdout directory %s is not a directory: %w", dir, tine.ErrInvalid)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != w.UID {
+		return fmt.Errorf("fork-run: holdout directory %s belongs to uid %d, not to the workspace's owner (uid %d): %w", dir, st.Uid, w.UID, tine.ErrInvalid)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -81,6 +82,12 @@ type Options struct {
 	// Both are evidence for the judge (see the evidence package); empty:
 	// none. They are stopped at TestTimeout.
 	Holdout, Regression string
+	// HoldoutDir, when set, is a directory outside the workspace holding
+	// the holdout's files: hidden from every fork from its first process
+	// on (engine.ForkOptions.Hide), copied into a fork's scratch directory
+	// only for the holdout command, which finds the copy in $TINE_HOLDOUT,
+	// after the fork's agent ended. It needs Holdout.
+	HoldoutDir string
 	// Checks are declared checks (build, lint, type-check), each run by
 	// sh -c in each finished fork as evidence.
 	Checks       []string
@@ -136,6 +143,12 @@ func (o *Options) check() error {
 	}
 	if o.StopWhenConfident && o.Holdout == "" && o.Regression == "" {
 		return fmt.Errorf("fork-run: --stop-when-confident needs a holdout or regression command (--holdout-test, --regression-test): the visible tests alone may pass by luck: %w", tine.ErrInvalid)
+	}
+	if o.HoldoutDir != "" && o.Holdout == "" {
+		return fmt.Errorf("fork-run: --holdout-dir needs a holdout command (--holdout-test) to run with it: %w", tine.ErrInvalid)
+	}
+	if o.HoldoutDir != "" && !filepath.IsAbs(o.HoldoutDir) {
+		return fmt.Errorf("fork-run: holdout directory %q: want an absolute path: %w", o.HoldoutDir, tine.ErrInvalid)
 	}
 	if o.Fresh && o.Session != "" {
 		return fmt.Errorf("fork-run: --session and --fresh exclude each other: %w", tine.ErrInvalid)

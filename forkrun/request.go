@@ -35,6 +35,9 @@ type Request struct {
 	// (see Options); unset: [fork] holdout_command, regression_command.
 	Holdout    *string `json:"holdout,omitempty"`
 	Regression *string `json:"regression,omitempty"`
+	// HoldoutDir is the holdout's directory (see Options); unset: [fork]
+	// holdout_dir. Absolute.
+	HoldoutDir *string `json:"holdout_dir,omitempty"`
 	// Checks are the declared checks; nil: [fork] check_commands.
 	Checks []string `json:"checks,omitempty"`
 	// Durations in seconds.
@@ -83,6 +86,7 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 	o.StopWhenConfident, o.Synthesize = req.StopWhenConfident, req.Synthesize
 	o.Test = or(req.Test, fc.TestCommand)
 	o.Holdout = or(req.Holdout, fc.HoldoutCommand)
+	o.HoldoutDir = or(req.HoldoutDir, fc.HoldoutDir)
 	o.Regression = or(req.Regression, fc.RegressionCommand)
 	o.Checks = fc.CheckCommands
 	if req.Checks != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -123,6 +124,9 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	if !src.Run.Live() {
 		return nil, fmt.Errorf("run %s is %s: %w", src.Run.Name, src.Run.State, tine.ErrState)
 	}
+	if err := checkHoldoutDir(o.HoldoutDir, src.Workspace); err != nil {
+		return nil, err
+	}
 	conv, note, err := chooseConversation(ctx, e, src, &o, assigned)
 	if err != nil {
 		return nil, err
@@ -136,7 +140,11 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	procs, _ := e.ProcState(src)
 	running := procs == engine.ProcRunning
 	started := time.Now()
-	fr, err := e.Fork(ctx, src.Run.ID, engine.ForkOptions{Copies: o.N, Approaches: o.Approaches, Live: o.Live})
+	fo := engine.ForkOptions{Copies: o.N, Approaches: o.Approaches, Live: o.Live}
+	if o.HoldoutDir != "" {
+		fo.Hide = []string{filepath.Clean(o.HoldoutDir)}
+	}
+	fr, err := e.Fork(ctx, src.Run.ID, fo)
 	if err != nil {
 		return nil, err
 	}

@@ -195,6 +195,10 @@ func (r Run) Sup() string { return filepath.Join(r.dir, "sup") }
 // Adopted lists the processes forked live into the run.
 func (r Run) Adopted() string { return filepath.Join(r.Sup(), "adopted.json") }
 
+// Hidden lists the paths outside the workspace kept from the run's
+// processes besides the usual (a holdout's files; engine.ForkOptions.Hide).
+func (r Run) Hidden() string { return filepath.Join(r.dir, "hidden.json") }
+
 // Logs holds the services' logs.
 func (r Run) Logs() string { return filepath.Join(r.dir, "logs") }
 

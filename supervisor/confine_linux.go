@@ -75,6 +75,15 @@ func hideState(spec Spec) (hidden []string, others int, err error) {
 		}
 		others++
 	}
+	for _, p := range h.Private {
+		if _, err := os.Stat(p); err != nil || fstree.Within(spec.Workspace, p) || fstree.Within(p, spec.Workspace) {
+			continue
+		}
+		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
+			return nil, 0, fmt.Errorf("hiding %s: %w", p, err)
+		}
+		hidden = append(hidden, p)
+	}
 	return hidden, others, nil
 }
 

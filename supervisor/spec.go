@@ -60,7 +60,11 @@ type Hide struct {
 	State string   `json:"state,omitempty"` // tine's state directory, covered but for Keep
 	Keep  string   `json:"keep,omitempty"`  // the run's own directory in it
 	Paths []string `json:"paths,omitempty"` // other workspaces
-	Tmp   bool     `json:"tmp,omitempty"`   // a /tmp of the run's own
+	// Private are paths kept from this run alone (a holdout test's files,
+	// engine.ForkOptions.Hide): covered like Paths, and named in the
+	// confinement report.
+	Private []string `json:"private,omitempty"`
+	Tmp     bool     `json:"tmp,omitempty"` // a /tmp of the run's own
 	// Home, when set, is the owner's home, which the run sees with a
 	// writable layer of its own on top (kept in HomeLayer, a directory the
 	// supervisor makes): it reads the owner's files, caches and settings,

@@ -52,7 +52,7 @@ func (r *Runner) Run(ctx context.Context, t Task) (*Outcome, error) {
 	args := []string{"fork-run", t.Name + "/source", "--json", "--prompt", t.Prompt, "-n", strconv.Itoa(len(t.Cands)),
 		"--agent-cmd", "sh " + filepath.Join(dir, "apply.sh") + " " + filepath.Join(dir, "cands"),
 		"--test", t.Test, "--regression-test", t.Regression,
-		"--holdout-test", "HOLDOUT=" + filepath.Join(dir, "holdout") + "; " + t.HoldoutCmd,
+		"--holdout-dir", filepath.Join(dir, "holdout"), "--holdout-test", "HOLDOUT=$" + forkrun.HoldoutEnv + "; " + t.HoldoutCmd,
 		"--merge-mode", "manual", "--budget", "0"}
 	for _, c := range t.Cands {
 		args = append(args, "--approach", c.Approach)

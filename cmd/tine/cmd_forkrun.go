@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -24,6 +25,7 @@ type forkRunFlags struct {
 	approaches                []string
 	agentName, agentCmd       string
 	test, holdout, regression string
+	holdoutDir                string
 	checks                    []string
 	testTimeout, agentTO      time.Duration
 	budget, aggregate         float64
@@ -99,7 +101,8 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f.StringVar(&fl.agentName, "agent", "", "agent: claude, codex, command or an [agent.NAME] of tine.toml (default [fork] agent, else claude)")
 	f.StringVar(&fl.agentCmd, "agent-cmd", "", "run this shell command as the agent (sh -c, at the workspace path, with TINE_PROMPT, TINE_APPROACH, TINE_RUN, TINE_FORK_INDEX; it reports cost by printing {\"tine_cost_usd\": X} lines)")
 	f.StringVar(&fl.test, "test", "", "test command run by sh -c in each fork once its agent finished")
-	f.StringVar(&fl.holdout, "holdout-test", "", "holdout command run by sh -c in each fork after the agents ended, never shown to them (keep its files outside the workspace); evidence for the judge")
+	f.StringVar(&fl.holdout, "holdout-test", "", "holdout command run by sh -c in each fork after the agents ended, never shown to them (keep its files in --holdout-dir); evidence for the judge")
+	f.StringVar(&fl.holdoutDir, "holdout-dir", "", "directory outside the workspace with the holdout's files: hidden from the forks while their agents run, copied in for the holdout command alone, which finds it in $TINE_HOLDOUT")
 	f.StringVar(&fl.regression, "regression-test", "", "wider test suite run by sh -c in each fork after the agents ended; evidence for the judge")
 	f.StringArrayVar(&fl.checks, "check", nil, "declared check (build, lint, type-check) run by sh -c in each fork after the agents ended, repeatable; evidence for the judge (default [fork] check_commands)")
 	f.DurationVar(&fl.testTimeout, "test-timeout", 0, "kill the test command's process tree after this long (default 10m)")
@@ -170,6 +173,13 @@ func forkRunRequest(c *cobra.Command, fl forkRunFlags) (forkrun.Request, error) 
 	}
 	if set("holdout-test") {
 		r.Holdout = &fl.holdout
+	}
+	if set("holdout-dir") {
+		abs, err := filepath.Abs(fl.holdoutDir)
+		if err != nil {
+			return r, fmt.Errorf("--holdout-dir %s: %v: %w", fl.holdoutDir, err, tine.ErrInvalid)
+		}
+		r.HoldoutDir = &abs
 	}
 	if set("regression-test") {
 		r.Regression = &fl.regression

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/evidence"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/internal/testkit"
@@ -673,5 +674,59 @@ func TestForkRun_OneForkPerApproach(t *testing.T) {
 		"--agent-cmd", "touch done", "--merge-mode", "manual")
 	if r.code != 0 || len(rep.Forks) != 2 {
 		t.Fatalf("%d forks, want one per approach: %v", len(rep.Forks), r)
+	}
+}
+
+// TestForkRun_HoldoutDirIsHidden: the holdout's files, in --holdout-dir
+// outside the workspace, cannot be read by a fork's agent (its cat
+// fails), yet the holdout command finds them in $TINE_HOLDOUT once the
+// agents ended, and its outcome counts: the fork that fixed the bug passes
+// it, the one that did not fails it.
+func TestForkRun_HoldoutDirIsHidden(t *testing.T) {
+	e, dir := forkRunWorkspace(t, "")
+	holdout := t.TempDir()
+	const mark = "HOLDOUT-SECRET-7f3a"
+	if err := os.WriteFile(filepath.Join(holdout, "expected.txt"), []byte(mark+"\nOK\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--holdout-dir", holdout}, exitUsage, "needs a holdout command"},
+		{[]string{"--holdout-dir", dir, "--holdout-test", "true"}, exitUsage, "inside workspace"},
+		{[]string{"--holdout-dir", filepath.Join(holdout, "expected.txt"), "--holdout-test", "true"}, exitUsage, "not a directory"},
+	} {
+		args := append([]string{"fork-run", "source", "--prompt", "p", "-n", "1", "--agent-cmd", "true"}, tt.args...)
+		if r := e.tine(args...); r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v: exit %d %q; want %d and %q", tt.args, r.code, r.stderr, tt.code, tt.want)
+		}
+	}
+	if out := e.ok("ls"); strings.Contains(out, "source-1") {
+		t.Fatalf("a refused fork-run left a fork:\n%s", out)
+	}
+	agentCmd := `cat ` + filepath.Join(holdout, "expected.txt") + ` 2>&1 && echo READ-IT; ls -A ` + holdout + `
+case "$TINE_APPROACH" in fix) sed -i s/BUG/OK/ app.txt ;; *) echo x > other.txt ;; esac`
+	rep, r := e.forkRunJSON("source", "--prompt", "fix app.txt", "--approach", "fix", "--approach", "other",
+		"--agent-cmd", agentCmd, "--holdout-dir", holdout,
+		"--holdout-test", `grep -q `+mark+` "$TINE_HOLDOUT/expected.txt" && grep -q OK app.txt`, "--merge-mode", "manual")
+	if r.code != 0 || len(rep.Forks) != 2 {
+		t.Fatalf("exit %d, %d forks: %s\n%v", r.code, len(rep.Forks), rep.OutcomeDetail, r)
+	}
+	for i, f := range rep.Forks {
+		if strings.Contains(f.Agent.Output, mark) || strings.Contains(f.Agent.Output, "READ-IT") || !strings.Contains(f.Agent.Output, "No such file") {
+			t.Errorf("%s's agent read the holdout, or its cat did not fail:\n%s", f.Name, f.Agent.Output)
+		}
+		var h *evidence.Check
+		if f.Evidence != nil {
+			h = f.Evidence.Holdout
+		}
+		if want := i == 0; h == nil || h.Error != "" || h.Passed != want {
+			t.Errorf("%s: holdout %+v; want it run, passed %v", f.Name, h, want)
+		}
+	}
+	if rep.Verdict == nil || rep.Verdict.Winner != rep.Forks[0].Run {
+		t.Errorf("verdict %+v; want the fork that passes the holdout", rep.Verdict)
 	}
 }
