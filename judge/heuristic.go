@@ -24,6 +24,10 @@ var _ Judge = Heuristic{}
 // feature is one kind of evidence the heuristic weighs.
 type feature int
 
+// The first numAdditive are summed into the score, by their weights; the
+// others are the evidence beyond the test command, which multiplies the
+// score by its penalties, each raised to its feature's weight (its
+// strength: 1 built in, learned per workspace like the others).
 const (
 	featChanges feature = iota
 	featTests
@@ -31,17 +35,26 @@ const (
 	featMerge
 	featSignals
 	featSize
+	featValidity   // the fork's tests prove nothing (pass on the fork point)
+	featCross      // it fails a rival's trusted valid tests
+	featHoldout    // its holdout command failed
+	featRegression // its regression command failed
+	featChecks     // its declared checks failed
+	featFlags      // red flags of its diff
 	numFeatures
+	numAdditive = featValidity
 )
 
-// weight of each feature in a score; the weights sum to 1.
+// weight of each feature: the additive ones sum to 1, the evidence's
+// strengths are 1.
 var weight = [numFeatures]float64{
-	featChanges: 0.30,
-	featTests:   0.30,
-	featAgent:   0.12,
-	featMerge:   0.12,
-	featSignals: 0.08,
-	featSize:    0.08,
+	featChanges:  0.30,
+	featTests:    0.30,
+	featAgent:    0.12,
+	featMerge:    0.12,
+	featSignals:  0.08,
+	featSize:     0.08,
+	featValidity: 1, featCross: 1, featHoldout: 1, featRegression: 1, featChecks: 1, featFlags: 1,
 }
 
 // decisiveMargin is the lead in score over the runner-up that earns full
@@ -150,7 +163,7 @@ func assess(cands []Candidate, weight Weights) []*assessed {
 	tr := trustOf(cands)
 	as := make([]*assessed, len(cands))
 	for i := range cands {
-		as[i] = observe(&cands[i], tr)
+		as[i] = observe(&cands[i], tr, weight)
 	}
 	minSignals := as[0].signals
 	minLines := map[testOutcome]int{}
@@ -165,8 +178,8 @@ func assess(cands []Candidate, weight Weights) []*assessed {
 		if a.changed {
 			a.g[featSize] = float64(max(minLines[a.tests], 1)) / float64(max(a.lines, 1))
 		}
-		for f, w := range weight {
-			a.score += w * a.g[f]
+		for f := range numAdditive {
+			a.score += weight[f] * a.g[f]
 		}
 		a.score = round4(a.score * a.factor)
 	}
@@ -180,17 +193,23 @@ func assess(cands []Candidate, weight Weights) []*assessed {
 }
 
 // observe reads the evidence of one candidate that does not depend on the
-// others.
-func observe(c *Candidate, tr trust) *assessed {
+// others, the evidence's penalties raised to their strengths in weight.
+func observe(c *Candidate, tr trust, weight Weights) *assessed {
 	a := &assessed{c: c, tests: outcome(c), agent: status(c)}
 	a.lines = max(c.LinesAdded, 0) + max(c.LinesDeleted, 0)
 	a.changed = c.FilesChanged > 0 || a.lines > 0
 	a.signals = errorSignals(c.Output) + errorSignals(c.TestOutput)
 	a.g[featChanges] = boolValue(a.changed)
 	a.g[featTests] = testValue[a.tests]
+	if a.tests == testsProveNothing { // the validity's penalty, at its strength
+		a.g[featValidity] = testValue[testsProveNothing]
+		a.g[featTests] = math.Pow(testValue[testsProveNothing], weight[featValidity])
+	} else {
+		a.g[featValidity] = 1
+	}
 	a.g[featAgent] = agentValue[a.agent]
 	a.g[featMerge] = boolValue(c.MergeClean)
-	a.abs = testValue[a.tests]
+	a.abs = a.g[featTests]
 	if !a.changed {
 		a.abs *= absNoChanges
 	}
@@ -200,7 +219,11 @@ func observe(c *Candidate, tr trust) *assessed {
 	if !c.MergeClean {
 		a.abs *= absConflicts
 	}
-	a.factor, a.penalties = penalties(c.Evidence, tr)
+	var pens [numFeatures]float64
+	a.factor, a.penalties, pens = penalties(c.Evidence, tr, weight)
+	for f := featCross; f < numFeatures; f++ {
+		a.g[f] = pens[f]
+	}
 	a.abs = round4(a.abs * a.factor)
 	return a
 }
@@ -263,20 +286,28 @@ func trustOf(cands []Candidate) trust {
 // counts reports whether the tests of fork name count against others.
 func (tr trust) counts(name string) bool { return tr.backed[name] && !tr.discredited[name] }
 
-// penalties returns the product of the penalties ev earns and what they
-// are for, in words; 1 and none for nil. Failing a rival's tests counts
-// only when tr trusts them.
-func penalties(ev *evidence.Fork, tr trust) (float64, []string) {
+// penalties returns the product of the penalties ev earns, each raised
+// to its feature's strength in weight, what they are for, in words, and
+// per evidence feature the product of its penalties at strength 1 (its
+// goodness: 1 without any); 1 and none for nil. Failing a rival's tests
+// counts only when tr trusts them.
+func penalties(ev *evidence.Fork, tr trust, weight Weights) (float64, []string, [numFeatures]float64) {
+	var g [numFeatures]float64
+	for f := featCross; f < numFeatures; f++ {
+		g[f] = 1
+	}
 	if ev == nil {
-		return 1, nil
+		return 1, nil, g
 	}
 	f, why := 1.0, []string(nil)
-	pen := func(p float64, w string) { f, why = f*p, append(why, w) }
+	pen := func(feat feature, p float64, w string) {
+		f, why, g[feat] = f*math.Pow(p, weight[feat]), append(why, w), g[feat]*p
+	}
 	if ev.Holdout.Ran() && !ev.Holdout.Passed {
-		pen(penHoldout, "holdout "+ev.Holdout.Word())
+		pen(featHoldout, penHoldout, "holdout "+ev.Holdout.Word())
 	}
 	if ev.Regression.Ran() && !ev.Regression.Passed {
-		pen(penRegression, "regression "+ev.Regression.Word())
+		pen(featRegression, penRegression, "regression "+ev.Regression.Word())
 	}
 	var failed []string
 	for _, r := range ev.CrossFailed {
@@ -285,11 +316,11 @@ func penalties(ev *evidence.Fork, tr trust) (float64, []string) {
 		}
 	}
 	if len(failed) > 0 {
-		pen(penCross, "fails the valid tests of "+joinAnd(failed))
+		pen(featCross, penCross, "fails the valid tests of "+joinAnd(failed))
 	}
 	for i, c := range ev.FailedChecks() {
 		if i < maxChecks {
-			pen(penCheck, "check "+c.Command+" "+c.Word())
+			pen(featChecks, penCheck, "check "+c.Command+" "+c.Word())
 		}
 	}
 	severe, scope := 0, false
@@ -297,13 +328,16 @@ func penalties(ev *evidence.Fork, tr trust) (float64, []string) {
 		switch {
 		case fl.Kind.Severe() && severe < maxSevere:
 			severe++
-			pen(penSevere, fl.String())
+			pen(featFlags, penSevere, fl.String())
 		case fl.Kind == evidence.OutsideScope && !scope:
 			scope = true
-			pen(penScope, fl.String())
+			pen(featFlags, penScope, fl.String())
 		}
 	}
-	return f, why
+	for k := range g {
+		g[k] = round4(g[k])
+	}
+	return f, why, g
 }
 
 func status(c *Candidate) agentStatus {
