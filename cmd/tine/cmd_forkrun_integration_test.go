@@ -443,8 +443,8 @@ func TestForkRun_PairwiseJudge(t *testing.T) {
 	if v == nil || v.Judge != "pairwise" || len(v.Rounds) != 2 || calls.Load() != 2 {
 		t.Fatalf("exit %d, verdict %+v after %d calls; want 2 comparisons: %s", r.code, v, calls.Load(), rep.OutcomeDetail)
 	}
-	if v.Confidence != 0 || v.CannotTell == "" || !strings.Contains(v.Rationale, "source-1: tests failed") {
-		t.Errorf("verdict %+v; want confidence 0, cannot tell, source-1 gated", v)
+	if v.Clears(rep.Threshold) || v.CannotTell == "" || !strings.Contains(v.Rationale, "source-1: tests failed") {
+		t.Errorf("verdict %+v; want a tie's calibrated confidence below %v, cannot tell, source-1 gated", v, rep.Threshold)
 	}
 	if rep.Outcome == forkrun.OutcomeMerged {
 		t.Errorf("outcome %s: a split pair merged automatically", rep.Outcome)
