@@ -58,15 +58,15 @@ func (o *CellOptions) check() error {
 	case len(o.Args) == 0:
 		return fmt.Errorf("a cell needs a command: %w", tine.ErrInvalid)
 	case len(o.Write) == 0:
-		return fmt.Errorf("a cell needs at least one --write path (it may write nothing else): %w", tine.ErrInvalid)
+		return tine.Optionf("a cell needs at least one %s path (it may write nothing else): %w", tine.Opt("write"), tine.ErrInvalid)
 	}
 	for _, p := range o.Write {
 		if !filepath.IsLocal(filepath.Clean(p)) {
-			return fmt.Errorf("--write %q: a path inside the workspace, relative to it: %w", p, tine.ErrInvalid)
+			return tine.Optionf("%s %q: a path inside the workspace, relative to it: %w", tine.Opt("write"), p, tine.ErrInvalid)
 		}
 	}
 	if _, err := egress.ParseRules(o.Net); err != nil {
-		return fmt.Errorf("--net: %v: %w", err, tine.ErrInvalid)
+		return tine.Optionf("%s: %v: %w", tine.Opt("net"), err, tine.ErrInvalid)
 	}
 	if o.TTL <= 0 {
 		o.TTL = DefaultCellTTL
@@ -180,7 +180,7 @@ func (e *Engine) PromoteCell(ctx context.Context, ref string, paths []string, dr
 		return nil, err
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("say which outputs to promote (--path): %w", tine.ErrInvalid)
+		return nil, tine.Optionf("say which outputs to promote (%s): %w", tine.Opt("path"), tine.ErrInvalid)
 	}
 	return e.Merge(ctx, ref, MergeOptions{Scope: "paths", Paths: paths, DryRun: dryRun})
 }
@@ -271,7 +271,7 @@ func (e *Engine) makeOutputs(r Ref, write []string) ([]string, error) {
 			err = os.WriteFile(p, nil, 0o644)
 		}
 		if err != nil {
-			return made, fmt.Errorf("--write %s: %w", w, err)
+			return made, tine.Optionf("%s %s: %w", tine.Opt("write"), w, err)
 		}
 		made = append(made, p)
 		if err := GiveToOwner(r.Workspace, p); err != nil {

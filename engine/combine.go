@@ -51,7 +51,7 @@ type CombineResult struct {
 // plans.
 func (e *Engine) Combine(ctx context.Context, ref string, takes []Take, dryRun bool) (*CombineResult, error) {
 	if len(takes) == 0 {
-		return nil, fmt.Errorf("combine: nothing to take; say --take FORK:PATH: %w", tine.ErrInvalid)
+		return nil, tine.Optionf("combine: nothing to take; say %s FORK:PATH: %w", tine.Opt("take"), tine.ErrInvalid)
 	}
 	g, runs, err := e.findGroup(ctx, ref)
 	if err != nil {
@@ -116,7 +116,7 @@ func (e *Engine) combineParts(ctx context.Context, g *tine.Group, runs []*tine.R
 	byRun := map[string]*CombinePart{}
 	for _, t := range takes {
 		if strings.TrimSpace(t.Path) == "" {
-			return nil, fmt.Errorf("combine: --take %s: no path: %w", t.Fork, tine.ErrInvalid)
+			return nil, tine.Optionf("combine: %s %s: no path: %w", tine.Opt("take"), t.Fork, tine.ErrInvalid)
 		}
 		r, err := e.chosenRun(ctx, g, runs, t.Fork)
 		if err != nil {

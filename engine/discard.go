@@ -132,8 +132,8 @@ func (e *Engine) checkMerged(ctx context.Context, w *tine.Workspace, runs []*tin
 		}
 	}
 	if len(msgs) > 0 {
-		return fmt.Errorf("not discarding: %s never merged or promoted; use --force to discard anyway: %w",
-			strings.Join(msgs, ", "), tine.ErrUnmerged)
+		return tine.Optionf("not discarding: %s never merged or promoted; use %s to discard anyway: %w",
+			strings.Join(msgs, ", "), tine.Opt("force"), tine.ErrUnmerged)
 	}
 	return nil
 }

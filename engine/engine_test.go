@@ -583,8 +583,8 @@ func TestEngine_ReflinkRefusedAcrossFilesystems(t *testing.T) {
 	ws := filepath.Join(root, "ws")
 	writeFiles(t, ws, map[string]string{"f": "x"})
 	_, err = e.Init(context.Background(), InitOptions{Path: ws, Backend: "reflink"})
-	if !errors.Is(err, tine.ErrUnsupported) || !strings.Contains(err.Error(), "use --backend") {
-		t.Fatalf("Init = %v, want ErrUnsupported naming another backend", err)
+	if !errors.Is(err, tine.ErrUnsupported) || !strings.Contains(err.Error(), "use backend ") || tine.OptionParts(err) == nil {
+		t.Fatalf("Init = %v, want ErrUnsupported naming another backend (the option, for the CLI's --backend)", err)
 	}
 }
 

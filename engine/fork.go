@@ -165,7 +165,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 
 func (o *ForkOptions) check() error {
 	if o.Copies < 1 || o.Copies > MaxCopies {
-		return fmt.Errorf("--copies must be 1 to %d, not %d: %w", MaxCopies, o.Copies, tine.ErrInvalid)
+		return tine.Optionf("%s must be 1 to %d, not %d: %w", tine.Opt("copies"), MaxCopies, o.Copies, tine.ErrInvalid)
 	}
 	if len(o.Approaches) > o.Copies {
 		return fmt.Errorf("%d approaches for %d copies: %w", len(o.Approaches), o.Copies, tine.ErrInvalid)

@@ -166,7 +166,7 @@ func (e *Engine) checkNotNested(ctx context.Context, path, name string) error {
 			case fstree.Within(w.Path, path):
 				return fmt.Errorf("%s contains workspace %s (%s); nested workspaces are not allowed: %w", path, w.Name, w.Path, tine.ErrExists)
 			case w.Name == name:
-				return fmt.Errorf("a workspace is already called %s (at %s); choose another with --name: %w", name, w.Path, tine.ErrExists)
+				return tine.Optionf("a workspace is already called %s (at %s); choose another with %s: %w", name, w.Path, tine.Opt("name"), tine.ErrExists)
 			}
 		}
 		return nil
@@ -190,7 +190,7 @@ func (e *Engine) chooseBackend(name, path string) (layer.Backend, error) {
 		return nil, err
 	}
 	if err := e.probeCached(name, path, dir); err != nil {
-		return nil, fmt.Errorf("backend %s cannot be used for %s: %w; %s", name, path, err, e.suggest(path, dir))
+		return nil, tine.Optionf("backend %s cannot be used for %s: %w; use %s %s", name, path, err, tine.Opt("backend"), e.suggest(path, dir))
 	}
 	return be, nil
 }
@@ -203,7 +203,7 @@ func (e *Engine) suggest(path, dir string) string {
 			ok = append(ok, n)
 		}
 	}
-	return "use --backend " + strings.Join(ok, " or ")
+	return strings.Join(ok, " or ")
 }
 
 // initWith takes w's directory under management with backend be; w's id

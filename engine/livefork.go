@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 
@@ -55,11 +54,11 @@ func (e *Engine) liveMode(p Ref, mode string) (string, error) {
 		return mode, nil
 	case LiveRerun, LivePtrace, LiveCRIU:
 		if os.Geteuid() != 0 {
-			return "", fmt.Errorf("--live=%s needs root: %w", mode, tine.ErrPrivilege)
+			return "", tine.Optionf("%s needs root: %w", tine.Opt("live", mode), tine.ErrPrivilege)
 		}
 		return mode, nil
 	}
-	return "", fmt.Errorf("--live=%s: use none, rerun, ptrace or criu: %w", mode, tine.ErrInvalid)
+	return "", tine.Optionf("%s: use none, rerun, ptrace or criu: %w", tine.Opt("live", mode), tine.ErrInvalid)
 }
 
 // startForks starts each fork's processes as mode says, waiting for their

@@ -147,7 +147,7 @@ func (e *Engine) completeMerge(ctx context.Context, ws string, note json.RawMess
 func (e *Engine) mergeTarget(ctx context.Context, src Ref, ref string) (Ref, error) {
 	if ref == "" {
 		if src.Run.Parent == "" {
-			return Ref{}, fmt.Errorf("%s has no parent; say where with --into: %w", src.Run.Name, tine.ErrInvalid)
+			return Ref{}, tine.Optionf("%s has no parent; say where with %s: %w", src.Run.Name, tine.Opt("into"), tine.ErrInvalid)
 		}
 		ref = src.Run.Parent
 	}
@@ -231,8 +231,8 @@ func gitCanOpen(changes []layer.Change, roots ...string) error {
 	for _, c := range changes {
 		for _, root := range roots {
 			if n := len(root) + 1 + len(c.Path); n >= gitPathMax {
-				return fmt.Errorf("git scope: the path %s is %d bytes long under %s, too long for git (PATH_MAX is %d); merge it with --filesystem or --paths: %w",
-					display.Path(c.Path), n, display.Path(root), gitPathMax, tine.ErrUnsupported)
+				return tine.Optionf("git scope: the path %s is %d bytes long under %s, too long for git (PATH_MAX is %d); merge it with %s or %s: %w",
+					display.Path(c.Path), n, display.Path(root), gitPathMax, tine.Opt("scope", ScopeFilesystem), tine.Opt("scope", ScopePaths), tine.ErrUnsupported)
 			}
 		}
 	}
@@ -253,7 +253,7 @@ func changedPaths(changes []layer.Change) []string {
 func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
 	if len(o.Paths) > 0 {
 		if o.Scope != ScopeAuto && o.Scope != ScopePaths {
-			return fmt.Errorf("--paths cannot be combined with --%s: %w", o.Scope, tine.ErrInvalid)
+			return tine.Optionf("%s cannot be combined with %s: %w", tine.Opt("paths"), tine.Opt("scope", o.Scope), tine.ErrInvalid)
 		}
 		o.Scope = ScopePaths
 		paths, err := merge.CheckPaths(theirs, src.Workspace.Path, o.Paths)
@@ -261,7 +261,7 @@ func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
 		return err
 	}
 	if o.Scope == ScopePaths {
-		return fmt.Errorf("--paths needs at least one path: %w", tine.ErrInvalid)
+		return tine.Optionf("%s needs at least one path: %w", tine.Opt("paths"), tine.ErrInvalid)
 	}
 	if o.Scope == ScopeAuto {
 		o.Scope = ScopeFilesystem
@@ -270,10 +270,10 @@ func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
 		}
 	}
 	if o.Commits && o.Scope != ScopeGit {
-		return fmt.Errorf("--commits needs the git scope: %w", tine.ErrInvalid)
+		return tine.Optionf("%s needs the git scope: %w", tine.Opt("commits"), tine.ErrInvalid)
 	}
 	if o.Scope == ScopeGit && src.Run.GitHead == "" {
-		return fmt.Errorf("%s was not forked from a git commit; use --filesystem: %w", src.Run.Name, tine.ErrInvalid)
+		return tine.Optionf("%s was not forked from a git commit; use %s: %w", src.Run.Name, tine.Opt("scope", ScopeFilesystem), tine.ErrInvalid)
 	}
 	return nil
 }

@@ -109,8 +109,8 @@ func (e *Engine) checkSourceUnchanged(ctx context.Context, src, fork Ref, since 
 	if len(show) > 10 {
 		show = append(show[:10:10], fmt.Sprintf("and %d more", len(lost)-10))
 	}
-	return fmt.Errorf("the source changed since %s was forked (%s); merge those into it first, or use --drop-source-changes (they are kept as a version): %w",
-		fork.Run.Name, strings.Join(show, ", "), tine.ErrUnmerged)
+	return tine.Optionf("the source changed since %s was forked (%s); merge those into it first, or use %s (they are kept as a version): %w",
+		fork.Run.Name, strings.Join(show, ", "), tine.Opt("drop_source_changes"), tine.ErrUnmerged)
 }
 
 // promote switches the roles in the store first, then the files.

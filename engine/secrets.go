@@ -66,7 +66,7 @@ func (e *Engine) refuseSecretLiveFork(p Ref, allowed bool) error {
 			name, _, _ := bytes.Cut(kv, []byte("="))
 			if len(name) > 0 && policy.Secret(string(name)) {
 				return fmt.Errorf("process %d of %s holds the secret %s in its environment, and a live fork would copy it into every fork: "+
-					"fork with another live mode, or allow it (--allow-secrets): %w", pid, p.Run.Name, name, tine.ErrState)
+					"fork with another live mode, or allow it (%s): %w", pid, p.Run.Name, name, tine.Opt("allow_secrets"), tine.ErrState)
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,7 +69,7 @@ func (e *Engine) checkIdle(r Ref, force bool) error {
 		e.warn("writing into %s while %d process(es) run in it (%v)", r.Run.Name, len(pids), pids)
 		return nil
 	}
-	return fmt.Errorf("%d process(es) run in %s (%v); wait for them or use --force: %w", len(pids), r.Run.Name, pids, tine.ErrBusy)
+	return tine.Optionf("%d process(es) run in %s (%v); wait for them or use %s: %w", len(pids), r.Run.Name, pids, tine.Opt("force"), tine.ErrBusy)
 }
 
 // cgroupProcs lists the processes of r's cgroup but its supervisor.

@@ -125,7 +125,7 @@ var ErrDisabled = errors.New("fork-run is disabled by tine.toml ([fork] enabled 
 // check validates o and fills its defaults.
 func (o *Options) check() error {
 	if strings.TrimSpace(o.Prompt) == "" {
-		return fmt.Errorf("fork-run needs a prompt (--prompt or --prompt-file): %w", tine.ErrInvalid)
+		return tine.Optionf("fork-run needs a prompt (%s): %w", tine.Opt("prompt"), tine.ErrInvalid)
 	}
 	if o.N < 1 || o.N > engine.MaxCopies {
 		return fmt.Errorf("fork-run: -n %d: use 1 to %d forks: %w", o.N, engine.MaxCopies, tine.ErrInvalid)
@@ -142,7 +142,7 @@ func (o *Options) check() error {
 		}
 	}
 	if o.StopWhenConfident && o.Holdout == "" && o.Regression == "" {
-		return fmt.Errorf("fork-run: --stop-when-confident needs a holdout or regression command (--holdout-test, --regression-test): the visible tests alone may pass by luck: %w", tine.ErrInvalid)
+		return tine.Optionf("fork-run: %s needs a holdout or regression command (%s, %s): the visible tests alone may pass by luck: %w", tine.Opt("stop_when_confident"), tine.Opt("holdout"), tine.Opt("regression"), tine.ErrInvalid)
 	}
 	if o.HoldoutDir != "" && o.Holdout == "" {
 		return fmt.Errorf("fork-run: --holdout-dir needs a holdout command (--holdout-test) to run with it: %w", tine.ErrInvalid)
@@ -151,13 +151,13 @@ func (o *Options) check() error {
 		return fmt.Errorf("fork-run: holdout directory %q: want an absolute path: %w", o.HoldoutDir, tine.ErrInvalid)
 	}
 	if o.Fresh && o.Session != "" {
-		return fmt.Errorf("fork-run: --session and --fresh exclude each other: %w", tine.ErrInvalid)
+		return tine.Optionf("fork-run: %s and %s exclude each other: %w", tine.Opt("session"), tine.Opt("fresh"), tine.ErrInvalid)
 	}
 	if o.Threshold > 1 {
 		return fmt.Errorf("fork-run: confidence threshold %v: want 0 to 1: %w", o.Threshold, tine.ErrInvalid)
 	}
 	if o.TestTimeout < 0 || o.AgentTimeout < 0 || o.Parallel < 0 {
-		return fmt.Errorf("fork-run: timeouts and --parallel must not be negative: %w", tine.ErrInvalid)
+		return tine.Optionf("fork-run: timeouts and %s must not be negative: %w", tine.Opt("parallel"), tine.ErrInvalid)
 	}
 	if o.TestTimeout == 0 {
 		o.TestTimeout = DefaultTestTimeout

@@ -73,7 +73,7 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 		return o, fmt.Errorf("%w: %w", ErrDisabled, tine.ErrUnsupported)
 	}
 	if strings.TrimSpace(req.Prompt) == "" {
-		return o, fmt.Errorf("fork-run needs a task: --prompt TEXT or --prompt-file F: %w", tine.ErrInvalid)
+		return o, tine.Optionf("fork-run needs a task: %s: %w", tine.Opt("prompt"), tine.ErrInvalid)
 	}
 	o.Source, o.Prompt, o.Approaches, o.Live, o.Session, o.Fresh = src.Run.ID, req.Prompt, req.Approaches, req.Live, req.Session, req.Fresh
 	o.N = or(req.N, DefaultN)
@@ -157,7 +157,7 @@ func seconds(p *float64, def time.Duration) time.Duration {
 func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request) error {
 	if req.AgentCmd != "" {
 		if req.Agent != "" && req.Agent != string(agent.CommandKind) {
-			return fmt.Errorf("--agent-cmd runs a command agent; it does not go with --agent %s: %w", req.Agent, tine.ErrInvalid)
+			return tine.Optionf("%s runs a command agent; it does not go with %s %s: %w", tine.Opt("agent_cmd"), tine.Opt("agent"), req.Agent, tine.ErrInvalid)
 		}
 		o.Agent = agent.Config{Kind: agent.CommandKind, Args: []string{"sh", "-c", req.AgentCmd}}
 		return checkCommandAgent(req.AgentCmd, src.Workspace.Path)
@@ -166,7 +166,7 @@ func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request)
 	ac, ok := cfg.Agent(name)
 	if !ok {
 		if name == string(agent.CommandKind) {
-			return fmt.Errorf("the command agent needs --agent-cmd or an [agent.command] with a binary in tine.toml: %w", tine.ErrInvalid)
+			return tine.Optionf("the command agent needs %s or an [agent.command] with a binary in tine.toml: %w", tine.Opt("agent_cmd"), tine.ErrInvalid)
 		}
 		return fmt.Errorf("no agent %q: use claude, codex, command or an [agent.NAME] of tine.toml: %w", name, tine.ErrInvalid)
 	}
@@ -203,7 +203,7 @@ func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request)
 func checkCommandAgent(cmd, dir string) error {
 	prog, err := firstProgram(cmd)
 	if err != nil {
-		return fmt.Errorf("--agent-cmd: %v: %w", err, tine.ErrInvalid)
+		return tine.Optionf("%s: %v: %w", tine.Opt("agent_cmd"), err, tine.ErrInvalid)
 	}
 	if prog == "" {
 		return nil

@@ -65,7 +65,7 @@ func chooseConversation(ctx context.Context, e Records, src engine.Ref, o *Optio
 	home := agent.CodexHome(agentEnviron(src, o.AgentEnv))
 	base, err := agent.CodexSessionUsage(home, c.Session)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w (--session names another, --fresh starts without one): %w", sessionOrigin(c.From), err, tine.ErrInvalid)
+		return nil, "", tine.Optionf("%s: %w (%s names another, %s starts without one): %w", sessionOrigin(c.From), err, tine.Opt("session"), tine.Opt("fresh"), tine.ErrInvalid)
 	}
 	c.Transcript, _ = agent.CodexRollout(home, c.Session)
 	c.BaseTokens = &base
@@ -104,7 +104,7 @@ func claudeConversation(ctx context.Context, e Records, src engine.Ref, o *Optio
 		}
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w (--fresh starts without one): %w", sessionOrigin(from), err, tine.ErrInvalid)
+		return nil, "", tine.Optionf("%s: %w (%s starts without one): %w", sessionOrigin(from), err, tine.Opt("fresh"), tine.ErrInvalid)
 	}
 	for _, acc := range accounts {
 		dir := agent.ClaudeConfigDir(agentEnviron(src, append(append([]string(nil), o.AgentEnv...), acc.Environ()...)))
@@ -112,7 +112,7 @@ func claudeConversation(ctx context.Context, e Records, src engine.Ref, o *Optio
 			continue
 		}
 		if _, err := agent.FindClaudeSession(dir, s.ID); err != nil {
-			return nil, "", fmt.Errorf("account %s: %w: its forks could not continue the conversation (--fresh starts without one): %w", acc.Name, err, tine.ErrInvalid)
+			return nil, "", tine.Optionf("account %s: %w: its forks could not continue the conversation (%s starts without one): %w", acc.Name, err, tine.Opt("fresh"), tine.ErrInvalid)
 		}
 	}
 	return &Conversation{Session: s.ID, From: from, Transcript: s.Transcript, Cwd: s.Cwd, BaseUSD: s.CostUSD}, "", nil

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/forkrun"
@@ -133,10 +134,14 @@ func answerErr(status string, b []byte) error {
 	if json.Unmarshal(b, &e) != nil || e.Error == "" {
 		return fmt.Errorf("the tine daemon answered %s", status)
 	}
+	var err error = errors.New(e.Error)
 	if s := errcode.Sentinel(e.Code); s != nil {
-		return wrapped{msg: e.Error, err: s}
+		err = wrapped{msg: e.Error, err: s}
 	}
-	return errors.New(e.Error)
+	if len(e.Parts) > 0 {
+		err = tine.NewOptionError(e.Parts, err)
+	}
+	return err
 }
 
 // Do sends body (JSON) with method to path and decodes the answer into

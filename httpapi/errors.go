@@ -4,13 +4,23 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/errcode"
 )
 
 // Error is the body of every failed request.
 type Error struct {
-	Error string `json:"error"` // one line, as the CLI prints it
+	Error string `json:"error"` // one line, naming options in the API's words
 	Code  string `json:"code"`  // a stable name for the kind of failure (errcode)
+	// Parts is Error in pieces when it names options of the request
+	// (tine.OptionError), so a client can name them its own way.
+	Parts []tine.Part `json:"parts,omitempty"`
+}
+
+// errorOf is the answer's body of err.
+func errorOf(err error) (int, Error) {
+	k := errcode.Of(err)
+	return k.Status, Error{Error: err.Error(), Code: k.Code, Parts: tine.OptionParts(err)}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -23,13 +33,16 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // writeErr answers err with the status and code errcode gives its kind.
 func writeErr(w http.ResponseWriter, err error) {
-	k := errcode.Of(err)
-	writeJSON(w, k.Status, Error{Error: err.Error(), Code: k.Code})
+	status, e := errorOf(err)
+	writeJSON(w, status, e)
 }
 
 // writeErrWith answers err as writeErr does, with the partial result beside
 // it (a merge's plan with its conflicts, what a failed start did start).
 func writeErrWith(w http.ResponseWriter, err error, result any) {
-	k := errcode.Of(err)
-	writeJSON(w, k.Status, map[string]any{"error": err.Error(), "code": k.Code, "result": result})
+	status, e := errorOf(err)
+	writeJSON(w, status, struct {
+		Error
+		Result any `json:"result"`
+	}{e, result})
 }

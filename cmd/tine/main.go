@@ -110,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil && err.Error() != "" {
 		// An error may name what a run controls (a path, a run name):
 		// its control characters are shown, never sent to the terminal.
-		fmt.Fprintf(stderr, "tine: %s\n", display.Block(err.Error()))
+		fmt.Fprintf(stderr, "tine: %s\n", display.Block(message(err)))
 	}
 	return exitCode(err)
 }
