@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"github.com/tinehq/tine/evidence"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -103,6 +104,18 @@ var funcs = template.FuncMap{
 	"usd":     usd,
 	"capUSD":  capUSD,
 	"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"evCheck": evCheck,
+}
+
+// evCheckView is one evidence command's outcome in a fork's card: which
+// fork (Run), an id part (Kind) and a label for it.
+type evCheckView struct {
+	Run, Kind, Label string
+	C                *evidence.Check
+}
+
+func evCheck(run, kind, label string, c *evidence.Check) evCheckView {
+	return evCheckView{Run: run, Kind: kind, Label: label, C: c}
 }
 
 // short cuts s to n characters, marking the cut with an ellipsis.

@@ -45,13 +45,16 @@ func (f *fixture) finishedReport() *forkrun.Report {
 	exit := 0
 	a.State, a.FinishedAt, a.FilesChanged, a.LinesAdded = forkrun.Finished, end.Add(-30*time.Second), 1, 1
 	a.Test = &forkrun.Test{Command: "go test ./...", Exit: 1, Seconds: 4, Output: "FAIL " + hostileScript}
-	a.Evidence = &evidence.Fork{Holdout: &evidence.Check{Command: "sh /srv/holdout.sh", Exit: 1},
-		Flags: []evidence.Flag{{Kind: evidence.TestLiterals, Path: "calc.py", Detail: hostileScript}}}
+	a.Evidence = &evidence.Fork{Holdout: &evidence.Check{Command: "sh /srv/holdout.sh", Exit: 1, Output: "want 6 got 5 " + hostileScript},
+		Regression: &evidence.Check{Command: "go test ./...", Passed: true}, Validity: evidence.ProvesNothing, TestFiles: []string{"calc_test.py"},
+		AtForkPoint: &evidence.Check{Command: "pytest", Passed: true}, CrossFailed: []string{b.Name},
+		Checks: []*evidence.Check{{Command: "go vet ./...", Exit: 2, Output: "vet: bad"}},
+		Flags:  []evidence.Flag{{Kind: evidence.TestLiterals, Path: "calc.py", Detail: hostileScript}}}
 	b.State, b.StartedAt, b.FinishedAt, b.CostUSD = forkrun.Finished, rep.StartedAt.Add(time.Second), end, 0.31
 	b.FilesChanged, b.LinesAdded, b.LinesDeleted, b.MergeClean, b.Ready = 1, 1, 1, true, true
 	b.Test = &forkrun.Test{Command: "go test ./...", Passed: true, Seconds: 3, Output: "ok"}
 	b.Agent.ExitCode = &exit
-	rep.Verdict = &judge.Verdict{Judge: "heuristic", Winner: b.Run, Confidence: 0.87,
+	rep.Verdict = &judge.Verdict{Judge: "heuristic", Winner: b.Run, Confidence: 0.87, RawConfidence: 0.7, CannotTell: "Cannot tell " + hostileScript,
 		Scores: map[string]float64{a.Run: 0.31, b.Run: 0.87}, Rationale: hostileRationale}
 	rep.Budget.TotalUSD = 0.43
 	rep.Outcome, rep.Winner = forkrun.OutcomeAwaitingChoice, b.Name
@@ -129,9 +132,15 @@ func TestHandler_ForkRun(t *testing.T) {
 			"fork two is smaller &lt;script&gt;alert(1)&lt;/script&gt; and its tests pass", ">resolved<",
 			b.Name + " was merged into source", `class="tests t-passed"`, `class="tests t-failed"`, "FAIL &lt;script&gt;",
 			`<meter min="0" max="1" value="0.87">`, "0.31", "$0.43", "exit 0",
-			`<td>passed</td><td>$0.31</td>`, // the comparison's tests and cost columns
+			`<td>passed</td><td class="evidence-short">—</td><td>$0.31</td>`, // the comparison's tests, evidence and cost columns
 			`class="resolution">merge of ` + b.Name,
 			"<li>holdout: failed</li>", "<li>red flag: test literals in calc.py (&lt;script&gt;", // the evidence
+			"<li>regression: passed</li>", "<li>own tests: prove nothing (calc_test.py pass on the fork point already)</li>",
+			"<li>fails the valid tests of " + b.Name + "</li>", "<li>check go vet ./...: failed</li>",
+			`id="fr-holdout-` + a.ID + `"`, "want 6 got 5 &lt;script&gt;", `id="fr-check-0-` + a.ID + `"`, "vet: bad", // each evidence command's output
+			`id="fr-forkpoint-` + a.ID + `"`, `id="fr-regression-` + a.ID + `"`,
+			`class="evidence-short">holdout failed, regression passed, checks 0/1 passed, own tests prove nothing, fails 1 rival&#39;s tests, 1 red flag(s)</td>`, // in the comparison
+			`class="muted raw-confidence">(raw 0.70)`, `class="cannot-tell">cannot tell: Cannot tell &lt;script&gt;`,
 			"stopped early: " + b.Name + " cleared confidence 0.87; stopped c-3 &lt;script&gt;", "saved about $0.2600 and 12.0s", // --stop-when-confident
 		} {
 			if !strings.Contains(body, w) {

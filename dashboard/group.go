@@ -40,6 +40,9 @@ type forkRow struct {
 	Patch  patchView
 	Tests  string // from the fork-run report: passed, failed, timed_out or none
 	Cost   string // from the fork-run report
+	// Evidence is the fork-run's evidence on the fork in a few words
+	// (evidence.Fork.Short); "" without a report.
+	Evidence string
 }
 
 // patchView is a unified diff split into lines for display.
@@ -102,15 +105,15 @@ func (h *Handler) forkRows(ctx context.Context, ws *tine.Workspace, c *engine.Co
 	return rows
 }
 
-// annotate puts what the report says of each fork's tests and cost into
-// the comparison's rows.
+// annotate puts what the report says of each fork's tests, cost and
+// evidence into the comparison's rows.
 func (v *forkRunView) annotate(rows []forkRow) {
 	if v.R == nil {
 		return
 	}
 	for i := range rows {
 		if f := v.R.Fork(rows[i].Run.ID); f != nil {
-			rows[i].Tests, rows[i].Cost = forkrun.TestWord(f.Test), usd(f.CostUSD)
+			rows[i].Tests, rows[i].Cost, rows[i].Evidence = forkrun.TestWord(f.Test), usd(f.CostUSD), f.Evidence.Short()
 		}
 	}
 }
