@@ -37,7 +37,7 @@
 // "src-2: tests passed (others failed), smaller diff among passing forks
 // (12 lines vs 240 for src-1)", and says what limited the confidence.
 //
-// Confidence is the smaller of two numbers. The separation is the
+// The raw confidence is the smaller of two numbers. The separation is the
 // winner's lead over the runner-up divided by 0.30 (the weight of the
 // tests), at most 1: a feature on which every candidate is equal adds the
 // same to every score and so adds nothing to it, a tie gives 0, and tests
@@ -49,14 +49,32 @@
 // winner never gets more than 0.4. A single candidate has no one to be
 // separated from, so its confidence is its absolute evidence alone: 1 when
 // its tests passed, it merges cleanly and it changed something; 0.4 at
-// most when untested. The differences in diff size alone give at most
-// 0.27, so they never decide automatically at the usual thresholds.
+// most when untested. When the verdict cannot tell its leaders apart (see
+// below: diff size and error signals alone separate them) the raw
+// confidence is 0, since those say nothing of which is right.
+//
+// # Calibration
+//
+// The verdict's Confidence is the raw one calibrated: mapped through
+// [HeuristicCalibration], a non-decreasing step function fitted by [Fit]
+// (isotonic regression, each step's value the share of its verdicts whose
+// winner was right with one success and one failure added) on the
+// selection benchmark's verdicts (bench/selection, selbench -fit writes
+// calibration.json, embedded here), then capped by the winner's own
+// evidence, which the benchmark's verdicts do not cover below a passing
+// fork. A raw confidence between two steps gets the lower step. RawConfidence
+// keeps the raw number, and the rationale says what the calibration made
+// of it ("10 of 17 verdicts with a raw confidence like this named the
+// right winner"). A tie is thus about 0.58, a corroborated or clearly
+// separated winner about 0.98: fork-run's default threshold, 0.8, is a
+// probability of being right.
 //
 // # Evidence beyond the test command
 //
 // A candidate's Evidence (package evidence, gathered by fork-run) changes
 // its score and its absolute evidence by multiplying both by a factor, the
-// product of penalties: a holdout command that failed 0.25, a regression
+// product of penalties, each raised to its evidence feature's strength (1
+// built in; see Learning below): a holdout command that failed 0.25, a regression
 // command that failed 0.4, failing a rival's valid tests 0.6, each of up to
 // two failed declared checks (build, lint, type-check) 0.6, each red flag
 // of gaming the tests (a test deleted, skipped or weakened, literals of the
@@ -80,7 +98,20 @@
 // agent's claim, and an agent can write a valid test (one that fails on
 // the fork point) that asserts its own wrong answer.
 //
-// When the confidence is below 0.5 and the two leading candidates differ
+// # Learning
+//
+// [Weights] hold a weight per feature: the six additive ones above, and a
+// strength per kind of evidence (validity, cross-tests, holdout,
+// regression, checks, red flags), the exponent of its penalties. A
+// verdict's Features hold each candidate's goodness on all twelve (for
+// evidence, the product of its penalties at strength 1; 1 with nothing
+// against it). When a person chooses a fork over the recommended one,
+// [Learn] moves the additive weights toward the chosen fork's features
+// (clamped, renormalized to sum to 1) and each strength by half the
+// difference in that evidence's goodness (the chosen fork had less of it
+// against it: stronger; more: weaker), within [0.25, 3].
+//
+// When the raw confidence is below 0.5 and the two leading candidates differ
 // in nothing but diff size and error signals (same test outcome, same
 // factor, same goodness on every other feature), the verdict's CannotTell
 // says so and names what would separate them: a holdout test, a regression
