@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
@@ -217,7 +218,7 @@ func daemon(t *testing.T) (*engine.Engine, engine.Ref, *httpapi.Server) {
 	root := t.TempDir()
 	w := enginetest.New(t, enginetest.Options{Backend: "overlay", Home: filepath.Join(root, "home"), Path: filepath.Join(root, "app"),
 		Files: map[string]string{"main.txt": "hello\n"}})
-	api := httpapi.New(w.Engine, "")
+	api := httpapi.New(w.Engine, control.New(w.Engine), "")
 	t.Cleanup(func() { // before the workspace is released
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()

@@ -23,7 +23,8 @@ type Engine struct {
 	now   func() time.Time
 	// backend returns the file backend called name.
 	backend func(name string) (layer.Backend, error)
-	obs     Observer // told of each operation; see SetObserver
+	obs     Observer     // told of each operation; see SetObserver
+	ctl     ControlPlane // the control steps of the engine's operations; see SetControl
 
 	bridgeOnce sync.Once // the tine bridge is ensured once per engine
 	bridgeErr  error
@@ -46,7 +47,7 @@ func Open(ctx context.Context, home string) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, lay: layout.New(home), now: time.Now, backend: newBackend, obs: NopObserver{}}
+	e := &Engine{home: home, lay: layout.New(home), now: time.Now, backend: newBackend, obs: NopObserver{}, ctl: NopControlPlane{}}
 	e.store = &manifestStore{Store: st, home: home, warn: e.warn}
 	if err := e.sweep(ctx); err != nil {
 		st.Close()
@@ -101,7 +102,9 @@ func (e *Engine) Path(w *tine.Workspace, r *tine.Run) string {
 // event builds an event for the log.
 func (e *Engine) event(ws, run, kind string, detail any) *tine.Event {
 	ev := &tine.Event{Time: e.now().UTC(), Workspace: ws, Run: run, Kind: kind}
-	if detail != nil {
+	if raw, ok := detail.(json.RawMessage); ok { // stored as it is
+		ev.Detail = raw
+	} else if detail != nil {
 		b, err := json.Marshal(detail)
 		if err == nil {
 			ev.Detail = b

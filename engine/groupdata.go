@@ -9,8 +9,8 @@ import (
 )
 
 // recordResolution records group g resolved by res (see
-// grouprec.Group.Resolved), and lets the judge weights learn from the
-// choice.
+// grouprec.Group.Resolved), and tells the control plane of the choice
+// (the judge's weights learn from it).
 func (e *Engine) recordResolution(g *tine.Group, parent string, res *ChooseResult, promote bool) error {
 	h := grouprec.Resolution{Time: e.now().UTC(), Workspace: g.Workspace, Group: g.ID, Parent: parent, Action: "discard", Discarded: []string{}}
 	if res.Chosen != nil {
@@ -26,7 +26,7 @@ func (e *Engine) recordResolution(g *tine.Group, parent string, res *ChooseResul
 	if res.Chosen != nil {
 		// Learning is best effort: the choice is made and recorded whatever
 		// happens to the weights file.
-		e.learnFromChoice(g.Workspace, rec.Verdict(), res.Chosen.ID)
+		e.ctl.Chosen(g.Workspace, rec.Verdict(), res.Chosen.ID)
 	}
 	return rec.Resolved(grouprec.HistoryIn(e.lay), h)
 }
@@ -50,6 +50,14 @@ func (e *Engine) AppendEvent(ctx context.Context, ws, run, kind string, detail a
 		return tx.AppendEvent(e.event(ws, run, kind, detail))
 	})
 }
+
+// Evidence kinds with a meaning for tine: control.Plane.RecordEvidence
+// acts on them, AgentSession reads the turns; the others are recorded.
+const (
+	EvidenceTurnStarted    = "turn_started"
+	EvidenceTurnStopped    = "turn_stopped"
+	EvidenceApprovalChoice = "approval_choice"
+)
 
 // AgentSession returns the conversation run r's agent of kind (claude,
 // codex) last reported through its hook, so that forks can continue it;

@@ -20,7 +20,8 @@ func TestAgentSession_FromTheHooksTurns(t *testing.T) {
 		{EvidenceTurnStarted, `{"agent":"codex","session_id":"c-9"}`},
 		{"tool_call", `{"agent":"claude","session_id":"not-a-turn"}`},
 	} {
-		if _, err := f.e.RecordEvidence(f.ctx, f.ref, ev.kind, json.RawMessage(ev.data)); err != nil {
+		// As control.Plane.RecordEvidence records what a hook reported.
+		if err := f.e.AppendEvent(f.ctx, f.ref.Workspace.ID, f.ref.Run.ID, "evidence."+ev.kind, json.RawMessage(ev.data)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,5 +63,44 @@ func TestChoose_WritesHistoryAndResolution(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(f.path, "new.txt")); string(b) != "x\n" {
 		t.Errorf("the chosen fork was not merged: %q", b)
+	}
+}
+
+// chosenSpy is a ControlPlane that records what Choose told it.
+type chosenSpy struct {
+	ws, chosen string
+	v          *grouprec.Verdict
+	calls      int
+}
+
+func (s *chosenSpy) Chosen(ws string, v *grouprec.Verdict, chosen string) error {
+	s.ws, s.v, s.chosen = ws, v, chosen
+	s.calls++
+	return nil
+}
+
+// Choose tells the control plane which fork a person chose and the
+// group's stored verdict.
+func TestChoose_TellsTheControlPlane(t *testing.T) {
+	f := newFixture(t, "copy")
+	spy := &chosenSpy{}
+	f.e.SetControl(spy)
+	res, err := f.e.Fork(f.ctx, f.ref.Run.ID, ForkOptions{Copies: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type report struct {
+		grouprec.Head
+		Verdict *grouprec.Verdict `json:"verdict"`
+	}
+	v := &grouprec.Verdict{Judge: "heuristic", Winner: res.Forks[1].ID, Features: map[string][]float64{res.Forks[0].ID: {1}}}
+	if err := grouprec.Open(f.e.Layout().Group(res.Group.Workspace, res.Group.ID)).SaveReport(&report{Verdict: v}, struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.Choose(f.ctx, res.Group.ID, res.Forks[0].Name, false); err != nil {
+		t.Fatal(err)
+	}
+	if spy.calls != 1 || spy.ws != f.ref.Workspace.ID || spy.chosen != res.Forks[0].ID || spy.v == nil || spy.v.Winner != v.Winner {
+		t.Errorf("control plane told %d time(s): ws %q chosen %q verdict %+v", spy.calls, spy.ws, spy.chosen, spy.v)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
@@ -39,6 +40,12 @@ type Processes interface {
 	Refusals(ctx context.Context, ref string) ([]egress.Record, error)
 }
 
+// StateDir is what knows the state directory's layout: the engine, or a
+// Host. Reading a stored report needs nothing more.
+type StateDir interface {
+	Layout() layout.Layout
+}
+
 // Records is what a fork-run keeps and reads beside the versions: the
 // state directory's layout (the group's report files, through grouprec,
 // and the agents' logs), the workspace's event log, the
@@ -65,8 +72,18 @@ type host struct {
 	Records
 }
 
-// NewHost is the Host that runs fork-runs for real: the one place where
-// forkrun's roles meet the values that fill them.
-func NewHost(e *engine.Engine) Host {
-	return host{Versions: e, Processes: e, Records: e}
+// NewHost is the Host that runs fork-runs for real, over engine e and its
+// control plane cp: the one place where forkrun's roles meet the values
+// that fill them.
+func NewHost(e *engine.Engine, cp *control.Plane) Host {
+	return host{Versions: e, Processes: e, Records: records{Engine: e, cp: cp}}
 }
+
+// records are the engine's records with the control plane's judge weights.
+type records struct {
+	*engine.Engine
+	cp *control.Plane
+}
+
+// JudgeWeights are the control plane's (control.Plane.JudgeWeights).
+func (r records) JudgeWeights(ws string) (*judge.Weights, int) { return r.cp.JudgeWeights(ws) }

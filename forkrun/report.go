@@ -283,7 +283,7 @@ func (r *Report) save(g layout.Group) error {
 }
 
 // Load reads the stored report of group ref (an id, or a run of it).
-func Load(e Records, ws, group string) (*Report, error) {
+func Load(e StateDir, ws, group string) (*Report, error) {
 	rec := grouprec.Open(e.Layout().Group(ws, group))
 	var r Report
 	err := rec.LoadReport(&r)
@@ -313,7 +313,7 @@ func Load(e Records, ws, group string) (*Report, error) {
 
 // LoadSummary reads the short form of group's report, with the group's
 // resolution applied as Load does; for listings.
-func LoadSummary(e Records, ws, group string) (*Summary, error) {
+func LoadSummary(e StateDir, ws, group string) (*Summary, error) {
 	rec := grouprec.Open(e.Layout().Group(ws, group))
 	var s Summary
 	if err := rec.LoadSummary(&s); err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/grouprec"
 )
 
@@ -36,7 +36,7 @@ type JudgeStats struct {
 	Weeks  []WeekTally      `json:"weeks"`  // oldest first
 	// Weights are each workspace's heuristic weights, by workspace name
 	// (engine.AllJudgeWeights); Stats leaves them unset.
-	Weights map[string]engine.LearnedWeights `json:"weights,omitempty"`
+	Weights map[string]control.LearnedWeights `json:"weights,omitempty"`
 }
 
 // WeekTally is the Tally of the groups resolved in one ISO week.

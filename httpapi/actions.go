@@ -37,10 +37,10 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := engine.ForkOptions{Copies: req.Copies, Name: req.Name, Approaches: req.Approaches, Live: req.Live, NoWait: req.NoWait, Request: req.Request, AllowSecrets: req.AllowSecrets}
-	if actor != nil && s.e.InTurn(*actor) && (r.PathValue("ref") == actor.Run.ID || r.PathValue("ref") == actor.Run.Name) {
+	if actor != nil && s.cp.InTurn(*actor) && (r.PathValue("ref") == actor.Run.ID || r.PathValue("ref") == actor.Run.Name) {
 		// The agent forks itself mid-turn: its files are still moving, so
 		// the fork waits for the turn to stop.
-		if err := s.e.QueueFork(*actor, o); err != nil {
+		if err := s.cp.QueueFork(*actor, o); err != nil {
 			writeErr(w, err)
 			return
 		}
@@ -283,9 +283,9 @@ func (s *Server) evidence(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	msg, err := s.e.RecordEvidence(ctxOf(r), ref, req.Kind, req.Data)
+	msg, err := s.cp.RecordEvidence(ctxOf(r), ref, req.Kind, req.Data)
 	if err == nil && req.Kind == engine.EvidenceTurnStopped {
-		if started := s.forkRuns.startQueued(s.e, ref.Run.ID); started != "" {
+		if started := s.forkRuns.startQueued(s.host(), ref.Run.ID); started != "" {
 			msg = strings.TrimPrefix(msg+"; "+started, "; ")
 		}
 	}

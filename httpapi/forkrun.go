@@ -69,7 +69,7 @@ func newForkRuns() *forkRuns {
 }
 
 // start starts a fork-run of o and keeps its handle until it ends.
-func (f *forkRuns) start(e *engine.Engine, o forkrun.Options) (*forkrun.Handle, error) {
+func (f *forkRuns) start(host forkrun.Host, o forkrun.Options) (*forkrun.Handle, error) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -78,7 +78,7 @@ func (f *forkRuns) start(e *engine.Engine, o forkrun.Options) (*forkrun.Handle, 
 	f.wg.Add(1)
 	f.mu.Unlock()
 	ctx, cancel := context.WithCancel(f.ctx)
-	h, err := forkrun.Start(ctx, forkrun.NewHost(e), o)
+	h, err := forkrun.Start(ctx, host, o)
 	if err != nil {
 		cancel()
 		f.wg.Done()
@@ -108,14 +108,14 @@ func (f *forkRuns) queue(run string, o forkrun.Options) {
 
 // startQueued starts the fork-runs queued for run, now that its turn
 // stopped, and says what it did.
-func (f *forkRuns) startQueued(e *engine.Engine, run string) string {
+func (f *forkRuns) startQueued(host forkrun.Host, run string) string {
 	f.mu.Lock()
 	todo := f.queued[run]
 	delete(f.queued, run)
 	f.mu.Unlock()
 	var msgs []string
 	for _, o := range todo {
-		h, err := f.start(e, o)
+		h, err := f.start(host, o)
 		if err != nil {
 			msgs = append(msgs, "the fork-run asked for during the turn could not start: "+err.Error())
 			continue
@@ -206,14 +206,14 @@ func (s *Server) startForkRun(ctx context.Context, actor *engine.Ref, ref string
 	if err != nil {
 		return nil, err
 	}
-	if actor != nil && actor.Run.ID == src.Run.ID && s.e.InTurn(*actor) {
+	if actor != nil && actor.Run.ID == src.Run.ID && s.cp.InTurn(*actor) {
 		// The agent's files are still moving: the fork-run starts, at a
 		// stable point, when the turn stops. Its options were checked now.
 		s.forkRuns.queue(src.Run.ID, o)
 		return &ForkRunStarted{Queued: true, Warnings: warnings,
 			Message: "tine starts this fork-run of " + src.Run.Name + " when this turn stops: say so and end the turn; its forks continue from there"}, nil
 	}
-	h, err := s.forkRuns.start(s.e, o)
+	h, err := s.forkRuns.start(s.host(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -355,6 +355,9 @@ func (s *Server) groupOf(ctx context.Context, ref string) (*tine.Group, error) {
 	}
 	return nil, fmt.Errorf("no fork-run of %s and it is in no group: %w", run.Run.Name, tine.ErrNotFound)
 }
+
+// host is what the fork-runs this server starts run on.
+func (s *Server) host() forkrun.Host { return forkrun.NewHost(s.e, s.cp) }
 
 func hasReport(e *engine.Engine, g *tine.Group) bool {
 	return grouprec.Open(e.Layout().Group(g.Workspace, g.ID)).HasReport()

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
 )
@@ -58,7 +59,7 @@ func unixSocket(t *testing.T, srv *http.Server) string {
 func TestServer_TrickledBodyTimesOut(t *testing.T) {
 	_, e := newAPI(t, "")
 	const body = 300 * time.Millisecond
-	srv := httpapi.NewHTTPServer(httpapi.New(e, ""), httpapi.Timeouts{Header: time.Second, Body: body, Idle: time.Second}, httpapi.ConnContext)
+	srv := httpapi.NewHTTPServer(httpapi.New(e, control.New(e), ""), httpapi.Timeouts{Header: time.Second, Body: body, Idle: time.Second}, httpapi.ConnContext)
 	c, err := net.Dial("unix", unixSocket(t, srv))
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestConnContext_OtherPidNamespaceIsNoPerson(t *testing.T) {
 		t.Skip("requires python3")
 	}
 	_, e := newAPI(t, "")
-	sock := unixSocket(t, &http.Server{Handler: httpapi.New(e, ""), ConnContext: httpapi.ConnContext})
+	sock := unixSocket(t, &http.Server{Handler: httpapi.New(e, control.New(e), ""), ConnContext: httpapi.ConnContext})
 	ask := func(clone uintptr, method, path string) string {
 		t.Helper()
 		script := `import socket, sys
@@ -145,7 +146,7 @@ func TestRunSockets_FollowRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Stop(ctx, "source") })
-	rs := httpapi.NewRunSockets(e, httpapi.New(e, ""), httpapi.DefaultTimeouts)
+	rs := httpapi.NewRunSockets(e, httpapi.New(e, control.New(e), ""), httpapi.DefaultTimeouts)
 	t.Cleanup(func() { rs.Shutdown(ctx) })
 	if err := rs.Sync(ctx); err != nil {
 		t.Fatal(err)

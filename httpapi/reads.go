@@ -20,7 +20,7 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionInspect); !ok {
 		return
 	}
-	sum, err := forkrun.Summarize(r.Context(), forkrun.NewHost(s.e), r.PathValue("ref"))
+	sum, err := forkrun.Summarize(r.Context(), s.host(), r.PathValue("ref"))
 	handle(w, http.StatusOK, sum, err)
 }
 
@@ -28,7 +28,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.allowGroup(w, r, r.PathValue("ref")); !ok {
 		return
 	}
-	x, err := forkrun.ExportGroup(r.Context(), forkrun.NewHost(s.e), r.PathValue("ref"))
+	x, err := forkrun.ExportGroup(r.Context(), s.host(), r.PathValue("ref"))
 	handle(w, http.StatusOK, x, err)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/account"
 )
@@ -20,6 +21,7 @@ import (
 // Server serves the API over one engine.
 type Server struct {
 	e        *engine.Engine
+	cp       *control.Plane // e's control plane
 	verifier *capability.Verifier
 	token    string // required on TCP; "" disables the check (the unix socket)
 	mux      *http.ServeMux
@@ -28,11 +30,11 @@ type Server struct {
 	forkRuns *forkRuns // the fork-runs it started that have not ended
 }
 
-// New returns a server of e. Requests must carry token as a bearer token
+// New returns a server of e and its control plane cp. Requests must carry token as a bearer token
 // unless it is empty (the unix socket, whose file mode is the access
 // control). The fork-runs it starts run until they end or Shutdown.
-func New(e *engine.Engine, token string, opts ...Option) *Server {
-	s := &Server{e: e, verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now(),
+func New(e *engine.Engine, cp *control.Plane, token string, opts ...Option) *Server {
+	s := &Server{e: e, cp: cp, verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now(),
 		hooks: func(string, string, time.Duration) {}, forkRuns: newForkRuns()}
 	for _, o := range opts {
 		o(s)

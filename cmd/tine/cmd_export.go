@@ -37,7 +37,7 @@ and why, each fork's changed paths and history, and the approvals asked for.
 				_, err := cl.Do(c.Context(), "GET", "/v1/groups/"+url.PathEscape(args[0])+"/export", nil, &x)
 				return err
 			}, func(e *engine.Engine) (err error) {
-				x, err = forkrun.ExportGroup(c.Context(), forkrun.NewHost(e), args[0])
+				x, err = forkrun.ExportGroup(c.Context(), forkrun.NewHost(e, plane(e)), args[0])
 				return err
 			})
 			if err != nil {

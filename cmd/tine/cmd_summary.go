@@ -31,7 +31,7 @@ agent_log.`,
 				_, err := cl.Do(c.Context(), "GET", remoteRunPath(c.Context(), cl, args[0], "summary"), nil, &s)
 				return err
 			}, func(e *engine.Engine) (err error) {
-				s, err = forkrun.Summarize(c.Context(), forkrun.NewHost(e), args[0])
+				s, err = forkrun.Summarize(c.Context(), forkrun.NewHost(e, plane(e)), args[0])
 				return err
 			})
 			if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package control
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
 )
 
 // An agent's hooks report its turns and evidence to the daemon. While a
@@ -18,90 +19,78 @@ import (
 // stopped), a fork it asks of itself waits: the run's files are still
 // moving. The turn's Stop carries out the waiting forks.
 
-// TurnTTL bounds a turn that never reported its stop (an agent that died).
-var TurnTTL = time.Hour
+// A turn's bound, when it never reported its stop, is WithTurnTTL's.
 
-func (e *Engine) turnPath(r Ref) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).Turn()
+func (p *Plane) turnPath(r engine.Ref) string {
+	return p.e.Layout().Run(r.Workspace.ID, r.Run.ID).Turn()
 }
-func (e *Engine) queuePath(r Ref) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).QueuedForks()
+func (p *Plane) queuePath(r engine.Ref) string {
+	return p.e.Layout().Run(r.Workspace.ID, r.Run.ID).QueuedForks()
 }
 
 // InTurn reports whether run r's agent is in a turn.
-func (e *Engine) InTurn(r Ref) bool {
-	st, err := os.Stat(e.turnPath(r))
-	return err == nil && time.Since(st.ModTime()) < TurnTTL
+func (p *Plane) InTurn(r engine.Ref) bool {
+	st, err := os.Stat(p.turnPath(r))
+	return err == nil && time.Since(st.ModTime()) < p.turnTTL
 }
 
-// Evidence kinds with a meaning for the engine; the others are recorded.
-const (
-	EvidenceTurnStarted    = "turn_started"
-	EvidenceTurnStopped    = "turn_stopped"
-	EvidenceApprovalChoice = "approval_choice"
-)
-
 // RecordEvidence stores what a run's agent hook reported, as an event
-// "evidence.KIND", and acts on turns and typed choices. It returns what it
+// "evidence.KIND", and acts on turns and typed choices (the kinds
+// engine.Evidence*). It returns what it
 // did beyond recording, for the hook to tell the agent.
-func (e *Engine) RecordEvidence(ctx context.Context, r Ref, kind string, data json.RawMessage) (string, error) {
+func (p *Plane) RecordEvidence(ctx context.Context, r engine.Ref, kind string, data json.RawMessage) (string, error) {
 	if !tine.ValidName(kind) {
 		return "", fmt.Errorf("evidence kind %q: %w", kind, tine.ErrInvalid)
 	}
 	if len(data) > 0 && !json.Valid(data) {
 		return "", fmt.Errorf("evidence data is not JSON: %w", tine.ErrInvalid)
 	}
-	err := e.store.Update(ctx, func(tx tine.Tx) error {
-		ev := e.event(r.Workspace.ID, r.Run.ID, "evidence."+kind, nil)
-		ev.Detail = data
-		return tx.AppendEvent(ev)
-	})
-	if err != nil {
+	if err := p.e.AppendEvent(ctx, r.Workspace.ID, r.Run.ID, "evidence."+kind, data); err != nil {
 		return "", err
 	}
 	switch kind {
-	case EvidenceTurnStarted:
-		return "", writeFileAtomic(e.turnPath(r), []byte(e.now().UTC().Format(time.RFC3339)))
-	case EvidenceTurnStopped:
-		os.Remove(e.turnPath(r))
-		return e.runQueuedForks(ctx, r)
-	case EvidenceApprovalChoice:
-		return e.applyChoice(ctx, r, data)
+	case engine.EvidenceTurnStarted:
+		return "", writeFileAtomic(p.turnPath(r), []byte(p.now().UTC().Format(time.RFC3339)))
+	case engine.EvidenceTurnStopped:
+		os.Remove(p.turnPath(r))
+		return p.runQueuedForks(ctx, r)
+	case engine.EvidenceApprovalChoice:
+		return p.applyChoice(ctx, r, data)
 	}
 	return "", nil
 }
 
 // QueueFork records a fork run r asked of itself during its agent's turn.
-func (e *Engine) QueueFork(r Ref, o ForkOptions) error {
-	var q []ForkOptions
-	if b, err := os.ReadFile(e.queuePath(r)); err == nil {
+func (p *Plane) QueueFork(r engine.Ref, o engine.ForkOptions) error {
+	var q []engine.ForkOptions
+	if b, err := os.ReadFile(p.queuePath(r)); err == nil {
 		json.Unmarshal(b, &q)
 	}
 	b, err := json.Marshal(append(q, o))
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(e.queuePath(r), b)
+	return writeFileAtomic(p.queuePath(r), b)
 }
 
 // runQueuedForks carries out the forks r asked for during its turn.
-func (e *Engine) runQueuedForks(ctx context.Context, r Ref) (string, error) {
-	b, err := os.ReadFile(e.queuePath(r))
+func (p *Plane) runQueuedForks(ctx context.Context, r engine.Ref) (string, error) {
+	b, err := os.ReadFile(p.queuePath(r))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	os.Remove(e.queuePath(r))
-	var q []ForkOptions
+	os.Remove(p.queuePath(r))
+	var q []engine.ForkOptions
 	if err := json.Unmarshal(b, &q); err != nil {
 		return "", err
 	}
 	var done []string
 	var errs []error
 	for _, o := range q {
-		res, err := e.Fork(ctx, r.Run.ID, o)
+		res, err := p.e.Fork(ctx, r.Run.ID, o)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -127,25 +116,25 @@ type choice struct {
 // applyChoice approves (or refuses) a pending approval the person named
 // in a prompt to r's agent: by id, or by the run and the action. Only
 // approvals of r itself or of its direct forks can be decided this way.
-func (e *Engine) applyChoice(ctx context.Context, r Ref, data json.RawMessage) (string, error) {
+func (p *Plane) applyChoice(ctx context.Context, r engine.Ref, data json.RawMessage) (string, error) {
 	var c choice
 	if err := json.Unmarshal(data, &c); err != nil {
 		return "", fmt.Errorf("choice: %v: %w", err, tine.ErrInvalid)
 	}
-	pending, err := e.Pending(ctx, r.Workspace.ID)
+	pending, err := p.e.Pending(ctx, r.Workspace.ID)
 	if err != nil {
 		return "", err
 	}
 	for _, a := range pending {
-		if !e.decidableBy(ctx, a, r) || !matches(ctx, e, a, c, r) {
+		if !p.decidableBy(ctx, a, r) || !p.matches(ctx, a, c, r) {
 			continue
 		}
 		by := "a prompt to " + r.Run.Name
 		if c.Verb == "refuse" {
-			_, err := e.Refuse(ctx, a.ID, by)
+			_, err := p.e.Refuse(ctx, a.ID, by)
 			return "refused " + a.ID, err
 		}
-		if _, err := e.Approve(ctx, a.ID, by); err != nil {
+		if _, err := p.e.Approve(ctx, a.ID, by); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("approved %s: %s done", a.ID, a.Action), nil
@@ -156,18 +145,18 @@ func (e *Engine) applyChoice(ctx context.Context, r Ref, data json.RawMessage) (
 // decidableBy reports whether a prompt to run r may decide approval a: it
 // is for r itself or one of r's direct forks, and was not asked for by r
 // (an agent cannot approve its own request by feeding its hook a prompt).
-func (e *Engine) decidableBy(ctx context.Context, a *tine.Approval, r Ref) bool {
+func (p *Plane) decidableBy(ctx context.Context, a *tine.Approval, r engine.Ref) bool {
 	if a.RequestedBy == r.Run.ID {
 		return false
 	}
 	if a.Run == r.Run.ID {
 		return true
 	}
-	t, err := e.FindRun(ctx, a.Run)
+	t, err := p.e.FindRun(ctx, a.Run)
 	return err == nil && t.Run.Parent == r.Run.ID
 }
 
-func matches(ctx context.Context, e *Engine, a *tine.Approval, c choice, r Ref) bool {
+func (p *Plane) matches(ctx context.Context, a *tine.Approval, c choice, r engine.Ref) bool {
 	switch c.Verb {
 	case "approve", "refuse":
 		return a.ID == c.Target
@@ -179,6 +168,6 @@ func matches(ctx context.Context, e *Engine, a *tine.Approval, c choice, r Ref) 
 	if c.Fork > 0 {
 		name = fmt.Sprintf("%s-%d", r.Run.Name, c.Fork)
 	}
-	t, err := e.FindRun(ctx, r.Workspace.ID+"/"+name)
+	t, err := p.e.FindRun(ctx, r.Workspace.ID+"/"+name)
 	return err == nil && t.Run.ID == a.Run
 }

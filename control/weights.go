@@ -1,4 +1,4 @@
-package engine
+package control
 
 import (
 	"context"
@@ -13,11 +13,9 @@ import (
 	"github.com/tinehq/tine/judge"
 )
 
-// JudgeWeightsFile, in a workspace's directory, holds the heuristic
-// judge's weights learned from people's choices in that workspace.
-const JudgeWeightsFile = "judge-weights.json"
-
-// weightsFile is what JudgeWeightsFile holds.
+// weightsFile is what a workspace's judge-weights.json holds
+// (layout.Workspace.JudgeWeights): the heuristic judge's weights learned
+// from people's choices in that workspace.
 type weightsFile struct {
 	Features []string      `json:"features"` // judge.FeatureNames, for a reader
 	Weights  judge.Weights `json:"weights"`
@@ -28,8 +26,8 @@ type weightsFile struct {
 // judge and how many choices they learned from; nil and 0 when none were
 // learned (or the file is unreadable or out of bounds), so the built-in
 // weights apply.
-func (e *Engine) JudgeWeights(ws string) (*judge.Weights, int) {
-	b, err := os.ReadFile(e.lay.Workspace(ws).JudgeWeights())
+func (p *Plane) JudgeWeights(ws string) (*judge.Weights, int) {
+	b, err := os.ReadFile(p.e.Layout().Workspace(ws).JudgeWeights())
 	if err != nil {
 		return nil, 0
 	}
@@ -51,9 +49,9 @@ type LearnedWeights struct {
 
 // AllJudgeWeights returns every workspace's heuristic weights, by
 // workspace name.
-func (e *Engine) AllJudgeWeights(ctx context.Context) (map[string]LearnedWeights, error) {
+func (p *Plane) AllJudgeWeights(ctx context.Context) (map[string]LearnedWeights, error) {
 	var wss []*tine.Workspace
-	err := e.store.View(ctx, func(tx tine.Tx) (err error) {
+	err := p.e.Store().View(ctx, func(tx tine.Tx) (err error) {
 		wss, err = tx.Workspaces()
 		return err
 	})
@@ -63,7 +61,7 @@ func (e *Engine) AllJudgeWeights(ctx context.Context) (map[string]LearnedWeights
 	out := make(map[string]LearnedWeights, len(wss))
 	for _, w := range wss {
 		lw := LearnedWeights{Features: judge.FeatureNames[:], Weights: judge.DefaultWeights()}
-		if ww, n := e.JudgeWeights(w.ID); ww != nil {
+		if ww, n := p.JudgeWeights(w.ID); ww != nil {
 			lw.Weights, lw.Updates = *ww, n
 		}
 		out[w.Name] = lw
@@ -74,27 +72,27 @@ func (e *Engine) AllJudgeWeights(ctx context.Context) (map[string]LearnedWeights
 // ResetJudgeWeights removes the learned weights of the workspace called
 // name: the built-in ones apply again. Having none is not an error; an
 // unknown workspace is.
-func (e *Engine) ResetJudgeWeights(ctx context.Context, name string) error {
+func (p *Plane) ResetJudgeWeights(ctx context.Context, name string) error {
 	var w *tine.Workspace
-	err := e.store.View(ctx, func(tx tine.Tx) (err error) {
+	err := p.e.Store().View(ctx, func(tx tine.Tx) (err error) {
 		w, err = tx.WorkspaceByName(name)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	err = os.Remove(e.lay.Workspace(w.ID).JudgeWeights())
+	err = os.Remove(p.e.Layout().Workspace(w.ID).JudgeWeights())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	return err
 }
 
-// learnFromChoice updates workspace ws's weights when a person chose
-// chosen (a run id) in a group whose heuristic verdict recommended another
-// fork; a confirmation, a discard or a verdict without features changes
-// nothing.
-func (e *Engine) learnFromChoice(ws string, v *grouprec.Verdict, chosen string) error {
+// Chosen updates workspace ws's weights when a person chose chosen (a run
+// id) in a group whose heuristic verdict v recommended another fork; a
+// confirmation, a discard or a verdict without features changes nothing.
+// The engine calls it from Choose (engine.ControlPlane).
+func (p *Plane) Chosen(ws string, v *grouprec.Verdict, chosen string) error {
 	if v == nil || v.Winner == "" || chosen == "" || chosen == v.Winner {
 		return nil
 	}
@@ -103,7 +101,7 @@ func (e *Engine) learnFromChoice(ws string, v *grouprec.Verdict, chosen string) 
 		return nil
 	}
 	f := weightsFile{Weights: judge.DefaultWeights()}
-	if w, n := e.JudgeWeights(ws); w != nil {
+	if w, n := p.JudgeWeights(ws); w != nil {
 		f.Weights, f.Updates = *w, n
 	}
 	w := judge.Learn(f.Weights, fc, fw)
@@ -117,7 +115,7 @@ func (e *Engine) learnFromChoice(ws string, v *grouprec.Verdict, chosen string) 
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(e.lay.Workspace(ws).JudgeWeights(), append(b, '\n')); err != nil {
+	if err := writeFileAtomic(p.e.Layout().Workspace(ws).JudgeWeights(), append(b, '\n')); err != nil {
 		return fmt.Errorf("judge weights: %w", err)
 	}
 	return nil

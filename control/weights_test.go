@@ -1,16 +1,25 @@
-package engine
+package control
 
 import (
+	"context"
 	"os"
 	"testing"
 
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/judge"
+	"github.com/tinehq/tine/layout"
 )
 
 func TestLearnFromChoice(t *testing.T) {
-	e := &Engine{home: t.TempDir()}
-	if err := os.MkdirAll(e.lay.Workspace("ws").Dir(), 0o755); err != nil {
+	lay := layout.New(t.TempDir())
+	e, err := engine.Open(context.Background(), lay.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p := New(e)
+	if err := os.MkdirAll(lay.Workspace("ws").Dir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	v := &grouprec.Verdict{Judge: "heuristic", Winner: "r1", Features: map[string][]float64{
@@ -19,7 +28,7 @@ func TestLearnFromChoice(t *testing.T) {
 	}}
 	// A confirmation, a discard, a verdict without features: nothing learned.
 	for _, chosen := range []string{"r1", ""} {
-		if err := e.learnFromChoice("ws", v, chosen); err != nil {
+		if err := p.Chosen("ws", v, chosen); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -27,31 +36,31 @@ func TestLearnFromChoice(t *testing.T) {
 		{Winner: "r1"}, // no features: another judge
 		{Winner: "r1", Features: map[string][]float64{"r1": {1, 1, 1, 1, 1, 1}, "r2": {1, 1, 1, 1, 1, 1}}},
 	} {
-		if err := e.learnFromChoice("ws", other, "r2"); err != nil {
+		if err := p.Chosen("ws", other, "r2"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if w, n := e.JudgeWeights("ws"); w != nil || n != 0 {
+	if w, n := p.JudgeWeights("ws"); w != nil || n != 0 {
 		t.Fatalf("weights learned without a disagreement: %v %d", w, n)
 	}
-	if _, err := os.Stat(e.lay.Workspace("ws").JudgeWeights()); !os.IsNotExist(err) {
+	if _, err := os.Stat(lay.Workspace("ws").JudgeWeights()); !os.IsNotExist(err) {
 		t.Fatalf("weights file written: %v", err)
 	}
 	for range 2 {
-		if err := e.learnFromChoice("ws", v, "r2"); err != nil {
+		if err := p.Chosen("ws", v, "r2"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w, n := e.JudgeWeights("ws")
+	w, n := p.JudgeWeights("ws")
 	want := judge.Learn(judge.Learn(judge.DefaultWeights(), v.Features["r2"], v.Features["r1"]), v.Features["r2"], v.Features["r1"])
 	if w == nil || *w != want || n != 2 {
 		t.Errorf("weights %v after %d updates; want %v after 2", w, n, want)
 	}
 	// A damaged file is not used.
-	if err := os.WriteFile(e.lay.Workspace("ws").JudgeWeights(), []byte(`{"weights":[9,9,9,9,9,9]}`), 0o644); err != nil {
+	if err := os.WriteFile(lay.Workspace("ws").JudgeWeights(), []byte(`{"weights":[9,9,9,9,9,9]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := e.JudgeWeights("ws"); w != nil {
+	if w, _ := p.JudgeWeights("ws"); w != nil {
 		t.Errorf("out-of-bounds weights used: %v", w)
 	}
 }
