@@ -729,4 +729,14 @@ case "$TINE_APPROACH" in fix) sed -i s/BUG/OK/ app.txt ;; *) echo x > other.txt 
 	if rep.Verdict == nil || rep.Verdict.Winner != rep.Forks[0].Run {
 		t.Errorf("verdict %+v; want the fork that passes the holdout", rep.Verdict)
 	}
+	// --stop-when-confident runs the holdout, with its directory, as soon
+	// as the first fork ended: it passes there, so the slow fork stops.
+	start := time.Now()
+	rep, r = e.forkRunJSON("source", "--prompt", "fix app.txt", "--approach", "fix", "--approach", "slow",
+		"--agent-cmd", `case "$TINE_APPROACH" in fix) sed -i s/BUG/OK/ app.txt ;; *) sleep 30; echo x > other.txt ;; esac`,
+		"--holdout-dir", holdout, "--holdout-test", `grep -q `+mark+` "$TINE_HOLDOUT/expected.txt" && grep -q OK app.txt`,
+		"--stop-when-confident", "--merge-mode", "manual")
+	if es := rep.EarlyStop; r.code != 0 || es == nil || es.Fork != rep.Forks[0].Name || time.Since(start) > 25*time.Second {
+		t.Errorf("exit %d, early stop %+v after %s; want the fixing fork to stop the slow one: %s", r.code, es, time.Since(start), rep.OutcomeDetail)
+	}
 }
