@@ -535,7 +535,7 @@ func TestForkRun_Conflict(t *testing.T) {
 	go func() {
 		defer close(done)
 		rep, r = e.forkRunWith(call{vars: []string{"FAKE_DELAY=0.5"}}, "source", "--prompt", "fix app.txt", "-n", "1",
-			"--approach", "fix it", "--merge-mode", "auto", "--test", "true")
+			"--approach", "fix it", "--merge-mode", "auto", "--test", "true", "--confidence", "0.5") // a conflicting fork's evidence caps it at 0.6
 	}()
 	// The person edits the same line in the source while the agent works
 	// (once the fork exists, so the edit is not in its fork point).
