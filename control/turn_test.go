@@ -9,11 +9,12 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 )
 
 // A turn that never reported its stop ends after the plane's turn TTL.
 func TestInTurn_BoundedByTheTurnTTL(t *testing.T) {
-	e, err := engine.Open(context.Background(), t.TempDir())
+	e, err := engine.Open(context.Background(), t.TempDir(), enginetest.EngineOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

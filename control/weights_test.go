@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/layout"
@@ -13,7 +14,7 @@ import (
 
 func TestLearnFromChoice(t *testing.T) {
 	lay := layout.New(t.TempDir())
-	e, err := engine.Open(context.Background(), lay.Root())
+	e, err := engine.Open(context.Background(), lay.Root(), enginetest.EngineOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layout"
-	"github.com/tinehq/tine/sqlite"
 )
 
 // Report is what Diagnose found in a state directory.
@@ -23,13 +22,18 @@ type Report struct {
 
 // Diagnose inspects state directory home without changing anything: the
 // store, the directories it has no record of, and the quarantine. It
-// never opens an engine, so it works when every command refuses.
-func Diagnose(ctx context.Context, home string) (*Report, error) {
-	home, err := filepath.Abs(home)
+// never opens an engine, so it works when every command refuses. It needs
+// WithStore.
+func Diagnose(ctx context.Context, home string, opts ...Option) (*Report, error) {
+	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	st, c, err := checkStore(ctx, home, false)
+	home, err = filepath.Abs(home)
+	if err != nil {
+		return nil, err
+	}
+	st, c, err := o.checkStore(ctx, home, false)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +53,7 @@ func Diagnose(ctx context.Context, home string) (*Report, error) {
 
 // unknownDirs lists the workspace, run and layer directories of home that
 // st has no record of and no journal accounts for.
-func unknownDirs(ctx context.Context, st *sqlite.Store, home string) ([]string, error) {
+func unknownDirs(ctx context.Context, st tine.Store, home string) ([]string, error) {
 	out := []string{}
 	ents, err := os.ReadDir(layout.New(home).Workspaces())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,14 +18,16 @@ import (
 
 // Engine runs tine's operations against one state directory.
 type Engine struct {
-	home  string
-	lay   layout.Layout // every path under home
-	store tine.Store
-	now   func() time.Time
+	home    string
+	lay     layout.Layout // every path under home
+	store   tine.Store
+	now     func() time.Time
+	drivers layer.Drivers // the registered backends, in the order auto tries them
 	// backend returns the file backend called name.
-	backend func(name string) (layer.Backend, error)
-	obs     Observer     // told of each operation; see SetObserver
-	ctl     ControlPlane // the control steps of the engine's operations; see SetControl
+	backend  func(name string) (layer.Backend, error)
+	obs      Observer     // told of each operation; see SetObserver
+	ctl      ControlPlane // the control steps of the engine's operations; see SetControl
+	warnings io.Writer    // where warn writes
 
 	bridgeOnce sync.Once // the tine bridge is ensured once per engine
 	bridgeErr  error
@@ -35,19 +38,28 @@ type Engine struct {
 // when the state directory holds no workspace: a store that is missing,
 // empty, damaged or not the workspaces' own is refused, wrapping
 // tine.ErrStore, and nothing is swept (see CheckStore and tine doctor).
-func Open(ctx context.Context, home string) (*Engine, error) {
-	home, err := filepath.Abs(home)
+// WithStore and WithBackends are required.
+func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(o.drivers) == 0 {
+		return nil, errNoBackends
+	}
+	home, err = filepath.Abs(home)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(layout.New(home).Workspaces(), 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	st, err := openStore(ctx, home)
+	st, err := o.openStore(ctx, home)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, lay: layout.New(home), now: time.Now, backend: newBackend, obs: NopObserver{}, ctl: NopControlPlane{}}
+	e := &Engine{home: home, lay: layout.New(home), now: time.Now, drivers: o.drivers, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings}
+	e.backend = e.newBackend
 	e.store = &manifestStore{Store: st, home: home, warn: e.warn}
 	if err := e.sweep(ctx); err != nil {
 		st.Close()
@@ -55,6 +67,12 @@ func Open(ctx context.Context, home string) (*Engine, error) {
 	}
 	e.backfillManifests(ctx)
 	return e, nil
+}
+
+// warn reports what the engine could not put right; it never stops a
+// command.
+func (e *Engine) warn(format string, args ...any) {
+	fmt.Fprintf(e.warnings, "tine: warning: "+format+"\n", args...)
 }
 
 // Close releases the store.
@@ -84,7 +102,7 @@ func (e *Engine) layerPaths(v *tine.Version) []string {
 func (e *Engine) backendRun(w *tine.Workspace, r *tine.Run) layer.Run {
 	dir := e.lay.Run(w.ID, r.ID).Dir()
 	br := layer.Run{ID: r.ID, Dir: dir, View: e.lay.Run(w.ID, r.ID).View()}
-	if r.Role == tine.RoleSource && !stacking(w.Backend) {
+	if r.Role == tine.RoleSource && !e.stacking(w.Backend) {
 		br.View = w.Path
 	}
 	return br

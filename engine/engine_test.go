@@ -65,9 +65,9 @@ func newFixtureAt(t *testing.T, backend, home, path string) *fixture {
 	return f
 }
 
-func (f *fixture) open() {
+func (f *fixture) open(opts ...Option) {
 	f.t.Helper()
-	e, err := Open(f.ctx, f.home)
+	e, err := Open(f.ctx, f.home, testOptions(opts...)...)
 	if err != nil {
 		f.t.Fatalf("Open: %v", err)
 	}
@@ -352,7 +352,7 @@ func TestEngine_InterruptedInitIsUndone(t *testing.T) {
 	writeFiles(t, path, map[string]string{markerName: "marker"})
 	j := fmt.Sprintf(`{"path":%q,"layer":%q}`, path, lay)
 	writeFiles(t, wsDir, map[string]string{"init.json": j})
-	e, err := Open(ctx, home)
+	e, err := Open(ctx, home, testOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +499,7 @@ func TestEngine_ConcurrentForks(t *testing.T) {
 			errs := make(chan error, n)
 			for i := 0; i < n; i++ {
 				go func() {
-					e, err := Open(f.ctx, f.home) // as another tine process would
+					e, err := Open(f.ctx, f.home, testOptions()...) // as another tine process would
 					if err != nil {
 						errs <- err
 						return
@@ -575,7 +575,7 @@ func TestEngine_CloningBackends(t *testing.T) {
 // is refused, naming one that works, when the state directory is elsewhere.
 func TestEngine_ReflinkRefusedAcrossFilesystems(t *testing.T) {
 	root := loopfs.Mount(t, "xfs")
-	e, err := Open(context.Background(), t.TempDir())
+	e, err := Open(context.Background(), t.TempDir(), testOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

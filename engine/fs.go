@@ -5,39 +5,10 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layer"
 )
-
-func device(path string) (uint64, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, fmt.Errorf("%s: no device number", path)
-	}
-	return uint64(st.Dev), nil
-}
-
-// sameFilesystem returns nil when a and b are on one filesystem, which
-// cloning and snapshots need.
-func sameFilesystem(a, b string) error {
-	da, err := device(a)
-	if err != nil {
-		return err
-	}
-	db, err := device(b)
-	if err != nil {
-		return err
-	}
-	if da != db {
-		return fmt.Errorf("%s and the state directory %s are on different filesystems: %w", a, b, tine.ErrUnsupported)
-	}
-	return nil
-}
 
 var probeMu sync.Mutex
 
@@ -46,7 +17,7 @@ var probeMu sync.Mutex
 func (e *Engine) probeCached(name, path, dir string) error {
 	probeMu.Lock()
 	defer probeMu.Unlock()
-	dev, err := device(path)
+	dev, err := layer.Device(path)
 	if err != nil {
 		return err
 	}
@@ -62,7 +33,7 @@ func (e *Engine) probeCached(name, path, dir string) error {
 		}
 		return fmt.Errorf("%s (remembered from an earlier probe): %w", v, tine.ErrUnsupported)
 	}
-	perr := probe(name, path, dir)
+	perr := e.probe(name, path, dir)
 	cache[key] = ""
 	if perr != nil {
 		cache[key] = perr.Error()

@@ -174,18 +174,18 @@ func (e *Engine) checkNotNested(ctx context.Context, path, name string) error {
 }
 
 // chooseBackend returns the backend called name, checking that it works
-// here, or for "auto" the first of Backends that does.
+// here, or for "auto" the first registered backend that does.
 func (e *Engine) chooseBackend(name, path string) (layer.Backend, error) {
 	dir := e.lay.Workspaces()
 	if name == "" || name == "auto" {
-		for _, n := range Backends {
-			if e.probeCached(n, path, dir) == nil {
-				return newBackend(n)
+		for _, d := range e.drivers {
+			if e.probeCached(d.Name, path, dir) == nil {
+				return d.New(), nil
 			}
 		}
 		return nil, fmt.Errorf("no backend works here: %w", tine.ErrUnsupported)
 	}
-	be, err := newBackend(name)
+	be, err := e.newBackend(name)
 	if err != nil {
 		return nil, err
 	}
@@ -198,9 +198,9 @@ func (e *Engine) chooseBackend(name, path string) (layer.Backend, error) {
 // suggest names the backends that would work instead.
 func (e *Engine) suggest(path, dir string) string {
 	var ok []string
-	for _, n := range Backends {
-		if e.probeCached(n, path, dir) == nil {
-			ok = append(ok, n)
+	for _, d := range e.drivers {
+		if e.probeCached(d.Name, path, dir) == nil {
+			ok = append(ok, d.Name)
 		}
 	}
 	return strings.Join(ok, " or ")
@@ -256,7 +256,7 @@ func (e *Engine) importFiles(ctx context.Context, be layer.Backend, w *tine.Work
 		}
 		return os.RemoveAll(e.lay.Workspace(w.ID).Dir())
 	})
-	move := stacking(w.Backend)
+	move := e.stacking(w.Backend)
 	dst := e.lay.Workspace(w.ID).Layer(l)
 	if !move {
 		if err := be.Import(ctx, w.Path, dst, false); err != nil {
@@ -440,7 +440,7 @@ func copyBack(j initJournal, dir, path string) error {
 // mount of the base layer for a stacking backend, as it is for a flat one.
 func (e *Engine) adoptSource(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, v *tine.Version, u *undo) error {
 	br := e.backendRun(w, r)
-	if stacking(w.Backend) {
+	if e.stacking(w.Backend) {
 		return e.activate(ctx, be, w, r, br, e.layerPaths(v), v.ID, u)
 	}
 	if err := os.MkdirAll(br.Dir, 0o700); err != nil {
@@ -460,7 +460,7 @@ func (e *Engine) activate(ctx context.Context, be layer.Backend, w *tine.Workspa
 		return err
 	}
 	u.add(func() error { return be.Deactivate(ctx, br) })
-	if r.Role == tine.RoleSource && stacking(w.Backend) {
+	if r.Role == tine.RoleSource && e.stacking(w.Backend) {
 		if err := mnt.Bind(br.View, w.Path); err != nil {
 			return err
 		}

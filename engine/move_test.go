@@ -173,7 +173,7 @@ func shallow(f *fixture) {
 		if name == "overlay" {
 			return overlay.New(overlay.WithMaxDepth(3)), nil
 		}
-		return newBackend(name)
+		return f.e.newBackend(name)
 	}
 }
 

@@ -98,7 +98,7 @@ func TestOwner_RunsAsOwner(t *testing.T) {
 			os.WriteFile(filepath.Join(path, "tine.toml"), []byte("[[service]]\nname = \"svc\"\ncommand = \"id -u > svc.uid; exec sleep 600\"\nready = { command = \"test -s svc.uid\" }\n"), 0o644)
 			chownTree(t, path, uid, gid)
 			os.Chmod(filepath.Dir(path), 0o755)
-			e, err := engine.Open(ctx, home)
+			e, err := engine.Open(ctx, home, testOptions()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestOwner_RootWorkspaceRunsAsRoot(t *testing.T) {
 	ctx := context.Background()
 	home, path := shortDir(t), filepath.Join(t.TempDir(), "ws")
 	os.MkdirAll(path, 0o755)
-	e, err := engine.Open(ctx, home)
+	e, err := engine.Open(ctx, home, testOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestOwner_MergeCommitsKeepTheRepositoryTheOwners(t *testing.T) {
 	asOwner(path, "init", "-q")
 	asOwner(path, "add", "-A")
 	asOwner(path, "commit", "-qm", "one")
-	e, err := engine.Open(ctx, home)
+	e, err := engine.Open(ctx, home, testOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
 )
 
@@ -118,7 +119,11 @@ func ListQuarantine(home string) ([]Quarantined, error) {
 
 // Purge deletes every entry of the quarantine of home, and returns them.
 // It is the only way tine deletes what the store had no record of.
-func Purge(ctx context.Context, home string) ([]Quarantined, error) {
+func Purge(ctx context.Context, home string, opts ...Option) ([]Quarantined, error) {
+	o := &options{}
+	for _, opt := range opts {
+		opt(o)
+	}
 	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
 	if !ok {
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
@@ -135,7 +140,7 @@ func Purge(ctx context.Context, home string) ([]Quarantined, error) {
 		if mp := mountBelow(q.Dir); mp != "" && q.Kind != KindRun && q.Kind != KindLayer {
 			return done, fmt.Errorf("not purging %s: %s is still mounted (a view someone may be using, perhaps at a workspace path); unmount it first: %w", q.Dir, mp, tine.ErrBusy)
 		}
-		if err := removeQuarantined(ctx, q); err != nil {
+		if err := removeQuarantined(ctx, o.drivers, q); err != nil {
 			return done, fmt.Errorf("purging %s: %w", q.Dir, err)
 		}
 		os.Remove(q.Dir + ".json")
@@ -161,11 +166,11 @@ func mountBelow(dir string) string {
 }
 
 // removeQuarantined deletes one entry, through its backend for a layer
-// (a btrfs layer is a read-only subvolume).
-func removeQuarantined(ctx context.Context, q Quarantined) error {
+// (a btrfs layer is a read-only subvolume) when it is registered.
+func removeQuarantined(ctx context.Context, ds layer.Drivers, q Quarantined) error {
 	if q.Kind == KindLayer && q.Backend != "" {
-		if be, err := newBackend(q.Backend); err == nil {
-			return be.RemoveLayer(ctx, q.Dir)
+		if d, err := ds.Lookup(q.Backend); err == nil {
+			return d.New().RemoveLayer(ctx, q.Dir)
 		}
 	}
 	return removeTree(q.Dir)
@@ -176,13 +181,17 @@ func removeQuarantined(ctx context.Context, q Quarantined) error {
 // store file that is empty or damaged, is moved into the quarantine, so the
 // next command starts with the store that is there (or a fresh one). It
 // returns what it moved; a usable state directory is left as it is.
-func SetAside(ctx context.Context, home string) ([]Quarantined, error) {
+func SetAside(ctx context.Context, home string, opts ...Option) ([]Quarantined, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
 	if !ok {
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
 	defer unlock()
-	st, c, err := checkStore(ctx, home, false)
+	st, c, err := o.checkStore(ctx, home, false)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layout"
-	"github.com/tinehq/tine/sqlite"
 )
 
 // RebuildReport says what Rebuild found and did.
@@ -59,16 +58,20 @@ type wsRecords struct {
 // store gets the id the workspace directories were made with. Then an
 // engine is opened, whose sweep mounts the views again and moves into the
 // quarantine whatever no manifest vouched for.
-func Rebuild(ctx context.Context, home string) (*RebuildReport, error) {
-	home, err := filepath.Abs(home)
+func Rebuild(ctx context.Context, home string, opts ...Option) (*RebuildReport, error) {
+	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := rebuildStore(ctx, home)
+	home, err = filepath.Abs(home)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := o.rebuildStore(ctx, home)
 	if err != nil {
 		return rep, err
 	}
-	e, err := Open(ctx, home)
+	e, err := Open(ctx, home, opts...)
 	if err != nil {
 		return rep, fmt.Errorf("opening the rebuilt store: %w", err)
 	}
@@ -101,13 +104,13 @@ func (e *Engine) reissueCaps(ctx context.Context, ws string) error {
 }
 
 // rebuildStore does Rebuild's work up to the new store's last commit.
-func rebuildStore(ctx context.Context, home string) (*RebuildReport, error) {
+func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildReport, error) {
 	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
 	if !ok {
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
 	defer unlock()
-	st, c, err := checkStore(ctx, home, false)
+	st, c, err := o.checkStore(ctx, home, false)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +154,7 @@ func rebuildStore(ctx context.Context, home string) (*RebuildReport, error) {
 		}
 		rep.SetAside = append(rep.SetAside, *q)
 	}
-	st, err = sqlite.Open(c.Path)
+	st, err = o.open(c.Path)
 	if err != nil {
 		return rep, err
 	}

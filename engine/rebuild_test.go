@@ -81,10 +81,10 @@ func TestRebuild_LostStore(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if _, err := Open(f.ctx, f.home); !errors.Is(err, tine.ErrStore) {
+				if _, err := Open(f.ctx, f.home, testOptions()...); !errors.Is(err, tine.ErrStore) {
 					t.Fatalf("Open on a lost store: %v, want ErrStore", err)
 				}
-				rep, err := Rebuild(f.ctx, f.home)
+				rep, err := Rebuild(f.ctx, f.home, testOptions()...)
 				if err != nil {
 					t.Fatalf("Rebuild: %v (%+v)", err, rep)
 				}
@@ -110,7 +110,7 @@ func TestRebuild_LostStore(t *testing.T) {
 				if got := readFile(t, filepath.Join(f.view(a), "after.txt")); got != "after the checkpoint\n" {
 					t.Errorf("the fork's file reads %q", got)
 				}
-				if _, err := Rebuild(f.ctx, f.home); !errors.Is(err, tine.ErrState) {
+				if _, err := Rebuild(f.ctx, f.home, testOptions()...); !errors.Is(err, tine.ErrState) {
 					t.Errorf("Rebuild of a usable store: %v, want ErrState", err)
 				}
 				if _, err := f.e.Rollback(f.ctx, a.ID, cp.ID); err != nil {
@@ -140,7 +140,7 @@ func TestRebuild_NoManifests(t *testing.T) {
 	for _, s := range []string{"", "-wal", "-shm"} {
 		os.Remove(filepath.Join(f.home, "tine.db") + s)
 	}
-	if _, err := Rebuild(f.ctx, f.home); !errors.Is(err, tine.ErrStore) {
+	if _, err := Rebuild(f.ctx, f.home, testOptions()...); !errors.Is(err, tine.ErrStore) {
 		t.Fatalf("Rebuild without manifests: %v, want ErrStore", err)
 	}
 	if qs, _ := ListQuarantine(f.home); len(qs) != 0 {

@@ -143,7 +143,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 			}
 		}
 	}
-	if stacking(w.Backend) {
+	if e.stacking(w.Backend) {
 		if src == nil {
 			return nil, fmt.Errorf("workspace %s has no source run to release: %w", w.Name, tine.ErrInvalid)
 		}
@@ -930,7 +930,7 @@ func (e *Engine) removeWorkspaceFiles(ctx context.Context, w *tine.Workspace) er
 
 // unmountAll unmounts the workspace path and every run view of w.
 func (e *Engine) unmountAll(w *tine.Workspace) error {
-	if !stacking(w.Backend) {
+	if !e.stacking(w.Backend) {
 		return nil
 	}
 	if err := mnt.UnmountAll(w.Path); err != nil {

@@ -40,7 +40,7 @@ func TestFaultHelperProcess(t *testing.T) {
 		t.Skip("helper process for the fault tests")
 	}
 	ctx := context.Background()
-	e, err := Open(ctx, os.Getenv(faultHomeEnv))
+	e, err := Open(ctx, os.Getenv(faultHomeEnv), testOptions()...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(3)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/layer"
 )
 
 // The fault-injection suite of issue 18 for the operations on runs: fork,
@@ -53,7 +54,7 @@ func TestOpFaultHelperProcess(t *testing.T) {
 	variant := os.Getenv(opVariantEnv)
 	applyVariant(variant)
 	ctx := context.Background()
-	e, err := Open(ctx, os.Getenv(opHomeEnv))
+	e, err := Open(ctx, os.Getenv(opHomeEnv), testOptions()...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(3)
@@ -377,18 +378,18 @@ func checkAgrees(t *testing.T, f *fixture, step string) {
 				t.Errorf("%s: run %s has %s left", step, r.Name, j)
 			}
 		}
-		if r.Role == tine.RoleSource && !stacking(w.Backend) {
+		if r.Role == tine.RoleSource && !f.e.stacking(w.Backend) {
 			if _, err := os.Lstat(filepath.Join(br.Dir, "view")); err == nil {
 				t.Errorf("%s: the flat source %s has a view left in its run directory", step, r.Name)
 			}
 		}
-		if stacking(w.Backend) {
+		if f.e.stacking(w.Backend) {
 			if ok, _ := mnt.IsMountpoint(br.View); !ok {
 				t.Errorf("%s: run %s's view is not mounted", step, r.Name)
 			}
 			if r.Role == tine.RoleSource {
-				dw, err1 := device(w.Path)
-				dv, err2 := device(br.View)
+				dw, err1 := layer.Device(w.Path)
+				dv, err2 := layer.Device(br.View)
 				if err1 != nil || err2 != nil || dw != dv {
 					t.Errorf("%s: the workspace path does not show the source %s's view", step, r.Name)
 				}
@@ -421,7 +422,7 @@ func checkAgrees(t *testing.T, f *fixture, step string) {
 			}
 		}
 	}
-	r, err := Diagnose(f.ctx, f.home)
+	r, err := Diagnose(f.ctx, f.home, testOptions()...)
 	if err != nil {
 		t.Fatalf("%s: doctor: %v", step, err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layout"
-	"github.com/tinehq/tine/sqlite"
 )
 
 // The store marker (layout.StoreID) names the id of the store the
@@ -46,9 +45,13 @@ type StoreCheck struct {
 func (c *StoreCheck) Usable() bool { return c.State == StoreOK || c.State == StoreNew }
 
 // CheckStore inspects the store of state directory home and the workspace
-// directories beside it without changing anything.
-func CheckStore(ctx context.Context, home string) (*StoreCheck, error) {
-	st, c, err := checkStore(ctx, home, false)
+// directories beside it without changing anything. It needs WithStore.
+func CheckStore(ctx context.Context, home string, opts ...Option) (*StoreCheck, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	st, c, err := o.checkStore(ctx, home, false)
 	if st != nil {
 		st.Close()
 	}
@@ -58,8 +61,8 @@ func CheckStore(ctx context.Context, home string) (*StoreCheck, error) {
 // openStore opens the store of home for a command: a fresh one is created
 // only when the state directory holds no workspace, and a store that cannot
 // be trusted is refused with tine.ErrStore.
-func openStore(ctx context.Context, home string) (*sqlite.Store, error) {
-	st, c, err := checkStore(ctx, home, true)
+func (o *options) openStore(ctx context.Context, home string) (StoreFile, error) {
+	st, c, err := o.checkStore(ctx, home, true)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +80,7 @@ func openStore(ctx context.Context, home string) (*sqlite.Store, error) {
 
 // checkStore classifies the store of home. With create, a missing store is
 // created when that is safe, and the store is returned open when usable.
-func checkStore(ctx context.Context, home string, create bool) (*sqlite.Store, *StoreCheck, error) {
+func (o *options) checkStore(ctx context.Context, home string, create bool) (StoreFile, *StoreCheck, error) {
 	c := &StoreCheck{Path: layout.New(home).Store()}
 	var err error
 	if c.Dirs, err = workspaceDirs(home); err != nil {
@@ -99,7 +102,7 @@ func checkStore(ctx context.Context, home string, create bool) (*sqlite.Store, *
 		c.State = StoreNew
 		return nil, c, nil
 	}
-	st, err := sqlite.Open(c.Path)
+	st, err := o.open(c.Path)
 	if errors.Is(err, tine.ErrStore) {
 		return nil, c.refuse(StoreDamaged, fmt.Sprintf("the store %s is damaged", c.Path), err), nil
 	}
@@ -114,7 +117,7 @@ func checkStore(ctx context.Context, home string, create bool) (*sqlite.Store, *
 }
 
 // identify checks st's integrity and that it is the workspaces' own store.
-func (c *StoreCheck) identify(ctx context.Context, st *sqlite.Store, home string) error {
+func (c *StoreCheck) identify(ctx context.Context, st StoreFile, home string) error {
 	if err := st.Check(ctx); err != nil {
 		c.refuse(StoreDamaged, fmt.Sprintf("the store %s is damaged", c.Path), err)
 		return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -15,14 +14,6 @@ import (
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/merge"
 )
-
-// Warnings receives what the sweeper could not put right; it never stops a
-// command. The CLI points it at standard error.
-var Warnings io.Writer = os.Stderr
-
-func (e *Engine) warn(format string, args ...any) {
-	fmt.Fprintf(Warnings, "tine: warning: "+format+"\n", args...)
-}
 
 // sweep puts right what interrupted commands left: it finishes or undoes
 // journaled inits and releases, removes what the store says is garbage
@@ -261,7 +252,7 @@ func (e *Engine) reconcile(ctx context.Context, be layer.Backend, w *tine.Worksp
 	if have := readBase(br); have != r.Base {
 		return e.finishRollback(ctx, be, w, r, br, v, have)
 	}
-	if !stacking(w.Backend) {
+	if !e.stacking(w.Backend) {
 		if _, err := os.Lstat(br.View); errors.Is(err, os.ErrNotExist) {
 			var u undo
 			return e.activate(ctx, be, w, r, br, e.layerPaths(v), v.ID, &u)
@@ -283,8 +274,8 @@ func (e *Engine) reconcile(ctx context.Context, be layer.Backend, w *tine.Worksp
 // if nothing is, re-bound if it shows another run's (an interrupted promote).
 func bindSource(w *tine.Workspace, br layer.Run) error {
 	if ok, err := mnt.IsMountpoint(w.Path); err == nil && ok {
-		dw, err1 := device(w.Path)
-		dv, err2 := device(br.View)
+		dw, err1 := layer.Device(w.Path)
+		dv, err2 := layer.Device(br.View)
 		if err1 == nil && err2 == nil && dw == dv {
 			return nil
 		}

@@ -103,7 +103,7 @@ func TestSweep_LostStoreRefuses(t *testing.T) {
 				}
 				spoil(t, f.home)
 				for range 2 { // a second command refuses too
-					e, err := Open(f.ctx, f.home)
+					e, err := Open(f.ctx, f.home, testOptions()...)
 					if err == nil {
 						e.Close()
 						t.Fatal("Open succeeded over a lost store")
@@ -118,7 +118,7 @@ func TestSweep_LostStoreRefuses(t *testing.T) {
 				if got := len(userFiles(t, f.path)); got != 20 {
 					t.Errorf("the workspace shows %d of its 20 files", got)
 				}
-				r, err := Diagnose(f.ctx, f.home)
+				r, err := Diagnose(f.ctx, f.home, testOptions()...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -155,9 +155,7 @@ func TestSweep_LostCommitsQuarantine(t *testing.T) {
 			if err := os.WriteFile(db, old, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			Warnings = io.Discard
-			defer func() { Warnings = os.Stderr }()
-			f.open()
+			f.open(WithWarnings(io.Discard))
 			if _, err := os.Stat(forkDir); !os.IsNotExist(err) {
 				t.Errorf("the unknown fork's directory stayed in runs/: %v", err)
 			}
@@ -177,11 +175,11 @@ func TestSweep_LostCommitsQuarantine(t *testing.T) {
 			if !userFiles(t, q.Dir)["f01.txt"] {
 				t.Errorf("the fork's work is not in its quarantined directory %s", q.Dir)
 			}
-			r, err := Diagnose(f.ctx, f.home)
+			r, err := Diagnose(f.ctx, f.home, testOptions()...)
 			if err != nil || !r.Store.Usable() || len(r.Quarantine) != len(qs) {
 				t.Errorf("Diagnose = %+v, %v", r, err)
 			}
-			purged, err := Purge(f.ctx, f.home)
+			purged, err := Purge(f.ctx, f.home, testOptions()...)
 			if err != nil || len(purged) != len(qs) {
 				t.Errorf("Purge = %d entries, %v; want %d", len(purged), err, len(qs))
 			}
@@ -197,14 +195,14 @@ func TestSweep_LostCommitsQuarantine(t *testing.T) {
 func TestSweep_SetAside(t *testing.T) {
 	f := twentyFiles(t, "copy")
 	os.Remove(filepath.Join(f.home, "tine.db"))
-	moved, err := SetAside(f.ctx, f.home)
+	moved, err := SetAside(f.ctx, f.home, testOptions()...)
 	if err != nil || len(moved) != 1 || moved[0].Kind != KindWorkspace {
 		t.Fatalf("SetAside = %+v, %v", moved, err)
 	}
 	if got := len(userFiles(t, moved[0].Dir)); got != 21 {
 		t.Errorf("quarantined workspace holds %d user files, want 21", got)
 	}
-	e, err := Open(f.ctx, f.home)
+	e, err := Open(f.ctx, f.home, testOptions()...)
 	if err != nil {
 		t.Fatalf("Open after SetAside: %v", err)
 	}
@@ -216,19 +214,19 @@ func TestSweep_SetAside(t *testing.T) {
 func TestOpen_FreshStore(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
-	e, err := Open(ctx, home)
+	e, err := Open(ctx, home, testOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Close()
-	c, err := CheckStore(ctx, home)
+	c, err := CheckStore(ctx, home, testOptions()...)
 	if err != nil || c.State != StoreOK || c.Marker == "" || c.Marker != c.ID {
 		t.Errorf("CheckStore = %+v, %v", c, err)
 	}
 	// An empty store file and no workspaces: a fresh store is fine.
 	home2 := t.TempDir()
 	os.WriteFile(filepath.Join(home2, "tine.db"), nil, 0o600)
-	if e, err := Open(ctx, home2); err != nil {
+	if e, err := Open(ctx, home2, testOptions()...); err != nil {
 		t.Errorf("Open over an empty store and no workspaces: %v", err)
 	} else {
 		e.Close()

@@ -134,7 +134,7 @@ func (e *Engine) save(ctx context.Context, be layer.Backend, p Ref, label string
 // detach unmounts a stacking backend's view of r (and, for the source, the
 // workspace path) without deleting anything, failing if a process uses it.
 func (e *Engine) detach(w *tine.Workspace, r *tine.Run, br layer.Run) error {
-	if !stacking(w.Backend) {
+	if !e.stacking(w.Backend) {
 		return nil
 	}
 	if r.Role == tine.RoleSource {

@@ -54,7 +54,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 			ctx := c.Context()
 			switch {
 			case purge:
-				done, err := engine.Purge(ctx, a.home)
+				done, err := engine.Purge(ctx, a.home, a.engineOptions()...)
 				for _, q := range done {
 					fmt.Fprintf(a.stderr, "tine: purged %s (%s from %s, %s)\n", q.Name, q.Kind, q.From, size(q.Bytes))
 				}
@@ -62,7 +62,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			case setAside:
-				moved, err := engine.SetAside(ctx, a.home)
+				moved, err := engine.SetAside(ctx, a.home, a.engineOptions()...)
 				for _, q := range moved {
 					fmt.Fprintf(a.stderr, "tine: moved %s aside to %s\n", q.From, q.Dir)
 				}
@@ -70,7 +70,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			case rebuild:
-				rep, err := engine.Rebuild(ctx, a.home)
+				rep, err := engine.Rebuild(ctx, a.home, a.engineOptions()...)
 				if rep != nil && err == nil {
 					printRebuild(a.stderr, rep)
 				} else if rep != nil {
@@ -82,7 +82,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			}
-			r, err := engine.Diagnose(ctx, a.home)
+			r, err := engine.Diagnose(ctx, a.home, a.engineOptions()...)
 			if err != nil {
 				return err
 			}

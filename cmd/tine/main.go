@@ -178,17 +178,6 @@ func defaultHome() string {
 	return filepath.Join(home, ".local", "share", "tine")
 }
 
-// open opens the engine, sweeping first, and gives it its control plane.
-func (a *app) open(ctx context.Context) (*engine.Engine, error) {
-	engine.Warnings = a.stderr
-	e, err := engine.Open(ctx, a.home)
-	if err != nil {
-		return nil, err
-	}
-	e.SetControl(plane(e))
-	return e, nil
-}
-
 // plane is the control plane over e, as every command has it (a Plane
 // keeps no state of its own: two over one engine are the same).
 func plane(e *engine.Engine) *control.Plane { return control.New(e) }

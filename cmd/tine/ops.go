@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -43,7 +44,7 @@ func (a *app) withOps(ctx context.Context, fn func(ops, *engine.Engine) error) e
 	}
 	return a.withEngine(ctx, func(e *engine.Engine) error {
 		if os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(e.SocketPath()) {
-			return fn(daemonOps{cl: httpapi.NewClient(e.SocketPath(), nil), e: e}, e)
+			return fn(daemonOps{cl: httpapi.NewClient(e.SocketPath(), nil), e: e, warn: a.stderr}, e)
 		}
 		return fn(e, e)
 	})
@@ -69,8 +70,9 @@ func daemonUp(sock string) bool {
 
 // daemonOps sends ops to tine serve, with run references resolved to ids.
 type daemonOps struct {
-	cl *httpapi.Client
-	e  *engine.Engine
+	cl   *httpapi.Client
+	e    *engine.Engine
+	warn io.Writer // where the engine's warnings go too
 }
 
 // id resolves a run reference as the engine would here; a reference that
@@ -119,7 +121,7 @@ func (d daemonOps) forkLanded(ctx context.Context, parent, request string, err e
 		res, ferr := d.e.ForkLanded(ctx, parent, request)
 		switch {
 		case ferr == nil:
-			fmt.Fprintf(engine.Warnings, "tine: warning: the daemon stopped before answering, but the fork was recorded (%s); "+
+			fmt.Fprintf(d.warn, "tine: warning: the daemon stopped before answering, but the fork was recorded (%s); "+
 				"processes of a running parent were not started in the forks: tine start starts them\n", res.Group.ID)
 			return res, nil
 		case !errors.Is(ferr, tine.ErrNotFound):

@@ -17,7 +17,9 @@ import (
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/layer/builtin"
 	"github.com/tinehq/tine/layer/overlay"
+	"github.com/tinehq/tine/sqlite"
 )
 
 // Options say what [New] makes. The zero value is an empty workspace on
@@ -107,17 +109,23 @@ func Root(tb testing.TB, backend string) string {
 	return tb.TempDir()
 }
 
-// Open opens an engine on state directory home and closes it when the
-// test ends (after the cleanups registered later, as t.Cleanup runs them
-// last first).
-func Open(tb testing.TB, home string) *engine.Engine {
+// Open opens an engine on state directory home, wired as tine wires it
+// (EngineOptions) plus opts, and closes it when the test ends (after the
+// cleanups registered later, as t.Cleanup runs them last first).
+func Open(tb testing.TB, home string, opts ...engine.Option) *engine.Engine {
 	tb.Helper()
-	e, err := engine.Open(context.Background(), home)
+	e, err := engine.Open(context.Background(), home, EngineOptions(opts...)...)
 	if err != nil {
 		tb.Fatalf("engine.Open: %v", err)
 	}
 	tb.Cleanup(func() { e.Close() })
 	return e
+}
+
+// EngineOptions are the options tine opens its engine with (the SQLite
+// store and tine's backends, as cmd/tine wires them), then extra.
+func EngineOptions(extra ...engine.Option) []engine.Option {
+	return append([]engine.Option{engine.WithStore(sqlite.Open), engine.WithBackends(builtin.Backends()...)}, extra...)
 }
 
 // RequireOverlay skips the test unless it runs as root where overlay

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/layer/builtin"
+	"github.com/tinehq/tine/sqlite"
+)
+
+// engineOptions wires the engine: the SQLite store, tine's backends in the
+// order auto tries them, warnings to standard error. Every command that
+// opens a state directory (engine.Open, doctor's Diagnose, SetAside,
+// Rebuild and Purge) passes these.
+func (a *app) engineOptions() []engine.Option {
+	return []engine.Option{
+		engine.WithStore(sqlite.Open),
+		engine.WithBackends(builtin.Backends()...),
+		engine.WithWarnings(a.stderr),
+	}
+}
+
+// open opens the engine, sweeping first, and gives it its control plane.
+func (a *app) open(ctx context.Context) (*engine.Engine, error) {
+	e, err := engine.Open(ctx, a.home, a.engineOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	e.SetControl(plane(e))
+	return e, nil
+}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layer"
+)
+
+// StoreFile is the store as the engine opens it from its file in the state
+// directory: besides tine.Store, it checks its own integrity and carries an
+// id, which the state directory records beside the workspaces, so that a
+// store that is not theirs is refused.
+type StoreFile interface {
+	tine.Store
+	// Check verifies the store's integrity; it wraps tine.ErrStore when
+	// the store is damaged.
+	Check(ctx context.Context) error
+	// ID returns the store's id and when it was created.
+	ID(ctx context.Context) (id string, created time.Time, err error)
+	// SetID gives the store another id (a rebuilt store takes the id the
+	// workspaces record).
+	SetID(ctx context.Context, id string, created time.Time) error
+}
+
+// Option configures Open, and the functions that work on a state directory
+// without opening an engine (CheckStore, Diagnose, SetAside, Rebuild,
+// Purge), which take the same options.
+type Option func(*options)
+
+type options struct {
+	open     func(path string) (StoreFile, error)
+	drivers  layer.Drivers
+	warnings io.Writer
+}
+
+// WithStore says how to open the store file of the state directory; tine
+// passes sqlite.Open. open creates the file when it is missing (the engine
+// decides when a fresh store may be created) and returns an error wrapping
+// tine.ErrStore for a file that is not a store. Required.
+func WithStore[S StoreFile](open func(path string) (S, error)) Option {
+	return func(o *options) {
+		o.open = func(path string) (StoreFile, error) {
+			st, err := open(path)
+			if err != nil {
+				return nil, err
+			}
+			return st, nil
+		}
+	}
+}
+
+// WithBackends registers the file backends, in the order "auto" tries
+// them. A workspace whose backend is not registered cannot be used.
+// Required by Open.
+func WithBackends(ds ...layer.Driver) Option {
+	return func(o *options) { o.drivers = append(o.drivers, ds...) }
+}
+
+// WithWarnings sets where warnings go: what the sweeper could not put
+// right, and other problems that never stop a command (default: standard
+// error).
+func WithWarnings(w io.Writer) Option {
+	return func(o *options) { o.warnings = w }
+}
+
+var (
+	errNoStore    = errors.New("engine: no store to open (engine.WithStore)")
+	errNoBackends = errors.New("engine: no backends registered (engine.WithBackends)")
+)
+
+// newOptions applies opts; the store is required.
+func newOptions(opts []Option) (*options, error) {
+	o := &options{warnings: os.Stderr}
+	for _, opt := range opts {
+		opt(o)
+	}
+	if o.open == nil {
+		return nil, errNoStore
+	}
+	return o, nil
+}
