@@ -18,13 +18,14 @@ import (
 
 // Engine runs tine's operations against one state directory.
 type Engine struct {
-	home    string
-	lay     layout.Layout // every path under home
-	store   tine.Store
-	now     func() time.Time
-	drivers layer.Drivers // the registered backends, in the order auto tries them
-	// backend returns the file backend called name.
+	home  string
+	lay   layout.Layout // every path under home
+	store tine.Store
+	now   func() time.Time
+	// backend returns the file backend called name, one of drivers (the
+	// registered backends, in the order auto tries them).
 	backend  func(name string) (layer.Backend, error)
+	drivers  layer.Drivers
 	obs      Observer     // told of each operation; see SetObserver
 	ctl      ControlPlane // the control steps of the engine's operations; see SetControl
 	warnings io.Writer    // where warn writes
