@@ -118,7 +118,9 @@ func ListQuarantine(home string) ([]Quarantined, error) {
 }
 
 // Purge deletes every entry of the quarantine of home, and returns them.
-// It is the only way tine deletes what the store had no record of.
+// It is the only way tine deletes what the store had no record of. A layer
+// is deleted through its backend when that is registered (WithBackends; a
+// btrfs layer is a read-only subvolume), otherwise as a plain tree.
 func Purge(ctx context.Context, home string, opts ...Option) ([]Quarantined, error) {
 	o := &options{}
 	for _, opt := range opts {
@@ -180,7 +182,8 @@ func removeQuarantined(ctx context.Context, ds layer.Drivers, q Quarantined) err
 // anything: every workspace directory the store cannot vouch for, and a
 // store file that is empty or damaged, is moved into the quarantine, so the
 // next command starts with the store that is there (or a fresh one). It
-// returns what it moved; a usable state directory is left as it is.
+// returns what it moved; a usable state directory is left as it is. It
+// needs WithStore.
 func SetAside(ctx context.Context, home string, opts ...Option) ([]Quarantined, error) {
 	o, err := newOptions(opts)
 	if err != nil {

@@ -57,11 +57,15 @@ type wsRecords struct {
 // old store's files are moved into the quarantine, never deleted; the new
 // store gets the id the workspace directories were made with. Then an
 // engine is opened, whose sweep mounts the views again and moves into the
-// quarantine whatever no manifest vouched for.
+// quarantine whatever no manifest vouched for. It takes Open's options
+// and, like Open, needs WithStore and WithBackends.
 func Rebuild(ctx context.Context, home string, opts ...Option) (*RebuildReport, error) {
 	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if len(o.drivers) == 0 {
+		return nil, errNoBackends
 	}
 	home, err = filepath.Abs(home)
 	if err != nil {
