@@ -21,7 +21,7 @@ import (
 // InitOptions says how to take a directory under management.
 type InitOptions struct {
 	Path    string // the directory; default "."
-	Backend string // auto, overlay, btrfs, reflink or copy; default auto
+	Backend string // a registered backend's name, or auto (the first that works here); default auto
 	Name    string // workspace name; default the directory's base name
 	Net     bool   // give every run a network namespace and address of its own
 	// Owner is who the workspace belongs to (every process in its runs
