@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,5 +100,30 @@ func TestOpen_WithWarnings(t *testing.T) {
 	e.Close()
 	if !strings.Contains(buf.String(), "tine: warning: unreadable init journal") {
 		t.Errorf("warnings = %q, want the sweeper's", buf.String())
+	}
+}
+
+// TestEngine_WiresNothing: the engine's own code imports neither a backend
+// nor the SQLite store; the program registers them (WithBackends,
+// WithStore).
+func TestEngine_WiresNothing(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sources: %v", err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(path, "github.com/tinehq/tine/layer/") || path == "github.com/tinehq/tine/sqlite" {
+				t.Errorf("%s imports %s", name, path)
+			}
+		}
 	}
 }
