@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"syscall"
 	"time"
 
@@ -23,9 +22,21 @@ import (
 // Client calls the API over the daemon's unix socket, signing each
 // request with a run's capability when it has one (from inside a run).
 type Client struct {
-	hc  *http.Client
-	cap *capability.Capability
+	hc   *http.Client
+	cap  *capability.Capability
+	over Doer // when set, every request goes through it instead
 }
+
+// Doer sends one request to the daemon, as Client.Do and Client.Text do.
+type Doer interface {
+	Do(ctx context.Context, method, path string, body, out any) (int, error)
+	Text(ctx context.Context, path string, limit int) (string, int64, error)
+}
+
+// Over returns a client whose requests go through d, with the typed
+// methods of every client: mcp's, which signs each request with its run's
+// newest capability, or a test's fake.
+func Over(d Doer) *Client { return &Client{over: d} }
 
 // NewClient returns a client of the daemon listening on socket; c, if not
 // nil, signs every request.
@@ -69,6 +80,9 @@ func dialUnix(ctx context.Context, socket string, wait time.Duration) (net.Conn,
 // Text GETs path and returns up to limit bytes of its body as text, with
 // the body's whole length (a patch can be large).
 func (c *Client) Text(ctx context.Context, path string, limit int) (string, int64, error) {
+	if c.over != nil {
+		return c.over.Text(ctx, path, limit)
+	}
 	req, err := c.request(ctx, http.MethodGet, path, nil, false)
 	if err != nil {
 		return "", 0, err
@@ -149,6 +163,9 @@ func answerErr(status string, b []byte) error {
 // code names, so callers map it to exit statuses as the engine's own. The
 // status code is returned too (202 means an approval is pending).
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) (int, error) {
+	if c.over != nil {
+		return c.over.Do(ctx, method, path, body, out)
+	}
 	var raw []byte
 	if body != nil {
 		var err error
@@ -200,7 +217,7 @@ func (w wrapped) Unwrap() error { return w.err }
 // with ForkRunReport.
 func (c *Client) ForkRun(ctx context.Context, ref string, req forkrun.Request) (*ForkRunStarted, error) {
 	var out ForkRunStarted
-	if _, err := c.Do(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(ref)+"/fork-run", req, &out); err != nil {
+	if _, err := c.Do(ctx, http.MethodPost, runPath(ref, "fork-run"), req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -211,7 +228,7 @@ func (c *Client) ForkRun(ctx context.Context, ref string, req forkrun.Request) (
 // wrapping tine.ErrNotFound.
 func (c *Client) ForkRunReport(ctx context.Context, group string) (*forkrun.Report, error) {
 	var out forkrun.Report
-	if _, err := c.Do(ctx, http.MethodGet, "/v1/groups/"+url.PathEscape(group)+"/report", nil, &out); err != nil {
+	if _, err := c.Do(ctx, http.MethodGet, groupPath(group, "report"), nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -221,7 +238,7 @@ func (c *Client) ForkRunReport(ctx context.Context, group string) (*forkrun.Repo
 // are killed, its forks kept. It returns without waiting for the end.
 func (c *Client) CancelForkRun(ctx context.Context, group string) (*ForkRunCanceled, error) {
 	var out ForkRunCanceled
-	if _, err := c.Do(ctx, http.MethodPost, "/v1/groups/"+url.PathEscape(group)+"/cancel", nil, &out); err != nil {
+	if _, err := c.Do(ctx, http.MethodPost, groupPath(group, "cancel"), nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

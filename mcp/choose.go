@@ -16,9 +16,8 @@ func (t *tools) choose(ctx context.Context, in MergeInput, dry bool) (*answer, e
 	if dry {
 		return t.chooseDry(ctx, in)
 	}
-	var res engine.ChooseResult
-	a, err := t.act(ctx, groupPath(in.Group, "/choose"), httpapi.ChooseRequest{Run: in.Run, Promote: in.Promote}, &res)
-	if a != nil || err != nil {
+	res, p, err := t.api.Choose(ctx, in.Group, httpapi.ChooseRequest{Run: in.Run, Promote: in.Promote})
+	if a, err := asked(p, err); a != nil || err != nil {
 		return a, conflictHint(err)
 	}
 	how := "merged into its parent"

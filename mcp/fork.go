@@ -2,10 +2,8 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 
@@ -45,19 +43,17 @@ func (t *tools) fork(ctx context.Context, in ForkInput) (*answer, error) {
 		return nil, inputErr("copies must be 1 to %d, not %d", MaxCopies, copies)
 	}
 	req := httpapi.ForkRequest{Copies: copies, Name: in.Name, Approaches: in.Approaches, Live: in.Live}
-	var raw json.RawMessage
-	code, err := t.call(ctx, "POST", runPath(run, "/fork"), req, &raw)
+	res, queued, err := t.api.Fork(ctx, run, req)
 	if err != nil {
-		return nil, err
+		return nil, unreachable(err)
 	}
-	if code == http.StatusAccepted {
-		return deferred(raw)
+	if queued != nil {
+		return deferred(queued)
 	}
-	var res engine.ForkResult
-	if err := json.Unmarshal(raw, &res); err != nil || res.Parent == nil || res.Group == nil || res.Version == nil {
-		return nil, fmt.Errorf("the daemon's answer to a fork: %.200s", raw)
+	if res.Parent == nil || res.Group == nil || res.Version == nil {
+		return nil, fmt.Errorf("the daemon's answer to a fork has no parent, group or fork point")
 	}
-	a := forkReport(&res)
+	a := forkReport(res)
 	if in.Command != "" {
 		notify(ctx, 0, len(res.Forks), fmt.Sprintf("forked %s into %s (group %s); running the command in each",
 			res.Parent.Name, runNames(res.Forks), res.Group.ID))
@@ -89,9 +85,8 @@ func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command strin
 			defer wg.Done()
 			script := "TINE_APPROACH=" + shellQuote(f.Approach) + "; export TINE_APPROACH; " + command
 			req := httpapi.ExecRequest{Args: []string{"sh", "-c", script}, TimeoutS: timeout}
-			var res engine.ExecResult
-			_, errs[i] = t.call(ctx, "POST", runPath(f.ID, "/exec"), req, &res)
-			ran[i] = &res
+			res, err := t.api.Exec(ctx, f.ID, req)
+			ran[i], errs[i] = res, unreachable(err)
 			msg := fmt.Sprintf("%s: exit %d after %.1fs", f.Name, res.Exit, res.Seconds)
 			if errs[i] != nil {
 				msg = fmt.Sprintf("%s: %v", f.Name, errs[i])
@@ -127,12 +122,9 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // deferred is a fork the daemon put off (an agent forking itself mid-turn
 // is forked when its turn stops): its message says what to do.
-func deferred(raw json.RawMessage) (*answer, error) {
-	var q struct {
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal(raw, &q); err != nil || q.Message == "" {
-		return nil, fmt.Errorf("the daemon's answer to a fork: %.200s", raw)
+func deferred(q *httpapi.Pending) (*answer, error) {
+	if q.Message == "" {
+		return nil, fmt.Errorf("the daemon's answer to a fork: queued, without a message")
 	}
 	return &answer{Note: "Not forked yet: " + q.Message + ".", Data: map[string]any{"queued": true, "message": q.Message}}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/tinehq/tine/forkrun"
-	"github.com/tinehq/tine/httpapi"
 )
 
 // forkRun is fork_run: a fork-run in the daemon when the input has a
@@ -27,9 +26,9 @@ func (t *tools) forkRun(ctx context.Context, in ForkInput) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st httpapi.ForkRunStarted
-	if _, err := t.call(ctx, "POST", runPath(run, "/fork-run"), req, &st); err != nil {
-		return nil, err
+	st, err := t.api.ForkRun(ctx, run, req)
+	if err != nil {
+		return nil, unreachable(err)
 	}
 	if st.Queued {
 		note := "Not started yet: " + st.Message + ". Then follow it with fork_report group=" + run + "."
@@ -154,14 +153,14 @@ func (t *tools) forkReport(ctx context.Context, group string) (*forkrun.Report, 
 	if group == "" {
 		return nil, inputErr("group is required")
 	}
-	var rep forkrun.Report
-	if _, err := t.call(ctx, "GET", groupPath(group, "/report"), nil, &rep); err != nil {
-		return nil, err
+	rep, err := t.api.ForkRunReport(ctx, group)
+	if err != nil {
+		return nil, unreachable(err)
 	}
 	if rep.Group == "" {
 		return nil, fmt.Errorf("the daemon's answer to a fork-run report names no group")
 	}
-	return &rep, nil
+	return rep, nil
 }
 
 func (t *tools) report(ctx context.Context, in GroupInput) (*answer, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/layer"
@@ -34,16 +33,16 @@ func (t *tools) inspect(ctx context.Context, in BranchesInput) (*answer, error) 
 // with no ref, every live run the caller may see: from inside a run, itself
 // and its direct forks.
 func (t *tools) lineage(ctx context.Context, ref string) ([]httpapi.RunRow, error) {
-	var rows []httpapi.RunRow
-	if _, err := t.call(ctx, "GET", "/v1/runs", nil, &rows); err != nil {
-		return nil, err
+	rows, err := t.api.Runs(ctx, "", false)
+	if err != nil {
+		return nil, unreachable(err)
 	}
 	if ref == "" {
 		return rows, nil
 	}
-	var ps engine.PS
-	if _, err := t.call(ctx, "GET", runPath(ref, ""), nil, &ps); err != nil {
-		return nil, err
+	ps, err := t.api.PS(ctx, ref)
+	if err != nil {
+		return nil, unreachable(err)
 	}
 	out := []httpapi.RunRow{}
 	for _, r := range rows {
@@ -67,24 +66,16 @@ func (t *tools) comparison(ctx context.Context, group string) (*engine.Compariso
 	if group == "" {
 		return nil, inputErr("group is required")
 	}
-	var c engine.Comparison
-	_, err := t.call(ctx, "GET", groupPath(group, "/compare"), nil, &c)
-	return &c, err
+	c, err := t.api.Compare(ctx, group)
+	return c, unreachable(err)
 }
 
-// diffAnswer is GET /v1/runs/{run}/diff.
-type diffAnswer struct {
-	Run     *tine.Run      `json:"run"`
-	Changes []layer.Change `json:"changes"`
-}
-
-func (t *tools) changes(ctx context.Context, run string) (*diffAnswer, error) {
+func (t *tools) changes(ctx context.Context, run string) (*httpapi.Diff, error) {
 	if run == "" {
 		return nil, inputErr("run is required")
 	}
-	var d diffAnswer
-	_, err := t.call(ctx, "GET", runPath(run, "/diff"), nil, &d)
-	return &d, err
+	d, err := t.api.Diff(ctx, run)
+	return d, unreachable(err)
 }
 
 func (t *tools) diff(ctx context.Context, in DiffInput) (*answer, error) {
@@ -108,7 +99,7 @@ func (t *tools) patch(ctx context.Context, run string) (*answer, error) {
 	if run == "" {
 		return nil, inputErr("run is required")
 	}
-	text, size, err := t.api.Text(ctx, runPath(run, "/diff?patch=true"), maxPatch)
+	text, size, err := t.api.Patch(ctx, run, maxPatch)
 	if err != nil {
 		return nil, unreachable(err)
 	}
@@ -126,9 +117,9 @@ func (t *tools) summary(ctx context.Context, in RunInput) (*answer, error) {
 	if in.Run == "" {
 		return nil, inputErr("run is required")
 	}
-	var ps engine.PS
-	if _, err := t.call(ctx, "GET", runPath(in.Run, ""), nil, &ps); err != nil {
-		return nil, err
+	ps, err := t.api.PS(ctx, in.Run)
+	if err != nil {
+		return nil, unreachable(err)
 	}
 	d, err := t.changes(ctx, ps.Run.ID)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -16,18 +15,17 @@ import (
 	"github.com/tinehq/tine/merge"
 )
 
-// act POSTs body to path. An approval pending (202) is answered as such;
-// otherwise the answer is decoded into out and the answer is nil.
-func (t *tools) act(ctx context.Context, path string, body, out any) (*answer, error) {
-	var raw json.RawMessage
-	code, err := t.call(ctx, "POST", path, body, &raw)
+// asked is the answer to an action asked from inside a run that now waits
+// for a person (p, a 202), or nil when the action was done; err is the
+// action's error, with how to reach the daemon when it cannot be reached.
+func asked(p *httpapi.Pending, err error) (*answer, error) {
 	if err != nil {
-		return nil, err
+		return nil, unreachable(err)
 	}
-	if code == http.StatusAccepted {
-		return pendingAnswer(raw)
+	if p != nil {
+		return pendingAnswer(p)
 	}
-	return nil, json.Unmarshal(raw, out)
+	return nil, nil
 }
 
 // pending is an approval as the agent is told of it (without its
@@ -42,11 +40,8 @@ type pending struct {
 	Approve   string          `json:"approve_with"`
 }
 
-func pendingAnswer(raw json.RawMessage) (*answer, error) {
-	var p struct {
-		Approval *tine.Approval `json:"approval"`
-	}
-	if err := json.Unmarshal(raw, &p); err != nil || p.Approval == nil {
+func pendingAnswer(p *httpapi.Pending) (*answer, error) {
+	if p.Approval == nil {
 		return nil, fmt.Errorf("the daemon answered 202 without a pending approval")
 	}
 	a := p.Approval
@@ -75,12 +70,11 @@ func (t *tools) mergeOrSelect(ctx context.Context, in MergeInput) (*answer, erro
 }
 
 func (t *tools) merge(ctx context.Context, run, into string, dry bool) (*answer, error) {
-	var res engine.MergeResult
-	a, err := t.act(ctx, runPath(run, "/merge"), httpapi.MergeRequest{Into: into, DryRun: dry}, &res)
-	if a != nil || err != nil {
+	res, p, err := t.api.Merge(ctx, run, httpapi.MergeRequest{Into: into, DryRun: dry})
+	if a, err := asked(p, err); a != nil || err != nil {
 		return a, conflictHint(err)
 	}
-	return mergeReport(&res), nil
+	return mergeReport(res), nil
 }
 
 // conflictHint adds where to look when a merge plan has conflicts (the
@@ -129,9 +123,8 @@ func (t *tools) promote(ctx context.Context, run string, dry bool) (*answer, err
 		note := fmt.Sprintf("Dry run: promoting %s makes it the workspace's source (its files at the workspace path; the old source retires, kept as a version). Call again with dry_run false to do it.", d.Run.Name)
 		return &answer{Note: note, Data: map[string]any{"run": d.Run.Name, "dry_run": true, "diff": layer.Summarize(d.Changes)}}, nil
 	}
-	var res engine.PromoteResult
-	a, err := t.act(ctx, runPath(run, "/promote"), httpapi.PromoteRequest{}, &res)
-	if a != nil || err != nil {
+	res, p, err := t.api.Promote(ctx, run, httpapi.PromoteRequest{})
+	if a, err := asked(p, err); a != nil || err != nil {
 		return a, err
 	}
 	return &answer{Note: fmt.Sprintf("promoted %s: it is the source now.", res.Run.Name), Data: res}, nil
@@ -141,11 +134,8 @@ func (t *tools) discard(ctx context.Context, in DiscardInput) (*answer, error) {
 	if in.Run == "" {
 		return nil, inputErr("run is required")
 	}
-	var res struct {
-		Discarded []*tine.Run `json:"discarded"`
-	}
-	a, err := t.act(ctx, runPath(in.Run, "/discard"), httpapi.DiscardRequest{Force: in.Force}, &res)
-	if a != nil || err != nil {
+	res, p, err := t.api.Discard(ctx, in.Run, httpapi.DiscardRequest{Force: in.Force})
+	if a, err := asked(p, err); a != nil || err != nil {
 		return a, err
 	}
 	return &answer{Note: "discarded " + names(res.Discarded) + ".", Data: res}, nil
@@ -155,9 +145,8 @@ func (t *tools) rollback(ctx context.Context, in RollbackInput) (*answer, error)
 	if in.Run == "" || in.To == "" {
 		return nil, inputErr("rollback needs run and to (a version id or label)")
 	}
-	var res engine.RollbackResult
-	a, err := t.act(ctx, runPath(in.Run, "/rollback"), httpapi.RollbackRequest{To: in.To}, &res)
-	if a != nil || err != nil {
+	res, p, err := t.api.Rollback(ctx, in.Run, httpapi.RollbackRequest{To: in.To})
+	if a, err := asked(p, err); a != nil || err != nil {
 		return a, err
 	}
 	note := fmt.Sprintf("rolled %s back to version %s; its files before are kept as version %s.", res.Run.Name, res.To.ID, res.Saved.ID)

@@ -1,12 +1,12 @@
 package mcp
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/buildinfo"
 )
 
@@ -35,7 +35,7 @@ func NewServer(o Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "tine", Title: "tine", Version: o.Version},
 		&sdk.ServerOptions{Instructions: instructions})
-	t := &tools{api: o.API, self: o.Self}
+	t := &tools{api: httpapi.Over(o.API), self: o.Self}
 	t.addBranchTools(s)
 	t.addLifecycleTools(s)
 	return s
@@ -43,14 +43,8 @@ func NewServer(o Options) *sdk.Server {
 
 // tools are the handlers, sharing the daemon and the caller's run.
 type tools struct {
-	api  API
+	api  *httpapi.Client // over Options.API
 	self string
-}
-
-// call is API.Do, saying how to reach the daemon when it cannot be reached.
-func (t *tools) call(ctx context.Context, method, path string, body, out any) (int, error) {
-	code, err := t.api.Do(ctx, method, path, body, out)
-	return code, unreachable(err)
 }
 
 // unreachable adds a hint to an error of a daemon that could not be reached.
@@ -76,9 +70,3 @@ func (t *tools) runOrSelf(run string) (string, error) {
 // Version is the version the server reports (serverInfo.version) when
 // Options.Version is empty.
 func Version() string { return buildinfo.Read().Short() }
-
-// runPath is the API path of run ref, followed by rest.
-func runPath(ref, rest string) string { return "/v1/runs/" + url.PathEscape(ref) + rest }
-
-// groupPath is the API path of group ref, followed by rest.
-func groupPath(ref, rest string) string { return "/v1/groups/" + url.PathEscape(ref) + rest }

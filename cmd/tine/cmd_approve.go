@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -37,7 +36,7 @@ changed since it was offered (its state, or the files it would carry).`,
 			var res *engine.Approved
 			var err error
 			if a.remote() {
-				_, err = a.daemon().Do(c.Context(), "POST", approvalPath(args[0], "approve"), httpapi.DecideRequest{By: person()}, &res)
+				res, err = a.daemon().Approve(c.Context(), args[0], httpapi.DecideRequest{By: person()})
 			} else if lerr := a.withEngine(c.Context(), func(e *engine.Engine) error {
 				res, err = e.Approve(c.Context(), args[0], person())
 				return nil
@@ -62,9 +61,4 @@ changed since it was offered (its state, or the files it would carry).`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
-}
-
-// approvalPath is the API path of action on approval id.
-func approvalPath(id, action string) string {
-	return "/v1/approvals/" + url.PathEscape(id) + "/" + action
 }

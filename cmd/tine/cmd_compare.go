@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -27,13 +26,11 @@ recommendation is a heuristic: the smallest ready diff.`,
 			var cmp *engine.Comparison
 			var rep *forkrun.Report // a fork-run's report, when there is one, adds each fork's evidence
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				g := "/v1/groups/" + url.PathEscape(args[0])
-				if _, err := cl.Do(c.Context(), "GET", g+"/compare", nil, &cmp); err != nil || asJSON {
+				var err error
+				if cmp, err = cl.Compare(c.Context(), args[0]); err != nil || asJSON {
 					return err
 				}
-				if _, err := cl.Do(c.Context(), "GET", g+"/report", nil, &rep); err != nil {
-					rep = nil
-				}
+				rep, _ = cl.ForkRunReport(c.Context(), args[0])
 				return nil
 			}, func(e *engine.Engine) (err error) {
 				if cmp, err = e.Compare(c.Context(), args[0]); err == nil && cmp.Group != nil && !asJSON {

@@ -74,8 +74,8 @@ func remoteGroupReport(c *cobra.Command, cl *httpapi.Client, ref string) (*forkr
 	ctx := c.Context()
 	group := ref
 	if !tine.LooksLikeID(tine.PrefixGroup, ref) {
-		var ps engine.PS
-		if _, err := cl.Do(ctx, "GET", remoteRunPath(ctx, cl, ref, ""), nil, &ps); err != nil {
+		ps, err := cl.PS(ctx, remoteRef(ctx, cl, ref))
+		if err != nil {
 			return nil, fmt.Errorf("no group or run %q: %w", ref, err)
 		}
 		if ps.Run.Group == "" {

@@ -2,13 +2,10 @@ package main
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/effect"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
 )
 
@@ -42,15 +39,14 @@ out through a merge or a promotion first.`,
 			if err != nil {
 				return err
 			}
-			var out engine.EffectAnswer
-			code, err := cl.Do(c.Context(), "POST", "/v1/runs/"+url.PathEscape(run)+"/effects", req, &out)
+			out, err := cl.Effect(c.Context(), run, req)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return a.printJSON(out)
 			}
-			if code == http.StatusOK && out.Receipt != nil {
+			if out.Receipt != nil { // the daemon answers 200 with a receipt, else 202
 				fmt.Fprintf(a.stdout, "done already: %s (status %d, ok %v)\n", display.Text(effect.Describe(out.Plan)), out.Receipt.Status, out.Receipt.OK)
 				return nil
 			}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/tinehq/tine/httpapi"
@@ -87,19 +85,13 @@ func remoteEventSource(cl *httpapi.Client, ws string) *daemonEvents {
 }
 
 func (s *daemonEvents) events(ctx context.Context, f tine.EventFilter) ([]*tine.Event, error) {
-	q := url.Values{"after": {strconv.FormatInt(f.After, 10)}}
-	if s.ws != "" {
-		q.Set("workspace", s.ws)
-	}
-	var evs []*tine.Event
-	_, err := s.cl.Do(ctx, "GET", "/v1/events?"+q.Encode(), nil, &evs)
+	evs, err := s.cl.Events(ctx, s.ws, f.After)
 	return compactDetails(evs), err
 }
 
 func (s *daemonEvents) runName(ctx context.Context, id string) (string, bool) {
 	if _, ok := s.names[id]; !ok { // a run made since: list them again
-		var rows []httpapi.RunRow
-		if _, err := s.cl.Do(ctx, "GET", "/v1/runs?all=true", nil, &rows); err == nil {
+		if rows, err := s.cl.Runs(ctx, "", true); err == nil {
 			s.names = map[string]string{}
 			for _, r := range rows {
 				s.names[r.Run.ID] = r.WorkspaceName + "/" + r.Run.Name

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"time"
 
@@ -34,7 +33,8 @@ and why, each fork's changed paths and history, and the approvals asked for.
 			}
 			var x *forkrun.Export
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				_, err := cl.Do(c.Context(), "GET", "/v1/groups/"+url.PathEscape(args[0])+"/export", nil, &x)
+				var err error
+				x, err = cl.Export(c.Context(), args[0])
 				return err
 			}, func(e *engine.Engine) (err error) {
 				x, err = forkrun.ExportGroup(c.Context(), forkrun.NewHost(e, plane(e)), args[0])

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
 )
 
@@ -44,25 +41,16 @@ with tine serve running on the host.`,
 			if err != nil {
 				return err
 			}
-			var raw json.RawMessage
-			code, err := cl.Do(c.Context(), "POST", "/v1/runs/"+run+"/fork", req, &raw)
+			res, queued, err := cl.Fork(c.Context(), run, req)
 			if err != nil {
 				return err
 			}
-			if code == http.StatusAccepted { // queued until the agent's turn stops
-				var q struct {
-					Message string `json:"message"`
-				}
-				json.Unmarshal(raw, &q)
+			if queued != nil { // until the agent's turn stops
 				if asJSON {
-					return a.printJSON(raw)
+					return a.printJSON(queued)
 				}
-				fmt.Fprintln(a.stdout, q.Message)
+				fmt.Fprintln(a.stdout, queued.Message)
 				return nil
-			}
-			var res engine.ForkResult
-			if err := json.Unmarshal(raw, &res); err != nil {
-				return err
 			}
 			if asJSON {
 				return a.printJSON(res)

@@ -202,8 +202,7 @@ func (d daemonRecorder) Record(ctx context.Context, kind string, data any) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err = d.cl.Do(ctx, "POST", "/v1/runs/"+d.run+"/evidence", httpapi.EvidenceRequest{Kind: kind, Data: raw}, nil)
-	return err
+	return d.cl.Evidence(ctx, d.run, httpapi.EvidenceRequest{Kind: kind, Data: raw})
 }
 
 // bothRecorders records to two recorders, reporting either's failure.
@@ -226,5 +225,5 @@ func reportTiming(ctx context.Context, agent, decision string, d time.Duration) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	cl.Do(ctx, "POST", "/v1/hooks/timing", httpapi.HookTiming{Agent: agent, Decision: decision, Seconds: d.Seconds()}, nil)
+	cl.HookTiming(ctx, httpapi.HookTiming{Agent: agent, Decision: decision, Seconds: d.Seconds()})
 }

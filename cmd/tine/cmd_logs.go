@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
-	"github.com/tinehq/tine/httpapi"
 )
 
 func newLogs(a *app) *cobra.Command {
@@ -33,14 +30,13 @@ each; --follow keeps printing what is appended until interrupted.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if a.remote() {
 				cl := a.daemon()
-				path := remoteRunPath(c.Context(), cl, args[0], "logs")
-				var ls httpapi.Logs
-				if _, err := cl.Do(c.Context(), "GET", path+"?"+url.Values{"service": args[1:]}.Encode(), nil, &ls); err != nil {
+				ref := remoteRef(c.Context(), cl, args[0])
+				ls, err := cl.Logs(c.Context(), ref, args[1:])
+				if err != nil {
 					return err
 				}
 				return a.printLogs(c.Context(), ls.Services, func(name string, off int64) (string, int64, error) {
-					var chunk httpapi.LogChunk
-					_, err := cl.Do(c.Context(), "GET", path+"/"+url.PathEscape(name)+"?offset="+strconv.FormatInt(off, 10), nil, &chunk)
+					chunk, err := cl.LogChunk(c.Context(), ref, name, off)
 					return chunk.Text, chunk.Offset, err
 				}, lines, follow, len(args) == 1)
 			}

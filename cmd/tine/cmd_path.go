@@ -22,7 +22,8 @@ run (tine exec) the same files are at the workspace path.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			var rp httpapi.RunPath
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				_, err := cl.Do(c.Context(), "GET", remoteRunPath(c.Context(), cl, args[0], "path"), nil, &rp)
+				p, err := cl.Path(c.Context(), remoteRef(c.Context(), cl, args[0]))
+				rp = *p
 				return err
 			}, func(e *engine.Engine) (err error) {
 				rp, err = httpapi.PathOf(c.Context(), e, args[0])

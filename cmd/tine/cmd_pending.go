@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
@@ -26,7 +25,8 @@ code inside runs asked for, with the evidence gathered when they were asked
 		RunE: func(c *cobra.Command, args []string) error {
 			var list []*tine.Approval
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				_, err := cl.Do(c.Context(), "GET", "/v1/approvals?workspace="+url.QueryEscape(firstArg(args)), nil, &list)
+				var err error
+				list, err = cl.Approvals(c.Context(), firstArg(args))
 				return err
 			}, func(e *engine.Engine) (err error) {
 				list, err = e.Pending(c.Context(), firstArg(args))

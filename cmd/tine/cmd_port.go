@@ -43,7 +43,8 @@ host. Ports stay published while RUN runs. Without PORT, lists them.`,
 			host := net.JoinHostPort(hostIP, strconv.Itoa(hostPort))
 			var pub httpapi.Published
 			err = a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				_, err := cl.Do(c.Context(), "POST", remoteRunPath(c.Context(), cl, args[0], "ports"), httpapi.PublishRequest{Port: port, Host: host}, &pub)
+				p, err := cl.Publish(c.Context(), remoteRef(c.Context(), cl, args[0]), httpapi.PublishRequest{Port: port, Host: host})
+				pub = *p
 				return err
 			}, func(e *engine.Engine) (err error) {
 				pub.HostAddr, err = e.Publish(c.Context(), args[0], port, host)

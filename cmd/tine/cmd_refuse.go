@@ -18,7 +18,8 @@ func newRefuse(a *app) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			var ap *tine.Approval
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				_, err := cl.Do(c.Context(), "POST", approvalPath(args[0], "refuse"), httpapi.DecideRequest{By: person()}, &ap)
+				var err error
+				ap, err = cl.Refuse(c.Context(), args[0], httpapi.DecideRequest{By: person()})
 				return err
 			}, func(e *engine.Engine) (err error) {
 				ap, err = e.Refuse(c.Context(), args[0], person())

@@ -2,11 +2,8 @@ package main
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 
 	"github.com/spf13/cobra"
-	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/httpapi"
 )
 
@@ -28,24 +25,22 @@ plan, and printed with its id. A fork may merge only into its direct parent.`,
 			if err != nil {
 				return err
 			}
-			var body any
+			var out *httpapi.Pending
 			switch args[0] {
 			case "merge":
-				body = httpapi.MergeRequest{Into: into}
-			case "promote", "discard":
+				_, out, err = cl.Merge(c.Context(), run, httpapi.MergeRequest{Into: into})
+			case "promote":
+				_, out, err = cl.Promote(c.Context(), run, httpapi.PromoteRequest{})
+			case "discard":
+				_, out, err = cl.Discard(c.Context(), run, httpapi.DiscardRequest{})
 			default:
 				return usageErr(c, "request merge, promote or discard")
 			}
-			var out struct {
-				Approval *tine.Approval `json:"approval"`
-				Message  string         `json:"message"`
-			}
-			code, err := cl.Do(c.Context(), "POST", "/v1/runs/"+url.PathEscape(run)+"/"+args[0], body, &out)
 			if err != nil {
 				return err
 			}
-			if code != http.StatusAccepted || out.Approval == nil {
-				return fmt.Errorf("the daemon did not record a request (status %d)", code)
+			if out == nil || out.Approval == nil {
+				return fmt.Errorf("the daemon did not record a request: it answered without a pending approval")
 			}
 			if asJSON {
 				return a.printJSON(out)

@@ -28,7 +28,8 @@ agent_log.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			var s *forkrun.RunSummary
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				_, err := cl.Do(c.Context(), "GET", remoteRunPath(c.Context(), cl, args[0], "summary"), nil, &s)
+				var err error
+				s, err = cl.Summary(c.Context(), remoteRef(c.Context(), cl, args[0]))
 				return err
 			}, func(e *engine.Engine) (err error) {
 				s, err = forkrun.Summarize(c.Context(), forkrun.NewHost(e, plane(e)), args[0])

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/tinehq/tine/httpapi"
@@ -29,12 +28,12 @@ tree: lineage is kept forever.`,
 			var states []engine.WorkspaceState
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
 				if len(args) == 0 {
-					_, err := cl.Do(c.Context(), "GET", "/v1/workspaces", nil, &states)
+					var err error
+					states, err = cl.Workspaces(c.Context())
 					return err
 				}
-				var st engine.WorkspaceState
-				_, err := cl.Do(c.Context(), "GET", "/v1/workspaces/"+url.PathEscape(args[0]), nil, &st)
-				states = []engine.WorkspaceState{st}
+				st, err := cl.Workspace(c.Context(), args[0])
+				states = []engine.WorkspaceState{*st}
 				return err
 			}, func(e *engine.Engine) (err error) {
 				states, err = e.State(c.Context(), firstArg(args))

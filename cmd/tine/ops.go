@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"time"
 
@@ -87,23 +86,15 @@ func (d daemonOps) id(ctx context.Context, ref string) string {
 	return ref
 }
 
-func (d daemonOps) post(ctx context.Context, path string, body, out any) error {
-	_, err := d.cl.Do(ctx, "POST", path, body, out)
-	return err
-}
-
-func runPath(id, action string) string { return "/v1/runs/" + url.PathEscape(id) + "/" + action }
-
 func (d daemonOps) Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error) {
-	var res engine.ForkResult
 	id := d.id(ctx, ref)
 	req := httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live, NoWait: o.NoWait, Request: tine.NewID("req"), AllowSecrets: o.AllowSecrets}
-	err := d.post(ctx, runPath(id, "fork"), req, &res)
+	res, _, err := d.cl.Fork(ctx, id, req)
 	var lost *httpapi.NoAnswerError
 	if errors.As(err, &lost) && d.e != nil {
 		return d.forkLanded(ctx, id, req.Request, err)
 	}
-	return orNil(&res, err)
+	return orNil(res, err)
 }
 
 // landedWait bounds how long a client that lost its answer waits for a
@@ -136,68 +127,56 @@ func (d daemonOps) forkLanded(ctx context.Context, parent, request string, err e
 }
 
 func (d daemonOps) Checkpoint(ctx context.Context, ref, label string) (*tine.Version, error) {
-	var v tine.Version
-	err := d.post(ctx, runPath(d.id(ctx, ref), "checkpoint"), httpapi.CheckpointRequest{Label: label}, &v)
-	return orNil(&v, err)
+	return orNil(d.cl.Checkpoint(ctx, d.id(ctx, ref), httpapi.CheckpointRequest{Label: label}))
 }
 
 func (d daemonOps) Rollback(ctx context.Context, ref, to string) (*engine.RollbackResult, error) {
-	var res engine.RollbackResult
-	err := d.post(ctx, runPath(d.id(ctx, ref), "rollback"), httpapi.RollbackRequest{To: to}, &res)
-	return orNil(&res, err)
+	res, _, err := d.cl.Rollback(ctx, d.id(ctx, ref), httpapi.RollbackRequest{To: to})
+	return orNil(res, err)
 }
 
 func (d daemonOps) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
-	var res struct {
-		Discarded []*tine.Run `json:"discarded"`
-	}
-	err := d.post(ctx, runPath(d.id(ctx, ref), "discard"), httpapi.DiscardRequest{Force: force}, &res)
+	res, _, err := d.cl.Discard(ctx, d.id(ctx, ref), httpapi.DiscardRequest{Force: force})
 	return res.Discarded, err
 }
 
 func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions) (*engine.MergeResult, error) {
-	var res engine.MergeResult
 	into := o.Into
 	if into != "" {
 		into = d.id(ctx, into)
 	}
-	err := d.post(ctx, runPath(d.id(ctx, ref), "merge"), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
-		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, Commits: o.Commits}, &res)
+	res, _, err := d.cl.Merge(ctx, d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
+		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, Commits: o.Commits})
 	if res.Plan == nil { // no plan came back (an error before planning)
 		return nil, err
 	}
-	return &res, err
+	return res, err
 }
 
 func (d daemonOps) Promote(ctx context.Context, ref string, drop bool) (*engine.PromoteResult, error) {
-	var res engine.PromoteResult
-	err := d.post(ctx, runPath(d.id(ctx, ref), "promote"), httpapi.PromoteRequest{DropSourceChanges: drop}, &res)
-	return orNil(&res, err)
+	res, _, err := d.cl.Promote(ctx, d.id(ctx, ref), httpapi.PromoteRequest{DropSourceChanges: drop})
+	return orNil(res, err)
 }
 
 func (d daemonOps) Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error) {
-	var res engine.ChooseResult
 	req := httpapi.ChooseRequest{Run: run, Promote: promote, DiscardAll: run == ""}
 	if run != "" {
 		req.Run = d.id(ctx, run)
 	}
-	err := d.post(ctx, "/v1/groups/"+url.PathEscape(ref)+"/choose", req, &res)
-	return orNil(&res, err)
+	res, _, err := d.cl.Choose(ctx, ref, req)
+	return orNil(res, err)
 }
 
 func (d daemonOps) Start(ctx context.Context, ref string, o engine.StartOptions) (*engine.StartResult, error) {
-	var res engine.StartResult
-	err := d.post(ctx, runPath(d.id(ctx, ref), "start"), httpapi.StartRequest{Services: &o.Services}, &res)
+	res, err := d.cl.Start(ctx, d.id(ctx, ref), httpapi.StartRequest{Services: &o.Services})
 	if res.Run == nil {
 		return nil, err
 	}
-	return &res, err
+	return res, err
 }
 
 func (d daemonOps) Stop(ctx context.Context, ref string) (*tine.Run, error) {
-	var r tine.Run
-	err := d.post(ctx, runPath(d.id(ctx, ref), "stop"), nil, &r)
-	return orNil(&r, err)
+	return orNil(d.cl.Stop(ctx, d.id(ctx, ref)))
 }
 
 // orNil returns v, or nil with the error.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -60,16 +59,6 @@ func (a *app) remoteOr(ctx context.Context, remote func(*httpapi.Client) error, 
 	return a.withEngine(ctx, local)
 }
 
-// remoteRunPath is the API path of action on run ref, ref resolved as
-// remoteRef does.
-func remoteRunPath(ctx context.Context, cl *httpapi.Client, ref, action string) string {
-	p := "/v1/runs/" + url.PathEscape(remoteRef(ctx, cl, ref))
-	if action != "" {
-		p += "/" + action
-	}
-	return p
-}
-
 // daemon is the system daemon's client.
 func (a *app) daemon() *httpapi.Client { return httpapi.NewClient(daemonSocket(), nil) }
 
@@ -100,8 +89,8 @@ func remoteWorkspaceOfCwd(ctx context.Context, cl *httpapi.Client) *tine.Workspa
 	if err != nil {
 		return nil
 	}
-	var states []engine.WorkspaceState
-	if _, err := cl.Do(ctx, "GET", "/v1/workspaces", nil, &states); err != nil {
+	states, err := cl.Workspaces(ctx)
+	if err != nil {
 		return nil
 	}
 	for _, st := range states {
@@ -122,9 +111,8 @@ func (a *app) remoteInit(ctx context.Context, o engine.InitOptions) (engine.Ref,
 	if err != nil {
 		return engine.Ref{}, err
 	}
-	var ref engine.Ref
-	_, err = a.daemon().Do(ctx, "POST", "/v1/workspaces", httpapi.InitRequest{Path: abs, Backend: o.Backend, Name: o.Name, Net: o.Net, Groups: o.Groups}, &ref)
-	return ref, err
+	ref, err := a.daemon().Init(ctx, httpapi.InitRequest{Path: abs, Backend: o.Backend, Name: o.Name, Net: o.Net, Groups: o.Groups})
+	return *ref, err
 }
 
 // remoteRelease is tine release through the daemon.
@@ -134,19 +122,13 @@ func (a *app) remoteRelease(ctx context.Context, ref string, force bool) (*tine.
 			ref = abs // a path: the daemon's directory is not ours
 		}
 	}
-	var w tine.Workspace
-	_, err := a.daemon().Do(ctx, "POST", "/v1/workspaces/"+url.PathEscape(ref)+"/release", httpapi.ReleaseRequest{Force: force}, &w)
-	return orNil(&w, err)
+	return orNil(a.daemon().Release(ctx, ref, httpapi.ReleaseRequest{Force: force}))
 }
 
 // remoteRuns lists the caller's runs as tine ls does.
 func (a *app) remoteRuns(ctx context.Context, ws string, all bool) ([]runRow, error) {
-	path := "/v1/runs?all=true"
-	if ws != "" {
-		path += "&workspace=" + url.QueryEscape(ws)
-	}
-	var got []httpapi.RunRow
-	if _, err := a.daemon().Do(ctx, "GET", path, nil, &got); err != nil {
+	got, err := a.daemon().Runs(ctx, ws, true)
+	if err != nil {
 		return nil, err
 	}
 	names := map[string]string{}
@@ -166,25 +148,22 @@ func (a *app) remoteRuns(ctx context.Context, ws string, all bool) ([]runRow, er
 // goes to w.
 func (a *app) remoteChanges(ctx context.Context, ref string, patch bool, w io.Writer) ([]layer.Change, error) {
 	cl := a.daemon()
-	path := "/v1/runs/" + url.PathEscape(remoteRef(ctx, cl, ref)) + "/diff"
+	ref = remoteRef(ctx, cl, ref)
 	if patch {
-		text, _, err := cl.Text(ctx, path+"?patch=true", 64<<20)
+		text, _, err := cl.Patch(ctx, ref, 64<<20)
 		if err == nil {
 			_, err = io.WriteString(w, text)
 		}
 		return nil, err
 	}
-	var res struct {
-		Changes []layer.Change `json:"changes"`
-	}
-	_, err := cl.Do(ctx, "GET", path, nil, &res)
+	res, err := cl.Diff(ctx, ref)
 	return res.Changes, err
 }
 
 // ps is run ref's engine.PS, through the system daemon for a normal user.
 func (a *app) ps(ctx context.Context, ref string) (ps *engine.PS, err error) {
 	err = a.remoteOr(ctx, func(cl *httpapi.Client) error {
-		_, err := cl.Do(ctx, "GET", remoteRunPath(ctx, cl, ref, ""), nil, &ps)
+		ps, err = cl.PS(ctx, remoteRef(ctx, cl, ref))
 		return err
 	}, func(e *engine.Engine) (err error) {
 		ps, err = e.PS(ctx, ref)
@@ -196,8 +175,7 @@ func (a *app) ps(ctx context.Context, ref string) (ps *engine.PS, err error) {
 // remoteEvents is tine log through the daemon.
 func (a *app) remoteEvents(ctx context.Context, ref string) ([]*tine.Event, error) {
 	cl := a.daemon()
-	var evs []*tine.Event
-	_, err := cl.Do(ctx, "GET", remoteRunPath(ctx, cl, ref, "events"), nil, &evs)
+	evs, err := cl.RunEvents(ctx, remoteRef(ctx, cl, ref))
 	return compactDetails(evs), err
 }
 
@@ -215,7 +193,7 @@ func (a *app) remoteExec(ctx context.Context, ref string, args []string, keep bo
 	}
 	conn := c.(*net.UnixConn)
 	defer conn.Close()
-	req, _ := http.NewRequest("POST", "http://tine/v1/runs/"+url.PathEscape(remoteRef(ctx, cl, ref))+"/attach", strings.NewReader(string(body)))
+	req, _ := http.NewRequest("POST", "http://tine"+httpapi.AttachPath(remoteRef(ctx, cl, ref)), strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	if err := req.Write(conn); err != nil {
 		return exitErr{code: sandbox.ExitCannotRun, err: err}
@@ -272,8 +250,8 @@ func (a *app) remoteExec(ctx context.Context, ref string, args []string, keep bo
 // fork-run prints. Ctrl-C cancels it (agents killed, forks kept).
 func (a *app) remoteForkRun(ctx context.Context, ref string, req forkrun.Request, asJSON bool) error {
 	cl := a.daemon()
-	var st httpapi.ForkRunStarted
-	if _, err := cl.Do(ctx, "POST", "/v1/runs/"+url.PathEscape(remoteRef(ctx, cl, ref))+"/fork-run", req, &st); err != nil {
+	st, err := cl.ForkRun(ctx, remoteRef(ctx, cl, ref), req)
+	if err != nil {
 		return err
 	}
 	for _, w := range st.Warnings {
@@ -283,7 +261,6 @@ func (a *app) remoteForkRun(ctx context.Context, ref string, req forkrun.Request
 	if !asJSON {
 		progress = newProgress(a.stdout).update
 	}
-	path := "/v1/groups/" + url.PathEscape(st.Group) + "/report"
 	rep := st.Report
 	for rep == nil || rep.FinishedAt.IsZero() {
 		if rep != nil && progress != nil {
@@ -291,16 +268,16 @@ func (a *app) remoteForkRun(ctx context.Context, ref string, req forkrun.Request
 		}
 		select {
 		case <-ctx.Done():
-			cl.Do(context.Background(), "POST", "/v1/groups/"+url.PathEscape(st.Group)+"/cancel", nil, nil)
+			cl.CancelForkRun(context.Background(), st.Group)
 			return exitErr{code: exitInterrupted, err: fmt.Errorf("fork-run %s canceled: its forks are kept", st.Group)}
 		case <-time.After(300 * time.Millisecond):
 		}
-		var next forkrun.Report
-		if _, err := cl.Do(ctx, "GET", path, nil, &next); err != nil && ctx.Err() == nil {
+		next, err := cl.ForkRunReport(ctx, st.Group)
+		if err != nil && ctx.Err() == nil {
 			return err
 		}
-		if ctx.Err() == nil {
-			rep = &next
+		if err == nil && ctx.Err() == nil {
+			rep = next
 		}
 	}
 	if progress != nil {
