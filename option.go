@@ -65,7 +65,7 @@ func Optionf(format string, args ...any) error {
 	var parts []Part
 	for i, s := range strings.Split(fmt.Errorf(format, marked...).Error(), mark) {
 		if i%2 == 0 {
-			parts = append(parts, Part{Text: s})
+			parts = appendText(parts, s)
 		} else if n, err := strconv.Atoi(s); err == nil && n < len(opts) {
 			parts = append(parts, Part{Option: &opts[n]})
 		}
@@ -111,8 +111,16 @@ func OptionParts(err error) []Part {
 	if i < 0 {
 		return nil
 	}
-	parts := append([]Part{{Text: whole[:i]}}, oe.parts...)
-	return append(parts, Part{Text: whole[i+len(inner):]})
+	parts := append(appendText(nil, whole[:i]), oe.parts...)
+	return appendText(parts, whole[i+len(inner):])
+}
+
+// appendText appends text to parts unless it is empty.
+func appendText(parts []Part, text string) []Part {
+	if text == "" {
+		return parts
+	}
+	return append(parts, Part{Text: text})
 }
 
 // NewOptionError is the OptionError of a message's parts that wraps err,

@@ -36,6 +36,11 @@ func TestOptionError(t *testing.T) {
 	if !errors.Is(rebuilt, ErrInvalid) || JoinParts(OptionParts(rebuilt), flag) != JoinParts(parts, flag) {
 		t.Errorf("rebuilt: %v", rebuilt)
 	}
+	for _, p := range parts {
+		if p.Option == nil && p.Text == "" {
+			t.Errorf("an empty part in %+v", parts)
+		}
+	}
 	if OptionParts(errors.New("plain")) != nil {
 		t.Error("OptionParts of a plain error")
 	}

@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
@@ -108,6 +110,11 @@ func TestAPI_ForkListMergeDiscard(t *testing.T) {
 	var apiErr httpapi.Error
 	if code := call(t, srv, "POST", "/v1/runs/source-1/discard", "", nil, &apiErr); code != 409 || apiErr.Code != "unmerged" {
 		t.Errorf("discard of unmerged work = %d %+v", code, apiErr)
+	}
+	// The API's words, not the CLI's flag; the parts say which is the option.
+	if strings.Contains(apiErr.Error, "--") || !strings.Contains(apiErr.Error, "use force to discard anyway") ||
+		tine.JoinParts(apiErr.Parts, tine.Option.String) != apiErr.Error {
+		t.Errorf("discard of unmerged work: %+v, want the option named as the API's field, with its parts", apiErr)
 	}
 	if code := call(t, srv, "POST", "/v1/runs/source-1/merge", "", nil, &mr); code != 200 || !mr.Applied {
 		t.Errorf("merge = %d %+v", code, mr)

@@ -203,8 +203,8 @@ func TestServe_CLIGoesThroughTheDaemon(t *testing.T) {
 	if r.code != 9 || !strings.Contains(r.stdout, "conflict") {
 		t.Errorf("a conflicting merge through the daemon: %v", r)
 	}
-	if r := e.tine("discard", "source-2"); r.code != 6 {
-		t.Errorf("discarding unmerged work through the daemon: %v", r)
+	if r := e.tine("discard", "source-2"); r.code != 6 || !strings.Contains(r.stderr, "use --force to discard anyway") {
+		t.Errorf("discarding unmerged work through the daemon: %v (want the CLI's flag in the daemon's message)", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\n" {
 		t.Errorf("source after the merges: %q", b)
