@@ -145,7 +145,7 @@ func (o *Options) check() error {
 		return tine.Optionf("fork-run: %s needs a holdout or regression command (%s, %s): the visible tests alone may pass by luck: %w", tine.Opt("stop_when_confident"), tine.Opt("holdout"), tine.Opt("regression"), tine.ErrInvalid)
 	}
 	if o.HoldoutDir != "" && o.Holdout == "" {
-		return fmt.Errorf("fork-run: --holdout-dir needs a holdout command (--holdout-test) to run with it: %w", tine.ErrInvalid)
+		return tine.Optionf("fork-run: %s needs a holdout command (%s) to run with it: %w", tine.Opt("holdout_dir"), tine.Opt("holdout"), tine.ErrInvalid)
 	}
 	if o.HoldoutDir != "" && !filepath.IsAbs(o.HoldoutDir) {
 		return fmt.Errorf("fork-run: holdout directory %q: want an absolute path: %w", o.HoldoutDir, tine.ErrInvalid)

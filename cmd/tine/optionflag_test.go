@@ -23,7 +23,7 @@ func TestFlagOf(t *testing.T) {
 		tine.Opt("live", "ptrace"): "--live=ptrace", tine.Opt("drop_source_changes"): "--drop-source-changes",
 		tine.Opt("allow_secrets"): "--allow-secrets", tine.Opt("agent_cmd"): "--agent-cmd",
 		tine.Opt("stop_when_confident"): "--stop-when-confident", tine.Opt("holdout"): "--holdout-test",
-		tine.Opt("regression"): "--regression-test", tine.Opt("prompt"): "--prompt or --prompt-file",
+		tine.Opt("regression"): "--regression-test", tine.Opt("holdout_dir"): "--holdout-dir", tine.Opt("prompt"): "--prompt or --prompt-file",
 	} {
 		if got := flagOf(o); got != want {
 			t.Errorf("flagOf(%s) = %q, want %q", o, got, want)
