@@ -154,3 +154,15 @@ func ValidName(s string) bool {
 	}
 	return true
 }
+
+// ServiceStatus is what the supervisor knows of one service.
+type ServiceStatus struct {
+	Name     string    `json:"name"`
+	Pid      int       `json:"pid,omitempty"` // in the run's pid namespace
+	State    string    `json:"state"`
+	Exit     *int      `json:"exit,omitempty"`
+	Restarts int       `json:"restarts,omitempty"`
+	Started  time.Time `json:"started,omitzero"`
+	Error    string    `json:"error,omitempty"`
+	Log      string    `json:"log"`
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/runtime"
 )
 
 //go:embed assets
@@ -32,8 +33,9 @@ var pages = []string{"overview", "group", "run", "confirm", "message"}
 // Handler serves the dashboard under /ui/. Build it with New.
 type Handler struct {
 	e     *engine.Engine
-	token string // required bearer token or cookie; "" disables the check
-	csrf  string // per-process token every form carries
+	rt    *runtime.Manager // the processes of e's runs
+	token string           // required bearer token or cookie; "" disables the check
+	csrf  string           // per-process token every form carries
 	mux   *http.ServeMux
 	tmpl  map[string]*template.Template
 
@@ -48,7 +50,7 @@ type Handler struct {
 // every form embeds, and come from the same origin. With WithForkRuns, a
 // live run's page also offers a form that starts a fork-run of it.
 func New(e *engine.Engine, token string, opts ...Option) http.Handler {
-	h := &Handler{e: e, token: token, csrf: randomToken(), mux: http.NewServeMux(), tmpl: parsePages()}
+	h := &Handler{e: e, rt: runtime.Of(e), token: token, csrf: randomToken(), mux: http.NewServeMux(), tmpl: parsePages()}
 	for _, o := range opts {
 		o(h)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine/effect"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -71,7 +72,7 @@ func TestHandler_ControlCharactersVisible(t *testing.T) {
 func TestHandler_RunBoundary(t *testing.T) {
 	f := newFixture(t)
 	fork := engine.Ref{Workspace: f.src.Workspace, Run: f.fork.Forks[0]}
-	sup := filepath.Join(filepath.Dir(f.e.LogDir(fork)), "sup")
+	sup := filepath.Join(filepath.Dir(runtime.Of(f.e).LogDir(fork)), "sup")
 	if err := os.MkdirAll(sup, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/runtime"
 )
 
 // maxPatchShown bounds the patch text a page shows per run.
@@ -94,10 +95,10 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) forkRows(ctx context.Context, ws *tine.Workspace, c *engine.Comparison) []forkRow {
 	rows := make([]forkRow, 0, len(c.Forks))
 	for _, f := range c.Forks {
-		row := forkRow{ForkSummary: f, Href: runHref(f.Run.ID), Winner: f.Run.ID == c.Recommended, Proc: engine.ProcStopped}
+		row := forkRow{ForkSummary: f, Href: runHref(f.Run.ID), Winner: f.Run.ID == c.Recommended, Proc: runtime.ProcStopped}
 		if f.Run.Live() {
 			ref := engine.Ref{Workspace: ws, Run: f.Run}
-			row.Proc, _ = h.e.ProcState(ref)
+			row.Proc, _ = h.rt.ProcState(ref)
 			row.Patch = h.patch(ctx, ref)
 		}
 		rows = append(rows, row)

@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/merge"
+	"github.com/tinehq/tine/runtime"
 )
 
 // feedLen is how many recent events a page lists.
@@ -98,9 +99,9 @@ func (h *Handler) livePage(ctx context.Context, title, kind string) page {
 func (h *Handler) workspaceView(st engine.WorkspaceState, names map[string]string) workspaceView {
 	proc := func(r *tine.Run) string {
 		if !r.Live() {
-			return engine.ProcStopped
+			return runtime.ProcStopped
 		}
-		s, _ := h.e.ProcState(engine.Ref{Workspace: st.Workspace, Run: r})
+		s, _ := h.rt.ProcState(engine.Ref{Workspace: st.Workspace, Run: r})
 		return s
 	}
 	v := workspaceView{Workspace: st.Workspace, Tree: layoutTree(st, proc)}

@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/merge"
+	"github.com/tinehq/tine/runtime"
 )
 
 // logTail is how much of the end of each service log a run page shows.
@@ -23,7 +24,7 @@ const logTail = 8 << 10
 type runPage struct {
 	page
 	Ref       engine.Ref
-	PS        *engine.PS
+	PS        *runtime.PS
 	ParentRef string
 	GroupHref string
 	Events    []eventView
@@ -67,7 +68,7 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, ref engine.Ref
 		p.Live = false
 	}
 	var err error
-	if p.PS, err = h.e.PS(ctx, ref.Run.ID); err != nil {
+	if p.PS, err = h.rt.PS(ctx, ref.Run.ID); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -95,7 +96,7 @@ func (h *Handler) fillRun(ctx context.Context, p *runPage) error {
 	if p.Events, err = h.feed(ctx, tine.EventFilter{Run: p.Ref.Run.ID}, names); err != nil {
 		return err
 	}
-	p.Logs = readLogs(h.e.LogDir(p.Ref))
+	p.Logs = readLogs(h.rt.LogDir(p.Ref))
 	for _, ev := range p.Events {
 		var rec effect.Receipt
 		if ev.Event.Kind == "effect" && json.Unmarshal(ev.Event.Detail, &rec) == nil {

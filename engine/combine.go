@@ -57,7 +57,7 @@ func (e *Engine) Combine(ctx context.Context, ref string, takes []Take, dryRun b
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := e.lockWorkspace(g.Workspace)
+	unlock, err := e.LockWorkspace(g.Workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (e *Engine) Combine(ctx context.Context, ref string, takes []Take, dryRun b
 	if !res.Plan.Clean() || dryRun {
 		return res, e.recordCombine(ctx, dst, res)
 	}
-	thaw, err := e.quiesce(ctx, dst, false)
+	thaw, err := e.rt.Quiesce(ctx, dst, false)
 	if err != nil {
 		return res, err
 	}

@@ -45,7 +45,7 @@ func (e *Engine) Compare(ctx context.Context, ref string) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := e.lockWorkspace(g.Workspace)
+	unlock, err := e.LockWorkspace(g.Workspace)
 	if err != nil {
 		return nil, err
 	}

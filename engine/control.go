@@ -11,7 +11,6 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/approval"
 	"github.com/tinehq/tine/capability"
-	"github.com/tinehq/tine/supervisor"
 )
 
 // Code inside a run reaches the host through tine serve with its run's
@@ -26,8 +25,8 @@ import (
 // capPath is run r's token file.
 func (e *Engine) capPath(r Ref) string { return e.lay.Run(r.Workspace.ID, r.Run.ID).CapToken() }
 
-// issueCaps gives each run a fresh capability and writes its token file.
-func (e *Engine) issueCaps(ctx context.Context, w *tine.Workspace, runs ...*tine.Run) error {
+// IssueCaps gives each run a fresh capability and writes its token file.
+func (e *Engine) IssueCaps(ctx context.Context, w *tine.Workspace, runs ...*tine.Run) error {
 	caps := map[string]capability.Capability{}
 	err := e.store.Update(ctx, func(tx tine.Tx) error {
 		for _, r := range runs {
@@ -43,14 +42,14 @@ func (e *Engine) issueCaps(ctx context.Context, w *tine.Workspace, runs ...*tine
 		return err
 	}
 	for _, r := range runs {
-		if err := os.MkdirAll(e.CapDir(Ref{w, r}), 0o700); err != nil {
+		if err := os.MkdirAll(e.lay.Run(w.ID, r.ID).Cap(), 0o700); err != nil {
 			return err
 		}
 		if err := capability.WriteFile(e.capPath(Ref{w, r}), caps[r.ID]); err != nil {
 			return fmt.Errorf("writing %s's capability: %w", r.Name, err)
 		}
 		// The run's processes run as the owner and read it.
-		if err := GiveToOwner(w, e.CapDir(Ref{w, r}), e.capPath(Ref{w, r})); err != nil {
+		if err := GiveToOwner(w, e.lay.Run(w.ID, r.ID).Cap(), e.capPath(Ref{w, r})); err != nil {
 			return fmt.Errorf("giving %s's capability to its owner: %w", r.Name, err)
 		}
 	}
@@ -222,12 +221,3 @@ func (e *Engine) Pending(ctx context.Context, ref string) ([]*tine.Approval, err
 // capability directory: the run sees it at supervisor.RunDir/ctl/tine.sock,
 // and whatever arrives on it is the run's, never a person's.
 func (e *Engine) RunSocketPath(r Ref) string { return e.lay.Run(r.Workspace.ID, r.Run.ID).Socket() }
-
-// SupervisorPid is the host pid of run r's live supervisor, or 0.
-func (e *Engine) SupervisorPid(r Ref) int {
-	pid, alive, _ := supervisor.Pid(e.supDir(r))
-	if !alive {
-		return 0
-	}
-	return pid
-}

@@ -19,7 +19,7 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := e.lockWorkspace(w.ID)
+	unlock, err := e.LockWorkspace(w.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -29,10 +29,10 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 		return nil, err
 	}
 	for _, r := range runs {
-		if e.supervised(Ref{w, r}) > 0 {
+		if e.rt.Supervised(Ref{w, r}) {
 			continue // discarding a run stops its processes
 		}
-		if err := e.checkIdle(Ref{w, r}, force); err != nil {
+		if err := e.rt.CheckIdle(Ref{w, r}, force); err != nil {
 			return nil, err
 		}
 	}
@@ -58,7 +58,7 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 		return nil, err
 	}
 	for _, r := range runs {
-		if err := e.stop(ctx, Ref{w, r}, "stop"); err != nil {
+		if err := e.rt.StopRun(ctx, Ref{w, r}, "stop"); err != nil {
 			e.warn("stopping %s: %v", r.Name, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/effect"
+	"github.com/tinehq/tine/internal/runenv"
 )
 
 // EffectAnswer is what asking for an effect gives: the pending approval a
@@ -54,7 +55,7 @@ func (e *Engine) RequestEffect(ctx context.Context, actor Ref, req effect.Reques
 		return nil, fmt.Errorf("%v: %w", err, tine.ErrInvalid)
 	}
 	owner := OwnerAccount(actor.Workspace)
-	env := ExecEnv(actor, os.Environ(), os.Getuid())
+	env := runenv.For(actor.Workspace, actor.Run, os.Environ(), os.Getuid())
 	// A fork's files are at its view on the host; once promoted, at the
 	// workspace path, where the effect will run.
 	plan, err := effect.Resolve(ctx, req, e.Path(actor.Workspace, actor.Run), owner.Credential(), env)
@@ -199,7 +200,7 @@ func (e *Engine) doEffect(ctx context.Context, a *tine.Approval) (*effect.Receip
 		return nil, err
 	}
 	owner := OwnerAccount(r.Workspace)
-	rec := effect.Do(ctx, p, a.ID, owner.Credential(), ExecEnv(r, os.Environ(), os.Getuid()))
+	rec := effect.Do(ctx, p, a.ID, owner.Credential(), runenv.For(r.Workspace, r.Run, os.Environ(), os.Getuid()))
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		return tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, "effect", rec))
 	})

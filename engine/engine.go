@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -29,9 +28,7 @@ type Engine struct {
 	obs      Observer     // told of each operation; see SetObserver
 	ctl      ControlPlane // the control steps of the engine's operations; see SetControl
 	warnings io.Writer    // where warn writes
-
-	bridgeOnce sync.Once // the tine bridge is ensured once per engine
-	bridgeErr  error
+	rt       Runtime      // runs the runs' processes; see WithRuntime
 }
 
 // Open opens the state directory home, creating it if needed, and sweeps
@@ -59,7 +56,10 @@ func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, lay: layout.New(home), now: time.Now, drivers: o.drivers, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings}
+	e := &Engine{home: home, lay: layout.New(home), now: time.Now, drivers: o.drivers, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings, rt: noRuntime{}}
+	if o.runtime != nil {
+		e.rt = o.runtime(e)
+	}
 	e.backend = e.newBackend
 	e.store = &manifestStore{Store: st, home: home, warn: e.warn}
 	if err := e.sweep(ctx); err != nil {

@@ -588,27 +588,6 @@ func TestEngine_ReflinkRefusedAcrossFilesystems(t *testing.T) {
 	}
 }
 
-func TestEngine_RefusesToWriteUnderRunningCommands(t *testing.T) {
-	f := newFixture(t, "copy")
-	fork := f.fork(1).Forks[0]
-	writeFiles(t, f.view(fork), map[string]string{"a.txt": "fork\n"})
-	f.e.AddSession(f.run("source"), os.Getpid()) // a live process inside the source
-	if _, err := f.e.Merge(f.ctx, fork.ID, MergeOptions{}); !errors.Is(err, tine.ErrBusy) {
-		t.Fatalf("Merge into a busy run: %v, want ErrBusy", err)
-	}
-	if _, err := f.e.Rollback(f.ctx, "source", f.ref.Run.Origin); !errors.Is(err, tine.ErrBusy) {
-		t.Fatalf("Rollback of a busy run: %v, want ErrBusy", err)
-	}
-	if _, err := f.e.Merge(f.ctx, fork.ID, MergeOptions{Force: true}); err != nil {
-		t.Fatalf("forced Merge: %v", err)
-	}
-	f.e.RemoveSession(f.run("source"), os.Getpid())
-	f.e.AddSession(f.run("source"), 1<<22+12345) // a process that is gone
-	if got := f.e.Sessions(f.run("source")); len(got) != 0 {
-		t.Errorf("dead session still listed: %v", got)
-	}
-}
-
 func TestEngine_FindWorkspaceByRelativePath(t *testing.T) {
 	f := newFixture(t, "copy")
 	dir := filepath.Join(t.TempDir(), "plain")

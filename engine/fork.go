@@ -56,7 +56,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	}
 	start := time.Now()
 	ctx = withFaultOp(ctx, "fork")
-	p, unlock, err := e.lockRun(ctx, ref)
+	p, unlock, err := e.LockRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -74,12 +74,12 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err := e.checkHide(p, o.Hide); err != nil {
 		return nil, err
 	}
-	mode, err := e.liveMode(p, o.Live)
+	mode, err := e.rt.LiveMode(p, o.Live)
 	if err != nil {
 		return nil, err
 	}
 	if mode == LivePtrace || mode == LiveCRIU {
-		if err := e.refuseSecretLiveFork(p, o.AllowSecrets); err != nil {
+		if err := e.rt.CheckLiveFork(p, o.AllowSecrets); err != nil {
 			return nil, err
 		}
 	}
@@ -93,7 +93,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		if res != nil {
 			runs = append(runs, res.Forks...)
 		}
-		if cerr := e.issueCaps(ctx, p.Workspace, runs...); cerr != nil && err == nil {
+		if cerr := e.IssueCaps(ctx, p.Workspace, runs...); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
@@ -101,7 +101,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	head := gitHead(ctx, e.Path(p.Workspace, p.Run)) // before sealing may unmount the view
-	thaw, err := e.freeze(ctx, p)                    // the version is what the processes left at one instant
+	thaw, err := e.rt.Freeze(ctx, p)                 // the version is what the processes left at one instant
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		e.finishMove(ctx, be, p, v)
 	}
 	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}
-	res.Live = e.startForks(ctx, p, forks, mode, o.NoWait)
+	res.Live = e.rt.StartForks(ctx, p, forks, mode, o.NoWait)
 	e.obs.Forked(p.Workspace.Backend, mode, len(forks), time.Since(start))
 	return res, nil
 }
@@ -285,14 +285,14 @@ func (e *Engine) forkNames(ctx context.Context, p Ref, o ForkOptions) ([]string,
 	return names, nil
 }
 
-// lockRun resolves ref to an active run and locks its workspace, reading
+// LockRun resolves ref to an active run and locks its workspace, reading
 // the run again under the lock.
-func (e *Engine) lockRun(ctx context.Context, ref string) (Ref, func(), error) {
+func (e *Engine) LockRun(ctx context.Context, ref string) (Ref, func(), error) {
 	r, err := e.FindRun(ctx, ref)
 	if err != nil {
 		return Ref{}, nil, err
 	}
-	unlock, err := e.lockWorkspace(r.Workspace.ID)
+	unlock, err := e.LockWorkspace(r.Workspace.ID)
 	if err != nil {
 		return Ref{}, nil, err
 	}

@@ -66,10 +66,10 @@ func (e *Engine) writeHidden(forks []*tine.Run, paths []string) error {
 	return nil
 }
 
-// readHidden returns the paths kept from run r's processes besides the
+// Hidden returns the paths kept from run r's processes besides the
 // usual (ForkOptions.Hide); none when there are none or the file is
 // unreadable.
-func (e *Engine) readHidden(r Ref) []string {
+func (e *Engine) Hidden(r Ref) []string {
 	b, err := os.ReadFile(e.hiddenPath(r.Workspace.ID, r.Run.ID))
 	if err != nil {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 )
 
 // BenchmarkForkLive measures what a fork of a running run costs on top of
@@ -35,7 +36,7 @@ func benchForkLive(b *testing.B, mode string, n int) {
 	if err := os.WriteFile(bn.path+"/tine.toml", []byte(toml), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := bn.e.Start(bn.ctx, bn.ws+"/source", engine.StartOptions{Services: true}); err != nil {
+	if _, err := runtime.Of(bn.e).Start(bn.ctx, bn.ws+"/source", runtime.StartOptions{Services: true}); err != nil {
 		b.Fatal(err)
 	}
 	live := map[string]string{"files": engine.LiveNone, "ptrace+net": engine.LivePtrace}[mode]

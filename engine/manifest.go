@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/flock"
 	"github.com/tinehq/tine/layout"
 )
 
@@ -212,7 +213,7 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 	if _, err := os.Stat(dir); err != nil {
 		return err
 	}
-	unlock, err := lock(layout.WorkspaceAt(dir).ManifestLock())
+	unlock, err := flock.Lock(layout.WorkspaceAt(dir).ManifestLock())
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ type MergeResult struct {
 // unless DryRun, the plan is applied to the target's files as a
 // transaction, and the run is marked merged.
 func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *MergeResult, err error) {
-	src, unlock, err := e.lockRun(ctx, ref)
+	src, unlock, err := e.LockRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	if !plan.Clean() || o.DryRun {
 		return res, e.recordPlan(ctx, src, dst, res)
 	}
-	thaw, err := e.quiesce(ctx, dst, o.Force)
+	thaw, err := e.rt.Quiesce(ctx, dst, o.Force)
 	if err != nil {
 		return res, err
 	}

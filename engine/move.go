@@ -65,7 +65,7 @@ func deltaAtLeast(dir string, minBytes int64, minFiles int) bool {
 // finishMove; if the caller fails before that, the undo moves it all back.
 func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
 	mv, ok := be.(layer.Mover)
-	if !ok || len(e.Sessions(p)) > 0 || e.supervised(p) > 0 { // a supervisor holds the view mounted
+	if !ok || e.rt.Busy(p) { // a supervisor holds the view mounted
 		return nil, nil, false, nil
 	}
 	base, err := e.version(ctx, p.Run.Base)
@@ -145,7 +145,7 @@ func (e *Engine) dropAside(p Ref) {
 // fails first, the undo puts the delta back.
 func (e *Engine) rebaseCompacted(ctx context.Context, be layer.Backend, p Ref, base, v *tine.Version, u *undo) bool {
 	mv, ok := be.(layer.Mover)
-	if !ok || len(v.Layers) != 1 || len(base.Layers) < 2 || len(e.Sessions(p)) > 0 || e.supervised(p) > 0 {
+	if !ok || len(v.Layers) != 1 || len(base.Layers) < 2 || e.rt.Busy(p) {
 		return false
 	}
 	br := e.backendRun(p.Workspace, p.Run)

@@ -102,26 +102,6 @@ func TestEngine_SmallDeltaSealsByCopy(t *testing.T) {
 	}
 }
 
-func TestEngine_BusyParentSealsByCopy(t *testing.T) {
-	requireRootOverlay(t)
-	f := newFixture(t, "overlay")
-	held, err := os.Open(filepath.Join(f.path, "a.txt")) // an editor holding a file open
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	f.fork(1)
-	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "copy" {
-		t.Errorf("busy source sealed by %q, want copy", got)
-	}
-	f.e.AddSession(f.run("source"), os.Getpid())
-	held.Close()
-	f.fork(1)
-	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "copy" {
-		t.Errorf("source with a running command sealed by %q, want copy", got)
-	}
-}
-
 // TestEngine_InterruptedMove crashes a seal-by-rename before and after its
 // records are written; the next start moves the delta back, or finishes.
 func TestEngine_InterruptedMove(t *testing.T) {

@@ -36,6 +36,7 @@ type options struct {
 	open     func(path string) (StoreFile, error)
 	drivers  layer.Drivers
 	warnings io.Writer
+	runtime  func(*Engine) Runtime // see WithRuntime
 }
 
 // WithStore says how to open the store file of the state directory; tine

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/account"
-	"github.com/tinehq/tine/supervisor"
 )
 
 // Owner is who a workspace belongs to: its uid and primary gid.
@@ -21,15 +20,6 @@ type Owner struct {
 // OwnerAccount is the account every process in w's runs runs as: its
 // owner's, with their groups, home and shell.
 func OwnerAccount(w *tine.Workspace) account.Account { return account.Lookup(w.UID, w.GID) }
-
-// ExecEnv is the environment of a process in run r made from env, the
-// environment of user from: the owner's identity (account.Account.Env),
-// the run's variables, and tine's control plane first on PATH.
-func ExecEnv(r Ref, env []string, from int) []string {
-	env = OwnerAccount(r.Workspace).Env(env, from)
-	env = account.Setenv(env, RunEnv(r)...)
-	return account.Setenv(env, supervisor.InsideEnv(account.Getenv(env, "PATH"))...)
-}
 
 // GiveToOwner makes each path belong to w's owner, so the processes of
 // its runs (which run as the owner) can use it. Only root can; for

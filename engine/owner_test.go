@@ -16,6 +16,7 @@ import (
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer/overlay"
+	"github.com/tinehq/tine/runtime"
 )
 
 // tineUser returns the uid and gid of the test's normal user (tineuser),
@@ -111,11 +112,11 @@ func TestOwner_RunsAsOwner(t *testing.T) {
 				t.Fatalf("workspace owner %d:%d, want %d:%d", ws.Workspace.UID, ws.Workspace.GID, uid, gid)
 			}
 			src := ws.Workspace.Name + "/source"
-			st, err := e.Start(ctx, src, engine.StartOptions{Services: true})
+			st, err := runtime.Of(e).Start(ctx, src, runtime.StartOptions{Services: true})
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}
-			defer e.Stop(ctx, src)
+			defer runtime.Of(e).Stop(ctx, src)
 			if got := strings.TrimSpace(readFileT(t, filepath.Join(path, "svc.uid"))); got != strconv.Itoa(uid) {
 				t.Errorf("the service ran as uid %q, want %d (%+v)", got, uid, st.Services)
 			}
@@ -127,7 +128,7 @@ func TestOwner_RunsAsOwner(t *testing.T) {
 				t.Fatalf("Fork: %v", err)
 			}
 			fork := ws.Workspace.Name + "/" + fr.Forks[0].Name
-			res, err := e.ExecCapture(ctx, fork, []string{"sh", "-c",
+			res, err := runtime.Of(e).ExecCapture(ctx, fork, []string{"sh", "-c",
 				`id -u; echo "$HOME $USER $LOGNAME"; cat "$TINE_CAPABILITY" >/dev/null && echo cap; echo new > new.txt; mkdir -p d && echo f > d/f; echo x >> src/a.txt`}, 30*time.Second)
 			if err != nil || res.Exit != 0 {
 				t.Fatalf("exec: %v %+v", err, res)
@@ -142,7 +143,7 @@ func TestOwner_RunsAsOwner(t *testing.T) {
 					t.Errorf("%s in the fork belongs to %d, want %d", p, o, uid)
 				}
 			}
-			e.Stop(ctx, fork)
+			runtime.Of(e).Stop(ctx, fork)
 			if _, err := e.Merge(ctx, fork, engine.MergeOptions{Force: true}); err != nil {
 				t.Fatalf("Merge: %v", err)
 			}
@@ -151,7 +152,7 @@ func TestOwner_RunsAsOwner(t *testing.T) {
 					t.Errorf("%s merged into the source belongs to %d, want %d", p, o, uid)
 				}
 			}
-			if _, err := e.Stop(ctx, src); err != nil {
+			if _, err := runtime.Of(e).Stop(ctx, src); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := e.Release(ctx, ws.Workspace.Name, true); err != nil {
@@ -185,9 +186,9 @@ func TestOwner_RootWorkspaceRunsAsRoot(t *testing.T) {
 		t.Fatalf("root's workspace has owner %d", ws.Workspace.UID)
 	}
 	src := ws.Workspace.Name + "/source"
-	defer e.Stop(ctx, src)
+	defer runtime.Of(e).Stop(ctx, src)
 	t.Setenv("HOME", "/tmp/roots-own-home")
-	res, err := e.ExecCapture(ctx, src, []string{"sh", "-c", "id -u; echo $HOME"}, 30*time.Second)
+	res, err := runtime.Of(e).ExecCapture(ctx, src, []string{"sh", "-c", "id -u; echo $HOME"}, 30*time.Second)
 	if err != nil || res.Stdout != "0\n/tmp/roots-own-home\n" {
 		t.Errorf("exec in root's workspace printed %q (%v), want 0 and root's own HOME kept", res.Stdout, err)
 	}
@@ -245,11 +246,11 @@ func TestOwner_MergeCommitsKeepTheRepositoryTheOwners(t *testing.T) {
 	}
 	fork := ws.Workspace.Name + "/" + fr.Forks[0].Name
 	gitc := "git -c user.name=T -c user.email=t@example.com"
-	res, err := e.ExecCapture(ctx, fork, []string{"sh", "-c", "echo b > b.txt && " + gitc + " add b.txt && " + gitc + " commit -qm two"}, time.Minute)
+	res, err := runtime.Of(e).ExecCapture(ctx, fork, []string{"sh", "-c", "echo b > b.txt && " + gitc + " add b.txt && " + gitc + " commit -qm two"}, time.Minute)
 	if err != nil || res.Exit != 0 {
 		t.Fatalf("commit in the fork: %v %+v", err, res)
 	}
-	e.Stop(ctx, fork)
+	runtime.Of(e).Stop(ctx, fork)
 	if _, err := e.Merge(ctx, fork, engine.MergeOptions{Commits: true}); err != nil {
 		t.Fatalf("merge --commits: %v", err)
 	}

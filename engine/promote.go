@@ -25,7 +25,7 @@ type PromoteResult struct {
 // dropSourceChanges is set or the fork already has the same content there.
 func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool) (res *PromoteResult, err error) {
 	ctx = withFaultOp(ctx, "promote")
-	p, unlock, err := e.lockRun(ctx, ref)
+	p, unlock, err := e.LockRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -43,10 +43,10 @@ func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool
 		}
 	}
 	for _, r := range []Ref{src, p} {
-		if err := e.checkIdle(r, false); err != nil {
+		if err := e.rt.CheckIdle(r, false); err != nil {
 			return nil, err
 		}
-		if err := e.stopIdle(ctx, r); err != nil {
+		if err := e.rt.StopBeforeReplace(ctx, r); err != nil {
 			return nil, err
 		}
 	}

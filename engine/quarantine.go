@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/flock"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
@@ -126,7 +127,7 @@ func Purge(ctx context.Context, home string, opts ...Option) ([]Quarantined, err
 	for _, opt := range opts {
 		opt(o)
 	}
-	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
+	unlock, ok := flock.Try(layout.New(home).WorkspacesLock())
 	if !ok {
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
@@ -189,7 +190,7 @@ func SetAside(ctx context.Context, home string, opts ...Option) ([]Quarantined, 
 	if err != nil {
 		return nil, err
 	}
-	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
+	unlock, ok := flock.Try(layout.New(home).WorkspacesLock())
 	if !ok {
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
@@ -228,7 +229,7 @@ func SetAside(ctx context.Context, home string, opts ...Option) ([]Quarantined, 
 		if known[d] {
 			continue
 		}
-		unlockWs, ok := tryLock(layout.New(home).Workspace(d).Lock())
+		unlockWs, ok := flock.Try(layout.New(home).Workspace(d).Lock())
 		if !ok {
 			return moved, fmt.Errorf("another tine command holds workspace %s: %w", d, tine.ErrBusy)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/flock"
 	"github.com/tinehq/tine/layout"
 )
 
@@ -104,12 +105,12 @@ func (e *Engine) reissueCaps(ctx context.Context, ws string) error {
 	if err != nil || len(runs) == 0 {
 		return err
 	}
-	return e.issueCaps(ctx, w, runs...)
+	return e.IssueCaps(ctx, w, runs...)
 }
 
 // rebuildStore does Rebuild's work up to the new store's last commit.
 func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildReport, error) {
-	unlock, ok := tryLock(layout.New(home).WorkspacesLock())
+	unlock, ok := flock.Try(layout.New(home).WorkspacesLock())
 	if !ok {
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
@@ -141,7 +142,7 @@ func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildReport
 			layout.New(home).Workspaces(), tine.ErrStore)
 	}
 	for _, r := range all {
-		unlockWs, ok := tryLock(layout.New(home).Workspace(r.w.ID).Lock())
+		unlockWs, ok := flock.Try(layout.New(home).Workspace(r.w.ID).Lock())
 		if !ok {
 			return rep, fmt.Errorf("another tine command holds workspace %s: %w", r.w.ID, tine.ErrBusy)
 		}

@@ -96,7 +96,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 		return nil, err
 	}
 	defer unlockAll()
-	unlock, err := e.lockWorkspace(w.ID)
+	unlock, err := e.LockWorkspace(w.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 	}
 	for _, r := range append(forks, src) {
 		if r != nil {
-			if err := e.stop(ctx, Ref{w, r}, "stop"); err != nil {
+			if err := e.rt.StopRun(ctx, Ref{w, r}, "stop"); err != nil {
 				return nil, err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/flock"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
@@ -56,7 +57,7 @@ func (e *Engine) sweep(ctx context.Context) error {
 // empty). Anything else, such as a workspace whose init the store lost, is
 // moved aside.
 func (e *Engine) sweepOrphan(ctx context.Context, id string) {
-	unlock, ok := tryLock(e.lay.WorkspacesLock())
+	unlock, ok := flock.Try(e.lay.WorkspacesLock())
 	if !ok {
 		return
 	}
@@ -132,7 +133,7 @@ func (e *Engine) undoInit(j initJournal, dir string) error {
 
 // sweepWorkspace tidies one workspace under its lock.
 func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
-	unlock, ok := tryLock(e.lay.Workspace(w.ID).Dir() + ".lock")
+	unlock, ok := flock.Try(e.lay.Workspace(w.ID).Dir() + ".lock")
 	if !ok {
 		return
 	}
@@ -304,17 +305,4 @@ func (e *Engine) finishRollback(ctx context.Context, be layer.Backend, w *tine.W
 		}
 	}
 	return e.reactivate(ctx, be, w, r, br, v)
-}
-
-// tryLock takes the lock at path if nobody holds it.
-func tryLock(path string) (func(), bool) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, false
-	}
-	if err := flockNB(f); err != nil {
-		f.Close()
-		return nil, false
-	}
-	return func() { f.Close() }, true
 }

@@ -13,7 +13,7 @@ import (
 // or changing the run.
 func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Version, err error) {
 	ctx = withFaultOp(ctx, "checkpoint")
-	p, unlock, err := e.lockRun(ctx, ref)
+	p, unlock, err := e.LockRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ type RollbackResult struct {
 // version of their own, so nothing is lost.
 func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackResult, err error) {
 	ctx = withFaultOp(ctx, "rollback")
-	p, unlock, err := e.lockRun(ctx, ref)
+	p, unlock, err := e.LockRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -68,10 +68,10 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkIdle(p, false); err != nil {
+	if err := e.rt.CheckIdle(p, false); err != nil {
 		return nil, err
 	}
-	if err := e.stopIdle(ctx, p); err != nil {
+	if err := e.rt.StopBeforeReplace(ctx, p); err != nil {
 		return nil, err
 	}
 	be, err := e.backend(p.Workspace.Backend)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
-	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 )
 
 // stderrTail bounds the agent's stderr kept in the report.
@@ -106,7 +106,7 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 		consumed <- fk.consume(pr, parser, ev)
 	}()
 	env := append(agent.Env(prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
-	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, engine.ExecOptions{
+	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, runtime.ExecOptions{
 		Args: argv, Env: append(env, fk.env...),
 		Stdout: io.MultiWriter(logf, pw), Stderr: logf,
 		Timeout: o.AgentTimeout, Kill: fk.kill,
@@ -189,7 +189,7 @@ func unknownModelNote(kind agent.Kind, t agent.PriceTable, model string) string 
 
 // outcome says what became of the agent process: it ran to its end by
 // itself (Finished, to be checked against its evidence), or why not.
-func (fk *forkRun) outcome(ctx context.Context, res *engine.ExecResult, err error) (State, string) {
+func (fk *forkRun) outcome(ctx context.Context, res *runtime.ExecResult, err error) (State, string) {
 	fk.r.mu.Lock()
 	why, msg := fk.killWhy, fk.killMsg
 	fk.r.mu.Unlock()
@@ -285,7 +285,7 @@ func (fk *forkRun) runTest(ctx context.Context) {
 		return
 	}
 	defer logf.Close()
-	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, engine.ExecOptions{
+	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, runtime.ExecOptions{
 		Args: []string{"sh", "-c", o.Test}, Stdout: logf, Stderr: logf, Timeout: o.TestTimeout,
 	})
 	if err != nil {

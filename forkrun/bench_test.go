@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 )
 
 // BenchmarkForkRun measures fork-run's control plane: forkrun.Run with N
@@ -175,7 +176,7 @@ func (bw *benchWorkspace) baseline(n int) time.Duration {
 	var wg sync.WaitGroup
 	for i, r := range res.Forks {
 		wg.Go(func() {
-			x, err := bw.e.ExecCapture(bw.ctx, r.ID, benchAgentCmd, time.Minute)
+			x, err := runtime.Of(bw.e).ExecCapture(bw.ctx, r.ID, benchAgentCmd, time.Minute)
 			if err == nil && x.Exit != 0 {
 				err = fmt.Errorf("exit %d: %s", x.Exit, x.Stderr)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
+	"github.com/tinehq/tine/runtime"
 )
 
 // fakeHost is a Host whose every method calls the function in its field
@@ -30,7 +31,7 @@ type fakeHost struct {
 	ChooseFunc         func(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error)
 	ReportFunc         func(ctx context.Context, ref string) (*engine.GroupReport, error)
 	LaunchFunc         func(ctx context.Context, ws string, refs []string) error
-	ExecWithFunc       func(ctx context.Context, ref string, o engine.ExecOptions) (*engine.ExecResult, error)
+	ExecWithFunc       func(ctx context.Context, ref string, o runtime.ExecOptions) (*runtime.ExecResult, error)
 	StopFunc           func(ctx context.Context, ref string) (*tine.Run, error)
 	ProcStateFunc      func(r engine.Ref) (string, int)
 	ConfinesWritesFunc func(ctx context.Context, ref string) bool
@@ -72,7 +73,7 @@ func (f *fakeHost) Report(ctx context.Context, ref string) (*engine.GroupReport,
 func (f *fakeHost) Launch(ctx context.Context, ws string, refs []string) error {
 	return f.LaunchFunc(ctx, ws, refs)
 }
-func (f *fakeHost) ExecWith(ctx context.Context, ref string, o engine.ExecOptions) (*engine.ExecResult, error) {
+func (f *fakeHost) ExecWith(ctx context.Context, ref string, o runtime.ExecOptions) (*runtime.ExecResult, error) {
 	return f.ExecWithFunc(ctx, ref, o)
 }
 func (f *fakeHost) Stop(ctx context.Context, ref string) (*tine.Run, error) {
@@ -98,7 +99,7 @@ func (f *fakeHost) AgentSession(ctx context.Context, r engine.Ref, kind string) 
 // fakeFork is what one fork of a fakeRun does and shows: its agent's
 // behaviour, its test's exit status, and what it changed.
 type fakeFork struct {
-	agent   func(o engine.ExecOptions) *engine.ExecResult // nil: prints nothing, exits 0
+	agent   func(o runtime.ExecOptions) *runtime.ExecResult // nil: prints nothing, exits 0
 	testRC  int
 	changed int
 	diff    string
@@ -178,13 +179,13 @@ func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
 			return res, nil
 		},
 		LaunchFunc: func(context.Context, string, []string) error { return nil },
-		ExecWithFunc: func(_ context.Context, ref string, o engine.ExecOptions) (*engine.ExecResult, error) {
+		ExecWithFunc: func(_ context.Context, ref string, o runtime.ExecOptions) (*runtime.ExecResult, error) {
 			f := fr.forks[ref]
 			if len(o.Args) == 3 && o.Args[0] == "sh" && o.Args[1] == "-c" { // the test command
-				return &engine.ExecResult{Run: ref, Args: o.Args, Exit: f.testRC}, nil
+				return &runtime.ExecResult{Run: ref, Args: o.Args, Exit: f.testRC}, nil
 			}
 			if f.agent == nil {
-				return &engine.ExecResult{Run: ref, Args: o.Args}, nil
+				return &runtime.ExecResult{Run: ref, Args: o.Args}, nil
 			}
 			return f.agent(o), nil
 		},
@@ -194,7 +195,7 @@ func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
 			fr.mu.Unlock()
 			return runs[ref], nil
 		},
-		ProcStateFunc:      func(engine.Ref) (string, int) { return engine.ProcRunning, 1 },
+		ProcStateFunc:      func(engine.Ref) (string, int) { return runtime.ProcRunning, 1 },
 		ConfinesWritesFunc: func(context.Context, string) bool { return false },
 		ScratchDirFunc:     func(r engine.Ref) string { return filepath.Join(root, "scratch", r.Run.ID) },
 		RefusalsFunc:       func(context.Context, string) ([]egress.Record, error) { return nil, nil },

@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
+	"github.com/tinehq/tine/runtime"
 )
 
 // Versions is what a fork-run needs of the versioned workspaces: its
@@ -32,7 +33,7 @@ type Versions interface {
 // the forks: their supervisors, commands in them, and what confines them.
 type Processes interface {
 	Launch(ctx context.Context, ws string, refs []string) error
-	ExecWith(ctx context.Context, ref string, o engine.ExecOptions) (*engine.ExecResult, error)
+	ExecWith(ctx context.Context, ref string, o runtime.ExecOptions) (*runtime.ExecResult, error)
 	Stop(ctx context.Context, ref string) (*tine.Run, error)
 	ProcState(r engine.Ref) (string, int)
 	ConfinesWrites(ctx context.Context, ref string) bool
@@ -76,7 +77,7 @@ type host struct {
 // control plane cp: the one place where forkrun's roles meet the values
 // that fill them.
 func NewHost(e *engine.Engine, cp *control.Plane) Host {
-	return host{Versions: e, Processes: e, Records: records{Engine: e, cp: cp}}
+	return host{Versions: e, Processes: runtime.Of(e), Records: records{Engine: e, cp: cp}}
 }
 
 // records are the engine's records with the control plane's judge weights.

@@ -17,6 +17,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
 	"github.com/tinehq/tine/merge"
+	"github.com/tinehq/tine/runtime"
 )
 
 // These tests run fork-runs on a fakeHost: no root, no supervisor, no
@@ -151,17 +152,17 @@ func TestRun_NoWorkJudgesNothing(t *testing.T) {
 
 // chargingAgent prints a charge of usd n times, then waits to be killed
 // (a second at most) and says in killed whether it was.
-func chargingAgent(usd float64, n int, killed *sync.Map) func(engine.ExecOptions) *engine.ExecResult {
-	return func(o engine.ExecOptions) *engine.ExecResult {
+func chargingAgent(usd float64, n int, killed *sync.Map) func(runtime.ExecOptions) *runtime.ExecResult {
+	return func(o runtime.ExecOptions) *runtime.ExecResult {
 		for i := range n {
 			fmt.Fprintf(o.Stdout, "{\"tine_cost_usd\": %g}\nstep %d\n", usd, i)
 		}
 		select {
 		case <-o.Kill:
 			killed.Store(o.Args[0], true)
-			return &engine.ExecResult{Exit: -1, Killed: true}
+			return &runtime.ExecResult{Exit: -1, Killed: true}
 		case <-time.After(time.Second):
-			return &engine.ExecResult{}
+			return &runtime.ExecResult{}
 		}
 	}
 }
@@ -266,7 +267,7 @@ func TestRun_StopsForksThatKeepNoServices(t *testing.T) {
 		if r.Run.ID == "src" {
 			return "stopped", 0
 		}
-		return engine.ProcRunning, 1
+		return runtime.ProcRunning, 1
 	}
 	if _, err := fr.run(t, Options{Source: "ws/source", Prompt: "fix", N: 2, Agent: commandAgent, Mode: Manual}); err != nil {
 		t.Fatal(err)

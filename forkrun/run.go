@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/layout"
+	"github.com/tinehq/tine/runtime"
 )
 
 // saveEvery bounds how often report.json is rewritten while forks run.
@@ -138,7 +139,7 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 		notes = append(notes, note)
 	}
 	procs, _ := e.ProcState(src)
-	running := procs == engine.ProcRunning
+	running := procs == runtime.ProcRunning
 	started := time.Now()
 	fo := engine.ForkOptions{Copies: o.N, Approaches: o.Approaches, Live: o.Live}
 	if o.HoldoutDir != "" {
@@ -273,7 +274,7 @@ func (r *runner) stopFork(run string) {
 	if err != nil || !ref.Run.Live() || r.keepsServices(ref) {
 		return
 	}
-	if st, _ := r.e.ProcState(ref); st == engine.ProcRunning {
+	if st, _ := r.e.ProcState(ref); st == runtime.ProcRunning {
 		r.e.Stop(ctx, run)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/grouprec"
 	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/internal/runenv"
 )
 
 // How a fork-run's conversation was chosen (Conversation.From).
@@ -129,7 +130,7 @@ func (c *Conversation) describe(kind agent.Kind) string {
 // a fork of src, as engine.Engine.ExecWith makes it: the owner's HOME and
 // identity, the run's variables, then extra.
 func agentEnviron(src engine.Ref, extra []string) []string {
-	return account.Setenv(engine.ExecEnv(src, os.Environ(), os.Getuid()), extra...)
+	return account.Setenv(runenv.For(src.Workspace, src.Run, os.Environ(), os.Getuid()), extra...)
 }
 
 // sessionOrigin names where a session to continue came from, for errors.

@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/effect"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 )
 
 // ForkRequest is the body of POST /v1/runs/{ref}/fork.
@@ -185,7 +186,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
 		return
 	}
-	res, err := s.e.Start(ctxOf(r), r.PathValue("ref"), engine.StartOptions{Services: req.Services == nil || *req.Services})
+	res, err := s.rt.Start(ctxOf(r), r.PathValue("ref"), runtime.StartOptions{Services: req.Services == nil || *req.Services})
 	if err != nil && res != nil {
 		writeErrWith(w, err, res)
 		return
@@ -197,7 +198,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
 		return
 	}
-	run, err := s.e.Stop(ctxOf(r), r.PathValue("ref"))
+	run, err := s.rt.Stop(ctxOf(r), r.PathValue("ref"))
 	handle(w, http.StatusOK, run, err)
 }
 
@@ -310,7 +311,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	}
 	// The request's own context: a client that hangs up (an MCP call
 	// cancelled) kills the command, whose output no one would read.
-	res, err := s.e.ExecCapture(r.Context(), r.PathValue("ref"), req.Args, time.Duration(req.TimeoutS*float64(time.Second)))
+	res, err := s.rt.ExecCapture(r.Context(), r.PathValue("ref"), req.Args, time.Duration(req.TimeoutS*float64(time.Second)))
 	handle(w, http.StatusOK, res, err)
 }
 

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/runenv"
+	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -63,8 +64,8 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	st, _ := s.e.ProcState(ref)
-	_, cl, err := s.e.Client(ctxOf(r), ref.Run.ID)
+	st, _ := s.rt.ProcState(ref)
+	_, cl, err := s.rt.Client(ctxOf(r), ref.Run.ID)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -88,7 +89,7 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer closeFiles(files[:])
-	x := supervisor.Exec{Args: req.Args, Env: engine.ExecEnv(ref, req.Env, peerUID(r)), Dir: dirIn(ref.Workspace.Path, req.Cwd), Tty: req.Tty}
+	x := supervisor.Exec{Args: req.Args, Env: runenv.For(ref.Workspace, ref.Run, req.Env, peerUID(r)), Dir: dirIn(ref.Workspace.Path, req.Cwd), Tty: req.Tty}
 	sigs := make(chan os.Signal, 8)
 	go forwardSignals(brw.Reader, sigs)
 	enc := json.NewEncoder(conn)
@@ -96,8 +97,8 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	// A supervisor launched for this command is stopped before the caller
 	// hears the command ended, as tine exec does it locally: its next
 	// command then never meets it going away.
-	if st != engine.ProcRunning && !req.Keep {
-		s.e.StopIdle(r.Context(), ref.Run.ID)
+	if st != runtime.ProcRunning && !req.Keep {
+		s.rt.StopIdle(r.Context(), ref.Run.ID)
 	}
 	line := AttachLine{Exit: &code}
 	if err != nil {

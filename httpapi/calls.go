@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/runtime"
 )
 
 // The API's requests, typed: each method builds its route's path (the only
@@ -126,8 +127,8 @@ func (c *Client) Runs(ctx context.Context, ws string, all bool) ([]RunRow, error
 }
 
 // PS is run ref with its processes and services.
-func (c *Client) PS(ctx context.Context, ref string) (*engine.PS, error) {
-	return get[engine.PS](ctx, c, runPath(ref))
+func (c *Client) PS(ctx context.Context, ref string) (*runtime.PS, error) {
+	return get[runtime.PS](ctx, c, runPath(ref))
 }
 
 // Path is where run ref's files are seen.
@@ -189,8 +190,8 @@ func (c *Client) Fork(ctx context.Context, ref string, req ForkRequest) (*engine
 }
 
 // Exec runs a command to its end inside run ref.
-func (c *Client) Exec(ctx context.Context, ref string, req ExecRequest) (*engine.ExecResult, error) {
-	return post[engine.ExecResult](ctx, c, runPath(ref, "exec"), req)
+func (c *Client) Exec(ctx context.Context, ref string, req ExecRequest) (*runtime.ExecResult, error) {
+	return post[runtime.ExecResult](ctx, c, runPath(ref, "exec"), req)
 }
 
 // Evidence records evidence of run ref (from its agent's hook).
@@ -237,8 +238,8 @@ func (c *Client) Effect(ctx context.Context, ref string, req effect.Request) (*e
 }
 
 // Start starts run ref's supervisor and services.
-func (c *Client) Start(ctx context.Context, ref string, req StartRequest) (*engine.StartResult, error) {
-	return post[engine.StartResult](ctx, c, runPath(ref, "start"), req)
+func (c *Client) Start(ctx context.Context, ref string, req StartRequest) (*runtime.StartResult, error) {
+	return post[runtime.StartResult](ctx, c, runPath(ref, "start"), req)
 }
 
 // Stop stops run ref's processes.

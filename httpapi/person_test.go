@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/control"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/runtime"
 )
 
 // Two JSON values one after the other are no fork request.
@@ -142,10 +142,10 @@ func TestRunSockets_FollowRuns(t *testing.T) {
 	}
 	_, e := newAPI(t, "")
 	ctx := context.Background()
-	if _, err := e.Start(ctx, "source", engine.StartOptions{}); err != nil {
+	if _, err := runtime.Of(e).Start(ctx, "source", runtime.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Stop(ctx, "source") })
+	t.Cleanup(func() { runtime.Of(e).Stop(ctx, "source") })
 	rs := httpapi.NewRunSockets(e, httpapi.New(e, control.New(e), ""), httpapi.DefaultTimeouts)
 	t.Cleanup(func() { rs.Shutdown(ctx) })
 	if err := rs.Sync(ctx); err != nil {

@@ -83,7 +83,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	names, err := s.e.LogServices(ref, r.URL.Query()["service"]...)
+	names, err := s.rt.LogServices(ref, r.URL.Query()["service"]...)
 	handle(w, http.StatusOK, Logs{Services: names}, err)
 }
 
@@ -97,7 +97,7 @@ func (s *Server) logChunk(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fmt.Errorf("offset=%q: %w", r.URL.Query().Get("offset"), tine.ErrInvalid))
 		return
 	}
-	text, next, err := s.e.ReadLog(ref, r.PathValue("service"), off, logChunk)
+	text, next, err := s.rt.ReadLog(ref, r.PathValue("service"), off, logChunk)
 	handle(w, http.StatusOK, LogChunk{Text: text, Offset: next}, err)
 }
 
@@ -143,6 +143,6 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	addr, err := s.e.Publish(ctxOf(r), r.PathValue("ref"), req.Port, req.Host)
+	addr, err := s.rt.Publish(ctxOf(r), r.PathValue("ref"), req.Port, req.Host)
 	handle(w, http.StatusOK, Published{HostAddr: addr}, err)
 }

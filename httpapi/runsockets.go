@@ -15,6 +15,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -97,7 +98,7 @@ func (rs *RunSockets) Sync(ctx context.Context) error {
 		// A capability directory is made when the run starts; a run never
 		// started has no code to serve, and its directory is not made here
 		// (nor remade after a discard removes it).
-		if fi, err := os.Stat(rs.e.CapDir(r)); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(rs.e.Layout().Run(r.Workspace.ID, r.Run.ID).Cap()); err == nil && fi.IsDir() {
 			want[r.Run.ID] = r
 		}
 	}
@@ -145,7 +146,7 @@ func (rs *RunSockets) listen(r engine.Ref) (*runSocket, error) {
 		return nil, err
 	}
 	ref := r
-	srv := NewHTTPServer(rs.h, rs.t, runConnContext(r.Run.ID, func() int { return rs.e.SupervisorPid(ref) }))
+	srv := NewHTTPServer(rs.h, rs.t, runConnContext(r.Run.ID, func() int { return runtime.Of(rs.e).SupervisorPid(ref) }))
 	go srv.Serve(ln)
 	return &runSocket{path: path, ino: inode(path), srv: srv}, nil
 }

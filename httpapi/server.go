@@ -16,12 +16,14 @@ import (
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/runtime"
 )
 
 // Server serves the API over one engine.
 type Server struct {
 	e        *engine.Engine
-	cp       *control.Plane // e's control plane
+	cp       *control.Plane   // e's control plane
+	rt       *runtime.Manager // the processes of e's runs
 	verifier *capability.Verifier
 	token    string // required on TCP; "" disables the check (the unix socket)
 	mux      *http.ServeMux
@@ -34,7 +36,7 @@ type Server struct {
 // unless it is empty (the unix socket, whose file mode is the access
 // control). The fork-runs it starts run until they end or Shutdown.
 func New(e *engine.Engine, cp *control.Plane, token string, opts ...Option) *Server {
-	s := &Server{e: e, cp: cp, verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now(),
+	s := &Server{e: e, cp: cp, rt: runtime.Of(e), verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now(),
 		hooks: func(string, string, time.Duration) {}, forkRuns: newForkRuns()}
 	for _, o := range opts {
 		o(s)
@@ -177,7 +179,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 			row := RunRow{Run: run, WorkspaceName: st.Workspace.Name}
 			if run.Live() {
 				row.Path = s.e.Path(st.Workspace, run)
-				row.Processes, _ = s.e.ProcState(engine.Ref{Workspace: st.Workspace, Run: run})
+				row.Processes, _ = s.rt.ProcState(engine.Ref{Workspace: st.Workspace, Run: run})
 			}
 			rows = append(rows, row)
 		}
@@ -189,7 +191,7 @@ func (s *Server) ps(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionInspect); !ok {
 		return
 	}
-	ps, err := s.e.PS(r.Context(), r.PathValue("ref"))
+	ps, err := s.rt.PS(r.Context(), r.PathValue("ref"))
 	handle(w, http.StatusOK, ps, err)
 }
 

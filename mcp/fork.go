@@ -10,6 +10,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/runtime"
 )
 
 // forkOut is one fork as fork_run reports it.
@@ -22,12 +23,12 @@ type forkOut struct {
 
 // forkAnswer is what fork_run returns.
 type forkAnswer struct {
-	Parent    string               `json:"parent"`
-	Group     string               `json:"group"`
-	ForkPoint string               `json:"fork_point"`
-	Forks     []forkOut            `json:"forks"`
-	Live      []engine.LiveReport  `json:"live,omitempty"`
-	Ran       []*engine.ExecResult `json:"ran,omitempty"` // the command, in each fork
+	Parent    string                `json:"parent"`
+	Group     string                `json:"group"`
+	ForkPoint string                `json:"fork_point"`
+	Forks     []forkOut             `json:"forks"`
+	Live      []engine.LiveReport   `json:"live,omitempty"`
+	Ran       []*runtime.ExecResult `json:"ran,omitempty"` // the command, in each fork
 }
 
 func (t *tools) fork(ctx context.Context, in ForkInput) (*answer, error) {
@@ -73,8 +74,8 @@ func (t *tools) fork(ctx context.Context, in ForkInput) (*answer, error) {
 // reporting each fork's end as progress. A cancelled ctx (the client
 // cancelled the call, or went away) ends the requests, and the daemon
 // kills each command's process tree.
-func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command string, timeout float64) ([]*engine.ExecResult, error) {
-	ran := make([]*engine.ExecResult, len(forks))
+func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command string, timeout float64) ([]*runtime.ExecResult, error) {
+	ran := make([]*runtime.ExecResult, len(forks))
 	errs := make([]error, len(forks))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -109,7 +110,7 @@ func runNames(runs []*tine.Run) string {
 	return strings.Join(names, ", ")
 }
 
-func exits(ran []*engine.ExecResult) string {
+func exits(ran []*runtime.ExecResult) string {
 	var parts []string
 	for _, r := range ran {
 		parts = append(parts, fmt.Sprintf("%s exit %d", r.Run, r.Exit))

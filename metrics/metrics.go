@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 )
 
 // Terminal states a run is counted in by tine_runs_finished_total. A
@@ -298,7 +299,7 @@ func engineHoldings(ctx context.Context, e *engine.Engine) ([]Holding, error) {
 	}
 	for i, refs := range live {
 		for _, r := range refs {
-			if st, _ := e.ProcState(r); st == engine.ProcRunning {
+			if st, _ := runtime.Of(e).ProcState(r); st == runtime.ProcRunning {
 				out[i].Running++
 				if frozen(r.Run.ID) {
 					out[i].Frozen++

@@ -24,6 +24,7 @@ import (
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/metrics"
+	"github.com/tinehq/tine/runtime"
 )
 
 // fixture is an engine on a fresh state directory with one workspace on
@@ -86,13 +87,13 @@ func (f *fixture) exercise() {
 		t.Fatalf("Merge(c, dry run): %v", err)
 	}
 	// A command running in the target makes the merge fail.
-	if err := e.AddSession(f.src, os.Getpid()); err != nil {
+	if err := runtime.Of(e).AddSession(f.src, os.Getpid()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Merge(ctx, c.ID, engine.MergeOptions{}); !errors.Is(err, tine.ErrBusy) {
 		t.Fatalf("Merge(c, target busy) = %v, want ErrBusy", err)
 	}
-	e.RemoveSession(f.src, os.Getpid())
+	runtime.Of(e).RemoveSession(f.src, os.Getpid())
 	if _, err := e.Discard(ctx, b.ID, true); err != nil {
 		t.Fatalf("Discard(b): %v", err)
 	}

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/internal/procfs"
+	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/secrets"
 )
 
@@ -99,17 +101,7 @@ func EgressPolicyPath(dir string) string { return filepath.Join(dir, "egress-pol
 // RunDir is where, inside every run, tine's control plane appears: the
 // run's own socket of the daemon (ctl/tine.sock), the run's capability
 // (cap/token) and a tine binary (bin/tine, first on PATH).
-const RunDir = "/run/tine"
-
-// InsideEnv is the environment that points a process inside a run at its
-// control plane.
-func InsideEnv(path string) []string {
-	if path == "" {
-		path = "/usr/local/bin:/usr/bin:/bin"
-	}
-	return []string{"PATH=" + RunDir + "/bin:" + path, "TINE_SOCKET=" + RunDir + "/ctl/tine.sock",
-		"TINE_CAPABILITY=" + RunDir + "/cap/token"}
-}
+const RunDir = runenv.RunDir
 
 // Service is a long-running process the supervisor starts and watches.
 type Service struct {
@@ -132,17 +124,8 @@ const (
 	StateStopped  = "stopped" // stopped by tine
 )
 
-// ServiceStatus is what the supervisor knows of one service.
-type ServiceStatus struct {
-	Name     string    `json:"name"`
-	Pid      int       `json:"pid,omitempty"` // in the run's pid namespace
-	State    string    `json:"state"`
-	Exit     *int      `json:"exit,omitempty"`
-	Restarts int       `json:"restarts,omitempty"`
-	Started  time.Time `json:"started,omitzero"`
-	Error    string    `json:"error,omitempty"`
-	Log      string    `json:"log"`
-}
+// ServiceStatus is a supervised service as its supervisor reports it.
+type ServiceStatus = tine.ServiceStatus
 
 // ExecStatus is a command started by tine exec that still runs.
 type ExecStatus struct {

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/agentmock"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 )
 
 // blockTurn is how long the mock holds the turn after the expensive one:
@@ -75,9 +75,9 @@ func TestBudget_ClaudeStoppedMidStream(t *testing.T) {
 // psState is the checked state of run's supervisor.
 func psState(e *env, run string) string {
 	e.t.Helper()
-	var ps engine.PS
+	var ps runtime.PS
 	e.okJSON(&ps, "ps", run, "--json")
-	if ps.State == engine.ProcRunning && ps.Supervisor == 0 {
+	if ps.State == runtime.ProcRunning && ps.Supervisor == 0 {
 		e.t.Fatalf("ps %s: running without a supervisor pid", run)
 	}
 	return ps.State
@@ -104,11 +104,11 @@ func TestForkRun_StopsSupervisors(t *testing.T) {
 		t.Fatalf("forks %+v\n%v", rep.Forks, r)
 	}
 	for _, f := range rep.Forks {
-		if st := psState(e, f.Name); st != engine.ProcStopped {
+		if st := psState(e, f.Name); st != runtime.ProcStopped {
 			t.Errorf("%s: supervisor %s after the fork-run, want stopped", f.Name, st)
 		}
 	}
-	if st := psState(e, "source"); st != engine.ProcRunning {
+	if st := psState(e, "source"); st != runtime.ProcRunning {
 		t.Errorf("source: %s, want its own supervisor left running", st)
 	}
 }
@@ -123,23 +123,23 @@ func TestExec_StopsSupervisorItLaunched(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.ok("init", dir)
-	if st := psState(e, "source"); st != engine.ProcStopped {
+	if st := psState(e, "source"); st != runtime.ProcStopped {
 		t.Fatalf("source: %s before exec", st)
 	}
 	if out := e.ok("exec", "source", "--", "cat", "README"); out != "x\n" {
 		t.Fatalf("exec output %q", out)
 	}
-	if st := psState(e, "source"); st != engine.ProcStopped {
+	if st := psState(e, "source"); st != runtime.ProcStopped {
 		t.Errorf("after tine exec: supervisor %s, want stopped", st)
 	}
 	e.ok("exec", "--keep", "source", "--", "true")
-	if st := psState(e, "source"); st != engine.ProcRunning {
+	if st := psState(e, "source"); st != runtime.ProcRunning {
 		t.Errorf("after tine exec --keep: supervisor %s, want running", st)
 	}
 	// A running supervisor stays after an exec without --keep: it was not
 	// launched for it.
 	e.ok("exec", "source", "--", "true")
-	if st := psState(e, "source"); st != engine.ProcRunning {
+	if st := psState(e, "source"); st != runtime.ProcRunning {
 		t.Errorf("after tine exec on a running run: supervisor %s, want running", st)
 	}
 	e.ok("stop", "source")

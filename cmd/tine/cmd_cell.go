@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/runtime"
 )
 
 func newCell(a *app) *cobra.Command {
@@ -27,7 +28,7 @@ paths. Needs root and Landlock.`,
 }
 
 func newCellRun(a *app) *cobra.Command {
-	var o engine.CellOptions
+	var o runtime.CellOptions
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "run RUN --write PATH... [--from VERSION] [--net HOST:PORT...] [--ttl D] -- CMD [ARG...]",
@@ -41,7 +42,7 @@ func newCellRun(a *app) *cobra.Command {
 			}
 			o.Args = args[1:]
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				cell, err := e.RunCell(c.Context(), args[0], o)
+				cell, err := runtime.Of(e).RunCell(c.Context(), args[0], o)
 				if cell != nil && err == nil {
 					if asJSON {
 						return a.printJSON(cell)
@@ -55,7 +56,7 @@ func newCellRun(a *app) *cobra.Command {
 	c.Flags().StringArrayVar(&o.Write, "write", nil, "a workspace-relative path the command may write (repeatable; nothing else is writable)")
 	c.Flags().StringVar(&o.From, "from", "", "the version to make the cell from (default: RUN's files now)")
 	c.Flags().StringArrayVar(&o.Net, "net", nil, "a destination the cell may reach: host[:port], a.b.c.d[/n][:port] (repeatable; default none)")
-	c.Flags().DurationVar(&o.TTL, "ttl", engine.DefaultCellTTL, "kill the command after this long")
+	c.Flags().DurationVar(&o.TTL, "ttl", runtime.DefaultCellTTL, "kill the command after this long")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the cell's record as JSON")
 	return c
 }
@@ -68,7 +69,7 @@ func newCellShow(a *app) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				cell, err := e.CellOf(c.Context(), args[0])
+				cell, err := runtime.Of(e).CellOf(c.Context(), args[0])
 				if err != nil {
 					return err
 				}
@@ -94,7 +95,7 @@ func newCellPromote(a *app) *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.PromoteCell(c.Context(), args[0], paths, dryRun)
+				res, err := runtime.Of(e).PromoteCell(c.Context(), args[0], paths, dryRun)
 				if res != nil {
 					if perr := a.printMerge(res, asJSON); perr != nil {
 						return perr
@@ -121,7 +122,7 @@ while the parent's files are exactly those it was made from (exit 4 if not).`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				cell, err := e.ReplayCell(c.Context(), args[0])
+				cell, err := runtime.Of(e).ReplayCell(c.Context(), args[0])
 				if cell != nil && err == nil {
 					if asJSON {
 						return a.printJSON(cell)
@@ -137,7 +138,7 @@ while the parent's files are exactly those it was made from (exit 4 if not).`,
 }
 
 // printCell says what a cell did.
-func (a *app) printCell(ctx context.Context, e *engine.Engine, c *engine.Cell) {
+func (a *app) printCell(ctx context.Context, e *engine.Engine, c *runtime.Cell) {
 	name := c.Run
 	if r, err := e.FindRun(ctx, c.Run); err == nil {
 		name = r.Run.Name

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/netns"
+	"github.com/tinehq/tine/runtime"
 )
 
 // A cell runs one command from a version, writes only its --write paths,
@@ -35,7 +35,7 @@ func TestCell_RunPromoteReplay(t *testing.T) {
 	}()
 	host := netns.Config{}.Gateway().String() + ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	script := "mkdir -p out && cat in.txt > out/result; echo x > other.txt 2>/dev/null || echo other-refused; python3 connect.py " + host
-	var cell engine.Cell
+	var cell runtime.Cell
 	e.okJSON(&cell, "cell", "run", "live/source", "--write", "out", "--json", "--", "sh", "-c", script)
 	if got := strings.Fields(cell.Stdout); strings.Join(got, " ") != "other-refused refused" || cell.Exit != 0 {
 		t.Errorf("the cell said %q (exit %d), want other-refused refused", cell.Stdout, cell.Exit)
@@ -50,7 +50,7 @@ func TestCell_RunPromoteReplay(t *testing.T) {
 	if len(cell.Refused) == 0 || cell.Refused[0].Addr+":"+strconv.Itoa(int(cell.Refused[0].Port)) != host {
 		t.Errorf("refused: %+v, want %s", cell.Refused, host)
 	}
-	var granted engine.Cell
+	var granted runtime.Cell
 	e.okJSON(&granted, "cell", "run", "live/source", "--write", "out", "--net", host, "--json", "--", "python3", "connect.py", host)
 	if strings.TrimSpace(granted.Stdout) != "ok" {
 		t.Errorf("a cell granted %s: %q", host, granted.Stdout)
@@ -69,13 +69,13 @@ func TestCell_RunPromoteReplay(t *testing.T) {
 	if r := e.tine("cell", "replay", name); r.code != exitState || !strings.Contains(r.stderr, "inputs of") {
 		t.Errorf("a replay after the parent changed: %v", r)
 	}
-	var fromVersion engine.Cell
+	var fromVersion runtime.Cell
 	e.okJSON(&fromVersion, "cell", "run", "live/source", "--from", cell.Base, "--write", "out", "--json", "--", "sh", "-c", "test -e out/result && echo has-out || echo no-out")
 	if strings.TrimSpace(fromVersion.Stdout) != "no-out" {
 		t.Errorf("a cell from %s sees %q", cell.Base, fromVersion.Stdout)
 	}
 	e.ok("cell", "replay", e.runName(fromVersion.Run))
-	var slow engine.Cell
+	var slow runtime.Cell
 	e.okJSON(&slow, "cell", "run", "live/source", "--write", "out", "--ttl", "1s", "--json", "--", "sleep", "30")
 	if !slow.TimedOut || slow.Seconds > 20 {
 		t.Errorf("a cell past its ttl: timed out %v after %.1fs", slow.TimedOut, slow.Seconds)

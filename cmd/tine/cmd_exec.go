@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/runenv"
+	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/sandbox"
 	"github.com/tinehq/tine/supervisor"
 )
@@ -83,8 +85,8 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 			return err
 		}
 		spec, err = execSpec(e, r, args)
-		spec.Started = func(pid int) { term.started(); e.AddSession(r, pid) }
-		spec.Exited = func(pid int) { e.RemoveSession(r, pid) }
+		spec.Started = func(pid int) { term.started(); runtime.Of(e).AddSession(r, pid) }
+		spec.Exited = func(pid int) { runtime.Of(e).RemoveSession(r, pid) }
 		return err
 	})
 	if err != nil {
@@ -133,7 +135,7 @@ func execSpec(e *engine.Engine, r engine.Ref, args []string) (sandbox.Spec, erro
 		}
 	}
 	spec.Env = withEnv(spec.Env, "PWD", spec.Dir)
-	for _, kv := range engine.RunEnv(r) {
+	for _, kv := range runenv.Vars(r.Workspace, r.Run) {
 		k, v, _ := strings.Cut(kv, "=")
 		spec.Env = withEnv(spec.Env, k, v)
 	}
@@ -169,10 +171,10 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 		if spec, err = execSpec(e, r, args); err != nil {
 			return err
 		}
-		spec.Env = engine.ExecEnv(r, spec.Env, os.Getuid())
-		st, _ := e.ProcState(r)
-		launched = st != engine.ProcRunning
-		if _, cl, err = e.Client(c.Context(), ref); err != nil {
+		spec.Env = runenv.For(r.Workspace, r.Run, spec.Env, os.Getuid())
+		st, _ := runtime.Of(e).ProcState(r)
+		launched = st != runtime.ProcRunning
+		if _, cl, err = runtime.Of(e).Client(c.Context(), ref); err != nil {
 			return exitErr{code: sandbox.ExitCannotRun, err: err}
 		}
 		return nil
@@ -188,7 +190,7 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 	term.finish() // before anything more is printed
 	if launched && !keep {
 		_ = a.withEngine(context.Background(), func(e *engine.Engine) error {
-			e.StopIdle(context.Background(), ref)
+			runtime.Of(e).StopIdle(context.Background(), ref)
 			return nil
 		})
 	}

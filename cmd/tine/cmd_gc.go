@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 )
 
 func newGC(a *app) *cobra.Command {
@@ -23,7 +24,7 @@ supervisor died stay reported dead until tine start or tine stop.`,
 				return err
 			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.GC(c.Context())
+				res, err := runtime.Of(e).GC(c.Context())
 				if err != nil {
 					return err
 				}

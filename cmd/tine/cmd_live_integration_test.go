@@ -19,6 +19,7 @@ import (
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 )
 
 // webToml declares a service serving the workspace on :3000.
@@ -51,9 +52,9 @@ func liveWorkspace(t *testing.T, isolate bool, files map[string]string) (*env, s
 	return e, dir
 }
 
-func (e *env) ps(run string) engine.PS {
+func (e *env) ps(run string) runtime.PS {
 	e.t.Helper()
-	var ps engine.PS
+	var ps runtime.PS
 	e.okJSON(&ps, "ps", run, "--json")
 	return ps
 }
@@ -142,7 +143,7 @@ command = "echo started $TINE_SERVICE in $(hostname); while :; do sleep 0.1; don
 	e, dir := liveWorkspace(t, false, map[string]string{"tine.toml": toml, "f": "x\n"})
 	e.ok("start", "source")
 	ps := e.ps("source")
-	if ps.State != engine.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
+	if ps.State != runtime.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
 		t.Fatalf("after start: %+v", ps)
 	}
 	first := ps.Services[0].Pid
@@ -161,14 +162,14 @@ command = "echo started $TINE_SERVICE in $(hostname); while :; do sleep 0.1; don
 		t.Errorf("tine logs source: %q", out)
 	}
 	e.ok("stop", "source")
-	if ps := e.ps("source"); ps.State != engine.ProcStopped || len(ps.Processes) != 0 {
+	if ps := e.ps("source"); ps.State != runtime.ProcStopped || len(ps.Processes) != 0 {
 		t.Errorf("after stop: %+v", ps)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "x\n" {
 		t.Errorf("stop touched the files: %q", b)
 	}
 	e.ok("start", "source")
-	if ps := e.ps("source"); ps.State != engine.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
+	if ps := e.ps("source"); ps.State != runtime.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
 		t.Errorf("after restart: %+v", ps)
 	}
 	if r := e.tine("logs", "source", "nosuch"); r.code != 3 {
@@ -236,14 +237,14 @@ func TestLive_SupervisorCrash(t *testing.T) {
 	if err := syscall.Kill(ps.Supervisor, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return e.ps("source").State == engine.ProcDead })
+	waitFor(t, func() bool { return e.ps("source").State == runtime.ProcDead })
 	if out := e.ok("ps", "source"); !strings.Contains(out, "dead") || !strings.Contains(out, "tine start source") {
 		t.Errorf("tine ps after the supervisor died: %q", out)
 	}
-	if ls := e.ls(); len(ls) != 1 || ls[0].Processes != engine.ProcDead {
+	if ls := e.ls(); len(ls) != 1 || ls[0].Processes != runtime.ProcDead {
 		t.Errorf("tine ls after the supervisor died: %+v", ls)
 	}
-	var gc engine.GCResult
+	var gc runtime.GCResult
 	e.okJSON(&gc, "gc", "--json")
 	if !slices.Contains(gc.Cgroups, id) || !slices.Contains(gc.Supervisors, "source") {
 		t.Errorf("tine gc removed %+v; want run %s's cgroup and supervisor files", gc, id)
@@ -259,7 +260,7 @@ func TestLive_SupervisorCrash(t *testing.T) {
 	if out := e.ok("start", "source"); !strings.Contains(out, "recovered") {
 		t.Errorf("tine start after a crash: %q", out)
 	}
-	if ps := e.ps("source"); ps.State != engine.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
+	if ps := e.ps("source"); ps.State != runtime.ProcRunning || len(ps.Services) != 1 || ps.Services[0].State != "ready" {
 		t.Errorf("after recovery: %+v", ps)
 	}
 }
@@ -321,7 +322,7 @@ func TestLive_MergeIntoRunningTarget(t *testing.T) {
 		t.Errorf("merged file: %q", b)
 	}
 	ps := e.ps("source")
-	if ps.State != engine.ProcRunning || ps.Services[0].Pid != before || ps.Stats == nil || ps.Stats.Frozen {
+	if ps.State != runtime.ProcRunning || ps.Services[0].Pid != before || ps.Stats == nil || ps.Stats.Frozen {
 		t.Errorf("the target after the merge: %+v", ps)
 	}
 	if got := e.execSh("source", "cat page.txt"); got != "merged\n" {

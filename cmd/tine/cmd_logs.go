@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 )
 
 func newLogs(a *app) *cobra.Command {
@@ -45,12 +46,12 @@ each; --follow keeps printing what is appended until interrupted.`,
 				if err != nil {
 					return err
 				}
-				names, err := e.LogServices(r, args[1:]...)
+				names, err := runtime.Of(e).LogServices(r, args[1:]...)
 				if err != nil {
 					return err
 				}
 				return a.printLogs(c.Context(), names, func(name string, off int64) (string, int64, error) {
-					return e.ReadLog(r, name, off, logChunk)
+					return runtime.Of(e).ReadLog(r, name, off, logChunk)
 				}, lines, follow, len(args) == 1)
 			})
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/runtime"
 )
 
 // runRow is one line of tine ls.
@@ -55,7 +56,7 @@ func newLs(a *app) *cobra.Command {
 							row := runRow{WorkspaceName: s.Workspace.Name, Run: r, ParentName: names[r.Parent]}
 							if r.Live() {
 								row.Path = e.Path(s.Workspace, r)
-								row.Processes, _ = e.ProcState(engine.Ref{Workspace: s.Workspace, Run: r})
+								row.Processes, _ = runtime.Of(e).ProcState(engine.Ref{Workspace: s.Workspace, Run: r})
 							}
 							rows = append(rows, row)
 						}
@@ -100,7 +101,7 @@ func firstArg(args []string) string {
 // shownAddr is a run's address while it runs (the store keeps it across
 // restarts, so a run keeps its identity).
 func shownAddr(r runRow) string {
-	if r.Processes != engine.ProcRunning {
+	if r.Processes != runtime.ProcRunning {
 		return ""
 	}
 	return r.Addr

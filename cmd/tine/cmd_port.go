@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/runtime"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
@@ -47,7 +48,7 @@ host. Ports stay published while RUN runs. Without PORT, lists them.`,
 				pub = *p
 				return err
 			}, func(e *engine.Engine) (err error) {
-				pub.HostAddr, err = e.Publish(c.Context(), args[0], port, host)
+				pub.HostAddr, err = runtime.Of(e).Publish(c.Context(), args[0], port, host)
 				return err
 			})
 			if err != nil {

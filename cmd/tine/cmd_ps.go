@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/egress"
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/runtime"
 )
 
 func newPs(a *app) *cobra.Command {
@@ -41,7 +41,7 @@ it belongs to.`,
 	return c
 }
 
-func (a *app) printPS(ps *engine.PS) error {
+func (a *app) printPS(ps *runtime.PS) error {
 	fmt.Fprintf(a.stdout, "%s: %s", ps.Run.Name, ps.State)
 	if ps.Supervisor > 0 {
 		fmt.Fprintf(a.stdout, " (supervisor pid %d)", ps.Supervisor)
@@ -61,7 +61,7 @@ func (a *app) printPS(ps *engine.PS) error {
 	if c := ps.Confinement; c != nil {
 		fmt.Fprintf(a.stdout, "confined: %s\n", display.Text(confinementLine(c)))
 	}
-	if ps.State == engine.ProcDead {
+	if ps.State == runtime.ProcDead {
 		fmt.Fprintf(a.stdout, "its supervisor died; tine start %s recovers it, tine stop %s cleans up\n", ps.Run.Name, ps.Run.Name)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

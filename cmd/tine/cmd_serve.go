@@ -74,7 +74,7 @@ as them.`,
 func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	sock := e.SocketPath()
+	sock := e.Layout().Socket()
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return err
 	}

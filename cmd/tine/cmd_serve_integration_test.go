@@ -22,6 +22,7 @@ import (
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 )
 
 // daemon is a running tine serve.
@@ -120,7 +121,7 @@ func TestServe_RestartWhileRunsLive(t *testing.T) {
 	if r := e.tine("serve"); r.code == 0 || !strings.Contains(r.stderr, "already listens") {
 		t.Errorf("a second daemon: %v", r)
 	}
-	var st engine.StartResult
+	var st runtime.StartResult
 	if code := d.do(t, "POST", "/v1/runs/source/start", "", &st); code != 200 || st.Pid == 0 {
 		t.Fatalf("start through the API: %d %+v", code, st)
 	}
@@ -132,12 +133,12 @@ func TestServe_RestartWhileRunsLive(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.home, "ctl", "tine.sock")); err == nil {
 		t.Error("the socket remains after the daemon stopped")
 	}
-	if ps := e.ps("source"); ps.State != engine.ProcRunning || ps.Supervisor != st.Pid {
+	if ps := e.ps("source"); ps.State != runtime.ProcRunning || ps.Supervisor != st.Pid {
 		t.Fatalf("after the daemon stopped: %+v", ps)
 	}
 	d = e.serve()
-	var ps engine.PS
-	if code := d.get(t, "/v1/runs/source-2", &ps); code != 200 || ps.State != engine.ProcRunning || len(ps.Services) != 1 {
+	var ps runtime.PS
+	if code := d.get(t, "/v1/runs/source-2", &ps); code != 200 || ps.State != runtime.ProcRunning || len(ps.Services) != 1 {
 		t.Errorf("the restarted daemon sees source-2 as %d %+v", code, ps)
 	}
 	var rows []map[string]any

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/runtime"
 )
 
 func newStart(a *app) *cobra.Command {
@@ -22,7 +23,7 @@ not running; starting a run whose supervisor died recovers it. Needs root.`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
-				res, err := op.Start(c.Context(), args[0], engine.StartOptions{Services: true})
+				res, err := op.Start(c.Context(), args[0], runtime.StartOptions{Services: true})
 				if res == nil {
 					return err
 				}
@@ -41,7 +42,7 @@ not running; starting a run whose supervisor died recovers it. Needs root.`,
 	return c
 }
 
-func (a *app) printStart(res *engine.StartResult) {
+func (a *app) printStart(res *runtime.StartResult) {
 	how := "started"
 	switch {
 	case res.Recovered:

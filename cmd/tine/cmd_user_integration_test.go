@@ -23,6 +23,7 @@ import (
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 )
 
 // localUser is a normal user running the tine binary.
@@ -207,9 +208,9 @@ func TestUser_ThroughTheSystemDaemon(t *testing.T) {
 	}
 
 	ann.ok(dir, "start", "source")
-	var ps engine.PS
+	var ps runtime.PS
 	ann.okJSON(dir, &ps, "ps", "source", "--json")
-	if ps.State != engine.ProcRunning {
+	if ps.State != runtime.ProcRunning {
 		t.Errorf("ps through the daemon: %+v, want running", ps)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "svc.uid")); strings.TrimSpace(string(got)) != strconv.Itoa(ann.uid) {
@@ -330,7 +331,7 @@ func TestUser_ChoosesThroughTheSystemDaemon(t *testing.T) {
 		State string `json:"state"`
 	}
 	ann.okJSON(dir, &st, "stats", "app/source", "--json")
-	if st.Run != "source" || st.State != engine.ProcRunning {
+	if st.Run != "source" || st.State != runtime.ProcRunning {
 		t.Errorf("stats through the daemon: %+v", st)
 	}
 	for _, args := range [][]string{{"gc"}, {"doctor"}} {

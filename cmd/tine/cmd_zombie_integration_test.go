@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +30,7 @@ func TestLive_ZombieSupervisorIsDead(t *testing.T) {
 	ws := e.workspaceDir("z")
 	writeTestFiles(t, ws, map[string]string{"a.txt": "a\n"})
 	e.ok("init", ws)
-	var st engine.StartResult
+	var st runtime.StartResult
 	e.okJSON(&st, "start", "source", "--json")
 	pid := st.Pid
 	if p, err := procfs.Read("", pid); err != nil || p.PPid != os.Getpid() {
@@ -53,15 +53,15 @@ func TestLive_ZombieSupervisorIsDead(t *testing.T) {
 			t.Fatalf("the killed supervisor is in state %c", p.State)
 		}
 	}
-	if rows := e.ls(); len(rows) != 1 || rows[0].Processes != engine.ProcDead {
+	if rows := e.ls(); len(rows) != 1 || rows[0].Processes != runtime.ProcDead {
 		t.Errorf("tine ls after the supervisor became a zombie: %+v, want processes dead", rows)
 	}
-	var gc engine.GCResult
+	var gc runtime.GCResult
 	e.okJSON(&gc, "gc", "--json")
 	if len(gc.Supervisors) != 1 {
 		t.Errorf("tine gc removed supervisors %q, want the zombie's", gc.Supervisors)
 	}
-	var again engine.StartResult
+	var again runtime.StartResult
 	e.okJSON(&again, "start", "source", "--json")
 	if !again.Launched || again.Pid == pid {
 		t.Errorf("tine start found the zombie running: %+v", again)

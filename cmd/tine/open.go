@@ -5,11 +5,13 @@ import (
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/layer/builtin"
+	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/sqlite"
 )
 
 // engineOptions wires the engine: the SQLite store, tine's backends in the
-// order auto tries them, warnings to standard error. Every command that
+// order auto tries them, warnings to standard error, the process runtime
+// (warning there too). Every command that
 // opens a state directory (engine.Open, doctor's Diagnose, SetAside,
 // Rebuild and Purge) passes these.
 func (a *app) engineOptions() []engine.Option {
@@ -17,6 +19,7 @@ func (a *app) engineOptions() []engine.Option {
 		engine.WithStore(sqlite.Open),
 		engine.WithBackends(builtin.Backends()...),
 		engine.WithWarnings(a.stderr),
+		runtime.With(runtime.Options{Warnings: a.stderr}),
 	}
 }
 

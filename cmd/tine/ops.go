@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/runtime"
 )
 
 // ops are the commands that change state. The engine does them itself; when
@@ -26,11 +27,26 @@ type ops interface {
 	Merge(ctx context.Context, ref string, o engine.MergeOptions) (*engine.MergeResult, error)
 	Promote(ctx context.Context, ref string, drop bool) (*engine.PromoteResult, error)
 	Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error)
-	Start(ctx context.Context, ref string, o engine.StartOptions) (*engine.StartResult, error)
+	Start(ctx context.Context, ref string, o runtime.StartOptions) (*runtime.StartResult, error)
 	Stop(ctx context.Context, ref string) (*tine.Run, error)
 }
 
-var _ ops = (*engine.Engine)(nil)
+var _ ops = localOps{}
+
+// localOps are the ops done in this process: the engine's, and its
+// runtime's for processes.
+type localOps struct {
+	*engine.Engine
+	rt *runtime.Manager
+}
+
+func (l localOps) Start(ctx context.Context, ref string, o runtime.StartOptions) (*runtime.StartResult, error) {
+	return l.rt.Start(ctx, ref, o)
+}
+
+func (l localOps) Stop(ctx context.Context, ref string) (*tine.Run, error) {
+	return l.rt.Stop(ctx, ref)
+}
 
 // withOps runs fn with the daemon's ops when it answers on its socket
 // (unless TINE_NO_DAEMON is set), else with the engine's.
@@ -42,10 +58,10 @@ func (a *app) withOps(ctx context.Context, fn func(ops, *engine.Engine) error) e
 		return fn(daemonOps{cl: a.daemon()}, nil)
 	}
 	return a.withEngine(ctx, func(e *engine.Engine) error {
-		if os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(e.SocketPath()) {
-			return fn(daemonOps{cl: httpapi.NewClient(e.SocketPath(), nil), e: e, warn: a.stderr}, e)
+		if os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(e.Layout().Socket()) {
+			return fn(daemonOps{cl: httpapi.NewClient(e.Layout().Socket(), nil), e: e, warn: a.stderr}, e)
 		}
-		return fn(e, e)
+		return fn(localOps{e, runtime.Of(e)}, e)
 	})
 }
 
@@ -108,7 +124,7 @@ const landedWait = 10 * time.Second
 func (d daemonOps) forkLanded(ctx context.Context, parent, request string, err error) (*engine.ForkResult, error) {
 	deadline := time.Now().Add(landedWait)
 	for {
-		up := daemonUp(d.e.SocketPath())
+		up := daemonUp(d.e.Layout().Socket())
 		res, ferr := d.e.ForkLanded(ctx, parent, request)
 		switch {
 		case ferr == nil:
@@ -167,7 +183,7 @@ func (d daemonOps) Choose(ctx context.Context, ref, run string, promote bool) (*
 	return orNil(res, err)
 }
 
-func (d daemonOps) Start(ctx context.Context, ref string, o engine.StartOptions) (*engine.StartResult, error) {
+func (d daemonOps) Start(ctx context.Context, ref string, o runtime.StartOptions) (*runtime.StartResult, error) {
 	res, err := d.cl.Start(ctx, d.id(ctx, ref), httpapi.StartRequest{Services: &o.Services})
 	if res.Run == nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/layer"
+	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/sandbox"
 )
 
@@ -160,13 +161,13 @@ func (a *app) remoteChanges(ctx context.Context, ref string, patch bool, w io.Wr
 	return res.Changes, err
 }
 
-// ps is run ref's engine.PS, through the system daemon for a normal user.
-func (a *app) ps(ctx context.Context, ref string) (ps *engine.PS, err error) {
+// ps is run ref's runtime.PS, through the system daemon for a normal user.
+func (a *app) ps(ctx context.Context, ref string) (ps *runtime.PS, err error) {
 	err = a.remoteOr(ctx, func(cl *httpapi.Client) error {
 		ps, err = cl.PS(ctx, remoteRef(ctx, cl, ref))
 		return err
 	}, func(e *engine.Engine) (err error) {
-		ps, err = e.PS(ctx, ref)
+		ps, err = runtime.Of(e).PS(ctx, ref)
 		return err
 	})
 	return ps, err

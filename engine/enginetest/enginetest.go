@@ -19,6 +19,7 @@ import (
 	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/layer/builtin"
 	"github.com/tinehq/tine/layer/overlay"
+	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/sqlite"
 )
 
@@ -114,7 +115,7 @@ func Root(tb testing.TB, backend string) string {
 // cleanups registered later, as t.Cleanup runs them last first).
 func Open(tb testing.TB, home string, opts ...engine.Option) *engine.Engine {
 	tb.Helper()
-	e, err := engine.Open(context.Background(), home, EngineOptions(opts...)...)
+	e, err := engine.Open(context.Background(), home, EngineOptions(append([]engine.Option{runtime.With(runtime.Options{})}, opts...)...)...)
 	if err != nil {
 		tb.Fatalf("engine.Open: %v", err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -53,8 +54,8 @@ type ExecOptions struct {
 // needed) at the workspace path, with no input, and returns its exit status
 // and the tail of its output. Past timeout (0: none) its process tree is
 // killed. Needs root, as supervisors do.
-func (e *Engine) ExecCapture(ctx context.Context, ref string, args []string, timeout time.Duration) (*ExecResult, error) {
-	return e.ExecWith(ctx, ref, ExecOptions{Args: args, Timeout: timeout})
+func (m *Manager) ExecCapture(ctx context.Context, ref string, args []string, timeout time.Duration) (*ExecResult, error) {
+	return m.ExecWith(ctx, ref, ExecOptions{Args: args, Timeout: timeout})
 }
 
 // ExecWith runs a command inside run ref (through its supervisor, launched
@@ -62,20 +63,20 @@ func (e *Engine) ExecCapture(ctx context.Context, ref string, args []string, tim
 // own: when it ends, what it left running is killed, and a timeout, a
 // closed o.Kill or a cancelled ctx kill all of it. It returns the exit
 // status and the tails of the output. Needs root, as supervisors do.
-func (e *Engine) ExecWith(ctx context.Context, ref string, o ExecOptions) (*ExecResult, error) {
+func (m *Manager) ExecWith(ctx context.Context, ref string, o ExecOptions) (*ExecResult, error) {
 	if len(o.Args) == 0 {
 		return nil, fmt.Errorf("exec needs a command: %w", tine.ErrInvalid)
 	}
-	r, cl, err := e.Client(ctx, ref)
+	r, cl, err := m.Client(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	env := account.Setenv(ExecEnv(r, os.Environ(), os.Getuid()), o.Env...)
+	env := account.Setenv(runenv.For(r.Workspace, r.Run, os.Environ(), os.Getuid()), o.Env...)
 	x := supervisor.Exec{Args: o.Args, Env: env, Dir: r.Workspace.Path, Tree: true, Grant: envNames(o.Env)}
 	out, errOut := &tail{max: MaxOutput}, &tail{max: MaxOutput}
 	res := &ExecResult{Run: r.Run.Name, Args: o.Args}
 	t0 := time.Now()
-	code, err := e.runCaptured(ctx, cl, x, o, writers(out, o.Stdout), writers(errOut, o.Stderr), res)
+	code, err := m.runCaptured(ctx, cl, x, o, writers(out, o.Stdout), writers(errOut, o.Stderr), res)
 	res.Exit, res.Seconds = code, time.Since(t0).Seconds()
 	res.Stdout, res.Stderr = out.String(), errOut.String()
 	res.Truncated = out.cut || errOut.cut
@@ -89,7 +90,7 @@ func writers(t *tail, w io.Writer) io.Writer {
 	return io.MultiWriter(t, w)
 }
 
-func (e *Engine) runCaptured(ctx context.Context, cl *supervisor.Client, x supervisor.Exec, o ExecOptions, out, errOut io.Writer, res *ExecResult) (int, error) {
+func (m *Manager) runCaptured(ctx context.Context, cl *supervisor.Client, x supervisor.Exec, o ExecOptions, out, errOut io.Writer, res *ExecResult) (int, error) {
 	null, err := os.Open(os.DevNull)
 	if err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/confine"
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -19,9 +20,9 @@ import (
 // in its directory), does not see what its fork-run hid from it
 // (ForkOptions.Hide), and may write only to its workspace path, /tmp, /dev,
 // that home, its scratch directory and [confine] writable (Landlock).
-func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
-	hide := &supervisor.Hide{State: e.home, Keep: e.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: r.Run.Role == tine.RoleFork}
-	e.store.View(ctx, func(tx tine.Tx) error {
+func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
+	hide := &supervisor.Hide{State: m.lay.Root(), Keep: m.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: r.Run.Role == tine.RoleFork}
+	m.eng.Store().View(ctx, func(tx tine.Tx) error {
 		all, err := tx.Workspaces()
 		for _, w := range all {
 			if w.ID != r.Workspace.ID {
@@ -30,13 +31,13 @@ func (e *Engine) confinement(ctx context.Context, r Ref, cfg *config.Config) (*c
 		}
 		return err
 	})
-	hide.Private = e.readHidden(r)
+	hide.Private = m.eng.Hidden(r)
 	spec := &confine.Spec{Seccomp: true}
 	if r.Run.Role == tine.RoleFork {
 		spec.DenyMounts = true
-		home := OwnerAccount(r.Workspace).Home
-		hide.Home, hide.HomeLayer = home, e.lay.Run(r.Workspace.ID, r.Run.ID).Home()
-		spec.Writable = []string{r.Workspace.Path, "/tmp", "/var/tmp", "/dev", e.ScratchDir(r), home}
+		home := engine.OwnerAccount(r.Workspace).Home
+		hide.Home, hide.HomeLayer = home, m.lay.Run(r.Workspace.ID, r.Run.ID).Home()
+		spec.Writable = []string{r.Workspace.Path, "/tmp", "/var/tmp", "/dev", m.ScratchDir(r), home}
 		if t := os.Getenv("TMPDIR"); t != "" {
 			spec.Writable = append(spec.Writable, t)
 		}
@@ -69,12 +70,12 @@ func readConfinement(dir string) *confine.Report {
 
 // ConfinesWrites reports whether tine limits the writes of run ref's
 // processes itself (a fork, [confine] not off, Landlock in the kernel).
-func (e *Engine) ConfinesWrites(ctx context.Context, ref string) bool {
-	r, err := e.FindRun(ctx, ref)
+func (m *Manager) ConfinesWrites(ctx context.Context, ref string) bool {
+	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil || r.Run.Role != tine.RoleFork {
 		return false
 	}
-	cfg, err := config.Load(e.Path(r.Workspace, r.Run))
+	cfg, err := config.Load(m.eng.Path(r.Workspace, r.Run))
 	if err != nil || cfg.Confine.Off {
 		return false
 	}
@@ -85,6 +86,6 @@ func (e *Engine) ConfinesWrites(ctx context.Context, ref string) bool {
 // run outside its files (its tests on the fork point, rivals' tests on its
 // code): inside the run's directory, so the run sees it, and writable by
 // the run's processes.
-func (e *Engine) ScratchDir(r Ref) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).Scratch()
+func (m *Manager) ScratchDir(r engine.Ref) string {
+	return m.lay.Run(r.Workspace.ID, r.Run.ID).Scratch()
 }

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -18,13 +19,13 @@ import (
 // under the run's directory while it runs; resolutions refuse to write
 // under a running process.
 
-func (e *Engine) sessionDir(r Ref) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).Sessions()
+func (m *Manager) sessionDir(r engine.Ref) string {
+	return m.lay.Run(r.Workspace.ID, r.Run.ID).Sessions()
 }
 
 // AddSession records that process pid runs inside run r.
-func (e *Engine) AddSession(r Ref, pid int) error {
-	dir := e.sessionDir(r)
+func (m *Manager) AddSession(r engine.Ref, pid int) error {
+	dir := m.sessionDir(r)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -32,53 +33,53 @@ func (e *Engine) AddSession(r Ref, pid int) error {
 }
 
 // RemoveSession forgets process pid of run r.
-func (e *Engine) RemoveSession(r Ref, pid int) {
-	os.Remove(filepath.Join(e.sessionDir(r), strconv.Itoa(pid)))
+func (m *Manager) RemoveSession(r engine.Ref, pid int) {
+	os.Remove(filepath.Join(m.sessionDir(r), strconv.Itoa(pid)))
 }
 
 // Sessions lists the processes running in run r: those of its cgroup but
 // its supervisor, and the registered tine exec commands still alive (the
 // ones that are gone are forgotten).
-func (e *Engine) Sessions(r Ref) []int {
-	out := e.cgroupProcs(r)
-	ents, _ := os.ReadDir(e.sessionDir(r))
+func (m *Manager) Sessions(r engine.Ref) []int {
+	out := m.cgroupProcs(r)
+	ents, _ := os.ReadDir(m.sessionDir(r))
 	for _, ent := range ents {
 		pid, err := strconv.Atoi(ent.Name())
 		if err != nil {
 			continue
 		}
-		want, _ := os.ReadFile(filepath.Join(e.sessionDir(r), ent.Name()))
+		want, _ := os.ReadFile(filepath.Join(m.sessionDir(r), ent.Name()))
 		alive := syscall.Kill(pid, 0)
 		if (alive == nil || alive == syscall.EPERM) && supervisor.StartTime(pid) == string(want) {
 			out = append(out, pid)
 			continue
 		}
-		e.RemoveSession(r, pid)
+		m.RemoveSession(r, pid)
 	}
 	return out
 }
 
 // checkIdle refuses to write into run r while commands run in it, unless
 // force is set, in which case it warns.
-func (e *Engine) checkIdle(r Ref, force bool) error {
-	pids := e.Sessions(r)
+func (m *Manager) checkIdle(r engine.Ref, force bool) error {
+	pids := m.Sessions(r)
 	if len(pids) == 0 {
 		return nil
 	}
 	if force {
-		e.warn("writing into %s while %d process(es) run in it (%v)", r.Run.Name, len(pids), pids)
+		m.warn("writing into %s while %d process(es) run in it (%v)", r.Run.Name, len(pids), pids)
 		return nil
 	}
 	return tine.Optionf("%d process(es) run in %s (%v); wait for them or use %s: %w", len(pids), r.Run.Name, pids, tine.Opt("force"), tine.ErrBusy)
 }
 
 // cgroupProcs lists the processes of r's cgroup but its supervisor.
-func (e *Engine) cgroupProcs(r Ref) []int {
+func (m *Manager) cgroupProcs(r engine.Ref) []int {
 	cg, err := cgroup.Load(r.Run.ID)
 	if err != nil {
 		return nil
 	}
 	pids, _ := cg.Procs()
-	sup := e.supervised(r)
+	sup := m.supervised(r)
 	return slices.DeleteFunc(pids, func(p int) bool { return p == sup })
 }

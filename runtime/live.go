@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/netns"
 	"github.com/tinehq/tine/supervisor"
 )
@@ -34,26 +36,15 @@ const (
 	ProcDead    = "dead" // recorded running, but its supervisor is gone
 )
 
-// NetConfig is the tine bridge every isolated run is attached to.
-var NetConfig = netns.Config{NAT: true}
-
-// StopGrace is how long a stopped run's processes get between SIGTERM and
-// SIGKILL.
-var StopGrace = 5 * time.Second
-
-func (e *Engine) supDir(r Ref) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).Sup()
-}
-
 // LogDir is where run r's service logs are.
-func (e *Engine) LogDir(r Ref) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).Logs()
+func (m *Manager) LogDir(r engine.Ref) string {
+	return m.lay.Run(r.Workspace.ID, r.Run.ID).Logs()
 }
 
 // ProcState returns the checked state of run r's processes and its
 // supervisor's host pid when it is alive.
-func (e *Engine) ProcState(r Ref) (string, int) {
-	pid, alive, _ := supervisor.Pid(e.supDir(r))
+func (m *Manager) ProcState(r engine.Ref) (string, int) {
+	pid, alive, _ := supervisor.Pid(m.supDir(r))
 	switch {
 	case alive:
 		return ProcRunning, pid
@@ -64,8 +55,8 @@ func (e *Engine) ProcState(r Ref) (string, int) {
 }
 
 // supervised returns the pid of run r's supervisor, or 0.
-func (e *Engine) supervised(r Ref) int {
-	pid, alive, _ := supervisor.Pid(e.supDir(r))
+func (m *Manager) supervised(r engine.Ref) int {
+	pid, alive, _ := supervisor.Pid(m.supDir(r))
 	if !alive {
 		return 0
 	}
@@ -95,34 +86,34 @@ type StartResult struct {
 // and, with o.Services, its declared services. Starting a running run
 // starts only the services that are not running. A service that fails is
 // reported in the result and the error; the run stays up.
-func (e *Engine) Start(ctx context.Context, ref string, o StartOptions) (*StartResult, error) {
-	r, unlock, err := e.lockRun(ctx, ref)
+func (m *Manager) Start(ctx context.Context, ref string, o StartOptions) (*StartResult, error) {
+	r, unlock, err := m.eng.LockRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	return e.start(ctx, r, o)
+	return m.start(ctx, r, o)
 }
 
-func (e *Engine) start(ctx context.Context, r Ref, o StartOptions) (*StartResult, error) {
+func (m *Manager) start(ctx context.Context, r engine.Ref, o StartOptions) (*StartResult, error) {
 	if !r.Run.Live() {
 		return nil, fmt.Errorf("run %s is %s: %w", r.Run.Name, r.Run.State, tine.ErrState)
 	}
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("running a run's processes under a supervisor needs root: %w", tine.ErrPrivilege)
 	}
-	cfg, err := config.Load(e.Path(r.Workspace, r.Run))
+	cfg, err := config.Load(m.eng.Path(r.Workspace, r.Run))
 	if err != nil {
 		return nil, err
 	}
 	res := &StartResult{Run: r.Run}
-	res.Pid = e.supervised(r)
+	res.Pid = m.supervised(r)
 	if res.Pid == 0 {
 		res.Recovered = r.Run.Proc == tine.ProcRunning
 		if res.Recovered {
-			e.cleanup(r)
+			m.cleanup(r)
 		}
-		if res.Pid, err = e.launch(ctx, r, cfg); err != nil {
+		if res.Pid, err = m.launch(ctx, r, cfg); err != nil {
 			return nil, err
 		}
 		res.Launched = true
@@ -132,14 +123,14 @@ func (e *Engine) start(ctx context.Context, r Ref, o StartOptions) (*StartResult
 		if skip == nil {
 			skip = map[string]bool{}
 		}
-		for _, a := range e.adopted(r) { // forked live into r: already running
+		for _, a := range m.adopted(r) { // forked live into r: already running
 			skip[a.Service] = true
 		}
-		svcs := e.services(r, cfg, skip)
+		svcs := m.services(r, cfg, skip)
 		if len(svcs) == 0 {
 			return res, nil // every service is running already (forked live)
 		}
-		res.Services, err = supervisor.NewClient(e.supDir(r)).StartServices(ctx, svcs, o.NoWait)
+		res.Services, err = supervisor.NewClient(m.supDir(r)).StartServices(ctx, svcs, o.NoWait)
 		if err != nil {
 			res.ServiceErr = err.Error()
 			return res, err
@@ -149,7 +140,7 @@ func (e *Engine) start(ctx context.Context, r Ref, o StartOptions) (*StartResult
 }
 
 // services maps tine.toml's services to what the supervisor runs.
-func (e *Engine) services(r Ref, cfg *config.Config, skip map[string]bool) []supervisor.Service {
+func (m *Manager) services(r engine.Ref, cfg *config.Config, skip map[string]bool) []supervisor.Service {
 	var out []supervisor.Service
 	for _, s := range cfg.Services {
 		if skip[s.Name] {
@@ -168,11 +159,11 @@ func (e *Engine) services(r Ref, cfg *config.Config, skip map[string]bool) []sup
 // launch starts r's supervisor in its cgroup (and network namespace) and
 // records the run as running; on failure nothing of it remains. The
 // cgroup and the address are made while the new process starts up.
-func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int, err error) {
-	cell, _ := readCell(e.cellPath(r))
+func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) (pid int, err error) {
+	cell, _ := readCell(m.cellPath(r))
 	isolate := r.Workspace.Net || cfg.Network.Isolate || cell != nil // a cell has no network but what it is granted
 	prep := make(chan prepared, 1)
-	go func() { prep <- e.prepare(ctx, r, cfg, isolate) }()
+	go func() { prep <- m.prepare(ctx, r, cfg, isolate) }()
 	var p *prepared
 	wait := func() *prepared {
 		if p == nil {
@@ -186,16 +177,16 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 			if p.cg != nil {
 				p.cg.Remove(context.Background())
 			}
-			e.releaseAddr(r)
+			m.releaseAddr(r)
 		}
 	}()
-	spec := e.supervisorSpec(r, isolate)
+	spec := m.supervisorSpec(r, isolate)
 	if spec.Egress, err = egressPolicy(r, cfg, isolate); err != nil {
 		return 0, err
 	}
-	spec.Confine, spec.Hide = e.confinement(ctx, r, cfg)
+	spec.Confine, spec.Hide = m.confinement(ctx, r, cfg)
 	if cell != nil && spec.Confine != nil {
-		spec.Confine.Writable, spec.Egress = cellConfinement(cell, r, cfg, e.cellTmp(r))
+		spec.Confine.Writable, spec.Egress = cellConfinement(cell, r, cfg, m.cellTmp(r))
 	}
 	start := map[string]any{"pid": 0, "addr": r.Run.Addr}
 	if spec.Secrets = secretsPolicy(r, cfg); spec.Secrets != nil {
@@ -203,7 +194,7 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 	}
 	if n := len(supervisor.SocketPath(spec.Dir)); n > supervisor.MaxSocketPath {
 		return 0, fmt.Errorf("the state directory %s is too deep for %s's supervisor socket (%d bytes, at most %d): use a shorter TINE_HOME: %w",
-			e.home, r.Run.Name, n, supervisor.MaxSocketPath, tine.ErrUnsupported)
+			m.lay.Root(), r.Run.Name, n, supervisor.MaxSocketPath, tine.ErrUnsupported)
 	}
 	pid, err = supervisor.Launch(ctx, spec, func(pid int) error {
 		p := wait()
@@ -214,7 +205,7 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 			return err
 		}
 		if isolate {
-			return e.attach(r, pid, p.addr)
+			return m.attach(r, pid, p.addr)
 		}
 		return nil
 	})
@@ -223,7 +214,7 @@ func (e *Engine) launch(ctx context.Context, r Ref, cfg *config.Config) (pid int
 		return 0, fmt.Errorf("starting %s: %w", r.Run.Name, err)
 	}
 	start["pid"] = pid
-	err = e.setProc(ctx, r, tine.ProcRunning, "start", start)
+	err = m.setProc(ctx, r, tine.ProcRunning, "start", start)
 	if err != nil {
 		supervisor.NewClient(spec.Dir).Stop(ctx, time.Second)
 		netns.Detach(r.Run.ID)
@@ -238,38 +229,38 @@ type prepared struct {
 	err  error
 }
 
-func (e *Engine) prepare(ctx context.Context, r Ref, cfg *config.Config, isolate bool) prepared {
+func (m *Manager) prepare(ctx context.Context, r engine.Ref, cfg *config.Config, isolate bool) prepared {
 	var p prepared
 	if isolate {
-		if p.addr, p.err = e.claimAddr(ctx, r); p.err != nil {
+		if p.addr, p.err = m.claimAddr(ctx, r); p.err != nil {
 			return p
 		}
 	}
-	if p.err = e.issueCaps(ctx, r.Workspace, r.Run); p.err != nil {
+	if p.err = m.eng.IssueCaps(ctx, r.Workspace, r.Run); p.err != nil {
 		return p
 	}
-	p.cg, p.err = e.cgroup(r, cfg)
+	p.cg, p.err = m.cgroup(r, cfg)
 	return p
 }
 
-func (e *Engine) supervisorSpec(r Ref, isolate bool) supervisor.Spec {
-	spec := supervisor.Spec{Run: r.Run.ID, Hostname: r.Run.Name, Dir: e.supDir(r), LogDir: e.LogDir(r),
-		Workspace: r.Workspace.Path, Net: isolate, Control: e.ControlDir(),
-		CapDir: e.CapDir(r)}
-	spec.Env = ExecEnv(r, os.Environ(), os.Getuid())
-	owner := OwnerAccount(r.Workspace)
+func (m *Manager) supervisorSpec(r engine.Ref, isolate bool) supervisor.Spec {
+	spec := supervisor.Spec{Run: r.Run.ID, Hostname: r.Run.Name, Dir: m.supDir(r), LogDir: m.LogDir(r),
+		Workspace: r.Workspace.Path, Net: isolate, Control: m.lay.Control(),
+		CapDir: m.lay.Run(r.Workspace.ID, r.Run.ID).Cap()}
+	spec.Env = runenv.For(r.Workspace, r.Run, os.Environ(), os.Getuid())
+	owner := engine.OwnerAccount(r.Workspace)
 	spec.Owner = &owner
 	if bin, err := os.Executable(); err == nil {
 		spec.Binary = bin
 	}
-	if view := e.Path(r.Workspace, r.Run); view != r.Workspace.Path {
+	if view := m.eng.Path(r.Workspace, r.Run); view != r.Workspace.Path {
 		spec.View = view
 	}
 	return spec
 }
 
 // cgroup makes r's cgroup with tine.toml's limits.
-func (e *Engine) cgroup(r Ref, cfg *config.Config) (*cgroup.Group, error) {
+func (m *Manager) cgroup(r engine.Ref, cfg *config.Config) (*cgroup.Group, error) {
 	cg, err := cgroup.Open(r.Run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("the run's cgroup: %w", err)
@@ -284,87 +275,87 @@ func (e *Engine) cgroup(r Ref, cfg *config.Config) (*cgroup.Group, error) {
 
 // attach wires the supervisor's network namespace to the tine bridge,
 // which is set up once per engine (and again if it went missing).
-func (e *Engine) attach(r Ref, pid int, addr netip.Addr) error {
-	e.bridgeOnce.Do(func() { e.bridgeErr = e.ensureBridge(r) })
-	if e.bridgeErr != nil {
-		return e.bridgeErr
+func (m *Manager) attach(r engine.Ref, pid int, addr netip.Addr) error {
+	m.bridgeOnce.Do(func() { m.bridgeErr = m.ensureBridge(r) })
+	if m.bridgeErr != nil {
+		return m.bridgeErr
 	}
-	err := netns.Attach(NetConfig, pid, r.Run.ID, addr)
+	err := netns.Attach(m.net, pid, r.Run.ID, addr)
 	if err != nil {
-		if berr := e.ensureBridge(r); berr != nil {
+		if berr := m.ensureBridge(r); berr != nil {
 			return berr
 		}
-		err = netns.Attach(NetConfig, pid, r.Run.ID, addr)
+		err = netns.Attach(m.net, pid, r.Run.ID, addr)
 	}
 	return err
 }
 
-func (e *Engine) ensureBridge(r Ref) error {
-	if err := netns.EnsureBridge(NetConfig); err != nil {
+func (m *Manager) ensureBridge(r engine.Ref) error {
+	if err := netns.EnsureBridge(m.net); err != nil {
 		if !errors.Is(err, netns.ErrNAT) {
 			return err
 		}
-		e.warn("runs of %s will not reach outside the host: %v", r.Workspace.Name, err)
+		m.warn("runs of %s will not reach outside the host: %v", r.Workspace.Name, err)
 	}
 	return nil
 }
 
-func (e *Engine) setProc(ctx context.Context, r Ref, st tine.ProcState, kind string, detail any) error {
-	return e.store.Update(ctx, func(tx tine.Tx) error {
+func (m *Manager) setProc(ctx context.Context, r engine.Ref, st tine.ProcState, kind string, detail any) error {
+	return m.eng.Store().Update(ctx, func(tx tine.Tx) error {
 		r.Run.Proc = st
-		return firstError(tx.UpdateRun(r.Run), tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, kind, detail)))
+		return firstError(tx.UpdateRun(r.Run), tx.AppendEvent(m.event(r.Workspace.ID, r.Run.ID, kind, detail)))
 	})
 }
 
 // Stop ends every process of run ref and its supervisor, leaving its files
 // as they are. Stopping a stopped run is not an error; stopping a dead one
 // cleans up what its supervisor left.
-func (e *Engine) Stop(ctx context.Context, ref string) (*tine.Run, error) {
-	r, unlock, err := e.lockRun(ctx, ref)
+func (m *Manager) Stop(ctx context.Context, ref string) (*tine.Run, error) {
+	r, unlock, err := m.eng.LockRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	return r.Run, e.stop(ctx, r, "stop")
+	return r.Run, m.stop(ctx, r, "stop")
 }
 
-func (e *Engine) stop(ctx context.Context, r Ref, why string) error {
-	if pid := e.supervised(r); pid > 0 {
-		sctx, cancel := context.WithTimeout(ctx, StopGrace+5*time.Second)
-		err := supervisor.NewClient(e.supDir(r)).Stop(sctx, StopGrace)
+func (m *Manager) stop(ctx context.Context, r engine.Ref, why string) error {
+	if pid := m.supervised(r); pid > 0 {
+		sctx, cancel := context.WithTimeout(ctx, m.stopGrace+5*time.Second)
+		err := supervisor.NewClient(m.supDir(r)).Stop(sctx, m.stopGrace)
 		cancel()
 		if err != nil {
-			e.warn("stopping %s's supervisor: %v; killing it", r.Run.Name, err)
+			m.warn("stopping %s's supervisor: %v; killing it", r.Run.Name, err)
 		}
 	}
-	e.cleanup(r)
+	m.cleanup(r)
 	if r.Run.Proc == tine.ProcStopped || r.Run.Proc == "" {
 		return nil
 	}
-	return e.setProc(ctx, r, tine.ProcStopped, why, nil)
+	return m.setProc(ctx, r, tine.ProcStopped, why, nil)
 }
 
 // cleanup kills whatever is left in r's cgroup and removes it, its veth
 // and its supervisor's files.
-func (e *Engine) cleanup(r Ref) {
+func (m *Manager) cleanup(r engine.Ref) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if cg, err := cgroup.Load(r.Run.ID); err == nil {
 		if err := cg.Remove(ctx); err != nil {
-			e.warn("removing %s's cgroup: %v", r.Run.Name, err)
+			m.warn("removing %s's cgroup: %v", r.Run.Name, err)
 		}
 	}
 	if err := netns.Detach(r.Run.ID); err != nil && !errors.Is(err, netns.ErrUnsupported) {
-		e.warn("removing %s's network link: %v", r.Run.Name, err)
+		m.warn("removing %s's network link: %v", r.Run.Name, err)
 	}
-	e.releaseAddr(r)
-	supervisor.Forget(e.supDir(r))
+	m.releaseAddr(r)
+	supervisor.Forget(m.supDir(r))
 }
 
 // freeze freezes r's processes, when it has a supervisor, and returns the
 // function that thaws them.
-func (e *Engine) freeze(ctx context.Context, r Ref) (func(), error) {
-	if e.supervised(r) == 0 {
+func (m *Manager) freeze(ctx context.Context, r engine.Ref) (func(), error) {
+	if m.supervised(r) == 0 {
 		return func() {}, nil
 	}
 	cg, err := cgroup.Load(r.Run.ID)
@@ -379,58 +370,58 @@ func (e *Engine) freeze(ctx context.Context, r Ref) (func(), error) {
 	}
 	return func() {
 		if err := cg.Thaw(); err != nil {
-			e.warn("thawing %s: %v", r.Run.Name, err)
+			m.warn("thawing %s: %v", r.Run.Name, err)
 		}
 	}, nil
 }
 
 // Client returns a client of run ref's supervisor, launching the supervisor
 // (without services) when the run has none.
-func (e *Engine) Client(ctx context.Context, ref string) (Ref, *supervisor.Client, error) {
-	r, err := e.FindRun(ctx, ref)
+func (m *Manager) Client(ctx context.Context, ref string) (engine.Ref, *supervisor.Client, error) {
+	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return r, nil, err
 	}
-	if e.supervised(r) > 0 {
-		return r, supervisor.NewClient(e.supDir(r)), nil
+	if m.supervised(r) > 0 {
+		return r, supervisor.NewClient(m.supDir(r)), nil
 	}
-	unlock, err := e.lockWorkspace(r.Workspace.ID)
+	unlock, err := m.eng.LockWorkspace(r.Workspace.ID)
 	if err != nil {
 		return r, nil, err
 	}
 	defer unlock()
-	if r, err = e.FindRun(ctx, r.Run.ID); err != nil {
+	if r, err = m.eng.FindRun(ctx, r.Run.ID); err != nil {
 		return r, nil, err
 	}
-	if _, err := e.start(ctx, r, StartOptions{}); err != nil {
+	if _, err := m.start(ctx, r, StartOptions{}); err != nil {
 		return r, nil, err
 	}
-	return r, supervisor.NewClient(e.supDir(r)), nil
+	return r, supervisor.NewClient(m.supDir(r)), nil
 }
 
 // StopIdle stops run ref's supervisor when nothing runs under it (no
 // command, no service): what tine exec does with a supervisor it launched
 // for one command. A supervisor left up is only a leak, so failing to tell
 // or to stop is not an error.
-func (e *Engine) StopIdle(ctx context.Context, ref string) {
+func (m *Manager) StopIdle(ctx context.Context, ref string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	r, err := e.FindRun(ctx, ref)
-	if err != nil || e.supervised(r) == 0 {
+	r, err := m.eng.FindRun(ctx, ref)
+	if err != nil || m.supervised(r) == 0 {
 		return
 	}
-	st, err := supervisor.NewClient(e.supDir(r)).Status(ctx)
+	st, err := supervisor.NewClient(m.supDir(r)).Status(ctx)
 	if err != nil || len(st.Execs) > 0 || len(st.Services) > 0 {
 		return
 	}
-	e.Stop(ctx, r.Run.ID)
+	m.Stop(ctx, r.Run.ID)
 }
 
 // Launch launches, all at once under one workspace lock, the supervisors
 // (without services) of the runs refs of workspace ws that have none: what
 // Client does for one run, for many that are about to run commands.
-func (e *Engine) Launch(ctx context.Context, ws string, refs []string) error {
-	unlock, err := e.lockWorkspace(ws)
+func (m *Manager) Launch(ctx context.Context, ws string, refs []string) error {
+	unlock, err := m.eng.LockWorkspace(ws)
 	if err != nil {
 		return err
 	}
@@ -438,7 +429,7 @@ func (e *Engine) Launch(ctx context.Context, ws string, refs []string) error {
 	errs := make([]error, len(refs))
 	var wg sync.WaitGroup
 	for i, ref := range refs {
-		r, err := e.FindRun(ctx, ref)
+		r, err := m.eng.FindRun(ctx, ref)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -447,13 +438,13 @@ func (e *Engine) Launch(ctx context.Context, ws string, refs []string) error {
 			errs[i] = fmt.Errorf("run %s is not in workspace %s: %w", r.Run.Name, ws, tine.ErrInvalid)
 			continue
 		}
-		if e.supervised(r) > 0 {
+		if m.supervised(r) > 0 {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = e.start(ctx, r, StartOptions{})
+			_, errs[i] = m.start(ctx, r, StartOptions{})
 		}()
 	}
 	wg.Wait()
@@ -462,44 +453,25 @@ func (e *Engine) Launch(ctx context.Context, ws string, refs []string) error {
 
 // stopIdle stops r's supervisor when nothing else runs in r, before its
 // view is replaced (the supervisor holds the old one mounted).
-func (e *Engine) stopIdle(ctx context.Context, r Ref) error {
-	if e.supervised(r) == 0 {
+func (m *Manager) stopIdle(ctx context.Context, r engine.Ref) error {
+	if m.supervised(r) == 0 {
 		return nil
 	}
-	return e.stop(ctx, r, "stop")
+	return m.stop(ctx, r, "stop")
 }
 
 // quiesce makes r safe to write into: a supervised run is frozen for the
 // write (its processes go on afterwards); otherwise no tine exec command
 // may be running in it unless force is set.
-func (e *Engine) quiesce(ctx context.Context, r Ref, force bool) (func(), error) {
-	if e.supervised(r) > 0 {
-		return e.freeze(ctx, r)
+func (m *Manager) quiesce(ctx context.Context, r engine.Ref, force bool) (func(), error) {
+	if m.supervised(r) > 0 {
+		return m.freeze(ctx, r)
 	}
-	if err := e.checkIdle(r, force); err != nil {
+	if err := m.checkIdle(r, force); err != nil {
 		return nil, err
 	}
 	return func() {}, nil
 }
 
-// RunEnv is the environment that tells a process which run it is in: its
-// name, id, workspace (name, and path: where the run's files are inside
-// it) and role, which agent hooks read.
-func RunEnv(r Ref) []string {
-	return []string{"TINE_RUN=" + r.Run.Name, "TINE_RUN_ID=" + r.Run.ID,
-		"TINE_WORKSPACE=" + r.Workspace.Name, "TINE_WORKSPACE_PATH=" + r.Workspace.Path,
-		"TINE_ROLE=" + string(r.Run.Role)}
-}
-
-// ControlDir holds the daemon's socket; every run sees it at
-// supervisor.RunDir/ctl.
-func (e *Engine) ControlDir() string { return e.lay.Control() }
-
-// SocketPath is where tine serve listens.
-func (e *Engine) SocketPath() string { return e.lay.Socket() }
-
-// CapDir holds run r's capability token; the run sees it at
-// supervisor.RunDir/cap.
-func (e *Engine) CapDir(r Ref) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).Cap()
-}
+// SupervisorPid is the host pid of run r's live supervisor, or 0.
+func (m *Manager) SupervisorPid(r engine.Ref) int { return m.supervised(r) }

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"bytes"
@@ -9,18 +9,19 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/secrets"
 )
 
 // secretsPolicy is what fork r's processes must not get, with its files
 // made absolute (the owner's home for "~/", the workspace path for a
 // relative one); nil for a source, whose secrets are its own.
-func secretsPolicy(r Ref, cfg *config.Config) *secrets.Policy {
+func secretsPolicy(r engine.Ref, cfg *config.Config) *secrets.Policy {
 	if r.Run.Role != tine.RoleFork {
 		return nil
 	}
 	p := cfg.Secrets.Policy()
-	p.Files = p.Hidden(OwnerAccount(r.Workspace).Home, r.Workspace.Path)
+	p.Files = p.Hidden(engine.OwnerAccount(r.Workspace).Home, r.Workspace.Path)
 	return &p
 }
 
@@ -43,11 +44,11 @@ func secretsEvidence(p *secrets.Policy, env []string) map[string]any {
 // refuseSecretLiveFork refuses to fork p's processes live (their memory
 // and environment go into the forks) while one of them holds a secret of
 // p's policy in its environment, unless allowed.
-func (e *Engine) refuseSecretLiveFork(p Ref, allowed bool) error {
+func (m *Manager) refuseSecretLiveFork(p engine.Ref, allowed bool) error {
 	if allowed {
 		return nil
 	}
-	cfg, err := config.Load(e.Path(p.Workspace, p.Run))
+	cfg, err := config.Load(m.eng.Path(p.Workspace, p.Run))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/procfs"
 
 	"github.com/tinehq/tine"
@@ -53,22 +54,22 @@ type PS struct {
 
 // PS reports run ref's supervisor, services, ports, processes and
 // resource use.
-func (e *Engine) PS(ctx context.Context, ref string) (*PS, error) {
-	r, err := e.FindRun(ctx, ref)
+func (m *Manager) PS(ctx context.Context, ref string) (*PS, error) {
+	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	st, pid := e.ProcState(r)
+	st, pid := m.ProcState(r)
 	out := &PS{Run: r.Run, State: st, Supervisor: pid, Addr: r.Run.Addr, Processes: []Process{}}
-	out.Egress, out.Refused = e.egressState(r)
-	out.Confinement = readConfinement(e.supDir(r))
+	out.Egress, out.Refused = m.egressState(r)
+	out.Confinement = readConfinement(m.supDir(r))
 	if pid == 0 {
 		return out, nil
 	}
-	if s, err := supervisor.NewClient(e.supDir(r)).Status(ctx); err == nil {
+	if s, err := supervisor.NewClient(m.supDir(r)).Status(ctx); err == nil {
 		out.Services, out.Ports = s.Services, s.Ports
 	}
-	out.Adopted = e.adopted(r)
+	out.Adopted = m.adopted(r)
 	if cg, err := cgroup.Load(r.Run.ID); err == nil {
 		pids, _ := cg.Procs()
 		out.Processes = processes(pids, out.Services)
@@ -152,15 +153,15 @@ func pgid(pid int) int {
 // example "127.0.0.1:8080"; port 0 picks a free one) and returns the
 // address it listens on. The run's supervisor forwards connections until
 // it stops.
-func (e *Engine) Publish(ctx context.Context, ref string, port int, hostAddr string) (string, error) {
+func (m *Manager) Publish(ctx context.Context, ref string, port int, hostAddr string) (string, error) {
 	if port < 1 || port > 65535 {
 		return "", fmt.Errorf("port %d: use 1 to 65535: %w", port, tine.ErrInvalid)
 	}
-	r, err := e.FindRun(ctx, ref)
+	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return "", err
 	}
-	if e.supervised(r) == 0 {
+	if m.supervised(r) == 0 {
 		return "", fmt.Errorf("%s is not running (tine start %s): %w", r.Run.Name, r.Run.Name, tine.ErrState)
 	}
 	ln, err := net.Listen("tcp", hostAddr)
@@ -174,11 +175,11 @@ func (e *Engine) Publish(ctx context.Context, ref string, port int, hostAddr str
 	}
 	defer f.Close()
 	addr := ln.Addr().String()
-	if err := supervisor.NewClient(e.supDir(r)).Publish(ctx, port, addr, f); err != nil {
+	if err := supervisor.NewClient(m.supDir(r)).Publish(ctx, port, addr, f); err != nil {
 		return "", err
 	}
-	return addr, e.store.Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, "publish", map[string]any{"port": port, "host": addr}))
+	return addr, m.eng.Store().Update(ctx, func(tx tine.Tx) error {
+		return tx.AppendEvent(m.event(r.Workspace.ID, r.Run.ID, "publish", map[string]any{"port": port, "host": addr}))
 	})
 }
 
@@ -194,11 +195,11 @@ type GCResult struct {
 // runs nobody here knows, and stale pid files and sockets. Another state
 // directory's live runs are never touched. Runs recorded as running whose
 // supervisor died stay reported dead until tine start or tine stop.
-func (e *Engine) GC(ctx context.Context) (*GCResult, error) {
+func (m *Manager) GC(ctx context.Context) (*GCResult, error) {
 	res := &GCResult{Cgroups: []string{}, Links: []string{}, Supervisors: []string{}}
 	known := map[string]bool{} // run id → has a live supervisor
-	var all []Ref
-	err := e.store.View(ctx, func(tx tine.Tx) error {
+	var all []engine.Ref
+	err := m.eng.Store().View(ctx, func(tx tine.Tx) error {
 		ws, err := tx.Workspaces()
 		for _, w := range ws {
 			runs, err := tx.Runs(tine.RunFilter{Workspace: w.ID})
@@ -206,7 +207,7 @@ func (e *Engine) GC(ctx context.Context) (*GCResult, error) {
 				return err
 			}
 			for _, r := range runs {
-				all = append(all, Ref{w, r})
+				all = append(all, engine.Ref{Workspace: w, Run: r})
 			}
 		}
 		return err
@@ -215,15 +216,15 @@ func (e *Engine) GC(ctx context.Context) (*GCResult, error) {
 		return nil, err
 	}
 	for _, r := range all {
-		_, alive, recorded := supervisor.Pid(e.supDir(r))
+		_, alive, recorded := supervisor.Pid(m.supDir(r))
 		known[r.Run.ID] = alive
 		if !alive && recorded {
-			supervisor.Forget(e.supDir(r))
+			supervisor.Forget(m.supDir(r))
 			res.Supervisors = append(res.Supervisors, r.Run.Name)
 		}
 	}
 	gcCgroups(ctx, known, res)
-	gcLinks(known, res)
+	m.gcLinks(known, res)
 	return res, nil
 }
 
@@ -257,8 +258,8 @@ func gcCgroups(ctx context.Context, known map[string]bool, res *GCResult) {
 // gcLinks removes the veths of known runs without a supervisor. (The
 // kernel removes a veth when its namespace ends, so these are links whose
 // namespace something else still holds.)
-func gcLinks(known map[string]bool, res *GCResult) {
-	links, err := netns.Links(NetConfig)
+func (m *Manager) gcLinks(known map[string]bool, res *GCResult) {
+	links, err := netns.Links(m.net)
 	if err != nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/supervisor"
@@ -78,62 +79,62 @@ func (o *CellOptions) check() error {
 // and records what it did: its exit status, the paths it changed, the
 // connections and names refused. The cell's files stay for inspection and
 // promotion (PromoteCell) until it is discarded.
-func (e *Engine) RunCell(ctx context.Context, ref string, o CellOptions) (*Cell, error) {
+func (m *Manager) RunCell(ctx context.Context, ref string, o CellOptions) (*Cell, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	if err := e.canConfine(ctx, ref); err != nil {
+	if err := m.canConfine(ctx, ref); err != nil {
 		return nil, err
 	}
-	res, err := e.Fork(ctx, ref, ForkOptions{Copies: 1, Name: "", Live: LiveNone, Approaches: []string{"cell"}})
+	res, err := m.eng.Fork(ctx, ref, engine.ForkOptions{Copies: 1, Name: "", Live: engine.LiveNone, Approaches: []string{"cell"}})
 	if err != nil {
 		return nil, err
 	}
 	f := res.Forks[0]
 	c := &Cell{Run: f.ID, Parent: res.Parent.ID, Options: o, Base: res.Version.ID}
 	if o.From != "" {
-		rb, err := e.Rollback(ctx, f.ID, o.From)
+		rb, err := m.eng.Rollback(ctx, f.ID, o.From)
 		if err != nil {
-			e.Discard(ctx, f.ID, true)
+			m.eng.Discard(ctx, f.ID, true)
 			return nil, fmt.Errorf("the cell's files from %s: %w", o.From, err)
 		}
 		c.Base = rb.To.ID
 	}
-	r, err := e.FindRun(ctx, f.ID)
+	r, err := m.eng.FindRun(ctx, f.ID)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeCell(e.cellPath(r), c); err != nil { // the spec first: launch reads it
+	if err := writeCell(m.cellPath(r), c); err != nil { // the spec first: launch reads it
 		return nil, err
 	}
-	made, err := e.makeOutputs(r, o.Write)
+	made, err := m.makeOutputs(r, o.Write)
 	if err != nil {
 		return nil, err
 	}
-	tmp := e.cellTmp(r)
+	tmp := m.cellTmp(r)
 	if err := os.MkdirAll(tmp, 0o1777); err != nil {
 		return nil, err
 	}
 	os.Chmod(tmp, 0o1777|os.ModeSticky)
 	c.Started = time.Now().UTC()
-	x, err := e.ExecWith(ctx, f.ID, ExecOptions{Args: o.Args, Timeout: o.TTL, Env: []string{"TMPDIR=" + tmp}})
-	e.StopIdle(ctx, f.ID)
+	x, err := m.ExecWith(ctx, f.ID, ExecOptions{Args: o.Args, Timeout: o.TTL, Env: []string{"TMPDIR=" + tmp}})
+	m.StopIdle(ctx, f.ID)
 	dropUnused(made)
 	if err != nil {
 		return c, err
 	}
 	c.Exit, c.TimedOut, c.Stdout, c.Stderr = x.Exit, x.TimedOut, x.Stdout, x.Stderr
 	c.Seconds = time.Since(c.Started).Seconds()
-	if c.Changes, err = e.Changes(ctx, r); err != nil {
+	if c.Changes, err = m.eng.Changes(ctx, r); err != nil {
 		return c, err
 	}
 	c.Outside = outsideWrite(c.Changes, o.Write)
-	c.Refused, _ = egress.Read(supervisor.EgressPath(e.supDir(r)))
-	if err := writeCell(e.cellPath(r), c); err != nil {
+	c.Refused, _ = egress.Read(supervisor.EgressPath(m.supDir(r)))
+	if err := writeCell(m.cellPath(r), c); err != nil {
 		return c, err
 	}
-	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, "cell", map[string]any{"args": o.Args, "exit": c.Exit,
+	err = m.eng.Store().Update(ctx, func(tx tine.Tx) error {
+		return tx.AppendEvent(m.event(r.Workspace.ID, r.Run.ID, "cell", map[string]any{"args": o.Args, "exit": c.Exit,
 			"changed": len(c.Changes), "refused": len(c.Refused), "base": c.Base}))
 	})
 	return c, err
@@ -141,12 +142,12 @@ func (e *Engine) RunCell(ctx context.Context, ref string, o CellOptions) (*Cell,
 
 // canConfine refuses a cell of ref that tine could not confine: Landlock
 // is what holds it to its paths.
-func (e *Engine) canConfine(ctx context.Context, ref string) error {
-	p, err := e.FindRun(ctx, ref)
+func (m *Manager) canConfine(ctx context.Context, ref string) error {
+	p, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(e.Path(p.Workspace, p.Run))
+	cfg, err := config.Load(m.eng.Path(p.Workspace, p.Run))
 	if err != nil {
 		return err
 	}
@@ -161,12 +162,12 @@ func (e *Engine) canConfine(ctx context.Context, ref string) error {
 
 // CellOf returns the record of cell ref; an error wrapping
 // tine.ErrNotFound when ref is not a cell.
-func (e *Engine) CellOf(ctx context.Context, ref string) (*Cell, error) {
-	r, err := e.FindRun(ctx, ref)
+func (m *Manager) CellOf(ctx context.Context, ref string) (*Cell, error) {
+	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	c, err := readCell(e.cellPath(r))
+	c, err := readCell(m.cellPath(r))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s is not a cell: %w", r.Run.Name, tine.ErrNotFound)
 	}
@@ -175,37 +176,37 @@ func (e *Engine) CellOf(ctx context.Context, ref string) (*Cell, error) {
 
 // PromoteCell carries paths of cell ref into its parent through a merge
 // of those paths (DryRun: the plan only).
-func (e *Engine) PromoteCell(ctx context.Context, ref string, paths []string, dryRun bool) (*MergeResult, error) {
-	if _, err := e.CellOf(ctx, ref); err != nil {
+func (m *Manager) PromoteCell(ctx context.Context, ref string, paths []string, dryRun bool) (*engine.MergeResult, error) {
+	if _, err := m.CellOf(ctx, ref); err != nil {
 		return nil, err
 	}
 	if len(paths) == 0 {
 		return nil, tine.Optionf("say which outputs to promote (%s): %w", tine.Opt("path"), tine.ErrInvalid)
 	}
-	return e.Merge(ctx, ref, MergeOptions{Scope: "paths", Paths: paths, DryRun: dryRun})
+	return m.eng.Merge(ctx, ref, engine.MergeOptions{Scope: "paths", Paths: paths, DryRun: dryRun})
 }
 
 // ReplayCell runs cell ref's command again in a new cell, only if its
 // inputs are as they were: a cell made from a version always (versions do
 // not change); one made from its parent's files only while the parent's
 // files are still those the cell was made from.
-func (e *Engine) ReplayCell(ctx context.Context, ref string) (*Cell, error) {
-	c, err := e.CellOf(ctx, ref)
+func (m *Manager) ReplayCell(ctx context.Context, ref string) (*Cell, error) {
+	c, err := m.CellOf(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if c.Options.From == "" {
-		cell, err := e.FindRun(ctx, c.Run)
+		cell, err := m.eng.FindRun(ctx, c.Run)
 		if err != nil {
 			return nil, err
 		}
-		parent, err := e.FindRun(ctx, c.Parent)
+		parent, err := m.eng.FindRun(ctx, c.Parent)
 		if err != nil {
 			return nil, err
 		}
 		var changed []layer.Change
-		err = e.ForkPoint(ctx, cell, func(base string) error {
-			changed, err = fstree.Diff(ctx, base, e.Path(parent.Workspace, parent.Run))
+		err = m.eng.ForkPoint(ctx, cell, func(base string) error {
+			changed, err = fstree.Diff(ctx, base, m.eng.Path(parent.Workspace, parent.Run))
 			return err
 		})
 		if err != nil {
@@ -216,13 +217,13 @@ func (e *Engine) ReplayCell(ctx context.Context, ref string) (*Cell, error) {
 				cell.Run.Name, parent.Run.Name, len(changed), changed[0].Path, tine.ErrState)
 		}
 	}
-	return e.RunCell(ctx, c.Parent, c.Options)
+	return m.RunCell(ctx, c.Parent, c.Options)
 }
 
 // cellConfinement narrows a cell's confinement: writes only to its Write
 // paths, /dev and its temporary directory (TMPDIR; not /tmp, below which a
 // workspace may lie), and an egress policy of its Net alone.
-func cellConfinement(c *Cell, r Ref, cfg *config.Config, tmp string) ([]string, *egress.Policy) {
+func cellConfinement(c *Cell, r engine.Ref, cfg *config.Config, tmp string) ([]string, *egress.Policy) {
 	out := []string{tmp, "/dev"}
 	for _, w := range c.Options.Write {
 		out = append(out, filepath.Join(r.Workspace.Path, w))
@@ -253,8 +254,8 @@ func outsideWrite(changes []layer.Change, write []string) []string {
 // may not write): a directory for a path ending in "/" or without an
 // extension, else an empty file, owned by the workspace's owner. It
 // returns what it made.
-func (e *Engine) makeOutputs(r Ref, write []string) ([]string, error) {
-	root := e.Path(r.Workspace, r.Run)
+func (m *Manager) makeOutputs(r engine.Ref, write []string) ([]string, error) {
+	root := m.eng.Path(r.Workspace, r.Run)
 	var made []string
 	for _, w := range write {
 		p := filepath.Join(root, filepath.Clean(w))
@@ -274,7 +275,7 @@ func (e *Engine) makeOutputs(r Ref, write []string) ([]string, error) {
 			return made, tine.Optionf("%s %s: %w", tine.Opt("write"), w, err)
 		}
 		made = append(made, p)
-		if err := GiveToOwner(r.Workspace, p); err != nil {
+		if err := engine.GiveToOwner(r.Workspace, p); err != nil {
 			return made, err
 		}
 	}
@@ -298,10 +299,10 @@ func dropUnused(made []string) {
 }
 
 // cellTmp is a cell's temporary directory, the only one it may write.
-func (e *Engine) cellTmp(r Ref) string { return filepath.Join(e.ScratchDir(r), "tmp") }
+func (m *Manager) cellTmp(r engine.Ref) string { return filepath.Join(m.ScratchDir(r), "tmp") }
 
-func (e *Engine) cellPath(r Ref) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).Cell()
+func (m *Manager) cellPath(r engine.Ref) string {
+	return m.lay.Run(r.Workspace.ID, r.Run.ID).Cell()
 }
 
 func writeCell(path string, c *Cell) error {
@@ -309,7 +310,7 @@ func writeCell(path string, c *Cell) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, b)
+	return writeAtomic(path, b)
 }
 
 func readCell(path string) (*Cell, error) {

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/livefork"
 	"github.com/tinehq/tine/supervisor"
 )
@@ -31,48 +32,48 @@ type candidate struct {
 // whose live fork fails, are started fresh instead. --live=criu is
 // offered only where criu check passes; tine does not drive CRIU yet, so
 // it falls back to rerun with the reason either way.
-func (e *Engine) liveForks(ctx context.Context, p Ref, forks []*tine.Run, mode string, noWait bool) []LiveReport {
-	if mode == LiveCRIU {
-		return e.criuFallback(ctx, p, forks, noWait)
+func (m *Manager) liveForks(ctx context.Context, p engine.Ref, forks []*tine.Run, mode string, noWait bool) []engine.LiveReport {
+	if mode == engine.LiveCRIU {
+		return m.criuFallback(ctx, p, forks, noWait)
 	}
-	cands, err := e.candidates(ctx, p)
+	cands, err := m.candidates(ctx, p)
 	if err != nil {
-		return e.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()}, noWait)
+		return m.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()}, noWait)
 	}
-	reports := make([]LiveReport, len(forks))
-	launched := e.launchForks(ctx, p, forks, reports)
+	reports := make([]engine.LiveReport, len(forks))
+	launched := m.launchForks(ctx, p, forks, reports)
 	live := eligible(cands)
-	results := e.injectAll(ctx, p, launched, live)
+	results := m.injectAll(ctx, p, launched, live)
 	for i, f := range forks {
 		if !reports[i].Started {
 			continue
 		}
-		e.finishLive(ctx, Ref{p.Workspace, f}, &reports[i], cands, results[f.ID], noWait)
+		m.finishLive(ctx, engine.Ref{Workspace: p.Workspace, Run: f}, &reports[i], cands, results[f.ID], noWait)
 	}
 	return reports
 }
 
 // criuFallback reruns every fork, saying why CRIU was not used.
-func (e *Engine) criuFallback(ctx context.Context, p Ref, forks []*tine.Run, noWait bool) []LiveReport {
+func (m *Manager) criuFallback(ctx context.Context, p engine.Ref, forks []*tine.Run, noWait bool) []engine.LiveReport {
 	why := "criu check passed, but tine cannot drive CRIU yet"
 	if err := livefork.CRIUProbe(ctx); err != nil {
 		why = err.Error()
 	}
-	reps := e.rerunAll(ctx, p, forks, map[string]string{"criu": why}, noWait)
+	reps := m.rerunAll(ctx, p, forks, map[string]string{"criu": why}, noWait)
 	for i := range reps {
-		reps[i].Mode = LiveRerun
+		reps[i].Mode = engine.LiveRerun
 	}
 	return reps
 }
 
-func (e *Engine) rerunAll(ctx context.Context, p Ref, forks []*tine.Run, refused map[string]string, noWait bool) []LiveReport {
-	reports := make([]LiveReport, len(forks))
+func (m *Manager) rerunAll(ctx context.Context, p engine.Ref, forks []*tine.Run, refused map[string]string, noWait bool) []engine.LiveReport {
+	reports := make([]engine.LiveReport, len(forks))
 	var wg sync.WaitGroup
 	for i, f := range forks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reports[i] = e.rerun(ctx, Ref{p.Workspace, f}, nil, noWait)
+			reports[i] = m.rerun(ctx, engine.Ref{Workspace: p.Workspace, Run: f}, nil, noWait)
 			reports[i].Refused = refused
 		}()
 	}
@@ -82,15 +83,15 @@ func (e *Engine) rerunAll(ctx context.Context, p Ref, forks []*tine.Run, refused
 
 // candidates lists the parent's processes a live fork considers, with the
 // reason each that cannot be forked is refused.
-func (e *Engine) candidates(ctx context.Context, p Ref) ([]candidate, error) {
-	if e.supervised(p) == 0 {
+func (m *Manager) candidates(ctx context.Context, p engine.Ref) ([]candidate, error) {
+	if m.supervised(p) == 0 {
 		return nil, fmt.Errorf("%s is not running: %w", p.Run.Name, tine.ErrState)
 	}
-	st, err := supervisor.NewClient(e.supDir(p)).Status(ctx)
+	st, err := supervisor.NewClient(m.supDir(p)).Status(ctx)
 	if err != nil {
 		return nil, err
 	}
-	procs := processes(e.cgroupProcs(p), st.Services)
+	procs := processes(m.cgroupProcs(p), st.Services)
 	var out []candidate
 	seen := map[int]bool{}
 	for _, s := range st.Services {
@@ -183,21 +184,21 @@ func eligible(cands []candidate) []candidate {
 
 // launched is a fork whose supervisor is up, ready to receive processes.
 type launched struct {
-	ref Ref
+	ref engine.Ref
 	pid int
 }
 
 // launchForks starts each fork's supervisor without services.
-func (e *Engine) launchForks(ctx context.Context, p Ref, forks []*tine.Run, reports []LiveReport) []launched {
+func (m *Manager) launchForks(ctx context.Context, p engine.Ref, forks []*tine.Run, reports []engine.LiveReport) []launched {
 	out := make([]launched, len(forks))
 	var wg sync.WaitGroup
 	for i, f := range forks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := Ref{p.Workspace, f}
-			reports[i] = LiveReport{Run: f.Name, Mode: LivePtrace}
-			res, err := e.start(ctx, r, StartOptions{})
+			r := engine.Ref{Workspace: p.Workspace, Run: f}
+			reports[i] = engine.LiveReport{Run: f.Name, Mode: engine.LivePtrace}
+			res, err := m.start(ctx, r, StartOptions{})
 			if err != nil {
 				reports[i].Error = err.Error()
 				return
@@ -213,7 +214,7 @@ func (e *Engine) launchForks(ctx context.Context, p Ref, forks []*tine.Run, repo
 // injectAll freezes the parent, seizes every eligible process, thaws it,
 // and forks each process into each launched fork. It returns, per fork,
 // the outcome of each candidate.
-func (e *Engine) injectAll(ctx context.Context, p Ref, forks []launched, live []candidate) map[string]map[int]liveOutcome {
+func (m *Manager) injectAll(ctx context.Context, p engine.Ref, forks []launched, live []candidate) map[string]map[int]liveOutcome {
 	out := map[string]map[int]liveOutcome{}
 	if len(live) == 0 {
 		return out
@@ -222,7 +223,7 @@ func (e *Engine) injectAll(ctx context.Context, p Ref, forks []launched, live []
 	for i, c := range live {
 		pids[i] = c.Pid
 	}
-	thaw, err := e.freeze(ctx, p)
+	thaw, err := m.freeze(ctx, p)
 	if err != nil {
 		return failAll(forks, live, err)
 	}
@@ -238,7 +239,7 @@ func (e *Engine) injectAll(ctx context.Context, p Ref, forks []launched, live []
 		}
 		out[f.ref.Run.ID] = map[int]liveOutcome{}
 		for _, c := range live {
-			res, err := s.Fork(c.Pid, e.target(p, f, c))
+			res, err := s.Fork(c.Pid, m.target(p, f, c))
 			out[f.ref.Run.ID][c.Pid] = liveOutcome{res: res, err: err}
 		}
 	}
@@ -265,19 +266,19 @@ func failAll(forks []launched, live []candidate, err error) map[string]map[int]l
 // are named through the host's /proc as each run sees it: the mount
 // namespace from the parent's run, the network namespace (opened after
 // joining the mount namespace) from the fork's.
-func (e *Engine) target(p Ref, f launched, c candidate) livefork.Target {
-	ns := func(r Ref, kind string) string {
-		return filepath.Join(supervisor.HostProc(e.supDir(r)), strconv.Itoa(f.pid), "ns", kind)
+func (m *Manager) target(p engine.Ref, f launched, c candidate) livefork.Target {
+	ns := func(r engine.Ref, kind string) string {
+		return filepath.Join(supervisor.HostProc(m.supDir(r)), strconv.Itoa(f.pid), "ns", kind)
 	}
 	t := livefork.Target{MountNS: ns(p, "mnt"), Workspace: p.Workspace.Path}
-	if f.ref.Run.Addr != "" && e.isolated(f.ref) {
+	if f.ref.Run.Addr != "" && m.isolated(f.ref) {
 		t.NetNS = ns(f.ref, "net")
 	}
 	name := c.Service
 	if name == "" {
 		name = fmt.Sprintf("exec-%d", c.Pid)
 	}
-	t.Stdout = filepath.Join(e.LogDir(f.ref), name+".log")
+	t.Stdout = filepath.Join(m.LogDir(f.ref), name+".log")
 	t.Stderr = t.Stdout
 	if cg, err := cgroup.Load(f.ref.Run.ID); err == nil {
 		t.CgroupProcs = cg.ProcsFiles()
@@ -286,8 +287,8 @@ func (e *Engine) target(p Ref, f launched, c candidate) livefork.Target {
 }
 
 // isolated reports whether r's supervisor has a network namespace of its own.
-func (e *Engine) isolated(r Ref) bool {
-	pid := e.supervised(r)
+func (m *Manager) isolated(r engine.Ref) bool {
+	pid := m.supervised(r)
 	if pid == 0 {
 		return false
 	}
@@ -298,7 +299,7 @@ func (e *Engine) isolated(r Ref) bool {
 
 // finishLive records what was carried into fork r, then starts the
 // services that were not.
-func (e *Engine) finishLive(ctx context.Context, r Ref, rep *LiveReport, cands []candidate, got map[int]liveOutcome, noWait bool) {
+func (m *Manager) finishLive(ctx context.Context, r engine.Ref, rep *engine.LiveReport, cands []candidate, got map[int]liveOutcome, noWait bool) {
 	skip := map[string]bool{}
 	rep.Refused = map[string]string{}
 	var adopted []Adopted
@@ -309,7 +310,7 @@ func (e *Engine) finishLive(ctx context.Context, r Ref, rep *LiveReport, cands [
 		case c.Refused != "":
 			rep.Refused[label] = c.Refused
 		case tried && o.err == nil && o.res.Child > 0:
-			rep.Forked = append(rep.Forked, LiveProcess{Service: c.Service, Pid: c.Pid, Child: o.res.Child,
+			rep.Forked = append(rep.Forked, engine.LiveProcess{Service: c.Service, Pid: c.Pid, Child: o.res.Child,
 				PauseMS: float64(o.res.Pause.Microseconds()) / 1000})
 			adopted = append(adopted, Adopted{Service: c.Service, Pid: o.res.Child, Start: supervisor.StartTime(o.res.Child), Origin: c.Pid})
 			if c.Service != "" {
@@ -322,10 +323,10 @@ func (e *Engine) finishLive(ctx context.Context, r Ref, rep *LiveReport, cands [
 	if len(rep.Refused) == 0 {
 		rep.Refused = nil
 	}
-	if err := e.writeAdopted(r, adopted); err != nil {
+	if err := m.writeAdopted(r, adopted); err != nil {
 		rep.Error = err.Error()
 	}
-	res, err := e.start(ctx, r, StartOptions{Services: true, Skip: skip, NoWait: noWait})
+	res, err := m.start(ctx, r, StartOptions{Services: true, Skip: skip, NoWait: noWait})
 	if res != nil {
 		rep.Services = res.Services
 		for _, s := range res.Services {
@@ -356,9 +357,11 @@ type Adopted struct {
 	Origin  int    `json:"origin"` // the parent's process it was forked from
 }
 
-func (e *Engine) adoptedPath(r Ref) string { return e.lay.Run(r.Workspace.ID, r.Run.ID).Adopted() }
+func (m *Manager) adoptedPath(r engine.Ref) string {
+	return m.lay.Run(r.Workspace.ID, r.Run.ID).Adopted()
+}
 
-func (e *Engine) writeAdopted(r Ref, a []Adopted) error {
+func (m *Manager) writeAdopted(r engine.Ref, a []Adopted) error {
 	if len(a) == 0 {
 		return nil
 	}
@@ -366,12 +369,12 @@ func (e *Engine) writeAdopted(r Ref, a []Adopted) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(e.adoptedPath(r), b)
+	return writeAtomic(m.adoptedPath(r), b)
 }
 
 // adopted lists r's live-forked processes that still run.
-func (e *Engine) adopted(r Ref) []Adopted {
-	b, err := os.ReadFile(e.adoptedPath(r))
+func (m *Manager) adopted(r engine.Ref) []Adopted {
+	b, err := os.ReadFile(m.adoptedPath(r))
 	if err != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"bufio"
@@ -11,18 +11,19 @@ import (
 	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
 )
 
 // LogServices lists the services of run r that have a log, sorted; with
 // only (one name), just that one, which must have a log.
-func (e *Engine) LogServices(r Ref, only ...string) ([]string, error) {
+func (m *Manager) LogServices(r engine.Ref, only ...string) ([]string, error) {
 	if len(only) == 1 {
-		if _, err := os.Stat(e.logPath(r, only[0])); err != nil || !serviceName(only[0]) {
+		if _, err := os.Stat(m.logPath(r, only[0])); err != nil || !serviceName(only[0]) {
 			return nil, fmt.Errorf("%s has no log of a service %q: %w", r.Run.Name, only[0], tine.ErrNotFound)
 		}
 		return only, nil
 	}
-	ents, err := os.ReadDir(e.LogDir(r))
+	ents, err := os.ReadDir(m.LogDir(r))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -40,11 +41,11 @@ func (e *Engine) LogServices(r Ref, only ...string) ([]string, error) {
 // offset on, at most about limit bytes of them (a longer line comes
 // whole), and the offset after them: a partial last line waits for its
 // newline.
-func (e *Engine) ReadLog(r Ref, service string, offset int64, limit int) (string, int64, error) {
+func (m *Manager) ReadLog(r engine.Ref, service string, offset int64, limit int) (string, int64, error) {
 	if !serviceName(service) {
 		return "", offset, fmt.Errorf("%s has no log of a service %q: %w", r.Run.Name, service, tine.ErrNotFound)
 	}
-	f, err := os.Open(e.logPath(r, service))
+	f, err := os.Open(m.logPath(r, service))
 	if err != nil {
 		return "", offset, err
 	}
@@ -64,8 +65,8 @@ func (e *Engine) ReadLog(r Ref, service string, offset int64, limit int) (string
 	return b.String(), offset + int64(b.Len()), nil
 }
 
-func (e *Engine) logPath(r Ref, service string) string {
-	return e.lay.Run(r.Workspace.ID, r.Run.ID).Log(service)
+func (m *Manager) logPath(r engine.Ref, service string) string {
+	return m.lay.Run(r.Workspace.ID, r.Run.ID).Log(service)
 }
 
 // serviceName reports whether s can name a service's log: a name, not a

@@ -1,4 +1,4 @@
-package engine
+package runtime
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -15,7 +16,7 @@ import (
 // sharing the host's network (nothing to confine it by) and with
 // fork_egress = "open"; else the preset for the agents and the workspace's
 // package registries, plus [network] egress.
-func egressPolicy(r Ref, cfg *config.Config, isolate bool) (*egress.Policy, error) {
+func egressPolicy(r engine.Ref, cfg *config.Config, isolate bool) (*egress.Policy, error) {
 	if r.Run.Role != tine.RoleFork || !isolate || !cfg.Network.ConfinesForks() {
 		return nil, nil
 	}
@@ -38,17 +39,17 @@ func upstream(cfg *config.Config) []string {
 
 // Refusals returns what run ref's egress policy refused, oldest first:
 // connections and names, each once.
-func (e *Engine) Refusals(ctx context.Context, ref string) ([]egress.Record, error) {
-	r, err := e.FindRun(ctx, ref)
+func (m *Manager) Refusals(ctx context.Context, ref string) ([]egress.Record, error) {
+	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	return egress.Read(supervisor.EgressPath(e.supDir(r)))
+	return egress.Read(supervisor.EgressPath(m.supDir(r)))
 }
 
 // egressState is the policy r's supervisor enforces and what it refused.
-func (e *Engine) egressState(r Ref) (*egress.Policy, []egress.Record) {
-	dir := e.supDir(r)
+func (m *Manager) egressState(r engine.Ref) (*egress.Policy, []egress.Record) {
+	dir := m.supDir(r)
 	var p *egress.Policy
 	if b, err := os.ReadFile(supervisor.EgressPolicyPath(dir)); err == nil {
 		p = new(egress.Policy)
