@@ -10,6 +10,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/runtime"
 )
@@ -33,7 +34,7 @@ func newBusyFixture(t *testing.T, backend string) *busyFixture {
 	if err := os.WriteFile(filepath.Join(f.path, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.Open(f.ctx, t.TempDir(), runtime.With(runtime.Options{}))
+	e, err := engine.Open(f.ctx, t.TempDir(), enginetest.EngineOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func Root(tb testing.TB, backend string) string {
 // cleanups registered later, as t.Cleanup runs them last first).
 func Open(tb testing.TB, home string, opts ...engine.Option) *engine.Engine {
 	tb.Helper()
-	e, err := engine.Open(context.Background(), home, EngineOptions(append([]engine.Option{runtime.With(runtime.Options{})}, opts...)...)...)
+	e, err := engine.Open(context.Background(), home, EngineOptions(opts...)...)
 	if err != nil {
 		tb.Fatalf("engine.Open: %v", err)
 	}
@@ -124,9 +124,10 @@ func Open(tb testing.TB, home string, opts ...engine.Option) *engine.Engine {
 }
 
 // EngineOptions are the options tine opens its engine with (the SQLite
-// store and tine's backends, as cmd/tine wires them), then extra.
+// store, tine's backends and the process runtime, as cmd/tine wires
+// them), then extra.
 func EngineOptions(extra ...engine.Option) []engine.Option {
-	return append([]engine.Option{engine.WithStore(sqlite.Open), engine.WithBackends(builtin.Backends()...)}, extra...)
+	return append([]engine.Option{engine.WithStore(sqlite.Open), engine.WithBackends(builtin.Backends()...), runtime.With(runtime.Options{})}, extra...)
 }
 
 // RequireOverlay skips the test unless it runs as root where overlay
