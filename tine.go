@@ -136,7 +136,7 @@ type Event struct {
 	Time      time.Time       `json:"time"`
 	Workspace string          `json:"workspace"`
 	Run       string          `json:"run,omitempty"`
-	Kind      string          `json:"kind"`
+	Kind      EventKind       `json:"kind"`
 	Detail    json.RawMessage `json:"detail,omitempty"`
 }
 

@@ -196,13 +196,13 @@ func save(tx tine.Tx, a *tine.Approval, now time.Time) error {
 	return tx.AppendEvent(event(a, now))
 }
 
-// event is the log entry for a's current state: kind "approval_<state>".
+// event is the log entry for a's current state: kind tine.ApprovalEvent(state).
 func event(a *tine.Approval, now time.Time) *tine.Event {
 	detail, _ := json.Marshal(map[string]string{ // cannot fail: strings only
 		"approval": a.ID, "action": string(a.Action), "group": a.Group, "by": a.DecidedBy,
 	})
 	return &tine.Event{Time: now, Workspace: a.Workspace, Run: a.Run,
-		Kind: "approval_" + string(a.State), Detail: detail}
+		Kind: tine.ApprovalEvent(a.State), Detail: detail}
 }
 
 // Pending lists the approvals of workspace, or of every workspace if it is

@@ -349,7 +349,7 @@ func TestEvents(t *testing.T) {
 	if err := errors.Join(err1, err2); err != nil || !errors.Is(err3, ErrUsed) {
 		t.Fatalf("errors %v, %v", err, err3)
 	}
-	var kinds []string
+	var kinds []tine.EventKind
 	err := st.View(ctx, func(tx tine.Tx) error {
 		evs, err := tx.Events(tine.EventFilter{Run: "r1"})
 		for _, e := range evs {
@@ -357,7 +357,7 @@ func TestEvents(t *testing.T) {
 		}
 		return err
 	})
-	want := []string{"approval_pending", "approval_approved", "approval_consumed"}
+	want := []tine.EventKind{tine.EventApprovalPending, tine.EventApprovalApproved, tine.EventApprovalConsumed}
 	if diff := cmp.Diff(want, kinds); err != nil || diff != "" {
 		t.Errorf("events %v (-want +got):\n%s", err, diff)
 	}

@@ -45,7 +45,7 @@ func (p *Plane) RecordEvidence(ctx context.Context, r engine.Ref, kind string, d
 	if len(data) > 0 && !json.Valid(data) {
 		return "", fmt.Errorf("evidence data is not JSON: %w", tine.ErrInvalid)
 	}
-	if err := p.e.AppendEvent(ctx, r.Workspace.ID, r.Run.ID, "evidence."+kind, data); err != nil {
+	if err := p.e.AppendEvent(ctx, r.Workspace.ID, r.Run.ID, tine.EvidenceEvent(kind), data); err != nil {
 		return "", err
 	}
 	switch kind {

@@ -81,7 +81,7 @@ func TestHandler_RunBoundary(t *testing.T) {
 	rec := effect.Receipt{Kind: effect.HTTP, Key: "deploy\x1b[2K-1", Approval: "a12345678", Time: time.Now(), Status: 200, OK: true, BodySHA256: "abc123"}
 	err := f.e.Store().Update(f.ctx, func(tx tine.Tx) error {
 		b, _ := json.Marshal(rec)
-		return tx.AppendEvent(&tine.Event{Workspace: fork.Workspace.ID, Run: fork.Run.ID, Kind: "effect", Detail: b})
+		return tx.AppendEvent(&tine.Event{Workspace: fork.Workspace.ID, Run: fork.Run.ID, Kind: tine.EventEffect, Detail: b})
 	})
 	if err != nil {
 		t.Fatal(err)

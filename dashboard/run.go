@@ -99,7 +99,7 @@ func (h *Handler) fillRun(ctx context.Context, p *runPage) error {
 	p.Logs = readLogs(h.rt.LogDir(p.Ref))
 	for _, ev := range p.Events {
 		var rec effect.Receipt
-		if ev.Event.Kind == "effect" && json.Unmarshal(ev.Event.Detail, &rec) == nil {
+		if ev.Event.Kind == tine.EventEffect && json.Unmarshal(ev.Event.Detail, &rec) == nil {
 			p.Effects = append([]effect.Receipt{rec}, p.Effects...) // the feed is newest first
 		}
 	}

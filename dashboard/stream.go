@@ -16,10 +16,10 @@ const heartbeat = 15 * time.Second
 
 // streamEvent is what the stream sends of each event.
 type streamEvent struct {
-	Seq       int64  `json:"seq"`
-	Workspace string `json:"workspace"`
-	Run       string `json:"run,omitempty"`
-	Kind      string `json:"kind"`
+	Seq       int64          `json:"seq"`
+	Workspace string         `json:"workspace"`
+	Run       string         `json:"run,omitempty"`
+	Kind      tine.EventKind `json:"kind"`
 }
 
 // stream is GET /ui/events/stream: server-sent events of the events

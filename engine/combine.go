@@ -204,7 +204,7 @@ func (e *Engine) recordCombine(ctx context.Context, dst Ref, res *CombineResult)
 	}
 	detail["takes"] = from
 	err := e.store.Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(e.event(dst.Workspace.ID, dst.Run.ID, "combined_into", detail))
+		return tx.AppendEvent(e.event(dst.Workspace.ID, dst.Run.ID, tine.EventCombinedInto, detail))
 	})
 	if err == nil && outcome == "conflict" {
 		err = fmt.Errorf("%d conflicting path(s); nothing was written: %w", len(res.Plan.Conflicts()), merge.ErrConflict)

@@ -235,7 +235,7 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 		if res.Chosen != nil {
 			runID = res.Chosen.ID
 		}
-		return tx.AppendEvent(e.event(g.Workspace, runID, "choose", detail))
+		return tx.AppendEvent(e.event(g.Workspace, runID, tine.EventChoose, detail))
 	})
 	if err != nil {
 		return res, err

@@ -44,7 +44,7 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		for _, r := range runs {
 			r.State = tine.StateDiscarded
-			if err := firstError(tx.UpdateRun(r), tx.AppendEvent(e.event(w.ID, r.ID, "discard", map[string]any{"force": force}))); err != nil {
+			if err := firstError(tx.UpdateRun(r), tx.AppendEvent(e.event(w.ID, r.ID, tine.EventDiscard, map[string]any{"force": force}))); err != nil {
 				return err
 			}
 		}
@@ -58,7 +58,7 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 		return nil, err
 	}
 	for _, r := range runs {
-		if err := e.rt.StopRun(ctx, Ref{w, r}, "stop"); err != nil {
+		if err := e.rt.StopRun(ctx, Ref{w, r}, tine.EventStop); err != nil {
 			e.warn("stopping %s: %v", r.Name, err)
 		}
 	}

@@ -90,7 +90,7 @@ func (e *Engine) offerEffect(ctx context.Context, actor Ref, plan effect.Plan) (
 // person once the fork is promoted (an event "effect.deferred").
 func (e *Engine) deferEffect(ctx context.Context, actor Ref, plan effect.Plan) (*EffectAnswer, error) {
 	err := e.store.Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(e.event(actor.Workspace.ID, actor.Run.ID, "effect.deferred", plan))
+		return tx.AppendEvent(e.event(actor.Workspace.ID, actor.Run.ID, tine.EventEffectDefer, plan))
 	})
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (e *Engine) offerDeferredEffects(ctx context.Context, r Ref) error {
 		evs, err := tx.Events(tine.EventFilter{Run: r.Run.ID})
 		for _, ev := range evs {
 			var p effect.Plan
-			if ev.Kind == "effect.deferred" && json.Unmarshal(ev.Detail, &p) == nil {
+			if ev.Kind == tine.EventEffectDefer && json.Unmarshal(ev.Detail, &p) == nil {
 				plans = append(plans, p)
 			}
 		}
@@ -180,7 +180,7 @@ func receiptOf(tx tine.Tx, r Ref, id string) (*effect.Receipt, error) {
 	}
 	for _, ev := range evs {
 		var rec effect.Receipt
-		if ev.Kind == "effect" && json.Unmarshal(ev.Detail, &rec) == nil && rec.Approval == id {
+		if ev.Kind == tine.EventEffect && json.Unmarshal(ev.Detail, &rec) == nil && rec.Approval == id {
 			return &rec, nil
 		}
 	}
@@ -202,7 +202,7 @@ func (e *Engine) doEffect(ctx context.Context, a *tine.Approval) (*effect.Receip
 	owner := OwnerAccount(r.Workspace)
 	rec := effect.Do(ctx, p, a.ID, owner.Credential(), runenv.For(r.Workspace, r.Run, os.Environ(), os.Getuid()))
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, "effect", rec))
+		return tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, tine.EventEffect, rec))
 	})
 	if err == nil && !rec.OK {
 		why := rec.Error

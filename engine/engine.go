@@ -119,7 +119,7 @@ func (e *Engine) Path(w *tine.Workspace, r *tine.Run) string {
 }
 
 // event builds an event for the log.
-func (e *Engine) event(ws, run, kind string, detail any) *tine.Event {
+func (e *Engine) event(ws, run string, kind tine.EventKind, detail any) *tine.Event {
 	ev := &tine.Event{Time: e.now().UTC(), Workspace: ws, Run: run, Kind: kind}
 	if raw, ok := detail.(json.RawMessage); ok { // stored as it is
 		ev.Detail = raw

@@ -137,7 +137,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 			if err := tx.PutRun(f); err != nil {
 				return err
 			}
-			if err := tx.AppendEvent(e.event(f.Workspace, f.ID, "fork", map[string]any{
+			if err := tx.AppendEvent(e.event(f.Workspace, f.ID, tine.EventFork, map[string]any{
 				"parent": p.Run.ID, "version": v.ID, "group": g.ID, "approach": f.Approach, "git_head": f.GitHead})); err != nil {
 				return err
 			}
@@ -146,7 +146,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		if o.Request != "" {
 			detail["request"] = o.Request
 		}
-		return tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "forked", detail))
+		return tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventForked, detail))
 	})
 	if err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func (e *Engine) runName(ctx context.Context, id string) string {
 
 // AppendEvent appends an event of kind to workspace ws's log, on behalf of
 // a tool built on the engine (fork-run's progress).
-func (e *Engine) AppendEvent(ctx context.Context, ws, run, kind string, detail any) error {
+func (e *Engine) AppendEvent(ctx context.Context, ws, run string, kind tine.EventKind, detail any) error {
 	return e.store.Update(ctx, func(tx tine.Tx) error {
 		return tx.AppendEvent(e.event(ws, run, kind, detail))
 	})
@@ -69,7 +69,7 @@ func (e *Engine) AgentSession(ctx context.Context, r Ref, kind string) string {
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
 		switch evs[i].Kind {
-		case "evidence." + EvidenceTurnStarted, "evidence." + EvidenceTurnStopped:
+		case tine.EvidenceEvent(EvidenceTurnStarted), tine.EvidenceEvent(EvidenceTurnStopped):
 		default:
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/grouprec"
 )
 
@@ -21,7 +22,7 @@ func TestAgentSession_FromTheHooksTurns(t *testing.T) {
 		{"tool_call", `{"agent":"claude","session_id":"not-a-turn"}`},
 	} {
 		// As control.Plane.RecordEvidence records what a hook reported.
-		if err := f.e.AppendEvent(f.ctx, f.ref.Workspace.ID, f.ref.Run.ID, "evidence."+ev.kind, json.RawMessage(ev.data)); err != nil {
+		if err := f.e.AppendEvent(f.ctx, f.ref.Workspace.ID, f.ref.Run.ID, tine.EvidenceEvent(ev.kind), json.RawMessage(ev.data)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -229,7 +229,7 @@ func (e *Engine) initWith(ctx context.Context, be layer.Backend, w *tine.Workspa
 	lay.Bytes, _ = fstree.DiskUsage(e.lay.Workspace(w.ID).Layer(lay.ID))
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		return firstError(tx.PutWorkspace(w), tx.PutLayer(lay), tx.PutVersion(v), tx.PutRun(r),
-			tx.AppendEvent(e.event(w.ID, r.ID, "init", map[string]any{"path": path, "backend": w.Backend, "version": v.ID})))
+			tx.AppendEvent(e.event(w.ID, r.ID, tine.EventInit, map[string]any{"path": path, "backend": w.Backend, "version": v.ID})))
 	})
 	if err != nil {
 		return Ref{}, err

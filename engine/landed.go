@@ -31,7 +31,7 @@ func (e *Engine) ForkLanded(ctx context.Context, parent, request string) (*ForkR
 				Version string   `json:"version"`
 				Forks   []string `json:"forks"`
 			}
-			if ev.Kind != "forked" || json.Unmarshal(ev.Detail, &d) != nil || d.Request != request {
+			if ev.Kind != tine.EventForked || json.Unmarshal(ev.Detail, &d) != nil || d.Request != request {
 				continue
 			}
 			res, err = forkRecord(tx, parent, d.Group, d.Version, d.Forks)

@@ -139,7 +139,7 @@ func (e *Engine) completeMerge(ctx context.Context, ws string, note json.RawMess
 		if err := tx.UpdateRun(r); err != nil {
 			return err
 		}
-		return tx.AppendEvent(e.event(ws, r.ID, "merge", map[string]any{"outcome": "merged", "recovered": true}))
+		return tx.AppendEvent(e.event(ws, r.ID, tine.EventMerge, map[string]any{"outcome": "merged", "recovered": true}))
 	})
 }
 
@@ -295,8 +295,8 @@ func (e *Engine) recordPlan(ctx context.Context, src, dst Ref, res *MergeResult)
 			}
 		}
 		return firstError(
-			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, "merge", mergeDetail(res, outcome))),
-			tx.AppendEvent(e.event(dst.Workspace.ID, dst.Run.ID, "merged_into", mergeDetail(res, outcome))))
+			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, tine.EventMerge, mergeDetail(res, outcome))),
+			tx.AppendEvent(e.event(dst.Workspace.ID, dst.Run.ID, tine.EventMergedInto, mergeDetail(res, outcome))))
 	})
 	if err == nil && outcome == "conflict" {
 		err = fmt.Errorf("%d conflicting path(s); nothing was written: %w", len(res.Plan.Conflicts()), merge.ErrConflict)
@@ -308,7 +308,7 @@ func (e *Engine) recordFailure(ctx context.Context, src, dst Ref, res *MergeResu
 	detail := mergeDetail(res, "failed")
 	detail["error"] = cause.Error()
 	err := e.store.Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, "merge", detail))
+		return tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, tine.EventMerge, detail))
 	})
 	return errors.Join(fmt.Errorf("merge not applied, %s unchanged: %w", dst.Run.Name, cause), err)
 }

@@ -145,8 +145,8 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 			p.Run.Base = fresh.ID
 		}
 		return firstError(tx.UpdateRun(p.Run),
-			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "promote", map[string]any{"retired": src.Run.ID, "saved": saved.ID})),
-			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, "retire", map[string]any{"promoted": p.Run.ID, "saved": saved.ID})))
+			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventPromote, map[string]any{"retired": src.Run.ID, "saved": saved.ID})),
+			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, tine.EventRetire, map[string]any{"promoted": p.Run.ID, "saved": saved.ID})))
 	})
 	if err != nil {
 		return nil, err

@@ -391,7 +391,7 @@ func insertRecords(ctx context.Context, st tine.Store, r *wsRecords, now time.Ti
 			live = append(live, run.Name)
 		}
 		detail, _ := json.Marshal(map[string]any{"runs": live, "versions": len(r.versions), "layers": len(r.layers), "groups": len(r.groups)})
-		return tx.AppendEvent(&tine.Event{Time: now.UTC(), Workspace: r.w.ID, Kind: "rebuilt", Detail: detail})
+		return tx.AppendEvent(&tine.Event{Time: now.UTC(), Workspace: r.w.ID, Kind: tine.EventRebuilt, Detail: detail})
 	})
 	return rw, err
 }

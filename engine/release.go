@@ -138,7 +138,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 	}
 	for _, r := range append(forks, src) {
 		if r != nil {
-			if err := e.rt.StopRun(ctx, Ref{w, r}, "stop"); err != nil {
+			if err := e.rt.StopRun(ctx, Ref{w, r}, tine.EventStop); err != nil {
 				return nil, err
 			}
 		}

@@ -35,7 +35,7 @@ type Runtime interface {
 	// CheckIdle refuses, unless force, while a tine exec command runs in r.
 	CheckIdle(r Ref, force bool) error
 	// StopRun ends r's processes and records why.
-	StopRun(ctx context.Context, r Ref, why string) error
+	StopRun(ctx context.Context, r Ref, why tine.EventKind) error
 	// StopBeforeReplace stops r's supervisor, which holds r's view
 	// mounted, before the view is replaced.
 	StopBeforeReplace(ctx context.Context, r Ref) error
@@ -98,8 +98,8 @@ func (noRuntime) Quiesce(context.Context, Ref, bool) (func(), error) { return fu
 func (noRuntime) StartForks(context.Context, Ref, []*tine.Run, string, bool) []LiveReport {
 	return nil
 }
-func (noRuntime) Supervised(Ref) bool                          { return false }
-func (noRuntime) Busy(Ref) bool                                { return false }
-func (noRuntime) CheckIdle(Ref, bool) error                    { return nil }
-func (noRuntime) StopRun(context.Context, Ref, string) error   { return nil }
-func (noRuntime) StopBeforeReplace(context.Context, Ref) error { return nil }
+func (noRuntime) Supervised(Ref) bool                                { return false }
+func (noRuntime) Busy(Ref) bool                                      { return false }
+func (noRuntime) CheckIdle(Ref, bool) error                          { return nil }
+func (noRuntime) StopRun(context.Context, Ref, tine.EventKind) error { return nil }
+func (noRuntime) StopBeforeReplace(context.Context, Ref) error       { return nil }

@@ -35,7 +35,7 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 				return err
 			}
 		}
-		return firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "checkpoint",
+		return firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventCheckpoint,
 			map[string]any{"version": v.ID, "label": label, "sealed_by": sealedBy(moved)})))
 	})
 	if err == nil {
@@ -94,7 +94,7 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		p.Run.Base = target.ID
-		return firstError(tx.UpdateRun(p.Run), tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "rollback",
+		return firstError(tx.UpdateRun(p.Run), tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventRollback,
 			map[string]any{"to": target.ID, "saved": saved.ID})))
 	})
 	if err != nil {
@@ -126,7 +126,7 @@ func (e *Engine) save(ctx context.Context, be layer.Backend, p Ref, label string
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		return firstError(tx.PutLayer(lay), tx.PutVersion(v),
-			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, "saved", map[string]any{"version": v.ID, "reason": label})))
+			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventSaved, map[string]any{"version": v.ID, "reason": label})))
 	})
 	return v, err
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/evidence"
 	"github.com/tinehq/tine/judge"
 )
@@ -97,7 +98,7 @@ func (r *runner) stopIfConfident(ctx context.Context, fk *forkRun) {
 	for _, g := range victims {
 		g.stop(StoppedEarly, why)
 	}
-	r.event("forkrun.stop_early", map[string]any{"group": r.rep.Group, "fork": f.Name, "confidence": v.Confidence, "stopped": r.early.Stopped})
+	r.event(tine.EventForkRunStopEarly, map[string]any{"group": r.rep.Group, "fork": f.Name, "confidence": v.Confidence, "stopped": r.early.Stopped})
 }
 
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }

@@ -38,7 +38,7 @@ type fakeHost struct {
 	ScratchDirFunc     func(r engine.Ref) string
 	RefusalsFunc       func(ctx context.Context, ref string) ([]egress.Record, error)
 	LayoutFunc         func() layout.Layout
-	AppendEventFunc    func(ctx context.Context, ws, run, kind string, detail any) error
+	AppendEventFunc    func(ctx context.Context, ws, run string, kind tine.EventKind, detail any) error
 	JudgeWeightsFunc   func(ws string) (*judge.Weights, int)
 	AgentSessionFunc   func(ctx context.Context, r engine.Ref, kind string) string
 }
@@ -88,7 +88,7 @@ func (f *fakeHost) Refusals(ctx context.Context, ref string) ([]egress.Record, e
 	return f.RefusalsFunc(ctx, ref)
 }
 func (f *fakeHost) Layout() layout.Layout { return f.LayoutFunc() }
-func (f *fakeHost) AppendEvent(ctx context.Context, ws, run, kind string, detail any) error {
+func (f *fakeHost) AppendEvent(ctx context.Context, ws, run string, kind tine.EventKind, detail any) error {
 	return f.AppendEventFunc(ctx, ws, run, kind, detail)
 }
 func (f *fakeHost) JudgeWeights(ws string) (*judge.Weights, int) { return f.JudgeWeightsFunc(ws) }
@@ -113,9 +113,9 @@ type fakeRun struct {
 	forks map[string]*fakeFork // by run id
 
 	mu      sync.Mutex
-	chosen  []string // runs passed to Choose
-	stopped []string // runs passed to Stop
-	events  []string // kinds appended
+	chosen  []string         // runs passed to Choose
+	stopped []string         // runs passed to Stop
+	events  []tine.EventKind // kinds appended
 }
 
 func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
@@ -200,7 +200,7 @@ func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
 		ScratchDirFunc:     func(r engine.Ref) string { return filepath.Join(root, "scratch", r.Run.ID) },
 		RefusalsFunc:       func(context.Context, string) ([]egress.Record, error) { return nil, nil },
 		LayoutFunc:         func() layout.Layout { return layout.New(root) },
-		AppendEventFunc: func(_ context.Context, _, _, kind string, _ any) error {
+		AppendEventFunc: func(_ context.Context, _, _ string, kind tine.EventKind, _ any) error {
 			fr.mu.Lock()
 			fr.events = append(fr.events, kind)
 			fr.mu.Unlock()

@@ -53,7 +53,7 @@ type StateDir interface {
 // judge's learned weights and the agent sessions the run's hook reported.
 type Records interface {
 	Layout() layout.Layout
-	AppendEvent(ctx context.Context, ws, run, kind string, detail any) error
+	AppendEvent(ctx context.Context, ws, run string, kind tine.EventKind, detail any) error
 	JudgeWeights(ws string) (*judge.Weights, int)
 	AgentSession(ctx context.Context, r engine.Ref, kind string) string
 }

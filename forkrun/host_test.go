@@ -85,7 +85,7 @@ func TestRun_AutoMergesTheReadyWinner(t *testing.T) {
 	if w := forkByName(t, rep, "source-2"); !w.Ready || w.FilesChanged != 3 || !w.MergeClean {
 		t.Errorf("the winner: ready %v, changed %d, clean %v", w.Ready, w.FilesChanged, w.MergeClean)
 	}
-	if !slices.Contains(fr.events, "forkrun.verdict") || !slices.Contains(fr.events, "forkrun.end") {
+	if !slices.Contains(fr.events, tine.EventForkRunVerdict) || !slices.Contains(fr.events, tine.EventForkRunEnd) {
 		t.Errorf("events %v", fr.events)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
@@ -193,7 +194,7 @@ func (r *runner) resolve(ctx context.Context) error {
 			r.rep.Winner = winner.Name
 		}
 	})
-	r.event("forkrun.verdict", map[string]any{"group": r.rep.Group, "judge": v.Judge, "winner": r.rep.Winner, "confidence": v.Confidence})
+	r.event(tine.EventForkRunVerdict, map[string]any{"group": r.rep.Group, "judge": v.Judge, "winner": r.rep.Winner, "confidence": v.Confidence})
 	switch {
 	case winner == nil:
 		r.setOutcome(OutcomeNoWinner, "the judge named no winner: "+v.Rationale)

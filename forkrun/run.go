@@ -187,7 +187,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	r.emit()
 	quit, saved := make(chan struct{}), make(chan struct{})
 	go r.saver(quit, saved)
-	r.event("forkrun.start", map[string]any{"group": r.rep.Group, "forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode})
+	r.event(tine.EventForkRunStart, map[string]any{"group": r.rep.Group, "forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode})
 	ids := make([]string, len(r.rep.Forks))
 	for i, f := range r.rep.Forks {
 		ids[i] = f.Run
@@ -216,7 +216,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	if serr := r.rep.save(r.dir); serr != nil && err == nil {
 		err = serr
 	}
-	r.event("forkrun.end", map[string]any{"group": r.rep.Group, "outcome": r.rep.Outcome, "winner": r.rep.Winner,
+	r.event(tine.EventForkRunEnd, map[string]any{"group": r.rep.Group, "outcome": r.rep.Outcome, "winner": r.rep.Winner,
 		"total_usd": r.rep.TotalUSD(), "seconds": r.rep.Seconds})
 	return r.rep.clone(), err
 }
@@ -346,7 +346,7 @@ func (r *runner) emit() {
 }
 
 // event appends an event to the workspace's log; failures are not fatal.
-func (r *runner) event(kind string, detail any) {
+func (r *runner) event(kind tine.EventKind, detail any) {
 	r.e.AppendEvent(context.Background(), r.rep.Workspace, "", kind, detail)
 }
 

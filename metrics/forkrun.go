@@ -13,10 +13,6 @@ import (
 	"github.com/tinehq/tine/forkrun"
 )
 
-// EventForkRunEnd is the kind of the event fork-run logs when it ends; its
-// detail names the group and the outcome.
-const EventForkRunEnd = "forkrun.end"
-
 // Label values of the fork-run metrics. A value outside these sets is
 // counted as "other", so a report cannot make a series of its own.
 var (
@@ -88,7 +84,7 @@ func (f *forkRunFeed) catchUp(ctx context.Context, m *Metrics) error {
 			return fmt.Errorf("reading the event log: %w", err)
 		}
 		for _, ev := range evs {
-			if ev.Kind == EventForkRunEnd && !f.ended(ev, m) {
+			if ev.Kind == tine.EventForkRunEnd && !f.ended(ev, m) {
 				return nil
 			}
 			f.after = ev.Seq

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/judge"
@@ -22,7 +23,7 @@ func (f *fixture) forkRunEnded(group, outcome string, rep *forkrun.Report) {
 	if rep != nil {
 		f.writeReport(group, rep)
 	}
-	if err := f.e.AppendEvent(f.ctx, ws, "", metrics.EventForkRunEnd, map[string]any{"group": group, "outcome": outcome}); err != nil {
+	if err := f.e.AppendEvent(f.ctx, ws, "", tine.EventForkRunEnd, map[string]any{"group": group, "outcome": outcome}); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -41,7 +41,7 @@ func (m *Manager) Busy(r engine.Ref) bool { return len(m.Sessions(r)) > 0 || m.s
 func (m *Manager) CheckIdle(r engine.Ref, force bool) error { return m.checkIdle(r, force) }
 
 // StopRun ends r's processes and records why.
-func (m *Manager) StopRun(ctx context.Context, r engine.Ref, why string) error {
+func (m *Manager) StopRun(ctx context.Context, r engine.Ref, why tine.EventKind) error {
 	return m.stop(ctx, r, why)
 }
 

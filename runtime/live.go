@@ -214,7 +214,7 @@ func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) 
 		return 0, fmt.Errorf("starting %s: %w", r.Run.Name, err)
 	}
 	start["pid"] = pid
-	err = m.setProc(ctx, r, tine.ProcRunning, "start", start)
+	err = m.setProc(ctx, r, tine.ProcRunning, tine.EventStart, start)
 	if err != nil {
 		supervisor.NewClient(spec.Dir).Stop(ctx, time.Second)
 		netns.Detach(r.Run.ID)
@@ -300,7 +300,7 @@ func (m *Manager) ensureBridge(r engine.Ref) error {
 	return nil
 }
 
-func (m *Manager) setProc(ctx context.Context, r engine.Ref, st tine.ProcState, kind string, detail any) error {
+func (m *Manager) setProc(ctx context.Context, r engine.Ref, st tine.ProcState, kind tine.EventKind, detail any) error {
 	return m.eng.Store().Update(ctx, func(tx tine.Tx) error {
 		r.Run.Proc = st
 		return firstError(tx.UpdateRun(r.Run), tx.AppendEvent(m.event(r.Workspace.ID, r.Run.ID, kind, detail)))
@@ -316,10 +316,10 @@ func (m *Manager) Stop(ctx context.Context, ref string) (*tine.Run, error) {
 		return nil, err
 	}
 	defer unlock()
-	return r.Run, m.stop(ctx, r, "stop")
+	return r.Run, m.stop(ctx, r, tine.EventStop)
 }
 
-func (m *Manager) stop(ctx context.Context, r engine.Ref, why string) error {
+func (m *Manager) stop(ctx context.Context, r engine.Ref, why tine.EventKind) error {
 	if pid := m.supervised(r); pid > 0 {
 		sctx, cancel := context.WithTimeout(ctx, m.stopGrace+5*time.Second)
 		err := supervisor.NewClient(m.supDir(r)).Stop(sctx, m.stopGrace)
@@ -457,7 +457,7 @@ func (m *Manager) stopIdle(ctx context.Context, r engine.Ref) error {
 	if m.supervised(r) == 0 {
 		return nil
 	}
-	return m.stop(ctx, r, "stop")
+	return m.stop(ctx, r, tine.EventStop)
 }
 
 // quiesce makes r safe to write into: a supervised run is frozen for the

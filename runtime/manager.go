@@ -106,7 +106,7 @@ func (m *Manager) warn(format string, args ...any) {
 }
 
 // event builds an event for the log.
-func (m *Manager) event(ws, run, kind string, detail any) *tine.Event {
+func (m *Manager) event(ws, run string, kind tine.EventKind, detail any) *tine.Event {
 	ev := &tine.Event{Time: time.Now().UTC(), Workspace: ws, Run: run, Kind: kind}
 	if detail != nil {
 		if b, err := json.Marshal(detail); err == nil {

@@ -37,7 +37,7 @@ func (t *tx) AppendEvent(e *tine.Event) error {
 	t.stamp(&e.Time)
 	res, err := t.tx.ExecContext(t.ctx,
 		"INSERT INTO events (time, workspace, run, kind, detail) VALUES (?, ?, ?, ?, ?)",
-		unixNano(e.Time), e.Workspace, e.Run, e.Kind, detail)
+		unixNano(e.Time), e.Workspace, e.Run, string(e.Kind), detail)
 	if err != nil {
 		return fmt.Errorf("append event %q: %w", e.Kind, err)
 	}

@@ -634,7 +634,7 @@ func TestTx_Events(t *testing.T) {
 	update(t, s, func(tx tine.Tx) error {
 		for i := range 6 {
 			e := &tine.Event{Workspace: []string{"w1", "w2"}[i%2], Run: []string{"", "r1", "r2"}[i%3],
-				Kind: "k" + strconv.Itoa(i), Detail: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)}
+				Kind: tine.EventKind("k" + strconv.Itoa(i)), Detail: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)}
 			if i == 0 {
 				e.Time, e.Detail = at(7), nil
 			}
