@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/internal/loopfs"
-	"github.com/tinehq/tine/internal/mnt"
-	"github.com/tinehq/tine/layer/overlay"
 	"github.com/tinehq/tine/runtime"
 )
 
@@ -91,23 +90,14 @@ func TestOwner_RunsAsOwner(t *testing.T) {
 					os.Chmod(d, 0o755)
 				}
 				home, path = filepath.Join(root, "st"), filepath.Join(root, "ws")
-			case be.name == "overlay" && overlay.Probe(t.TempDir()) != nil:
-				t.Skip("overlay mounts do not work here")
 			}
 			os.MkdirAll(filepath.Join(path, "src"), 0o755)
 			os.WriteFile(filepath.Join(path, "src", "a.txt"), []byte("a\n"), 0o644)
 			os.WriteFile(filepath.Join(path, "tine.toml"), []byte("[[service]]\nname = \"svc\"\ncommand = \"id -u > svc.uid; exec sleep 600\"\nready = { command = \"test -s svc.uid\" }\n"), 0o644)
 			chownTree(t, path, uid, gid)
 			os.Chmod(filepath.Dir(path), 0o755)
-			e, err := engine.Open(ctx, home, testOptions()...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { e.Close(); mnt.UnmountAll(path) })
-			ws, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: be.name, Owner: &engine.Owner{UID: uid, GID: gid}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := enginetest.New(t, enginetest.Options{Backend: be.name, Home: home, Path: path, Owner: &engine.Owner{UID: uid, GID: gid}})
+			e, ws := w.Engine, w.Source
 			if ws.Workspace.UID != uid || ws.Workspace.GID != gid {
 				t.Fatalf("workspace owner %d:%d, want %d:%d", ws.Workspace.UID, ws.Workspace.GID, uid, gid)
 			}
@@ -172,16 +162,8 @@ func TestOwner_RootWorkspaceRunsAsRoot(t *testing.T) {
 	tineUser(t)
 	ctx := context.Background()
 	home, path := shortDir(t), filepath.Join(t.TempDir(), "ws")
-	os.MkdirAll(path, 0o755)
-	e, err := engine.Open(ctx, home, testOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(); mnt.UnmountAll(path) })
-	ws, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: "copy"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := enginetest.New(t, enginetest.Options{Home: home, Path: path})
+	e, ws := w.Engine, w.Source
 	if ws.Workspace.UID != 0 {
 		t.Fatalf("root's workspace has owner %d", ws.Workspace.UID)
 	}
@@ -231,15 +213,8 @@ func TestOwner_MergeCommitsKeepTheRepositoryTheOwners(t *testing.T) {
 	asOwner(path, "init", "-q")
 	asOwner(path, "add", "-A")
 	asOwner(path, "commit", "-qm", "one")
-	e, err := engine.Open(ctx, home, testOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close(); mnt.UnmountAll(path) })
-	ws, err := e.Init(ctx, engine.InitOptions{Path: path, Backend: "copy", Owner: &engine.Owner{UID: uid, GID: gid}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := enginetest.New(t, enginetest.Options{Home: home, Path: path, Owner: &engine.Owner{UID: uid, GID: gid}})
+	e, ws := w.Engine, w.Source
 	fr, err := e.Fork(ctx, ws.Workspace.Name+"/source", engine.ForkOptions{Copies: 1})
 	if err != nil {
 		t.Fatal(err)
