@@ -1,13 +1,17 @@
 // Package control is tine's control plane over the engine: what the agents
 // in runs and the people deciding for them do beside the versions and
-// files. It holds the judge's weights learned from people's choices
-// (weights.go) and the agents' turns and evidence their hooks report
-// (turn.go).
+// files. It holds the runs' capabilities (caps.go), the resolutions asked
+// for from inside runs and the people's approvals of them (approve.go),
+// the external effects runs ask for (effect.go), the judge's weights
+// learned from people's choices (weights.go) and the agents' turns and
+// evidence their hooks report (turn.go).
 //
 // control imports engine, never the reverse: where one of the engine's own
-// operations needs a control step (Choose learns weights), the engine calls
-// the engine.ControlPlane it was given, which a Plane implements. Callers
-// (cmd/tine, httpapi, dashboard, forkrun) hold a Plane and call it directly.
+// operations needs a control step (Fork revokes and issues capabilities,
+// Promote offers deferred effects, Choose learns weights), the engine calls
+// the engine.ControlPlane it was opened With, which a Plane implements.
+// Callers (cmd/tine, httpapi, dashboard, forkrun, the runtime's launch)
+// take the engine's Plane with Of and call it directly.
 package control
 
 import (
@@ -31,8 +35,8 @@ type Option func(*Plane)
 // died); the default is an hour.
 func WithTurnTTL(d time.Duration) Option { return func(p *Plane) { p.turnTTL = d } }
 
-// New returns the control plane over e. Give it to e (e.SetControl) so
-// that the engine's own operations take their control steps through it.
+// New returns a control plane over e. An engine has one: open it With
+// the options, and take its plane with Of.
 func New(e *engine.Engine, opts ...Option) *Plane {
 	p := &Plane{e: e, turnTTL: time.Hour, now: time.Now}
 	for _, o := range opts {
@@ -42,6 +46,22 @@ func New(e *engine.Engine, opts ...Option) *Plane {
 }
 
 var _ engine.ControlPlane = (*Plane)(nil)
+
+// With returns an engine.Open option that gives the engine a Plane made
+// with opts, the one Of returns.
+func With(opts ...Option) engine.Option {
+	return engine.WithControl(func(e *engine.Engine) engine.ControlPlane { return New(e, opts...) })
+}
+
+// Of returns the Plane of an engine opened With one, or a new Plane with
+// the default options for an engine opened without (whose own operations
+// then take no control step).
+func Of(e *engine.Engine) *Plane {
+	if p, ok := e.Control().(*Plane); ok {
+		return p
+	}
+	return New(e)
+}
 
 // writeFileAtomic writes data to path by a rename, so a reader never sees
 // a partial file.

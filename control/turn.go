@@ -121,7 +121,7 @@ func (p *Plane) applyChoice(ctx context.Context, r engine.Ref, data json.RawMess
 	if err := json.Unmarshal(data, &c); err != nil {
 		return "", fmt.Errorf("choice: %v: %w", err, tine.ErrInvalid)
 	}
-	pending, err := p.e.Pending(ctx, r.Workspace.ID)
+	pending, err := p.Pending(ctx, r.Workspace.ID)
 	if err != nil {
 		return "", err
 	}
@@ -131,10 +131,10 @@ func (p *Plane) applyChoice(ctx context.Context, r engine.Ref, data json.RawMess
 		}
 		by := "a prompt to " + r.Run.Name
 		if c.Verb == "refuse" {
-			_, err := p.e.Refuse(ctx, a.ID, by)
+			_, err := p.Refuse(ctx, a.ID, by)
 			return "refused " + a.ID, err
 		}
-		if _, err := p.e.Approve(ctx, a.ID, by); err != nil {
+		if _, err := p.Approve(ctx, a.ID, by); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("approved %s: %s done", a.ID, a.Action), nil

@@ -1,4 +1,4 @@
-package control
+package control_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 )
@@ -20,7 +21,7 @@ func TestInTurn_BoundedByTheTurnTTL(t *testing.T) {
 	}
 	defer e.Close()
 	r := engine.Ref{Workspace: &tine.Workspace{ID: "w1"}, Run: &tine.Run{ID: "r1"}}
-	short, def := New(e, WithTurnTTL(time.Minute)), New(e)
+	short, def := control.New(e, control.WithTurnTTL(time.Minute)), control.New(e)
 	if short.InTurn(r) || def.InTurn(r) {
 		t.Fatal("in a turn without a turn file")
 	}

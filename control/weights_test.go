@@ -1,9 +1,11 @@
-package control
+package control_test
 
 import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/tinehq/tine/control"
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
@@ -19,7 +21,7 @@ func TestLearnFromChoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	p := New(e)
+	p := control.Of(e)
 	if err := os.MkdirAll(lay.Workspace("ws").Dir(), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,15 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
-	"github.com/tinehq/tine/evidence"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tinehq/tine/control"
+	"github.com/tinehq/tine/evidence"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
@@ -34,6 +36,7 @@ var pages = []string{"overview", "group", "run", "confirm", "message"}
 type Handler struct {
 	e     *engine.Engine
 	rt    *runtime.Manager // the processes of e's runs
+	cp    *control.Plane   // e's control plane: approvals
 	token string           // required bearer token or cookie; "" disables the check
 	csrf  string           // per-process token every form carries
 	mux   *http.ServeMux
@@ -50,7 +53,7 @@ type Handler struct {
 // every form embeds, and come from the same origin. With WithForkRuns, a
 // live run's page also offers a form that starts a fork-run of it.
 func New(e *engine.Engine, token string, opts ...Option) http.Handler {
-	h := &Handler{e: e, rt: runtime.Of(e), token: token, csrf: randomToken(), mux: http.NewServeMux(), tmpl: parsePages()}
+	h := &Handler{e: e, rt: runtime.Of(e), cp: control.Of(e), token: token, csrf: randomToken(), mux: http.NewServeMux(), tmpl: parsePages()}
 	for _, o := range opts {
 		o(h)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 )
@@ -302,7 +303,7 @@ func TestHandler_Approvals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	merge, err := f.e.RequestResolution(f.ctx, actor, engine.Resolution{Action: "merge", Run: actor.Run.ID})
+	merge, err := control.Of(f.e).RequestResolution(f.ctx, actor, control.Resolution{Action: "merge", Run: actor.Run.ID})
 	if err != nil {
 		t.Fatalf("RequestResolution: %v", err)
 	}

@@ -100,7 +100,7 @@ func approveInBrowser(t *testing.T, ctx context.Context, f *fixture, base string
 	}
 	actor := engine.Ref{Workspace: f.src.Workspace, Run: res.Forks[0]}
 	writeFile(t, filepath.Join(f.e.Path(actor.Workspace, actor.Run), "asked.txt"), "please merge\n")
-	a, err := f.e.RequestResolution(f.ctx, actor, engine.Resolution{Action: "merge", Run: actor.Run.ID})
+	a, err := control.Of(f.e).RequestResolution(f.ctx, actor, control.Resolution{Action: "merge", Run: actor.Run.ID})
 	if err != nil {
 		t.Fatalf("RequestResolution: %v", err)
 	}
@@ -218,7 +218,7 @@ func daemon(t *testing.T) (*engine.Engine, engine.Ref, *httpapi.Server) {
 	root := t.TempDir()
 	w := enginetest.New(t, enginetest.Options{Backend: "overlay", Home: filepath.Join(root, "home"), Path: filepath.Join(root, "app"),
 		Files: map[string]string{"main.txt": "hello\n"}})
-	api := httpapi.New(w.Engine, control.New(w.Engine), "")
+	api := httpapi.New(w.Engine, "")
 	t.Cleanup(func() { // before the workspace is released
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()

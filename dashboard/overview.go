@@ -80,7 +80,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	pending, err := h.e.Pending(ctx, "")
+	pending, err := h.cp.Pending(ctx, "")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -198,9 +198,9 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch r.PathValue("decision") {
 	case "approve":
-		_, err = h.e.Approve(context.WithoutCancel(r.Context()), id, "dashboard")
+		_, err = h.cp.Approve(context.WithoutCancel(r.Context()), id, "dashboard")
 	case "refuse":
-		_, err = h.e.Refuse(context.WithoutCancel(r.Context()), id, "dashboard")
+		_, err = h.cp.Refuse(context.WithoutCancel(r.Context()), id, "dashboard")
 	default:
 		h.failCode(w, http.StatusNotFound, "no action "+r.PathValue("decision")+" on approvals")
 		return

@@ -26,7 +26,7 @@ type Engine struct {
 	backend  func(name string) (layer.Backend, error)
 	drivers  layer.Drivers
 	obs      Observer     // told of each operation; see SetObserver
-	ctl      ControlPlane // the control steps of the engine's operations; see SetControl
+	ctl      ControlPlane // the control steps of the engine's operations; see WithControl
 	warnings io.Writer    // where warn writes
 	rt       Runtime      // runs the runs' processes; see WithRuntime
 }
@@ -59,6 +59,9 @@ func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
 	e := &Engine{home: home, lay: layout.New(home), now: time.Now, drivers: o.drivers, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings, rt: noRuntime{}}
 	if o.runtime != nil {
 		e.rt = o.runtime(e)
+	}
+	if o.control != nil {
+		e.ctl = o.control(e)
 	}
 	e.backend = e.newBackend
 	e.store = &manifestStore{Store: st, home: home, warn: e.warn}

@@ -85,7 +85,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	}
 	// The parent's capability dies before its files are cloned; it and
 	// every fork get fresh ones after, whatever happens.
-	if err := e.revokeCap(ctx, p.Run); err != nil {
+	if err := e.ctl.RevokeCap(ctx, p.Run); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -93,7 +93,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		if res != nil {
 			runs = append(runs, res.Forks...)
 		}
-		if cerr := e.IssueCaps(ctx, p.Workspace, runs...); cerr != nil && err == nil {
+		if cerr := e.ctl.IssueCaps(ctx, p.Workspace, runs...); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()

@@ -69,6 +69,7 @@ func TestChoose_WritesHistoryAndResolution(t *testing.T) {
 
 // chosenSpy is a ControlPlane that records what Choose told it.
 type chosenSpy struct {
+	NopControlPlane
 	ws, chosen string
 	v          *grouprec.Verdict
 	calls      int
@@ -85,7 +86,8 @@ func (s *chosenSpy) Chosen(ws string, v *grouprec.Verdict, chosen string) error 
 func TestChoose_TellsTheControlPlane(t *testing.T) {
 	f := newFixture(t, "copy")
 	spy := &chosenSpy{}
-	f.e.SetControl(spy)
+	f.e.Close()
+	f.open(WithControl(func(*Engine) ControlPlane { return spy }))
 	res, err := f.e.Fork(f.ctx, f.ref.Run.ID, ForkOptions{Copies: 2})
 	if err != nil {
 		t.Fatal(err)

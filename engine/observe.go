@@ -74,6 +74,10 @@ func (e *Engine) SetObserver(o Observer) {
 	e.obs = o
 }
 
+// Observer returns the observer of e's operations, which the control
+// plane tells of the approvals it carries out.
+func (e *Engine) Observer() Observer { return e.obs }
+
 // mergeClock times the two phases of a merge for the observer.
 type mergeClock struct {
 	t           time.Time

@@ -36,7 +36,8 @@ type options struct {
 	open     func(path string) (StoreFile, error)
 	drivers  layer.Drivers
 	warnings io.Writer
-	runtime  func(*Engine) Runtime // see WithRuntime
+	runtime  func(*Engine) Runtime      // see WithRuntime
+	control  func(*Engine) ControlPlane // see WithControl
 }
 
 // WithStore says how to open the store file of the state directory; tine

@@ -33,7 +33,7 @@ func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool
 	if p.Run.Role != tine.RoleFork {
 		return nil, fmt.Errorf("%s is the %s, not a fork: %w", p.Run.Name, p.Run.Role, tine.ErrState)
 	}
-	src, since, err := e.sourceAndForkPoint(ctx, p)
+	src, since, err := e.SourceAndForkPoint(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +57,10 @@ func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool
 	return e.promote(ctx, be, p, src)
 }
 
-// sourceAndForkPoint finds the workspace's source and the version at which
-// the fork's line of ancestry left it.
-func (e *Engine) sourceAndForkPoint(ctx context.Context, p Ref) (Ref, *tine.Version, error) {
+// SourceAndForkPoint finds the source of fork p's workspace and the
+// version at which p's line of ancestry left it; it wraps tine.ErrState
+// when p does not descend from the current source.
+func (e *Engine) SourceAndForkPoint(ctx context.Context, p Ref) (Ref, *tine.Version, error) {
 	var src Ref
 	var since string
 	err := e.store.View(ctx, func(tx tine.Tx) error {
@@ -167,7 +168,7 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 	if err := e.switchFiles(ctx, be, p, fresh, oldBr, newBr); err != nil {
 		return nil, fmt.Errorf("promoted in the store, but moving the files failed (the next tine command retries): %w", err)
 	}
-	if err := e.offerDeferredEffects(ctx, p); err != nil {
+	if err := e.ctl.Promoted(ctx, p); err != nil {
 		e.warn("%s is the source now, but the effects it asked for as a fork were not offered: %v", p.Run.Name, err)
 	}
 	return &PromoteResult{Run: p.Run, Retired: src.Run, Saved: saved}, nil

@@ -105,7 +105,7 @@ func (e *Engine) reissueCaps(ctx context.Context, ws string) error {
 	if err != nil || len(runs) == 0 {
 		return err
 	}
-	return e.IssueCaps(ctx, w, runs...)
+	return e.ctl.IssueCaps(ctx, w, runs...)
 }
 
 // rebuildStore does Rebuild's work up to the new store's last commit.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/agent"
-	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/agentmock"
 )
@@ -55,7 +54,7 @@ func benchForkRunAgent(b *testing.B, kind agent.Kind, n int) {
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
-		rep, err := forkrun.Run(bw.ctx, forkrun.NewHost(bw.e, control.New(bw.e)), o)
+		rep, err := forkrun.Run(bw.ctx, forkrun.NewHost(bw.e), o)
 		d := time.Since(t0)
 		b.StopTimer()
 		if err != nil && rep != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/agent"
-	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
@@ -61,7 +60,7 @@ func benchForkRun(b *testing.B, n int) {
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
-		rep, err := forkrun.Run(bw.ctx, forkrun.NewHost(bw.e, control.New(bw.e)), bw.options(n))
+		rep, err := forkrun.Run(bw.ctx, forkrun.NewHost(bw.e), bw.options(n))
 		done := time.Now()
 		b.StopTimer()
 		if err != nil {

@@ -73,11 +73,11 @@ type host struct {
 	Records
 }
 
-// NewHost is the Host that runs fork-runs for real, over engine e and its
-// control plane cp: the one place where forkrun's roles meet the values
-// that fill them.
-func NewHost(e *engine.Engine, cp *control.Plane) Host {
-	return host{Versions: e, Processes: runtime.Of(e), Records: records{Engine: e, cp: cp}}
+// NewHost is the Host that runs fork-runs for real, over engine e, its
+// runtime and its control plane (runtime.Of, control.Of): the one place
+// where forkrun's roles meet the values that fill them.
+func NewHost(e *engine.Engine) Host {
+	return host{Versions: e, Processes: runtime.Of(e), Records: records{Engine: e, cp: control.Of(e)}}
 }
 
 // records are the engine's records with the control plane's judge weights.

@@ -50,7 +50,7 @@ func TestRun_ChargesAgainstTheAggregateCap(t *testing.T) {
 		Agent:  agent.Config{Kind: agent.CommandKind, Args: []string{"sh", "-c", cmd}},
 		Budget: 1, Aggregate: 0.1, Mode: forkrun.Manual, Progress: pl.update,
 	}
-	rep, err := forkrun.Run(context.Background(), forkrun.NewHost(e, control.New(e)), o)
+	rep, err := forkrun.Run(context.Background(), forkrun.NewHost(e), o)
 	if err != nil && rep == nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestRun_InterruptKillsAgentsAndKeepsForks(t *testing.T) {
 	guard := time.AfterFunc(20*time.Second, func() { t.Error("the agents were never seen running"); cancel() })
 	defer guard.Stop()
 	t0 := time.Now()
-	rep, err := forkrun.Run(ctx, forkrun.NewHost(e, control.New(e)), o)
+	rep, err := forkrun.Run(ctx, forkrun.NewHost(e), o)
 	if err == nil || rep == nil {
 		t.Fatalf("interrupted fork-run: report %v, error %v", rep != nil, err)
 	}
@@ -179,7 +179,7 @@ func TestRun_ClaudeSessionFromTheHookFirst(t *testing.T) {
 	}
 	run := func() *forkrun.Report {
 		t.Helper()
-		rep, err := forkrun.Run(ctx, forkrun.NewHost(e, control.New(e)), forkrun.Options{Source: "ws/source", Prompt: "p", N: 1, Mode: forkrun.Manual,
+		rep, err := forkrun.Run(ctx, forkrun.NewHost(e), forkrun.Options{Source: "ws/source", Prompt: "p", N: 1, Mode: forkrun.Manual,
 			Agent: agent.Config{Kind: agent.Claude, Binary: bin}, AgentEnv: []string{"HOME=" + home}})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
@@ -193,7 +193,7 @@ func TestRun_ClaudeSessionFromTheHookFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := control.New(e).RecordEvidence(ctx, src, engine.EvidenceTurnStarted, json.RawMessage(`{"agent":"claude","session_id":"hooked"}`)); err != nil {
+	if _, err := control.Of(e).RecordEvidence(ctx, src, engine.EvidenceTurnStarted, json.RawMessage(`{"agent":"claude","session_id":"hooked"}`)); err != nil {
 		t.Fatal(err)
 	}
 	rep := run()

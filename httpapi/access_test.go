@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/internal/mnt"
@@ -42,7 +41,7 @@ func TestAccess_OwnWorkspacesOnly(t *testing.T) {
 		t.Cleanup(func() { e.Release(ctx, dir, true); mnt.UnmountAll(dir) })
 	}
 	t.Cleanup(func() { e.Close() })
-	s := New(e, control.New(e), "")
+	s := New(e, "")
 	ann := &caller{uid: 4001, gid: 4001, gids: map[int]bool{4001: true}}
 	annInTeam := &caller{uid: 4001, gid: 4001, gids: map[int]bool{4001: true, 4100: true}}
 	do := func(c *caller, method, path string) (int, string) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/effect"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/runtime"
@@ -116,7 +117,7 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 		}
 		if !req.DryRun {
 			body, _ := json.Marshal(req)
-			s.requestApproval(w, r, actor, engine.Resolution{Action: tine.ActionMerge, Run: actor.Run.ID, Args: body})
+			s.requestApproval(w, r, actor, control.Resolution{Action: tine.ActionMerge, Run: actor.Run.ID, Args: body})
 			return
 		}
 	}
@@ -144,7 +145,7 @@ func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 		return
 	} else if actor != nil {
 		body, _ := json.Marshal(req)
-		s.requestApproval(w, r, actor, engine.Resolution{Action: tine.ActionPromote, Run: r.PathValue("ref"), Args: body})
+		s.requestApproval(w, r, actor, control.Resolution{Action: tine.ActionPromote, Run: r.PathValue("ref"), Args: body})
 		return
 	}
 	res, err := s.e.Promote(ctxOf(r), r.PathValue("ref"), req.DropSourceChanges)
@@ -165,7 +166,7 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 	if actor, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionDiscard); !ok {
 		return
 	} else if actor != nil {
-		s.requestApproval(w, r, actor, engine.Resolution{Action: tine.ActionDiscard, Run: r.PathValue("ref")})
+		s.requestApproval(w, r, actor, control.Resolution{Action: tine.ActionDiscard, Run: r.PathValue("ref")})
 		return
 	}
 	runs, err := s.e.Discard(ctxOf(r), r.PathValue("ref"), req.Force)
@@ -230,7 +231,7 @@ func (s *Server) choose(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		body, _ := json.Marshal(req)
-		s.requestApproval(w, r, actor, engine.Resolution{Action: tine.ActionChoose, Run: req.Run, Group: r.PathValue("ref"), Args: body})
+		s.requestApproval(w, r, actor, control.Resolution{Action: tine.ActionChoose, Run: req.Run, Group: r.PathValue("ref"), Args: body})
 		return
 	}
 	res, err := s.e.Choose(ctxOf(r), r.PathValue("ref"), req.Run, req.Promote)
@@ -336,7 +337,7 @@ func (s *Server) effect(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fmt.Errorf("a run asks for effects for itself only: %w", capability.ErrScope))
 		return
 	}
-	ans, err := s.e.RequestEffect(ctxOf(r), *actor, req)
+	ans, err := s.cp.RequestEffect(ctxOf(r), *actor, req)
 	code := http.StatusAccepted
 	if ans != nil && ans.Receipt != nil {
 		code = http.StatusOK

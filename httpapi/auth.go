@@ -11,6 +11,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 )
 
@@ -146,8 +147,8 @@ func (s *Server) allowGroup(w http.ResponseWriter, r *http.Request, ref string) 
 
 // requestApproval records a resolution asked for by a run, answering 202
 // with the pending approval.
-func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request, actor *engine.Ref, res engine.Resolution) {
-	a, err := s.e.RequestResolution(ctxOf(r), *actor, res)
+func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request, actor *engine.Ref, res control.Resolution) {
+	a, err := s.cp.RequestResolution(ctxOf(r), *actor, res)
 	if err != nil {
 		writeErr(w, err)
 		return

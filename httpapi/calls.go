@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/effect"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
@@ -233,8 +234,8 @@ func (c *Client) Promote(ctx context.Context, ref string, req PromoteRequest) (*
 
 // Effect asks for an outside effect of run ref (tine effect): done already
 // (the answer's Receipt), or pending a person's approval.
-func (c *Client) Effect(ctx context.Context, ref string, req effect.Request) (*engine.EffectAnswer, error) {
-	return post[engine.EffectAnswer](ctx, c, runPath(ref, "effects"), req)
+func (c *Client) Effect(ctx context.Context, ref string, req effect.Request) (*control.EffectAnswer, error) {
+	return post[control.EffectAnswer](ctx, c, runPath(ref, "effects"), req)
 }
 
 // Start starts run ref's supervisor and services.
@@ -270,8 +271,8 @@ func (c *Client) Approvals(ctx context.Context, ws string) ([]*tine.Approval, er
 
 // Approve approves approval id and carries out its action; the answer
 // says what was approved even when the action failed.
-func (c *Client) Approve(ctx context.Context, id string, req DecideRequest) (*engine.Approved, error) {
-	return post[engine.Approved](ctx, c, "/v1/approvals/"+url.PathEscape(id)+"/approve", req)
+func (c *Client) Approve(ctx context.Context, id string, req DecideRequest) (*control.Approved, error) {
+	return post[control.Approved](ctx, c, "/v1/approvals/"+url.PathEscape(id)+"/approve", req)
 }
 
 // AttachPath is the path of POST /v1/runs/{ref}/attach, whose answer

@@ -357,7 +357,7 @@ func (s *Server) groupOf(ctx context.Context, ref string) (*tine.Group, error) {
 }
 
 // host is what the fork-runs this server starts run on.
-func (s *Server) host() forkrun.Host { return forkrun.NewHost(s.e, s.cp) }
+func (s *Server) host() forkrun.Host { return forkrun.NewHost(s.e) }
 
 func hasReport(e *engine.Engine, g *tine.Group) bool {
 	return grouprec.Open(e.Layout().Group(g.Workspace, g.ID)).HasReport()

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/httpapi"
@@ -38,7 +37,7 @@ func newAPIServer(t testing.TB, token string) (*httptest.Server, *engine.Engine,
 		backend = "overlay"
 	}
 	e := enginetest.New(t, enginetest.Options{Backend: backend, Files: map[string]string{"a.txt": "a\n"}}).Engine
-	api := httpapi.New(e, control.New(e), token)
+	api := httpapi.New(e, token)
 	srv := httptest.NewServer(api)
 	t.Cleanup(func() { // before the workspace is released
 		srv.Close()

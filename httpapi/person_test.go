@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/runtime"
 )
@@ -59,7 +58,7 @@ func unixSocket(t *testing.T, srv *http.Server) string {
 func TestServer_TrickledBodyTimesOut(t *testing.T) {
 	_, e := newAPI(t, "")
 	const body = 300 * time.Millisecond
-	srv := httpapi.NewHTTPServer(httpapi.New(e, control.New(e), ""), httpapi.Timeouts{Header: time.Second, Body: body, Idle: time.Second}, httpapi.ConnContext)
+	srv := httpapi.NewHTTPServer(httpapi.New(e, ""), httpapi.Timeouts{Header: time.Second, Body: body, Idle: time.Second}, httpapi.ConnContext)
 	c, err := net.Dial("unix", unixSocket(t, srv))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +104,7 @@ func TestConnContext_OtherPidNamespaceIsNoPerson(t *testing.T) {
 		t.Skip("requires python3")
 	}
 	_, e := newAPI(t, "")
-	sock := unixSocket(t, &http.Server{Handler: httpapi.New(e, control.New(e), ""), ConnContext: httpapi.ConnContext})
+	sock := unixSocket(t, &http.Server{Handler: httpapi.New(e, ""), ConnContext: httpapi.ConnContext})
 	ask := func(clone uintptr, method, path string) string {
 		t.Helper()
 		script := `import socket, sys
@@ -146,29 +145,29 @@ func TestRunSockets_FollowRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { runtime.Of(e).Stop(ctx, "source") })
-	rs := httpapi.NewRunSockets(e, httpapi.New(e, control.New(e), ""), httpapi.DefaultTimeouts)
+	rs := httpapi.NewRunSockets(e, httpapi.New(e, ""), httpapi.DefaultTimeouts)
 	t.Cleanup(func() { rs.Shutdown(ctx) })
 	if err := rs.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := e.FindRun(ctx, "source")
-	if p := rs.Paths()[r.Run.ID]; p != e.RunSocketPath(r) {
-		t.Fatalf("run sockets %v, want %s", rs.Paths(), e.RunSocketPath(r))
+	if p := rs.Paths()[r.Run.ID]; p != e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket() {
+		t.Fatalf("run sockets %v, want %s", rs.Paths(), e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket())
 	}
-	cl := httpapi.NewClient(e.RunSocketPath(r), nil)
+	cl := httpapi.NewClient(e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket(), nil)
 	var rows []httpapi.RunRow
 	if code, err := cl.Do(ctx, "GET", "/v1/runs", nil, &rows); code != 403 {
 		t.Errorf("an unsigned request on a run's socket = %d %v", code, err)
 	}
-	if err := os.Remove(e.RunSocketPath(r)); err != nil {
+	if err := os.Remove(e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket()); err != nil {
 		t.Fatal(err)
 	}
 	rs.Sync(ctx)
-	if _, err := os.Stat(e.RunSocketPath(r)); err != nil {
+	if _, err := os.Stat(e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket()); err != nil {
 		t.Errorf("a removed run socket is not made again: %v", err)
 	}
 	rs.Shutdown(ctx)
-	if _, err := os.Stat(e.RunSocketPath(r)); err == nil {
+	if _, err := os.Stat(e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket()); err == nil {
 		t.Error("a run socket remains after shutdown")
 	}
 }

@@ -135,7 +135,7 @@ func (rs *RunSockets) Sync(ctx context.Context) error {
 
 // listen serves run r's socket.
 func (rs *RunSockets) listen(r engine.Ref) (*runSocket, error) {
-	path := rs.e.RunSocketPath(r)
+	path := rs.e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket()
 	ln, err := listenUnixAt(path)
 	if err != nil {
 		return nil, err

@@ -32,11 +32,13 @@ type Server struct {
 	forkRuns *forkRuns // the fork-runs it started that have not ended
 }
 
-// New returns a server of e and its control plane cp. Requests must carry token as a bearer token
+// New returns a server of e, its runtime and its control plane (runtime.Of,
+// control.Of). Requests must carry token as a bearer token
 // unless it is empty (the unix socket, whose file mode is the access
 // control). The fork-runs it starts run until they end or Shutdown.
-func New(e *engine.Engine, cp *control.Plane, token string, opts ...Option) *Server {
-	s := &Server{e: e, cp: cp, rt: runtime.Of(e), verifier: e.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now(),
+func New(e *engine.Engine, token string, opts ...Option) *Server {
+	cp := control.Of(e)
+	s := &Server{e: e, cp: cp, rt: runtime.Of(e), verifier: cp.Verifier(), token: token, mux: http.NewServeMux(), start: time.Now(),
 		hooks: func(string, string, time.Duration) {}, forkRuns: newForkRuns()}
 	for _, o := range opts {
 		o(s)
@@ -324,7 +326,7 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	list, err := s.e.Pending(r.Context(), r.URL.Query().Get("workspace"))
+	list, err := s.cp.Pending(r.Context(), r.URL.Query().Get("workspace"))
 	mine := s.usable(r)
 	out := []*tine.Approval{}
 	for _, a := range list {
@@ -341,7 +343,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	if !s.personOnly(w, r) || !decodeOrFail(w, r, &req) {
 		return
 	}
-	res, err := s.e.Approve(ctxOf(r), r.PathValue("id"), decider(r, req))
+	res, err := s.cp.Approve(ctxOf(r), r.PathValue("id"), decider(r, req))
 	if err != nil && res != nil {
 		writeErrWith(w, err, res)
 		return
@@ -354,7 +356,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request) {
 	if !s.personOnly(w, r) || !decodeOrFail(w, r, &req) {
 		return
 	}
-	a, err := s.e.Refuse(ctxOf(r), r.PathValue("id"), decider(r, req))
+	a, err := s.cp.Refuse(ctxOf(r), r.PathValue("id"), decider(r, req))
 	handle(w, http.StatusOK, a, err)
 }
 

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/httpapi"
@@ -45,7 +44,7 @@ func serveAPI(t *testing.T, e *engine.Engine) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: httpapi.New(e, control.New(e), ""), ConnContext: httpapi.ConnContext}
+	srv := &http.Server{Handler: httpapi.New(e, ""), ConnContext: httpapi.ConnContext}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return sock

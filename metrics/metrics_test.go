@@ -20,6 +20,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/merge"
@@ -97,12 +98,12 @@ func (f *fixture) exercise() {
 	if _, err := e.Discard(ctx, b.ID, true); err != nil {
 		t.Fatalf("Discard(b): %v", err)
 	}
-	appr, err := e.RequestResolution(ctx, engine.Ref{Workspace: f.src.Workspace, Run: c},
-		engine.Resolution{Action: tine.ActionDiscard, Run: a.ID})
+	appr, err := control.Of(e).RequestResolution(ctx, engine.Ref{Workspace: f.src.Workspace, Run: c},
+		control.Resolution{Action: tine.ActionDiscard, Run: a.ID})
 	if err != nil {
 		t.Fatalf("RequestResolution: %v", err)
 	}
-	if _, err := e.Approve(ctx, appr.ID, "tester"); err != nil {
+	if _, err := control.Of(e).Approve(ctx, appr.ID, "tester"); err != nil {
 		t.Fatalf("Approve: %v", err)
 	}
 	if _, err := e.Rollback(ctx, f.src.Run.ID, fr.Version.ID); err != nil {

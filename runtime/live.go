@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/config"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/netns"
@@ -236,7 +237,7 @@ func (m *Manager) prepare(ctx context.Context, r engine.Ref, cfg *config.Config,
 			return p
 		}
 	}
-	if p.err = m.eng.IssueCaps(ctx, r.Workspace, r.Run); p.err != nil {
+	if p.err = control.Of(m.eng).IssueCaps(ctx, r.Workspace, r.Run); p.err != nil { // the run's token, which its supervisor binds
 		return p
 	}
 	p.cg, p.err = m.cgroup(r, cfg)

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
 )
@@ -33,12 +34,12 @@ changed since it was offered (its state, or the files it would carry).`,
   tine approve a1b2c3d4`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var res *engine.Approved
+			var res *control.Approved
 			var err error
 			if a.remote() {
 				res, err = a.daemon().Approve(c.Context(), args[0], httpapi.DecideRequest{By: person()})
 			} else if lerr := a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err = e.Approve(c.Context(), args[0], person())
+				res, err = control.Of(e).Approve(c.Context(), args[0], person())
 				return nil
 			}); lerr != nil {
 				return lerr

@@ -37,7 +37,7 @@ and why, each fork's changed paths and history, and the approvals asked for.
 				x, err = cl.Export(c.Context(), args[0])
 				return err
 			}, func(e *engine.Engine) (err error) {
-				x, err = forkrun.ExportGroup(c.Context(), forkrun.NewHost(e, plane(e)), args[0])
+				x, err = forkrun.ExportGroup(c.Context(), forkrun.NewHost(e), args[0])
 				return err
 			})
 			if err != nil {

@@ -231,7 +231,7 @@ func readPrompt(text, file string) (string, error) {
 // forkRun runs the fork-run and prints its report.
 func (a *app) forkRun(ctx context.Context, e *engine.Engine, o forkrun.Options, asJSON bool) error {
 	progress := o.Progress
-	rep, err := forkrun.Run(ctx, forkrun.NewHost(e, plane(e)), o)
+	rep, err := forkrun.Run(ctx, forkrun.NewHost(e), o)
 	if rep == nil {
 		return err
 	}

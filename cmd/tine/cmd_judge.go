@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/grouprec"
@@ -41,7 +42,7 @@ moves them toward what the chosen fork had (tine judge reset-weights).`,
 					return err
 				}
 				st := forkrun.Stats(h)
-				if st.Weights, err = plane(e).AllJudgeWeights(c.Context()); err != nil {
+				if st.Weights, err = control.Of(e).AllJudgeWeights(c.Context()); err != nil {
 					return err
 				}
 				if asJSON {
@@ -103,7 +104,7 @@ func newJudgeResetWeights(a *app) *cobra.Command {
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				if err := plane(e).ResetJudgeWeights(c.Context(), args[0]); err != nil {
+				if err := control.Of(e).ResetJudgeWeights(c.Context(), args[0]); err != nil {
 					return err
 				}
 				fmt.Fprintf(a.stdout, "weights of %s reset to the built-in ones\n", args[0])

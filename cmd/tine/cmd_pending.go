@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
 )
@@ -29,7 +30,7 @@ code inside runs asked for, with the evidence gathered when they were asked
 				list, err = cl.Approvals(c.Context(), firstArg(args))
 				return err
 			}, func(e *engine.Engine) (err error) {
-				list, err = e.Pending(c.Context(), firstArg(args))
+				list, err = control.Of(e).Pending(c.Context(), firstArg(args))
 				return err
 			})
 			if err != nil {

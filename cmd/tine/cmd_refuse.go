@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
 )
@@ -22,7 +23,7 @@ func newRefuse(a *app) *cobra.Command {
 				ap, err = cl.Refuse(c.Context(), args[0], httpapi.DecideRequest{By: person()})
 				return err
 			}, func(e *engine.Engine) (err error) {
-				ap, err = e.Refuse(c.Context(), args[0], person())
+				ap, err = control.Of(e).Refuse(c.Context(), args[0], person())
 				return err
 			})
 			if err != nil {

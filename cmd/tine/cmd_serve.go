@@ -94,7 +94,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	e.SetObserver(m)
 	// One API for every listener: the fork-runs it starts are seen, and
 	// canceled, from any of them.
-	api := httpapi.New(e, plane(e), "", httpapi.WithHookObserver(m.ObserveHook))
+	api := httpapi.New(e, "", httpapi.WithHookObserver(m.ObserveHook))
 	// Every run gets a socket of its own; what arrives on it is the run's.
 	// The people's socket refuses code inside runs.
 	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "")), httpapi.DefaultTimeouts)

@@ -32,7 +32,7 @@ agent_log.`,
 				s, err = cl.Summary(c.Context(), remoteRef(c.Context(), cl, args[0]))
 				return err
 			}, func(e *engine.Engine) (err error) {
-				s, err = forkrun.Summarize(c.Context(), forkrun.NewHost(e, plane(e)), args[0])
+				s, err = forkrun.Summarize(c.Context(), forkrun.NewHost(e), args[0])
 				return err
 			})
 			if err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/buildinfo"
 	"github.com/tinehq/tine/internal/display"
@@ -177,10 +176,6 @@ func defaultHome() string {
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".local", "share", "tine")
 }
-
-// plane is the control plane over e, as every command has it (a Plane
-// keeps no state of its own: two over one engine are the same).
-func plane(e *engine.Engine) *control.Plane { return control.New(e) }
 
 // withEngine runs fn with an open engine.
 //

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/layer/builtin"
 	"github.com/tinehq/tine/runtime"
@@ -11,7 +12,7 @@ import (
 
 // engineOptions wires the engine: the SQLite store, tine's backends in the
 // order auto tries them, warnings to standard error, the process runtime
-// (warning there too). Every command that
+// (warning there too) and the control plane. Every command that
 // opens a state directory (engine.Open, doctor's Diagnose, SetAside,
 // Rebuild and Purge) passes these.
 func (a *app) engineOptions() []engine.Option {
@@ -20,15 +21,11 @@ func (a *app) engineOptions() []engine.Option {
 		engine.WithBackends(builtin.Backends()...),
 		engine.WithWarnings(a.stderr),
 		runtime.With(runtime.Options{Warnings: a.stderr}),
+		control.With(),
 	}
 }
 
-// open opens the engine, sweeping first, and gives it its control plane.
+// open opens the engine, sweeping first.
 func (a *app) open(ctx context.Context) (*engine.Engine, error) {
-	e, err := engine.Open(ctx, a.home, a.engineOptions()...)
-	if err != nil {
-		return nil, err
-	}
-	e.SetControl(plane(e))
-	return e, nil
+	return engine.Open(ctx, a.home, a.engineOptions()...)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/loopfs"
 	"github.com/tinehq/tine/internal/mnt"
@@ -124,10 +125,11 @@ func Open(tb testing.TB, home string, opts ...engine.Option) *engine.Engine {
 }
 
 // EngineOptions are the options tine opens its engine with (the SQLite
-// store, tine's backends and the process runtime, as cmd/tine wires
-// them), then extra.
+// store, tine's backends, the process runtime and the control plane, as
+// cmd/tine wires them), then extra.
 func EngineOptions(extra ...engine.Option) []engine.Option {
-	return append([]engine.Option{engine.WithStore(sqlite.Open), engine.WithBackends(builtin.Backends()...), runtime.With(runtime.Options{})}, extra...)
+	return append([]engine.Option{engine.WithStore(sqlite.Open), engine.WithBackends(builtin.Backends()...),
+		runtime.With(runtime.Options{}), control.With()}, extra...)
 }
 
 // RequireOverlay skips the test unless it runs as root where overlay

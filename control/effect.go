@@ -1,4 +1,4 @@
-package engine
+package control
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/effect"
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/runenv"
 )
 
@@ -29,11 +30,11 @@ type EffectAnswer struct {
 // ask: a fork's work reaches the world through a merge or a promotion
 // first. A key already asked for answers with its approval (pending) or
 // its receipt (done), and nothing new is recorded.
-func (e *Engine) RequestEffect(ctx context.Context, actor Ref, req effect.Request) (*EffectAnswer, error) {
+func (p *Plane) RequestEffect(ctx context.Context, actor engine.Ref, req effect.Request) (*EffectAnswer, error) {
 	if actor.Run.Role != tine.RoleSource && actor.Run.Role != tine.RoleFork {
 		return nil, fmt.Errorf("%s is %s: %w", actor.Run.Name, actor.Run.Role, capability.ErrScope)
 	}
-	cfg, err := config.Load(e.Path(actor.Workspace, actor.Run))
+	cfg, err := config.Load(p.e.Path(actor.Workspace, actor.Run))
 	if err != nil {
 		return nil, err
 	}
@@ -41,8 +42,8 @@ func (e *Engine) RequestEffect(ctx context.Context, actor Ref, req effect.Reques
 	policy := cfg.Effects.FromForks
 	if fork { // the group's policy is the source's, not what the fork wrote
 		policy = ""
-		if src, _, err := e.sourceAndForkPoint(ctx, actor); err == nil {
-			if scfg, err := config.Load(e.Path(src.Workspace, src.Run)); err == nil {
+		if src, _, err := p.e.SourceAndForkPoint(ctx, actor); err == nil {
+			if scfg, err := config.Load(p.e.Path(src.Workspace, src.Run)); err == nil {
 				policy = scfg.Effects.FromForks
 			}
 		}
@@ -54,33 +55,33 @@ func (e *Engine) RequestEffect(ctx context.Context, actor Ref, req effect.Reques
 	if err := req.Check(cfg.Effects.Commands); err != nil {
 		return nil, fmt.Errorf("%v: %w", err, tine.ErrInvalid)
 	}
-	owner := OwnerAccount(actor.Workspace)
+	owner := engine.OwnerAccount(actor.Workspace)
 	env := runenv.For(actor.Workspace, actor.Run, os.Environ(), os.Getuid())
 	// A fork's files are at its view on the host; once promoted, at the
 	// workspace path, where the effect will run.
-	plan, err := effect.Resolve(ctx, req, e.Path(actor.Workspace, actor.Run), owner.Credential(), env)
+	plan, err := effect.Resolve(ctx, req, p.e.Path(actor.Workspace, actor.Run), owner.Credential(), env)
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", err, tine.ErrInvalid)
 	}
 	plan.Dir = actor.Workspace.Path
 	plan.Key = effect.KeyOf(plan)
-	if ans, err := e.effectAsked(ctx, actor, plan.Key); ans != nil || err != nil {
+	if ans, err := p.effectAsked(ctx, actor, plan.Key); ans != nil || err != nil {
 		return ans, err
 	}
 	if fork {
-		return e.deferEffect(ctx, actor, plan)
+		return p.deferEffect(ctx, actor, plan)
 	}
-	return e.offerEffect(ctx, actor, plan)
+	return p.offerEffect(ctx, actor, plan)
 }
 
 // offerEffect records plan, asked for by source run actor, as a pending
 // approval showing exactly what would be done.
-func (e *Engine) offerEffect(ctx context.Context, actor Ref, plan effect.Plan) (*EffectAnswer, error) {
+func (p *Plane) offerEffect(ctx context.Context, actor engine.Ref, plan effect.Plan) (*EffectAnswer, error) {
 	args, _ := json.Marshal(plan)
 	ev, _ := json.Marshal(map[string]any{"effect": effect.Describe(plan), "plan": plan})
 	a := &tine.Approval{Workspace: actor.Workspace.ID, Run: actor.Run.ID, Action: tine.ActionEffect, Args: args,
 		Evidence: ev, Fingerprint: approval.Fingerprint(actor.Run, effectReadiness), RequestedBy: actor.Run.ID}
-	if err := approval.Request(ctx, e.store, a, e.now()); err != nil {
+	if err := approval.Request(ctx, p.e.Store(), a, p.now()); err != nil {
 		return nil, err
 	}
 	return &EffectAnswer{Approval: a, Plan: plan, Message: fmt.Sprintf("waiting for a person: %s; tine approve %s", effect.Describe(plan), a.ID)}, nil
@@ -88,26 +89,24 @@ func (e *Engine) offerEffect(ctx context.Context, actor Ref, plan effect.Plan) (
 
 // deferEffect records plan, asked for by fork actor, to be offered to a
 // person once the fork is promoted (an event "effect.deferred").
-func (e *Engine) deferEffect(ctx context.Context, actor Ref, plan effect.Plan) (*EffectAnswer, error) {
-	err := e.store.Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(e.event(actor.Workspace.ID, actor.Run.ID, tine.EventEffectDefer, plan))
-	})
-	if err != nil {
+func (p *Plane) deferEffect(ctx context.Context, actor engine.Ref, plan effect.Plan) (*EffectAnswer, error) {
+	if err := p.e.AppendEvent(ctx, actor.Workspace.ID, actor.Run.ID, tine.EventEffectDefer, plan); err != nil {
 		return nil, err
 	}
 	return &EffectAnswer{Plan: plan, Message: fmt.Sprintf("recorded: once %s is promoted, a person is asked for %s", actor.Run.Name, effect.Describe(plan))}, nil
 }
 
-// offerDeferredEffects asks a person, now that fork r is the source, for
-// each effect it asked for as a fork (once per key).
-func (e *Engine) offerDeferredEffects(ctx context.Context, r Ref) error {
+// Promoted asks a person, now that fork r is the source, for each effect
+// it asked for as a fork (once per key). The engine's Promote calls it
+// (engine.ControlPlane).
+func (p *Plane) Promoted(ctx context.Context, r engine.Ref) error {
 	var plans []effect.Plan
-	err := e.store.View(ctx, func(tx tine.Tx) error {
+	err := p.e.Store().View(ctx, func(tx tine.Tx) error {
 		evs, err := tx.Events(tine.EventFilter{Run: r.Run.ID})
 		for _, ev := range evs {
-			var p effect.Plan
-			if ev.Kind == tine.EventEffectDefer && json.Unmarshal(ev.Detail, &p) == nil {
-				plans = append(plans, p)
+			var plan effect.Plan
+			if ev.Kind == tine.EventEffectDefer && json.Unmarshal(ev.Detail, &plan) == nil {
+				plans = append(plans, plan)
 			}
 		}
 		return err
@@ -115,15 +114,15 @@ func (e *Engine) offerDeferredEffects(ctx context.Context, r Ref) error {
 	if err != nil {
 		return err
 	}
-	now, err := e.FindRun(ctx, r.Run.ID)
+	now, err := p.e.FindRun(ctx, r.Run.ID)
 	if err != nil {
 		return err
 	}
-	for _, p := range plans {
-		if ans, err := e.effectAsked(ctx, now, p.Key); ans != nil || err != nil {
+	for _, plan := range plans {
+		if ans, err := p.effectAsked(ctx, now, plan.Key); ans != nil || err != nil {
 			continue
 		}
-		if _, err := e.offerEffect(ctx, now, p); err != nil {
+		if _, err := p.offerEffect(ctx, now, plan); err != nil {
 			return err
 		}
 	}
@@ -136,33 +135,33 @@ func (e *Engine) offerDeferredEffects(ctx context.Context, r Ref) error {
 const effectReadiness = "effect"
 
 // approvalReadiness is what an approval of action on r was offered on.
-func (e *Engine) approvalReadiness(ctx context.Context, r Ref, action tine.Action) string {
+func (p *Plane) approvalReadiness(ctx context.Context, r engine.Ref, action tine.Action) string {
 	if action == tine.ActionEffect {
 		return effectReadiness
 	}
-	return e.Readiness(ctx, r)
+	return p.Readiness(ctx, r)
 }
 
 // effectAsked finds run actor's earlier request with key: pending or
 // approved, its approval; carried out, its receipt too. Refused or expired
 // requests do not count.
-func (e *Engine) effectAsked(ctx context.Context, actor Ref, key string) (*EffectAnswer, error) {
+func (p *Plane) effectAsked(ctx context.Context, actor engine.Ref, key string) (*EffectAnswer, error) {
 	var found *EffectAnswer
-	err := e.store.View(ctx, func(tx tine.Tx) error {
+	err := p.e.Store().View(ctx, func(tx tine.Tx) error {
 		as, err := tx.Approvals(tine.ApprovalFilter{Workspace: actor.Workspace.ID})
 		if err != nil {
 			return err
 		}
 		for _, a := range as {
-			var p effect.Plan
-			if a.Action != tine.ActionEffect || a.Run != actor.Run.ID || json.Unmarshal(a.Args, &p) != nil || p.Key != key {
+			var plan effect.Plan
+			if a.Action != tine.ActionEffect || a.Run != actor.Run.ID || json.Unmarshal(a.Args, &plan) != nil || plan.Key != key {
 				continue
 			}
 			switch a.State {
 			case tine.ApprovalPending, tine.ApprovalApproved:
-				found = &EffectAnswer{Approval: a, Plan: p, Message: "already asked, waiting for a person: tine approve " + a.ID}
+				found = &EffectAnswer{Approval: a, Plan: plan, Message: "already asked, waiting for a person: tine approve " + a.ID}
 			case tine.ApprovalConsumed:
-				found = &EffectAnswer{Approval: a, Plan: p, Message: "already done (approval " + a.ID + "); not repeated"}
+				found = &EffectAnswer{Approval: a, Plan: plan, Message: "already done (approval " + a.ID + "); not repeated"}
 				found.Receipt, err = receiptOf(tx, actor, a.ID)
 				return err
 			}
@@ -173,7 +172,7 @@ func (e *Engine) effectAsked(ctx context.Context, actor Ref, key string) (*Effec
 }
 
 // receiptOf reads the receipt recorded for approval id on run r.
-func receiptOf(tx tine.Tx, r Ref, id string) (*effect.Receipt, error) {
+func receiptOf(tx tine.Tx, r engine.Ref, id string) (*effect.Receipt, error) {
 	evs, err := tx.Events(tine.EventFilter{Run: r.Run.ID})
 	if err != nil {
 		return nil, err
@@ -190,26 +189,32 @@ func receiptOf(tx tine.Tx, r Ref, id string) (*effect.Receipt, error) {
 // doEffect carries out a consumed approval of an effect, as the
 // workspace's owner, outside the run, and records its receipt as an event
 // "effect" of the run.
-func (e *Engine) doEffect(ctx context.Context, a *tine.Approval) (*effect.Receipt, error) {
-	var p effect.Plan
-	if err := unmarshalArgs(a.Args, &p); err != nil {
+func (p *Plane) doEffect(ctx context.Context, a *tine.Approval) (*effect.Receipt, error) {
+	var plan effect.Plan
+	if err := unmarshalArgs(a.Args, &plan); err != nil {
 		return nil, err
 	}
-	r, err := e.FindRun(ctx, a.Run)
+	r, err := p.e.FindRun(ctx, a.Run)
 	if err != nil {
 		return nil, err
 	}
-	owner := OwnerAccount(r.Workspace)
-	rec := effect.Do(ctx, p, a.ID, owner.Credential(), runenv.For(r.Workspace, r.Run, os.Environ(), os.Getuid()))
-	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(e.event(r.Workspace.ID, r.Run.ID, tine.EventEffect, rec))
-	})
+	owner := engine.OwnerAccount(r.Workspace)
+	rec := effect.Do(ctx, plan, a.ID, owner.Credential(), runenv.For(r.Workspace, r.Run, os.Environ(), os.Getuid()))
+	err = p.e.AppendEvent(ctx, r.Workspace.ID, r.Run.ID, tine.EventEffect, rec)
 	if err == nil && !rec.OK {
 		why := rec.Error
 		if why == "" {
 			why = strings.TrimSpace(rec.Output)
 		}
-		err = fmt.Errorf("%s failed (status %d): %s", effect.Describe(p), rec.Status, firstLine(why))
+		err = fmt.Errorf("%s failed (status %d): %s", effect.Describe(plan), rec.Status, firstLine(why))
 	}
 	return &rec, err
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
