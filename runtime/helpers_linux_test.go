@@ -62,13 +62,13 @@ func (f *fixture) start(t *testing.T, ref string) int {
 }
 
 // kinds lists the kinds of run r's events, oldest first.
-func (f *fixture) kinds(t *testing.T, r engine.Ref) []string {
+func (f *fixture) kinds(t *testing.T, r engine.Ref) []tine.EventKind {
 	t.Helper()
 	evs, err := f.w.Engine.Events(f.ctx, tine.EventFilter{Run: r.Run.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	var out []tine.EventKind
 	for _, ev := range evs {
 		out = append(out, ev.Kind)
 	}

@@ -189,7 +189,7 @@ func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) 
 	if cell != nil && spec.Confine != nil {
 		spec.Confine.Writable, spec.Egress = cellConfinement(cell, r, cfg, m.cellTmp(r))
 	}
-	start := map[string]any{"pid": 0, "addr": r.Run.Addr}
+	start := map[string]any{"pid": 0}
 	if spec.Secrets = secretsPolicy(r, cfg); spec.Secrets != nil {
 		start["secrets"] = secretsEvidence(spec.Secrets, spec.Env)
 	}
@@ -214,7 +214,8 @@ func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) 
 		netns.Detach(r.Run.ID)
 		return 0, fmt.Errorf("starting %s: %w", r.Run.Name, err)
 	}
-	start["pid"] = pid
+	wait() // prepare claims r.Run.Addr while the supervisor starts
+	start["pid"], start["addr"] = pid, r.Run.Addr
 	err = m.setProc(ctx, r, tine.ProcRunning, tine.EventStart, start)
 	if err != nil {
 		supervisor.NewClient(spec.Dir).Stop(ctx, time.Second)

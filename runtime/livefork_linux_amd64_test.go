@@ -3,6 +3,8 @@
 package runtime_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tinehq/tine/cgroup"
@@ -26,9 +28,10 @@ command = "exec /usr/bin/python3 sleeper.py"
 // parent thaws, its supervisor reaps it.
 func TestStop_LiveForkedCopyEnds(t *testing.T) {
 	f := newFixture(t, "", map[string]string{"tine.toml": sleeperToml,
-		"sleeper.py": "import time\nwhile True: time.sleep(0.02)\n"})
+		"sleeper.py": "import time\nopen('up', 'w').close()\nwhile True: time.sleep(0.02)\n"})
 	src := f.w.Source.Run.ID
 	f.start(t, src)
+	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
 	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -41,7 +42,7 @@ func TestStartStop_Service(t *testing.T) {
 	if st, pid := f.rt.ProcState(r); st != runtime.ProcRunning || pid != res.Pid || r.Run.Proc != tine.ProcRunning {
 		t.Fatalf("after Start: %s %d (recorded %s), want running %d", st, pid, r.Run.Proc, res.Pid)
 	}
-	if k := f.kinds(t, r); !slices.Contains(k, "start") {
+	if k := f.kinds(t, r); !slices.Contains(k, tine.EventStart) {
 		t.Errorf("no start event: %v", k)
 	}
 	waitFor(t, "the service wrote who.txt", func() bool {
@@ -59,7 +60,7 @@ func TestStartStop_Service(t *testing.T) {
 	if st, pid := f.rt.ProcState(r); st != runtime.ProcStopped || pid != 0 || r.Run.Proc != tine.ProcStopped {
 		t.Errorf("after Stop: %s %d (recorded %s), want stopped", st, pid, r.Run.Proc)
 	}
-	if k := f.kinds(t, r); k[len(k)-1] != "stop" {
+	if k := f.kinds(t, r); k[len(k)-1] != tine.EventStop {
 		t.Errorf("last event %q, want stop: %v", k[len(k)-1], k)
 	}
 	for _, pid := range append(procs, res.Pid) {
@@ -225,7 +226,7 @@ func TestPublish(t *testing.T) {
 	if b, _ := io.ReadAll(resp.Body); string(b) != "source page\n" {
 		t.Errorf("published port served %q", b)
 	}
-	if k := f.kinds(t, f.run(t, src)); !slices.Contains(k, "publish") {
+	if k := f.kinds(t, f.run(t, src)); !slices.Contains(k, tine.EventPublish) {
 		t.Errorf("no publish event: %v", k)
 	}
 	if _, err := f.rt.Publish(f.ctx, src, 0, "127.0.0.1:0"); !errors.Is(err, tine.ErrInvalid) {
@@ -306,5 +307,34 @@ func TestFork_RerunsInTheForksView(t *testing.T) {
 	}
 	if st, _ := f.rt.ProcState(f.run(t, src)); st != runtime.ProcRunning {
 		t.Errorf("discarding the fork left the source %s", st)
+	}
+}
+
+// The start event of an isolated run records the address it was given:
+// the address is claimed while the supervisor starts, and the event used
+// to be built from the run before the claim (a data race, and an empty
+// address on a first start).
+func TestStart_IsolatedRecordsItsAddress(t *testing.T) {
+	f := newFixture(t, "", map[string]string{"tine.toml": "[network]\nisolate = true\n"})
+	src := f.w.Source.Run.ID
+	f.start(t, src)
+	r := f.run(t, src)
+	if r.Run.Addr == "" {
+		t.Fatal("an isolated run started without an address")
+	}
+	evs, err := f.w.Engine.Events(f.ctx, tine.EventFilter{Run: r.Run.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Addr string `json:"addr"`
+	}
+	for _, ev := range evs {
+		if ev.Kind == tine.EventStart {
+			json.Unmarshal(ev.Detail, &d)
+		}
+	}
+	if d.Addr != r.Run.Addr {
+		t.Errorf("the start event records address %q, the run has %q", d.Addr, r.Run.Addr)
 	}
 }
