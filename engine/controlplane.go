@@ -49,8 +49,8 @@ func (NopControlPlane) Promoted(context.Context, Ref) error { return nil }
 var _ ControlPlane = NopControlPlane{}
 
 // WithControl gives the engine its control plane, made from the engine
-// itself (the plane reads runs and resolves them through it). Without it,
-// the engine's operations take no control step.
+// itself (the plane reads runs and resolves them through it). Without it
+// (or with make nil), the engine's operations take no control step.
 func WithControl(make func(*Engine) ControlPlane) Option {
 	return func(o *options) { o.control = make }
 }

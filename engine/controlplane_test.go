@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,4 +95,26 @@ func TestFork_FailedStillIssuesTheParentsCapability(t *testing.T) {
 	if strings.Join(spy.steps, "; ") != strings.Join(want, "; ") {
 		t.Errorf("control steps %q, want %q", spy.steps, want)
 	}
+}
+
+// A rebuilt store has no capabilities: Rebuild asks the control plane to
+// issue one to every live run.
+func TestRebuild_IssuesCapabilities(t *testing.T) {
+	f := newFixture(t, "copy")
+	a := f.fork(1).Forks[0]
+	f.e.Close()
+	f.e = nil
+	for _, s := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(f.home, "tine.db") + s)
+	}
+	spy := &stepSpy{}
+	rep, err := Rebuild(f.ctx, f.home, testOptions(WithControl(func(e *Engine) ControlPlane { spy.e = e; return spy }))...)
+	if err != nil || len(rep.Skipped) != 0 {
+		t.Fatalf("Rebuild: %v (%+v)", err, rep)
+	}
+	want := "issue source," + a.Name + " with runs 2"
+	if strings.Join(spy.steps, "; ") != want {
+		t.Errorf("control steps %q, want %q", spy.steps, want)
+	}
+	f.open()
 }

@@ -88,7 +88,8 @@ func (e *Engine) Home() string { return e.home }
 // Layout returns the layout of the state directory.
 func (e *Engine) Layout() layout.Layout { return e.lay }
 
-// Store returns the engine's store, for read-only commands.
+// Store returns the engine's store: read-only commands read it, and the
+// control plane keeps the runs' capabilities and approvals in it.
 func (e *Engine) Store() tine.Store { return e.store }
 
 // layerPaths maps a version's layer ids to their directories.
