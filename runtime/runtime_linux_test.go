@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/runtime"
@@ -336,5 +338,29 @@ func TestStart_IsolatedRecordsItsAddress(t *testing.T) {
 	}
 	if d.Addr != r.Run.Addr {
 		t.Errorf("the start event records address %q, the run has %q", d.Addr, r.Run.Addr)
+	}
+}
+
+// A launch gives the run a fresh capability (through the engine's control
+// plane) before its supervisor starts: the token file in its cap
+// directory signs requests the plane's verifier accepts.
+func TestStart_IssuesTheRunsCapability(t *testing.T) {
+	f := newFixture(t, "", map[string]string{"tine.toml": whoToml})
+	r := f.run(t, f.w.Source.Run.ID)
+	token := f.w.Engine.Layout().Run(r.Workspace.ID, r.Run.ID).CapToken()
+	if _, err := os.Stat(token); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a token before the launch: %v", err)
+	}
+	f.start(t, r.Run.ID)
+	c, err := capability.ReadFile(token)
+	if err != nil || c.Run != r.Run.ID {
+		t.Fatalf("the run's token: %v, %v", c, err)
+	}
+	req, err := capability.Sign(c, "test", "GET /v1/state", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := control.Of(f.w.Engine).Verifier().Verify(f.ctx, req, "test", "GET /v1/state"); err != nil || run != r.Run.ID {
+		t.Errorf("Verify: %q, %v; want the run %s", run, err, r.Run.ID)
 	}
 }
