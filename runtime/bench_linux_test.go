@@ -1,13 +1,25 @@
-package engine_test
+package runtime_test
 
 import (
+	"context"
 	"fmt"
-	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
+	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/runtime"
+)
+
+// The fork benchmarks' workspace, as engine's fork benchmarks have it: 200
+// files of 8 KiB, and a 1 MiB delta the source rewrites before each fork.
+const (
+	benchFiles     = 200
+	benchFileBytes = 8 << 10
+	benchDelta     = 1 << 20
 )
 
 // BenchmarkForkLive measures what a fork of a running run costs on top of
@@ -17,7 +29,7 @@ import (
 // is the same fork with --live=none, measured in the same run for the
 // ratio.
 //
-//	sudo go test ./engine -run '^$' -bench ForkLive -benchtime 20x
+//	sudo go test ./runtime -run '^$' -bench ForkLive -benchtime 20x
 func BenchmarkForkLive(b *testing.B) {
 	for _, n := range []int{1, 16} {
 		for _, mode := range []string{"files", "rerun", "rerun+net", "ptrace+net"} {
@@ -27,16 +39,20 @@ func BenchmarkForkLive(b *testing.B) {
 }
 
 func benchForkLive(b *testing.B, mode string, n int) {
-	bn := newBench(b, "overlay", forkFiles, forkFileBytes)
+	testkit.RequireRoot(b, rootWhy)
+	ctx := context.Background()
 	// One single-threaded service: a python process, so ptrace can carry it.
 	toml := "[[service]]\nname = \"svc\"\ncommand = \"exec /usr/bin/python3 -c 'import time\\nwhile True: time.sleep(1)'\"\n"
 	if mode != "files" && mode != "rerun" {
 		toml += "[network]\nisolate = true\n"
 	}
-	if err := os.WriteFile(bn.path+"/tine.toml", []byte(toml), 0o644); err != nil {
-		b.Fatal(err)
+	files := map[string]string{"tine.toml": toml}
+	for i := range benchFiles {
+		d := i / 50
+		files[fmt.Sprintf("src/d%02d/e%02d/f%03d.txt", d/10, d%10, i%50)] = strings.Repeat(string(rune('a'+i%26)), benchFileBytes)
 	}
-	if _, err := runtime.Of(bn.e).Start(bn.ctx, bn.ws+"/source", runtime.StartOptions{Services: true}); err != nil {
+	w := enginetest.New(b, enginetest.Options{Backend: "overlay", Name: "bench", Files: files})
+	if _, err := runtime.Of(w.Engine).Start(ctx, w.Source.Run.ID, runtime.StartOptions{Services: true}); err != nil {
 		b.Fatal(err)
 	}
 	live := map[string]string{"files": engine.LiveNone, "ptrace+net": engine.LivePtrace}[mode]
@@ -49,9 +65,11 @@ func benchForkLive(b *testing.B, mode string, n int) {
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		bn.writeDelta(benchDelta, i)
+		for j := range 16 { // the source's delta, new each round
+			testkit.WriteFile(b, filepath.Join(w.Path, "delta", fmt.Sprintf("new%02d.bin", j)), benchDelta/16, byte(i+j))
+		}
 		b.StartTimer()
-		res, err := bn.e.Fork(bn.ctx, bn.ws+"/source", engine.ForkOptions{Copies: n, Live: live})
+		res, err := w.Engine.Fork(ctx, w.Source.Run.ID, engine.ForkOptions{Copies: n, Live: live})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,7 +83,9 @@ func benchForkLive(b *testing.B, mode string, n int) {
 				pauses++
 			}
 		}
-		bn.discard(res)
+		if _, err := w.Engine.Discard(ctx, res.Group.ID, true); err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/fork")
@@ -73,3 +93,4 @@ func benchForkLive(b *testing.B, mode string, n int) {
 		b.ReportMetric(pause/float64(pauses), "pause-ms")
 	}
 }
+
