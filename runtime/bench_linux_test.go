@@ -93,4 +93,3 @@ func benchForkLive(b *testing.B, mode string, n int) {
 		b.ReportMetric(pause/float64(pauses), "pause-ms")
 	}
 }
-
