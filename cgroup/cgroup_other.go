@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 )
 
 var errOS = fmt.Errorf("cgroups need Linux, not %s: %w", runtime.GOOS, ErrUnsupported)
@@ -57,6 +58,9 @@ func (g *Group) Stats() (Stats, error) { return Stats{}, errOS }
 
 // Remove fails off Linux with ErrUnsupported.
 func (g *Group) Remove(ctx context.Context) error { return errOS }
+
+// Created returns when the group was made; an error off Linux.
+func (g *Group) Created() (time.Time, error) { return time.Time{}, errOS }
 
 // ProcsFiles returns the cgroup.procs files of the group; none off Linux.
 func (g *Group) ProcsFiles() []string { return nil }

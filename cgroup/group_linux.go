@@ -236,6 +236,23 @@ func removeDir(ctx context.Context, dir string) error {
 	return err
 }
 
+// Created returns when the group was made: the latest modification time
+// of its directories (nothing but the kernel writes in a group's
+// directory, and only at its making).
+func (g *Group) Created() (time.Time, error) {
+	var t time.Time
+	for _, d := range g.dirs() {
+		st, err := os.Stat(d)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("cgroup %s: %w", g.name, err)
+		}
+		if st.ModTime().After(t) {
+			t = st.ModTime()
+		}
+	}
+	return t, nil
+}
+
 // ProcsFiles returns the cgroup.procs file of each of the group's
 // directories: writing a pid to each puts that process in the group, for a
 // tracer placing a process it did not start.

@@ -192,84 +192,104 @@ type GCResult struct {
 
 // GC removes what dead supervisors left: cgroups and network links of this
 // state directory's runs that have no live supervisor, empty cgroups of
-// runs nobody here knows, and stale pid files and sockets. Another state
-// directory's live runs are never touched. Runs recorded as running whose
-// supervisor died stay reported dead until tine start or tine stop.
+// runs nobody here knows once they are older than gcFresh, and stale pid
+// files and sockets. Another state directory's live runs are never
+// touched, nor a run whose supervisor is being launched: each workspace is
+// cleaned holding its lock, which every start holds. Runs recorded as
+// running whose supervisor died stay reported dead until tine start or
+// tine stop.
 func (m *Manager) GC(ctx context.Context) (*GCResult, error) {
 	res := &GCResult{Cgroups: []string{}, Links: []string{}, Supervisors: []string{}}
-	known := map[string]bool{} // run id → has a live supervisor
-	var all []engine.Ref
-	err := m.eng.Store().View(ctx, func(tx tine.Tx) error {
-		ws, err := tx.Workspaces()
-		for _, w := range ws {
-			runs, err := tx.Runs(tine.RunFilter{Workspace: w.ID})
-			if err != nil {
-				return err
-			}
-			for _, r := range runs {
-				all = append(all, engine.Ref{Workspace: w, Run: r})
-			}
-		}
+	var wss []*tine.Workspace
+	if err := m.eng.Store().View(ctx, func(tx tine.Tx) (err error) {
+		wss, err = tx.Workspaces()
 		return err
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
-	for _, r := range all {
-		_, alive, recorded := supervisor.Pid(m.supDir(r))
-		known[r.Run.ID] = alive
-		if !alive && recorded {
-			supervisor.Forget(m.supDir(r))
-			res.Supervisors = append(res.Supervisors, r.Run.Name)
+	known := map[string]bool{} // ids of this state directory's runs
+	links, _ := netns.Links(m.net)
+	for _, w := range wss {
+		if err := m.gcWorkspace(ctx, w, links, known, res); err != nil {
+			return nil, err
 		}
 	}
-	gcCgroups(ctx, known, res)
-	m.gcLinks(known, res)
+	gcUnknown(ctx, known, res)
 	return res, nil
 }
 
-// gcCgroups removes the cgroups of known runs without a supervisor, and
-// empty ones of unknown runs.
-func gcCgroups(ctx context.Context, known map[string]bool, res *GCResult) {
+// gcWorkspace removes the supervisor files, cgroups and links that the
+// dead supervisors of workspace w's runs left, holding w's lock.
+func (m *Manager) gcWorkspace(ctx context.Context, w *tine.Workspace, links []string, known map[string]bool, res *GCResult) error {
+	unlock, err := m.eng.LockWorkspace(w.ID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var runs []*tine.Run
+	if err := m.eng.Store().View(ctx, func(tx tine.Tx) (err error) {
+		runs, err = tx.Runs(tine.RunFilter{Workspace: w.ID})
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, run := range runs {
+		r := engine.Ref{Workspace: w, Run: run}
+		known[run.ID] = true
+		_, alive, recorded := supervisor.Pid(m.supDir(r))
+		if alive {
+			continue
+		}
+		if recorded {
+			supervisor.Forget(m.supDir(r))
+			res.Supervisors = append(res.Supervisors, run.Name)
+		}
+		if cg, err := cgroup.Load(run.ID); err == nil && removeGroup(ctx, cg) {
+			res.Cgroups = append(res.Cgroups, run.ID)
+		}
+		// The kernel removes a veth when its namespace ends: a link left is
+		// one whose namespace something else still holds.
+		if l := netns.HostName(run.ID); slices.Contains(links, l) && netns.Detach(run.ID) == nil {
+			res.Links = append(res.Links, l)
+		}
+	}
+	return nil
+}
+
+// gcFresh is how long a cgroup may be empty before GC takes it for
+// abandoned: another state directory's run's group is empty while its
+// supervisor is being launched into it.
+const gcFresh = 30 * time.Second
+
+// gcUnknown removes the empty cgroups, older than gcFresh, of runs that
+// are not known here.
+func gcUnknown(ctx context.Context, known map[string]bool, res *GCResult) {
 	names, err := cgroup.List()
 	if err != nil {
 		return
 	}
 	for _, n := range names {
-		alive, ok := known[n]
-		if alive || !tine.LooksLikeID(tine.PrefixRun, n) {
+		if known[n] || !tine.LooksLikeID(tine.PrefixRun, n) {
 			continue
 		}
 		cg, err := cgroup.Load(n)
 		if err != nil {
 			continue
 		}
-		if pids, _ := cg.Procs(); !ok && len(pids) > 0 {
+		if pids, err := cg.Procs(); err != nil || len(pids) > 0 {
 			continue // another state directory's live run
 		}
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if cg.Remove(rctx) == nil {
+		if made, err := cg.Created(); err != nil || time.Since(made) < gcFresh {
+			continue // maybe being launched into
+		}
+		if removeGroup(ctx, cg) {
 			res.Cgroups = append(res.Cgroups, n)
 		}
-		cancel()
 	}
 }
 
-// gcLinks removes the veths of known runs without a supervisor. (The
-// kernel removes a veth when its namespace ends, so these are links whose
-// namespace something else still holds.)
-func (m *Manager) gcLinks(known map[string]bool, res *GCResult) {
-	links, err := netns.Links(m.net)
-	if err != nil {
-		return
-	}
-	for id, alive := range known {
-		l := netns.HostName(id)
-		if alive || !slices.Contains(links, l) {
-			continue
-		}
-		if err := netns.Detach(id); err == nil {
-			res.Links = append(res.Links, l)
-		}
-	}
+func removeGroup(ctx context.Context, cg *cgroup.Group) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return cg.Remove(ctx) == nil
 }

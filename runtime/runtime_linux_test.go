@@ -1,11 +1,13 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
+	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/runenv"
@@ -362,5 +365,84 @@ func TestStart_IssuesTheRunsCapability(t *testing.T) {
 	}
 	if run, err := control.Of(f.w.Engine).Verifier().Verify(f.ctx, req, "test", "GET /v1/state"); err != nil || run != r.Run.ID {
 		t.Errorf("Verify: %q, %v; want the run %s", run, err, r.Run.ID)
+	}
+}
+
+// GC removes an empty cgroup of a run it does not know only once it is
+// older than a launch takes: another state directory's supervisor may be
+// about to be put in it.
+func TestGC_UnknownCgroups(t *testing.T) {
+	f := newFixture(t, "", nil)
+	group := func(age time.Duration) string {
+		id := tine.NewID(tine.PrefixRun)
+		cg, err := cgroup.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cg.Remove(context.Background()) })
+		then := time.Now().Add(-age)
+		for _, procs := range cg.ProcsFiles() {
+			if err := os.Chtimes(filepath.Dir(procs), then, then); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return id
+	}
+	fresh, old := group(0), group(time.Hour)
+	res, err := f.rt.GC(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Cgroups, old) || cgroupExists(t, old) {
+		t.Errorf("GC = %+v: the abandoned cgroup %s was not removed", res, old)
+	}
+	if slices.Contains(res.Cgroups, fresh) || !cgroupExists(t, fresh) {
+		t.Errorf("GC = %+v: it removed the fresh cgroup %s, which a supervisor may be launched into", res, fresh)
+	}
+}
+
+// GC cleans a workspace's dead runs holding its lock, which every start
+// holds: a supervisor being launched (in its cgroup, not answering yet)
+// is not taken for a dead one and killed.
+func TestGC_WaitsForALaunch(t *testing.T) {
+	f := newFixture(t, "", nil)
+	r := f.run(t, f.w.Source.Run.ID)
+	unlock, err := f.w.Engine.LockWorkspace(r.Workspace.ID) // as a start holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	cg, err := cgroup.Open(r.Run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launching := exec.Command("sleep", "1000") // the supervisor, just put in its cgroup
+	if err := launching.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer launching.Wait()
+	defer launching.Process.Kill()
+	if err := cg.Add(launching.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *runtime.GCResult, 1)
+	go func() {
+		res, err := f.rt.GC(f.ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		t.Fatalf("GC did not wait for the workspace's lock: %+v", res)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if !running(launching.Process.Pid) || !cgroupExists(t, r.Run.ID) {
+		t.Fatal("GC killed a supervisor being launched")
+	}
+	unlock()
+	if res := <-done; !slices.Contains(res.Cgroups, r.Run.ID) {
+		t.Errorf("GC after the launch gave up = %+v, want the run's abandoned cgroup", res)
 	}
 }
