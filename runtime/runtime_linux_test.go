@@ -19,6 +19,7 @@ import (
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/runtime"
 )
@@ -160,8 +161,11 @@ func TestExecWith_Env(t *testing.T) {
 	}
 }
 
+// Sessions need no supervisor, nor root: tine exec without one registers
+// its command.
 func TestSessions_LiveAndDead(t *testing.T) {
-	f := newFixture(t, "", nil)
+	w := enginetest.New(t, enginetest.Options{})
+	f := &fixture{ctx: context.Background(), w: w, rt: runtime.Of(w.Engine)}
 	r := f.run(t, f.w.Source.Run.ID)
 	if got := f.rt.Sessions(r); len(got) != 0 {
 		t.Fatalf("sessions of an idle run: %v", got)
