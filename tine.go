@@ -86,8 +86,9 @@ type Run struct {
 	UpdatedAt  time.Time  `json:"updated_at"`
 }
 
-// Live reports whether the run still has a file view.
-func (r *Run) Live() bool { return r.State == StateActive }
+// Active reports whether the run is in state active: not discarded, so it
+// still has a file view.
+func (r *Run) Active() bool { return r.State == StateActive }
 
 // VersionKind says why a version was recorded.
 type VersionKind string

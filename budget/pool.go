@@ -36,15 +36,15 @@ const (
 	StateKilled State = "budget_killed"
 )
 
-// Report is a snapshot of a Pool, as shown by `tine cost GROUP`.
-type Report struct {
+// Spending is a snapshot of a Pool, as shown by `tine cost GROUP`.
+type Spending struct {
 	Forks        []ForkSpend `json:"forks"` // sorted by Fork
 	TotalUSD     float64     `json:"total_usd"`
 	PerForkCap   float64     `json:"per_fork_cap_usd"`  // 0 means no cap
 	AggregateCap float64     `json:"aggregate_cap_usd"` // 0 means no cap
 }
 
-// ForkSpend is one fork's line in a Report.
+// ForkSpend is one fork's line in a Spending.
 type ForkSpend struct {
 	Fork  string  `json:"fork"`
 	USD   float64 `json:"usd"`
@@ -240,10 +240,10 @@ func (p *Pool) SpentBy(fork string) float64 {
 
 // Spent returns a snapshot of every fork's spend, sorted by fork id, with the
 // total and the caps.
-func (p *Pool) Spent() Report {
+func (p *Pool) Spent() Spending {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := Report{
+	r := Spending{
 		Forks:        make([]ForkSpend, 0, len(p.forks)),
 		TotalUSD:     fromNanos(p.total),
 		PerForkCap:   p.perForkUSD,

@@ -56,7 +56,7 @@ func apply(t *testing.T, p *Pool, i int, o op) {
 }
 
 // spendOf returns fork's line in r.
-func spendOf(t *testing.T, r Report, fork string) ForkSpend {
+func spendOf(t *testing.T, r Spending, fork string) ForkSpend {
 	t.Helper()
 	for _, f := range r.Forks {
 		if f.Fork == fork {

@@ -35,7 +35,7 @@ var allowed = map[relation]map[tine.Action]bool{
 // direct forks; and merge only into its direct parent. Anything else, and
 // any action by a run that is no longer live, is refused with ErrScope.
 func Scope(actor, target *tine.Run, action tine.Action) error {
-	if !actor.Live() {
+	if !actor.Active() {
 		return fmt.Errorf("run %s is %s: %w", actor.ID, actor.State, ErrScope)
 	}
 	rel, ok := relate(actor, target)

@@ -45,8 +45,8 @@ func (s Spec) denied() []string {
 	return Denied
 }
 
-// Report says what confinement a run gets on this kernel.
-type Report struct {
+// Applied says what confinement a run gets on this kernel.
+type Applied struct {
 	Landlock int      `json:"landlock_abi"` // 0: unavailable or not asked for
 	Writable []string `json:"writable,omitempty"`
 	Seccomp  bool     `json:"seccomp"`

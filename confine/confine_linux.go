@@ -15,8 +15,8 @@ import (
 )
 
 // Probe says what of s this kernel can enforce.
-func Probe(s Spec) Report {
-	r := Report{Writable: s.Writable}
+func Probe(s Spec) Applied {
+	r := Applied{Writable: s.Writable}
 	if len(s.Writable) > 0 {
 		if abi, err := llsys.LandlockGetABIVersion(); err == nil {
 			r.Landlock = abi

@@ -10,8 +10,8 @@ import (
 var errLinux = errors.New("confinement needs Linux")
 
 // Probe says what of s this system can enforce: nothing.
-func Probe(s Spec) Report {
-	return Report{Unavailable: []string{"landlock and seccomp need Linux"}}
+func Probe(s Spec) Applied {
+	return Applied{Unavailable: []string{"landlock and seccomp need Linux"}}
 }
 
 // Command cannot confine anything here.

@@ -59,7 +59,7 @@ func (p *Plane) RequestEffect(ctx context.Context, actor engine.Ref, req effect.
 	env := runenv.For(actor.Workspace, actor.Run, os.Environ(), os.Getuid())
 	// A fork's files are at its view on the host; once promoted, at the
 	// workspace path, where the effect will run.
-	plan, err := effect.Resolve(ctx, req, p.e.Path(actor.Workspace, actor.Run), owner.Credential(), env)
+	plan, err := effect.PlanFor(ctx, req, p.e.Path(actor.Workspace, actor.Run), owner.Credential(), env)
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", err, tine.ErrInvalid)
 	}

@@ -178,7 +178,7 @@ func TestHandler_CSRF(t *testing.T) {
 		})
 	}
 	for _, r := range f.fork.Forks {
-		if ref, _ := f.e.FindRun(f.ctx, r.ID); !ref.Run.Live() {
+		if ref, _ := f.e.FindRun(f.ctx, r.ID); !ref.Run.Active() {
 			t.Errorf("%s was discarded by a refused or unconfirmed request", r.Name)
 		}
 	}

@@ -27,7 +27,7 @@ func (f *fixture) runningReport() *forkrun.Report {
 		Prompt: "make it faster " + hostileScript, Agent: "claude", Mode: forkrun.Auto, JudgeKind: "heuristic",
 		Threshold: 0.7, TestCmd: "go test ./...", Notes: []string{"N reduced to 2 " + hostileAttr},
 		Outcome: forkrun.OutcomeRunning, StartedAt: start,
-		Budget: budget.Report{TotalUSD: 0.12, PerForkCap: 1, AggregateCap: 5},
+		Budget: budget.Spending{TotalUSD: 0.12, PerForkCap: 1, AggregateCap: 5},
 		Forks: []*forkrun.Fork{
 			{Index: 0, Run: a.ID, Name: a.Name, Approach: a.Approach, State: forkrun.Running, StartedAt: start, CostUSD: 0.12,
 				Agent: agent.Snapshot{Output: "thinking " + hostileScript, ToolCallsTotal: 3, Commands: []string{"ls " + hostileAttr}, CommandsTotal: 1}},

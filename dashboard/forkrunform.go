@@ -157,7 +157,7 @@ func formChoice(what, s string, choices []string) (string, error) {
 // the person sent it, or empty; nil when the dashboard starts no
 // fork-runs or the run is not live.
 func (h *Handler) forkRunFormFor(ref engine.Ref, sent *forkRunForm) *forkRunForm {
-	if h.starter == nil || !ref.Run.Live() {
+	if h.starter == nil || !ref.Run.Active() {
 		return nil
 	}
 	f := sent
@@ -193,7 +193,7 @@ func (h *Handler) startForkRun(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if !ref.Run.Live() {
+	if !ref.Run.Active() {
 		h.fail(w, r, fmt.Errorf("%s is %s: only a live run can be forked: %w", ref.Run.Name, ref.Run.State, tine.ErrState))
 		return
 	}

@@ -96,7 +96,7 @@ func (h *Handler) forkRows(ctx context.Context, ws *tine.Workspace, c *engine.Co
 	rows := make([]forkRow, 0, len(c.Forks))
 	for _, f := range c.Forks {
 		row := forkRow{ForkSummary: f, Href: runHref(f.Run.ID), Winner: f.Run.ID == c.Recommended, Proc: runtime.ProcStopped}
-		if f.Run.Live() {
+		if f.Run.Active() {
 			ref := engine.Ref{Workspace: ws, Run: f.Run}
 			row.Proc, _ = h.rt.ProcState(ref)
 			row.Patch = h.patch(ctx, ref)
@@ -216,7 +216,7 @@ func (h *Handler) confirmChoose(ctx context.Context, c *engine.Comparison, chose
 	case "discard":
 		p.Question = fmt.Sprintf("Discard every live fork of group %s? Their history stays; their unmerged work (planned below) is dropped.", c.Group.ID)
 		for _, f := range c.Forks {
-			if f.Run.Live() {
+			if f.Run.Active() {
 				p.Plans = append(p.Plans, h.dryRun(ctx, f.Run))
 			}
 		}

@@ -66,7 +66,7 @@ type approvalView struct {
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	states, err := h.e.State(ctx, "")
+	states, err := h.e.Records(ctx, "")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -96,9 +96,9 @@ func (h *Handler) livePage(ctx context.Context, title, kind string) page {
 	return page{Title: title, Kind: kind, CSRF: h.csrf, After: lastSeq(ctx, h.e), Live: true}
 }
 
-func (h *Handler) workspaceView(st engine.WorkspaceState, names map[string]string) workspaceView {
+func (h *Handler) workspaceView(st engine.WorkspaceRecords, names map[string]string) workspaceView {
 	proc := func(r *tine.Run) string {
-		if !r.Live() {
+		if !r.Active() {
 			return runtime.ProcStopped
 		}
 		s, _ := h.rt.ProcState(engine.Ref{Workspace: st.Workspace, Run: r})
@@ -113,7 +113,7 @@ func (h *Handler) workspaceView(st engine.WorkspaceState, names map[string]strin
 		for _, r := range st.Runs {
 			if r.Group == g.ID {
 				row.Forks++
-				if r.Live() {
+				if r.Active() {
 					row.Live++
 				}
 			}
@@ -124,7 +124,7 @@ func (h *Handler) workspaceView(st engine.WorkspaceState, names map[string]strin
 }
 
 // runNames maps every run id to its name.
-func runNames(states []engine.WorkspaceState) map[string]string {
+func runNames(states []engine.WorkspaceRecords) map[string]string {
 	out := map[string]string{}
 	for _, st := range states {
 		for _, r := range st.Runs {

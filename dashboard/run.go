@@ -82,7 +82,7 @@ func (h *Handler) showRun(w http.ResponseWriter, r *http.Request, ref engine.Ref
 
 // fillRun adds the run's lineage links, events, logs and versions.
 func (h *Handler) fillRun(ctx context.Context, p *runPage) error {
-	states, err := h.e.State(ctx, p.Ref.Workspace.ID)
+	states, err := h.e.Records(ctx, p.Ref.Workspace.ID)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (h *Handler) discard(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, runHref(ref.Run.ID)+"?done=discard")
 		return
 	}
-	if !ref.Run.Live() {
+	if !ref.Run.Active() {
 		h.fail(w, r, fmt.Errorf("%s is already %s: %w", ref.Run.Name, ref.Run.State, tine.ErrState))
 		return
 	}
@@ -245,7 +245,7 @@ func (h *Handler) rollback(w http.ResponseWriter, r *http.Request) {
 // checkVersion fails unless to names (by id or label) a version of
 // workspace ws.
 func (h *Handler) checkVersion(ctx context.Context, ws, to string) error {
-	states, err := h.e.State(ctx, ws)
+	states, err := h.e.Records(ctx, ws)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func outcome(r *tine.Run) string {
 // treeLayout places st's runs: each leaf gets a column of its own, each
 // parent is centred over its forks, and a group's forks sit side by side.
 type treeLayout struct {
-	st       engine.WorkspaceState
+	st       engine.WorkspaceRecords
 	proc     func(*tine.Run) string
 	children map[string][]*tine.Run
 	next     int // the next free column
@@ -113,7 +113,7 @@ type treeLayout struct {
 }
 
 // layoutTree lays out the runs of st; proc gives a run's process state.
-func layoutTree(st engine.WorkspaceState, proc func(*tine.Run) string) *Tree {
+func layoutTree(st engine.WorkspaceRecords, proc func(*tine.Run) string) *Tree {
 	l := &treeLayout{st: st, proc: proc, children: map[string][]*tine.Run{}, seen: map[string]bool{}, t: &Tree{}}
 	ids := map[string]bool{}
 	for _, r := range st.Runs {

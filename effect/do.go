@@ -21,11 +21,11 @@ const outputTail = 4 << 10
 // Timeout bounds one effect.
 const Timeout = 2 * time.Minute
 
-// Resolve turns r, asked for in the source whose files are at dir, into
+// PlanFor turns r, asked for in the source whose files are at dir, into
 // the plan a person approves: for a push, the remote's URL, the commit the
 // refspec's source names now and the remote ref; for a request, its body's
 // digest. git runs as cred (nil: as tine) with env.
-func Resolve(ctx context.Context, r Request, dir string, cred *syscall.Credential, env []string) (Plan, error) {
+func PlanFor(ctx context.Context, r Request, dir string, cred *syscall.Credential, env []string) (Plan, error) {
 	p := Plan{Request: r, Dir: dir}
 	switch r.Kind {
 	case GitPush:

@@ -122,7 +122,7 @@ func (e *Engine) combineParts(ctx context.Context, g *tine.Group, runs []*tine.R
 		if err != nil {
 			return nil, err
 		}
-		if !r.Live() {
+		if !r.Active() {
 			return nil, fmt.Errorf("combine: %s is %s: %w", r.Name, r.State, tine.ErrState)
 		}
 		p := byRun[r.ID]

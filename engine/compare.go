@@ -87,7 +87,7 @@ func (e *Engine) findGroup(ctx context.Context, ref string) (*tine.Group, []*tin
 
 func (e *Engine) summarize(ctx context.Context, r Ref) ForkSummary {
 	s := ForkSummary{Run: r.Run}
-	if !r.Run.Live() {
+	if !r.Run.Active() {
 		s.NotReady = "run is " + string(r.Run.State)
 		return s
 	}
@@ -221,7 +221,7 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 		}
 	}
 	for _, r := range runs {
-		if r.Live() && (res.Chosen == nil || r.ID != res.Chosen.ID) {
+		if r.Active() && (res.Chosen == nil || r.ID != res.Chosen.ID) {
 			d, err := e.Discard(ctx, r.ID, true)
 			res.Discarded = append(res.Discarded, d...)
 			if err != nil {

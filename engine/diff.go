@@ -68,7 +68,7 @@ func (e *Engine) ForkPoint(ctx context.Context, r Ref, fn func(dir string) error
 }
 
 func (e *Engine) withOrigin(ctx context.Context, r Ref, fn func(layer.Backend, layer.Run, []string) error) error {
-	if !r.Run.Live() {
+	if !r.Run.Active() {
 		return fmt.Errorf("run %s is %s and has no files to compare: %w", r.Run.Name, r.Run.State, tine.ErrState)
 	}
 	be, err := e.backend(r.Workspace.Backend)

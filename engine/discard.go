@@ -106,7 +106,7 @@ func (e *Engine) refresh(ctx context.Context, runs []*tine.Run) ([]*tine.Run, er
 			if out[i], err = tx.Run(r.ID); err != nil {
 				return err
 			}
-			if !out[i].Live() {
+			if !out[i].Active() {
 				return fmt.Errorf("run %s is already %s: %w", r.Name, out[i].State, tine.ErrState)
 			}
 		}

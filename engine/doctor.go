@@ -11,8 +11,8 @@ import (
 	"github.com/tinehq/tine/layout"
 )
 
-// Report is what Diagnose found in a state directory.
-type Report struct {
+// Diagnosis is what Diagnose found in a state directory.
+type Diagnosis struct {
 	Home       string        `json:"home"`
 	Store      *StoreCheck   `json:"store"`
 	Unknown    []string      `json:"unknown"`    // directories the next command will move aside
@@ -24,7 +24,7 @@ type Report struct {
 // store, the directories it has no record of, and the quarantine. It
 // never opens an engine, so it works when every command refuses. It needs
 // WithStore.
-func Diagnose(ctx context.Context, home string, opts ...Option) (*Report, error) {
+func Diagnose(ctx context.Context, home string, opts ...Option) (*Diagnosis, error) {
 	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func Diagnose(ctx context.Context, home string, opts ...Option) (*Report, error)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Home: home, Store: c, Unknown: []string{}}
+	r := &Diagnosis{Home: home, Store: c, Unknown: []string{}}
 	if st != nil {
 		defer st.Close()
 		if r.Unknown, err = unknownDirs(ctx, st, home); err != nil {
@@ -104,7 +104,7 @@ func unknownDirs(ctx context.Context, st tine.Store, home string) ([]string, err
 }
 
 // advice says, for what Diagnose found, how to recover.
-func advice(r *Report) []string {
+func advice(r *Diagnosis) []string {
 	c := r.Store
 	setAside := fmt.Sprintf("Otherwise \"tine doctor --set-aside\" moves the workspace directories the store cannot vouch for into %s (nothing is deleted) and lets tine go on with the store that is there, or a fresh one; each workspace's files are then in its layers/ (the versions) and runs/RUN/upper (overlay) or runs/RUN/view (other backends).",
 		layout.New(r.Home).Quarantine())

@@ -216,7 +216,7 @@ func TestEngine_FailedForkLeavesNothing(t *testing.T) {
 				t.Fatalf("Fork = %v, want the injected failure", err)
 			}
 			f.e.backend = real
-			st, err := f.e.State(f.ctx, f.ref.Workspace.ID)
+			st, err := f.e.Records(f.ctx, f.ref.Workspace.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,7 +328,7 @@ func TestEngine_InterruptedRollbackIsFinished(t *testing.T) {
 				t.Errorf("a.txt after recovery = %q, want the fork point's", got)
 			}
 			// What the view held was saved as a version before it was replaced.
-			st, _ := f.e.State(f.ctx, f.ref.Workspace.ID)
+			st, _ := f.e.Records(f.ctx, f.ref.Workspace.ID)
 			saved := 0
 			for _, v := range st[0].Versions {
 				if v.Kind == tine.VersionSaved && v.Run == fork.ID {
@@ -457,7 +457,7 @@ func TestEngine_InitErrors(t *testing.T) {
 			}
 		})
 	}
-	st, _ := f.e.State(f.ctx, "")
+	st, _ := f.e.Records(f.ctx, "")
 	if len(st) != 1 {
 		t.Errorf("%d workspaces after failed inits, want 1", len(st))
 	}
@@ -514,7 +514,7 @@ func TestEngine_ConcurrentForks(t *testing.T) {
 					t.Errorf("concurrent Fork: %v", err)
 				}
 			}
-			st, err := f.e.State(f.ctx, f.ref.Workspace.ID)
+			st, err := f.e.Records(f.ctx, f.ref.Workspace.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -300,7 +300,7 @@ func (e *Engine) LockRun(ctx context.Context, ref string) (Ref, func(), error) {
 		r.Run, err = tx.Run(r.Run.ID)
 		return err
 	})
-	if err == nil && !r.Run.Live() {
+	if err == nil && !r.Run.Active() {
 		err = fmt.Errorf("run %s is %s: %w", r.Run.Name, r.Run.State, tine.ErrState)
 	}
 	if err != nil {

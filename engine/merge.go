@@ -132,7 +132,7 @@ func (e *Engine) completeMerge(ctx context.Context, ws string, note json.RawMess
 		if errors.Is(err, tine.ErrNotFound) {
 			return nil
 		}
-		if err != nil || r.Resolution == tine.ResolutionMerged || !r.Live() {
+		if err != nil || r.Resolution == tine.ResolutionMerged || !r.Active() {
 			return err
 		}
 		r.Resolution = tine.ResolutionMerged
@@ -172,7 +172,7 @@ func (e *Engine) mergeTarget(ctx context.Context, src Ref, ref string) (Ref, err
 		return Ref{}, fmt.Errorf("%s is in another workspace: %w", dst.Run.Name, tine.ErrInvalid)
 	case dst.Run.ID == src.Run.ID:
 		return Ref{}, fmt.Errorf("cannot merge %s into itself: %w", src.Run.Name, tine.ErrInvalid)
-	case !dst.Run.Live():
+	case !dst.Run.Active():
 		return Ref{}, fmt.Errorf("target %s is %s: %w", dst.Run.Name, dst.Run.State, tine.ErrState)
 	}
 	return dst, nil

@@ -7,18 +7,18 @@ import (
 	"github.com/tinehq/tine"
 )
 
-// WorkspaceState is everything recorded of one workspace.
-type WorkspaceState struct {
+// WorkspaceRecords is everything recorded of one workspace.
+type WorkspaceRecords struct {
 	Workspace *tine.Workspace `json:"workspace"`
 	Runs      []*tine.Run     `json:"runs"`
 	Versions  []*tine.Version `json:"versions"`
 	Groups    []*tine.Group   `json:"groups"`
 }
 
-// State returns the records of the workspace ref (an id, name or path), or
+// Records returns the records of the workspace ref (an id, name or path), or
 // of every workspace when ref is empty.
-func (e *Engine) State(ctx context.Context, ref string) ([]WorkspaceState, error) {
-	var out []WorkspaceState
+func (e *Engine) Records(ctx context.Context, ref string) ([]WorkspaceRecords, error) {
+	var out []WorkspaceRecords
 	err := e.store.View(ctx, func(tx tine.Tx) error {
 		var ws []*tine.Workspace
 		if ref == "" {
@@ -34,7 +34,7 @@ func (e *Engine) State(ctx context.Context, ref string) ([]WorkspaceState, error
 			ws = []*tine.Workspace{w}
 		}
 		for _, w := range ws {
-			s, err := workspaceState(tx, w)
+			s, err := workspaceRecords(tx, w)
 			if err != nil {
 				return err
 			}
@@ -45,8 +45,8 @@ func (e *Engine) State(ctx context.Context, ref string) ([]WorkspaceState, error
 	return out, err
 }
 
-func workspaceState(tx tine.Tx, w *tine.Workspace) (WorkspaceState, error) {
-	s := WorkspaceState{Workspace: w}
+func workspaceRecords(tx tine.Tx, w *tine.Workspace) (WorkspaceRecords, error) {
+	s := WorkspaceRecords{Workspace: w}
 	var err error
 	if s.Runs, err = tx.Runs(tine.RunFilter{Workspace: w.ID}); err != nil {
 		return s, err

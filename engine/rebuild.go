@@ -16,8 +16,8 @@ import (
 	"github.com/tinehq/tine/layout"
 )
 
-// RebuildReport says what Rebuild found and did.
-type RebuildReport struct {
+// RebuildResult says what Rebuild found and did.
+type RebuildResult struct {
 	Home       string             `json:"home"`
 	Was        string             `json:"was"`       // the store's state before (one of the Store* states)
 	StoreID    string             `json:"store_id"`  // the id of the rebuilt store
@@ -60,7 +60,7 @@ type wsRecords struct {
 // engine is opened, whose sweep mounts the views again and moves into the
 // quarantine whatever no manifest vouched for. It takes Open's options
 // and, like Open, needs WithStore and WithBackends.
-func Rebuild(ctx context.Context, home string, opts ...Option) (*RebuildReport, error) {
+func Rebuild(ctx context.Context, home string, opts ...Option) (*RebuildResult, error) {
 	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (e *Engine) reissueCaps(ctx context.Context, ws string) error {
 }
 
 // rebuildStore does Rebuild's work up to the new store's last commit.
-func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildReport, error) {
+func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildResult, error) {
 	unlock, ok := flock.Try(layout.New(home).WorkspacesLock())
 	if !ok {
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
@@ -122,7 +122,7 @@ func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildReport
 	if st != nil {
 		st.Close()
 	}
-	rep := &RebuildReport{Home: home, Was: c.State, SetAside: []Quarantined{}, Workspaces: []RebuiltWorkspace{}, Skipped: []string{}, NotRebuilt: notRebuilt}
+	rep := &RebuildResult{Home: home, Was: c.State, SetAside: []Quarantined{}, Workspaces: []RebuiltWorkspace{}, Skipped: []string{}, NotRebuilt: notRebuilt}
 	if c.Usable() {
 		return rep, fmt.Errorf("the store %s is %s: nothing to rebuild (tine doctor --rebuild only replaces a store that is missing, empty, damaged or not the workspaces' own): %w", c.Path, c.State, tine.ErrState)
 	}
@@ -188,7 +188,7 @@ func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildReport
 
 // newestPerKey keeps, of workspaces claiming the same id, name or path, the
 // one created last, and says which it left out.
-func newestPerKey(all []*wsRecords, rep *RebuildReport) []*wsRecords {
+func newestPerKey(all []*wsRecords, rep *RebuildResult) []*wsRecords {
 	sort.SliceStable(all, func(i, j int) bool { return all[i].w.CreatedAt.After(all[j].w.CreatedAt) })
 	seen := map[string]bool{}
 	var out []*wsRecords
@@ -318,7 +318,7 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 	}
 	names := map[string]*tine.Run{}
 	for _, r := range byID {
-		if r.Live() && !versions[r.Base] {
+		if r.Active() && !versions[r.Base] {
 			skip("run %s: the version its view was made from, %s, is missing", r.Name, r.Base)
 			continue
 		}

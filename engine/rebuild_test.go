@@ -16,7 +16,7 @@ import (
 // keep or need not: UpdatedAt of runs changes whenever a sweep touches them.
 func comparableState(t *testing.T, f *fixture) string {
 	t.Helper()
-	states, err := f.e.State(f.ctx, "")
+	states, err := f.e.Records(f.ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -396,7 +396,7 @@ func (e *Engine) remountLive(ctx context.Context, w *tine.Workspace) {
 		return
 	}
 	for _, r := range runs {
-		if r.Live() {
+		if r.Active() {
 			if err := e.reconcile(ctx, be, w, r); err != nil {
 				e.warn("remounting run %s of %s: %v (the next tine command retries)", r.Name, w.Name, err)
 			}

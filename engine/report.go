@@ -61,7 +61,7 @@ func (e *Engine) Report(ctx context.Context, ref string) (*GroupReport, error) {
 	}
 	for _, f := range c.Forks {
 		fr := ForkReport{Run: f.Run, Changes: []layer.Change{}}
-		if f.Run.Live() {
+		if f.Run.Active() {
 			if ch, err := e.Changes(ctx, Ref{rep.Workspace, f.Run}); err == nil {
 				fr.Changes = ch
 			}

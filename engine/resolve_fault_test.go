@@ -233,7 +233,7 @@ func liveRuns(t *testing.T, f *fixture) []*tine.Run {
 	err := f.e.store.View(f.ctx, func(tx tine.Tx) error {
 		rs, err := tx.Runs(tine.RunFilter{Workspace: f.ref.Workspace.ID})
 		for _, r := range rs {
-			if r.Live() {
+			if r.Active() {
 				runs = append(runs, r)
 			}
 		}
@@ -365,7 +365,7 @@ func checkAgrees(t *testing.T, f *fixture, step string) {
 	}
 	live := map[string]bool{}
 	for id, r := range runs {
-		if !r.Live() {
+		if !r.Active() {
 			continue
 		}
 		live[id] = true

@@ -255,7 +255,7 @@ func TestEngine_ChooseFailureDiscardsNothing(t *testing.T) {
 		t.Fatalf("Choose = %v, want ErrConflict", err)
 	}
 	for _, r := range res.Forks {
-		if got := f.run(r.ID); !got.Run.Live() {
+		if got := f.run(r.ID); !got.Run.Active() {
 			t.Errorf("%s was discarded although the chosen merge failed", r.Name)
 		}
 	}

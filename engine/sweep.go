@@ -158,7 +158,7 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 		return
 	}
 	for _, r := range runs {
-		if r.Live() {
+		if r.Active() {
 			if err := e.recoverMove(ctx, be, w, r); err != nil {
 				e.warn("run %s of %s: recovering an interrupted seal: %v", r.Name, w.Name, err)
 				return // leave its layer alone until this is resolved
@@ -167,7 +167,7 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 	}
 	e.removeUnknown(ctx, be, w, runs, layers)
 	for _, r := range runs {
-		if r.Live() {
+		if r.Active() {
 			if err := e.reconcile(ctx, be, w, r); err != nil {
 				e.warn("run %s of %s: %v", r.Name, w.Name, err)
 			}
@@ -175,7 +175,7 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 	}
 	for _, r := range runs {
 		journal := e.lay.Run(w.ID, r.ID).MergeJournal()
-		if _, err := os.Stat(journal); err == nil && r.Live() {
+		if _, err := os.Stat(journal); err == nil && r.Active() {
 			complete := func(note json.RawMessage) error { return e.completeMerge(ctx, w.ID, note) }
 			if err := merge.Recover(ctx, journal, complete); err != nil {
 				e.warn("recovering an interrupted merge into %s: %v", r.Name, err)
@@ -223,7 +223,7 @@ func (e *Engine) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Wo
 				e.warn("unmounting the view of unknown run %s: %v", d.Name(), err)
 			}
 			e.quarantine(KindRun, w.ID, w.Backend, dir, fmt.Sprintf("workspace %s: the store has no record of this run", w.Name))
-		case !r.Live():
+		case !r.Active():
 			br := layer.Run{ID: d.Name(), Dir: dir, View: filepath.Join(dir, "view")}
 			if err := be.Deactivate(ctx, br); err != nil {
 				e.warn("removing discarded run %s: %v", r.Name, err)

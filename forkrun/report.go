@@ -133,10 +133,10 @@ type Report struct {
 	Notes     []string  `json:"notes,omitempty"` // e.g. N reduced to the number of accounts
 	// Conversation is the agent session the forks continued; nil when they
 	// started new conversations.
-	Conversation *Conversation  `json:"conversation,omitempty"`
-	Forks        []*Fork        `json:"forks"`
-	Budget       budget.Report  `json:"budget"`
-	Verdict      *judge.Verdict `json:"verdict,omitempty"`
+	Conversation *Conversation   `json:"conversation,omitempty"`
+	Forks        []*Fork         `json:"forks"`
+	Budget       budget.Spending `json:"budget"`
+	Verdict      *judge.Verdict  `json:"verdict,omitempty"`
 	// EarlyStop is what --stop-when-confident stopped and saved; nil when
 	// it stopped nothing.
 	EarlyStop  *EarlyStop `json:"early_stop,omitempty"`

@@ -122,7 +122,7 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !src.Run.Live() {
+	if !src.Run.Active() {
 		return nil, fmt.Errorf("run %s is %s: %w", src.Run.Name, src.Run.State, tine.ErrState)
 	}
 	if err := checkHoldoutDir(o.HoldoutDir, src.Workspace); err != nil {
@@ -271,7 +271,7 @@ func (r *runner) runOne(ctx context.Context, fk *forkRun, slots chan struct{}) {
 func (r *runner) stopFork(run string) {
 	ctx := context.Background()
 	ref, err := r.e.FindRun(ctx, run)
-	if err != nil || !ref.Run.Live() || r.keepsServices(ref) {
+	if err != nil || !ref.Run.Active() || r.keepsServices(ref) {
 		return
 	}
 	if st, _ := r.e.ProcState(ref); st == runtime.ProcRunning {

@@ -133,7 +133,7 @@ func TestRun_InterruptKillsAgentsAndKeepsForks(t *testing.T) {
 			t.Errorf("%s: %s, want canceled", f.Name, f.State)
 		}
 		ref, err := e.FindRun(context.Background(), f.Run)
-		if err != nil || !ref.Run.Live() {
+		if err != nil || !ref.Run.Active() {
 			t.Errorf("%s is gone after an interrupt: %v", f.Name, err)
 		}
 	}

@@ -57,7 +57,7 @@ func Summarize(ctx context.Context, e Host, ref string) (*RunSummary, error) {
 		}
 		s.Rationale = v.Rationale
 	}
-	if r.Run.Live() && r.Run.Resolution == "" && f.Ready {
+	if r.Run.Active() && r.Run.Resolution == "" && f.Ready {
 		c, err := e.Compare(ctx, rep.Group)
 		if err != nil {
 			return nil, err
@@ -69,7 +69,7 @@ func Summarize(ctx context.Context, e Host, ref string) (*RunSummary, error) {
 		}
 	}
 	switch {
-	case !r.Run.Live():
+	case !r.Run.Active():
 		s.Ready, s.NotReady = false, "run is "+string(r.Run.State)
 	case r.Run.Resolution != "":
 		s.Ready, s.NotReady = false, "already "+string(r.Run.Resolution)

@@ -21,23 +21,23 @@ import (
 // path is passed as it is (relative to the working directory, AT_FDCWD), a
 // long one is opened a chunk of whole components at a time, each chunk
 // relative to the directory the last one opened, and the call is made in
-// its *at form on the rest. Intermediate components are resolved as the
-// kernel resolves them in one call (symlinks among them followed); the
+// its *at form on the rest. Intermediate components are looked up as the
+// kernel looks them up in one call (symlinks among them followed); the
 // last one is treated as the call says (never followed by Lstat).
 
 // shortPath is the longest path passed to the kernel whole. It leaves
 // room for the /proc/self/fd/N/ prefix of calls without an *at form.
 const shortPath = unix.PathMax - 64
 
-// resolved is a path as the *at system calls take it: a directory and a
+// atPath is a path as the *at system calls take it: a directory and a
 // name below it short enough for one call.
-type resolved struct {
+type atPath struct {
 	dir  int    // AT_FDCWD, or a directory opened with O_PATH
 	name string // relative to dir (or absolute, with AT_FDCWD)
 }
 
 // close releases r's directory.
-func (r resolved) close() {
+func (r atPath) close() {
 	if r.dir != unix.AT_FDCWD {
 		unix.Close(r.dir)
 	}
@@ -47,24 +47,24 @@ func (r resolved) close() {
 // extended attribute calls): r's name itself when it is relative to the
 // working directory, its directory's /proc/self/fd entry and the name
 // otherwise.
-func (r resolved) proc() string {
+func (r atPath) proc() string {
 	if r.dir == unix.AT_FDCWD {
 		return r.name
 	}
 	return fmt.Sprintf("/proc/self/fd/%d/%s", r.dir, r.name)
 }
 
-// resolve splits p into a directory and a name short enough for one
+// splitLong splits p into a directory and a name short enough for one
 // system call, opening the directory part of a long p chunk by chunk.
 // A single name too long for any call fails with ENAMETOOLONG. Its errors
 // are *os.PathError naming p, as the call on p itself would fail.
-func resolve(p string) (resolved, error) {
-	r := resolved{dir: unix.AT_FDCWD, name: p}
+func splitLong(p string) (atPath, error) {
+	r := atPath{dir: unix.AT_FDCWD, name: p}
 	for len(r.name) >= shortPath {
 		i := strings.LastIndexByte(r.name[:shortPath], '/')
 		if i < 0 {
 			r.close()
-			return resolved{}, &os.PathError{Op: "resolve", Path: p, Err: unix.ENAMETOOLONG}
+			return atPath{}, &os.PathError{Op: "resolve", Path: p, Err: unix.ENAMETOOLONG}
 		}
 		prefix := r.name[:i]
 		if i == 0 {
@@ -73,7 +73,7 @@ func resolve(p string) (resolved, error) {
 		fd, err := openat(r.dir, prefix, unix.O_PATH|unix.O_DIRECTORY, 0)
 		r.close()
 		if err != nil {
-			return resolved{}, &os.PathError{Op: "open", Path: p, Err: err}
+			return atPath{}, &os.PathError{Op: "open", Path: p, Err: err}
 		}
 		r.dir, r.name = fd, strings.TrimLeft(r.name[i:], "/")
 		if r.name == "" {
@@ -95,8 +95,8 @@ func openat(dir int, name string, flag int, perm uint32) (int, error) {
 
 // at resolves p and calls f on the result, returning f's error as a
 // *os.PathError of op on p.
-func at(op, p string, f func(r resolved) error) error {
-	r, err := resolve(p)
+func at(op, p string, f func(r atPath) error) error {
+	r, err := splitLong(p)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func OpenFile(p string, flag int, perm fs.FileMode) (*os.File, error) {
 		return os.OpenFile(p, flag, perm)
 	}
 	var fd int
-	err := at("open", p, func(r resolved) (err error) {
+	err := at("open", p, func(r atPath) (err error) {
 		fd, err = openat(r.dir, r.name, flag, unixMode(perm))
 		return err
 	})
@@ -143,7 +143,7 @@ func Readlink(p string) (string, error) {
 		return os.Readlink(p)
 	}
 	var target string
-	err := at("readlink", p, func(r resolved) error {
+	err := at("readlink", p, func(r atPath) error {
 		for size := 256; ; size *= 2 {
 			b := make([]byte, size)
 			n, err := unix.Readlinkat(r.dir, r.name, b)
@@ -158,31 +158,31 @@ func Readlink(p string) (string, error) {
 
 // Mkdir is os.Mkdir for a path of any length.
 func Mkdir(p string, perm fs.FileMode) error {
-	return at("mkdir", p, func(r resolved) error { return unix.Mkdirat(r.dir, r.name, unixMode(perm)) })
+	return at("mkdir", p, func(r atPath) error { return unix.Mkdirat(r.dir, r.name, unixMode(perm)) })
 }
 
 // Symlink is os.Symlink (making p a symlink to target) for a path p of any
 // length.
 func Symlink(target, p string) error {
-	return at("symlink", p, func(r resolved) error { return unix.Symlinkat(target, r.dir, r.name) })
+	return at("symlink", p, func(r atPath) error { return unix.Symlinkat(target, r.dir, r.name) })
 }
 
 // Chmod is os.Chmod for a path of any length. It follows a symlink at p,
 // as chmod(2) does.
 func Chmod(p string, mode fs.FileMode) error {
-	return at("chmod", p, func(r resolved) error { return unix.Fchmodat(r.dir, r.name, unixMode(mode), 0) })
+	return at("chmod", p, func(r atPath) error { return unix.Fchmodat(r.dir, r.name, unixMode(mode), 0) })
 }
 
 // Lchown is os.Lchown for a path of any length.
 func Lchown(p string, uid, gid int) error {
-	return at("lchown", p, func(r resolved) error {
+	return at("lchown", p, func(r atPath) error {
 		return unix.Fchownat(r.dir, r.name, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
 	})
 }
 
 // Remove removes the file or empty directory p, of any length.
 func Remove(p string) error {
-	return at("remove", p, func(r resolved) error {
+	return at("remove", p, func(r atPath) error {
 		err := unix.Unlinkat(r.dir, r.name, 0)
 		if errors.Is(err, unix.EISDIR) {
 			err = unix.Unlinkat(r.dir, r.name, unix.AT_REMOVEDIR)
@@ -193,13 +193,13 @@ func Remove(p string) error {
 
 // at2 resolves two paths and calls f on both, returning f's error as a
 // *os.LinkError of op.
-func at2(op, oldp, newp string, f func(o, n resolved) error) error {
-	o, err := resolve(oldp)
+func at2(op, oldp, newp string, f func(o, n atPath) error) error {
+	o, err := splitLong(oldp)
 	if err != nil {
 		return err
 	}
 	defer o.close()
-	n, err := resolve(newp)
+	n, err := splitLong(newp)
 	if err != nil {
 		return err
 	}
@@ -212,19 +212,19 @@ func at2(op, oldp, newp string, f func(o, n resolved) error) error {
 
 // Link is os.Link for paths of any length.
 func Link(oldp, newp string) error {
-	return at2("link", oldp, newp, func(o, n resolved) error { return unix.Linkat(o.dir, o.name, n.dir, n.name, 0) })
+	return at2("link", oldp, newp, func(o, n atPath) error { return unix.Linkat(o.dir, o.name, n.dir, n.name, 0) })
 }
 
 // Rename is os.Rename for paths of any length.
 func Rename(oldp, newp string) error {
-	return at2("rename", oldp, newp, func(o, n resolved) error { return unix.Renameat(o.dir, o.name, n.dir, n.name) })
+	return at2("rename", oldp, newp, func(o, n atPath) error { return unix.Renameat(o.dir, o.name, n.dir, n.name) })
 }
 
 // Lgetxattr returns the value of p's extended attribute name, without
 // following a symlink at p, for a path of any length.
 func Lgetxattr(p, name string) ([]byte, error) {
 	var val []byte
-	err := at("lgetxattr "+name, p, func(r resolved) (err error) {
+	err := at("lgetxattr "+name, p, func(r atPath) (err error) {
 		val, err = getXattr(r.proc(), name)
 		return err
 	})
@@ -235,7 +235,7 @@ func Lgetxattr(p, name string) ([]byte, error) {
 // following a symlink at p, for a path of any length.
 func Llistxattr(p string) ([]string, error) {
 	var names []string
-	err := at("llistxattr", p, func(r resolved) (err error) {
+	err := at("llistxattr", p, func(r atPath) (err error) {
 		names, err = listXattrs(r.proc())
 		return err
 	})
@@ -245,13 +245,13 @@ func Llistxattr(p string) ([]string, error) {
 // Lsetxattr sets p's extended attribute name to val, without following a
 // symlink at p, for a path of any length.
 func Lsetxattr(p, name string, val []byte) error {
-	return at("lsetxattr "+name, p, func(r resolved) error { return unix.Lsetxattr(r.proc(), name, val, 0) })
+	return at("lsetxattr "+name, p, func(r atPath) error { return unix.Lsetxattr(r.proc(), name, val, 0) })
 }
 
 // Lremovexattr removes p's extended attribute name, without following a
 // symlink at p, for a path of any length.
 func Lremovexattr(p, name string) error {
-	return at("lremovexattr "+name, p, func(r resolved) error { return unix.Lremovexattr(r.proc(), name) })
+	return at("lremovexattr "+name, p, func(r atPath) error { return unix.Lremovexattr(r.proc(), name) })
 }
 
 // Lchtimes sets the access and modification times of p, without following
@@ -281,7 +281,7 @@ func removeAll(p string) error {
 	if len(p) < shortPath {
 		return os.RemoveAll(p)
 	}
-	r, err := resolve(p)
+	r, err := splitLong(p)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func mknod(path string, t fs.FileMode, rdev uint64) error {
 	default:
 		kind = unix.S_IFBLK
 	}
-	return at("mknod", path, func(r resolved) error { return unix.Mknodat(r.dir, r.name, kind|0o600, int(rdev)) })
+	return at("mknod", path, func(r atPath) error { return unix.Mknodat(r.dir, r.name, kind|0o600, int(rdev)) })
 }
 
 // lchtimes sets the access and modification times of path without
@@ -58,14 +58,14 @@ func lchtimes(path string, _ fs.FileMode, atime, mtime time.Time) error {
 		unix.NsecToTimespec(atime.UnixNano()),
 		unix.NsecToTimespec(mtime.UnixNano()),
 	}
-	return at("utimensat", path, func(r resolved) error {
+	return at("utimensat", path, func(r atPath) error {
 		return unix.UtimesNanoAt(r.dir, r.name, ts, unix.AT_SYMLINK_NOFOLLOW)
 	})
 }
 
 // renameNoReplace renames oldpath to newpath, failing if newpath exists.
 func renameNoReplace(oldpath, newpath string) error {
-	err := at2("rename", oldpath, newpath, func(o, n resolved) error {
+	err := at2("rename", oldpath, newpath, func(o, n atPath) error {
 		return unix.Renameat2(o.dir, o.name, n.dir, n.name, unix.RENAME_NOREPLACE)
 	})
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
@@ -78,12 +78,12 @@ func renameNoReplace(oldpath, newpath string) error {
 // (every one, trusted.* included when root, but overlayfs' own in a user's
 // tree) onto dst, without following symlinks.
 func copyXattrs(src, dst string, p xattrPolicy) error {
-	s, err := resolve(src)
+	s, err := splitLong(src)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	d, err := resolve(dst)
+	d, err := splitLong(dst)
 	if err != nil {
 		return err
 	}

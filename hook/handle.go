@@ -29,7 +29,7 @@ func Handle(ctx context.Context, agent Agent, input []byte, env Env) Answer {
 	if err != nil {
 		return unreadable(ctx, agent, env, err)
 	}
-	env = env.resolve(ctx, ev)
+	env = env.forEvent(ctx, ev)
 	r := Decide(ctx, ev, env)
 	return Answer{Event: ev, Response: r, Output: Render(agent, ev, r)}
 }

@@ -58,10 +58,10 @@ type Env struct {
 	Host func(ctx context.Context, dir string) (Env, bool)
 }
 
-// resolve returns env itself inside a run, else the run the host finds
+// forEvent returns env itself inside a run, else the run the host finds
 // for the event's working directory (the process's when the event has
 // none), else env.
-func (e Env) resolve(ctx context.Context, ev Event) Env {
+func (e Env) forEvent(ctx context.Context, ev Event) Env {
 	if e.Inside() || e.Host == nil {
 		return e
 	}

@@ -121,12 +121,12 @@ func (s *Server) own(h http.HandlerFunc, find func(*http.Request) (*tine.Workspa
 }
 
 // visible keeps the workspaces' states the caller of r may use.
-func visible(r *http.Request, states []engine.WorkspaceState) []engine.WorkspaceState {
+func visible(r *http.Request, states []engine.WorkspaceRecords) []engine.WorkspaceRecords {
 	c := callerOf(r)
 	if c == nil {
 		return states
 	}
-	out := []engine.WorkspaceState{}
+	out := []engine.WorkspaceRecords{}
 	for _, st := range states {
 		if c.mayUse(st.Workspace) {
 			out = append(out, st)

@@ -53,7 +53,7 @@ func TestAccess_OwnWorkspacesOnly(t *testing.T) {
 	}
 	names := func(c *caller) []string {
 		code, body := do(c, "GET", "/v1/workspaces")
-		var st []engine.WorkspaceState
+		var st []engine.WorkspaceRecords
 		if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
 			t.Fatalf("GET /v1/workspaces = %d %s", code, body)
 		}

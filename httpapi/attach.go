@@ -57,7 +57,7 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
-	if err == nil && !ref.Run.Live() {
+	if err == nil && !ref.Run.Active() {
 		err = fmt.Errorf("run %s is %s: %w", ref.Run.Name, ref.Run.State, tine.ErrState)
 	}
 	if err != nil {

@@ -18,7 +18,7 @@ func BenchmarkAPI(b *testing.B) {
 	srv, e := newAPI(b, "")
 	b.Run("engine", func(b *testing.B) {
 		for range b.N {
-			if _, err := e.State(context.Background(), ""); err != nil {
+			if _, err := e.Records(context.Background(), ""); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -89,14 +89,14 @@ func act[T any](ctx context.Context, c *Client, path string, body any) (*T, *Pen
 }
 
 // Workspaces lists the workspaces the caller may see, with their runs.
-func (c *Client) Workspaces(ctx context.Context) ([]engine.WorkspaceState, error) {
-	out, err := get[[]engine.WorkspaceState](ctx, c, "/v1/workspaces")
+func (c *Client) Workspaces(ctx context.Context) ([]engine.WorkspaceRecords, error) {
+	out, err := get[[]engine.WorkspaceRecords](ctx, c, "/v1/workspaces")
 	return *out, err
 }
 
 // Workspace is workspace ref with its runs.
-func (c *Client) Workspace(ctx context.Context, ref string) (*engine.WorkspaceState, error) {
-	return get[engine.WorkspaceState](ctx, c, "/v1/workspaces/"+url.PathEscape(ref))
+func (c *Client) Workspace(ctx context.Context, ref string) (*engine.WorkspaceRecords, error) {
+	return get[engine.WorkspaceRecords](ctx, c, "/v1/workspaces/"+url.PathEscape(ref))
 }
 
 // Init takes a directory under management (tine init).

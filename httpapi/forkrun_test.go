@@ -224,7 +224,7 @@ func requireCanceled(t *testing.T, e *engine.Engine, rep *forkrun.Report, marker
 		if f.State != forkrun.Canceled {
 			t.Errorf("%s: %s (%s), want canceled", f.Name, f.State, f.Reason)
 		}
-		if ref, err := e.FindRun(context.Background(), f.Run); err != nil || !ref.Run.Live() {
+		if ref, err := e.FindRun(context.Background(), f.Run); err != nil || !ref.Run.Active() {
 			t.Errorf("%s is gone after a cancel: %v", f.Name, err)
 		}
 	}

@@ -47,7 +47,7 @@ func PathOf(ctx context.Context, e *engine.Engine, ref string) (RunPath, error) 
 	if err != nil {
 		return RunPath{}, err
 	}
-	if !r.Run.Live() {
+	if !r.Run.Active() {
 		return RunPath{}, fmt.Errorf("run %s is %s: %w", r.Run.Name, r.Run.State, tine.ErrState)
 	}
 	return RunPath{Run: r.Run.ID, Name: r.Run.Name, Path: e.Path(r.Workspace, r.Run), WorkspacePath: r.Workspace.Path}, nil

@@ -83,7 +83,7 @@ func (rs *RunSockets) Sync(ctx context.Context) error {
 				return err
 			}
 			for _, r := range runs {
-				if r.Live() {
+				if r.Active() {
 					refs = append(refs, engine.Ref{Workspace: w, Run: r})
 				}
 			}

@@ -159,7 +159,7 @@ type RunRow struct {
 }
 
 func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
-	states, err := s.e.State(r.Context(), r.URL.Query().Get("workspace"))
+	states, err := s.e.Records(r.Context(), r.URL.Query().Get("workspace"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -172,14 +172,14 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 	rows := []RunRow{}
 	for _, st := range states {
 		for _, run := range st.Runs {
-			if !all && !run.Live() {
+			if !all && !run.Active() {
 				continue
 			}
 			if a := actorOf(r); a != nil && capability.Scope(a.Run, run, tine.ActionInspect) != nil {
 				continue // a run sees itself and its direct forks
 			}
 			row := RunRow{Run: run, WorkspaceName: st.Workspace.Name}
-			if run.Live() {
+			if run.Active() {
 				row.Path = s.e.Path(st.Workspace, run)
 				row.Processes, _ = s.rt.ProcState(engine.Ref{Workspace: st.Workspace, Run: run})
 			}
@@ -270,9 +270,9 @@ func (s *Server) workspaces(w http.ResponseWriter, r *http.Request) {
 	if !s.personOnly(w, r) {
 		return
 	}
-	st, err := s.e.State(r.Context(), "")
+	st, err := s.e.Records(r.Context(), "")
 	if st = visible(r, st); st == nil {
-		st = []engine.WorkspaceState{}
+		st = []engine.WorkspaceRecords{}
 	}
 	handle(w, http.StatusOK, st, err)
 }
@@ -281,7 +281,7 @@ func (s *Server) workspace(w http.ResponseWriter, r *http.Request) {
 	if !s.personOnly(w, r) {
 		return
 	}
-	st, err := s.e.State(r.Context(), r.PathValue("ref"))
+	st, err := s.e.Records(r.Context(), r.PathValue("ref"))
 	if err == nil && len(st) == 1 {
 		writeJSON(w, http.StatusOK, st[0])
 		return

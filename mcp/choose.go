@@ -59,7 +59,7 @@ func pick(c *engine.Comparison, ref string) (chosen *tine.Run, others []*tine.Ru
 		switch {
 		case r.ID == ref || r.Name == ref || strings.HasSuffix(ref, "/"+r.Name):
 			chosen = r
-		case r.Live():
+		case r.Active():
 			others = append(others, r)
 		}
 	}

@@ -28,7 +28,7 @@ func endedReport() *forkrun.Report {
 				Agent: agent.Snapshot{Output: strings.Repeat("long output ", 1000), Tokens: agent.Usage{InputTokens: 100, OutputTokens: 20}}},
 			{Run: "r2", Name: "app-2", Approach: "rewrite", State: forkrun.Failed, Reason: "exit 127", CostUSD: 0.5},
 		},
-		Budget: budget.Report{TotalUSD: 0.75, PerForkCap: 5, AggregateCap: 0},
+		Budget: budget.Spending{TotalUSD: 0.75, PerForkCap: 5, AggregateCap: 0},
 	}
 }
 

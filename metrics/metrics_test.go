@@ -203,7 +203,7 @@ tine_runs_running 0
 
 	t.Run("NoRunIDs", func(t *testing.T) {
 		text := scrape(t, f.m)
-		st, err := f.e.State(f.ctx, "")
+		st, err := f.e.Records(f.ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}

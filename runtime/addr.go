@@ -75,14 +75,14 @@ func (m *Manager) usedAddrs(ctx context.Context, r engine.Ref) (map[netip.Addr]b
 		if string(owner) == m.supDir(r) {
 			continue
 		}
-		if claimLive(filepath.Join(m.addrDir, ent.Name()), string(owner)) {
+		if claimAlive(filepath.Join(m.addrDir, ent.Name()), string(owner)) {
 			used[a] = true
 		}
 	}
 	return used, err
 }
 
-func claimLive(path, owner string) bool {
+func claimAlive(path, owner string) bool {
 	if _, alive, _ := supervisor.Pid(strings.TrimSpace(owner)); alive {
 		return true
 	}

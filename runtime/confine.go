@@ -56,12 +56,12 @@ func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Con
 
 // readConfinement is what the supervisor of dir said it confines its run
 // by; nil when it is not running.
-func readConfinement(dir string) *confine.Report {
+func readConfinement(dir string) *confine.Applied {
 	b, err := os.ReadFile(supervisor.ConfinementPath(dir))
 	if err != nil {
 		return nil
 	}
-	var r confine.Report
+	var r confine.Applied
 	if json.Unmarshal(b, &r) != nil {
 		return nil
 	}

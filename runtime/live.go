@@ -97,7 +97,7 @@ func (m *Manager) Start(ctx context.Context, ref string, o StartOptions) (*Start
 }
 
 func (m *Manager) start(ctx context.Context, r engine.Ref, o StartOptions) (*StartResult, error) {
-	if !r.Run.Live() {
+	if !r.Run.Active() {
 		return nil, fmt.Errorf("run %s is %s: %w", r.Run.Name, r.Run.State, tine.ErrState)
 	}
 	if os.Geteuid() != 0 {

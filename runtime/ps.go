@@ -44,7 +44,7 @@ type PS struct {
 	Egress  *egress.Policy  `json:"egress,omitempty"`
 	Refused []egress.Record `json:"refused,omitempty"`
 	// Confinement is what the run's supervisor confines its processes by.
-	Confinement *confine.Report            `json:"confinement,omitempty"`
+	Confinement *confine.Applied           `json:"confinement,omitempty"`
 	Services    []supervisor.ServiceStatus `json:"services,omitempty"`
 	Ports       []supervisor.Port          `json:"ports,omitempty"`
 	Adopted     []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork

@@ -200,7 +200,7 @@ func keepingMounts(dir string, keep []string, cover func() error) error {
 // writeConfinement records, while the supervisor runs, how its run is
 // confined (read by tine ps).
 func writeConfinement(spec Spec, hidden []string, others int) {
-	var r confine.Report
+	var r confine.Applied
 	if spec.Confine != nil {
 		r = confine.Probe(*spec.Confine)
 	}

@@ -64,7 +64,7 @@ type Hide struct {
 	Paths []string `json:"paths,omitempty"` // other workspaces
 	// Private are paths kept from this run alone (a holdout test's files,
 	// engine.ForkOptions.Hide): covered like Paths, and named in the
-	// confinement report.
+	// confinement applied (confine.Applied).
 	Private []string `json:"private,omitempty"`
 	Tmp     bool     `json:"tmp,omitempty"` // a /tmp of the run's own
 	// Home, when set, is the owner's home, which the run sees with a
@@ -77,7 +77,7 @@ type Hide struct {
 }
 
 // ConfinementPath holds, while the supervisor of dir runs, how its run is
-// confined (confine.Report, JSON).
+// confined (confine.Applied, JSON).
 func ConfinementPath(dir string) string { return filepath.Join(dir, "confinement.json") }
 
 // withoutSecrets is env without the run's secret variables, but those

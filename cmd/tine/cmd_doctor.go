@@ -89,7 +89,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 			if asJSON {
 				err = a.printJSON(r)
 			} else {
-				printReport(a.stdout, r)
+				printDiagnosis(a.stdout, r)
 			}
 			if err == nil && !r.Store.Usable() {
 				err = fmt.Errorf("%w: %s", tine.ErrStore, r.Store.Problem)
@@ -104,8 +104,8 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 	return c
 }
 
-// printReport writes what tine doctor found, for people.
-func printReport(w io.Writer, r *engine.Report) {
+// printDiagnosis writes what tine doctor found, for people.
+func printDiagnosis(w io.Writer, r *engine.Diagnosis) {
 	c := r.Store
 	fmt.Fprintf(w, "state directory %s\n", r.Home)
 	fmt.Fprintf(w, "store: %s: %s", c.Path, c.State)
@@ -134,7 +134,7 @@ func printReport(w io.Writer, r *engine.Report) {
 }
 
 // printRebuild writes what tine doctor --rebuild did, for people.
-func printRebuild(w io.Writer, rep *engine.RebuildReport) {
+func printRebuild(w io.Writer, rep *engine.RebuildResult) {
 	for _, q := range rep.SetAside {
 		fmt.Fprintf(w, "tine: moved the %s store %s aside to %s\n", rep.Was, q.From, q.Dir)
 	}

@@ -116,7 +116,7 @@ func commandArgs(args []string) []string {
 // execSpec says how to enter run r: its view at the workspace path, and the
 // working directory mapped into it.
 func execSpec(e *engine.Engine, r engine.Ref, args []string) (sandbox.Spec, error) {
-	if !r.Run.Live() {
+	if !r.Run.Active() {
 		return sandbox.Spec{}, stateErr(r.Run)
 	}
 	view := e.Path(r.Workspace, r.Run)

@@ -156,7 +156,7 @@ func runAt(ctx context.Context, home, dir string) (*tine.Workspace, *tine.Run, e
 			if rel, ok := below(real, layout.WorkspaceAt(filepath.Join(views, w.ID)).Runs()); ok {
 				parts := strings.SplitN(rel, string(filepath.Separator), 3)
 				if len(parts) >= 2 && parts[1] == "view" {
-					if r, err := tx.Run(parts[0]); err == nil && r.Workspace == w.ID && r.Live() {
+					if r, err := tx.Run(parts[0]); err == nil && r.Workspace == w.ID && r.Active() {
 						ws, run = w, r
 						return nil
 					}

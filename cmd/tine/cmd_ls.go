@@ -41,7 +41,7 @@ func newLs(a *app) *cobra.Command {
 				return a.printRuns(rows)
 			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				states, err := e.State(c.Context(), firstArg(args))
+				states, err := e.Records(c.Context(), firstArg(args))
 				if err != nil {
 					return err
 				}
@@ -52,9 +52,9 @@ func newLs(a *app) *cobra.Command {
 						names[r.ID] = r.Name
 					}
 					for _, r := range s.Runs {
-						if all || r.Live() {
+						if all || r.Active() {
 							row := runRow{WorkspaceName: s.Workspace.Name, Run: r, ParentName: names[r.Parent]}
-							if r.Live() {
+							if r.Active() {
 								row.Path = e.Path(s.Workspace, r)
 								row.Processes, _ = runtime.Of(e).ProcState(engine.Ref{Workspace: s.Workspace, Run: r})
 							}

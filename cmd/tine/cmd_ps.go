@@ -136,7 +136,7 @@ func printRefused(w io.Writer, recs []egress.Record) {
 }
 
 // confinementLine says in one line what a run is confined by.
-func confinementLine(c *confine.Report) string {
+func confinementLine(c *confine.Applied) string {
 	var parts []string
 	if len(c.Hidden) > 0 {
 		parts = append(parts, fmt.Sprintf("%s hidden", strings.Join(c.Hidden, ", ")))

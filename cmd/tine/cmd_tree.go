@@ -25,7 +25,7 @@ tree: lineage is kept forever.`,
   tine tree app --json`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var states []engine.WorkspaceState
+			var states []engine.WorkspaceRecords
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
 				if len(args) == 0 {
 					var err error
@@ -33,10 +33,10 @@ tree: lineage is kept forever.`,
 					return err
 				}
 				st, err := cl.Workspace(c.Context(), args[0])
-				states = []engine.WorkspaceState{*st}
+				states = []engine.WorkspaceRecords{*st}
 				return err
 			}, func(e *engine.Engine) (err error) {
-				states, err = e.State(c.Context(), firstArg(args))
+				states, err = e.Records(c.Context(), firstArg(args))
 				return err
 			})
 			if err != nil {
@@ -57,7 +57,7 @@ tree: lineage is kept forever.`,
 
 // printTree draws one workspace: runs, the versions each recorded, and the
 // forks made from each fork point.
-func printTree(w io.Writer, s engine.WorkspaceState) {
+func printTree(w io.Writer, s engine.WorkspaceRecords) {
 	t := &treePrinter{w: w, s: s, versions: map[string][]*tine.Version{}, forks: map[string][]*tine.Run{}}
 	for _, v := range s.Versions {
 		t.versions[v.Run] = append(t.versions[v.Run], v)
@@ -77,7 +77,7 @@ func printTree(w io.Writer, s engine.WorkspaceState) {
 
 type treePrinter struct {
 	w        io.Writer
-	s        engine.WorkspaceState
+	s        engine.WorkspaceRecords
 	versions map[string][]*tine.Version // by run
 	forks    map[string][]*tine.Run     // by origin version
 }
@@ -91,7 +91,7 @@ func (t *treePrinter) run(r *tine.Run, indent string) {
 			branch, next = "└── ", "    "
 		}
 		mark := ""
-		if v.ID == r.Base && r.Live() {
+		if v.ID == r.Base && r.Active() {
 			mark = " *"
 		}
 		fmt.Fprintf(t.w, "%s%s%s %s%s %d layer(s)%s\n", indent, branch, v.ID, v.Kind, quoted(v.Label), len(v.Layers), mark)
@@ -99,7 +99,7 @@ func (t *treePrinter) run(r *tine.Run, indent string) {
 			t.run(f, indent+next+"  ")
 		}
 	}
-	if r.Live() && r.Base != r.Origin && !hasVersion(vs, r.Base) {
+	if r.Active() && r.Base != r.Origin && !hasVersion(vs, r.Base) {
 		fmt.Fprintf(t.w, "%s    base %s *\n", indent, r.Base)
 	}
 }

@@ -138,7 +138,7 @@ func (a *app) remoteRuns(ctx context.Context, ws string, all bool) ([]runRow, er
 	}
 	rows := []runRow{}
 	for _, r := range got {
-		if all || r.Run.Live() {
+		if all || r.Run.Active() {
 			rows = append(rows, runRow{WorkspaceName: r.WorkspaceName, Run: r.Run, ParentName: names[r.Run.Parent], Path: r.Path, Processes: r.Processes})
 		}
 	}

@@ -19,7 +19,7 @@ func TestNew_ReleasesAtCleanup(t *testing.T) {
 	home, path := filepath.Join(root, "h"), filepath.Join(root, "ws")
 	t.Run("inner", func(t *testing.T) {
 		w := enginetest.New(t, enginetest.Options{Name: "kit", Home: home, Path: path, Files: map[string]string{"d/a.txt": "a\n"}})
-		if w.Source.Workspace.Name != "kit" || w.Source.Workspace.Backend != "copy" || !w.Source.Run.Live() {
+		if w.Source.Workspace.Name != "kit" || w.Source.Workspace.Backend != "copy" || !w.Source.Run.Active() {
 			t.Fatalf("workspace %+v, run %+v", w.Source.Workspace, w.Source.Run)
 		}
 		if b, err := os.ReadFile(filepath.Join(path, "d", "a.txt")); err != nil || string(b) != "a\n" {

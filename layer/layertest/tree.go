@@ -108,9 +108,9 @@ func (tr tree) expand() tree {
 	return out
 }
 
-// resolve returns what tr must read as: hard links replaced by the file they
+// linked returns what tr must read as: hard links replaced by the file they
 // name.
-func (tr tree) resolve(t *testing.T) tree {
+func (tr tree) linked(t *testing.T) tree {
 	t.Helper()
 	out := tr.expand()
 	for p, n := range out {
@@ -253,7 +253,7 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 func checkTree(t *testing.T, what, dir string, want tree) {
 	t.Helper()
 	got := readTree(t, dir)
-	if diff := cmp.Diff(want.resolve(t), got); diff != "" {
+	if diff := cmp.Diff(want.linked(t), got); diff != "" {
 		t.Errorf("%s (%s) differs from what it must hold (-want +got):\n%s", what, dir, diff)
 	}
 	for p, n := range want.expand() {
