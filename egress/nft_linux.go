@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -47,8 +48,8 @@ func Install(p Policy) (*Rules, error) {
 	}
 	t := c.AddTable(&nftables.Table{Name: TableName, Family: nftables.TableFamilyINet})
 	r := &Rules{table: t, seenTCP: map[string]bool{}, seenUDP: map[string]bool{},
-		pinned:     &nftables.Set{Table: t, Name: setPinned, KeyType: addrPort, Concatenation: true},
-		pinnedAny:  &nftables.Set{Table: t, Name: setPinnedAny, KeyType: nftables.TypeIPAddr},
+		pinned:     &nftables.Set{Table: t, Name: setPinned, KeyType: addrPort, Concatenation: true, HasTimeout: true},
+		pinnedAny:  &nftables.Set{Table: t, Name: setPinnedAny, KeyType: nftables.TypeIPAddr, HasTimeout: true},
 		refusedTCP: &nftables.Set{Table: t, Name: setRefusedT, KeyType: addrPort, Concatenation: true, Dynamic: true},
 		refusedUDP: &nftables.Set{Table: t, Name: setRefusedU, KeyType: addrPort, Concatenation: true, Dynamic: true}}
 	for _, s := range []*nftables.Set{r.pinned, r.pinnedAny, r.refusedTCP, r.refusedUDP} {
@@ -64,7 +65,9 @@ func Install(p Policy) (*Rules, error) {
 	}
 	dns := c.AddChain(&nftables.Chain{Name: "dns", Table: t, Type: nftables.ChainTypeNAT,
 		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityNATDest})
-	c.AddRule(&nftables.Rule{Table: t, Chain: dns, Exprs: concat(ipv4(), proto(unix.IPPROTO_UDP), dport(53), []expr.Any{&expr.Redir{}})})
+	for _, pr := range []byte{unix.IPPROTO_UDP, unix.IPPROTO_TCP} {
+		c.AddRule(&nftables.Rule{Table: t, Chain: dns, Exprs: concat(ipv4(), proto(pr), dport(53), []expr.Any{&expr.Redir{}})})
+	}
 	if err := c.Flush(); err != nil {
 		return nil, fmt.Errorf("egress: installing the rules: %w", err)
 	}
@@ -106,21 +109,30 @@ func (r *Rules) filter(p Policy) [][]expr.Any {
 	return rules
 }
 
-// Pin allows addr on each of ports (0: every port).
-func (r *Rules) Pin(addr netip.Addr, ports []uint16) error {
+// Pin allows new connections to addr on each of ports (0: every port)
+// for ttl, the TTL of the answer that named it, clamped by pinFor; pinning
+// it again starts its time anew. Connections begun while it was pinned
+// outlive the pin (the rules pass established traffic first).
+//
+// Adding an element that is already in a set leaves its expiry as it was,
+// so each element is added (a no-op if present), deleted and added with
+// its new timeout, in one transaction: no packet sees it missing.
+func (r *Rules) Pin(addr netip.Addr, ports []uint16, ttl time.Duration) error {
 	c, err := nftables.New()
 	if err != nil {
 		return err
 	}
 	a := addr.As4()
+	timeout := pinFor(ttl)
 	for _, port := range ports {
+		set, el := r.pinned, nftables.SetElement{Key: key(addr, port), Timeout: timeout}
 		if port == 0 {
-			err = c.SetAddElements(r.pinnedAny, []nftables.SetElement{{Key: a[:]}})
-		} else {
-			err = c.SetAddElements(r.pinned, []nftables.SetElement{{Key: key(addr, port)}})
+			set, el = r.pinnedAny, nftables.SetElement{Key: a[:], Timeout: timeout}
 		}
-		if err != nil {
-			return err
+		for _, step := range []func(*nftables.Set, []nftables.SetElement) error{c.SetAddElements, c.SetDeleteElements, c.SetAddElements} {
+			if err := step(set, []nftables.SetElement{el}); err != nil {
+				return err
+			}
 		}
 	}
 	return c.Flush()

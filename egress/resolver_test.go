@@ -1,11 +1,15 @@
 package egress
 
 import (
+	"encoding/binary"
+	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/egress/egresstest"
 	"golang.org/x/net/dns/dnsmessage"
@@ -19,12 +23,18 @@ func TestResolver(t *testing.T) {
 	defer up.Close()
 	var mu sync.Mutex
 	pins := map[netip.Addr][]uint16{}
+	ttls := map[netip.Addr]time.Duration{}
 	var refused []Record
 	r := &Resolver{
 		Policy: Policy{Rules: []Rule{{Host: "api.example.com", Port: 443}, {Host: "*.cdn.example", Port: 0}},
 			Upstream: []string{egresstest.Upstream(t, func(string) (string, bool) { return "10.1.2.3", true })}},
-		Up:     up,
-		Pin:    func(a netip.Addr, ports []uint16) error { mu.Lock(); pins[a] = ports; mu.Unlock(); return nil },
+		Up: up,
+		Pin: func(a netip.Addr, ports []uint16, ttl time.Duration) error {
+			mu.Lock()
+			pins[a], ttls[a] = ports, ttl
+			mu.Unlock()
+			return nil
+		},
 		Refuse: func(rec Record) { refused = append(refused, rec) },
 	}
 	rcode := func(name string) dnsmessage.RCode {
@@ -39,8 +49,8 @@ func TestResolver(t *testing.T) {
 		t.Errorf("an allowed name: %v", got)
 	}
 	a := netip.MustParseAddr("10.1.2.3")
-	if !slices.Equal(pins[a], []uint16{443}) || r.NameOf(a) != "api.example.com" {
-		t.Errorf("pins %v, name of %s %q", pins, a, r.NameOf(a))
+	if !slices.Equal(pins[a], []uint16{443}) || ttls[a] != time.Minute || r.NameOf(a) != "api.example.com" {
+		t.Errorf("pins %v for %v, name of %s %q", pins, ttls, a, r.NameOf(a))
 	}
 	if got := rcode("x.cdn.example."); got != dnsmessage.RCodeSuccess || !slices.Equal(pins[a], []uint16{0}) {
 		t.Errorf("a wildcard name: %v, pins %v", got, pins)
@@ -53,6 +63,114 @@ func TestResolver(t *testing.T) {
 	if len(refused) != 3 || refused[0].Host != "evil.example" || refused[0].Kind != "dns" {
 		t.Errorf("refused = %+v", refused)
 	}
+}
+
+func TestPinFor(t *testing.T) {
+	for ttl, want := range map[time.Duration]time.Duration{
+		0: 30 * time.Second, 29 * time.Second: 30 * time.Second, 5 * time.Minute: 5 * time.Minute,
+		time.Hour: time.Hour, 48 * time.Hour: time.Hour,
+	} {
+		if got := pinFor(ttl); got != want {
+			t.Errorf("pinFor(%v) = %v, want %v", ttl, got, want)
+		}
+	}
+}
+
+// Over TCP the resolver applies the same policy as over UDP, and gets the
+// whole of an answer too long for UDP: every address is pinned for its
+// TTL and handed back, with the TTL capped at the longest pin.
+func TestResolver_TCP(t *testing.T) {
+	up, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	var big []string
+	for i := range 40 {
+		big = append(big, fmt.Sprintf("10.7.0.%d", i+1))
+	}
+	var mu sync.Mutex
+	pins := map[netip.Addr]time.Duration{}
+	var refused []Record
+	r := &Resolver{
+		Policy: Policy{Rules: []Rule{{Host: "big.example", Port: 443}},
+			Upstream: []string{egresstest.Server(t, func(name string) (egresstest.Answer, bool) {
+				return egresstest.Answer{Addrs: big, TTL: 7200}, name == "big.example"
+			})}},
+		Up: up,
+		Pin: func(a netip.Addr, ports []uint16, ttl time.Duration) error {
+			mu.Lock()
+			pins[a] = ttl
+			mu.Unlock()
+			return nil
+		},
+		Refuse: func(rec Record) { mu.Lock(); refused = append(refused, rec); mu.Unlock() },
+	}
+	// Over UDP the answer is too long: truncated, nothing to pin.
+	var m dnsmessage.Message
+	if err := m.Unpack(r.Answer(query(t, 3, "big.example."))); err != nil || !m.Header.Truncated || len(m.Answers) != 0 {
+		t.Fatalf("over UDP: %+v, %v; want a truncated answer", m.Header, err)
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go r.ServeTCP(ln)
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Two queries on one connection.
+	m = tcpQuery(t, c, 4, "big.example.")
+	if m.Header.ID != 4 || m.Header.RCode != dnsmessage.RCodeSuccess || m.Header.Truncated || len(m.Answers) != len(big) {
+		t.Fatalf("over TCP: %+v with %d answers; want all %d", m.Header, len(m.Answers), len(big))
+	}
+	for _, rr := range m.Answers {
+		if rr.Header.TTL != uint32(pinTTLMax/time.Second) {
+			t.Errorf("TTL passed on: %d, want it capped at %v", rr.Header.TTL, pinTTLMax)
+		}
+	}
+	if len(m.Additionals) != 0 {
+		t.Errorf("the OPT record the resolver added was passed on: %+v", m.Additionals)
+	}
+	mu.Lock()
+	if len(pins) != len(big) || pins[netip.MustParseAddr("10.7.0.40")] != 2*time.Hour {
+		t.Errorf("pinned over TCP: %v", pins)
+	}
+	mu.Unlock()
+	if m := tcpQuery(t, c, 5, "evil.example."); m.Header.ID != 5 || m.Header.RCode != dnsmessage.RCodeNameError {
+		t.Errorf("a refused name over TCP: %+v, want NXDOMAIN", m.Header)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refused) != 1 || refused[0].Host != "evil.example" || refused[0].Kind != "dns" {
+		t.Errorf("refused over TCP = %+v", refused)
+	}
+}
+
+// tcpQuery asks for name's A records on c, as DNS over TCP does.
+func tcpQuery(t *testing.T, c net.Conn, id uint16, name string) dnsmessage.Message {
+	t.Helper()
+	q := query(t, id, name)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(q))), q...)); err != nil {
+		t.Fatal(err)
+	}
+	var n [2]byte
+	if _, err := io.ReadFull(c, n[:]); err != nil {
+		t.Fatalf("no answer over TCP: %v", err)
+	}
+	resp := make([]byte, binary.BigEndian.Uint16(n[:]))
+	if _, err := io.ReadFull(c, resp); err != nil {
+		t.Fatal(err)
+	}
+	var m dnsmessage.Message
+	if err := m.Unpack(resp); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestParseRule(t *testing.T) {

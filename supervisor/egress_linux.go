@@ -21,9 +21,10 @@ const hostDNSFD = 6
 const refusalPoll = 500 * time.Millisecond
 
 // startEgress confines the run's network to spec.Egress: the rules go in
-// first, then the resolver listens on 127.0.0.1:53, where the rules send
-// every DNS query. flush records what was refused since the last look; the
-// supervisor calls it when it stops, so a refusal just before is kept. It must run inside the run's network namespace, with lo
+// first, then the resolver listens on 127.0.0.1:53 (UDP and TCP), where
+// the rules send every DNS query. flush records what was refused since the
+// last look; the supervisor calls it when it stops, so a refusal just
+// before is kept. It must run inside the run's network namespace, with lo
 // up; a run whose policy cannot be put in place does not start.
 func startEgress(spec Spec) (flush func(), err error) {
 	syscall.CloseOnExec(hostDNSFD)
@@ -38,9 +39,14 @@ func startEgress(spec Spec) (flush func(), err error) {
 	if b, err := json.Marshal(spec.Egress); err == nil {
 		os.WriteFile(EgressPolicyPath(spec.Dir), b, 0o644)
 	}
-	ln, err := net.ListenPacket("udp4", "127.0.0.1:53")
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:53")
 	if err != nil {
 		return nil, fmt.Errorf("the run's resolver: %w", err)
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:53")
+	if err != nil {
+		pc.Close()
+		return nil, fmt.Errorf("the run's resolver over TCP: %w", err)
 	}
 	path := EgressPath(spec.Dir)
 	record := func(r egress.Record) {
@@ -50,8 +56,13 @@ func startEgress(spec Spec) (flush func(), err error) {
 	}
 	res := &egress.Resolver{Policy: *spec.Egress, Up: up, Pin: rules.Pin, Refuse: record}
 	go func() {
-		if err := res.Serve(ln); err != nil {
+		if err := res.Serve(pc); err != nil {
 			log.Printf("egress: resolver: %v", err)
+		}
+	}()
+	go func() {
+		if err := res.ServeTCP(ln); err != nil {
+			log.Printf("egress: resolver over TCP: %v", err)
 		}
 	}()
 	go watchRefusals(rules, res, record)

@@ -33,10 +33,26 @@ for target in sys.argv[1:]:
         print("other", type(e).__name__)
 `
 
+// tcpDNSScript asks, over TCP (to a server that is not the run's: the
+// rules send it to tine's resolver), for each name's A record and prints
+// one word per name: its first address, or the answer's rcode.
+const tcpDNSScript = `
+import socket, struct, sys
+for i, name in enumerate(sys.argv[1:]):
+    q = struct.pack(">HHHHHH", i + 1, 0x0100, 1, 0, 0, 0)
+    q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0" + struct.pack(">HH", 1, 1)
+    s = socket.create_connection(("192.0.2.1", 53), timeout=3)
+    s.sendall(struct.pack(">H", len(q)) + q)
+    n = struct.unpack(">H", s.recv(2, socket.MSG_WAITALL))[0]
+    r = s.recv(n, socket.MSG_WAITALL)
+    rcode, count = r[3] & 15, struct.unpack(">H", r[6:8])[0]
+    print(socket.inet_ntoa(r[-4:]) if rcode == 0 and count else "rcode%d" % rcode)
+`
+
 // A fork with its own network reaches only what its policy allows: a name
 // listed in [network] egress, through tine's resolver, on its port; an
-// address by itself, another port or an unlisted name is refused, and each
-// refusal is in tine ps. The source's network stays open.
+// address by itself, another port or an unlisted name is refused (over
+// UDP and TCP DNS alike), and each refusal is in tine ps. The source's network stays open.
 func TestEgress_ForkReachesOnlyWhatIsAllowed(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
@@ -50,7 +66,7 @@ func TestEgress_ForkReachesOnlyWhatIsAllowed(t *testing.T) {
 		return ip.(string), true
 	})
 	toml := webToml + fmt.Sprintf("[network]\nisolate = true\negress = [\"allowed.test:3000\"]\nresolvers = [%q]\n", dns)
-	for name, body := range map[string]string{"tine.toml": toml, "connect.py": connectScript} {
+	for name, body := range map[string]string{"tine.toml": toml, "connect.py": connectScript, "tcpdns.py": tcpDNSScript} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -72,10 +88,14 @@ func TestEgress_ForkReachesOnlyWhatIsAllowed(t *testing.T) {
 	if got := strings.Join(strings.Fields(out), " "); got != "refused noname ok refused" {
 		t.Errorf("from the fork: %q, want refused noname ok refused", got)
 	}
+	// DNS over TCP: the same policy, the same records.
+	if got := strings.Fields(e.execSh("source-1", "python3 tcpdns.py allowed.test tcpother.test")); !slices.Equal(got, []string{src.Addr, "rcode3"}) {
+		t.Errorf("DNS over TCP from the fork: %q, want the address of allowed.test and NXDOMAIN", got)
+	}
 	if out := e.execSh("source", "python3 connect.py "+fork.Addr+":3000"); strings.TrimSpace(out) != "ok" {
 		t.Errorf("from the source to the fork's web: %q, want ok", out)
 	}
-	want := []string{"connect " + src.Addr + ":3000", "connect " + src.Addr + ":3001", "dns other.test"}
+	want := []string{"connect " + src.Addr + ":3000", "connect " + src.Addr + ":3001", "dns other.test", "dns tcpother.test"}
 	var got []string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		got = got[:0]

@@ -10,11 +10,29 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 )
 
+// Answer is what Server replies for a name: its IPv4 addresses, each with
+// TTL (seconds).
+type Answer struct {
+	Addrs []string
+	TTL   uint32
+}
+
 // Upstream serves A queries on 127.0.0.1: a name lookup knows (asked at each
 // query, without its final dot) gets its IPv4 address, anything else an
 // answer without records. It returns the server's address; the test's end
 // closes it.
 func Upstream(t testing.TB, lookup func(name string) (string, bool)) string {
+	return Server(t, func(name string) (Answer, bool) {
+		ip, ok := lookup(name)
+		return Answer{Addrs: []string{ip}, TTL: 60}, ok
+	})
+}
+
+// Server is Upstream with answers of any size and TTL. Like a real server
+// over UDP, it sends an answer longer than the query allows (512 bytes, or
+// the payload size of its EDNS record) truncated: the header alone, with
+// the TC bit.
+func Server(t testing.TB, lookup func(name string) (Answer, bool)) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
@@ -22,7 +40,7 @@ func Upstream(t testing.TB, lookup func(name string) (string, bool)) string {
 	}
 	t.Cleanup(func() { pc.Close() })
 	go func() {
-		buf := make([]byte, 512)
+		buf := make([]byte, 65535)
 		for {
 			n, from, err := pc.ReadFrom(buf)
 			if err != nil {
@@ -36,26 +54,39 @@ func Upstream(t testing.TB, lookup func(name string) (string, bool)) string {
 	return pc.LocalAddr().String()
 }
 
-func answer(q []byte, lookup func(string) (string, bool)) []byte {
-	var p dnsmessage.Parser
-	h, err := p.Start(q)
-	if err != nil {
+func answer(q []byte, lookup func(string) (Answer, bool)) []byte {
+	var m dnsmessage.Message
+	if m.Unpack(q) != nil || len(m.Questions) == 0 {
 		return nil
 	}
-	question, err := p.Question()
-	if err != nil {
-		return nil
+	limit := 512
+	for _, rr := range m.Additionals {
+		if rr.Header.Type == dnsmessage.TypeOPT {
+			limit = max(limit, int(rr.Header.Class))
+		}
 	}
-	b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RecursionAvailable: true})
+	question := m.Questions[0]
+	h := dnsmessage.Header{ID: m.Header.ID, Response: true, RecursionAvailable: true}
+	b := dnsmessage.NewBuilder(nil, h)
+	b.EnableCompression()
 	b.StartQuestions()
 	b.Question(question)
 	b.StartAnswers()
-	if ip, ok := lookup(strings.TrimSuffix(question.Name.String(), ".")); ok && question.Type == dnsmessage.TypeA {
-		if a := net.ParseIP(ip).To4(); a != nil {
-			b.AResource(dnsmessage.ResourceHeader{Name: question.Name, Class: dnsmessage.ClassINET, TTL: 60},
-				dnsmessage.AResource{A: [4]byte(a)})
+	if ans, ok := lookup(strings.TrimSuffix(question.Name.String(), ".")); ok && question.Type == dnsmessage.TypeA {
+		for _, ip := range ans.Addrs {
+			if a := net.ParseIP(ip).To4(); a != nil {
+				b.AResource(dnsmessage.ResourceHeader{Name: question.Name, Class: dnsmessage.ClassINET, TTL: ans.TTL},
+					dnsmessage.AResource{A: [4]byte(a)})
+			}
 		}
 	}
 	out, _ := b.Finish()
+	if len(out) > limit {
+		h.Truncated = true
+		b := dnsmessage.NewBuilder(nil, h)
+		b.StartQuestions()
+		b.Question(question)
+		out, _ = b.Finish()
+	}
 	return out
 }
