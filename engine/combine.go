@@ -83,7 +83,7 @@ func (e *Engine) Combine(ctx context.Context, ref string, takes []Take, dryRun b
 	for i, p := range parts {
 		src := Ref{first.Workspace, p.Run}
 		o := MergeOptions{Scope: ScopePaths, Paths: p.Paths}
-		if p.Plan, err = e.plan(ctx, src, dst, &o, filepath.Join(scratch, fmt.Sprint(i))); err != nil {
+		if p.Plan, err = newMergeTx(e, src, dst).plan(ctx, &o, filepath.Join(scratch, fmt.Sprint(i))); err != nil {
 			return nil, fmt.Errorf("combine: plan %s: %w", p.Run.Name, err)
 		}
 		p.Paths = o.Paths

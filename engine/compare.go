@@ -127,7 +127,7 @@ func (e *Engine) checkReady(ctx context.Context, r Ref, s *ForkSummary) {
 	}
 	defer os.RemoveAll(scratch)
 	o := MergeOptions{}
-	plan, err := e.plan(ctx, r, dst, &o, scratch)
+	plan, err := newMergeTx(e, r, dst).plan(ctx, &o, scratch)
 	if err != nil {
 		s.NotReady = "merge check failed: " + err.Error()
 		return
@@ -240,7 +240,7 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 	if err != nil {
 		return res, err
 	}
-	return res, e.recordResolution(g, e.runName(ctx, g.Parent), res, promote)
+	return res, e.recordResolution(g, runName(ctx, e.store, g.Parent), res, promote)
 }
 
 func (e *Engine) chosenRun(ctx context.Context, g *tine.Group, runs []*tine.Run, ref string) (*tine.Run, error) {

@@ -37,7 +37,7 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 		}
 	}
 	if !force {
-		if err := e.checkMerged(ctx, w, runs); err != nil {
+		if err := newDiscardTx(e, w).checkMerged(ctx, runs); err != nil {
 			return nil, err
 		}
 	}
@@ -62,7 +62,7 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 			e.warn("stopping %s: %v", r.Name, err)
 		}
 	}
-	return runs, e.removeFiles(ctx, w, runs)
+	return runs, newDiscardTx(e, w).removeFiles(ctx, runs)
 }
 
 // findDiscardable resolves ref to live forks: a run, or a group's live runs.
@@ -115,9 +115,20 @@ func (e *Engine) refresh(ctx context.Context, runs []*tine.Run) ([]*tine.Run, er
 	return out, err
 }
 
+// discardTx removes runs of workspace w: it checks that their work is
+// merged and removes their records and files. Discard and Release make
+// one.
+type discardTx struct {
+	e *Engine
+	w *tine.Workspace
+}
+
+func newDiscardTx(e *Engine, w *tine.Workspace) *discardTx { return &discardTx{e: e, w: w} }
+
 // checkMerged refuses runs that changed files since their fork point and
 // were never merged or promoted.
-func (e *Engine) checkMerged(ctx context.Context, w *tine.Workspace, runs []*tine.Run) error {
+func (d *discardTx) checkMerged(ctx context.Context, runs []*tine.Run) error {
+	e, w := d.e, d.w
 	var msgs []string
 	for _, r := range runs {
 		if r.Resolution != tine.ResolutionNone {
@@ -139,7 +150,8 @@ func (e *Engine) checkMerged(ctx context.Context, w *tine.Workspace, runs []*tin
 }
 
 // removeFiles tears down discarded runs' views and directories.
-func (e *Engine) removeFiles(ctx context.Context, w *tine.Workspace, runs []*tine.Run) error {
+func (d *discardTx) removeFiles(ctx context.Context, runs []*tine.Run) error {
+	e, w := d.e, d.w
 	be, err := e.backend(w.Backend)
 	if err != nil {
 		return err

@@ -21,10 +21,10 @@ type Engine struct {
 	lay   layout.Layout // every path under home
 	store tine.Store
 	now   func() time.Time
-	// backend returns the file backend called name, one of drivers (the
-	// registered backends, in the order auto tries them).
+	// backend returns the file backend called name, one of backends (the
+	// registered ones, in the order auto tries them); tests replace it.
 	backend  func(name string) (layer.Backend, error)
-	drivers  layer.Drivers
+	backends registry
 	obs      Observer     // told of each operation; see SetObserver
 	ctl      ControlPlane // the control steps of the engine's operations; see WithControl
 	warnings io.Writer    // where warn writes
@@ -56,16 +56,16 @@ func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, lay: layout.New(home), now: time.Now, drivers: o.drivers, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings, rt: noRuntime{}}
+	e := &Engine{home: home, lay: layout.New(home), now: time.Now, backends: registry{drivers: o.drivers, probes: layout.New(home).Probes()}, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings, rt: noRuntime{}}
 	if o.runtime != nil {
 		e.rt = o.runtime(e)
 	}
 	if o.control != nil {
 		e.ctl = o.control(e)
 	}
-	e.backend = e.newBackend
+	e.backend = e.backends.make
 	e.store = &manifestStore{Store: st, home: home, warn: e.warn}
-	if err := e.sweep(ctx); err != nil {
+	if err := newSweeper(e).sweep(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("recovering state: %w", err)
 	}
@@ -107,7 +107,7 @@ func (e *Engine) layerPaths(v *tine.Version) []string {
 func (e *Engine) backendRun(w *tine.Workspace, r *tine.Run) layer.Run {
 	dir := e.lay.Run(w.ID, r.ID).Dir()
 	br := layer.Run{ID: r.ID, Dir: dir, View: e.lay.Run(w.ID, r.ID).View()}
-	if r.Role == tine.RoleSource && !e.stacking(w.Backend) {
+	if r.Role == tine.RoleSource && !e.backends.stacking(w.Backend) {
 		br.View = w.Path
 	}
 	return br

@@ -105,7 +105,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err != nil {
 		return nil, err
 	}
-	lay, v, moved, err := e.sealFast(ctx, be, p, tine.VersionFork, "", &u)
+	lay, v, moved, err := newSealTx(e, p).sealFast(ctx, be, tine.VersionFork, "", &u)
 	thaw()
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	if moved {
-		e.finishMove(ctx, be, p, v)
+		newSealTx(e, p).finishMove(ctx, be, v)
 	}
 	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}
 	res.Live = e.rt.StartForks(ctx, p, forks, mode, o.NoWait)
@@ -178,7 +178,8 @@ func (o *ForkOptions) check() error {
 
 // seal records run p's current files as a new version of the given kind.
 // The layer's files are made here; the caller stores the two records.
-func (e *Engine) seal(ctx context.Context, be layer.Backend, p Ref, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, error) {
+func (m *sealTx) seal(ctx context.Context, be layer.Backend, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, error) {
+	e, p := m.e, m.p
 	base, err := e.version(ctx, p.Run.Base)
 	if err != nil {
 		return nil, nil, err
@@ -204,8 +205,9 @@ func (e *Engine) seal(ctx context.Context, be layer.Backend, p Ref, kind tine.Ve
 }
 
 // sealFast seals p by renaming its delta when it can, by copying otherwise.
-func (e *Engine) sealFast(ctx context.Context, be layer.Backend, p Ref, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
-	lay, v, moved, err := e.sealMove(ctx, be, p, kind, label, u)
+func (m *sealTx) sealFast(ctx context.Context, be layer.Backend, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
+	e, p := m.e, m.p
+	lay, v, moved, err := m.sealMove(ctx, be, kind, label, u)
 	if err != nil || moved {
 		return lay, v, moved, err
 	}
@@ -213,11 +215,11 @@ func (e *Engine) sealFast(ctx context.Context, be layer.Backend, p Ref, kind tin
 	if err != nil {
 		return nil, nil, false, err
 	}
-	lay, v, err = e.seal(ctx, be, p, kind, label, u)
+	lay, v, err = m.seal(ctx, be, kind, label, u)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	return lay, v, e.rebaseCompacted(ctx, be, p, base, v, u), nil
+	return lay, v, m.rebaseCompacted(ctx, be, base, v, u), nil
 }
 
 func sealedBy(moved bool) string {

@@ -32,9 +32,9 @@ func (e *Engine) recordResolution(g *tine.Group, parent string, res *ChooseResul
 }
 
 // runName returns the name of run id, or the id when it cannot be read.
-func (e *Engine) runName(ctx context.Context, id string) string {
+func runName(ctx context.Context, st tine.Store, id string) string {
 	name := id
-	e.store.View(ctx, func(tx tine.Tx) error {
+	st.View(ctx, func(tx tine.Tx) error {
 		if r, err := tx.Run(id); err == nil {
 			name = r.Name
 		}

@@ -12,9 +12,8 @@ import (
 	"github.com/tinehq/tine/fstree"
 )
 
-// hiddenPath holds, in run's directory, the paths ForkOptions.Hide kept
+// A run's layout.Run.Hidden file holds the paths ForkOptions.Hide kept
 // from its processes (JSON, a list of absolute paths).
-func (e *Engine) hiddenPath(ws, run string) string { return e.lay.Run(ws, run).Hidden() }
 
 // checkHide refuses paths ForkOptions.Hide cannot keep from forks of p:
 // relative ones, missing ones, files (a directory is covered), those inside p's workspace (a fork sees its
@@ -55,7 +54,7 @@ func (e *Engine) writeHidden(forks []*tine.Run, paths []string) error {
 		return err
 	}
 	for _, f := range forks {
-		p := e.hiddenPath(f.Workspace, f.ID)
+		p := e.lay.Run(f.Workspace, f.ID).Hidden()
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return err
 		}
@@ -70,7 +69,7 @@ func (e *Engine) writeHidden(forks []*tine.Run, paths []string) error {
 // usual (ForkOptions.Hide); none when there are none or the file is
 // unreadable.
 func (e *Engine) Hidden(r Ref) []string {
-	b, err := os.ReadFile(e.hiddenPath(r.Workspace.ID, r.Run.ID))
+	b, err := os.ReadFile(e.lay.Run(r.Workspace.ID, r.Run.ID).Hidden())
 	if err != nil {
 		return nil
 	}

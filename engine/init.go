@@ -84,7 +84,7 @@ func (e *Engine) Init(ctx context.Context, o InitOptions) (_ Ref, err error) {
 	if o.Owner != nil {
 		w.UID, w.GID = o.Owner.UID, o.Owner.GID
 	}
-	return e.initWith(ctx, be, w)
+	return newInitTx(e, w).initWith(ctx, be)
 }
 
 func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
@@ -178,18 +178,18 @@ func (e *Engine) checkNotNested(ctx context.Context, path, name string) error {
 func (e *Engine) chooseBackend(name, path string) (layer.Backend, error) {
 	dir := e.lay.Workspaces()
 	if name == "" || name == "auto" {
-		for _, d := range e.drivers {
-			if e.probeCached(d.Name, path, dir) == nil {
+		for _, d := range e.backends.drivers {
+			if e.backends.probeCached(d.Name, path, dir) == nil {
 				return d.New(), nil
 			}
 		}
 		return nil, fmt.Errorf("no backend works here: %w", tine.ErrUnsupported)
 	}
-	be, err := e.newBackend(name)
+	be, err := e.backends.make(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.probeCached(name, path, dir); err != nil {
+	if err := e.backends.probeCached(name, path, dir); err != nil {
 		return nil, tine.Optionf("backend %s cannot be used for %s: %w; use %s %s", name, path, err, tine.Opt("backend"), e.suggest(path, dir))
 	}
 	return be, nil
@@ -198,17 +198,28 @@ func (e *Engine) chooseBackend(name, path string) (layer.Backend, error) {
 // suggest names the backends that would work instead.
 func (e *Engine) suggest(path, dir string) string {
 	var ok []string
-	for _, d := range e.drivers {
-		if e.probeCached(d.Name, path, dir) == nil {
+	for _, d := range e.backends.drivers {
+		if e.backends.probeCached(d.Name, path, dir) == nil {
 			ok = append(ok, d.Name)
 		}
 	}
 	return strings.Join(ok, " or ")
 }
 
+// initTx is the init of workspace w: importing its files into the first
+// layer (by rename, or by a journaled copy across filesystems) and
+// adopting its source run.
+type initTx struct {
+	e *Engine
+	w *tine.Workspace
+}
+
+func newInitTx(e *Engine, w *tine.Workspace) *initTx { return &initTx{e: e, w: w} }
+
 // initWith takes w's directory under management with backend be; w's id
 // and creation time are set here.
-func (e *Engine) initWith(ctx context.Context, be layer.Backend, w *tine.Workspace) (_ Ref, err error) {
+func (t *initTx) initWith(ctx context.Context, be layer.Backend) (_ Ref, err error) {
+	e, w := t.e, t.w
 	now := e.now().UTC()
 	w.ID, w.CreatedAt = tine.NewID(tine.PrefixWorkspace), now
 	path := w.Path
@@ -219,10 +230,10 @@ func (e *Engine) initWith(ctx context.Context, be layer.Backend, w *tine.Workspa
 	v.Run = r.ID
 	var u undo
 	defer u.run(&err)
-	if err := e.importFiles(ctx, be, w, lay.ID, &u); err != nil {
+	if err := t.importFiles(ctx, be, lay.ID, &u); err != nil {
 		return Ref{}, err
 	}
-	if err := e.adoptSource(ctx, be, w, r, v, &u); err != nil {
+	if err := t.adoptSource(ctx, be, r, v, &u); err != nil {
 		return Ref{}, err
 	}
 	r.GitHead = gitHead(ctx, path)
@@ -244,7 +255,8 @@ func (e *Engine) initWith(ctx context.Context, be layer.Backend, w *tine.Workspa
 // copied, verified and synced before anything leaves the directory. If the
 // user's files cannot be put back, the undo leaves the layer and its
 // journal for the sweeper rather than remove the only copy.
-func (e *Engine) importFiles(ctx context.Context, be layer.Backend, w *tine.Workspace, l string, u *undo) error {
+func (t *initTx) importFiles(ctx context.Context, be layer.Backend, l string, u *undo) error {
+	e, w := t.e, t.w
 	layers := e.lay.Workspace(w.ID).Layers()
 	if err := os.MkdirAll(layers, 0o700); err != nil {
 		return err
@@ -256,7 +268,7 @@ func (e *Engine) importFiles(ctx context.Context, be layer.Backend, w *tine.Work
 		}
 		return os.RemoveAll(e.lay.Workspace(w.ID).Dir())
 	})
-	move := e.stacking(w.Backend)
+	move := e.backends.stacking(w.Backend)
 	dst := e.lay.Workspace(w.ID).Layer(l)
 	if !move {
 		if err := be.Import(ctx, w.Path, dst, false); err != nil {
@@ -290,7 +302,7 @@ func (e *Engine) importFiles(ctx context.Context, be layer.Backend, w *tine.Work
 		return err
 	}
 	if j.Copy {
-		if err := e.copyIn(ctx, be, w, &j, journal); err != nil {
+		if err := t.copyIn(ctx, be, &j, journal); err != nil {
 			return err
 		}
 	} else if err := be.Import(ctx, w.Path, dst, true); err != nil {
@@ -305,7 +317,8 @@ func (e *Engine) importFiles(ctx context.Context, be layer.Backend, w *tine.Work
 // copyIn is the import across filesystems: copy, verify, sync, journal
 // that the layer is complete, and only then empty the directory, through
 // the trash.
-func (e *Engine) copyIn(ctx context.Context, be layer.Backend, w *tine.Workspace, j *initJournal, journal string) error {
+func (t *initTx) copyIn(ctx context.Context, be layer.Backend, j *initJournal, journal string) error {
+	w := t.w
 	if err := be.Import(ctx, w.Path, j.Layer, false); err != nil {
 		return fmt.Errorf("copying %s into %s (nothing moved; the directory is as it was): %w", w.Path, j.Layer, err)
 	}
@@ -438,9 +451,10 @@ func copyBack(j initJournal, dir, path string) error {
 
 // adoptSource makes the workspace directory the source's view: through a
 // mount of the base layer for a stacking backend, as it is for a flat one.
-func (e *Engine) adoptSource(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, v *tine.Version, u *undo) error {
+func (t *initTx) adoptSource(ctx context.Context, be layer.Backend, r *tine.Run, v *tine.Version, u *undo) error {
+	e, w := t.e, t.w
 	br := e.backendRun(w, r)
-	if e.stacking(w.Backend) {
+	if e.backends.stacking(w.Backend) {
 		return e.activate(ctx, be, w, r, br, e.layerPaths(v), v.ID, u)
 	}
 	if err := os.MkdirAll(br.Dir, 0o700); err != nil {
@@ -460,7 +474,7 @@ func (e *Engine) activate(ctx context.Context, be layer.Backend, w *tine.Workspa
 		return err
 	}
 	u.add(func() error { return be.Deactivate(ctx, br) })
-	if r.Role == tine.RoleSource && e.stacking(w.Backend) {
+	if r.Role == tine.RoleSource && e.backends.stacking(w.Backend) {
 		if err := mnt.Bind(br.View, w.Path); err != nil {
 			return err
 		}

@@ -68,7 +68,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	defer os.RemoveAll(scratch)
 	clk := startMerge()
 	defer func() { clk.done(e.obs, res, err) }()
-	plan, err := e.plan(ctx, src, dst, &o, scratch)
+	plan, err := newMergeTx(e, src, dst).plan(ctx, &o, scratch)
 	clk.planned()
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 		}
 	}
 	if !plan.Clean() || o.DryRun {
-		return res, e.recordPlan(ctx, src, dst, res)
+		return res, newMergeTx(e, src, dst).recordPlan(ctx, res)
 	}
 	thaw, err := e.rt.Quiesce(ctx, dst, o.Force)
 	if err != nil {
@@ -95,7 +95,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	committed := false
 	opts := merge.ApplyOptions{Note: mergeNote(src.Run.ID), Committed: func() error {
 		committed, res.Applied = true, true
-		return e.recordPlan(ctx, src, dst, res)
+		return newMergeTx(e, src, dst).recordPlan(ctx, res)
 	}}
 	err = merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal, opts)
 	clk.applied()
@@ -104,7 +104,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	case err != nil && committed:
 		return res, fmt.Errorf("the merge landed in %s, but finishing it failed (the next tine command completes it): %w", dst.Run.Name, err)
 	case err != nil:
-		return res, e.recordFailure(ctx, src, dst, res, err)
+		return res, newMergeTx(e, src, dst).recordFailure(ctx, res, err)
 	}
 	if err := merge.LandCommits(ctx, e.Path(dst.Workspace, dst.Run), res.Commits); err != nil {
 		return res, fmt.Errorf("the files merged, but the commits were not carried: %w", err)
@@ -185,8 +185,18 @@ func (e *Engine) scratch(r Ref) (string, error) {
 	return dir, os.MkdirAll(dir, 0o700)
 }
 
+// mergeTx is a merge of run src's changes into run dst: its plan and
+// what it records of it. Merge and Combine make one.
+type mergeTx struct {
+	e        *Engine
+	src, dst Ref
+}
+
+func newMergeTx(e *Engine, src, dst Ref) *mergeTx { return &mergeTx{e: e, src: src, dst: dst} }
+
 // plan builds the merge plan in the chosen scope; staged content goes under scratch.
-func (e *Engine) plan(ctx context.Context, src, dst Ref, o *MergeOptions, scratch string) (*merge.Plan, error) {
+func (m *mergeTx) plan(ctx context.Context, o *MergeOptions, scratch string) (*merge.Plan, error) {
+	e, src, dst := m.e, m.src, m.dst
 	theirs, ours := e.Path(src.Workspace, src.Run), e.Path(dst.Workspace, dst.Run)
 	if err := e.chooseScope(src, theirs, o); err != nil {
 		return nil, err
@@ -279,7 +289,8 @@ func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
 }
 
 // recordPlan logs the merge and, when it was applied, marks the run merged.
-func (e *Engine) recordPlan(ctx context.Context, src, dst Ref, res *MergeResult) error {
+func (m *mergeTx) recordPlan(ctx context.Context, res *MergeResult) error {
+	e, src, dst := m.e, m.src, m.dst
 	outcome := "merged"
 	switch {
 	case !res.Plan.Clean():
@@ -304,7 +315,8 @@ func (e *Engine) recordPlan(ctx context.Context, src, dst Ref, res *MergeResult)
 	return err
 }
 
-func (e *Engine) recordFailure(ctx context.Context, src, dst Ref, res *MergeResult, cause error) error {
+func (m *mergeTx) recordFailure(ctx context.Context, res *MergeResult, cause error) error {
+	e, src, dst := m.e, m.src, m.dst
 	detail := mergeDetail(res, "failed")
 	detail["error"] = cause.Error()
 	err := e.store.Update(ctx, func(tx tine.Tx) error {

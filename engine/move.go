@@ -23,7 +23,19 @@ type moveJournal struct {
 	Aside   string `json:"aside,omitempty"` // a rebase after compaction: where the old delta waits
 }
 
-func (e *Engine) moveJournalPath(p Ref) string {
+// sealTx seals run p's files into a new layer and version: by renaming
+// p's delta into the layer when nothing holds p's view (the journal, the
+// move, the remount and their recovery are here), by copying otherwise
+// (seal, in fork.go).
+type sealTx struct {
+	e *Engine
+	p Ref
+}
+
+func newSealTx(e *Engine, p Ref) *sealTx { return &sealTx{e: e, p: p} }
+
+func (m *sealTx) moveJournalPath() string {
+	e, p := m.e, m.p
 	return e.lay.Run(p.Workspace.ID, p.Run.ID).SealJournal()
 }
 
@@ -63,7 +75,8 @@ func deltaAtLeast(dir string, minBytes int64, minFiles int) bool {
 // backend cannot, or the stack is too deep; the caller then copies. After
 // the caller records the layer, the version and p.Run.Base = v, it calls
 // finishMove; if the caller fails before that, the undo moves it all back.
-func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
+func (m *sealTx) sealMove(ctx context.Context, be layer.Backend, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
+	e, p := m.e, m.p
 	mv, ok := be.(layer.Mover)
 	if !ok || e.rt.Busy(p) { // a supervisor holds the view mounted
 		return nil, nil, false, nil
@@ -85,7 +98,7 @@ func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tin
 		Kind: kind, Label: label, Layers: append(append([]string{}, base.Layers...), lay.ID), CreatedAt: now}
 	j, _ := json.Marshal(moveJournal{Layer: lay.ID, Version: v.ID})
 	dir := e.lay.Workspace(p.Workspace.ID).Layer(lay.ID)
-	err = writeFileAtomic(e.moveJournalPath(p), j)
+	err = writeFileAtomic(m.moveJournalPath(), j)
 	if err == nil {
 		err = faultPointCtx(ctx) // journaled, the view unmounted, the delta not moved
 	}
@@ -93,10 +106,10 @@ func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tin
 		err = mv.SealMove(ctx, br, dir)
 	}
 	if err != nil {
-		os.Remove(e.moveJournalPath(p))
-		return nil, nil, false, errors.Join(err, e.remount(ctx, mv, p, br, base))
+		os.Remove(m.moveJournalPath())
+		return nil, nil, false, errors.Join(err, m.remount(ctx, mv, br, base))
 	}
-	u.add(func() error { return e.moveBack(ctx, mv, p, br, dir, base) })
+	u.add(func() error { return m.moveBack(ctx, mv, br, dir, base) })
 	if err := faultPointCtx(ctx); err != nil { // the delta moved into the layer, not recorded
 		return nil, nil, false, err
 	}
@@ -106,9 +119,10 @@ func (e *Engine) sealMove(ctx context.Context, be layer.Backend, p Ref, kind tin
 
 // finishMove mounts p's view over its new version once that is recorded.
 // A failure is only a warning: the journal lets the next command finish.
-func (e *Engine) finishMove(ctx context.Context, be layer.Backend, p Ref, v *tine.Version) {
+func (m *sealTx) finishMove(ctx context.Context, be layer.Backend, v *tine.Version) {
+	e, p := m.e, m.p
 	br := e.backendRun(p.Workspace, p.Run)
-	if err := e.remount(ctx, be.(layer.Mover), p, br, v); err != nil {
+	if err := m.remount(ctx, be.(layer.Mover), br, v); err != nil {
 		e.warn("remounting %s after sealing it: %v (the next tine command retries)", p.Run.Name, err)
 		return
 	}
@@ -122,14 +136,14 @@ func (e *Engine) finishMove(ctx context.Context, be layer.Backend, p Ref, v *tin
 	if faultPointCtx(ctx) != nil { // marked, the journal (and a set-aside delta) left
 		return
 	}
-	e.dropAside(p)
-	os.Remove(e.moveJournalPath(p))
+	m.dropAside()
+	os.Remove(m.moveJournalPath())
 }
 
 // dropAside deletes the delta a rebase after compaction set aside, once
 // the rebase is recorded (the compacted layer holds its files).
-func (e *Engine) dropAside(p Ref) {
-	b, err := os.ReadFile(e.moveJournalPath(p))
+func (m *sealTx) dropAside() {
+	b, err := os.ReadFile(m.moveJournalPath())
 	var j moveJournal
 	if err == nil && json.Unmarshal(b, &j) == nil && j.Aside != "" {
 		os.RemoveAll(j.Aside)
@@ -143,7 +157,8 @@ func (e *Engine) dropAside(p Ref) {
 // (journaled), and once the caller records p.Run.Base = v, finishMove
 // mounts p over v with an empty delta and drops the old one; if the caller
 // fails first, the undo puts the delta back.
-func (e *Engine) rebaseCompacted(ctx context.Context, be layer.Backend, p Ref, base, v *tine.Version, u *undo) bool {
+func (m *sealTx) rebaseCompacted(ctx context.Context, be layer.Backend, base, v *tine.Version, u *undo) bool {
+	e, p := m.e, m.p
 	mv, ok := be.(layer.Mover)
 	if !ok || len(v.Layers) != 1 || len(base.Layers) < 2 || e.rt.Busy(p) {
 		return false
@@ -155,13 +170,13 @@ func (e *Engine) rebaseCompacted(ctx context.Context, be layer.Backend, p Ref, b
 	aside := filepath.Join(br.Dir, "upper.compacted")
 	if err := e.setAside(ctx, br, aside, v); err != nil {
 		e.warn("rebasing %s after compaction: %v", p.Run.Name, err)
-		os.Remove(e.moveJournalPath(p))
-		if rerr := e.remount(ctx, mv, p, br, base); rerr != nil {
+		os.Remove(m.moveJournalPath())
+		if rerr := m.remount(ctx, mv, br, base); rerr != nil {
 			e.warn("remounting %s: %v (the next tine command retries)", p.Run.Name, rerr)
 		}
 		return false
 	}
-	u.add(func() error { return e.moveBack(ctx, mv, p, br, aside, base) })
+	u.add(func() error { return m.moveBack(ctx, mv, br, aside, base) })
 	_ = faultPointCtx(ctx) // set aside, not recorded (a hook's error cannot fail this step)
 	return true
 }
@@ -197,7 +212,8 @@ func (e *Engine) setAside(ctx context.Context, br layer.Run, aside string, v *ti
 
 // remount mounts p's view over version v with its current delta, and binds
 // the source's view onto the workspace path.
-func (e *Engine) remount(ctx context.Context, mv layer.Mover, p Ref, br layer.Run, v *tine.Version) error {
+func (m *sealTx) remount(ctx context.Context, mv layer.Mover, br layer.Run, v *tine.Version) error {
+	e, p := m.e, m.p
 	if err := mv.Restore(ctx, br, e.layerPaths(v)); err != nil {
 		return err
 	}
@@ -209,7 +225,8 @@ func (e *Engine) remount(ctx context.Context, mv layer.Mover, p Ref, br layer.Ru
 
 // moveBack undoes a seal-by-rename whose records were never written: the
 // new layer becomes the run's delta again.
-func (e *Engine) moveBack(ctx context.Context, mv layer.Mover, p Ref, br layer.Run, dir string, base *tine.Version) error {
+func (m *sealTx) moveBack(ctx context.Context, mv layer.Mover, br layer.Run, dir string, base *tine.Version) error {
+	e, p := m.e, m.p
 	if err := e.detach(p.Workspace, p.Run, br); err != nil {
 		return err
 	}
@@ -223,14 +240,15 @@ func (e *Engine) moveBack(ctx context.Context, mv layer.Mover, p Ref, br layer.R
 	if err := os.Rename(dir, up); err != nil {
 		return err
 	}
-	os.Remove(e.moveJournalPath(p))
-	return e.remount(ctx, mv, p, br, base)
+	os.Remove(m.moveJournalPath())
+	return m.remount(ctx, mv, br, base)
 }
 
 // recoverMove handles the journal of a seal-by-rename a crash interrupted.
-func (e *Engine) recoverMove(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run) error {
-	p := Ref{w, r}
-	b, err := os.ReadFile(e.moveJournalPath(p))
+func (m *sealTx) recoverMove(ctx context.Context, be layer.Backend) error {
+	e, p := m.e, m.p
+	w, r := p.Workspace, p.Run
+	b, err := os.ReadFile(m.moveJournalPath())
 	if err != nil {
 		return nil
 	}
@@ -247,7 +265,7 @@ func (e *Engine) recoverMove(ctx context.Context, be layer.Backend, w *tine.Work
 		if j.Aside != "" {
 			os.RemoveAll(j.Aside)
 		}
-		return os.Remove(e.moveJournalPath(p))
+		return os.Remove(m.moveJournalPath())
 	}
 	mv, ok := be.(layer.Mover)
 	dir := e.lay.Workspace(w.ID).Layer(j.Layer)
@@ -255,12 +273,12 @@ func (e *Engine) recoverMove(ctx context.Context, be layer.Backend, w *tine.Work
 		dir = j.Aside
 	}
 	if _, err := os.Stat(dir); !ok || err != nil {
-		return os.Remove(e.moveJournalPath(p))
+		return os.Remove(m.moveJournalPath())
 	}
 	base, err := e.version(ctx, r.Base)
 	if err != nil {
 		return err
 	}
 	mnt.UnmountAll(br.View)
-	return e.moveBack(ctx, mv, p, br, dir, base)
+	return m.moveBack(ctx, mv, br, dir, base)
 }

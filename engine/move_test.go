@@ -113,7 +113,7 @@ func TestEngine_InterruptedMove(t *testing.T) {
 			writeFiles(t, f.path, map[string]string{"a.txt": "delta\n"})
 			be, _ := f.e.backend("overlay")
 			var u undo
-			lay, v, moved, err := f.e.sealMove(f.ctx, be, f.ref, tine.VersionCheckpoint, "", &u)
+			lay, v, moved, err := newSealTx(f.e, f.ref).sealMove(f.ctx, be, tine.VersionCheckpoint, "", &u)
 			if err != nil || !moved {
 				t.Fatalf("sealMove: %v, %v", moved, err)
 			}
@@ -131,7 +131,7 @@ func TestEngine_InterruptedMove(t *testing.T) {
 			if got := readFile(t, filepath.Join(f.path, "a.txt")); got != "delta\n" {
 				t.Errorf("a.txt after recovery = %q", got)
 			}
-			if _, err := os.Stat(f.e.moveJournalPath(f.ref)); !os.IsNotExist(err) {
+			if _, err := os.Stat(newSealTx(f.e, f.ref).moveJournalPath()); !os.IsNotExist(err) {
 				t.Errorf("journal left: %v", err)
 			}
 			_, err = os.Stat(f.e.lay.Workspace(f.ref.Workspace.ID).Layer(lay.ID))
@@ -153,7 +153,7 @@ func shallow(f *fixture) {
 		if name == "overlay" {
 			return overlay.New(overlay.WithMaxDepth(3)), nil
 		}
-		return f.e.newBackend(name)
+		return f.e.backends.make(name)
 	}
 }
 
@@ -202,7 +202,7 @@ func TestEngine_InterruptedCompactionRebase(t *testing.T) {
 	writeFiles(t, f.path, map[string]string{"a.txt": "unsealed\n"})
 	be, _ := f.e.backend("overlay")
 	var u undo
-	_, v, moved, err := f.e.sealFast(f.ctx, be, f.run("source"), tine.VersionCheckpoint, "", &u)
+	_, v, moved, err := newSealTx(f.e, f.run("source")).sealFast(f.ctx, be, tine.VersionCheckpoint, "", &u)
 	if err != nil || !moved || len(v.Layers) != 1 {
 		t.Fatalf("sealFast at the depth limit: moved %v, %d layers, %v", moved, len(v.Layers), err)
 	}
@@ -210,7 +210,7 @@ func TestEngine_InterruptedCompactionRebase(t *testing.T) {
 	if got := readFile(t, filepath.Join(f.path, "a.txt")); got != "unsealed\n" {
 		t.Errorf("a.txt after recovery = %q", got)
 	}
-	if _, err := os.Stat(f.e.moveJournalPath(f.ref)); !os.IsNotExist(err) {
+	if _, err := os.Stat(newSealTx(f.e, f.ref).moveJournalPath()); !os.IsNotExist(err) {
 		t.Errorf("journal left: %v", err)
 	}
 }

@@ -125,7 +125,7 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 	}
 	oldBr, newBr := e.backendRun(src.Workspace, src.Run), e.backendRun(p.Workspace, p.Run)
 	var fresh *tine.Version
-	if !e.stacking(p.Workspace.Backend) {
+	if !e.backends.stacking(p.Workspace.Backend) {
 		// A flat source lives in the workspace directory: the fork's files
 		// will be activated there from a version of them.
 		if fresh, err = e.save(ctx, be, p, "promoted"); err != nil {
@@ -177,7 +177,7 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 // switchFiles puts the new source's files at the workspace path and removes
 // the old source's view.
 func (e *Engine) switchFiles(ctx context.Context, be layer.Backend, p Ref, fresh *tine.Version, oldBr, forkBr layer.Run) error {
-	if e.stacking(p.Workspace.Backend) {
+	if e.backends.stacking(p.Workspace.Backend) {
 		if err := bindSource(p.Workspace, forkBr); err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ import (
 //     committed and the stage's entries renamed into place.
 //
 // A committed journal is only ever rolled forward (by Release, or by the
-// sweeper through finishRelease), and a journal of either kind is never
+// sweeper through releaseTx.finish), and a journal of either kind is never
 // replaced by a new attempt, so a retry never overwrites the only complete
 // copy of the user's files.
 const (
@@ -81,6 +81,16 @@ type dirTimes struct {
 
 func (j *releaseJournal) committed() bool { return j.Phase != phaseStaging }
 
+// releaseTx is the release of workspace w: its journal, its phases and its
+// recovery. Release makes one for its attempt, the sweeper one for a
+// release it finds unfinished.
+type releaseTx struct {
+	e *Engine
+	w *tine.Workspace
+}
+
+func newReleaseTx(e *Engine, w *tine.Workspace) *releaseTx { return &releaseTx{e: e, w: w} }
+
 // Release stops managing the workspace at ref (a path, name or id): its
 // directory is left holding, as plain files, exactly what the source run
 // sees, and every fork's view is removed. Forks with unmerged changes are
@@ -91,6 +101,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 	if err != nil {
 		return nil, err
 	}
+	tx := newReleaseTx(e, w)
 	unlockAll, err := e.lockGlobal()
 	if err != nil {
 		return nil, err
@@ -101,17 +112,17 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 		return nil, err
 	}
 	defer unlock()
-	j, err := e.readReleaseJournal(w)
+	j, err := tx.readJournal()
 	if err != nil {
 		return nil, err
 	}
 	if j != nil && j.committed() {
 		// Never stage again over a committed release: its journal and
 		// what it names are the user's files.
-		return w, e.finishRelease(ctx, w)
+		return w, tx.finish(ctx)
 	}
 	if j != nil {
-		if err := e.undoStaging(ctx, w, j); err != nil {
+		if err := tx.undoStaging(ctx, j); err != nil {
 			return nil, err
 		}
 	}
@@ -132,7 +143,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 		return nil, err
 	}
 	if !force {
-		if err := e.checkMerged(ctx, w, forks); err != nil {
+		if err := newDiscardTx(e, w).checkMerged(ctx, forks); err != nil {
 			return nil, fmt.Errorf("releasing %s would remove forks: %w", w.Name, err)
 		}
 	}
@@ -143,18 +154,19 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 			}
 		}
 	}
-	if e.stacking(w.Backend) {
+	if e.backends.stacking(w.Backend) {
 		if src == nil {
 			return nil, fmt.Errorf("workspace %s has no source run to release: %w", w.Name, tine.ErrInvalid)
 		}
-		if err := e.prepareRelease(ctx, w, src); err != nil {
+		if err := tx.prepare(ctx, src); err != nil {
 			return nil, err
 		}
 	}
-	return w, e.finishRelease(ctx, w)
+	return w, tx.finish(ctx)
 }
 
-func (e *Engine) releaseJournalPath(w *tine.Workspace) string {
+func (r *releaseTx) journalPath() string {
+	e, w := r.e, r.w
 	return e.lay.Workspace(w.ID).ReleaseJournal()
 }
 
@@ -162,13 +174,15 @@ func (e *Engine) releaseJournalPath(w *tine.Workspace) string {
 // in the state directory's release/ directory, so that a sweeper that finds
 // the workspace's directory without a record takes it for an unfinished
 // release (moved to the quarantine), not for a finished one (deleted).
-func (e *Engine) pendingPath(w *tine.Workspace) string {
+func (r *releaseTx) pendingPath() string {
+	e, w := r.e, r.w
 	return e.lay.Workspace(w.ID).ReleasePending()
 }
 
-// readReleaseJournal returns w's release journal, nil if there is none.
-func (e *Engine) readReleaseJournal(w *tine.Workspace) (*releaseJournal, error) {
-	b, err := os.ReadFile(e.releaseJournalPath(w))
+// readJournal returns w's release journal, nil if there is none.
+func (r *releaseTx) readJournal() (*releaseJournal, error) {
+	e, w := r.e, r.w
+	b, err := os.ReadFile(r.journalPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -177,19 +191,19 @@ func (e *Engine) readReleaseJournal(w *tine.Workspace) (*releaseJournal, error) 
 	}
 	var j releaseJournal
 	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("unreadable release journal %s (the files are safe in %s): %w", e.releaseJournalPath(w), e.lay.Workspace(w.ID).Dir(), err)
+		return nil, fmt.Errorf("unreadable release journal %s (the files are safe in %s): %w", r.journalPath(), e.lay.Workspace(w.ID).Dir(), err)
 	}
 	return &j, nil
 }
 
-// writeReleaseJournal writes j durably: the file and its directory are
+// writeJournal writes j durably: the file and its directory are
 // synced before the rename that makes it visible is relied on.
-func (e *Engine) writeReleaseJournal(w *tine.Workspace, j *releaseJournal) error {
+func (r *releaseTx) writeJournal(j *releaseJournal) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	return writeSynced(e.releaseJournalPath(w), b)
+	return writeSynced(r.journalPath(), b)
 }
 
 // writeSynced replaces path with data, synced, through a rename.
@@ -216,11 +230,12 @@ func writeSynced(path string, data []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
-// prepareRelease unmounts the workspace and journals its release, staging a
+// prepare unmounts the workspace and journals its release, staging a
 // verified copy of the source's view first when the layers cannot be
 // renamed into the workspace directory. On any error before the journal is
 // committed, everything is as it was: the views are mounted again.
-func (e *Engine) prepareRelease(ctx context.Context, w *tine.Workspace, src *tine.Run) (err error) {
+func (r *releaseTx) prepare(ctx context.Context, src *tine.Run) (err error) {
+	e, w := r.e, r.w
 	v, err := e.version(ctx, src.Base)
 	if err != nil {
 		return err
@@ -230,59 +245,60 @@ func (e *Engine) prepareRelease(ctx context.Context, w *tine.Workspace, src *tin
 		return fmt.Errorf("%s is in use by a process; close it and retry: %w", w.Path, err)
 	}
 	defer func() {
-		if err != nil && !e.releaseCommitted(w) {
-			e.remountLive(ctx, w)
+		if err != nil && !r.committed() {
+			r.remountLive(ctx)
 		}
 	}()
 	if err := onlyMarker(w.Path); err != nil {
 		return err
 	}
 	j := &releaseJournal{Path: w.Path, Temp: ".tine-release-" + tine.NewID("")}
-	if err := os.MkdirAll(filepath.Dir(e.pendingPath(w)), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(r.pendingPath()), 0o700); err != nil {
 		return err
 	}
-	if err := os.WriteFile(e.pendingPath(w), nil, 0o600); err != nil {
+	if err := os.WriteFile(r.pendingPath(), nil, 0o600); err != nil {
 		return err
 	}
 	layers := append(e.layerPaths(v), filepath.Join(br.Dir, "upper"))
 	if canRename(e.lay.Workspace(w.ID).Dir(), w.Path, j.Temp) && !anyRedirect(layers[1:]) {
-		if err := e.unmountAll(w); err != nil {
-			os.Remove(e.pendingPath(w))
+		if err := r.unmountAll(); err != nil {
+			os.Remove(r.pendingPath())
 			return err
 		}
 		j.Mode, j.Phase = relRename, phaseCommitted
 		j.Layers = layers
 		if j.Dirs, err = layerDirTimes(j.Layers[1:]); err != nil {
-			os.Remove(e.pendingPath(w))
+			os.Remove(r.pendingPath())
 			return err
 		}
 		os.Remove(filepath.Join(w.Path, markerName))
 		if err := faultPoint("release"); err != nil {
 			return err
 		}
-		if err := e.writeReleaseJournal(w, j); err != nil {
-			e.restoreMarker(w)
-			os.Remove(e.pendingPath(w))
+		if err := r.writeJournal(j); err != nil {
+			r.restoreMarker()
+			os.Remove(r.pendingPath())
 			return err
 		}
 		return faultPoint("release")
 	}
-	return e.stage(ctx, w, br, v, j)
+	return r.stage(ctx, br, v, j)
 }
 
 // stage copies the source's view into a stage in the workspace directory,
 // verifies and syncs it, and commits the journal. A failure (a full disk)
 // removes the stage and leaves the workspace as it was.
-func (e *Engine) stage(ctx context.Context, w *tine.Workspace, br layer.Run, v *tine.Version, j *releaseJournal) (err error) {
+func (r *releaseTx) stage(ctx context.Context, br layer.Run, v *tine.Version, j *releaseJournal) (err error) {
+	e, w := r.e, r.w
 	j.Mode, j.Phase = relStage, phaseStaging
 	j.Stage = filepath.Join(w.Path, j.Temp+".stage")
-	if err := e.writeReleaseJournal(w, j); err != nil {
-		os.Remove(e.pendingPath(w))
+	if err := r.writeJournal(j); err != nil {
+		os.Remove(r.pendingPath())
 		return err
 	}
 	defer func() {
-		if err != nil && !e.releaseCommitted(w) {
-			err = errors.Join(err, e.dropStage(w, j))
+		if err != nil && !r.committed() {
+			err = errors.Join(err, r.dropStage(j))
 		}
 	}()
 	if err := faultPoint("release"); err != nil {
@@ -321,7 +337,7 @@ func (e *Engine) stage(ctx context.Context, w *tine.Workspace, br layer.Run, v *
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
-	if err := e.unmountAll(w); err != nil {
+	if err := r.unmountAll(); err != nil {
 		return err
 	}
 	t, err := timesOf(j.Stage)
@@ -332,50 +348,53 @@ func (e *Engine) stage(ctx context.Context, w *tine.Workspace, br layer.Run, v *
 	j.Dirs = []dirTimes{t}
 	j.Phase = phaseCommitted
 	os.Remove(filepath.Join(w.Path, markerName))
-	if err := e.writeReleaseJournal(w, j); err != nil {
-		e.restoreMarker(w)
+	if err := r.writeJournal(j); err != nil {
+		r.restoreMarker()
 		return err
 	}
 	return faultPoint("release")
 }
 
-// releaseCommitted reports whether w's release journal is committed (or
+// committed reports whether w's release journal is committed (or
 // unreadable, which is taken for committed: nothing is undone over it).
-func (e *Engine) releaseCommitted(w *tine.Workspace) bool {
-	j, err := e.readReleaseJournal(w)
+func (r *releaseTx) committed() bool {
+	j, err := r.readJournal()
 	return err != nil || j != nil && j.committed()
 }
 
 // dropStage undoes a release that never committed: the stage goes, the
 // journal after it, and the marker comes back.
-func (e *Engine) dropStage(w *tine.Workspace, j *releaseJournal) error {
+func (r *releaseTx) dropStage(j *releaseJournal) error {
+	w := r.w
 	if j.Stage != "" && filepath.Dir(j.Stage) == w.Path {
 		if err := fstree.Purge(j.Stage); err != nil {
 			return err
 		}
 	}
-	if err := os.Remove(e.releaseJournalPath(w)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(r.journalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	os.Remove(e.pendingPath(w))
-	e.restoreMarker(w)
+	os.Remove(r.pendingPath())
+	r.restoreMarker()
 	return nil
 }
 
 // undoStaging rolls back a release interrupted before its journal
 // committed, and mounts the workspace again.
-func (e *Engine) undoStaging(ctx context.Context, w *tine.Workspace, j *releaseJournal) error {
+func (r *releaseTx) undoStaging(ctx context.Context, j *releaseJournal) error {
+	w := r.w
 	if err := mnt.UnmountAll(w.Path); err != nil {
 		return err
 	}
-	if err := e.dropStage(w, j); err != nil {
+	if err := r.dropStage(j); err != nil {
 		return fmt.Errorf("undoing an interrupted release of %s: %w", w.Path, err)
 	}
-	e.remountLive(ctx, w)
+	r.remountLive(ctx)
 	return nil
 }
 
-func (e *Engine) restoreMarker(w *tine.Workspace) {
+func (r *releaseTx) restoreMarker() {
+	e, w := r.e, r.w
 	p := filepath.Join(w.Path, markerName)
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		os.WriteFile(p, []byte(markerText(w, e.home)), 0o444)
@@ -384,20 +403,21 @@ func (e *Engine) restoreMarker(w *tine.Workspace) {
 
 // remountLive mounts the views of w's live runs again, and the source's on
 // the workspace path, after a release that did not happen.
-func (e *Engine) remountLive(ctx context.Context, w *tine.Workspace) {
+func (r *releaseTx) remountLive(ctx context.Context) {
+	e, w := r.e, r.w
 	be, err := e.backend(w.Backend)
 	if err != nil {
 		e.warn("remounting %s: %v (the next tine command retries)", w.Name, err)
 		return
 	}
-	runs, _, err := e.records(ctx, w.ID)
+	runs, _, err := newSweeper(e).records(ctx, w.ID)
 	if err != nil {
 		e.warn("remounting %s: %v (the next tine command retries)", w.Name, err)
 		return
 	}
 	for _, r := range runs {
 		if r.Active() {
-			if err := e.reconcile(ctx, be, w, r); err != nil {
+			if err := newSweeper(e).reconcile(ctx, be, w, r); err != nil {
 				e.warn("remounting run %s of %s: %v (the next tine command retries)", r.Name, w.Name, err)
 			}
 		}
@@ -452,28 +472,29 @@ func canRename(dir, path, temp string) bool {
 	return true
 }
 
-// finishRelease rolls a committed release forward (a release that never
+// finish rolls a committed release forward (a release that never
 // committed is undone instead), then forgets the workspace and deletes its
 // state. Without a journal (a flat backend, whose source view is the
 // workspace directory) it only forgets and deletes. It is also what the
 // sweeper runs for a workspace with a release journal.
-func (e *Engine) finishRelease(ctx context.Context, w *tine.Workspace) error {
-	j, err := e.readReleaseJournal(w)
+func (r *releaseTx) finish(ctx context.Context) error {
+	e, w := r.e, r.w
+	j, err := r.readJournal()
 	if err != nil {
 		return err
 	}
 	if j != nil && !j.committed() {
-		return e.undoStaging(ctx, w, j)
+		return r.undoStaging(ctx, j)
 	}
-	if err := e.unmountAll(w); err != nil {
+	if err := r.unmountAll(); err != nil {
 		return err
 	}
 	if j != nil {
-		if err := e.rollForward(ctx, w, j); err != nil {
+		if err := r.rollForward(ctx, j); err != nil {
 			return fmt.Errorf("restoring files into %s (the rest are safe in %s; the next tine command retries): %w", w.Path, e.lay.Workspace(w.ID).Dir(), err)
 		}
 	}
-	os.Remove(e.pendingPath(w))
+	os.Remove(r.pendingPath())
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
@@ -485,13 +506,14 @@ func (e *Engine) finishRelease(ctx context.Context, w *tine.Workspace) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
-	return e.removeWorkspaceFiles(ctx, w)
+	return r.removeFiles(ctx)
 }
 
 // rollForward puts every file a committed journal names into the workspace
 // directory. Each step consumes its source, so it can be run again after a
 // crash at any point.
-func (e *Engine) rollForward(ctx context.Context, w *tine.Workspace, j *releaseJournal) error {
+func (r *releaseTx) rollForward(ctx context.Context, j *releaseJournal) error {
+	w := r.w
 	m := &mover{ctx: ctx, scratch: filepath.Join(w.Path, j.Temp)}
 	if j.Temp == "" {
 		m.scratch = filepath.Join(w.Path, ".tine-release-scratch")
@@ -904,10 +926,11 @@ func syncDirMeta(s, d string) error {
 	return fstree.CopyMeta(s, d, fi, fstree.MetaOptions{UserTree: true})
 }
 
-// removeWorkspaceFiles deletes a workspace's state directory through its
+// removeFiles deletes a workspace's state directory through its
 // backend (subvolumes cannot simply be removed). A flat backend's source
 // view is the workspace directory, outside the state directory, and stays.
-func (e *Engine) removeWorkspaceFiles(ctx context.Context, w *tine.Workspace) error {
+func (r *releaseTx) removeFiles(ctx context.Context) error {
+	e, w := r.e, r.w
 	be, err := e.backend(w.Backend)
 	if err != nil {
 		return err
@@ -929,8 +952,9 @@ func (e *Engine) removeWorkspaceFiles(ctx context.Context, w *tine.Workspace) er
 }
 
 // unmountAll unmounts the workspace path and every run view of w.
-func (e *Engine) unmountAll(w *tine.Workspace) error {
-	if !e.stacking(w.Backend) {
+func (r *releaseTx) unmountAll() error {
+	e, w := r.e, r.w
+	if !e.backends.stacking(w.Backend) {
 		return nil
 	}
 	if err := mnt.UnmountAll(w.Path); err != nil {

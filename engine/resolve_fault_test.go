@@ -359,7 +359,7 @@ func (c opCase) checkRecovered(t *testing.T, o *opFixture, before, after map[str
 func checkAgrees(t *testing.T, f *fixture, step string) {
 	t.Helper()
 	w := f.ref.Workspace
-	runs, layers, err := f.e.records(f.ctx, w.ID)
+	runs, layers, err := newSweeper(f.e).records(f.ctx, w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,12 +378,12 @@ func checkAgrees(t *testing.T, f *fixture, step string) {
 				t.Errorf("%s: run %s has %s left", step, r.Name, j)
 			}
 		}
-		if r.Role == tine.RoleSource && !f.e.stacking(w.Backend) {
+		if r.Role == tine.RoleSource && !f.e.backends.stacking(w.Backend) {
 			if _, err := os.Lstat(filepath.Join(br.Dir, "view")); err == nil {
 				t.Errorf("%s: the flat source %s has a view left in its run directory", step, r.Name)
 			}
 		}
-		if f.e.stacking(w.Backend) {
+		if f.e.backends.stacking(w.Backend) {
 			if ok, _ := mnt.IsMountpoint(br.View); !ok {
 				t.Errorf("%s: run %s's view is not mounted", step, r.Name)
 			}

@@ -16,6 +16,14 @@ import (
 	"github.com/tinehq/tine/merge"
 )
 
+// sweeper puts right, when the engine opens, what interrupted commands
+// left behind: it finishes or undoes each journaled transaction (init,
+// seal by rename, merge, rollback, release) and sets aside what the store
+// has no record of. It runs before the engine answers anything else.
+type sweeper struct{ e *Engine }
+
+func newSweeper(e *Engine) *sweeper { return &sweeper{e: e} }
+
 // sweep puts right what interrupted commands left: it finishes or undoes
 // journaled inits and releases, removes what the store says is garbage
 // (discarded runs), moves aside into the quarantine what the store has no
@@ -23,7 +31,8 @@ import (
 // remounting what a reboot unmounted. It never deletes a directory merely
 // because the store does not know it. Workspaces another command is working
 // on are left alone.
-func (e *Engine) sweep(ctx context.Context) error {
+func (s *sweeper) sweep(ctx context.Context) error {
+	e := s.e
 	entries, err := os.ReadDir(e.lay.Workspaces())
 	if err != nil {
 		return err
@@ -40,11 +49,11 @@ func (e *Engine) sweep(ctx context.Context) error {
 		})
 		switch {
 		case errors.Is(err, tine.ErrNotFound):
-			e.sweepOrphan(ctx, ent.Name())
+			s.sweepOrphan(ctx, ent.Name())
 		case err != nil:
 			return err
 		default:
-			e.sweepWorkspace(ctx, w)
+			s.sweepWorkspace(ctx, w)
 		}
 	}
 	return nil
@@ -56,7 +65,8 @@ func (e *Engine) sweep(ctx context.Context) error {
 // (its staged copy is back in the workspace directory, so the stage is
 // empty). Anything else, such as a workspace whose init the store lost, is
 // moved aside.
-func (e *Engine) sweepOrphan(ctx context.Context, id string) {
+func (s *sweeper) sweepOrphan(ctx context.Context, id string) {
+	e := s.e
 	unlock, ok := flock.Try(e.lay.WorkspacesLock())
 	if !ok {
 		return
@@ -69,7 +79,7 @@ func (e *Engine) sweepOrphan(ctx context.Context, id string) {
 			e.warn("unreadable init journal %s: %v", filepath.Join(dir, "init.json"), err)
 			return
 		}
-		if err := e.undoInit(j, dir); err != nil {
+		if err := s.undoInit(j, dir); err != nil {
 			e.warn("an interrupted init of %s could not be undone (the files are safe in %s): %v", j.Path, j.Layer, err)
 			return
 		}
@@ -115,7 +125,7 @@ func releaseFinished(dir string) bool {
 }
 
 // undoInit moves the files of an interrupted init back to the workspace directory.
-func (e *Engine) undoInit(j initJournal, dir string) error {
+func (s *sweeper) undoInit(j initJournal, dir string) error {
 	if err := mnt.UnmountAll(j.Path); err != nil {
 		return err
 	}
@@ -132,7 +142,8 @@ func (e *Engine) undoInit(j initJournal, dir string) error {
 }
 
 // sweepWorkspace tidies one workspace under its lock.
-func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
+func (s *sweeper) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
+	e := s.e
 	unlock, ok := flock.Try(e.lay.Workspace(w.ID).Dir() + ".lock")
 	if !ok {
 		return
@@ -142,7 +153,7 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 	// must not be taken for an interrupted init if the store is ever lost.
 	os.Remove(e.lay.Workspace(w.ID).InitJournal())
 	if _, err := os.Stat(e.lay.Workspace(w.ID).ReleaseJournal()); err == nil {
-		if err := e.finishRelease(ctx, w); err != nil {
+		if err := newReleaseTx(e, w).finish(ctx); err != nil {
 			e.warn("finishing the release of %s: %v", w.Path, err)
 		}
 		return
@@ -152,23 +163,23 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 		e.warn("workspace %s: %v", w.Name, err)
 		return
 	}
-	runs, layers, err := e.records(ctx, w.ID)
+	runs, layers, err := s.records(ctx, w.ID)
 	if err != nil {
 		e.warn("workspace %s: %v", w.Name, err)
 		return
 	}
 	for _, r := range runs {
 		if r.Active() {
-			if err := e.recoverMove(ctx, be, w, r); err != nil {
+			if err := newSealTx(e, Ref{w, r}).recoverMove(ctx, be); err != nil {
 				e.warn("run %s of %s: recovering an interrupted seal: %v", r.Name, w.Name, err)
 				return // leave its layer alone until this is resolved
 			}
 		}
 	}
-	e.removeUnknown(ctx, be, w, runs, layers)
+	s.removeUnknown(ctx, be, w, runs, layers)
 	for _, r := range runs {
 		if r.Active() {
-			if err := e.reconcile(ctx, be, w, r); err != nil {
+			if err := s.reconcile(ctx, be, w, r); err != nil {
 				e.warn("run %s of %s: %v", r.Name, w.Name, err)
 			}
 		}
@@ -184,7 +195,8 @@ func (e *Engine) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 	}
 }
 
-func (e *Engine) records(ctx context.Context, ws string) (map[string]*tine.Run, map[string]bool, error) {
+func (s *sweeper) records(ctx context.Context, ws string) (map[string]*tine.Run, map[string]bool, error) {
+	e := s.e
 	runs := map[string]*tine.Run{}
 	layers := map[string]bool{}
 	err := e.store.View(ctx, func(tx tine.Tx) error {
@@ -208,7 +220,8 @@ func (e *Engine) records(ctx context.Context, ws string) (map[string]*tine.Run, 
 // they are garbage) and moves aside those of runs and layers it has no
 // record of. A release stage no journal vouches for is deleted: it is an
 // unfinished copy of the source's view, whose layers still hold the files.
-func (e *Engine) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Workspace, runs map[string]*tine.Run, layers map[string]bool) {
+func (s *sweeper) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Workspace, runs map[string]*tine.Run, layers map[string]bool) {
+	e := s.e
 	dirs, _ := os.ReadDir(e.lay.Workspace(w.ID).Runs())
 	for _, d := range dirs {
 		r := runs[d.Name()]
@@ -244,16 +257,17 @@ func (e *Engine) removeUnknown(ctx context.Context, be layer.Backend, w *tine.Wo
 // reconcile makes a live run's view match the store: a view of another
 // version (an interrupted rollback) is replaced, a missing one recreated, an
 // unmounted one remounted over its delta.
-func (e *Engine) reconcile(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run) error {
+func (s *sweeper) reconcile(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run) error {
+	e := s.e
 	br := e.backendRun(w, r)
 	v, err := e.version(ctx, r.Base)
 	if err != nil {
 		return err
 	}
 	if have := readBase(br); have != r.Base {
-		return e.finishRollback(ctx, be, w, r, br, v, have)
+		return s.finishRollback(ctx, be, w, r, br, v, have)
 	}
-	if !e.stacking(w.Backend) {
+	if !e.backends.stacking(w.Backend) {
 		if _, err := os.Lstat(br.View); errors.Is(err, os.ErrNotExist) {
 			var u undo
 			return e.activate(ctx, be, w, r, br, e.layerPaths(v), v.ID, &u)
@@ -290,7 +304,8 @@ func bindSource(w *tine.Workspace, br layer.Run) error {
 // finishRollback replaces a view of another version than the store's (a
 // rollback interrupted between its record and its remount). Whatever the
 // view holds is saved as a version first, so even a wrong guess loses nothing.
-func (e *Engine) finishRollback(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, br layer.Run, v *tine.Version, have string) error {
+func (s *sweeper) finishRollback(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, br layer.Run, v *tine.Version, have string) error {
+	e := s.e
 	e.warn("run %s: finishing an interrupted rollback to %s", r.Name, r.Base)
 	if old, err := e.version(ctx, have); err == nil {
 		if rs, ok := be.(layer.Restorer); ok {

@@ -24,7 +24,7 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 	}
 	var u undo
 	defer u.run(&err)
-	lay, v, moved, err := e.sealFast(ctx, be, p, tine.VersionCheckpoint, label, &u)
+	lay, v, moved, err := newSealTx(e, p).sealFast(ctx, be, tine.VersionCheckpoint, label, &u)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 		err = faultPointCtx(ctx) // recorded; a moved run not yet remounted
 	}
 	if err == nil && moved {
-		e.finishMove(ctx, be, p, v)
+		newSealTx(e, p).finishMove(ctx, be, v)
 	}
 	return v, err
 }
@@ -120,7 +120,7 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 func (e *Engine) save(ctx context.Context, be layer.Backend, p Ref, label string) (v *tine.Version, err error) {
 	var u undo
 	defer u.run(&err)
-	lay, v, err := e.seal(ctx, be, p, tine.VersionSaved, label, &u)
+	lay, v, err := newSealTx(e, p).seal(ctx, be, tine.VersionSaved, label, &u)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (e *Engine) save(ctx context.Context, be layer.Backend, p Ref, label string
 // detach unmounts a stacking backend's view of r (and, for the source, the
 // workspace path) without deleting anything, failing if a process uses it.
 func (e *Engine) detach(w *tine.Workspace, r *tine.Run, br layer.Run) error {
-	if !e.stacking(w.Backend) {
+	if !e.backends.stacking(w.Backend) {
 		return nil
 	}
 	if r.Role == tine.RoleSource {
