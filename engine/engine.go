@@ -38,14 +38,7 @@ type Engine struct {
 // tine.ErrStore, and nothing is swept (see CheckStore and tine doctor).
 // WithStore and WithBackends are required.
 func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
-	o, err := newOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	if len(o.drivers) == 0 {
-		return nil, errNoBackends
-	}
-	home, err = filepath.Abs(home)
+	o, home, err := openingOptions(home, opts)
 	if err != nil {
 		return nil, err
 	}

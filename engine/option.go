@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -85,4 +86,19 @@ func newOptions(opts []Option) (*options, error) {
 		return nil, errNoStore
 	}
 	return o, nil
+}
+
+// openingOptions applies opts for what opens the state directory home
+// (Open, Rebuild), which needs the store and the backends, and makes home
+// absolute.
+func openingOptions(home string, opts []Option) (*options, string, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(o.drivers) == 0 {
+		return nil, "", errNoBackends
+	}
+	home, err = filepath.Abs(home)
+	return o, home, err
 }

@@ -61,14 +61,7 @@ type wsRecords struct {
 // quarantine whatever no manifest vouched for. It takes Open's options
 // and, like Open, needs WithStore and WithBackends.
 func Rebuild(ctx context.Context, home string, opts ...Option) (*RebuildResult, error) {
-	o, err := newOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	if len(o.drivers) == 0 {
-		return nil, errNoBackends
-	}
-	home, err = filepath.Abs(home)
+	o, home, err := openingOptions(home, opts)
 	if err != nil {
 		return nil, err
 	}
