@@ -89,3 +89,26 @@ func (m *Manager) ConfinesWrites(ctx context.Context, ref string) bool {
 func (m *Manager) ScratchDir(r engine.Ref) string {
 	return m.lay.Run(r.Workspace.ID, r.Run.ID).Scratch()
 }
+
+// Unsupervised is how tine exec without root, which runs a command in a
+// sandbox of its own instead of through a supervisor, confines a process
+// of run r as r's supervisor would: Landlock and seccomp (Confine), the
+// mounts that hide the state directory, the other workspaces and what a
+// fork-run hid, and a fork's own /tmp and home (Hide), and env without the
+// secrets a fork does not get. Confine and Hide are nil with [confine] off.
+func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) (*confine.Spec, *supervisor.Hide, []string, error) {
+	cfg, err := config.Load(m.eng.Path(r.Workspace, r.Run))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if p := secretsPolicy(r, cfg); p != nil {
+		env, _ = p.Strip(env, nil)
+	}
+	spec, hide := m.confinement(ctx, r, cfg)
+	if hide != nil {
+		if err := os.MkdirAll(m.ScratchDir(r), 0o700); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return spec, hide, env, nil
+}

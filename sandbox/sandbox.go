@@ -8,6 +8,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+
+	"github.com/tinehq/tine/confine"
+	"github.com/tinehq/tine/supervisor"
 )
 
 // Exit statuses of a command that could not be started inside a run, as a
@@ -29,6 +32,14 @@ type Spec struct {
 	Dir       string   // working directory inside the run
 	Args      []string // the command and its arguments
 	Env       []string // its environment
+
+	// Confine, if set, confines the command (Landlock, seccomp) from its
+	// first instruction; Hide, if set, are the mounts that keep the state
+	// directory and other workspaces from it (supervisor.Cover), their
+	// scratch layers below Scratch.
+	Confine *confine.Spec    `json:",omitempty"`
+	Hide    *supervisor.Hide `json:",omitempty"`
+	Scratch string           `json:",omitempty"`
 
 	// Terminal, if set, is the slave of a pseudo-terminal: the command's
 	// standard streams and controlling terminal, leading a session of its

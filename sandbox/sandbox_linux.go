@@ -9,7 +9,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/supervisor"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,6 +47,9 @@ func enter(spec Spec) (int, error) {
 			return ExitCannotRun, fmt.Errorf("mounting the run's files: %w", err)
 		}
 	}
+	if _, _, err := supervisor.Cover(spec.Workspace, spec.Hide, spec.Scratch); err != nil {
+		return ExitCannotRun, fmt.Errorf("confining the run's mounts: %w", err)
+	}
 	if err := unix.Chdir(spec.Dir); err != nil {
 		return ExitCannotRun, fmt.Errorf("chdir %s: %w", spec.Dir, err)
 	}
@@ -54,6 +59,11 @@ func enter(spec Spec) (int, error) {
 	path, err := lookPath(spec.Args[0], spec.Env)
 	if err != nil {
 		return ExitNotFound, err
+	}
+	if spec.Confine != nil {
+		if err := confine.Apply(*spec.Confine); err != nil {
+			return ExitCannotRun, fmt.Errorf("confining the command: %w", err)
+		}
 	}
 	err = unix.Exec(path, spec.Args, spec.Env)
 	if errors.Is(err, unix.ENOENT) {

@@ -36,23 +36,33 @@ func (s *server) spawn(path string, args []string, attr *os.ProcAttr) (int, <-ch
 // a fork also gets a /tmp of its own (keeping what of the workspace path
 // and the state directory lies below /tmp). It reports what it hid.
 func hideState(spec Spec) (hidden []string, others int, err error) {
-	h := spec.Hide
+	return Cover(spec.Workspace, spec.Hide, RunDir)
+}
+
+// Cover does what h says in the calling process's mount namespace, which
+// must be its own (a supervisor's, or that of tine exec's sandbox without
+// root, in a user namespace): covers the state directory but the run's
+// own directory, other workspaces and h.Private; gives the run a /tmp,
+// /var/tmp and home of its own; hides the kernel log. workspace is where
+// the run's files are; the layers of its own temporary directories are
+// kept on a tmpfs mounted below scratch. It reports what it hid.
+func Cover(workspace string, h *Hide, scratch string) (hidden []string, others int, err error) {
 	if h == nil {
 		return nil, 0, nil
 	}
 	if h.Tmp {
 		for _, d := range tmpDirs {
-			if err := privateTmp(d, []string{spec.Workspace, h.State}); err != nil {
+			if err := privateTmp(d, []string{workspace, h.State}, scratch, h.Ephemeral); err != nil {
 				return nil, 0, fmt.Errorf("a %s of the run's own: %w", d, err)
 			}
 		}
 	}
 	if h.Home != "" && h.HomeLayer != "" {
-		if err := privateHome(spec, h); err != nil {
+		if err := privateHome(workspace, h); err != nil {
 			return nil, 0, fmt.Errorf("a home of the run's own: %w", err)
 		}
 	}
-	if h.State != "" && !fstree.Within(spec.Workspace, h.State) {
+	if h.State != "" && !fstree.Within(workspace, h.State) {
 		if err := coverKeeping(h.State, []string{h.Keep}, "size=64k,mode=0755", true); err != nil {
 			return nil, 0, fmt.Errorf("hiding %s: %w", h.State, err)
 		}
@@ -67,7 +77,7 @@ func hideState(spec Spec) (hidden []string, others int, err error) {
 		hidden = append(hidden, "/dev/kmsg")
 	}
 	for _, p := range h.Paths {
-		if _, err := os.Stat(p); err != nil || fstree.Within(spec.Workspace, p) || fstree.Within(p, spec.Workspace) {
+		if _, err := os.Stat(p); err != nil || fstree.Within(workspace, p) || fstree.Within(p, workspace) {
 			continue
 		}
 		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
@@ -76,7 +86,7 @@ func hideState(spec Spec) (hidden []string, others int, err error) {
 		others++
 	}
 	for _, p := range h.Private {
-		if _, err := os.Stat(p); err != nil || fstree.Within(spec.Workspace, p) || fstree.Within(p, spec.Workspace) {
+		if _, err := os.Stat(p); err != nil || fstree.Within(workspace, p) || fstree.Within(p, workspace) {
 			continue
 		}
 		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
@@ -96,11 +106,11 @@ var tmpDirs = []string{"/tmp", "/var/tmp"}
 // and whose upper layer is a tmpfs of the run's (below RunDir): the run
 // sees what is there, and what it writes stays its own. What of keep lies
 // below dir (mounts included) is bound back on top.
-func privateTmp(dir string, keep []string) error {
+func privateTmp(dir string, keep []string, scratch string, ephemeral bool) error {
 	if _, err := os.Stat(dir); err != nil {
 		return nil
 	}
-	tmpScratch := RunDir + "/." + strings.ReplaceAll(strings.Trim(dir, "/"), "/", "-")
+	tmpScratch := scratch + "/." + strings.ReplaceAll(strings.Trim(dir, "/"), "/", "-")
 	return keepingMounts(dir, keep, func() error {
 		if err := os.MkdirAll(tmpScratch, 0o700); err != nil {
 			return err
@@ -115,19 +125,38 @@ func privateTmp(dir string, keep []string) error {
 		}
 		os.Chmod(filepath.Join(tmpScratch, "upper"), 0o1777|os.ModeSticky)
 		opts := "lowerdir=" + dir + ",upperdir=" + tmpScratch + "/upper,workdir=" + tmpScratch + "/work"
-		return mnt.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+		if !ephemeral {
+			return mnt.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+		}
+		// In a user namespace the host's dir may not be usable as a lower
+		// layer (mounts below it are locked to it): then the run gets an
+		// empty one of its own.
+		if mnt.Mount("overlay", dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+",userxattr") == nil {
+			return nil
+		}
+		return unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
 	})
 }
 
 // privateHome puts an overlay on the owner's home whose upper layer is
 // h.HomeLayer/upper, owned as the home is; the workspace path and the
 // state directory, where they lie below the home, are bound back on top.
-func privateHome(spec Spec, h *Hide) error {
+func privateHome(workspace string, h *Hide) error {
 	fi, err := os.Stat(h.Home)
-	if err != nil || !fi.IsDir() || h.Home == "/" || fstree.Within(h.Home, spec.Workspace) {
+	if err != nil || !fi.IsDir() || h.Home == "/" || fstree.Within(h.Home, workspace) {
 		return nil // nothing to put a layer on
 	}
-	upper, work := filepath.Join(h.HomeLayer, "upper"), filepath.Join(h.HomeLayer, "work")
+	layer, userxattr := h.HomeLayer, ""
+	if h.Ephemeral { // the layer lies in the home it covers: on a tmpfs of its own
+		if err := os.MkdirAll(layer, 0o700); err != nil {
+			return err
+		}
+		if err := unix.Mount("tmpfs", layer, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+			return err
+		}
+		userxattr = ",userxattr"
+	}
+	upper, work := filepath.Join(layer, "upper"), filepath.Join(layer, "work")
 	for _, d := range []string{upper, work} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
@@ -140,8 +169,8 @@ func privateHome(spec Spec, h *Hide) error {
 	if err := os.Chmod(upper, fi.Mode().Perm()); err != nil {
 		return err
 	}
-	return keepingMounts(h.Home, []string{spec.Workspace, h.State}, func() error {
-		opts := "lowerdir=" + h.Home + ",upperdir=" + upper + ",workdir=" + work
+	return keepingMounts(h.Home, []string{workspace, h.State}, func() error {
+		opts := "lowerdir=" + h.Home + ",upperdir=" + upper + ",workdir=" + work + userxattr
 		return mnt.Mount("overlay", h.Home, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	})
 }

@@ -74,6 +74,11 @@ type Hide struct {
 	// the run's.
 	Home      string `json:"home,omitempty"`
 	HomeLayer string `json:"home_layer,omitempty"`
+	// Ephemeral keeps the home's layer and the temporary directories on
+	// tmpfs mounts that last one command: what tine exec's sandbox without
+	// root does (in a user namespace, and with a state directory that may
+	// lie in the home it covers, where an overlay's layer cannot).
+	Ephemeral bool `json:"ephemeral,omitempty"`
 }
 
 // ConfinementPath holds, while the supervisor of dir runs, how its run is

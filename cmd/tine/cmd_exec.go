@@ -33,7 +33,11 @@ As root, or as a normal user through the system daemon (tine setup
 daemon), CMD runs through RUN's supervisor, as the workspace's owner and
 confined as RUN is (see tine ps). When RUN had none (it is stopped), the
 one launched for CMD is stopped again once CMD ends and nothing else runs
-in RUN, unless --keep is given.
+in RUN, unless --keep is given. A normal user without the daemon gets a
+sandbox of their own instead (a user namespace), confined as RUN's
+supervisor would confine it (the state directory and other workspaces
+hidden, seccomp; in a fork, Landlock and a home and /tmp of its own), except
+that a fork's home and /tmp layers last for that one command.
 
 -t gives CMD a terminal of its own (a pseudo-terminal, its controlling
 terminal, leading a session inside the run): job control works, ^C and ^Z
@@ -84,10 +88,20 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 		if err != nil {
 			return err
 		}
-		spec, err = execSpec(e, r, args)
-		spec.Started = func(pid int) { term.started(); runtime.Of(e).AddSession(r, pid) }
-		spec.Exited = func(pid int) { runtime.Of(e).RemoveSession(r, pid) }
-		return err
+		if spec, err = execSpec(e, r, args); err != nil {
+			return err
+		}
+		rt := runtime.Of(e)
+		if spec.Confine, spec.Hide, spec.Env, err = rt.Unsupervised(c.Context(), r, spec.Env); err != nil {
+			return err
+		}
+		spec.Scratch = rt.ScratchDir(r)
+		if spec.Hide != nil {
+			spec.Hide.Ephemeral = true
+		}
+		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid) }
+		spec.Exited = func(pid int) { rt.RemoveSession(r, pid) }
+		return nil
 	})
 	if err != nil {
 		return err

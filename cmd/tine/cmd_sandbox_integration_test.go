@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine/internal/testkit"
+)
+
+// A normal user's tine exec without the daemon runs in a sandbox of its
+// own (a user namespace), not through a supervisor. It used to run the
+// command unconfined: a fork's agent could read the store, write the
+// user's home and any file the user may write. Now a fork is confined as
+// its supervisor would confine it.
+func TestExec_SandboxConfinesAFork(t *testing.T) {
+	testkit.RequireRoot(t, "making the user's directories and checking them as root")
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	// outside is the user's, but neither below /tmp nor the home (which a
+	// fork gets its own of): only Landlock keeps the fork from writing it.
+	outside, err := os.MkdirTemp("/srv", "tine-outside-")
+	if err != nil {
+		t.Skipf("needs a directory outside /tmp and the home: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	ws, state := filepath.Join(top, "ws"), filepath.Join(top, "state")
+	for _, d := range []string{ws, outside} {
+		os.Mkdir(d, 0o755)
+		os.Chown(d, ann.uid, ann.gid)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(filepath.Join(ws, "a.txt"), ann.uid, ann.gid)
+	ann.vars = append(ann.vars, "TINE_HOME="+state, "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	planted := filepath.Join(ann.home, ".tine-sandbox-test-"+filepath.Base(top))
+	t.Cleanup(func() { os.Remove(planted) })
+	script := strings.Join([]string{
+		"echo fork >> a.txt",
+		"echo x > " + planted,
+		"echo y > " + filepath.Join(outside, "f"),
+		"echo t > /tmp/" + filepath.Base(top) + "-tmp",
+		"cat " + filepath.Join(state, "tine.db") + " > /dev/null && echo READ-STORE",
+		"true",
+	}, "; ")
+	r := ann.tine(ws, nil, "exec", "ws/source-1", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("exec in the fork: %v", r)
+	}
+	if strings.Contains(r.stdout, "READ-STORE") {
+		t.Errorf("the fork read the store: %v", r)
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Errorf("the fork wrote the user's home: %s", planted)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
+		t.Errorf("the fork wrote outside its workspace (Landlock)")
+	}
+	if _, err := os.Stat("/tmp/" + filepath.Base(top) + "-tmp"); err == nil {
+		os.Remove("/tmp/" + filepath.Base(top) + "-tmp")
+		t.Errorf("the fork wrote the host's /tmp")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "hello\n" {
+		t.Errorf("the source's file changed: %q", b)
+	}
+	if d := ann.ok(ws, "diff", "ws/source-1"); !strings.Contains(d, "a.txt") {
+		t.Errorf("the fork's own write is not in its diff: %q", d)
+	}
+	// The source is the user's own: not write-confined (as with a supervisor).
+	ann.ok(ws, "exec", "ws/source", "--", "sh", "-c", "echo s > "+filepath.Join(outside, "s"))
+	if _, err := os.Stat(filepath.Join(outside, "s")); err != nil {
+		t.Errorf("the source could not write where its user may: %v", err)
+	}
+	ann.ok(top, "release", "--force", ws)
+}
