@@ -23,6 +23,7 @@ const (
 	EventChoose       EventKind = "choose"          // tine choose: a group resolved
 	EventStart        EventKind = "start"           // tine start (and fork --live): the supervisor is up
 	EventStop         EventKind = "stop"            // tine stop, discard, release: the processes ended
+	EventRestart      EventKind = "restart"         // on a fork: its services started again, their live-forked copies having ended with their origin
 	EventPublish      EventKind = "publish"         // tine port: a port published on the host
 	EventCell         EventKind = "cell"            // tine cell: a confined command ran
 	EventEffect       EventKind = "effect"          // an approved effect carried out
@@ -49,7 +50,7 @@ const (
 var EventKinds = []EventKind{
 	EventInit, EventRebuilt, EventFork, EventForked, EventCheckpoint, EventSaved, EventRollback,
 	EventMerge, EventMergedInto, EventCombinedInto, EventPromote, EventRetire, EventDiscard, EventChoose,
-	EventStart, EventStop, EventPublish, EventCell, EventEffect, EventEffectDefer,
+	EventStart, EventStop, EventRestart, EventPublish, EventCell, EventEffect, EventEffectDefer,
 	EventForkRunStart, EventForkRunVerdict, EventForkRunStopEarly, EventForkRunEnd,
 	EventApprovalPending, EventApprovalApproved, EventApprovalConsumed, EventApprovalExpired, EventApprovalRefused,
 	EventEvidence,

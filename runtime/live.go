@@ -321,7 +321,16 @@ func (m *Manager) Stop(ctx context.Context, ref string) (*tine.Run, error) {
 	return r.Run, m.stop(ctx, r, tine.EventStop)
 }
 
+// The forks holding processes forked live from r lose them with r's pid
+// namespace: their services are started again once r has stopped.
 func (m *Manager) stop(ctx context.Context, r engine.Ref, why tine.EventKind) error {
+	heirs := m.heirs(ctx, r)
+	err := m.stopSupervisor(ctx, r, why)
+	m.restartHeirs(ctx, r, heirs)
+	return err
+}
+
+func (m *Manager) stopSupervisor(ctx context.Context, r engine.Ref, why tine.EventKind) error {
 	if pid := m.supervised(r); pid > 0 {
 		sctx, cancel := context.WithTimeout(ctx, m.stopGrace+5*time.Second)
 		err := supervisor.NewClient(m.supDir(r)).Stop(sctx, m.stopGrace)
@@ -337,8 +346,8 @@ func (m *Manager) stop(ctx context.Context, r engine.Ref, why tine.EventKind) er
 	return m.setProc(ctx, r, tine.ProcStopped, why, nil)
 }
 
-// cleanup kills whatever is left in r's cgroup and removes it, its veth
-// and its supervisor's files.
+// cleanup kills whatever is left in r's cgroup and removes it, its veth,
+// its supervisor's files and its record of processes forked live into it.
 func (m *Manager) cleanup(r engine.Ref) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -352,6 +361,9 @@ func (m *Manager) cleanup(r engine.Ref) {
 	}
 	m.releaseAddr(r)
 	supervisor.Forget(m.supDir(r))
+	if err := m.writeAdopted(r, nil); err != nil { // the cgroup's removal ended them
+		m.warn("removing %s's record of live-forked processes: %v", r.Run.Name, err)
+	}
 }
 
 // freeze freezes r's processes, when it has a supervisor, and returns the

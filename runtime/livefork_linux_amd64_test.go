@@ -5,8 +5,12 @@ package runtime_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/procfs"
@@ -69,5 +73,100 @@ func TestStop_LiveForkedCopyEnds(t *testing.T) {
 	waitFor(t, "the parent's supervisor reaped the copy", func() bool { return supervisor.StartTime(cp.Pid) != cp.Start })
 	if st, _ := f.rt.ProcState(f.run(t, src)); st != runtime.ProcRunning {
 		t.Errorf("stopping the fork left the parent %s", st)
+	}
+}
+
+// Stop of a run whose process was forked live into a fork ends the copy
+// too (it lives in the run's pid namespace), so the fork's service is
+// started again, fresh, in the fork: it runs in the fork's cgroup, tine ps
+// of the fork lists it as the supervisor's and no longer the ended copy,
+// and the fork's log says why.
+func TestStop_LiveForkedCopyRestartsInItsFork(t *testing.T) {
+	f := newFixture(t, "", map[string]string{"tine.toml": sleeperToml,
+		"sleeper.py": "import time\nopen('up', 'w').close()\nwhile True: time.sleep(0.02)\n"})
+	src := f.w.Source.Run.ID
+	f.start(t, src)
+	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
+	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := res.Live[0]; !rep.Started || len(rep.Forked) != 1 || rep.Error != "" {
+		t.Fatalf("live fork: %+v", rep)
+	}
+	fork := res.Forks[0].ID
+	ps, err := f.rt.PS(f.ctx, fork)
+	if err != nil || len(ps.Adopted) != 1 || len(ps.Services) != 0 {
+		t.Fatalf("PS of the fork: %v %+v", err, ps)
+	}
+	cp := ps.Adopted[0]
+	if _, err := f.rt.Stop(f.ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	if procfs.Alive("", cp.Pid, cp.Start) {
+		t.Fatalf("the copy %d outlived its origin's pid namespace", cp.Pid)
+	}
+	ps, err = f.rt.PS(f.ctx, fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.State != runtime.ProcRunning || len(ps.Adopted) != 0 || len(ps.Services) != 1 || ps.Services[0].Name != "sleeper" || ps.Services[0].Pid == 0 {
+		t.Fatalf("PS of the fork after its origin stopped: state %s, adopted %+v, services %+v", ps.State, ps.Adopted, ps.Services)
+	}
+	var svc *runtime.Process
+	for i, p := range ps.Processes {
+		if p.Service == "sleeper" && p.NSPid > 1 && strings.Contains(p.Command, "sleeper.py") {
+			svc = &ps.Processes[i]
+		}
+	}
+	if svc == nil {
+		t.Fatalf("no sleeper of the fork's own supervisor among the fork's processes %+v", ps.Processes)
+	}
+	cg, err := cgroup.Load(fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pids, _ := cg.Procs(); !slices.Contains(pids, svc.Pid) || !running(svc.Pid) {
+		t.Errorf("the restarted sleeper %d is not running in the fork's cgroup %v", svc.Pid, pids)
+	}
+	if k := f.kinds(t, f.run(t, fork)); !slices.Contains(k, tine.EventRestart) {
+		t.Errorf("the fork's events %v record no %s", k, tine.EventRestart)
+	}
+	if st, _ := f.rt.ProcState(f.run(t, src)); st != runtime.ProcStopped {
+		t.Errorf("the origin is %s after Stop", st)
+	}
+}
+
+// tine ps of a fork lists no live-forked copy that has ended, not even one
+// its reaper (the origin's supervisor, frozen here) left a zombie.
+func TestPS_EndedLiveForkedCopyNotListed(t *testing.T) {
+	f := newFixture(t, "", map[string]string{"tine.toml": sleeperToml,
+		"sleeper.py": "import time\nopen('up', 'w').close()\nwhile True: time.sleep(0.02)\n"})
+	src := f.w.Source.Run.ID
+	f.start(t, src)
+	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
+	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := f.rt.PS(f.ctx, res.Forks[0].ID)
+	if err != nil || len(ps.Adopted) != 1 {
+		t.Fatalf("PS of the fork: %v %+v", err, ps)
+	}
+	cp := ps.Adopted[0]
+	srcCg, err := cgroup.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srcCg.Freeze(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer srcCg.Thaw()
+	if err := syscall.Kill(cp.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the copy is a zombie", func() bool { st, err := procfs.Read("", cp.Pid); return err == nil && st.Exited() })
+	if ps, err = f.rt.PS(f.ctx, res.Forks[0].ID); err != nil || len(ps.Adopted) != 0 {
+		t.Errorf("PS of the fork lists the ended copy: %v %+v", err, ps.Adopted)
 	}
 }

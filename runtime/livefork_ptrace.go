@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -48,7 +47,7 @@ func (m *Manager) liveForks(ctx context.Context, p engine.Ref, forks []*tine.Run
 		if !reports[i].Started {
 			continue
 		}
-		m.finishLive(ctx, engine.Ref{Workspace: p.Workspace, Run: f}, &reports[i], cands, results[f.ID], noWait)
+		m.finishLive(ctx, p, engine.Ref{Workspace: p.Workspace, Run: f}, &reports[i], cands, results[f.ID], noWait)
 	}
 	return reports
 }
@@ -297,9 +296,9 @@ func (m *Manager) isolated(r engine.Ref) bool {
 	return err1 == nil && err2 == nil && mine != host
 }
 
-// finishLive records what was carried into fork r, then starts the
+// finishLive records what was carried from p into fork r, then starts the
 // services that were not.
-func (m *Manager) finishLive(ctx context.Context, r engine.Ref, rep *engine.LiveReport, cands []candidate, got map[int]liveOutcome, noWait bool) {
+func (m *Manager) finishLive(ctx context.Context, p, r engine.Ref, rep *engine.LiveReport, cands []candidate, got map[int]liveOutcome, noWait bool) {
 	skip := map[string]bool{}
 	rep.Refused = map[string]string{}
 	var adopted []Adopted
@@ -312,7 +311,8 @@ func (m *Manager) finishLive(ctx context.Context, r engine.Ref, rep *engine.Live
 		case tried && o.err == nil && o.res.Child > 0:
 			rep.Forked = append(rep.Forked, engine.LiveProcess{Service: c.Service, Pid: c.Pid, Child: o.res.Child,
 				PauseMS: float64(o.res.Pause.Microseconds()) / 1000})
-			adopted = append(adopted, Adopted{Service: c.Service, Pid: o.res.Child, Start: supervisor.StartTime(o.res.Child), Origin: c.Pid})
+			adopted = append(adopted, Adopted{Service: c.Service, Pid: o.res.Child, Start: supervisor.StartTime(o.res.Child),
+				Origin: c.Pid, Run: p.Run.ID})
 			if c.Service != "" {
 				skip[c.Service] = true
 			}
@@ -345,49 +345,6 @@ func procLabel(c candidate) string {
 		return fmt.Sprintf("%s (pid %d)", c.Service, c.Pid)
 	}
 	return fmt.Sprintf("pid %d", c.Pid)
-}
-
-// Adopted is a process a fork received by live fork: it runs in the
-// fork's namespaces and cgroup, but its parent is outside the fork's
-// supervisor, which therefore does not list it.
-type Adopted struct {
-	Service string `json:"service,omitempty"`
-	Pid     int    `json:"pid"` // host pid
-	Start   string `json:"start"`
-	Origin  int    `json:"origin"` // the parent's process it was forked from
-}
-
-func (m *Manager) adoptedPath(r engine.Ref) string {
-	return m.lay.Run(r.Workspace.ID, r.Run.ID).Adopted()
-}
-
-func (m *Manager) writeAdopted(r engine.Ref, a []Adopted) error {
-	if len(a) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(a)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(m.adoptedPath(r), b)
-}
-
-// adopted lists r's live-forked processes that still run.
-func (m *Manager) adopted(r engine.Ref) []Adopted {
-	b, err := os.ReadFile(m.adoptedPath(r))
-	if err != nil {
-		return nil
-	}
-	var all, out []Adopted
-	if json.Unmarshal(b, &all) != nil {
-		return nil
-	}
-	for _, a := range all {
-		if supervisor.StartTime(a.Pid) == a.Start {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // isShell reports whether pid runs a POSIX shell, which a service's

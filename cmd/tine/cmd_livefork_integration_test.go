@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -132,6 +133,50 @@ func TestLiveFork_Ptrace(t *testing.T) {
 	waitFor(t, func() bool { return supervisor.StartTime(cp.Pid) != cp.Start }) // reaped
 	if e.ps("source").Services[0].State != "ready" {
 		t.Errorf("stopping the fork harmed the parent")
+	}
+}
+
+// A fork's service carried live goes on when its origin stops: the copy
+// ends with the origin's pid namespace, and tine stop of the origin starts
+// the service again, fresh, in the fork (a new secret, counting from 1),
+// where tine ps lists it as the fork's own and no longer the ended copy.
+func TestLiveFork_PtraceOriginStops(t *testing.T) {
+	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": counterToml, "counter.py": counterPy})
+	e.ok("start", "source")
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "out.txt"))
+		return strings.Count(string(b), "\n") > 5
+	})
+	var res engine.ForkResult
+	e.okJSON(&res, "fork", "source", "--live", "ptrace", "--json")
+	if rep := res.Live[0]; !rep.Started || len(rep.Forked) != 1 {
+		t.Fatalf("live fork report: %+v", rep)
+	}
+	cp := e.ps("source-1").Adopted
+	if len(cp) != 1 {
+		t.Fatalf("tine ps source-1 shows no live-forked counter: %+v", cp)
+	}
+	secret, _ := counterLines(t, filepath.Join(dir, "out.txt"))
+	e.ok("stop", "source")
+	if procfs.Alive("", cp[0].Pid, cp[0].Start) {
+		t.Fatalf("the copy %d outlived its origin's pid namespace", cp[0].Pid)
+	}
+	fork := filepath.Join(e.path("source-1"), "out.txt")
+	waitFor(t, func() bool {
+		s, c := counterLines(t, fork)
+		return len(s) > 0 && s[len(s)-1] != secret[0] && c[len(c)-1] > 3
+	})
+	ps := e.ps("source-1")
+	if ps.State != runtime.ProcRunning || len(ps.Adopted) != 0 || len(ps.Services) != 1 || ps.Services[0].Name != "counter" {
+		t.Errorf("tine ps source-1 after its origin stopped: state %s, forked live %+v, services %+v", ps.State, ps.Adopted, ps.Services)
+	}
+	var evs []jsonEvent
+	e.okJSON(&evs, "log", "source-1", "--json")
+	if evs[len(evs)-1].Kind != "restart" {
+		t.Errorf("last event of the fork: %s", evs[len(evs)-1].Kind)
+	}
+	if out := e.ok("ps", "source-1"); strings.Contains(out, "forked live") {
+		t.Errorf("tine ps source-1 still shows a live-forked process:\n%s", out)
 	}
 }
 

@@ -1,0 +1,192 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/procfs"
+)
+
+// A process forked live into a fork (livefork_ptrace.go) is cloned in its
+// origin's pid namespace, the kernel moving no process to another: it
+// lives in the fork's mount and network namespaces and cgroup, but it ends
+// when its origin's supervisor does. The fork records it in
+// sup/adopted.json, naming the run it came from; stopping that run starts
+// the fork's services again, fresh, once the copies have ended
+// (restartHeirs), as a fork forked with --live=rerun would have them.
+
+// Adopted is a process a fork received by live fork: it runs in the
+// fork's namespaces and cgroup, but its parent is outside the fork's
+// supervisor, which therefore does not list it.
+type Adopted struct {
+	Service string `json:"service,omitempty"`
+	Pid     int    `json:"pid"` // host pid
+	Start   string `json:"start"`
+	Origin  int    `json:"origin"`               // the parent's process it was forked from
+	Run     string `json:"origin_run,omitempty"` // the run it was forked from (empty in files written before it was recorded: the fork's parent)
+}
+
+// alive reports whether the copy runs on (not ended, not a zombie).
+func (a Adopted) alive() bool { return procfs.Alive("", a.Pid, a.Start) }
+
+func (m *Manager) adoptedPath(r engine.Ref) string {
+	return m.lay.Run(r.Workspace.ID, r.Run.ID).Adopted()
+}
+
+// writeAdopted records a as r's live-forked processes; none removes the
+// record.
+func (m *Manager) writeAdopted(r engine.Ref, a []Adopted) error {
+	if len(a) == 0 {
+		if err := os.Remove(m.adoptedPath(r)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(m.adoptedPath(r), b)
+}
+
+// readAdopted lists every process recorded as forked live into r, ended
+// or not.
+func (m *Manager) readAdopted(r engine.Ref) []Adopted {
+	b, err := os.ReadFile(m.adoptedPath(r))
+	if err != nil {
+		return nil
+	}
+	var all []Adopted
+	if json.Unmarshal(b, &all) != nil {
+		return nil
+	}
+	return all
+}
+
+// adopted lists r's live-forked processes that still run.
+func (m *Manager) adopted(r engine.Ref) []Adopted {
+	var out []Adopted
+	for _, a := range m.readAdopted(r) {
+		if a.alive() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// heir is a running fork holding copies of a run's processes.
+type heir struct {
+	ref    engine.Ref
+	copies []Adopted
+}
+
+// heirs lists the running forks of r's workspace that hold processes
+// forked live from r.
+func (m *Manager) heirs(ctx context.Context, r engine.Ref) []heir {
+	var runs []*tine.Run
+	if err := m.eng.Store().View(ctx, func(tx tine.Tx) (err error) {
+		runs, err = tx.Runs(tine.RunFilter{Workspace: r.Workspace.ID})
+		return err
+	}); err != nil {
+		m.warn("finding the forks holding %s's processes: %v", r.Run.Name, err)
+		return nil
+	}
+	var out []heir
+	for _, f := range runs {
+		if f.ID == r.Run.ID || !f.Active() {
+			continue
+		}
+		h := heir{ref: engine.Ref{Workspace: r.Workspace, Run: f}}
+		for _, a := range m.readAdopted(h.ref) {
+			if a.Run == r.Run.ID || a.Run == "" && f.Parent == r.Run.ID {
+				h.copies = append(h.copies, a)
+			}
+		}
+		if len(h.copies) > 0 && m.supervised(h.ref) > 0 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// copiesEnd is how long restartHeirs waits for copies to end once their
+// origin's supervisor is gone (the kernel ends them with its pid
+// namespace).
+const copiesEnd = 5 * time.Second
+
+// restartHeirs, after origin stopped, starts again in each heir the
+// services whose copies ended with it, records that on the heir, and drops
+// the ended copies from its adopted.json.
+func (m *Manager) restartHeirs(ctx context.Context, origin engine.Ref, heirs []heir) {
+	var wg sync.WaitGroup
+	for _, h := range heirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.restartHeir(ctx, origin, h)
+		}()
+	}
+	wg.Wait()
+}
+
+func (m *Manager) restartHeir(ctx context.Context, origin engine.Ref, h heir) {
+	ended := endedCopies(h.copies)
+	if len(ended) == 0 {
+		return
+	}
+	var keep []Adopted
+	for _, a := range m.readAdopted(h.ref) {
+		if !ended[a.Pid] {
+			keep = append(keep, a)
+		}
+	}
+	if err := m.writeAdopted(h.ref, keep); err != nil {
+		m.warn("updating %s's live-forked processes: %v", h.ref.Run.Name, err)
+	}
+	services, pids := []string{}, []int{}
+	for _, a := range h.copies {
+		if ended[a.Pid] {
+			pids = append(pids, a.Pid)
+			if a.Service != "" {
+				services = append(services, a.Service)
+			}
+		}
+	}
+	detail := map[string]any{"origin": origin.Run.ID, "services": services, "pids": pids}
+	// NoWait: stopping a run is not held up by its forks' ready checks.
+	if _, err := m.start(ctx, h.ref, StartOptions{Services: true, NoWait: true}); err != nil {
+		detail["error"] = err.Error()
+		m.warn("restarting %s's services, whose live-forked copies ended with %s: %v", h.ref.Run.Name, origin.Run.Name, err)
+	}
+	if err := m.eng.Store().Update(ctx, func(tx tine.Tx) error {
+		return tx.AppendEvent(m.event(h.ref.Workspace.ID, h.ref.Run.ID, tine.EventRestart, detail))
+	}); err != nil {
+		m.warn("recording %s's restart: %v", h.ref.Run.Name, err)
+	}
+}
+
+// endedCopies waits up to copiesEnd for copies to end and returns the pids
+// of those that did; a copy running on keeps its service from being
+// started twice.
+func endedCopies(copies []Adopted) map[int]bool {
+	deadline := time.Now().Add(copiesEnd)
+	for {
+		ended := map[int]bool{}
+		for _, a := range copies {
+			if !a.alive() {
+				ended[a.Pid] = true
+			}
+		}
+		if len(ended) == len(copies) || time.Now().After(deadline) {
+			return ended
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
