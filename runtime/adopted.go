@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -98,6 +99,7 @@ func (m *Manager) heirs(ctx context.Context, r engine.Ref) []heir {
 		m.warn("finding the forks holding %s's processes: %v", r.Run.Name, err)
 		return nil
 	}
+	originNS := pidNS(m.supervised(r)) // "" when r does not run
 	var out []heir
 	for _, f := range runs {
 		if f.ID == r.Run.ID || !f.Active() {
@@ -105,15 +107,28 @@ func (m *Manager) heirs(ctx context.Context, r engine.Ref) []heir {
 		}
 		h := heir{ref: engine.Ref{Workspace: r.Workspace, Run: f}}
 		for _, a := range m.readAdopted(h.ref) {
-			if a.Run == r.Run.ID || a.Run == "" && f.Parent == r.Run.ID {
-				h.copies = append(h.copies, a)
+			if a.Run != r.Run.ID && (a.Run != "" || f.Parent != r.Run.ID) {
+				continue
 			}
+			if a.alive() && pidNS(a.Pid) != originNS {
+				continue // a copy outside r's pid namespace does not end with it
+			}
+			h.copies = append(h.copies, a)
 		}
 		if len(h.copies) > 0 && m.supervised(h.ref) > 0 {
 			out = append(out, h)
 		}
 	}
 	return out
+}
+
+// pidNS names pid's pid namespace, or is "" for no process.
+func pidNS(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	ns, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	return ns
 }
 
 // copiesEnd is how long restartHeirs waits for copies to end once their
