@@ -101,10 +101,14 @@ func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if p := secretsPolicy(r, cfg); p != nil {
+	p := secretsPolicy(r, cfg)
+	if p != nil {
 		env, _ = p.Strip(env, nil)
 	}
 	spec, hide := m.confinement(ctx, r, cfg)
+	if hide != nil && p != nil {
+		hide.Secrets = p.Files
+	}
 	if hide != nil {
 		if err := os.MkdirAll(m.ScratchDir(r), 0o700); err != nil {
 			return nil, nil, nil, err

@@ -85,6 +85,9 @@ func Cover(workspace string, h *Hide, scratch string) (hidden []string, others i
 		}
 		others++
 	}
+	if err := emptySecrets(h.Secrets); err != nil {
+		return nil, 0, fmt.Errorf("hiding the run's secret files: %w", err)
+	}
 	for _, p := range h.Private {
 		if _, err := os.Stat(p); err != nil || fstree.Within(workspace, p) || fstree.Within(p, workspace) {
 			continue

@@ -226,7 +226,13 @@ func hideSecrets(spec Spec) error {
 	if spec.Secrets == nil {
 		return nil
 	}
-	for _, p := range spec.Secrets.Files {
+	return emptySecrets(spec.Secrets.Files)
+}
+
+// emptySecrets shows each of paths empty: a file as /dev/null, a directory
+// as an empty read-only tmpfs; missing ones are left.
+func emptySecrets(paths []string) error {
+	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
 			continue

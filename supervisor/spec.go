@@ -79,6 +79,10 @@ type Hide struct {
 	// root does (in a user namespace, and with a state directory that may
 	// lie in the home it covers, where an overlay's layer cannot).
 	Ephemeral bool `json:"ephemeral,omitempty"`
+	// Secrets are files and directories of secrets the run is not given:
+	// shown empty (a file as /dev/null, a directory as an empty read-only
+	// tmpfs).
+	Secrets []string `json:"secrets,omitempty"`
 }
 
 // ConfinementPath holds, while the supervisor of dir runs, how its run is

@@ -33,11 +33,14 @@ func TestExec_SandboxConfinesAFork(t *testing.T) {
 		os.Mkdir(d, 0o755)
 		os.Chown(d, ann.uid, ann.gid)
 	}
-	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, content := range map[string]string{"a.txt": "hello\n", ".env": "DB_URL=postgres://secret\n",
+		"tine.toml": "[secrets]\nenv = [\"MY_SECRET\"]\nfiles = [\".env\"]\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(filepath.Join(ws, name), ann.uid, ann.gid)
 	}
-	os.Chown(filepath.Join(ws, "a.txt"), ann.uid, ann.gid)
-	ann.vars = append(ann.vars, "TINE_HOME="+state, "TINE_NO_DAEMON=1")
+	ann.vars = append(ann.vars, "TINE_HOME="+state, "TINE_NO_DAEMON=1", "MY_SECRET=s3cret")
 	ann.ok(ws, "init", "--backend", "copy", ".")
 	ann.ok(ws, "fork", "ws/source", "-n", "1")
 	planted := filepath.Join(ann.home, ".tine-sandbox-test-"+filepath.Base(top))
@@ -48,6 +51,7 @@ func TestExec_SandboxConfinesAFork(t *testing.T) {
 		"echo y > " + filepath.Join(outside, "f"),
 		"echo t > /tmp/" + filepath.Base(top) + "-tmp",
 		"cat " + filepath.Join(state, "tine.db") + " > /dev/null && echo READ-STORE",
+		`echo "secret:[$MY_SECRET]"; cat .env`,
 		"true",
 	}, "; ")
 	r := ann.tine(ws, nil, "exec", "ws/source-1", "--", "sh", "-c", script)
@@ -56,6 +60,12 @@ func TestExec_SandboxConfinesAFork(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "READ-STORE") {
 		t.Errorf("the fork read the store: %v", r)
+	}
+	if !strings.Contains(r.stdout, "secret:[]") || strings.Contains(r.stdout, "postgres") {
+		t.Errorf("the fork got a declared secret: %v", r)
+	}
+	if out := ann.ok(ws, "exec", "ws/source", "--", "sh", "-c", `echo "[$MY_SECRET]"; cat .env`); !strings.Contains(out, "[s3cret]") || !strings.Contains(out, "postgres") {
+		t.Errorf("the source lost its own secrets: %q", out)
 	}
 	if _, err := os.Stat(planted); err == nil {
 		t.Errorf("the fork wrote the user's home: %s", planted)
