@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/tinehq/tine"
@@ -36,13 +35,11 @@ import (
 // manifest leaves the manifest one change behind; the store, while it is
 // there, is what tine trusts.
 const (
-	manifestFormat   = 1
-	workspaceFile    = "workspace.json"
-	runManifestFile  = "run.json"
-	groupManifest    = "group.json"
-	versionsDir      = "versions"
-	discardedDir     = "discarded"
-	manifestLockFile = "manifest.lock"
+	manifestFormat  = 1
+	workspaceFile   = "workspace.json"
+	runManifestFile = "run.json"
+	versionsDir     = "versions"
+	discardedDir    = "discarded"
 )
 
 // wsManifest is workspace.json.
@@ -285,11 +282,11 @@ func writeRunManifest(wsDir string, r *tine.Run) error {
 			err = writeManifest(layout.WorkspaceAt(wsDir).Discarded(r.ID), m)
 		}
 	}
-	rd := layout.WorkspaceAt(wsDir).Run(r.ID).Dir()
-	if _, serr := os.Stat(rd); errors.Is(serr, os.ErrNotExist) {
+	rd := layout.WorkspaceAt(wsDir).Run(r.ID)
+	if _, serr := os.Stat(rd.Dir()); errors.Is(serr, os.ErrNotExist) {
 		return err
 	}
-	return errors.Join(err, writeManifest(filepath.Join(rd, runManifestFile), m))
+	return errors.Join(err, writeManifest(rd.Record(), m))
 }
 
 func writeVersionManifest(tx tine.Tx, wsDir string, v *tine.Version) error {
@@ -308,11 +305,11 @@ func writeVersionManifest(tx tine.Tx, wsDir string, v *tine.Version) error {
 }
 
 func writeGroupManifest(wsDir string, g *tine.Group) error {
-	gd := layout.WorkspaceAt(wsDir).Group(g.ID).Dir()
-	if err := os.MkdirAll(gd, 0o700); err != nil {
+	gd := layout.WorkspaceAt(wsDir).Group(g.ID)
+	if err := os.MkdirAll(gd.Dir(), 0o700); err != nil {
 		return err
 	}
-	return writeManifest(filepath.Join(gd, groupManifest), groupManifestFile{manifestFormat, g})
+	return writeManifest(gd.Record(), groupManifestFile{manifestFormat, g})
 }
 
 // writeManifest writes v as JSON at path atomically and durably (a temporary

@@ -211,7 +211,7 @@ func newestPerKey(all []*wsRecords, rep *RebuildResult) []*wsRecords {
 // on a missing version) are left out and said so.
 func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 	var wm wsManifest
-	if err := readManifest(filepath.Join(dir, workspaceFile), &wm); err != nil {
+	if err := readManifest(layout.WorkspaceAt(dir).Record(), &wm); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("no %s", workspaceFile)
 		}
@@ -234,7 +234,7 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 			continue
 		}
 		var vm versionManifest
-		if err := readManifest(filepath.Join(dir, versionsDir, ent.Name()), &vm); err != nil {
+		if err := readManifest(filepath.Join(layout.WorkspaceAt(dir).Versions(), ent.Name()), &vm); err != nil {
 			skip("version manifest %s: %v", ent.Name(), err)
 			continue
 		}
@@ -247,7 +247,7 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 		for i, l := range v.Layers {
 			if vm.Layers[i] == nil || vm.Layers[i].ID != l {
 				missing = l + " (no record)"
-			} else if _, err := os.Lstat(filepath.Join(dir, "layers", l)); err != nil {
+			} else if _, err := os.Lstat(layout.WorkspaceAt(dir).Layer(l)); err != nil {
 				missing = l
 			}
 		}
@@ -267,7 +267,7 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 	ents, _ = os.ReadDir(layout.WorkspaceAt(dir).Groups())
 	for _, ent := range ents {
 		var gm groupManifestFile
-		if err := readManifest(filepath.Join(dir, "groups", ent.Name(), groupManifest), &gm); err != nil {
+		if err := readManifest(layout.WorkspaceAt(dir).Group(ent.Name()).Record(), &gm); err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				skip("group manifest %s: %v", ent.Name(), err)
 			}
@@ -301,12 +301,12 @@ func readWorkspaceManifests(dir string) (*wsRecords, []string, error) {
 	}
 	ents, _ = os.ReadDir(layout.WorkspaceAt(dir).Runs())
 	for _, ent := range ents {
-		consider(filepath.Join(dir, "runs", ent.Name(), runManifestFile), ent.Name())
+		consider(layout.WorkspaceAt(dir).Run(ent.Name()).Record(), ent.Name())
 	}
 	ents, _ = os.ReadDir(layout.WorkspaceAt(dir).DiscardedDir())
 	for _, ent := range ents {
 		if isManifestName(ent.Name()) {
-			consider(filepath.Join(dir, discardedDir, ent.Name()), strings.TrimSuffix(ent.Name(), ".json"))
+			consider(filepath.Join(layout.WorkspaceAt(dir).DiscardedDir(), ent.Name()), strings.TrimSuffix(ent.Name(), ".json"))
 		}
 	}
 	names := map[string]*tine.Run{}

@@ -937,7 +937,7 @@ func (r *releaseTx) removeFiles(ctx context.Context) error {
 	}
 	runs, _ := os.ReadDir(e.lay.Workspace(w.ID).Runs())
 	for _, r := range runs {
-		dir := filepath.Join(e.lay.Workspace(w.ID).Dir(), "runs", r.Name())
+		dir := e.lay.Run(w.ID, r.Name()).Dir()
 		if err := be.Deactivate(ctx, layer.Run{ID: r.Name(), Dir: dir, View: filepath.Join(dir, "view")}); err != nil {
 			return err
 		}
