@@ -236,11 +236,27 @@ func (m *Manager) injectAll(ctx context.Context, p engine.Ref, forks []launched,
 		if f.pid == 0 {
 			continue
 		}
-		out[f.ref.Run.ID] = map[int]liveOutcome{}
+		out[f.ref.Run.ID] = m.injectInto(s, p, f, live)
+	}
+	return out
+}
+
+// injectInto forks each of live into fork f. The fork's mount namespace
+// (its supervisor's namespaces) is exposed in the parent's run (which does not see the host's /proc)
+// for that time only.
+func (m *Manager) injectInto(s *livefork.Session, p engine.Ref, f launched, live []candidate) map[int]liveOutcome {
+	out := map[int]liveOutcome{}
+	nsDir, remove, err := supervisor.ExposeNamespaces(m.supDir(p), m.supervised(p), f.pid)
+	if err != nil {
 		for _, c := range live {
-			res, err := s.Fork(c.Pid, m.target(p, f, c))
-			out[f.ref.Run.ID][c.Pid] = liveOutcome{res: res, err: err}
+			out[c.Pid] = liveOutcome{err: err}
 		}
+		return out
+	}
+	defer remove()
+	for _, c := range live {
+		res, err := s.Fork(c.Pid, m.target(filepath.Join(nsDir, "mnt"), p, f, c))
+		out[c.Pid] = liveOutcome{res: res, err: err}
 	}
 	return out
 }
@@ -261,17 +277,13 @@ func failAll(forks []launched, live []candidate, err error) map[string]map[int]l
 	return out
 }
 
-// target says where candidate c's copy goes in fork f. The namespace files
-// are named through the host's /proc as each run sees it: the mount
-// namespace from the parent's run, the network namespace (opened after
-// joining the mount namespace) from the fork's.
-func (m *Manager) target(p engine.Ref, f launched, c candidate) livefork.Target {
-	ns := func(r engine.Ref, kind string) string {
-		return filepath.Join(supervisor.HostProc(m.supDir(r)), strconv.Itoa(f.pid), "ns", kind)
-	}
-	t := livefork.Target{MountNS: ns(p, "mnt"), Workspace: p.Workspace.Path}
+// target says where candidate c's copy goes in fork f: mountNS is the
+// fork's mount namespace as the parent's run sees it (ExposeNamespaces);
+// the network namespace is opened after joining it, as the fork's own.
+func (m *Manager) target(mountNS string, p engine.Ref, f launched, c candidate) livefork.Target {
+	t := livefork.Target{MountNS: mountNS, Workspace: p.Workspace.Path}
 	if f.ref.Run.Addr != "" && m.isolated(f.ref) {
-		t.NetNS = ns(f.ref, "net")
+		t.NetNS = supervisor.OwnNamespace("net")
 	}
 	name := c.Service
 	if name == "" {

@@ -93,15 +93,12 @@ func enterNamespaces(spec Spec) error {
 	if err := hideSecrets(spec); err != nil {
 		return fmt.Errorf("hiding the run's secret files: %w", err)
 	}
-	// The host's /proc stays reachable at sup/hostproc inside the run, so a
-	// process of this run forked live into another run can open that run's
-	// namespaces by their host pid.
-	hostProc := HostProc(spec.Dir)
-	if err := os.MkdirAll(hostProc, 0o700); err != nil {
-		return err
-	}
-	if err := unix.Mount("/proc", hostProc, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("keeping the host's /proc: %w", err)
+	// The host's /proc is detached before the run's is mounted, so that
+	// root in a source, which may unmount, finds nothing of it beneath.
+	// A live fork into another run reaches that run's namespaces through
+	// ExposeNamespace, for the time of the fork.
+	if err := unix.Unmount("/proc", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detaching the host's /proc: %w", err)
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)

@@ -23,3 +23,9 @@ func Launch(ctx context.Context, spec Spec, setup func(pid int) error) (int, err
 
 // answers reports whether a supervisor listens at path; none runs here.
 func answers(path string) bool { return false }
+
+// ExposeNamespaces makes a process's namespaces openable inside a run;
+// it needs Linux.
+func ExposeNamespaces(dir string, sup, pid int) (nsDir string, remove func() error, err error) {
+	return "", nil, errLinux
+}

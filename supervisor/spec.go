@@ -213,9 +213,10 @@ const MaxSocketPath = 107
 // SocketPath is where the supervisor of dir listens.
 func SocketPath(dir string) string { return filepath.Join(dir, sockName) }
 
-// HostProc is where, inside the run of the supervisor of dir, the host's
-// /proc is mounted (on the host the directory is empty).
-func HostProc(dir string) string { return filepath.Join(dir, "hostproc") }
+// OwnNamespace is the path of a supervisor's namespace of kind ("mnt",
+// "net", …) inside its own run: the supervisor is pid 1 of the run's pid
+// namespace, whose /proc the run has.
+func OwnNamespace(kind string) string { return "/proc/1/ns/" + kind }
 
 // LogPath is the supervisor's own log.
 func LogPath(dir string) string { return filepath.Join(dir, logName) }

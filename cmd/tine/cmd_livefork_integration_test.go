@@ -300,3 +300,53 @@ func TestLiveFork_CRIUFallback(t *testing.T) {
 		t.Errorf("fork's service after the fallback: %+v", ps.Services)
 	}
 }
+
+// hostProcProbe says, from inside a run, whether the host's /proc can be
+// read: a process that lives only on the host (pid, its command line
+// holding marker) found under the state directory (where the run's
+// supervisor directory is), or beneath the run's own /proc, uncovered in
+// a mount namespace of the probe's own (where the run may unmount).
+func hostProcProbe(home string, pid int, marker string) string {
+	p := strconv.Itoa(pid)
+	return `
+found=$(find ` + home + ` -maxdepth 8 -path '*/` + p + `/cmdline' 2>/dev/null | head -1)
+if [ -n "$found" ] && tr '\0' ' ' < "$found" | grep -q ` + marker + `; then echo state-shows-host; else echo state-clean; fi
+if unshare -m sh -c 'umount -l /proc' 2>/dev/null; then
+  unshare -m sh -c 'umount -l /proc; tr "\0" " " < /proc/` + p + `/cmdline 2>/dev/null | grep -q ` + marker + `' && echo beneath-shows-host || echo beneath-clean
+else echo umount-refused; fi`
+}
+
+// Inside a root-owned source the host's /proc is nowhere: not under the
+// run's directories, not beneath the run's own /proc; a live fork still
+// carries its process, and leaves nothing of the fork's namespaces
+// mounted in the parent.
+func TestLiveFork_HostProcHidden(t *testing.T) {
+	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": counterToml, "counter.py": counterPy})
+	const marker = "987.654"
+	host := exec.Command("sleep", marker)
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+	e.ok("start", "source")
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "out.txt"))
+		return strings.Count(string(b), "\n") > 5
+	})
+	probe := hostProcProbe(e.home, host.Process.Pid, marker)
+	if got := strings.Fields(e.execSh("live/source", probe)); strings.Join(got, " ") != "state-clean beneath-clean" {
+		t.Errorf("inside the source: %q, want the host's /proc hidden", got)
+	}
+	var res engine.ForkResult
+	e.okJSON(&res, "fork", "source", "--live", "ptrace", "--json")
+	if rep := res.Live[0]; !rep.Started || len(rep.Forked) != 1 || rep.Forked[0].Service != "counter" {
+		t.Fatalf("live fork report: %+v", rep)
+	}
+	if got := strings.Fields(e.execSh("live/source-1", probe)); strings.Join(got, " ") != "state-clean umount-refused" {
+		t.Errorf("inside the fork: %q, want the host's /proc hidden", got)
+	}
+	left := e.execSh("live/source", `grep -c livefork-ns /proc/self/mountinfo || true; ls -A `+filepath.Join(e.home, "workspaces", res.Parent.Workspace, "runs", res.Parent.ID, "sup"))
+	if !strings.HasPrefix(left, "0\n") || strings.Contains(left, "livefork-ns") {
+		t.Errorf("the live fork left namespace files in the parent's mounts or sup directory:\n%s", left)
+	}
+}
