@@ -31,18 +31,7 @@ command = "exec /usr/bin/python3 sleeper.py"
 // frozen meanwhile, so the copy is left a zombie, which is ended. Once the
 // parent thaws, its supervisor reaps it.
 func TestStop_LiveForkedCopyEnds(t *testing.T) {
-	f := newFixture(t, "", map[string]string{"tine.toml": sleeperToml,
-		"sleeper.py": "import time\nopen('up', 'w').close()\nwhile True: time.sleep(0.02)\n"})
-	src := f.w.Source.Run.ID
-	f.start(t, src)
-	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
-	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep := res.Live[0]; !rep.Started || len(rep.Forked) != 1 || rep.Error != "" {
-		t.Fatalf("live fork: %+v", rep)
-	}
+	f, src, res := liveForkedSleeper(t)
 	ps, err := f.rt.PS(f.ctx, res.Forks[0].ID)
 	if err != nil || len(ps.Adopted) != 1 {
 		t.Fatalf("PS of the fork: %v %+v", err, ps)
@@ -82,18 +71,7 @@ func TestStop_LiveForkedCopyEnds(t *testing.T) {
 // of the fork lists it as the supervisor's and no longer the ended copy,
 // and the fork's log says why.
 func TestStop_LiveForkedCopyRestartsInItsFork(t *testing.T) {
-	f := newFixture(t, "", map[string]string{"tine.toml": sleeperToml,
-		"sleeper.py": "import time\nopen('up', 'w').close()\nwhile True: time.sleep(0.02)\n"})
-	src := f.w.Source.Run.ID
-	f.start(t, src)
-	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
-	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep := res.Live[0]; !rep.Started || len(rep.Forked) != 1 || rep.Error != "" {
-		t.Fatalf("live fork: %+v", rep)
-	}
+	f, src, res := liveForkedSleeper(t)
 	fork := res.Forks[0].ID
 	ps, err := f.rt.PS(f.ctx, fork)
 	if err != nil || len(ps.Adopted) != 1 || len(ps.Services) != 0 {
@@ -169,4 +147,23 @@ func TestPS_EndedLiveForkedCopyNotListed(t *testing.T) {
 	if ps, err = f.rt.PS(f.ctx, res.Forks[0].ID); err != nil || len(ps.Adopted) != 0 {
 		t.Errorf("PS of the fork lists the ended copy: %v %+v", err, ps.Adopted)
 	}
+}
+
+// liveForkedSleeper is a running source whose python service was forked
+// live into one fork.
+func liveForkedSleeper(t *testing.T) (*fixture, string, *engine.ForkResult) {
+	t.Helper()
+	f := newFixture(t, "", map[string]string{"tine.toml": sleeperToml,
+		"sleeper.py": "import time\nopen('up', 'w').close()\nwhile True: time.sleep(0.02)\n"})
+	src := f.w.Source.Run.ID
+	f.start(t, src)
+	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
+	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := res.Live[0]; !rep.Started || len(rep.Forked) != 1 || rep.Error != "" {
+		t.Fatalf("live fork: %+v", rep)
+	}
+	return f, src, res
 }
