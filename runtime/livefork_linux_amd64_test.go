@@ -91,15 +91,22 @@ func TestStop_LiveForkedCopyRestartsInItsFork(t *testing.T) {
 	if ps.State != runtime.ProcRunning || len(ps.Adopted) != 0 || len(ps.Services) != 1 || ps.Services[0].Name != "sleeper" || ps.Services[0].Pid == 0 {
 		t.Fatalf("PS of the fork after its origin stopped: state %s, adopted %+v, services %+v", ps.State, ps.Adopted, ps.Services)
 	}
+	// The restart does not wait for the service's ready check: its process
+	// may not have exec'd python yet.
 	var svc *runtime.Process
-	for i, p := range ps.Processes {
-		if p.Service == "sleeper" && p.NSPid > 1 && strings.Contains(p.Command, "sleeper.py") {
-			svc = &ps.Processes[i]
+	waitFor(t, "the fork's own supervisor runs the sleeper", func() bool {
+		ps, err := f.rt.PS(f.ctx, fork)
+		if err != nil {
+			return false
 		}
-	}
-	if svc == nil {
-		t.Fatalf("no sleeper of the fork's own supervisor among the fork's processes %+v", ps.Processes)
-	}
+		for i, p := range ps.Processes {
+			if p.Service == "sleeper" && p.NSPid > 1 && strings.Contains(p.Command, "sleeper.py") {
+				svc = &ps.Processes[i]
+				return true
+			}
+		}
+		return false
+	})
 	cg, err := cgroup.Load(fork)
 	if err != nil {
 		t.Fatal(err)
