@@ -143,3 +143,19 @@ func TestHeuristic_TrustedTests(t *testing.T) {
 
 // DefaultThresholdForTest is fork-run's default confidence threshold.
 const DefaultThresholdForTest = 0.8
+
+// A rationale names each reason once: the evidence features a runner-up is
+// penalised on are said in "is penalised (...)", not again as a lead of the
+// winner's (the demo said "smaller diff among passing forks" twice).
+func TestHeuristic_RationaleSaysEachReasonOnce(t *testing.T) {
+	v := judgeHeuristic(t, done("a", passed, lines(2)), done("b", passed, lines(64), outside), done("c", failed, lines(7)))
+	if v.Winner != "a" {
+		t.Fatalf("winner %s: %s", v.Winner, v.Rationale)
+	}
+	if n := strings.Count(v.Rationale, "smaller diff"); n != 1 {
+		t.Errorf("rationale says smaller diff %d times: %s", n, v.Rationale)
+	}
+	if !strings.Contains(v.Rationale, "name-b is penalised (outside scope in util.py") {
+		t.Errorf("rationale does not name the penalty: %s", v.Rationale)
+	}
+}

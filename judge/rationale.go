@@ -55,12 +55,13 @@ func tie(as []*assessed) string {
 		joinAnd(names), w.score, w.c.label())
 }
 
-// deciding phrases the features on which the winner leads the runner-up,
-// the largest lead first, at most three.
+// deciding phrases the additive features on which the winner leads the
+// runner-up, the largest lead first, at most three. (The evidence features
+// multiply the score; a runner-up's are said as its penalties.)
 func deciding(as []*assessed) []string {
 	w, ru := as[0], as[1]
 	var fs []feature
-	for f := range numFeatures {
+	for f := range numAdditive {
 		// A runner-up that changed nothing has no diff to be smaller than.
 		if w.g[f] > ru.g[f] && (f != featSize || ru.changed) {
 			fs = append(fs, f)
