@@ -62,7 +62,9 @@ echo still-here`
 	}
 	// It says how many other workspaces it hides, never where they are
 	// (another user's, through the daemon).
-	if out := e.ok("ps", "live/source-1"); !strings.Contains(out, "confined: ") || !strings.Contains(out, "landlock ABI") || strings.Contains(out, other) {
+	// It says plainly that the fork's network is the host's (no isolate here).
+	if out := e.ok("ps", "live/source-1"); !strings.Contains(out, "confined: ") || !strings.Contains(out, "landlock ABI") || strings.Contains(out, other) ||
+		!strings.Contains(out, "network: the host's, unrestricted") {
 		t.Errorf("tine ps:\n%s", out)
 	}
 	// The source: the state directory hidden too, but its writes are its own.

@@ -50,12 +50,19 @@ func (a *app) printPS(ps *runtime.PS) error {
 		fmt.Fprintf(a.stdout, ", address %s", ps.Addr)
 	}
 	fmt.Fprintln(a.stdout)
-	if ps.Egress != nil {
+	switch {
+	case ps.Egress != nil:
 		rules := make([]string, len(ps.Egress.Rules))
 		for i, r := range ps.Egress.Rules {
 			rules[i] = r.String()
 		}
 		fmt.Fprintf(a.stdout, "egress: only %s\n", display.Text(strings.Join(rules, ", ")))
+	case ps.State == runtime.ProcRunning && ps.Addr == "":
+		// Say so: a fork without a network of its own reaches whatever the
+		// host does, which no egress policy limits.
+		fmt.Fprintln(a.stdout, "network: the host's, unrestricted ([network] isolate = true gives the run its own, with an egress policy)")
+	case ps.State == runtime.ProcRunning:
+		fmt.Fprintln(a.stdout, "egress: open (no policy)")
 	}
 	printRefused(a.stdout, ps.Refused)
 	if c := ps.Confinement; c != nil {
