@@ -77,6 +77,10 @@ type Network struct {
 	// Resolvers are the name servers (ip[:port]) the forks' resolver asks;
 	// default those of /etc/resolv.conf.
 	Resolvers []string `toml:"resolvers"`
+	// HostPorts are ports of the host's loopback that a run with a network
+	// of its own reaches at its own 127.0.0.1 (a local model proxy, a
+	// mock API): nothing else of the host's loopback is reachable there.
+	HostPorts []int `toml:"host_ports"`
 }
 
 // Effects is [effects]: the commands `tine effect run` may ask the daemon

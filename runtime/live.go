@@ -185,6 +185,14 @@ func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) 
 	if spec.Egress, err = egressPolicy(r, cfg, isolate); err != nil {
 		return 0, err
 	}
+	if isolate && cell == nil { // a cell reaches only what it is granted
+		for _, p := range cfg.Network.HostPorts {
+			if p < 1 || p > 65535 {
+				return 0, fmt.Errorf("[network] host_ports: %d is no port (1 to 65535): %w", p, tine.ErrInvalid)
+			}
+		}
+		spec.HostPorts = cfg.Network.HostPorts
+	}
 	spec.Confine, spec.Hide = m.confinement(ctx, r, cfg)
 	if cell != nil && spec.Confine != nil {
 		spec.Confine.Writable, spec.Egress = cellConfinement(cell, r, cfg, m.cellTmp(r))

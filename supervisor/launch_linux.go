@@ -79,6 +79,7 @@ type launchPipes struct {
 	log             *os.File
 	mounts          *os.File // the host's mount table, which the child follows
 	dns             *os.File // a UDP socket of the host's network, for the run's resolver
+	hostNet         *os.File // the host's network namespace, for HostPorts
 }
 
 func (p *launchPipes) closeChildEnds() {
@@ -89,10 +90,13 @@ func (p *launchPipes) closeChildEnds() {
 	if p.dns != nil {
 		p.dns.Close()
 	}
+	if p.hostNet != nil {
+		p.hostNet.Close()
+	}
 }
 
 func (p *launchPipes) close() {
-	for _, f := range []*os.File{p.status, p.statusW, p.gate, p.gateW, p.log, p.mounts, p.dns} {
+	for _, f := range []*os.File{p.status, p.statusW, p.gate, p.gateW, p.log, p.mounts, p.dns, p.hostNet} {
 		if f != nil {
 			f.Close()
 		}
@@ -126,6 +130,14 @@ func command(spec Spec) (*exec.Cmd, *launchPipes, error) {
 			return nil, nil, fmt.Errorf("a socket for the run's resolver: %w", err)
 		}
 		files = append(files, p.dns) // fd 6 (hostDNSFD)
+	}
+	if spec.Net && len(spec.HostPorts) > 0 {
+		if p.hostNet, err = os.Open("/proc/thread-self/ns/net"); err != nil {
+			p.close()
+			return nil, nil, fmt.Errorf("the host's network namespace: %w", err)
+		}
+		spec.HostNetFD = 3 + len(files)
+		files = append(files, p.hostNet)
 	}
 	flags := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
 	if spec.Net {

@@ -43,6 +43,9 @@ func Main() {
 	if err != nil {
 		failStart(status, err)
 	}
+	if err := forwardHostPorts(spec); err != nil {
+		failStart(status, err)
+	}
 	fmt.Fprintln(status, "up")
 	if line, err := bufio.NewReader(gate).ReadString('\n'); err != nil || line != "go\n" {
 		log.Printf("launcher went away before setup finished")

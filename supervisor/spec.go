@@ -46,6 +46,12 @@ type Spec struct {
 	// nil leaves its network open. Every refusal is recorded in
 	// EgressPath(Dir).
 	Egress *egress.Policy `json:"egress,omitempty"`
+	// HostPorts, for a run with a network of its own, are ports of the
+	// host's loopback the run reaches at its own 127.0.0.1: the supervisor
+	// listens there and connects each connection to the host's, through
+	// the host's network namespace (HostNetFD, passed by the launcher).
+	HostPorts []int `json:"host_ports,omitempty"`
+	HostNetFD int   `json:"host_net_fd,omitempty"`
 	// Secrets, for a fork, are what its processes must not get: the
 	// supervisor takes the secret variables out of every environment it
 	// starts a process with and hides the secret files (Files absolute) in

@@ -1,0 +1,97 @@
+package supervisor
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// forwardHostPorts makes each of spec.HostPorts of the host's loopback
+// reachable at the run's own 127.0.0.1: a run with a network of its own
+// reaches a local model proxy or mock API there as it would on the host,
+// and nothing else of the host's loopback. Each connection is dialled from
+// a thread that joins the host's network namespace for the dial.
+func forwardHostPorts(spec Spec) error {
+	if !spec.Net || len(spec.HostPorts) == 0 {
+		return nil
+	}
+	syscall.CloseOnExec(spec.HostNetFD) // never inherited by the run's processes
+	host := os.NewFile(uintptr(spec.HostNetFD), "host-net")
+	for _, port := range spec.HostPorts {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			return fmt.Errorf("the host's port %d in the run: %w", port, err)
+		}
+		go acceptHost(ln, host, port)
+	}
+	return nil
+}
+
+func acceptHost(ln net.Listener, host *os.File, port int) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			up, err := dialHost(host, port)
+			if err != nil {
+				log.Printf("host port %d: %v", port, err)
+				return
+			}
+			defer up.Close()
+			splice(c, up)
+		}()
+	}
+}
+
+// dialHost connects to the host's 127.0.0.1:port from the host's network
+// namespace. The thread goes back to the run's namespace after; if it
+// cannot, it stays locked and ends with its goroutine.
+func dialHost(host *os.File, port int) (net.Conn, error) {
+	runtime.LockOSThread()
+	own, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	defer own.Close()
+	if err := unix.Setns(int(host.Fd()), unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("joining the host's network: %w", err)
+	}
+	c, derr := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
+		if c != nil {
+			c.Close()
+		}
+		return nil, fmt.Errorf("back to the run's network: %w", err) // the thread stays locked, and dies
+	}
+	runtime.UnlockOSThread()
+	return c, derr
+}
+
+// splice copies both ways until either side ends.
+func splice(a, b net.Conn) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	half := func(dst, src net.Conn) {
+		defer wg.Done()
+		io.Copy(dst, src)
+		if tc, ok := dst.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+	}
+	go half(a, b)
+	go half(b, a)
+	wg.Wait()
+}
