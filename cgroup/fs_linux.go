@@ -9,7 +9,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const mountinfoPath = "/proc/self/mountinfo"
@@ -20,9 +23,53 @@ const (
 	pollMax = 20 * time.Millisecond
 )
 
+// layoutCache is the last layout readLayout found. Parsing the mount table
+// costs in proportion to the host's mounts (thousands on a host of
+// containers) and every Load did it; the cgroup hierarchies themselves
+// hardly ever change.
+var layoutCache struct {
+	sync.Mutex
+	l  layout
+	ok bool
+}
+
 // readLayout finds the cgroup hierarchies of the calling process's mount
-// namespace. It fails with ErrUnsupported when there are none.
+// namespace. It fails with ErrUnsupported when there are none. The last
+// layout found is answered again as long as each of its mount points is
+// still a cgroup file system (a statfs each); otherwise the mount table is
+// read again.
 func readLayout() (layout, error) {
+	layoutCache.Lock()
+	defer layoutCache.Unlock()
+	if layoutCache.ok && layoutCache.l.mounted() {
+		return layoutCache.l, nil
+	}
+	l, err := parseLayout()
+	layoutCache.l, layoutCache.ok = l, err == nil
+	return l, err
+}
+
+// mounted reports whether each of l's mount points is a cgroup file
+// system still.
+func (l layout) mounted() bool {
+	points := []string{l.v2}
+	for _, p := range l.v1 {
+		points = append(points, p)
+	}
+	for _, p := range points {
+		if p == "" {
+			continue
+		}
+		var st unix.Statfs_t
+		if unix.Statfs(p, &st) != nil || (st.Type != unix.CGROUP2_SUPER_MAGIC && st.Type != unix.CGROUP_SUPER_MAGIC) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseLayout reads the cgroup hierarchies from the mount table.
+func parseLayout() (layout, error) {
 	f, err := os.Open(mountinfoPath)
 	if err != nil {
 		return layout{}, fmt.Errorf("cgroup: %w", err)
