@@ -94,8 +94,10 @@ func (m *Manager) ScratchDir(r engine.Ref) string {
 // sandbox of its own instead of through a supervisor, confines a process
 // of run r as r's supervisor would: Landlock and seccomp (Confine), the
 // mounts that hide the state directory, the other workspaces and what a
-// fork-run hid, and a fork's own /tmp and home (Hide), and env without the
-// secrets a fork does not get. Confine and Hide are nil with [confine] off.
+// fork-run hid, and a fork's own /tmp and home, on tmpfs for the one
+// command: Hide.Ephemeral), and env without the secrets a fork does not
+// get; the mounts' scratch layers go below the run's scratch directory.
+// Confine and Hide are nil with [confine] off.
 func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) (*confine.Spec, *supervisor.Hide, []string, error) {
 	cfg, err := config.Load(m.eng.Path(r.Workspace, r.Run))
 	if err != nil {
@@ -110,6 +112,7 @@ func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) 
 		hide.Secrets = p.Files
 	}
 	if hide != nil {
+		hide.Ephemeral, hide.Scratch = true, m.ScratchDir(r)
 		if err := os.MkdirAll(m.ScratchDir(r), 0o700); err != nil {
 			return nil, nil, nil, err
 		}

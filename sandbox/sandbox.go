@@ -35,11 +35,9 @@ type Spec struct {
 
 	// Confine, if set, confines the command (Landlock, seccomp) from its
 	// first instruction; Hide, if set, are the mounts that keep the state
-	// directory and other workspaces from it (supervisor.Cover), their
-	// scratch layers below Scratch.
+	// directory and other workspaces from it (supervisor.Cover).
 	Confine *confine.Spec    `json:",omitempty"`
 	Hide    *supervisor.Hide `json:",omitempty"`
-	Scratch string           `json:",omitempty"`
 
 	// Terminal, if set, is the slave of a pseudo-terminal: the command's
 	// standard streams and controlling terminal, leading a session of its

@@ -47,7 +47,7 @@ func enter(spec Spec) (int, error) {
 			return ExitCannotRun, fmt.Errorf("mounting the run's files: %w", err)
 		}
 	}
-	if _, _, err := supervisor.Cover(spec.Workspace, spec.Hide, spec.Scratch); err != nil {
+	if _, _, err := supervisor.Cover(spec.Workspace, spec.Hide); err != nil {
 		return ExitCannotRun, fmt.Errorf("confining the run's mounts: %w", err)
 	}
 	if err := unix.Chdir(spec.Dir); err != nil {

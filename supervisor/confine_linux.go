@@ -36,7 +36,7 @@ func (s *server) spawn(path string, args []string, attr *os.ProcAttr) (int, <-ch
 // a fork also gets a /tmp of its own (keeping what of the workspace path
 // and the state directory lies below /tmp). It reports what it hid.
 func hideState(spec Spec) (hidden []string, others int, err error) {
-	return Cover(spec.Workspace, spec.Hide, RunDir)
+	return Cover(spec.Workspace, spec.Hide)
 }
 
 // Cover does what h says in the calling process's mount namespace, which
@@ -45,10 +45,15 @@ func hideState(spec Spec) (hidden []string, others int, err error) {
 // own directory, other workspaces and h.Private; gives the run a /tmp,
 // /var/tmp and home of its own; hides the kernel log. workspace is where
 // the run's files are; the layers of its own temporary directories are
-// kept on a tmpfs mounted below scratch. It reports what it hid.
-func Cover(workspace string, h *Hide, scratch string) (hidden []string, others int, err error) {
+// kept on a tmpfs mounted below RunDir, or h.Scratch when set. It reports
+// what it hid.
+func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 	if h == nil {
 		return nil, 0, nil
+	}
+	scratch := RunDir
+	if h.Scratch != "" {
+		scratch = h.Scratch
 	}
 	if h.Tmp {
 		for _, d := range tmpDirs {

@@ -25,17 +25,25 @@ func forwardHostPorts(spec Spec) error {
 	}
 	syscall.CloseOnExec(spec.HostNetFD) // never inherited by the run's processes
 	host := os.NewFile(uintptr(spec.HostNetFD), "host-net")
+	own, err := os.Open("/proc/thread-self/ns/net") // the run's, to come back to after each dial
+	if err != nil {
+		return err
+	}
+	ns := namespaces{host: host, own: own}
 	for _, port := range spec.HostPorts {
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			return fmt.Errorf("the host's port %d in the run: %w", port, err)
 		}
-		go acceptHost(ln, host, port)
+		go acceptHost(ln, ns, port)
 	}
 	return nil
 }
 
-func acceptHost(ln net.Listener, host *os.File, port int) {
+// namespaces are the host's network namespace and the run's own.
+type namespaces struct{ host, own *os.File }
+
+func acceptHost(ln net.Listener, ns namespaces, port int) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -43,7 +51,7 @@ func acceptHost(ln net.Listener, host *os.File, port int) {
 		}
 		go func() {
 			defer c.Close()
-			up, err := dialHost(host, port)
+			up, err := dialHost(ns, port)
 			if err != nil {
 				log.Printf("host port %d: %v", port, err)
 				return
@@ -57,20 +65,14 @@ func acceptHost(ln net.Listener, host *os.File, port int) {
 // dialHost connects to the host's 127.0.0.1:port from the host's network
 // namespace. The thread goes back to the run's namespace after; if it
 // cannot, it stays locked and ends with its goroutine.
-func dialHost(host *os.File, port int) (net.Conn, error) {
+func dialHost(ns namespaces, port int) (net.Conn, error) {
 	runtime.LockOSThread()
-	own, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, err
-	}
-	defer own.Close()
-	if err := unix.Setns(int(host.Fd()), unix.CLONE_NEWNET); err != nil {
+	if err := unix.Setns(int(ns.host.Fd()), unix.CLONE_NEWNET); err != nil {
 		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("joining the host's network: %w", err)
 	}
 	c, derr := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
+	if err := unix.Setns(int(ns.own.Fd()), unix.CLONE_NEWNET); err != nil {
 		if c != nil {
 			c.Close()
 		}

@@ -85,6 +85,9 @@ type Hide struct {
 	// root does (in a user namespace, and with a state directory that may
 	// lie in the home it covers, where an overlay's layer cannot).
 	Ephemeral bool `json:"ephemeral,omitempty"`
+	// Scratch, for Ephemeral, is where the tmpfs of those layers are
+	// mounted (a supervisor keeps them under RunDir).
+	Scratch string `json:"scratch,omitempty"`
 	// Secrets are files and directories of secrets the run is not given:
 	// shown empty (a file as /dev/null, a directory as an empty read-only
 	// tmpfs).

@@ -95,10 +95,6 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 		if spec.Confine, spec.Hide, spec.Env, err = rt.Unsupervised(c.Context(), r, spec.Env); err != nil {
 			return err
 		}
-		spec.Scratch = rt.ScratchDir(r)
-		if spec.Hide != nil {
-			spec.Hide.Ephemeral = true
-		}
 		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid) }
 		spec.Exited = func(pid int) { rt.RemoveSession(r, pid) }
 		return nil
