@@ -5,10 +5,14 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/agentmock"
 )
 
 // hostPortScript connects to 127.0.0.1:$1 inside the run and prints what
@@ -66,5 +70,54 @@ func TestNetwork_HostPorts(t *testing.T) {
 	}
 	if st := e.ps("source").State; st != "stopped" {
 		t.Errorf("the source is %s after a refused start", st)
+	}
+}
+
+// The real claude in forks with networks of their own (and the default
+// egress policy) reaches the mock Anthropic API on the host's loopback
+// through [network] host_ports, as it would a local model proxy, edits in
+// its fork, and the winner is merged. Without host_ports it cannot reach
+// the API at all (the forks' own 127.0.0.1 has nothing there).
+func TestNetwork_HostPortsRealClaude(t *testing.T) {
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		switch r.Turn {
+		case 0:
+			return writeAnswer("42\n"), true
+		case 1:
+			return agentmock.Turn{Text: "I wrote answer.txt."}, true
+		}
+		return agentmock.Turn{}, false
+	})
+	e, dir, c := claudeWorkspace(t, mock, "")
+	u, err := url.Parse(mock.URL)
+	if err != nil || u.Port() == "" {
+		t.Fatalf("the mock's URL %q: %v", mock.URL, err)
+	}
+	toml, err := os.ReadFile(filepath.Join(dir, "tine.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	isolated := string(toml) + "[network]\nisolate = true\n"
+	run := func(extra string) *forkrun.Report {
+		if err := os.WriteFile(filepath.Join(dir, "tine.toml"), []byte(isolated+extra), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep, _ := e.forkRunWith(c, "source", "--prompt", "write the answer to answer.txt", "-n", "1",
+			"--test", "test -s answer.txt", "--merge-mode", "auto", "--confidence", "0.2")
+		return rep
+	}
+	if rep := run(""); rep == nil || rep.Outcome == forkrun.OutcomeMerged || len(mock.Conversation()) != 0 {
+		t.Fatalf("an isolated fork without host_ports reached the API (%d requests): %+v", len(mock.Conversation()), rep)
+	}
+	rep := run("host_ports = [" + u.Port() + "]\n")
+	if rep == nil || rep.Outcome != forkrun.OutcomeMerged || len(mock.Conversation()) < 2 {
+		t.Fatalf("with host_ports (%d requests): %+v", len(mock.Conversation()), rep)
+	}
+	t.Logf("claude's stderr in the fork: %s", rep.Forks[0].AgentStderr)
+	if f := rep.Forks[0]; f.Agent.Result != "success" || f.FilesChanged != 1 {
+		t.Errorf("the fork's agent: result %q, files %d; stderr %s", f.Agent.Result, f.FilesChanged, f.AgentStderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "answer.txt")); err != nil || string(b) != "42\n" {
+		t.Errorf("source answer.txt = %q, %v", b, err)
 	}
 }

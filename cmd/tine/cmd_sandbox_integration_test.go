@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/internal/agentmock"
 	"github.com/tinehq/tine/internal/testkit"
 )
 
@@ -87,6 +88,53 @@ func TestExec_SandboxConfinesAFork(t *testing.T) {
 	ann.ok(ws, "exec", "ws/source", "--", "sh", "-c", "echo s > "+filepath.Join(outside, "s"))
 	if _, err := os.Stat(filepath.Join(outside, "s")); err != nil {
 		t.Errorf("the source could not write where its user may: %v", err)
+	}
+	ann.ok(top, "release", "--force", ws)
+}
+
+// The real claude, run by a normal user in a fork through tine exec
+// without the daemon (the sandbox), edits the fork's files under the
+// fork's confinement, and its own state (~/.claude) stays out of the
+// user's real home: the fork's home layer lasts the one command.
+func TestExec_SandboxRealClaude(t *testing.T) {
+	testkit.RequireRoot(t, "making the user's directories and checking them as root")
+	requireClaude(t)
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		switch r.Turn {
+		case 0:
+			return writeAnswer("42\n"), true
+		case 1:
+			return agentmock.Turn{Text: "I wrote answer.txt."}, true
+		}
+		return agentmock.Turn{}, false
+	})
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws := filepath.Join(top, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("a workspace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(filepath.Join(ws, "README"), ann.uid, ann.gid)
+	ann.vars = append(append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1"), mock.Env(ann.home)...)
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	before, _ := os.ReadDir(filepath.Join(ann.home, ".claude", "projects"))
+	r := ann.tine(ws, nil, "exec", "ws/source-1", "--", "claude", "-p", "write the answer to answer.txt",
+		"--permission-mode", "acceptEdits", "--output-format", "json")
+	if r.code != 0 || len(mock.Conversation()) < 2 {
+		t.Fatalf("claude in the sandboxed fork (%d requests): %v", len(mock.Conversation()), r)
+	}
+	if d := ann.ok(ws, "diff", "ws/source-1"); !strings.Contains(d, "answer.txt") {
+		t.Errorf("claude's edit is not in the fork: %q", d)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "answer.txt")); err == nil {
+		t.Error("claude's edit reached the source")
+	}
+	if after, _ := os.ReadDir(filepath.Join(ann.home, ".claude", "projects")); len(after) != len(before) {
+		t.Errorf("claude's session reached the user's real home: %d project dirs, %d before", len(after), len(before))
 	}
 	ann.ok(top, "release", "--force", ws)
 }
