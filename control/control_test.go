@@ -1,16 +1,12 @@
 package control_test
 
 import (
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // An engine opened With a plane has one: Of returns it every time, and it
@@ -30,24 +26,5 @@ func TestOf_TheEnginesOnePlane(t *testing.T) {
 // The runtime calls control (a launch issues the run's capability), so
 // control must not import the runtime or what runs processes.
 func TestControl_ImportsNoRuntime(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no sources: %v", err)
-	}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			switch strings.TrimPrefix(path, "github.com/tinehq/tine/") {
-			case "runtime", "supervisor", "cgroup", "netns", "livefork":
-				t.Errorf("%s imports %s", name, path)
-			}
-		}
-	}
+	testkit.ForbidImports(t, "runtime", "supervisor", "cgroup", "netns", "livefork")
 }
