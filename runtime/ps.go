@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/flock"
 	"github.com/tinehq/tine/internal/procfs"
 
 	"github.com/tinehq/tine"
@@ -188,18 +191,19 @@ type GCResult struct {
 	Cgroups     []string `json:"cgroups"`
 	Links       []string `json:"links"`
 	Supervisors []string `json:"supervisors"` // runs whose dead supervisor's files were removed
+	Locks       []string `json:"locks"`       // workspaces gone whose lock files were removed
 }
 
 // GC removes what dead supervisors left: cgroups and network links of this
 // state directory's runs that have no live supervisor, empty cgroups of
-// runs nobody here knows once they are older than gcFresh, and stale pid
-// files and sockets. Another state directory's live runs are never
-// touched, nor a run whose supervisor is being launched: each workspace is
-// cleaned holding its lock, which every start holds. Runs recorded as
-// running whose supervisor died stay reported dead until tine start or
-// tine stop.
+// runs nobody here knows once they are older than gcFresh, stale pid files
+// and sockets; and the lock files of workspaces that are gone. Another
+// state directory's live runs are never touched, nor a run whose
+// supervisor is being launched: each workspace is cleaned holding its
+// lock, which every start holds. Runs recorded as running whose supervisor
+// died stay reported dead until tine start or tine stop.
 func (m *Manager) GC(ctx context.Context) (*GCResult, error) {
-	res := &GCResult{Cgroups: []string{}, Links: []string{}, Supervisors: []string{}}
+	res := &GCResult{Cgroups: []string{}, Links: []string{}, Supervisors: []string{}, Locks: []string{}}
 	var wss []*tine.Workspace
 	if err := m.eng.Store().View(ctx, func(tx tine.Tx) (err error) {
 		wss, err = tx.Workspaces()
@@ -215,7 +219,39 @@ func (m *Manager) GC(ctx context.Context) (*GCResult, error) {
 		}
 	}
 	gcUnknown(ctx, known, res)
+	if err := m.gcLocks(ctx, res); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// gcLocks removes the lock files of workspaces that are gone: no record
+// and no directory. A release removes its workspace's, but a command that
+// waited for the workspace meanwhile (GC's own gcWorkspace among them)
+// makes it again. A lock somebody holds is kept, and one taken while it is
+// removed is taken again on a file made anew (flock.Remove).
+func (m *Manager) gcLocks(ctx context.Context, res *GCResult) error {
+	ents, err := os.ReadDir(m.lay.Workspaces())
+	if err != nil {
+		return err
+	}
+	for _, ent := range ents {
+		ws, ok := strings.CutSuffix(ent.Name(), ".lock")
+		if !ok || !ent.Type().IsRegular() || !tine.LooksLikeID(tine.PrefixWorkspace, ws) {
+			continue
+		}
+		if _, err := os.Lstat(m.lay.Workspace(ws).Dir()); !errors.Is(err, fs.ErrNotExist) {
+			continue // a workspace, or what the sweeper sets aside under its lock
+		}
+		err := m.eng.Store().View(ctx, func(tx tine.Tx) error { _, err := tx.Workspace(ws); return err })
+		if !errors.Is(err, tine.ErrNotFound) {
+			continue
+		}
+		if flock.Remove(m.lay.Workspace(ws).Lock()) {
+			res.Locks = append(res.Locks, ws)
+		}
+	}
+	return nil
 }
 
 // gcWorkspace removes the supervisor files, cgroups and links that the

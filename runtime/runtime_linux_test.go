@@ -450,3 +450,45 @@ func TestGC_WaitsForALaunch(t *testing.T) {
 		t.Errorf("GC after the launch gave up = %+v, want the run's abandoned cgroup", res)
 	}
 }
+
+// GC removes the lock file of a workspace that is gone — here one a
+// command waiting for the workspace while it was released made again —
+// and keeps the lock file of a workspace that is there and of one that
+// somebody holds.
+func TestGC_RemovesLocksOfGoneWorkspaces(t *testing.T) {
+	f := newFixture(t, "", nil)
+	g := enginetest.New(t, enginetest.Options{Backend: "overlay", Name: "gone", Home: f.w.Home})
+	lay := f.w.Engine.Layout()
+	kept, gone := f.w.Source.Workspace.ID, g.Source.Workspace.ID
+	if _, err := g.Engine.Release(f.ctx, g.Path, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, ws := range []string{kept, gone} {
+		unlock, err := f.w.Engine.LockWorkspace(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unlock()
+	}
+	held := tine.NewID(tine.PrefixWorkspace)
+	unlock, err := f.w.Engine.LockWorkspace(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	res, err := f.rt.GC(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lay.Workspace(gone).Lock()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("GC left the lock file of released workspace %s: %v", gone, err)
+	}
+	if !slices.Equal(res.Locks, []string{gone}) {
+		t.Errorf("GC removed the locks %q, want only %s's", res.Locks, gone)
+	}
+	for _, ws := range []string{kept, held} {
+		if _, err := os.Stat(lay.Workspace(ws).Lock()); err != nil {
+			t.Errorf("GC removed the lock file of %s: %v", ws, err)
+		}
+	}
+}

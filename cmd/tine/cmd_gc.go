@@ -14,7 +14,8 @@ func newGC(a *app) *cobra.Command {
 		Use:   "gc",
 		Short: "Remove what dead supervisors left behind",
 		Long: `Removes the cgroups and network links of runs that have no live supervisor,
-and the stale pid files and sockets of supervisors that died. Runs whose
+the stale pid files and sockets of supervisors that died, and the lock files
+of workspaces that are gone. Runs whose
 supervisor died stay reported dead until tine start or tine stop.`,
 		Example: `  tine gc
   tine gc --json`,
@@ -31,8 +32,8 @@ supervisor died stay reported dead until tine start or tine stop.`,
 				if asJSON {
 					return a.printJSON(res)
 				}
-				fmt.Fprintf(a.stdout, "removed %d cgroup(s), %d network link(s), %d dead supervisor(s)' files\n",
-					len(res.Cgroups), len(res.Links), len(res.Supervisors))
+				fmt.Fprintf(a.stdout, "removed %d cgroup(s), %d network link(s), %d dead supervisor(s)' files, %d stray lock file(s)\n",
+					len(res.Cgroups), len(res.Links), len(res.Supervisors), len(res.Locks))
 				return nil
 			})
 		},
