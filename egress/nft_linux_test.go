@@ -84,10 +84,10 @@ func TestInstall_RefusesRecordsAndPins(t *testing.T) {
 		if err := dialErr("10.9.0.9:81"); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Errorf("a listed prefix on another port: %v, want refused", err)
 		}
-		if err := r.Pin(netip.MustParseAddr("10.9.0.3"), []uint16{443}, time.Minute); err != nil {
+		if err := r.Pin(Pin{netip.MustParseAddr("10.9.0.3"), []uint16{443}, time.Minute}); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Pin(netip.MustParseAddr("10.9.0.4"), []uint16{0}, time.Minute); err != nil {
+		if err := r.Pin(Pin{netip.MustParseAddr("10.9.0.4"), []uint16{0}, time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 		for _, ok := range []string{"10.9.0.3:443", "10.9.0.4:22", "10.9.0.4:443"} {
@@ -157,13 +157,6 @@ func TestInstall_RedirectsDNS(t *testing.T) {
 	})
 }
 
-// shortPins makes every pin last d for the rest of the test.
-func shortPins(t *testing.T, d time.Duration) {
-	oldMin, oldMax := pinTTLMin, pinTTLMax
-	pinTTLMin, pinTTLMax = d, d
-	t.Cleanup(func() { pinTTLMin, pinTTLMax = oldMin, oldMax })
-}
-
 // pinnedKeys lists the elements of the pinned sets, with their timeouts.
 func pinnedKeys(t *testing.T, r *Rules) map[string]time.Duration {
 	t.Helper()
@@ -198,10 +191,10 @@ func TestPin_Expires(t *testing.T) {
 			t.Fatal(err)
 		}
 		pin := func() {
-			if err := r.Pin(netip.MustParseAddr("10.9.0.3"), []uint16{443}, 0); err != nil {
+			if err := r.Pin(Pin{netip.MustParseAddr("10.9.0.3"), []uint16{443}, 0}); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.Pin(netip.MustParseAddr("10.9.0.4"), []uint16{0}, time.Hour); err != nil {
+			if err := r.Pin(Pin{netip.MustParseAddr("10.9.0.4"), []uint16{0}, time.Hour}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -236,6 +229,37 @@ func TestPin_Expires(t *testing.T) {
 	})
 }
 
+// The addresses of a long answer are pinned in one transaction: 400 of
+// them (one named twice), pinned and pinned again, in well under the 5 s
+// that one transaction each took.
+func TestPin_ManyAtOnce(t *testing.T) {
+	inNetns(t, func() {
+		r, err := Install(Policy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pins []Pin
+		for i := range 400 {
+			pins = append(pins, Pin{netip.AddrFrom4([4]byte{10, 7, byte(i / 200), byte(i%200 + 1)}), []uint16{443}, time.Minute})
+		}
+		pins = append(pins, Pin{pins[0].Addr, []uint16{443}, 2 * time.Minute})
+		start := time.Now()
+		for range 2 {
+			if err := r.Pin(pins...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		took := time.Since(start)
+		got := pinnedKeys(t, r)
+		if len(got) != 400 || got["10.7.0.1:443"] != 2*time.Minute || got["10.7.1.200:443"] != time.Minute {
+			t.Errorf("%d pinned, 10.7.0.1:443 for %v, 10.7.1.200:443 for %v; want 400, the one named twice for the longer", len(got), got["10.7.0.1:443"], got["10.7.1.200:443"])
+		}
+		if took > 2*time.Second {
+			t.Errorf("pinning 400 addresses twice took %v", took)
+		}
+	})
+}
+
 // A connection begun while its address was pinned goes on after the pin
 // expired; a new one is refused.
 func TestPin_EstablishedOutlivesPin(t *testing.T) {
@@ -259,7 +283,7 @@ func TestPin_EstablishedOutlivesPin(t *testing.T) {
 		if err := dialErr(peerAddr); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Fatalf("before its pin: %v, want refused", err)
 		}
-		if err := r.Pin(netip.MustParseAddr("10.9.0.2"), []uint16{8080}, 0); err != nil {
+		if err := r.Pin(Pin{netip.MustParseAddr("10.9.0.2"), []uint16{8080}, 0}); err != nil {
 			t.Fatal(err)
 		}
 		c, err := net.DialTimeout("tcp4", peerAddr, time.Second)

@@ -1,11 +1,13 @@
 package egress
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -18,23 +20,42 @@ import (
 
 // Resolver answers a run's DNS queries, over UDP (Serve) and TCP
 // (ServeTCP) alike: a name no rule allows gets NXDOMAIN (and a Record); an
-// allowed one is asked upstream, through a socket of the host's network,
-// and every IPv4 address in the answer is pinned for the ports its rules
-// allow, for as long as the answer says (clamped by pinFor), before the
-// answer goes back, so the connection that follows passes the run's rules.
-// The TTLs in the answer are capped at the longest pin, so a client never
-// keeps an address longer than the rules allow it.
+// allowed one is asked upstream, from the host's network, over the
+// transport the client used (so an answer too long for UDP comes whole
+// over TCP), and every IPv4 address in the answer is pinned for the ports
+// its rules allow, for as long as the answer says (clamped by pinFor),
+// before the answer goes back, so the connection that follows passes the
+// run's rules. The TTLs in the answer are capped at the longest pin, so a
+// client never keeps an address longer than the rules allow it. Each
+// upstream query has a connection of its own, so queries do not wait for
+// one another.
 type Resolver struct {
-	Policy  Policy
-	Up      net.PacketConn                                  // the socket upstream queries go out on
-	Pin     func(netip.Addr, []uint16, time.Duration) error // allow addr on ports (0: any) for a TTL
-	Refuse  func(Record)                                    // a refused name
-	Timeout time.Duration                                   // per upstream server; default 2 s
+	Policy Policy
+	// Dial connects to an upstream server ("udp4" or "tcp4"), from the
+	// host's network: the run's own rules would refuse it. nil dials from
+	// this network (tests).
+	Dial    func(ctx context.Context, network, address string) (net.Conn, error)
+	Pin     func(...Pin) error // allow the addresses of an answer, at once
+	Refuse  func(Record)       // a refused name
+	Timeout time.Duration      // per upstream server; default 2 s
 
-	askMu   sync.Mutex // one upstream query at a time on Up
 	mu      sync.Mutex
-	names   map[netip.Addr]string // pinned address → the name it answered
-	refused map[string]bool       // names refused (and recorded) so far
+	names   map[netip.Addr]named // pinned address → the name it answered
+	refused map[string]bool      // names refused (and recorded) so far
+}
+
+// Pin is an address an answer named, to be allowed on Ports (0: every
+// port) for TTL, that of its record (clamped by pinFor).
+type Pin struct {
+	Addr  netip.Addr
+	Ports []uint16
+	TTL   time.Duration
+}
+
+// named is the name an address answered, until when NameOf tells it.
+type named struct {
+	name  string
+	until time.Time
 }
 
 // The range a pin's lifetime is clamped to. At least pinTTLMin, so that a
@@ -53,16 +74,54 @@ func pinFor(ttl time.Duration) time.Duration {
 // next query.
 const tcpIdle = 10 * time.Second
 
-// ednsSize is the UDP payload size a query asked over TCP advertises
-// upstream, so that the answer the client could not get over UDP comes
-// whole (the upstream socket is UDP).
-const ednsSize = 4096
+// An address's name is kept for nameGrace after its pin lapses, so that a
+// connection a client opens a little late (from a cache that outlived the
+// answer's TTL) is still recorded with it; and for nameCap addresses at
+// most, the soonest to lapse going first. The tests change them.
+var (
+	nameGrace = 10 * time.Minute
+	nameCap   = 4096
+)
 
-// NameOf returns the allowed name that resolved to a, if any.
+// NameOf returns the allowed name that resolved to a, if its pin has not
+// lapsed more than nameGrace ago.
 func (r *Resolver) NameOf(a netip.Addr) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.names[a]
+	if n, ok := r.names[a]; ok && time.Now().Before(n.until) {
+		return n.name
+	}
+	return ""
+}
+
+// remember keeps name as a's, which is pinned for pin from now.
+func (r *Resolver) remember(a netip.Addr, name string, pin time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.names == nil {
+		r.names = map[netip.Addr]named{}
+	}
+	now := time.Now()
+	r.names[a] = named{name, now.Add(pin + nameGrace)}
+	if len(r.names) > nameCap {
+		r.evictNames(now)
+	}
+}
+
+// evictNames drops the names that have lapsed and, if that is not enough,
+// the soonest to lapse, down to three quarters of nameCap: a sort every
+// quarter of nameCap new addresses at most. r.mu is held.
+func (r *Resolver) evictNames(now time.Time) {
+	maps.DeleteFunc(r.names, func(_ netip.Addr, n named) bool { return !now.Before(n.until) })
+	keep := nameCap * 3 / 4
+	if len(r.names) <= keep {
+		return
+	}
+	addrs := slices.Collect(maps.Keys(r.names))
+	slices.SortFunc(addrs, func(a, b netip.Addr) int { return r.names[a].until.Compare(r.names[b].until) })
+	for _, a := range addrs[:len(addrs)-keep] {
+		delete(r.names, a)
+	}
 }
 
 // Serve answers the queries arriving on pc, one at a time, until pc is
@@ -104,12 +163,8 @@ func (r *Resolver) serveConn(c net.Conn) {
 	defer c.Close()
 	for {
 		c.SetReadDeadline(time.Now().Add(tcpIdle))
-		var n [2]byte
-		if _, err := io.ReadFull(c, n[:]); err != nil {
-			return
-		}
-		q := make([]byte, binary.BigEndian.Uint16(n[:]))
-		if _, err := io.ReadFull(c, q); err != nil {
+		q, err := readMsg(c)
+		if err != nil {
 			return
 		}
 		resp := r.answer(q, true)
@@ -117,10 +172,29 @@ func (r *Resolver) serveConn(c net.Conn) {
 			return
 		}
 		c.SetWriteDeadline(time.Now().Add(tcpIdle))
-		if _, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(resp))), resp...)); err != nil {
+		if writeMsg(c, resp) != nil {
 			return
 		}
 	}
+}
+
+// readMsg reads one DNS message over TCP: its length, then itself.
+func readMsg(c io.Reader) ([]byte, error) {
+	var n [2]byte
+	if _, err := io.ReadFull(c, n[:]); err != nil {
+		return nil, err
+	}
+	m := make([]byte, binary.BigEndian.Uint16(n[:]))
+	if _, err := io.ReadFull(c, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// writeMsg writes the DNS message m over TCP, prefixed by its length.
+func writeMsg(c io.Writer, m []byte) error {
+	_, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(m))), m...))
+	return err
 }
 
 // Answer returns the reply to the query q, asked over UDP, or nil for one
@@ -145,50 +219,17 @@ func (r *Resolver) answer(q []byte, overTCP bool) []byte {
 		r.refuse(name)
 		return reply(h, &question, dnsmessage.RCodeNameError)
 	}
-	up, added := q, false
-	if overTCP {
-		up, added = withEDNS(q)
-	}
-	resp, err := r.ask(up, h.ID)
+	resp, err := r.ask(q, h.ID, overTCP)
 	if err != nil {
 		log.Printf("egress: asking upstream for %s: %v", name, err)
 		return reply(h, &question, dnsmessage.RCodeServerFailure)
 	}
-	resp, err = r.pinAnswer(resp, name, ports, added)
+	resp, err = r.pinAnswer(resp, name, ports)
 	if err != nil {
 		log.Printf("egress: pinning %s: %v", name, err)
 		return reply(h, &question, dnsmessage.RCodeServerFailure)
 	}
 	return resp
-}
-
-// withEDNS returns q advertising a UDP payload of at least ednsSize, and
-// whether it added the OPT record for it (the answer's is then not the
-// client's to see). A query it cannot read is returned as it is.
-func withEDNS(q []byte) ([]byte, bool) {
-	var m dnsmessage.Message
-	if m.Unpack(q) != nil {
-		return q, false
-	}
-	added := true
-	for i := range m.Additionals {
-		if h := &m.Additionals[i].Header; h.Type == dnsmessage.TypeOPT {
-			h.Class = max(h.Class, ednsSize)
-			added = false
-		}
-	}
-	if added {
-		var h dnsmessage.ResourceHeader
-		if h.SetEDNS0(ednsSize, dnsmessage.RCodeSuccess, false) != nil {
-			return q, false
-		}
-		m.Additionals = append(m.Additionals, dnsmessage.Resource{Header: h, Body: &dnsmessage.OPTResource{}})
-	}
-	out, err := m.Pack()
-	if err != nil {
-		return q, false
-	}
-	return out, added
 }
 
 // refuse records the refusal of name, once. A name of one label (the
@@ -211,28 +252,25 @@ func (r *Resolver) refuse(name string) {
 }
 
 // pinAnswer pins every A record of the upstream answer resp for its TTL
-// and returns the answer to pass on: its TTLs capped at pinTTLMax and,
-// when stripOPT, without the OPT record the client did not ask for.
-func (r *Resolver) pinAnswer(resp []byte, name string, ports []uint16, stripOPT bool) ([]byte, error) {
+// and returns the answer to pass on, its TTLs capped at pinTTLMax.
+func (r *Resolver) pinAnswer(resp []byte, name string, ports []uint16) ([]byte, error) {
 	var m dnsmessage.Message
 	if err := m.Unpack(resp); err != nil {
 		return nil, err
 	}
+	var pins []Pin
 	for _, rr := range m.Answers {
-		a, ok := rr.Body.(*dnsmessage.AResource)
-		if !ok {
-			continue
+		if a, ok := rr.Body.(*dnsmessage.AResource); ok {
+			pins = append(pins, Pin{netip.AddrFrom4(a.A), ports, time.Duration(rr.Header.TTL) * time.Second})
 		}
-		addr := netip.AddrFrom4(a.A)
-		if err := r.Pin(addr, ports, time.Duration(rr.Header.TTL)*time.Second); err != nil {
+	}
+	if len(pins) > 0 {
+		if err := r.Pin(pins...); err != nil {
 			return nil, err
 		}
-		r.mu.Lock()
-		if r.names == nil {
-			r.names = map[netip.Addr]string{}
-		}
-		r.names[addr] = name
-		r.mu.Unlock()
+	}
+	for _, p := range pins {
+		r.remember(p.Addr, name, pinFor(p.TTL))
 	}
 	maxTTL := uint32(pinTTLMax / time.Second)
 	for _, section := range [][]dnsmessage.Resource{m.Answers, m.Authorities, m.Additionals} {
@@ -242,50 +280,76 @@ func (r *Resolver) pinAnswer(resp []byte, name string, ports []uint16, stripOPT 
 			}
 		}
 	}
-	if stripOPT {
-		m.Additionals = slices.DeleteFunc(m.Additionals, func(rr dnsmessage.Resource) bool { return rr.Header.Type == dnsmessage.TypeOPT })
-	}
 	return m.Pack()
 }
 
-// ask sends q to each upstream server in turn and returns the first
-// answer whose id is id.
-func (r *Resolver) ask(q []byte, id uint16) ([]byte, error) {
-	r.askMu.Lock()
-	defer r.askMu.Unlock()
-	timeout := r.Timeout
-	if timeout == 0 {
-		timeout = 2 * time.Second
-	}
+// ask sends q to each upstream server in turn, over TCP or UDP, and
+// returns the first answer whose id is id.
+func (r *Resolver) ask(q []byte, id uint16, overTCP bool) ([]byte, error) {
 	var errs []error
-	buf := make([]byte, 65535)
 	for _, server := range r.Policy.Upstream {
-		to, err := net.ResolveUDPAddr("udp4", server)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		resp, err := r.askOne(server, q, id, overTCP)
+		if err == nil {
+			return resp, nil
 		}
-		if _, err := r.Up.WriteTo(q, to); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		deadline := time.Now().Add(timeout)
-		r.Up.SetReadDeadline(deadline)
-		for {
-			n, from, err := r.Up.ReadFrom(buf)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", server, err))
-				break
-			}
-			if from.String() == to.String() && n >= 2 && uint16(buf[0])<<8|uint16(buf[1]) == id {
-				return append([]byte(nil), buf[:n]...), nil
-			}
-		}
+		errs = append(errs, fmt.Errorf("%s: %w", server, err))
 	}
 	if len(errs) == 0 {
 		return nil, errors.New("no upstream name server")
 	}
 	return nil, errors.Join(errs...)
+}
+
+// askOne asks server q on a connection of its own, within r.Timeout.
+func (r *Resolver) askOne(server string, q []byte, id uint16, overTCP bool) ([]byte, error) {
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	dial, network := r.Dial, "udp4"
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	if overTCP {
+		network = "tcp4"
+	}
+	c, err := dial(ctx, network, server)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	deadline, _ := ctx.Deadline()
+	c.SetDeadline(deadline)
+	if overTCP {
+		if err := writeMsg(c, q); err != nil {
+			return nil, err
+		}
+		resp, err := readMsg(c)
+		if err == nil && !hasID(resp, id) {
+			err = errors.New("an answer to another query")
+		}
+		return resp, err
+	}
+	if _, err := c.Write(q); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 65535)
+	for { // the socket is connected: only the server's datagrams arrive
+		n, err := c.Read(buf)
+		if err != nil {
+			return nil, err
+		}
+		if hasID(buf[:n], id) {
+			return append([]byte(nil), buf[:n]...), nil
+		}
+	}
+}
+
+// hasID reports whether the message m has the id id.
+func hasID(m []byte, id uint16) bool {
+	return len(m) >= 2 && binary.BigEndian.Uint16(m) == id
 }
 
 // reply builds an answer without records to the query with header h.

@@ -16,11 +16,6 @@ import (
 )
 
 func TestResolver(t *testing.T) {
-	up, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
 	var mu sync.Mutex
 	pins := map[netip.Addr][]uint16{}
 	ttls := map[netip.Addr]time.Duration{}
@@ -28,10 +23,11 @@ func TestResolver(t *testing.T) {
 	r := &Resolver{
 		Policy: Policy{Rules: []Rule{{Host: "api.example.com", Port: 443}, {Host: "*.cdn.example", Port: 0}},
 			Upstream: []string{egresstest.Upstream(t, func(string) (string, bool) { return "10.1.2.3", true })}},
-		Up: up,
-		Pin: func(a netip.Addr, ports []uint16, ttl time.Duration) error {
+		Pin: func(ps ...Pin) error {
 			mu.Lock()
-			pins[a], ttls[a] = ports, ttl
+			for _, p := range ps {
+				pins[p.Addr], ttls[p.Addr] = p.Ports, p.TTL
+			}
 			mu.Unlock()
 			return nil
 		},
@@ -77,17 +73,13 @@ func TestPinFor(t *testing.T) {
 }
 
 // Over TCP the resolver applies the same policy as over UDP, and gets the
-// whole of an answer too long for UDP: every address is pinned for its
-// TTL and handed back, with the TTL capped at the longest pin.
+// whole of an answer too long for UDP, even with EDNS (400 addresses, 6 kB):
+// every address is pinned for its TTL and handed back, with the TTL capped
+// at the longest pin.
 func TestResolver_TCP(t *testing.T) {
-	up, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
 	var big []string
-	for i := range 40 {
-		big = append(big, fmt.Sprintf("10.7.0.%d", i+1))
+	for i := range 400 {
+		big = append(big, fmt.Sprintf("10.7.%d.%d", i/200, i%200+1))
 	}
 	var mu sync.Mutex
 	pins := map[netip.Addr]time.Duration{}
@@ -97,10 +89,11 @@ func TestResolver_TCP(t *testing.T) {
 			Upstream: []string{egresstest.Server(t, func(name string) (egresstest.Answer, bool) {
 				return egresstest.Answer{Addrs: big, TTL: 7200}, name == "big.example"
 			})}},
-		Up: up,
-		Pin: func(a netip.Addr, ports []uint16, ttl time.Duration) error {
+		Pin: func(ps ...Pin) error {
 			mu.Lock()
-			pins[a] = ttl
+			for _, p := range ps {
+				pins[p.Addr] = p.TTL
+			}
 			mu.Unlock()
 			return nil
 		},
@@ -132,14 +125,16 @@ func TestResolver_TCP(t *testing.T) {
 			t.Errorf("TTL passed on: %d, want it capped at %v", rr.Header.TTL, pinTTLMax)
 		}
 	}
-	if len(m.Additionals) != 0 {
-		t.Errorf("the OPT record the resolver added was passed on: %+v", m.Additionals)
-	}
 	mu.Lock()
-	if len(pins) != len(big) || pins[netip.MustParseAddr("10.7.0.40")] != 2*time.Hour {
-		t.Errorf("pinned over TCP: %v", pins)
+	if len(pins) != len(big) || pins[netip.MustParseAddr("10.7.1.200")] != 2*time.Hour {
+		t.Errorf("pinned over TCP: %d addresses, the last for %v", len(pins), pins[netip.MustParseAddr("10.7.1.200")])
 	}
 	mu.Unlock()
+	for _, ip := range big {
+		if name := r.NameOf(netip.MustParseAddr(ip)); name != "big.example" {
+			t.Fatalf("the name of %s: %q", ip, name)
+		}
+	}
 	if m := tcpQuery(t, c, 5, "evil.example."); m.Header.ID != 5 || m.Header.RCode != dnsmessage.RCodeNameError {
 		t.Errorf("a refused name over TCP: %+v, want NXDOMAIN", m.Header)
 	}
@@ -148,6 +143,90 @@ func TestResolver_TCP(t *testing.T) {
 	if len(refused) != 1 || refused[0].Host != "evil.example" || refused[0].Kind != "dns" {
 		t.Errorf("refused over TCP = %+v", refused)
 	}
+}
+
+// The names of pinned addresses are forgotten once their pins lapse, and
+// never more than nameCap are kept, the soonest to lapse going first.
+func TestResolver_NamesBounded(t *testing.T) {
+	oldCap, oldGrace := nameCap, nameGrace
+	nameCap, nameGrace = 8, 0
+	t.Cleanup(func() { nameCap, nameGrace = oldCap, oldGrace })
+	shortPins(t, 300*time.Millisecond)
+	r := &Resolver{
+		Policy: Policy{Rules: []Rule{{Host: "*.example"}}, Upstream: []string{egresstest.Upstream(t, func(name string) (string, bool) {
+			var i int
+			_, err := fmt.Sscanf(name, "h%d.example", &i)
+			return fmt.Sprintf("10.8.%d.%d", i/200, i%200+1), err == nil
+		})}},
+		Pin: func(...Pin) error { return nil },
+	}
+	addr := func(i int) netip.Addr { return netip.MustParseAddr(fmt.Sprintf("10.8.%d.%d", i/200, i%200+1)) }
+	for i := range 1000 {
+		r.Answer(query(t, uint16(i), fmt.Sprintf("h%d.example.", i)))
+		if got := r.NameOf(addr(i)); got != fmt.Sprintf("h%d.example", i) {
+			t.Fatalf("the name of %s just after its answer: %q", addr(i), got)
+		}
+		r.mu.Lock()
+		n := len(r.names)
+		r.mu.Unlock()
+		if n > nameCap {
+			t.Fatalf("%d names kept after %d answers; want at most %d", n, i+1, nameCap)
+		}
+	}
+	if got := r.NameOf(addr(0)); got != "" {
+		t.Errorf("the first name is still kept: %q", got)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if got := r.NameOf(addr(999)); got != "" {
+		t.Errorf("the name of %s outlived its pin: %q", addr(999), got)
+	}
+}
+
+// Upstream queries do not wait for one another: three asked at once are
+// all upstream at the same time (the server answers none until it has all
+// three).
+func TestResolver_Concurrent(t *testing.T) {
+	const n = 3
+	var mu sync.Mutex
+	asked, all := 0, make(chan struct{})
+	r := &Resolver{
+		Policy: Policy{Rules: []Rule{{Host: "*.example"}}, Upstream: []string{egresstest.Upstream(t, func(name string) (string, bool) {
+			mu.Lock()
+			if asked++; asked == n {
+				close(all)
+			}
+			mu.Unlock()
+			select {
+			case <-all:
+				return "10.6.0.1", true
+			case <-time.After(3 * time.Second):
+				return "", false
+			}
+		})}},
+		Pin:     func(...Pin) error { return nil },
+		Timeout: 5 * time.Second,
+	}
+	var wg sync.WaitGroup
+	answers := make([]int, n)
+	for i := range n {
+		wg.Go(func() {
+			var m dnsmessage.Message
+			if m.Unpack(r.Answer(query(t, uint16(i), fmt.Sprintf("h%d.example.", i)))) == nil {
+				answers[i] = len(m.Answers)
+			}
+		})
+	}
+	wg.Wait()
+	if !slices.Equal(answers, []int{1, 1, 1}) {
+		t.Errorf("answers with an address: %v; want every query upstream at once", answers)
+	}
+}
+
+// shortPins makes every pin last d for the rest of the test.
+func shortPins(t *testing.T, d time.Duration) {
+	oldMin, oldMax := pinTTLMin, pinTTLMax
+	pinTTLMin, pinTTLMax = d, d
+	t.Cleanup(func() { pinTTLMin, pinTTLMax = oldMin, oldMax })
 }
 
 // tcpQuery asks for name's A records on c, as DNS over TCP does.

@@ -7,15 +7,10 @@ import (
 	"net"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tinehq/tine/egress"
 )
-
-// hostDNSFD is the UDP socket of the host's network the launcher passes
-// when the run has an egress policy: the resolver asks upstream through it.
-const hostDNSFD = 6
 
 // refusalPoll is how often the supervisor reads what its rules refused.
 const refusalPoll = 500 * time.Millisecond
@@ -24,13 +19,12 @@ const refusalPoll = 500 * time.Millisecond
 // first, then the resolver listens on 127.0.0.1:53 (UDP and TCP), where
 // the rules send every DNS query. flush records what was refused since the
 // last look; the supervisor calls it when it stops, so a refusal just
-// before is kept. It must run inside the run's network namespace, with lo
-// up; a run whose policy cannot be put in place does not start.
-func startEgress(spec Spec) (flush func(), err error) {
-	syscall.CloseOnExec(hostDNSFD)
-	up, err := net.FilePacketConn(os.NewFile(hostDNSFD, "host-dns"))
-	if err != nil {
-		return nil, fmt.Errorf("the resolver's upstream socket: %w", err)
+// before is kept. The resolver asks upstream from the host's network (hn).
+// It must run inside the run's network namespace, with lo up; a run whose
+// policy cannot be put in place does not start.
+func startEgress(spec Spec, hn *hostNet) (flush func(), err error) {
+	if hn == nil {
+		return nil, fmt.Errorf("the resolver's upstream: the launcher passed no host network")
 	}
 	rules, err := egress.Install(*spec.Egress)
 	if err != nil {
@@ -54,7 +48,7 @@ func startEgress(spec Spec) (flush func(), err error) {
 			log.Printf("egress: recording %+v: %v", r, err)
 		}
 	}
-	res := &egress.Resolver{Policy: *spec.Egress, Up: up, Pin: rules.Pin, Refuse: record}
+	res := &egress.Resolver{Policy: *spec.Egress, Dial: hn.Dial, Pin: rules.Pin, Refuse: record}
 	go func() {
 		if err := res.Serve(pc); err != nil {
 			log.Printf("egress: resolver: %v", err)

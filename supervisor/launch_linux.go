@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -78,8 +77,7 @@ type launchPipes struct {
 	gate, gateW     *os.File // parent → child
 	log             *os.File
 	mounts          *os.File // the host's mount table, which the child follows
-	dns             *os.File // a UDP socket of the host's network, for the run's resolver
-	hostNet         *os.File // the host's network namespace, for HostPorts
+	hostNet         *os.File // the host's network namespace, for HostPorts and the resolver's upstream
 }
 
 func (p *launchPipes) closeChildEnds() {
@@ -87,16 +85,13 @@ func (p *launchPipes) closeChildEnds() {
 	p.gate.Close()
 	p.log.Close()
 	p.mounts.Close()
-	if p.dns != nil {
-		p.dns.Close()
-	}
 	if p.hostNet != nil {
 		p.hostNet.Close()
 	}
 }
 
 func (p *launchPipes) close() {
-	for _, f := range []*os.File{p.status, p.statusW, p.gate, p.gateW, p.log, p.mounts, p.dns, p.hostNet} {
+	for _, f := range []*os.File{p.status, p.statusW, p.gate, p.gateW, p.log, p.mounts, p.hostNet} {
 		if f != nil {
 			f.Close()
 		}
@@ -124,14 +119,7 @@ func command(spec Spec) (*exec.Cmd, *launchPipes, error) {
 		return nil, nil, err
 	}
 	files := []*os.File{p.statusW, p.gate, p.mounts} // fds 3, 4 and 5 (hostMountsFD)
-	if spec.Egress != nil {
-		if p.dns, err = hostUDP(); err != nil {
-			p.close()
-			return nil, nil, fmt.Errorf("a socket for the run's resolver: %w", err)
-		}
-		files = append(files, p.dns) // fd 6 (hostDNSFD)
-	}
-	if spec.Net && len(spec.HostPorts) > 0 {
+	if spec.Net && (len(spec.HostPorts) > 0 || spec.Egress != nil) {
 		if p.hostNet, err = os.Open("/proc/thread-self/ns/net"); err != nil {
 			p.close()
 			return nil, nil, fmt.Errorf("the host's network namespace: %w", err)
@@ -197,15 +185,4 @@ func expect(ctx context.Context, lines <-chan string, want string, spec Spec) er
 	case <-ctx.Done():
 		return fmt.Errorf("the supervisor did not start within %v (see %s)", launchTimeout, LogPath(spec.Dir))
 	}
-}
-
-// hostUDP is a UDP socket of this (the host's) network namespace; a
-// socket stays in the namespace it was made in, wherever its fd goes.
-func hostUDP() (*os.File, error) {
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{})
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	return c.File()
 }

@@ -39,11 +39,15 @@ func Main() {
 	if err := enterNamespaces(spec); err != nil {
 		failStart(status, err)
 	}
-	flush, err := confineNetwork(spec)
+	hn, err := openHostNet(spec)
 	if err != nil {
 		failStart(status, err)
 	}
-	if err := forwardHostPorts(spec); err != nil {
+	flush, err := confineNetwork(spec, hn)
+	if err != nil {
+		failStart(status, err)
+	}
+	if err := forwardHostPorts(spec, hn); err != nil {
 		failStart(status, err)
 	}
 	fmt.Fprintln(status, "up")
@@ -121,15 +125,16 @@ func enterNamespaces(spec Spec) error {
 }
 
 // confineNetwork puts spec.Egress in force in the run's network (nothing
-// when it has none) and returns what records the last refusals at stop.
-func confineNetwork(spec Spec) (flush func(), err error) {
+// when it has none), its resolver asking upstream from the host's (hn),
+// and returns what records the last refusals at stop.
+func confineNetwork(spec Spec, hn *hostNet) (flush func(), err error) {
 	if spec.Egress == nil {
 		return func() {}, nil
 	}
 	if !spec.Net {
 		return nil, fmt.Errorf("an egress policy needs the run's own network namespace")
 	}
-	if flush, err = startEgress(spec); err != nil {
+	if flush, err = startEgress(spec, hn); err != nil {
 		return nil, fmt.Errorf("confining the run's network: %w", err)
 	}
 	return flush, nil

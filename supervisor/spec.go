@@ -49,7 +49,9 @@ type Spec struct {
 	// HostPorts, for a run with a network of its own, are ports of the
 	// host's loopback the run reaches at its own 127.0.0.1: the supervisor
 	// listens there and connects each connection to the host's, through
-	// the host's network namespace (HostNetFD, passed by the launcher).
+	// the host's network namespace. HostNetFD is that namespace's fd, which
+	// the launcher passes when the run has host ports or an egress policy
+	// (its resolver asks upstream from there too).
 	HostPorts []int `json:"host_ports,omitempty"`
 	HostNetFD int   `json:"host_net_fd,omitempty"`
 	// Secrets, for a fork, are what its processes must not get: the

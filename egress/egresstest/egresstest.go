@@ -3,6 +3,8 @@
 package egresstest
 
 import (
+	"encoding/binary"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -28,17 +30,15 @@ func Upstream(t testing.TB, lookup func(name string) (string, bool)) string {
 	})
 }
 
-// Server is Upstream with answers of any size and TTL. Like a real server
-// over UDP, it sends an answer longer than the query allows (512 bytes, or
-// the payload size of its EDNS record) truncated: the header alone, with
-// the TC bit.
+// Server is Upstream with answers of any size and TTL, over UDP and, on
+// the same port, TCP. Like a real server over UDP, it sends an answer
+// longer than the query allows (512 bytes, or the payload size of its EDNS
+// record) truncated: the header alone, with the TC bit; over TCP an answer
+// is whole. Queries are answered concurrently: lookup may block.
 func Server(t testing.TB, lookup func(name string) (Answer, bool)) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
+	pc, ln := listenBoth(t)
+	t.Cleanup(func() { pc.Close(); ln.Close() })
 	go func() {
 		buf := make([]byte, 65535)
 		for {
@@ -46,20 +46,74 @@ func Server(t testing.TB, lookup func(name string) (Answer, bool)) string {
 			if err != nil {
 				return
 			}
-			if out := answer(buf[:n], lookup); out != nil {
-				pc.WriteTo(out, from)
+			q := append([]byte(nil), buf[:n]...)
+			go func() { // several at once, as a real server
+				if out := answer(q, lookup, false); out != nil {
+					pc.WriteTo(out, from)
+				}
+			}()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
 			}
+			go serveTCP(c, lookup)
 		}
 	}()
 	return pc.LocalAddr().String()
 }
 
-func answer(q []byte, lookup func(string) (Answer, bool)) []byte {
+// listenBoth listens on one port of 127.0.0.1 over UDP and TCP.
+func listenBoth(t testing.TB) (net.PacketConn, net.Listener) {
+	for range 20 {
+		pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp4", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln
+		}
+		pc.Close() // the port is taken over TCP: another one
+	}
+	t.Fatal("no port of 127.0.0.1 free over both UDP and TCP")
+	return nil, nil
+}
+
+// serveTCP answers the queries of c, each prefixed by its length.
+func serveTCP(c net.Conn, lookup func(string) (Answer, bool)) {
+	defer c.Close()
+	for {
+		var n [2]byte
+		if _, err := io.ReadFull(c, n[:]); err != nil {
+			return
+		}
+		q := make([]byte, binary.BigEndian.Uint16(n[:]))
+		if _, err := io.ReadFull(c, q); err != nil {
+			return
+		}
+		out := answer(q, lookup, true)
+		if out == nil {
+			return
+		}
+		if _, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(out))), out...)); err != nil {
+			return
+		}
+	}
+}
+
+func answer(q []byte, lookup func(string) (Answer, bool), overTCP bool) []byte {
 	var m dnsmessage.Message
 	if m.Unpack(q) != nil || len(m.Questions) == 0 {
 		return nil
 	}
 	limit := 512
+	if overTCP {
+		limit = 65535
+	}
 	for _, rr := range m.Additionals {
 		if rr.Header.Type == dnsmessage.TypeOPT {
 			limit = max(limit, int(rr.Header.Class))
