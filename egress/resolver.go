@@ -124,9 +124,15 @@ func (r *Resolver) evictNames(now time.Time) {
 	}
 }
 
-// Serve answers the queries arriving on pc, one at a time, until pc is
-// closed.
+// inFlight is how many UDP queries Serve answers at once; past that, it
+// reads no more until one is answered (and the kernel drops what a flood
+// sends beyond its buffer).
+const inFlight = 64
+
+// Serve answers the queries arriving on pc, up to inFlight at once, until
+// pc is closed.
 func (r *Resolver) Serve(pc net.PacketConn) error {
+	busy := make(chan struct{}, inFlight)
 	buf := make([]byte, 4096)
 	for {
 		n, from, err := pc.ReadFrom(buf)
@@ -136,9 +142,14 @@ func (r *Resolver) Serve(pc net.PacketConn) error {
 			}
 			return err
 		}
-		if resp := r.Answer(buf[:n]); resp != nil {
-			pc.WriteTo(resp, from)
-		}
+		q := append([]byte(nil), buf[:n]...)
+		busy <- struct{}{}
+		go func() {
+			defer func() { <-busy }()
+			if resp := r.Answer(q); resp != nil {
+				pc.WriteTo(resp, from)
+			}
+		}()
 	}
 }
 
