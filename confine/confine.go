@@ -51,11 +51,47 @@ type Applied struct {
 	Writable []string `json:"writable,omitempty"`
 	Seccomp  bool     `json:"seccomp"`
 	Denied   int      `json:"denied_syscalls,omitempty"`
-	Hidden   []string `json:"hidden,omitempty"` // paths covered in the run's mount namespace
+	// DenyMounts says the filter denies DeniedMounts too (setns among
+	// them): a process so confined cannot be forked live by ptrace.
+	DenyMounts bool     `json:"deny_mounts,omitempty"`
+	Hidden     []string `json:"hidden,omitempty"` // paths covered in the run's mount namespace
 	// OtherWorkspaces counts the other workspaces covered; their paths are
 	// not named (they may be other users').
 	OtherWorkspaces int      `json:"other_workspaces,omitempty"`
 	Unavailable     []string `json:"unavailable,omitempty"`
+}
+
+// Spec is the confinement a was probed for (a supervisor records its
+// Applied): what a process of its run confined later, from outside, gets.
+func (a Applied) Spec() Spec {
+	return Spec{Writable: a.Writable, Seccomp: a.Seccomp, DenyMounts: a.DenyMounts}
+}
+
+// Plan is a Spec's confinement as data, for a process confined from
+// outside (a live-forked copy, into which package livefork injects the
+// system calls): what Apply would do on this kernel, in the same order:
+// no_new_privs, Landlock, seccomp.
+type Plan struct {
+	// Landlock is the ruleset; nil for none.
+	Landlock *Ruleset
+	// Filter is the seccomp program, an array of struct sock_filter as the
+	// kernel reads it; nil for none.
+	Filter []byte
+	// Applied is what the plan confines by, as the run's evidence says it.
+	Applied Applied
+}
+
+// Ruleset is the Landlock ruleset that lets writes only below Writable:
+// access rights (LANDLOCK_ACCESS_FS_*) handled, and those each rule
+// allows. The paths are opened (O_PATH) by the process confined, in its
+// own view of the file system; a path missing there is skipped.
+type Ruleset struct {
+	Handled uint64 // handled_access_fs
+	Root    uint64 // allowed beneath "/": read and execute, device ioctls
+	Dir     uint64 // allowed beneath a writable directory
+	File    uint64 // allowed on a writable file
+	// Writable are the paths the Dir or File rule is given to.
+	Writable []string
 }
 
 const (

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/net/bpf"
 )
 
 // Probe says what of s this kernel can enforce.
@@ -26,7 +28,7 @@ func Probe(s Spec) Applied {
 	}
 	if s.Seccomp {
 		if seccomp.Supported() {
-			r.Seccomp, r.Denied = true, len(s.denied())
+			r.Seccomp, r.Denied, r.DenyMounts = true, len(s.denied()), s.DenyMounts
 		} else {
 			r.Unavailable = append(r.Unavailable, "seccomp: not supported by this kernel")
 		}
@@ -99,22 +101,86 @@ func Apply(s Spec) error {
 }
 
 // restrictWrites lets the process read and execute everything and write
-// only below writable (directories) or to writable (files); device files
-// keep their ioctls, and renames between writable directories work.
+// only below writable (directories) or to writable (files), as ruleset
+// says for this kernel.
 func restrictWrites(writable []string) error {
-	rules := []landlock.Rule{landlock.RODirs("/").WithIoctlDev()}
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return nil // best effort: no Landlock in this kernel
+	}
+	rs := ruleset(abi, writable)
+	if rs == nil {
+		return nil
+	}
+	rules := []landlock.Rule{landlock.PathAccess(landlock.AccessFSSet(rs.Root), "/")}
 	for _, p := range writable {
 		fi, err := os.Stat(p)
-		switch {
-		case err != nil:
+		if err != nil {
 			continue
-		case fi.IsDir():
-			rules = append(rules, landlock.RWDirs(p).WithRefer().WithIoctlDev().IgnoreIfMissing())
-		default:
-			rules = append(rules, landlock.RWFiles(p).WithIoctlDev().IgnoreIfMissing())
+		}
+		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(rs.Access(fi.IsDir())), p))
+	}
+	return landlock.Config{HandledAccessFS: landlock.AccessFSSet(rs.Handled)}.RestrictPaths(rules...)
+}
+
+// ruleset is the one definition of the Landlock rules (what Apply and a
+// Plan enforce) on a kernel of Landlock ABI abi, best effort up to ABI 5
+// (as go-landlock's V5.BestEffort): "/" may be read and executed, and its
+// devices' ioctls used; a writable directory may be read and written below
+// and files renamed or linked between writable directories (refer); a
+// writable file read and written. nil: nothing is restricted, below ABI 2
+// (which cannot grant refer: go-landlock then restricts nothing either).
+func ruleset(abi int, writable []string) *Ruleset {
+	supported := map[int]uint64{2: 1<<14 - 1, 3: 1<<15 - 1, 4: 1<<15 - 1, 5: 1<<16 - 1}
+	h, ok := supported[min(abi, 5)]
+	if !ok {
+		return nil
+	}
+	const (
+		read  = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
+		write = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar |
+			llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo |
+			llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
+		file = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSReadFile
+		dev  = llsys.AccessFSIoctlDev
+	)
+	return &Ruleset{Handled: h, Root: (read | dev) & h, Dir: (read | write | llsys.AccessFSRefer | dev) & h,
+		File: ((read|write)&file | dev) & h, Writable: writable}
+}
+
+// Access is what r allows beneath a writable directory (dir) or on a
+// writable file.
+func (r *Ruleset) Access(dir bool) uint64 {
+	if dir {
+		return r.Dir
+	}
+	return r.File
+}
+
+// PlanFor is s as data for a process confined from outside, with what
+// this kernel supports (as Apply would).
+func PlanFor(s Spec) (Plan, error) {
+	p := Plan{Applied: Probe(s)}
+	if p.Applied.Landlock > 0 {
+		p.Landlock = ruleset(p.Applied.Landlock, s.Writable)
+	}
+	if p.Applied.Seccomp {
+		f := filter(s.denied())
+		insts, err := f.Policy.Assemble()
+		if err != nil {
+			return Plan{}, fmt.Errorf("seccomp: %w", err)
+		}
+		raw, err := bpf.Assemble(insts)
+		if err != nil {
+			return Plan{}, fmt.Errorf("seccomp: %w", err)
+		}
+		for _, in := range raw { // struct sock_filter: u16 code, u8 jt, u8 jf, u32 k
+			p.Filter = binary.NativeEndian.AppendUint16(p.Filter, in.Op)
+			p.Filter = append(p.Filter, in.Jt, in.Jf)
+			p.Filter = binary.NativeEndian.AppendUint32(p.Filter, in.K)
 		}
 	}
-	return landlock.V5.BestEffort().RestrictPaths(rules...)
+	return p, nil
 }
 
 func filter(denied []string) seccomp.Filter {

@@ -27,3 +27,6 @@ func Main() { os.Exit(126) }
 
 // Apply confines nothing here.
 func Apply(s Spec) error { return errLinux }
+
+// PlanFor cannot confine anything here.
+func PlanFor(s Spec) (Plan, error) { return Plan{}, errLinux }

@@ -28,7 +28,8 @@ type injector struct {
 }
 
 // setup turns the stopped child into the fork's process and detaches it:
-// cgroups, scratch page, namespaces, cwd, descriptors, logs, registers.
+// cgroups, scratch page, namespaces, cwd, descriptors, logs, confinement,
+// registers.
 func (p *childPlan) setup(t Target) error {
 	c := p.child
 	if err := c.stopUntil(isInterrupt, c.cont); err != nil {
@@ -68,6 +69,9 @@ func (in *injector) run(p *childPlan, t Target, socks map[int]sockInfo) error {
 	}
 	if err := in.logs(t.Stdout, t.Stderr); err != nil {
 		return err
+	}
+	if err := in.confine(t.Confine); err != nil {
+		return fmt.Errorf("confining the copy as the fork's processes are: %w", err)
 	}
 	_, err = in.call("munmap scratch page", unix.SYS_MUNMAP, in.scratch, scratchSize)
 	return err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tinehq/tine/confine"
 )
 
 // ErrUnsupported is returned by every entry point on platforms other than
@@ -49,6 +51,10 @@ type Target struct {
 	// CgroupProcs are cgroup.procs files the child's pid is written to, by
 	// the tracer, before the child runs.
 	CgroupProcs []string
+	// Confine is how the fork confines its processes, given to the child
+	// last, by injected system calls; nil leaves it the origin's
+	// confinement alone. A child that cannot be so confined is killed.
+	Confine *confine.Plan
 }
 
 func (t Target) validate() error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/procfs"
 )
@@ -32,6 +33,9 @@ type Adopted struct {
 	Start   string `json:"start"`
 	Origin  int    `json:"origin"`               // the parent's process it was forked from
 	Run     string `json:"origin_run,omitempty"` // the run it was forked from (empty in files written before it was recorded: the fork's parent)
+	// Confinement is the fork's confinement the copy was given on top of
+	// its origin's (nil: none, the fork's [confine] is off).
+	Confinement *confine.Applied `json:"confinement,omitempty"`
 }
 
 // alive reports whether the copy runs on (not ended, not a zombie).

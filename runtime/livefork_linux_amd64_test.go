@@ -174,3 +174,117 @@ func liveForkedSleeper(t *testing.T) (*fixture, string, *engine.ForkResult) {
 	}
 	return f, src, res
 }
+
+// probeToml's service, a single-threaded python, waits for a file "go" in
+// its workspace and then writes to "result" what it could do: write a file
+// in its workspace and one in OUTSIDE, and make two calls the fork's
+// seccomp filter denies but a source's allows (umount2 of a missing path:
+// ENOENT when allowed; setns of no descriptor: EBADF when allowed).
+const probeToml = `[[service]]
+name = "probe"
+command = "exec /usr/bin/python3 probe.py"
+`
+
+const probePy = `import ctypes, errno, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+open('up', 'w').close()
+def outcome(f):
+    try:
+        r = f()
+    except OSError as e:
+        return errno.errorcode[e.errno]
+    if r is not None and r < 0:
+        return errno.errorcode[ctypes.get_errno()]
+    return 'ok'
+def write(path):
+    with open(path, 'w') as f:
+        f.write('x')
+while not os.path.exists('go'):
+    time.sleep(0.02)
+res = [outcome(lambda: write('inside')),
+       outcome(lambda: write(os.path.join(os.environ['OUTSIDE'], 'from-%d' % os.getpid()))),
+       outcome(lambda: libc.umount2(b'/nonexistent-tine-probe', 0)),
+       outcome(lambda: libc.setns(-1, 0))]
+with open('result.tmp', 'w') as f:
+    f.write(' '.join(res))
+os.rename('result.tmp', 'result')
+while True:
+    time.sleep(1)
+`
+
+// A process forked live into a fork is confined as the fork's own
+// processes are, on top of its origin's: Landlock lets it write its
+// workspace but not a host directory its origin may write (EACCES), and
+// the fork's seccomp filter denies it umount2 and setns (EPERM), which the
+// source's filter allows its origin. tine ps says what the copy is
+// confined by.
+func TestLiveFork_CopyGetsTheForksConfinement(t *testing.T) {
+	outside, err := os.MkdirTemp("/var/tmp/..", "tine-outside-") // /var: neither /tmp nor a home
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	outside = filepath.Clean(outside)
+	t.Setenv("OUTSIDE", outside)
+	f := newFixture(t, "", map[string]string{"tine.toml": probeToml, "probe.py": probePy})
+	src := f.w.Source.Run.ID
+	f.start(t, src)
+	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
+	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := res.Live[0]; len(rep.Forked) != 1 || rep.Error != "" {
+		t.Fatalf("live fork: %+v", rep)
+	}
+	fork := f.run(t, res.Forks[0].ID)
+	view := f.w.Engine.Path(fork.Workspace, fork.Run)
+	result := func(dir string) string {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		waitFor(t, "a result in "+dir, func() bool { got, err = os.ReadFile(filepath.Join(dir, "result")); return err == nil })
+		return string(got)
+	}
+	if got, want := result(view), "ok EACCES EPERM EPERM"; got != want {
+		t.Errorf("the live-forked copy could: %q, want %q (inside, outside, umount2, setns)", got, want)
+	}
+	if got, want := result(f.w.Path), "ok ok ENOENT EBADF"; got != want {
+		t.Errorf("its origin in the source could: %q, want %q (inside, outside, umount2, setns)", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(view, "inside")); err != nil {
+		t.Errorf("the copy's write inside its workspace is not in the fork's view: %v", err)
+	}
+	ents, _ := os.ReadDir(outside)
+	if len(ents) != 1 {
+		t.Errorf("%s holds %d files, want the origin's alone", outside, len(ents))
+	}
+	ps, err := f.rt.PS(f.ctx, fork.Run.ID)
+	if err != nil || len(ps.Adopted) != 1 {
+		t.Fatalf("PS of the fork: %v %+v", err, ps)
+	}
+	if c := ps.Adopted[0].Confinement; c == nil || c.Landlock == 0 || !c.Seccomp || !c.DenyMounts ||
+		!slices.Contains(c.Writable, f.w.Path) {
+		t.Errorf("tine ps says the copy is confined by %+v, want the fork's Landlock and seccomp", c)
+	}
+}
+
+// A process of a fork cannot be forked live by ptrace (the fork's seccomp
+// filter denies setns): a live fork of a fork says so, up front, and
+// starts the services fresh.
+func TestLiveFork_OfAForkRefused(t *testing.T) {
+	f, _, res := liveForkedSleeper(t)
+	first := res.Forks[0].ID
+	res, err := f.w.Engine.Fork(f.ctx, first, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := res.Live[0]
+	why := rep.Refused["(all)"]
+	if len(rep.Forked) != 0 || !strings.Contains(why, "denies setns") || strings.Contains(why, "operation not permitted") ||
+		!slices.Equal(rep.Restarted, []string{"sleeper"}) || rep.Error != "" {
+		t.Fatalf("live fork of a fork: %+v, want refused up front and the sleeper restarted", rep)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/livefork"
 	"github.com/tinehq/tine/supervisor"
@@ -34,6 +35,9 @@ type candidate struct {
 func (m *Manager) liveForks(ctx context.Context, p engine.Ref, forks []*tine.Run, mode string, noWait bool) []engine.LiveReport {
 	if mode == engine.LiveCRIU {
 		return m.criuFallback(ctx, p, forks, noWait)
+	}
+	if why := m.deniesSetns(p); why != "" {
+		return m.rerunAll(ctx, p, forks, map[string]string{"(all)": why}, noWait)
 	}
 	cands, err := m.candidates(ctx, p)
 	if err != nil {
@@ -78,6 +82,16 @@ func (m *Manager) rerunAll(ctx context.Context, p engine.Ref, forks []*tine.Run,
 	}
 	wg.Wait()
 	return reports
+}
+
+// deniesSetns says why p's processes cannot be forked live by ptrace when
+// their seccomp filter denies setns (p is a fork: the copy could not join
+// the new fork's namespaces), or is "".
+func (m *Manager) deniesSetns(p engine.Ref) string {
+	if a := readConfinement(m.supDir(p)); a == nil || !a.DenyMounts {
+		return ""
+	}
+	return fmt.Sprintf("%s is a fork, whose seccomp filter denies setns, which a ptrace live fork's copy needs to join the new fork's namespaces; its services were started fresh instead (--live=rerun)", p.Run.Name)
 }
 
 // candidates lists the parent's processes a live fork considers, with the
@@ -254,16 +268,44 @@ func (m *Manager) injectInto(s *livefork.Session, p engine.Ref, f launched, live
 		return out
 	}
 	defer remove()
+	plan, err := m.copyConfinement(f.ref)
 	for _, c := range live {
-		res, err := s.Fork(c.Pid, m.target(filepath.Join(nsDir, "mnt"), p, f, c))
-		out[c.Pid] = liveOutcome{res: res, err: err}
+		if err != nil {
+			out[c.Pid] = liveOutcome{err: err}
+			continue
+		}
+		t := m.target(filepath.Join(nsDir, "mnt"), p, f, c)
+		t.Confine = plan
+		res, err := s.Fork(c.Pid, t)
+		out[c.Pid] = liveOutcome{res: res, err: err, confined: plan}
 	}
 	return out
 }
 
+// copyConfinement is how a copy forked live into fork r is confined: as
+// r's supervisor confines every process it starts (the confinement it
+// recorded, so the copy gets the very rules r's own processes got), on top
+// of the origin's. nil when r confines nothing ([confine] off).
+func (m *Manager) copyConfinement(r engine.Ref) (*confine.Plan, error) {
+	a := readConfinement(m.supDir(r))
+	if a == nil {
+		return nil, fmt.Errorf("%s's supervisor recorded no confinement for its processes", r.Run.Name)
+	}
+	s := a.Spec()
+	if len(s.Writable) == 0 && !s.Seccomp {
+		return nil, nil
+	}
+	plan, err := confine.PlanFor(s)
+	if err != nil {
+		return nil, fmt.Errorf("confinement of %s: %w", r.Run.Name, err)
+	}
+	return &plan, nil
+}
+
 type liveOutcome struct {
-	res livefork.Result
-	err error
+	res      livefork.Result
+	err      error
+	confined *confine.Plan // what the copy was confined by (nil: nothing more than its origin)
 }
 
 func failAll(forks []launched, live []candidate, err error) map[string]map[int]liveOutcome {
@@ -323,8 +365,11 @@ func (m *Manager) finishLive(ctx context.Context, p, r engine.Ref, rep *engine.L
 		case tried && o.err == nil && o.res.Child > 0:
 			rep.Forked = append(rep.Forked, engine.LiveProcess{Service: c.Service, Pid: c.Pid, Child: o.res.Child,
 				PauseMS: float64(o.res.Pause.Microseconds()) / 1000})
-			adopted = append(adopted, Adopted{Service: c.Service, Pid: o.res.Child, Start: supervisor.StartTime(o.res.Child),
-				Origin: c.Pid, Run: p.Run.ID})
+			a := Adopted{Service: c.Service, Pid: o.res.Child, Start: supervisor.StartTime(o.res.Child), Origin: c.Pid, Run: p.Run.ID}
+			if o.confined != nil {
+				a.Confinement = &o.confined.Applied
+			}
+			adopted = append(adopted, a)
 			if c.Service != "" {
 				skip[c.Service] = true
 			}
