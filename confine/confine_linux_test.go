@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,5 +61,45 @@ func TestCommand(t *testing.T) {
 	if err != nil || path != "/proc/self/exe" || strings.Join(argv, " ") != WrapperName+" /bin/sh sh -c true" ||
 		!strings.HasPrefix(env, specEnv+"={") {
 		t.Errorf("Command = %q %q %q %v", path, argv, env, err)
+	}
+}
+
+// The plan a live-forked copy gets holds the rules Apply enforces: "/"
+// read-only, a writable directory writable (renames between them too), a
+// writable file writable but given no directory's rights (which the kernel
+// refuses on a file), and the filter of every denied call.
+func TestPlanFor(t *testing.T) {
+	const (
+		write = 1 << 1  // LANDLOCK_ACCESS_FS_WRITE_FILE
+		dirs  = 1 << 3  // READ_DIR, a directory's right
+		refer = 1 << 13 // REFER
+	)
+	for abi, want := range map[int]bool{0: false, 1: false, 2: true, 5: true, 7: true} {
+		rs := ruleset(abi, []string{"/w"})
+		if (rs != nil) != want {
+			t.Fatalf("ruleset for ABI %d: %+v, want one: %v", abi, rs, want)
+		}
+		if rs == nil {
+			continue
+		}
+		if rs.Root&write != 0 || rs.Dir&(write|refer) != write|refer || rs.File&write == 0 || rs.File&(dirs|refer) != 0 ||
+			(rs.Root|rs.Dir|rs.File)&^rs.Handled != 0 {
+			t.Errorf("ruleset for ABI %d: %+v", abi, rs)
+		}
+	}
+	spec := Spec{Writable: []string{t.TempDir()}, Seccomp: true, DenyMounts: true}
+	p, err := PlanFor(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Applied.Spec(); !slices.Equal(got.Writable, spec.Writable) || got.Seccomp != spec.Seccomp || got.DenyMounts != spec.DenyMounts {
+		t.Errorf("the recorded confinement gives %+v back, not %+v", got, spec)
+	}
+	loose, err := PlanFor(Spec{Seccomp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Filter) == 0 || len(p.Filter)%8 != 0 || len(p.Filter) <= len(loose.Filter) || loose.Landlock != nil {
+		t.Errorf("filters of %d and %d bytes (the source's), source's ruleset %+v", len(p.Filter), len(loose.Filter), loose.Landlock)
 	}
 }

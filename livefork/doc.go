@@ -18,8 +18,12 @@
 // system calls on a scratch page it maps for itself: setns into the target
 // namespaces, chdir, re-open the workspace file descriptors at their
 // offsets, re-create listening sockets on the same descriptor numbers and
-// point stdout and stderr at its own logs. It is moved into the target
-// cgroups from outside, gets the parent's saved registers and is detached.
+// point stdout and stderr at its own logs, and, last, confine itself as the
+// target's processes are (Target.Confine: no_new_privs, a Landlock ruleset
+// of paths it opens in the target's view, a seccomp filter stacked on the
+// parent's). It is moved into the target cgroups from outside, gets the
+// parent's saved registers and is detached; a child any step fails in is
+// killed.
 //
 // Registers are always restored from a signal-delivery stop, so the kernel
 // itself restarts a system call the process was blocked in (-ERESTARTSYS

@@ -121,6 +121,9 @@ func TestLiveFork_Ptrace(t *testing.T) {
 	if len(ps.Adopted) != 1 || ps.Adopted[0].Service != "counter" {
 		t.Errorf("tine ps source-1 shows no live-forked counter: %+v", ps)
 	}
+	if out := e.ok("ps", "source-1"); !strings.Contains(out, "confined by the fork's ") || !strings.Contains(out, "mounts and setns among them") {
+		t.Errorf("tine ps source-1 does not say the copy has the fork's confinement:\n%s", out)
+	}
 	// Stopping the fork ends its copy; the parent goes on. The copy is a
 	// child of the parent's supervisor (a live fork clones with
 	// CLONE_PARENT), which reaps it in its own time: right after tine stop

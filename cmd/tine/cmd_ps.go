@@ -84,7 +84,12 @@ func (a *app) printPS(ps *runtime.PS) error {
 		fmt.Fprintln(tw)
 	}
 	for _, a := range ps.Adopted {
-		fmt.Fprintf(tw, "forked live: %s pid %d (from the parent's pid %d)\n", display.Text(dash(a.Service)), a.Pid, a.Origin)
+		confined := "its origin's confinement alone"
+		if a.Confinement != nil {
+			confined = "the fork's " + confinementLine(a.Confinement) + ", on top of its origin's"
+		}
+		fmt.Fprintf(tw, "forked live: %s pid %d (from the parent's pid %d), confined by %s\n",
+			display.Text(dash(a.Service)), a.Pid, a.Origin, display.Text(confined))
 	}
 	for _, p := range ps.Ports {
 		fmt.Fprintf(tw, "port %d published at %s\n", p.Port, p.HostAddr)
@@ -154,7 +159,10 @@ func confinementLine(c *confine.Applied) string {
 	if c.Landlock > 0 {
 		parts = append(parts, fmt.Sprintf("landlock ABI %d, writes only to %d path(s)", c.Landlock, len(c.Writable)))
 	}
-	if c.Seccomp {
+	switch {
+	case c.Seccomp && c.DenyMounts:
+		parts = append(parts, fmt.Sprintf("seccomp (%d calls denied, mounts and setns among them)", c.Denied))
+	case c.Seccomp:
 		parts = append(parts, fmt.Sprintf("seccomp (%d calls denied)", c.Denied))
 	}
 	for _, u := range c.Unavailable {
