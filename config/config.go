@@ -477,3 +477,13 @@ func (c *Config) Service(name string) (*Service, bool) {
 	}
 	return nil, false
 }
+
+// WithBoundaryOf returns a copy of c whose boundary, what holds a fork's
+// processes ([network], [secrets], [confine], [effects] and [limits]), is
+// src's: a fork's own tine.toml may say how its services run, but code in
+// the fork, which may write that file, cannot widen what confines it.
+func (c *Config) WithBoundaryOf(src *Config) *Config {
+	out := *c
+	out.Network, out.Secrets, out.Confine, out.Effects, out.Limits = src.Network, src.Secrets, src.Confine, src.Effects, src.Limits
+	return &out
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/approval"
 	"github.com/tinehq/tine/capability"
-	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/effect"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/runenv"
@@ -34,20 +33,11 @@ func (p *Plane) RequestEffect(ctx context.Context, actor engine.Ref, req effect.
 	if actor.Run.Role != tine.RoleSource && actor.Run.Role != tine.RoleFork {
 		return nil, fmt.Errorf("%s is %s: %w", actor.Run.Name, actor.Run.Role, capability.ErrScope)
 	}
-	cfg, err := config.Load(p.e.Path(actor.Workspace, actor.Run))
+	cfg, err := p.e.Config(ctx, actor) // a fork's [effects] is its source's, not what the fork wrote
 	if err != nil {
 		return nil, err
 	}
-	fork := actor.Run.Role == tine.RoleFork
-	policy := cfg.Effects.FromForks
-	if fork { // the group's policy is the source's, not what the fork wrote
-		policy = ""
-		if src, _, err := p.e.SourceAndForkPoint(ctx, actor); err == nil {
-			if scfg, err := config.Load(p.e.Path(src.Workspace, src.Run)); err == nil {
-				policy = scfg.Effects.FromForks
-			}
-		}
-	}
+	fork, policy := actor.Run.Role == tine.RoleFork, cfg.Effects.FromForks
 	if fork && policy != "after_promotion" {
 		return nil, fmt.Errorf("external effects are refused from a fork (%s): merge or promote its work, then ask from the source "+
 			"(or let forks ask for them once promoted: [effects] from_forks = \"after_promotion\"): %w", actor.Run.Name, capability.ErrScope)

@@ -71,7 +71,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkHide(p, o.Hide); err != nil {
+	if err := e.checkHide(ctx, p, o.Hide); err != nil {
 		return nil, err
 	}
 	mode, err := e.rt.LiveMode(p, o.Live)
@@ -79,7 +79,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	if mode == LivePtrace || mode == LiveCRIU {
-		if err := e.rt.CheckLiveFork(p, o.AllowSecrets); err != nil {
+		if err := e.rt.CheckLiveFork(ctx, p, o.AllowSecrets); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/fstree"
 )
 
@@ -19,7 +19,7 @@ import (
 // relative ones, missing ones, files (a directory is covered), those inside p's workspace (a fork sees its
 // own copy of them) or holding it, and any when p's [confine] is off
 // (nothing is covered then).
-func (e *Engine) checkHide(p Ref, paths []string) error {
+func (e *Engine) checkHide(ctx context.Context, p Ref, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -37,7 +37,7 @@ func (e *Engine) checkHide(p Ref, paths []string) error {
 				h, p.Workspace.Path, tine.ErrInvalid)
 		}
 	}
-	if cfg, err := config.Load(e.Path(p.Workspace, p.Run)); err == nil && cfg.Confine.Off {
+	if cfg, err := e.Config(ctx, p); err == nil && cfg.Confine.Off {
 		return fmt.Errorf("cannot hide %s from forks: [confine] off in %s's tine.toml covers nothing: %w", paths[0], p.Workspace.Name, tine.ErrUnsupported)
 	}
 	return nil

@@ -19,7 +19,7 @@ type Runtime interface {
 	LiveMode(p Ref, mode string) (string, error)
 	// CheckLiveFork refuses a live fork (ptrace, criu) of p that should
 	// not be made, such as one that would copy a secret.
-	CheckLiveFork(p Ref, allowSecrets bool) error
+	CheckLiveFork(ctx context.Context, p Ref, allowSecrets bool) error
 	// Freeze holds r's processes still; thaw lets them go on.
 	Freeze(ctx context.Context, r Ref) (thaw func(), err error)
 	// Quiesce makes r safe to write into: frozen when supervised, else
@@ -92,7 +92,7 @@ func (noRuntime) LiveMode(p Ref, mode string) (string, error) {
 	}
 	return "", fmt.Errorf("live-state mode %s: this engine runs no processes: %w", mode, tine.ErrUnsupported)
 }
-func (noRuntime) CheckLiveFork(Ref, bool) error                      { return nil }
+func (noRuntime) CheckLiveFork(context.Context, Ref, bool) error     { return nil }
 func (noRuntime) Freeze(context.Context, Ref) (func(), error)        { return func() {}, nil }
 func (noRuntime) Quiesce(context.Context, Ref, bool) (func(), error) { return func() {}, nil }
 func (noRuntime) StartForks(context.Context, Ref, []*tine.Run, string, bool) []LiveReport {

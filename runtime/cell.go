@@ -147,7 +147,7 @@ func (m *Manager) canConfine(ctx context.Context, ref string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(m.eng.Path(p.Workspace, p.Run))
+	cfg, err := m.eng.Config(ctx, p)
 	if err != nil {
 		return err
 	}

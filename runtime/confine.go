@@ -75,7 +75,7 @@ func (m *Manager) ConfinesWrites(ctx context.Context, ref string) bool {
 	if err != nil || r.Run.Role != tine.RoleFork {
 		return false
 	}
-	cfg, err := config.Load(m.eng.Path(r.Workspace, r.Run))
+	cfg, err := m.eng.Config(ctx, r)
 	if err != nil || cfg.Confine.Off {
 		return false
 	}
@@ -99,7 +99,7 @@ func (m *Manager) ScratchDir(r engine.Ref) string {
 // get; the mounts' scratch layers go below the run's scratch directory.
 // Confine and Hide are nil with [confine] off.
 func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) (*confine.Spec, *supervisor.Hide, []string, error) {
-	cfg, err := config.Load(m.eng.Path(r.Workspace, r.Run))
+	cfg, err := m.eng.Config(ctx, r)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -14,8 +14,8 @@ func (m *Manager) LiveMode(p engine.Ref, mode string) (string, error) { return m
 
 // CheckLiveFork refuses a live fork of a process holding a secret unless
 // allowed.
-func (m *Manager) CheckLiveFork(p engine.Ref, allowSecrets bool) error {
-	return m.refuseSecretLiveFork(p, allowSecrets)
+func (m *Manager) CheckLiveFork(ctx context.Context, p engine.Ref, allowSecrets bool) error {
+	return m.refuseSecretLiveFork(ctx, p, allowSecrets)
 }
 
 // Freeze freezes r's processes, when it has a supervisor.

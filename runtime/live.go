@@ -103,7 +103,7 @@ func (m *Manager) start(ctx context.Context, r engine.Ref, o StartOptions) (*Sta
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("running a run's processes under a supervisor needs root: %w", tine.ErrPrivilege)
 	}
-	cfg, err := config.Load(m.eng.Path(r.Workspace, r.Run))
+	cfg, err := m.eng.Config(ctx, r)
 	if err != nil {
 		return nil, err
 	}

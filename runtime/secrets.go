@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -44,11 +45,11 @@ func secretsEvidence(p *secrets.Policy, env []string) map[string]any {
 // refuseSecretLiveFork refuses to fork p's processes live (their memory
 // and environment go into the forks) while one of them holds a secret of
 // p's policy in its environment, unless allowed.
-func (m *Manager) refuseSecretLiveFork(p engine.Ref, allowed bool) error {
+func (m *Manager) refuseSecretLiveFork(ctx context.Context, p engine.Ref, allowed bool) error {
 	if allowed {
 		return nil
 	}
-	cfg, err := config.Load(m.eng.Path(p.Workspace, p.Run))
+	cfg, err := m.eng.Config(ctx, p)
 	if err != nil {
 		return err
 	}

@@ -77,3 +77,25 @@ touch /var/tmp/tine-confine-src && rm /var/tmp/tine-confine-src && echo var-writ
 		t.Errorf("the fork's write reached the source: %q", b)
 	}
 }
+
+// A fork cannot loosen its own boundary by writing its tine.toml: at its
+// next start it is confined by its source's file. Before, [confine] off
+// in the fork's own file dropped Landlock, seccomp and the hidden state
+// directory at its next start.
+func TestConfine_AForkCannotLoosenItsOwnBoundary(t *testing.T) {
+	e, _ := liveWorkspace(t, false, map[string]string{"f": "x\n"})
+	e.ok("fork", "live/source")
+	e.ok("start", "live/source-1")
+	e.execSh("live/source-1", `printf '[confine]\noff = true\n[network]\nfork_egress = "open"\n' > tine.toml`)
+	e.ok("stop", "live/source-1")
+	e.ok("start", "live/source-1")
+	got := strings.Fields(e.execSh("live/source-1", `test -e `+e.home+`/tine.db && echo store-visible || echo store-hidden
+echo y > /etc/tine-loosen-test 2>/dev/null && echo etc-write-ok || echo etc-write-refused`))
+	os.Remove("/etc/tine-loosen-test")
+	if strings.Join(got, " ") != "store-hidden etc-write-refused" {
+		t.Errorf("after the fork wrote [confine] off into its own tine.toml: %q", got)
+	}
+	if c := e.ps("live/source-1").Confinement; c == nil || c.Landlock == 0 || !c.Seccomp {
+		t.Errorf("tine ps says the fork is confined by %+v", c)
+	}
+}
