@@ -31,8 +31,8 @@ const DefaultReadyTimeout = 30 * time.Second
 
 // Config is the contents of tine.toml. Load, LoadFile and Parse apply the
 // defaults of every table; Default is the Config of a workspace without
-// the file: no services, no limits, a shared network and the defaults of
-// fork-run.
+// the file: no services, no limits, the host's network for sources and
+// one of their own for forks, and the defaults of fork-run.
 //
 // Problems in [network], [limits] and [[service]] values are errors: a
 // run cannot start without its services. Problems in the tables of
@@ -63,10 +63,15 @@ func Default() *Config {
 	return &Config{Fork: DefaultFork(), Judge: JudgeConfig{LLM: DefaultLLMJudge("")}}
 }
 
-// Network says whether each run gets its own network namespace and
-// address, and what forks with one may reach.
+// Network says which runs get a network namespace and address of their
+// own, and what forks with one may reach.
 type Network struct {
+	// Isolate gives every run one, the source too.
 	Isolate bool `toml:"isolate"`
+	// ForkNetwork is "own" (the default: each fork has a network of its
+	// own, held by its egress policy) or "host" (forks share the host's,
+	// unrestricted, as the source does unless Isolate).
+	ForkNetwork string `toml:"fork_network"`
 	// Egress lists what forks may reach besides the preset (the agents'
 	// APIs and the workspace's package registries): "host[:port]",
 	// "*.domain[:port]", "a.b.c.d[/bits][:port]".
@@ -150,8 +155,14 @@ func (s Secrets) check() error {
 // EgressRules returns the parsed Egress entries.
 func (n Network) EgressRules() ([]egress.Rule, error) { return egress.ParseRules(n.Egress) }
 
-// ConfinesForks reports whether forks get an egress policy.
+// ConfinesForks reports whether forks with a network of their own get an
+// egress policy.
 func (n Network) ConfinesForks() bool { return n.ForkEgress != "open" }
+
+// Own reports whether a run of role has a network of its own.
+func (n Network) Own(role tine.Role) bool {
+	return n.Isolate || role == tine.RoleFork && n.ForkNetwork != "host"
+}
 
 // Limits are optional resource limits of each run's cgroup; empty means
 // unlimited.
@@ -388,6 +399,9 @@ func (n Network) check() error {
 	}
 	if n.ForkEgress != "" && n.ForkEgress != "deny" && n.ForkEgress != "open" {
 		return &keyError{[]string{"network", "fork_egress"}, fmt.Errorf("fork_egress %q is not deny or open", n.ForkEgress)}
+	}
+	if n.ForkNetwork != "" && n.ForkNetwork != "own" && n.ForkNetwork != "host" {
+		return &keyError{[]string{"network", "fork_network"}, fmt.Errorf("fork_network %q is not own or host", n.ForkNetwork)}
 	}
 	for _, r := range n.Resolvers {
 		if _, err := n.resolver(r); err != nil {

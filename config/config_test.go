@@ -239,6 +239,29 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// Forks have a network of their own unless fork_network = "host"; the
+// source has one only with isolate.
+func TestNetworkOwn(t *testing.T) {
+	for doc, want := range map[string][2]bool{ // source, fork
+		"":                                   {false, true},
+		"[network]\nisolate = true":          {true, true},
+		"[network]\nfork_network = \"host\"": {false, false},
+		"[network]\nfork_network = \"own\"":  {false, true},
+		"[network]\nisolate = true\nfork_network = \"host\"": {true, true},
+	} {
+		c, err := Parse(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [2]bool{c.Network.Own(tine.RoleSource), c.Network.Own(tine.RoleFork)}; got != want {
+			t.Errorf("%q: source, fork have their own network: %v, want %v", doc, got, want)
+		}
+	}
+	if !Default().Network.Own(tine.RoleFork) {
+		t.Error("without tine.toml, forks share the host's network")
+	}
+}
+
 func TestNetworkEgress(t *testing.T) {
 	c, err := Parse("[network]\nisolate = true\negress = [\"github.com:443\", \"10.0.0.0/8\"]\nresolvers = [\"127.0.0.1:5353\", \"10.0.0.2\"]\n")
 	if err != nil {
@@ -257,6 +280,7 @@ func TestNetworkEgress(t *testing.T) {
 	for doc, want := range map[string]string{
 		"[network]\negress = [\"bad host\"]":    "tine.toml:2: egress \"bad host\"",
 		"[network]\nfork_egress = \"maybe\"":    "tine.toml:2: fork_egress",
+		"[network]\nfork_network = \"lan\"":     "tine.toml:2: fork_network",
 		"[network]\nresolvers = [\"resolver\"]": "tine.toml:2: resolvers:",
 	} {
 		if _, err := Parse(doc); err == nil || !strings.Contains(err.Error(), want) {

@@ -14,9 +14,10 @@ import (
 
 // egressPolicy is what run r may reach: nil (open) for a source, for a run
 // sharing the host's network (nothing to confine it by) and with
-// fork_egress = "open"; else the preset for the agents and the workspace's
-// package registries, plus [network] egress.
-func egressPolicy(r engine.Ref, cfg *config.Config, isolate bool) (*egress.Policy, error) {
+// fork_egress = "open"; else the preset for the agents (and the APIs env's
+// endpoint variables point at) and the workspace's package registries,
+// plus [network] egress.
+func egressPolicy(r engine.Ref, cfg *config.Config, isolate bool, env []string) (*egress.Policy, error) {
 	if r.Run.Role != tine.RoleFork || !isolate || !cfg.Network.ConfinesForks() {
 		return nil, nil
 	}
@@ -24,7 +25,8 @@ func egressPolicy(r engine.Ref, cfg *config.Config, isolate bool) (*egress.Polic
 	if err != nil {
 		return nil, err
 	}
-	return &egress.Policy{Rules: append(egress.Preset(r.Workspace.Path), rules...), Upstream: upstream(cfg)}, nil
+	preset := append(egress.Preset(r.Workspace.Path), egress.EndpointRules(env)...)
+	return &egress.Policy{Rules: append(preset, rules...), Upstream: upstream(cfg)}, nil
 }
 
 // upstream is the name servers a run's resolver asks: [network] resolvers,

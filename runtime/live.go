@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/control"
+	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/netns"
@@ -162,7 +164,7 @@ func (m *Manager) services(r engine.Ref, cfg *config.Config, skip map[string]boo
 // cgroup and the address are made while the new process starts up.
 func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) (pid int, err error) {
 	cell, _ := readCell(m.cellPath(r))
-	isolate := r.Workspace.Net || cfg.Network.Isolate || cell != nil // a cell has no network but what it is granted
+	isolate := r.Workspace.Net || cfg.Network.Own(r.Run.Role) || cell != nil // a cell has no network but what it is granted
 	prep := make(chan prepared, 1)
 	go func() { prep <- m.prepare(ctx, r, cfg, isolate) }()
 	var p *prepared
@@ -182,16 +184,13 @@ func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) 
 		}
 	}()
 	spec := m.supervisorSpec(r, isolate)
-	if spec.Egress, err = egressPolicy(r, cfg, isolate); err != nil {
+	if spec.Egress, err = egressPolicy(r, cfg, isolate, spec.Env); err != nil {
 		return 0, err
 	}
 	if isolate && cell == nil { // a cell reaches only what it is granted
-		for _, p := range cfg.Network.HostPorts {
-			if p < 1 || p > 65535 {
-				return 0, fmt.Errorf("[network] host_ports: %d is no port (1 to 65535): %w", p, tine.ErrInvalid)
-			}
+		if spec.HostPorts, err = hostPorts(cfg, spec.Env); err != nil {
+			return 0, err
 		}
-		spec.HostPorts = cfg.Network.HostPorts
 	}
 	spec.Confine, spec.Hide = m.confinement(ctx, r, cfg)
 	if cell != nil && spec.Confine != nil {
@@ -230,6 +229,23 @@ func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) 
 		netns.Detach(r.Run.ID)
 	}
 	return pid, err
+}
+
+// hostPorts are the ports of the host's loopback a run with a network of
+// its own reaches: [network] host_ports and those its launcher's agents
+// are pointed at (an exec's are added when it starts).
+func hostPorts(cfg *config.Config, env []string) ([]int, error) {
+	out := egress.AgentPorts(env)
+	for _, p := range cfg.Network.HostPorts {
+		if p < 1 || p > 65535 {
+			return nil, fmt.Errorf("[network] host_ports: %d is no port (1 to 65535): %w", p, tine.ErrInvalid)
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // prepared is what a run needs before its supervisor may start anything.

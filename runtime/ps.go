@@ -46,6 +46,9 @@ type PS struct {
 	// its network is open) and Refused what it refused so far.
 	Egress  *egress.Policy  `json:"egress,omitempty"`
 	Refused []egress.Record `json:"refused,omitempty"`
+	// HostPorts are the ports of the host's loopback the run reaches at
+	// its own 127.0.0.1 ([network] host_ports and its agents' APIs).
+	HostPorts []int `json:"host_ports,omitempty"`
 	// Confinement is what the run's supervisor confines its processes by.
 	Confinement *confine.Applied           `json:"confinement,omitempty"`
 	Services    []supervisor.ServiceStatus `json:"services,omitempty"`
@@ -70,7 +73,7 @@ func (m *Manager) PS(ctx context.Context, ref string) (*PS, error) {
 		return out, nil
 	}
 	if s, err := supervisor.NewClient(m.supDir(r)).Status(ctx); err == nil {
-		out.Services, out.Ports = s.Services, s.Ports
+		out.Services, out.Ports, out.HostPorts = s.Services, s.Ports, s.HostPorts
 	}
 	out.Adopted = m.adopted(r)
 	if cg, err := cgroup.Load(r.Run.ID); err == nil {

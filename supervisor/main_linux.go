@@ -47,7 +47,8 @@ func Main() {
 	if err != nil {
 		failStart(status, err)
 	}
-	if err := forwardHostPorts(spec, hn); err != nil {
+	hp, err := forwardHostPorts(spec, hn)
+	if err != nil {
 		failStart(status, err)
 	}
 	fmt.Fprintln(status, "up")
@@ -61,7 +62,7 @@ func Main() {
 		failStart(status, err)
 	}
 	s := newServer(spec, ln)
-	s.flushRefusals = flush
+	s.flushRefusals, s.hostPorts = flush, hp
 	if hm != nil {
 		go hm.follow()
 	}

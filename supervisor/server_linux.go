@@ -36,7 +36,8 @@ type server struct {
 	ports    []Port
 	stopping bool
 
-	flushRefusals func() // records what the egress rules refused last (confineNetwork)
+	flushRefusals func()     // records what the egress rules refused last (confineNetwork)
+	hostPorts     *hostPorts // the host's loopback ports forwarded into the run, if it has a network of its own
 }
 
 func newServer(spec Spec, ln *net.UnixListener) *server {
@@ -180,6 +181,7 @@ func (s *server) status() Status {
 		st.Execs = append(st.Execs, ExecStatus{Pid: pid, Args: args})
 	}
 	sort.Slice(st.Execs, func(i, j int) bool { return st.Execs[i].Pid < st.Execs[j].Pid })
+	st.HostPorts = s.hostPorts.ports()
 	return st
 }
 
@@ -197,6 +199,11 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 	if err != nil {
 		reply(c, response{Error: err.Error(), Exit: intp(127)})
 		return
+	}
+	for _, p := range x.HostPorts { // the caller's agent's API, on the host's loopback
+		if err := s.hostPorts.forward(p); err != nil {
+			log.Printf("exec %s: %v", x.Args[0], err)
+		}
 	}
 	s.giveTerminal(x, files[0])
 	attr := &os.ProcAttr{Dir: x.Dir, Env: x.Env, Files: files, Sys: s.execSys(x)}

@@ -158,6 +158,8 @@ type Status struct {
 	Services []ServiceStatus `json:"services"`
 	Execs    []ExecStatus    `json:"execs,omitempty"`
 	Ports    []Port          `json:"ports,omitempty"`
+	// HostPorts are the host's loopback ports forwarded into the run.
+	HostPorts []int `json:"host_ports,omitempty"`
 }
 
 // Port is a port of the run published on the host.
@@ -187,6 +189,11 @@ type Exec struct {
 	// of its own with it as its controlling terminal, so job control, ^C,
 	// ^Z and window-size changes work in it as in a terminal emulator.
 	Tty bool `json:"tty,omitempty"`
+	// HostPorts are ports of the host's loopback that the command's agent
+	// is pointed at (egress.AgentPorts of Env, filled in by Client.Exec on
+	// the host): in a run with a network of its own the supervisor
+	// forwards each (Spec.HostPorts) before the command starts.
+	HostPorts []int `json:"host_ports,omitempty"`
 }
 
 // request is one call on the socket; fds travel beside it.

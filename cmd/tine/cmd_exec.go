@@ -95,6 +95,11 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 		if spec.Confine, spec.Hide, spec.Env, err = rt.Unsupervised(c.Context(), r, spec.Env); err != nil {
 			return err
 		}
+		if cfg, err := e.Config(c.Context(), r); err == nil && r.Run.Role == tine.RoleFork && cfg.Network.Own(r.Run.Role) {
+			// Say so: a user namespace alone cannot give the fork a network
+			// that reaches its agent's API and nothing else.
+			fmt.Fprintf(a.stderr, "tine: note: without the daemon, fork %s shares the host's network, unrestricted (tine serve --system gives forks their own, with an egress policy)\n", r.Run.Name)
+		}
 		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid) }
 		spec.Exited = func(pid int) { rt.RemoveSession(r, pid) }
 		return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -60,9 +61,12 @@ func (a *app) printPS(ps *runtime.PS) error {
 	case ps.State == runtime.ProcRunning && ps.Addr == "":
 		// Say so: a fork without a network of its own reaches whatever the
 		// host does, which no egress policy limits.
-		fmt.Fprintln(a.stdout, "network: the host's, unrestricted ([network] isolate = true gives the run its own, with an egress policy)")
+		fmt.Fprintln(a.stdout, "network: the host's, unrestricted (a fork has its own, with an egress policy, unless [network] fork_network = \"host\"; isolate = true gives a source one)")
 	case ps.State == runtime.ProcRunning:
 		fmt.Fprintln(a.stdout, "egress: open (no policy)")
+	}
+	if len(ps.HostPorts) > 0 {
+		fmt.Fprintf(a.stdout, "host ports: %s (the host's loopback, at the run's 127.0.0.1)\n", joinInts(ps.HostPorts))
 	}
 	printRefused(a.stdout, ps.Refused)
 	if c := ps.Confinement; c != nil {
@@ -172,4 +176,12 @@ func confinementLine(c *confine.Applied) string {
 		return "nothing"
 	}
 	return strings.Join(parts, "; ")
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
