@@ -2,8 +2,8 @@ package egress
 
 import (
 	"net/netip"
-	"path/filepath"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"

@@ -62,9 +62,9 @@ echo still-here`
 	}
 	// It says how many other workspaces it hides, never where they are
 	// (another user's, through the daemon).
-	// It says plainly that the fork's network is the host's (no isolate here).
+	// The fork has a network of its own, with the default egress policy.
 	if out := e.ok("ps", "live/source-1"); !strings.Contains(out, "confined: ") || !strings.Contains(out, "landlock ABI") || strings.Contains(out, other) ||
-		!strings.Contains(out, "network: the host's, unrestricted") {
+		!strings.Contains(out, "egress: only api.anthropic.com:443") {
 		t.Errorf("tine ps:\n%s", out)
 	}
 	// The source: the state directory hidden too, but its writes are its own.

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -27,30 +28,34 @@ except OSError:
     print("refused")
 `
 
+// testListener serves greeting on a port of the host's loopback until the
+// test ends, and returns the port.
+func testListener(t *testing.T, greeting string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(c, greeting)
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
 // A run with a network of its own reaches a port of the host's loopback
 // that [network] host_ports lists (a local model proxy, a mock API) at its
 // own 127.0.0.1, with or without an egress policy, and no other port of
 // the host's loopback.
 func TestNetwork_HostPorts(t *testing.T) {
-	listen := func(greeting string) int {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				fmt.Fprintln(c, greeting)
-				c.Close()
-			}
-		}()
-		return ln.Addr().(*net.TCPAddr).Port
-	}
-	listed, other := listen("hello-from-the-host"), listen("should-not-be-reached")
+	listed, other := testListener(t, "hello-from-the-host"), testListener(t, "should-not-be-reached")
 	toml := fmt.Sprintf("[network]\nisolate = true\nhost_ports = [%d]\n", listed)
 	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": toml, "hp.py": hostPortScript})
 	e.ok("fork", "source", "-n", "1")
@@ -73,11 +78,64 @@ func TestNetwork_HostPorts(t *testing.T) {
 	}
 }
 
-// The real claude in forks with networks of their own (and the default
-// egress policy) reaches the mock Anthropic API on the host's loopback
-// through [network] host_ports, as it would a local model proxy, edits in
-// its fork, and the winner is merged. Without host_ports it cannot reach
-// the API at all (the forks' own 127.0.0.1 has nothing there).
+// Without any [network] settings, a fork has a network of its own with
+// the default egress policy, while the source shares the host's. The
+// loopback port that a command's agent is pointed at (ANTHROPIC_BASE_URL
+// in the environment tine exec was given) is forwarded into the fork when
+// the command starts, and no other port of the host's loopback is
+// reachable. fork_network = "host" in the source's tine.toml gives forks
+// the host's network again (and a fork's own file cannot).
+func TestNetwork_ForksHaveTheirOwnByDefault(t *testing.T) {
+	api, other := testListener(t, "hello-from-the-api"), testListener(t, "should-not-be-reached")
+	e, dir := liveWorkspace(t, false, map[string]string{"hp.py": hostPortScript})
+	e.ok("fork", "source", "-n", "1")
+	e.ok("start", "source-1")
+	probe := fmt.Sprintf("python3 hp.py %d; python3 hp.py %d", api, other)
+	if got := strings.Join(strings.Fields(e.execSh("source-1", probe)), " "); got != "refused refused" {
+		t.Errorf("a fork reached the host's loopback with no agent pointed there: %q", got)
+	}
+	pointed := call{vars: []string{fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", api)}}
+	r := e.run(pointed, "exec", "source-1", "--", "sh", "-c", probe)
+	if got := strings.Join(strings.Fields(r.stdout), " "); r.code != 0 || got != "hello-from-the-api refused" {
+		t.Errorf("with its agent pointed at the host's port %d, the fork reached %q (%v)", api, got, r)
+	}
+	ps := e.ps("source-1")
+	if ps.Addr == "" || ps.Egress == nil || len(ps.HostPorts) != 1 || ps.HostPorts[0] != api {
+		t.Errorf("tine ps of the fork: address %q, egress %+v, host ports %v", ps.Addr, ps.Egress, ps.HostPorts)
+	}
+	if out := e.ok("ps", "source-1"); !strings.Contains(out, fmt.Sprintf("host ports: %d", api)) || !strings.Contains(out, "egress: only ") {
+		t.Errorf("tine ps:\n%s", out)
+	}
+	if got := strings.Join(strings.Fields(e.execSh("source", probe)), " "); got != "hello-from-the-api should-not-be-reached" {
+		t.Errorf("the source (the host's network) reached %q", got)
+	}
+	// The fork's own tine.toml cannot give it the host's network.
+	e.execSh("source-1", `printf '[network]\nfork_network = "host"\n' > tine.toml`)
+	e.ok("stop", "source-1")
+	e.ok("start", "source-1")
+	if ps := e.ps("source-1"); ps.Addr == "" || ps.Egress == nil {
+		t.Errorf("after the fork wrote fork_network = \"host\": address %q, egress %+v", ps.Addr, ps.Egress)
+	}
+	// The source's can.
+	if err := os.WriteFile(filepath.Join(dir, "tine.toml"), []byte("[network]\nfork_network = \"host\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("fork", "source", "-n", "1", "--name", "onhost")
+	e.ok("start", "onhost")
+	if got := strings.Join(strings.Fields(e.execSh("onhost", probe)), " "); got != "hello-from-the-api should-not-be-reached" {
+		t.Errorf("a fork with fork_network = \"host\" reached %q", got)
+	}
+	if out := e.ok("ps", "onhost"); !strings.Contains(out, "network: the host's, unrestricted") {
+		t.Errorf("tine ps of a fork on the host's network:\n%s", out)
+	}
+}
+
+// The real claude in forks with no [network] settings (their own
+// networks, the default egress policy) reaches the mock Anthropic API on
+// the host's loopback, as it would a local model proxy: ANTHROPIC_BASE_URL
+// names its port, which tine forwards into each fork. It edits in its
+// fork, and the winner is merged. (TestNetwork_ForksHaveTheirOwnByDefault
+// shows that nothing else of the host's loopback is reachable there.)
 func TestNetwork_HostPortsRealClaude(t *testing.T) {
 	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
 		switch r.Turn {
@@ -93,25 +151,10 @@ func TestNetwork_HostPortsRealClaude(t *testing.T) {
 	if err != nil || u.Port() == "" {
 		t.Fatalf("the mock's URL %q: %v", mock.URL, err)
 	}
-	toml, err := os.ReadFile(filepath.Join(dir, "tine.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	isolated := string(toml) + "[network]\nisolate = true\n"
-	run := func(extra string) *forkrun.Report {
-		if err := os.WriteFile(filepath.Join(dir, "tine.toml"), []byte(isolated+extra), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rep, _ := e.forkRunWith(c, "source", "--prompt", "write the answer to answer.txt", "-n", "1",
-			"--test", "test -s answer.txt", "--merge-mode", "auto", "--confidence", "0.2")
-		return rep
-	}
-	if rep := run(""); rep == nil || rep.Outcome == forkrun.OutcomeMerged || len(mock.Conversation()) != 0 {
-		t.Fatalf("an isolated fork without host_ports reached the API (%d requests): %+v", len(mock.Conversation()), rep)
-	}
-	rep := run("host_ports = [" + u.Port() + "]\n")
+	rep, _ := e.forkRunWith(c, "source", "--prompt", "write the answer to answer.txt", "-n", "1",
+		"--test", "test -s answer.txt", "--merge-mode", "auto", "--confidence", "0.2")
 	if rep == nil || rep.Outcome != forkrun.OutcomeMerged || len(mock.Conversation()) < 2 {
-		t.Fatalf("with host_ports (%d requests): %+v", len(mock.Conversation()), rep)
+		t.Fatalf("claude in a fork of its own network (%d requests): %+v", len(mock.Conversation()), rep)
 	}
 	t.Logf("claude's stderr in the fork: %s", rep.Forks[0].AgentStderr)
 	if f := rep.Forks[0]; f.Agent.Result != "success" || f.FilesChanged != 1 {
@@ -119,5 +162,17 @@ func TestNetwork_HostPortsRealClaude(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "answer.txt")); err != nil || string(b) != "42\n" {
 		t.Errorf("source answer.txt = %q, %v", b, err)
+	}
+	// It ran in a network of its own: the fork's start recorded an address.
+	var addr string
+	for _, ev := range e.events(rep.Forks[0].Name) {
+		if ev.Kind == "start" {
+			var d struct{ Addr string }
+			json.Unmarshal(ev.Detail, &d)
+			addr = d.Addr
+		}
+	}
+	if addr == "" {
+		t.Errorf("the fork started without an address of its own: %+v", e.events(rep.Forks[0].Name))
 	}
 }
