@@ -50,8 +50,9 @@ type Spec struct {
 	// host's loopback the run reaches at its own 127.0.0.1: the supervisor
 	// listens there and connects each connection to the host's, through
 	// the host's network namespace. HostNetFD is that namespace's fd, which
-	// the launcher passes when the run has host ports or an egress policy
-	// (its resolver asks upstream from there too).
+	// the launcher passes to every run with a network of its own: an exec
+	// may ask for more host ports (Exec.HostPorts), and its resolver asks
+	// upstream from there.
 	HostPorts []int `json:"host_ports,omitempty"`
 	HostNetFD int   `json:"host_net_fd,omitempty"`
 	// Secrets, for a fork, are what its processes must not get: the
