@@ -27,12 +27,15 @@ const (
 // namespaces), a cgroup and, with net, a network namespace wired to the
 // tine bridge with its own address; the source runs one service. "files"
 // is the same fork with --live=none, measured in the same run for the
-// ratio.
+// ratio. "rerun" gives the forks their own networks (the default) with
+// the source on the host's; "rerun+hostnet" forks on the host's network
+// (fork_network = "host"), what the default was before; "+net" isolates
+// the source too.
 //
 //	sudo go test ./runtime -run '^$' -bench ForkLive -benchtime 20x
 func BenchmarkForkLive(b *testing.B) {
 	for _, n := range []int{1, 16} {
-		for _, mode := range []string{"files", "rerun", "rerun+net", "ptrace+net"} {
+		for _, mode := range []string{"files", "rerun", "rerun+hostnet", "rerun+net", "ptrace+net"} {
 			b.Run(fmt.Sprintf("%s/%dway", mode, n), func(b *testing.B) { benchForkLive(b, mode, n) })
 		}
 	}
@@ -43,7 +46,10 @@ func benchForkLive(b *testing.B, mode string, n int) {
 	ctx := context.Background()
 	// One single-threaded service: a python process, so ptrace can carry it.
 	toml := "[[service]]\nname = \"svc\"\ncommand = \"exec /usr/bin/python3 -c 'import time\\nwhile True: time.sleep(1)'\"\n"
-	if mode != "files" && mode != "rerun" {
+	switch mode { // rerun: the forks' own networks (the default), the source the host's
+	case "files", "rerun+hostnet":
+		toml += "[network]\nfork_network = \"host\"\n"
+	case "rerun+net", "ptrace+net":
 		toml += "[network]\nisolate = true\n"
 	}
 	files := map[string]string{"tine.toml": toml}
