@@ -119,7 +119,9 @@ func command(spec Spec) (*exec.Cmd, *launchPipes, error) {
 		return nil, nil, err
 	}
 	files := []*os.File{p.statusW, p.gate, p.mounts} // fds 3, 4 and 5 (hostMountsFD)
-	if spec.Net {                                    // host ports (those an exec asks for too) and the resolver's upstream
+	// The host's network, for host ports (those an exec asks for too) and
+	// the resolver's upstream.
+	if spec.Net {
 		if p.hostNet, err = os.Open("/proc/thread-self/ns/net"); err != nil {
 			p.close()
 			return nil, nil, fmt.Errorf("the host's network namespace: %w", err)
