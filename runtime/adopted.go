@@ -22,7 +22,8 @@ import (
 // when its origin's supervisor does. The fork records it in
 // sup/adopted.json, naming the run it came from; stopping that run starts
 // the fork's services again, fresh, once the copies have ended
-// (restartHeirs), as a fork forked with --live=rerun would have them.
+// (restartHeirs), as a fork forked with --live=rerun would have them; so
+// does finding that run's supervisor dead, killed or crashed (reviveHeirs).
 
 // Adopted is a process a fork received by live fork: it runs in the
 // fork's namespaces and cgroup, but its parent is outside the fork's
@@ -142,23 +143,41 @@ const copiesEnd = 5 * time.Second
 
 // restartHeirs, after origin stopped, starts again in each heir the
 // services whose copies ended with it, records that on the heir, and drops
-// the ended copies from its adopted.json.
-func (m *Manager) restartHeirs(ctx context.Context, origin engine.Ref, heirs []heir) {
+// the ended copies from its adopted.json. It returns the names of the
+// heirs it restarted.
+func (m *Manager) restartHeirs(ctx context.Context, origin engine.Ref, heirs []heir) []string {
+	restarted := make([]bool, len(heirs))
 	var wg sync.WaitGroup
-	for _, h := range heirs {
+	for i, h := range heirs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.restartHeir(ctx, origin, h)
+			restarted[i] = m.restartHeir(ctx, origin, h)
 		}()
 	}
 	wg.Wait()
+	var names []string
+	for i, h := range heirs {
+		if restarted[i] {
+			names = append(names, h.ref.Run.Name)
+		}
+	}
+	return names
 }
 
-func (m *Manager) restartHeir(ctx context.Context, origin engine.Ref, h heir) {
+// reviveHeirs is restartHeirs for a run whose supervisor died on its own
+// (killed, crashed: no tine stop restarted its heirs), once something
+// finds it dead: tine gc, or tine start recovering it. Its heirs' copies
+// ended with its pid namespace; those already restarted are no longer in
+// their adopted.json, so a second call restarts nothing.
+func (m *Manager) reviveHeirs(ctx context.Context, dead engine.Ref) []string {
+	return m.restartHeirs(ctx, dead, m.heirs(ctx, dead))
+}
+
+func (m *Manager) restartHeir(ctx context.Context, origin engine.Ref, h heir) bool {
 	ended := endedCopies(h.copies)
 	if len(ended) == 0 {
-		return
+		return false
 	}
 	var keep []Adopted
 	for _, a := range m.readAdopted(h.ref) {
@@ -189,6 +208,7 @@ func (m *Manager) restartHeir(ctx context.Context, origin engine.Ref, h heir) {
 	}); err != nil {
 		m.warn("recording %s's restart: %v", h.ref.Run.Name, err)
 	}
+	return true
 }
 
 // endedCopies waits up to copiesEnd for copies to end and returns the pids

@@ -115,6 +115,7 @@ func (m *Manager) start(ctx context.Context, r engine.Ref, o StartOptions) (*Sta
 		res.Recovered = r.Run.Proc == tine.ProcRunning
 		if res.Recovered {
 			m.cleanup(r)
+			m.reviveHeirs(ctx, r)
 		}
 		if res.Pid, err = m.launch(ctx, r, cfg); err != nil {
 			return nil, err

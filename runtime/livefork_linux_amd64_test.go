@@ -122,6 +122,69 @@ func TestStop_LiveForkedCopyRestartsInItsFork(t *testing.T) {
 	}
 }
 
+// A run whose supervisor is killed (no tine stop) takes the copies of its
+// processes in its forks with it, like a stop: tine gc, which finds the
+// supervisor dead, starts the forks' services again and records it, and
+// the run stays reported dead (until tine start or tine stop).
+func TestGC_DeadOriginRestartsForks(t *testing.T) {
+	f, src, res := liveForkedSleeper(t)
+	fork := res.Forks[0].ID
+	cp := liveForkedCopy(t, f, fork)
+	f.killSupervisor(t, src)
+	waitFor(t, "the copy ends with its origin's pid namespace", func() bool { return !procfs.Alive("", cp.Pid, cp.Start) })
+	gc, err := f.rt.GC(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(gc.Restarted, f.run(t, fork).Run.Name) || !slices.Contains(gc.Supervisors, f.run(t, src).Run.Name) {
+		t.Errorf("GC = %+v, want the fork's services restarted and the origin's supervisor's files removed", gc)
+	}
+	requireRestarted(t, f, fork)
+	if st, _ := f.rt.ProcState(f.run(t, src)); st != runtime.ProcDead {
+		t.Errorf("after GC the origin is %s, want dead until tine start or tine stop", st)
+	}
+}
+
+// Starting a run again after its supervisor was killed also starts again
+// the services of its forks whose live-forked copies ended with it.
+func TestStart_DeadOriginRestartsForks(t *testing.T) {
+	f, src, res := liveForkedSleeper(t)
+	fork := res.Forks[0].ID
+	cp := liveForkedCopy(t, f, fork)
+	f.killSupervisor(t, src)
+	waitFor(t, "the copy ends with its origin's pid namespace", func() bool { return !procfs.Alive("", cp.Pid, cp.Start) })
+	if st, err := f.rt.Start(f.ctx, src, runtime.StartOptions{Services: true}); err != nil || !st.Recovered {
+		t.Fatalf("Start of the dead origin: %v %+v", err, st)
+	}
+	requireRestarted(t, f, fork)
+}
+
+// liveForkedCopy is the one process fork holds by live fork.
+func liveForkedCopy(t *testing.T, f *fixture, fork string) runtime.Adopted {
+	t.Helper()
+	ps, err := f.rt.PS(f.ctx, fork)
+	if err != nil || len(ps.Adopted) != 1 || len(ps.Services) != 0 {
+		t.Fatalf("PS of the fork: %v %+v", err, ps)
+	}
+	return ps.Adopted[0]
+}
+
+// requireRestarted checks that fork's supervisor runs its sleeper service
+// again, no longer listing the ended copy, and that its log says so.
+func requireRestarted(t *testing.T, f *fixture, fork string) {
+	t.Helper()
+	ps, err := f.rt.PS(f.ctx, fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.State != runtime.ProcRunning || len(ps.Adopted) != 0 || len(ps.Services) != 1 || ps.Services[0].Name != "sleeper" || ps.Services[0].Pid == 0 {
+		t.Fatalf("PS of the fork after its origin died: state %s, adopted %+v, services %+v", ps.State, ps.Adopted, ps.Services)
+	}
+	if k := f.kinds(t, f.run(t, fork)); !slices.Contains(k, tine.EventRestart) {
+		t.Errorf("the fork's events %v record no %s", k, tine.EventRestart)
+	}
+}
+
 // tine ps of a fork lists no live-forked copy that has ended, not even one
 // its reaper (the origin's supervisor, frozen here) left a zombie.
 func TestPS_EndedLiveForkedCopyNotListed(t *testing.T) {

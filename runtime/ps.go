@@ -195,18 +195,21 @@ type GCResult struct {
 	Links       []string `json:"links"`
 	Supervisors []string `json:"supervisors"` // runs whose dead supervisor's files were removed
 	Locks       []string `json:"locks"`       // workspaces gone whose lock files were removed
+	Restarted   []string `json:"restarted"`   // forks whose services were started again, their live-forked copies having ended with a dead supervisor
 }
 
 // GC removes what dead supervisors left: cgroups and network links of this
 // state directory's runs that have no live supervisor, empty cgroups of
 // runs nobody here knows once they are older than gcFresh, stale pid files
-// and sockets; and the lock files of workspaces that are gone. Another
-// state directory's live runs are never touched, nor a run whose
-// supervisor is being launched: each workspace is cleaned holding its
-// lock, which every start holds. Runs recorded as running whose supervisor
-// died stay reported dead until tine start or tine stop.
+// and sockets; and the lock files of workspaces that are gone. A fork that
+// held copies of a dead supervisor's processes (they ended with it) has its
+// services started again (reviveHeirs). Another state directory's live
+// runs are never touched, nor a run whose supervisor is being launched:
+// each workspace is cleaned holding its lock, which every start holds.
+// Runs recorded as running whose supervisor died stay reported dead until
+// tine start or tine stop.
 func (m *Manager) GC(ctx context.Context) (*GCResult, error) {
-	res := &GCResult{Cgroups: []string{}, Links: []string{}, Supervisors: []string{}, Locks: []string{}}
+	res := &GCResult{Cgroups: []string{}, Links: []string{}, Supervisors: []string{}, Locks: []string{}, Restarted: []string{}}
 	var wss []*tine.Workspace
 	if err := m.eng.Store().View(ctx, func(tx tine.Tx) (err error) {
 		wss, err = tx.Workspaces()
@@ -282,6 +285,9 @@ func (m *Manager) gcWorkspace(ctx context.Context, w *tine.Workspace, links []st
 		if recorded {
 			supervisor.Forget(m.supDir(r))
 			res.Supervisors = append(res.Supervisors, run.Name)
+		}
+		if recorded || run.Proc == tine.ProcRunning { // its supervisor died
+			res.Restarted = append(res.Restarted, m.reviveHeirs(ctx, r)...)
 		}
 		if cg, err := cgroup.Load(run.ID); err == nil && removeGroup(ctx, cg) {
 			res.Cgroups = append(res.Cgroups, run.ID)

@@ -15,8 +15,9 @@ func newGC(a *app) *cobra.Command {
 		Short: "Remove what dead supervisors left behind",
 		Long: `Removes the cgroups and network links of runs that have no live supervisor,
 the stale pid files and sockets of supervisors that died, and the lock files
-of workspaces that are gone. Runs whose
-supervisor died stay reported dead until tine start or tine stop.`,
+of workspaces that are gone. The services of forks that held live-forked
+copies of a dead supervisor's processes (ended with it) are started again.
+Runs whose supervisor died stay reported dead until tine start or tine stop.`,
 		Example: `  tine gc
   tine gc --json`,
 		Args: exactArgs(0),
@@ -32,8 +33,8 @@ supervisor died stay reported dead until tine start or tine stop.`,
 				if asJSON {
 					return a.printJSON(res)
 				}
-				fmt.Fprintf(a.stdout, "removed %d cgroup(s), %d network link(s), %d dead supervisor(s)' files, %d stray lock file(s)\n",
-					len(res.Cgroups), len(res.Links), len(res.Supervisors), len(res.Locks))
+				fmt.Fprintf(a.stdout, "removed %d cgroup(s), %d network link(s), %d dead supervisor(s)' files, %d stray lock file(s); restarted the services of %d fork(s)\n",
+					len(res.Cgroups), len(res.Links), len(res.Supervisors), len(res.Locks), len(res.Restarted))
 				return nil
 			})
 		},
