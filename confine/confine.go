@@ -17,6 +17,39 @@ type Spec struct {
 	// DeniedMounts to it.
 	Seccomp    bool `json:"seccomp,omitempty"`
 	DenyMounts bool `json:"deny_mounts,omitempty"`
+	// DropCaps takes every capability but KeptCaps out of the bounding,
+	// permitted, effective, inheritable and ambient sets, for good: root
+	// in a fork must not manage its network namespace (delete the egress
+	// rules, change its address), open raw sockets, trace or make devices.
+	DropCaps bool `json:"drop_caps,omitempty"`
+}
+
+// KeptCaps are the capabilities a process confined with DropCaps keeps
+// (as CAP_ numbers): those of a container's default set that root's
+// ordinary work in its own files needs (owning and changing files,
+// setting its ids, signalling its processes, binding a low port, chroot,
+// writing the audit log), without CAP_NET_RAW, CAP_MKNOD and CAP_SETFCAP.
+var KeptCaps = []int{
+	0,  // CAP_CHOWN
+	1,  // CAP_DAC_OVERRIDE
+	3,  // CAP_FOWNER
+	4,  // CAP_FSETID
+	5,  // CAP_KILL
+	6,  // CAP_SETGID
+	7,  // CAP_SETUID
+	8,  // CAP_SETPCAP
+	10, // CAP_NET_BIND_SERVICE
+	18, // CAP_SYS_CHROOT
+	29, // CAP_AUDIT_WRITE
+}
+
+// keptMask is KeptCaps as a capability set.
+func keptMask() uint64 {
+	var m uint64
+	for _, c := range KeptCaps {
+		m |= 1 << c
+	}
+	return m
 }
 
 // Denied are the system calls the filter makes fail with EPERM: kernel
@@ -53,8 +86,11 @@ type Applied struct {
 	Denied   int      `json:"denied_syscalls,omitempty"`
 	// DenyMounts says the filter denies DeniedMounts too (setns among
 	// them): a process so confined cannot be forked live by ptrace.
-	DenyMounts bool     `json:"deny_mounts,omitempty"`
-	Hidden     []string `json:"hidden,omitempty"` // paths covered in the run's mount namespace
+	DenyMounts bool `json:"deny_mounts,omitempty"`
+	// Caps is the capability set a DropCaps process is held to (a mask
+	// of CAP_ numbers); 0: not dropped.
+	Caps   uint64   `json:"caps,omitempty"`
+	Hidden []string `json:"hidden,omitempty"` // paths covered in the run's mount namespace
 	// OtherWorkspaces counts the other workspaces covered; their paths are
 	// not named (they may be other users').
 	OtherWorkspaces int      `json:"other_workspaces,omitempty"`
@@ -64,19 +100,24 @@ type Applied struct {
 // Spec is the confinement a was probed for (a supervisor records its
 // Applied): what a process of its run confined later, from outside, gets.
 func (a Applied) Spec() Spec {
-	return Spec{Writable: a.Writable, Seccomp: a.Seccomp, DenyMounts: a.DenyMounts}
+	return Spec{Writable: a.Writable, Seccomp: a.Seccomp, DenyMounts: a.DenyMounts, DropCaps: a.Caps != 0}
 }
 
 // Plan is a Spec's confinement as data, for a process confined from
 // outside (a live-forked copy, into which package livefork injects the
 // system calls): what Apply would do on this kernel, in the same order:
-// no_new_privs, Landlock, seccomp.
+// no_new_privs, capabilities, Landlock, seccomp.
 type Plan struct {
 	// Landlock is the ruleset; nil for none.
 	Landlock *Ruleset
 	// Filter is the seccomp program, an array of struct sock_filter as the
 	// kernel reads it; nil for none.
 	Filter []byte
+	// Caps, when not 0, is the capability set to hold the process to
+	// (bounding, permitted, effective, inheritable; ambient cleared), and
+	// LastCap the kernel's highest capability number.
+	Caps    uint64
+	LastCap int
 	// Applied is what the plan confines by, as the run's evidence says it.
 	Applied Applied
 }

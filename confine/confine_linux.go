@@ -33,6 +33,9 @@ func Probe(s Spec) Applied {
 			r.Unavailable = append(r.Unavailable, "seccomp: not supported by this kernel")
 		}
 	}
+	if s.DropCaps {
+		r.Caps = keptMask()
+	}
 	return r
 }
 
@@ -81,11 +84,17 @@ func fail(code int, err error) {
 	os.Exit(code)
 }
 
-// Apply confines the calling process (every thread) as s says, with what
-// the kernel supports: no new privileges, Landlock, then seccomp.
+// Apply confines the calling process as s says, with what the kernel
+// supports: no new privileges, capabilities (this thread's, the one that
+// execs next), Landlock, then seccomp (every thread).
 func Apply(s Spec) error {
 	if err := seccomp.SetNoNewPrivs(); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if s.DropCaps {
+		if err := dropCaps(keptMask()); err != nil {
+			return fmt.Errorf("capabilities: %w", err)
+		}
 	}
 	if len(s.Writable) > 0 {
 		if err := restrictWrites(s.Writable); err != nil {
@@ -160,7 +169,8 @@ func (r *Ruleset) Access(dir bool) uint64 {
 // PlanFor is s as data for a process confined from outside, with what
 // this kernel supports (as Apply would).
 func PlanFor(s Spec) (Plan, error) {
-	p := Plan{Applied: Probe(s)}
+	p := Plan{Applied: Probe(s), LastCap: lastCap()}
+	p.Caps = p.Applied.Caps
 	if p.Applied.Landlock > 0 {
 		p.Landlock = ruleset(p.Applied.Landlock, s.Writable)
 	}

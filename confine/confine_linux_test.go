@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +16,16 @@ import (
 // The test binary re-executed by runConfined confines itself and reports,
 // one word per line, what it could still do.
 func TestMain(m *testing.M) {
+	if os.Getenv("CONFINE_TEST_CAPS") != "" { // DropCaps, then what a program it execs holds
+		runtime.LockOSThread()
+		if err := Apply(Spec{DropCaps: true}); err != nil {
+			os.Stdout.WriteString("apply-failed " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		err := unix.Exec("/bin/cat", []string{"cat", "/proc/self/status"}, os.Environ())
+		os.Stdout.WriteString("exec-failed " + err.Error() + "\n")
+		os.Exit(1)
+	}
 	if dir := os.Getenv("CONFINE_TEST_DIR"); dir != "" {
 		if err := Apply(Spec{Writable: []string{dir}, Seccomp: true, DenyMounts: true}); err != nil {
 			os.Stdout.WriteString("apply-failed " + err.Error() + "\n")
@@ -53,6 +65,38 @@ func TestApply(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
 		t.Error("a confined process wrote outside its writable paths")
+	}
+}
+
+// DropCaps holds root to KeptCaps, through exec (the bounding set too:
+// root's exec would otherwise get every capability back).
+func TestApply_DropCaps(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: only root has capabilities to drop")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CONFINE_TEST_CAPS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := map[string]uint64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(k, "Cap") {
+			got[k], _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	want := keptMask()
+	for _, set := range []string{"CapEff", "CapPrm", "CapBnd"} {
+		if got[set] != want {
+			t.Errorf("%s after exec = %#x, want %#x", set, got[set], want)
+		}
+	}
+	if got["CapAmb"] != 0 || got["CapInh"]&^want != 0 {
+		t.Errorf("ambient %#x, inheritable %#x", got["CapAmb"], got["CapInh"])
+	}
+	if want&(1<<unix.CAP_NET_ADMIN) != 0 || want&(1<<unix.CAP_SYS_ADMIN) != 0 || want&(1<<unix.CAP_NET_RAW) != 0 {
+		t.Errorf("KeptCaps keeps network or system administration: %#x", want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/tinehq/tine/confine"
 	"golang.org/x/sys/unix"
@@ -21,11 +22,16 @@ const landlockRuleset = 8
 // filter, which stacks on the origin's. It runs last, once the child needs
 // no call the fork's filter denies (setns) and has opened its logs.
 func (in *injector) confine(p *confine.Plan) error {
-	if p == nil || (p.Landlock == nil && p.Filter == nil) {
+	if p == nil || (p.Landlock == nil && p.Filter == nil && p.Caps == 0) {
 		return nil
 	}
 	if _, err := in.call("prctl(PR_SET_NO_NEW_PRIVS)", unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
+	}
+	if p.Caps != 0 {
+		if err := in.dropCaps(p.Caps, p.LastCap); err != nil {
+			return fmt.Errorf("capabilities: %w", err)
+		}
 	}
 	if p.Landlock != nil {
 		if err := in.landlock(p.Landlock); err != nil {
@@ -110,4 +116,61 @@ func (in *injector) seccomp(prog []byte) error {
 	}
 	_, err := in.call("seccomp(SECCOMP_SET_MODE_FILTER)", unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, in.scratch+intOffset)
 	return err
+}
+
+// dropCaps holds the child to the capabilities in keep, as confine's
+// DropCaps does a process of the fork: out of the bounding set when the
+// child may drop them (CAP_SETPCAP), out of its permitted, effective and
+// inheritable sets, the ambient set cleared.
+func (in *injector) dropCaps(keep uint64, last int) error {
+	sets, err := capSets(in.t.pid)
+	if err != nil {
+		return err
+	}
+	if sets["CapEff"]&(1<<unix.CAP_SETPCAP) != 0 {
+		for c := 0; c <= last; c++ {
+			if keep&(1<<c) == 0 {
+				if _, err := in.call("prctl(PR_CAPBSET_DROP)", unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uint64(c), 0, 0, 0); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	// struct __user_cap_header_struct {u32 version; int pid}, then two
+	// struct __user_cap_data_struct {u32 effective, permitted, inheritable}.
+	b := binary.LittleEndian.AppendUint32(nil, unix.LINUX_CAPABILITY_VERSION_3)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	for i := range 2 {
+		k := uint32(keep >> (32 * i))
+		for _, set := range []string{"CapEff", "CapPrm", "CapInh"} {
+			b = binary.LittleEndian.AppendUint32(b, uint32(sets[set]>>(32*i))&k)
+		}
+	}
+	if err := in.t.poke(in.scratch+intOffset, b); err != nil {
+		return err
+	}
+	if _, err := in.call("capset", unix.SYS_CAPSET, in.scratch+intOffset, in.scratch+intOffset+8); err != nil {
+		return err
+	}
+	_, err = in.call("prctl(PR_CAP_AMBIENT_CLEAR_ALL)", unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	return err
+}
+
+// capSets reads the capability sets of process pid (CapEff, CapPrm,
+// CapInh, ...) from its status.
+func capSets(pid int) (map[string]uint64, error) {
+	b, err := os.ReadFile(procPath(pid, "status"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.HasPrefix(k, "Cap") {
+			if n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil {
+				out[k] = n
+			}
+		}
+	}
+	return out, nil
 }

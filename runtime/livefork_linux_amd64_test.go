@@ -3,15 +3,18 @@
 package runtime_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/runtime"
@@ -331,6 +334,32 @@ func TestLiveFork_CopyGetsTheForksConfinement(t *testing.T) {
 	if c := ps.Adopted[0].Confinement; c == nil || c.Landlock == 0 || !c.Seccomp || !c.DenyMounts ||
 		!slices.Contains(c.Writable, f.w.Path) {
 		t.Errorf("tine ps says the copy is confined by %+v, want the fork's Landlock and seccomp", c)
+	}
+	// Root's copy keeps only confine.KeptCaps, for good (bounding set too):
+	// with CAP_NET_ADMIN it could delete its fork's egress rules.
+	var kept uint64
+	for _, c := range confine.KeptCaps {
+		kept |= 1 << c
+	}
+	caps := func(pid int) (eff, bnd uint64) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			switch k {
+			case "CapEff":
+				eff = n
+			case "CapBnd":
+				bnd = n
+			}
+		}
+		return eff, bnd
+	}
+	if eff, bnd := caps(ps.Adopted[0].Pid); eff != kept || bnd != kept {
+		t.Errorf("the copy's capabilities: effective %#x, bounding %#x; want %#x", eff, bnd, kept)
+	}
+	if c := ps.Adopted[0].Confinement; c == nil || c.Caps != kept {
+		t.Errorf("tine ps says the copy keeps capabilities %+v", c)
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 // other workspaces are not visible; /tmp and the home are the fork's own
 // (written there, not on the host); writes anywhere else but the workspace
 // fail (Landlock), even as root; denied system calls
-// fail with EPERM and the shell goes on. The source is not write-limited.
+// fail with EPERM and the shell goes on; root there cannot manage the
+// fork's network (CAP_NET_ADMIN, with which it could delete its egress
+// rules, is gone). The source is not write-limited.
 // tine ps says what the fork is confined by.
 func TestConfine_ForkIsABoundary(t *testing.T) {
 	e, dir := liveWorkspace(t, false, map[string]string{"f": "x\n"})
@@ -36,9 +38,12 @@ dmesg -S >/dev/null 2>&1 && echo dmesg-ok || echo dmesg-refused
 [ "$(stat -c %t:%T /dev/kmsg)" = "$(stat -c %t:%T /dev/null)" ] && echo kmsg-hidden || echo kmsg-visible
 mount -t tmpfs t /mnt 2>/dev/null && echo mount-ok || echo mount-refused
 echo $$ > /sys/fs/cgroup/freezer/cgroup.procs 2>/dev/null && echo cgroup-escaped || echo cgroup-escape-refused
+ip addr add 10.9.9.9/32 dev lo 2>/dev/null && echo netadmin-ok || echo netadmin-refused
+ip link set lo down 2>/dev/null && echo lo-down || echo lo-down-refused
 echo still-here`
 	got := strings.Fields(e.execSh("live/source-1", script))
-	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused", "still-here"}
+	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused",
+		"netadmin-refused", "lo-down-refused", "still-here"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("inside the fork:\n got %q\nwant %q", got, want)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -168,6 +169,9 @@ func confinementLine(c *confine.Applied) string {
 		parts = append(parts, fmt.Sprintf("seccomp (%d calls denied, mounts and setns among them)", c.Denied))
 	case c.Seccomp:
 		parts = append(parts, fmt.Sprintf("seccomp (%d calls denied)", c.Denied))
+	}
+	if c.Caps != 0 {
+		parts = append(parts, fmt.Sprintf("%d capabilities kept", bits.OnesCount64(c.Caps)))
 	}
 	for _, u := range c.Unavailable {
 		parts = append(parts, "no "+u)
