@@ -21,7 +21,8 @@ import (
 // (ForkOptions.Hide), and may write only to its workspace path, /tmp, /dev,
 // that home, its scratch directory and [confine] writable (Landlock).
 func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
-	hide := &supervisor.Hide{State: m.lay.Root(), Keep: m.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: r.Run.Role == tine.RoleFork}
+	fork := r.Run.Role == tine.RoleFork
+	hide := &supervisor.Hide{State: m.lay.Root(), Keep: m.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: fork, Run: fork}
 	m.eng.Store().View(ctx, func(tx tine.Tx) error {
 		all, err := tx.Workspaces()
 		for _, w := range all {

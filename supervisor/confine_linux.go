@@ -55,6 +55,12 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 	if h.Scratch != "" {
 		scratch = h.Scratch
 	}
+	if h.Run {
+		if err := coverKeeping("/run", runKept(), "size=64k,mode=0755", true); err != nil {
+			return nil, 0, fmt.Errorf("hiding /run: %w", err)
+		}
+		hidden = append(hidden, "/run")
+	}
 	if h.Tmp {
 		for _, d := range tmpDirs {
 			if err := privateTmp(d, []string{workspace, h.State}, scratch, h.Ephemeral); err != nil {
@@ -103,6 +109,29 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 		hidden = append(hidden, p)
 	}
 	return hidden, others, nil
+}
+
+// runKept are the directories of /run a run keeps when the rest is
+// covered: tine's RunDir (the supervisor's control plane, mounted before)
+// and where /etc/resolv.conf points (systemd-resolved's stub), those that
+// exist.
+func runKept() []string {
+	var out []string
+	for _, d := range []string{RunDir, resolvDir()} {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && fstree.Within(d, "/run") {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// resolvDir is the directory of what /etc/resolv.conf resolves to.
+func resolvDir() string {
+	p, err := filepath.EvalSymlinks("/etc/resolv.conf")
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(p)
 }
 
 // tmpDirs are the temporary directories a fork gets its own of: /tmp, and

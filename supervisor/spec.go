@@ -76,6 +76,12 @@ type Hide struct {
 	// confinement applied (confine.Applied).
 	Private []string `json:"private,omitempty"`
 	Tmp     bool     `json:"tmp,omitempty"` // a /tmp of the run's own
+	// Run covers the host's /run, where its services listen (systemd's
+	// and D-Bus's sockets, a user's session bus and systemd --user, docker's):
+	// a process that reaches one of them has something outside the run do
+	// its bidding, and Landlock does not limit connecting to a socket. The
+	// run keeps RunDir and the directory /etc/resolv.conf points into.
+	Run bool `json:"run,omitempty"`
 	// Home, when set, is the owner's home, which the run sees with a
 	// writable layer of its own on top (kept in HomeLayer, a directory the
 	// supervisor makes): it reads the owner's files, caches and settings,

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,10 @@ import (
 // rules, is gone). The source is not write-limited.
 // tine ps says what the fork is confined by.
 func TestConfine_ForkIsABoundary(t *testing.T) {
-	e, dir := liveWorkspace(t, false, map[string]string{"f": "x\n"})
+	e, dir := liveWorkspace(t, false, map[string]string{"f": "x\n", "connect.py": connectPy})
+	// A service of the host's listening in /run, as systemd's, D-Bus's and
+	// docker's do: reaching it from a fork has the host act for the fork.
+	sock := serveUnix(t, "/run/tine-confine-test.sock")
 	other := e.workspaceDir("other")
 	if err := os.WriteFile(filepath.Join(other, "secret.txt"), []byte("another project\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -38,12 +42,13 @@ dmesg -S >/dev/null 2>&1 && echo dmesg-ok || echo dmesg-refused
 [ "$(stat -c %t:%T /dev/kmsg)" = "$(stat -c %t:%T /dev/null)" ] && echo kmsg-hidden || echo kmsg-visible
 mount -t tmpfs t /mnt 2>/dev/null && echo mount-ok || echo mount-refused
 echo $$ > /sys/fs/cgroup/freezer/cgroup.procs 2>/dev/null && echo cgroup-escaped || echo cgroup-escape-refused
+python3 connect.py ` + sock + `
 ip addr add 10.9.9.9/32 dev lo 2>/dev/null && echo netadmin-ok || echo netadmin-refused
 ip link set lo down 2>/dev/null && echo lo-down || echo lo-down-refused
 echo still-here`
 	got := strings.Fields(e.execSh("live/source-1", script))
 	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused",
-		"netadmin-refused", "lo-down-refused", "still-here"}
+		"host-socket-unreachable", "netadmin-refused", "lo-down-refused", "still-here"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("inside the fork:\n got %q\nwant %q", got, want)
 	}
@@ -72,10 +77,12 @@ echo still-here`
 		!strings.Contains(out, "egress: only api.anthropic.com:443") {
 		t.Errorf("tine ps:\n%s", out)
 	}
-	// The source: the state directory hidden too, but its writes are its own.
-	src := strings.Fields(e.execSh("live/source", `test -e `+e.home+`/tine.db && echo store-visible || echo store-hidden
+	// The source: the state directory hidden too, but its writes and its
+	// host's services are its own.
+	src := strings.Fields(e.execSh("live/source", `python3 connect.py `+sock+`
+test -e `+e.home+`/tine.db && echo store-visible || echo store-hidden
 touch /var/tmp/tine-confine-src && rm /var/tmp/tine-confine-src && echo var-write-ok`))
-	if strings.Join(src, " ") != "store-hidden var-write-ok" {
+	if strings.Join(src, " ") != "host-socket-reached store-hidden var-write-ok" {
 		t.Errorf("inside the source: %q", src)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "x\n" {
@@ -103,4 +110,38 @@ echo y > /etc/tine-loosen-test 2>/dev/null && echo etc-write-ok || echo etc-writ
 	if c := e.ps("live/source-1").Confinement; c == nil || c.Landlock == 0 || !c.Seccomp {
 		t.Errorf("tine ps says the fork is confined by %+v", c)
 	}
+}
+
+// connectPy connects to the unix socket $1 and says whether the listener
+// answered.
+const connectPy = `import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(3)
+try:
+    s.connect(sys.argv[1])
+    print("host-socket-reached" if s.recv(16) == b"hello" else "host-socket-silent")
+except OSError:
+    print("host-socket-unreachable")
+`
+
+// serveUnix serves "hello" on a unix socket at path until the test ends.
+func serveUnix(t *testing.T, path string) string {
+	t.Helper()
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close(); os.Remove(path) })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello"))
+			c.Close()
+		}
+	}()
+	return path
 }
