@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -227,5 +228,83 @@ func endedCopies(copies []Adopted) map[int]bool {
 			return ended
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ReviveCopies starts again, in every running fork, the services whose
+// live-forked copies have ended (the kernel ends a copy with its origin's
+// pid namespace: the origin was stopped, killed or crashed), and records
+// restart on each, as tine stop does for its own heirs: for an origin
+// nothing stopped, this is what notices. It returns the forks restarted.
+func (m *Manager) ReviveCopies(ctx context.Context) []string {
+	var forks []engine.Ref
+	m.eng.Store().View(ctx, func(tx tine.Tx) error {
+		ws, err := tx.Workspaces()
+		for _, w := range ws {
+			runs, _ := tx.Runs(tine.RunFilter{Workspace: w.ID})
+			for _, r := range runs {
+				if r.Role == tine.RoleFork && r.Active() {
+					forks = append(forks, engine.Ref{Workspace: w, Run: r})
+				}
+			}
+		}
+		return err
+	})
+	var names []string
+	for _, f := range forks {
+		if m.reviveEnded(ctx, f) {
+			names = append(names, f.Run.Name)
+		}
+	}
+	return names
+}
+
+// reviveEnded restarts fork f's services whose copies ended, under f's
+// lock; it reports whether it did.
+func (m *Manager) reviveEnded(ctx context.Context, f engine.Ref) bool {
+	if len(endedOf(m.readAdopted(f))) == 0 || m.supervised(f) == 0 {
+		return false // the common case: no lock taken
+	}
+	f, unlock, err := m.eng.LockRun(ctx, f.Run.ID)
+	if err != nil {
+		return false
+	}
+	defer unlock()
+	ended := endedOf(m.readAdopted(f))
+	if len(ended) == 0 || m.supervised(f) == 0 {
+		return false
+	}
+	origin := ended[0].Run
+	if origin == "" {
+		origin = f.Run.Parent
+	}
+	return m.restartHeir(ctx, engine.Ref{Workspace: f.Workspace, Run: &tine.Run{ID: origin}}, heir{ref: f, copies: ended})
+}
+
+func endedOf(copies []Adopted) []Adopted {
+	var out []Adopted
+	for _, a := range copies {
+		if !a.alive() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// WatchCopies runs ReviveCopies every interval until ctx ends; tine serve
+// runs it, so a fork's services come back within interval of their
+// origin's end, however it ended.
+func (m *Manager) WatchCopies(ctx context.Context, every time.Duration, warn func(format string, args ...any)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if names := m.ReviveCopies(ctx); len(names) > 0 && warn != nil {
+				warn("started the services of %s again: their live-forked copies ended with their origin", strings.Join(names, ", "))
+			}
+		}
 	}
 }

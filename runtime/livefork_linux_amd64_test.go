@@ -3,6 +3,7 @@
 package runtime_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
@@ -160,6 +162,34 @@ func TestStart_DeadOriginRestartsForks(t *testing.T) {
 		t.Fatalf("Start of the dead origin: %v %+v", err, st)
 	}
 	requireRestarted(t, f, fork)
+}
+
+// The daemon does not wait for anyone to notice: WatchCopies (which tine
+// serve runs) starts the forks' services again within its interval of
+// their origin's supervisor being killed, and leaves the origin dead.
+func TestWatchCopies_DeadOriginRestartsForks(t *testing.T) {
+	f, src, res := liveForkedSleeper(t)
+	fork := res.Forks[0].ID
+	cp := liveForkedCopy(t, f, fork)
+	if got := f.rt.ReviveCopies(f.ctx); len(got) != 0 {
+		t.Fatalf("ReviveCopies with every copy alive restarted %v", got)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	go f.rt.WatchCopies(ctx, 50*time.Millisecond, t.Logf)
+	f.killSupervisor(t, src)
+	waitFor(t, "the copy ends with its origin's pid namespace", func() bool { return !procfs.Alive("", cp.Pid, cp.Start) })
+	waitFor(t, "the fork's service runs again", func() bool {
+		ps, err := f.rt.PS(f.ctx, fork)
+		return err == nil && len(ps.Adopted) == 0 && len(ps.Services) == 1 && ps.Services[0].Pid > 0
+	})
+	requireRestarted(t, f, fork)
+	if st, _ := f.rt.ProcState(f.run(t, src)); st != runtime.ProcDead {
+		t.Errorf("the origin is %s, want dead until tine start or tine stop", st)
+	}
+	if got := f.rt.ReviveCopies(f.ctx); len(got) != 0 {
+		t.Errorf("a second ReviveCopies restarted %v again", got)
+	}
 }
 
 // liveForkedCopy is the one process fork holds by live fork.

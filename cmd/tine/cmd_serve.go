@@ -26,6 +26,7 @@ import (
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/metrics"
+	"github.com/tinehq/tine/runtime"
 )
 
 func newServe(a *app) *cobra.Command {
@@ -107,9 +108,9 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go runSocks.Watch(watchCtx, time.Second, func(format string, args ...any) {
-		fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...)
-	})
+	say := func(format string, args ...any) { fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...) }
+	go runSocks.Watch(watchCtx, time.Second, say)
+	go runtime.Of(e).WatchCopies(watchCtx, 2*time.Second, say)
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if sysLn != nil {
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s for every local user\n", daemonSocket())
