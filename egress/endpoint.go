@@ -149,3 +149,44 @@ func codexPorts(env []string) []int {
 	}
 	return LoopbackPorts(vars)
 }
+
+// AgentRules returns the host-name rules for the APIs env points its
+// agents at beyond the preset: its endpoint variables' hosts
+// (EndpointRules) and, for Claude Code on a cloud (CLAUDE_CODE_USE_BEDROCK,
+// CLAUDE_CODE_USE_VERTEX), that cloud's endpoints in the region env names.
+func AgentRules(env []string) []Rule {
+	out := EndpointRules(env)
+	get := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	on := func(k string) bool { v := get(k); return v != "" && v != "0" && !strings.EqualFold(v, "false") }
+	region := func(def string, keys ...string) string {
+		for _, k := range keys {
+			if v := strings.ToLower(get(k)); v != "" && validName(v) {
+				return v
+			}
+		}
+		return def
+	}
+	var hosts []string
+	if on("CLAUDE_CODE_USE_BEDROCK") {
+		r := region("us-east-1", "AWS_REGION", "AWS_DEFAULT_REGION")
+		hosts = append(hosts, "bedrock-runtime."+r+".amazonaws.com", "bedrock."+r+".amazonaws.com",
+			"sts."+r+".amazonaws.com", "sts.amazonaws.com")
+	}
+	if on("CLAUDE_CODE_USE_VERTEX") {
+		r := region("us-east5", "CLOUD_ML_REGION")
+		hosts = append(hosts, r+"-aiplatform.googleapis.com", "aiplatform.googleapis.com", "oauth2.googleapis.com")
+	}
+	for _, h := range hosts {
+		if validName(h) && !slices.Contains(out, Rule{Host: h, Port: 443}) {
+			out = append(out, Rule{Host: h, Port: 443})
+		}
+	}
+	return out
+}

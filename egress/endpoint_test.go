@@ -54,3 +54,27 @@ func TestAgentPorts_CodexConfig(t *testing.T) {
 		t.Errorf("with CODEX_HOME elsewhere, AgentPorts = %v", got)
 	}
 }
+
+// Claude Code on Bedrock or Vertex reaches that cloud in its region.
+func TestAgentRules_Clouds(t *testing.T) {
+	str := func(rs []Rule) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.String())
+		}
+		return out
+	}
+	if got := str(AgentRules([]string{"CLAUDE_CODE_USE_BEDROCK=1", "AWS_REGION=eu-west-3"})); !slices.Contains(got, "bedrock-runtime.eu-west-3.amazonaws.com:443") {
+		t.Errorf("Bedrock: %v", got)
+	}
+	if got := str(AgentRules([]string{"CLAUDE_CODE_USE_VERTEX=true", "CLOUD_ML_REGION=europe-west1"})); !slices.Contains(got, "europe-west1-aiplatform.googleapis.com:443") ||
+		!slices.Contains(got, "oauth2.googleapis.com:443") {
+		t.Errorf("Vertex: %v", got)
+	}
+	if got := AgentRules([]string{"CLAUDE_CODE_USE_BEDROCK=0", "AWS_REGION=eu-west-3"}); len(got) != 0 {
+		t.Errorf("Bedrock off: %v", got)
+	}
+	if got := str(AgentRules([]string{"CLAUDE_CODE_USE_BEDROCK=1", "AWS_REGION=bad region;x"})); !slices.Contains(got, "bedrock-runtime.us-east-1.amazonaws.com:443") {
+		t.Errorf("a region that is no name falls back to the default: %v", got)
+	}
+}

@@ -142,11 +142,17 @@ func (p Policy) HostPorts() []uint16 {
 	return out
 }
 
-// Preset returns the rules a fork gets without asking: the API of the
-// agents tine drives and the package registries of the ecosystems whose
-// manifests are at the top of the workspace dir.
+// agentHosts are the APIs of the agents tine drives, and where their
+// sign-ins refresh: Claude Code's (platform.claude.com for a Claude
+// account's token) and codex's (chatgpt.com's backend and auth.openai.com
+// when signed in with ChatGPT), as the real binaries name them.
+var agentHosts = []string{"api.anthropic.com", "platform.claude.com", "api.openai.com", "chatgpt.com", "auth.openai.com"}
+
+// Preset returns the rules a fork gets without asking: the APIs of the
+// agents tine drives (agentHosts) and the package registries of the
+// ecosystems whose manifests are at the top of the workspace dir.
 func Preset(dir string) []Rule {
-	hosts := []string{"api.anthropic.com", "api.openai.com"}
+	hosts := slices.Clone(agentHosts)
 	for file, registries := range ecosystems {
 		if _, err := os.Lstat(filepath.Join(dir, file)); err == nil {
 			hosts = append(hosts, registries...)

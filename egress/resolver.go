@@ -70,6 +70,38 @@ func pinFor(ttl time.Duration) time.Duration {
 	return min(max(ttl, pinTTLMin), pinTTLMax)
 }
 
+// Allow adds host-name rules to the policy (an agent an exec points at an
+// API of its own); other rules, and those already there, are left out.
+// It reports whether it added any.
+func (r *Resolver) Allow(rules ...Rule) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	added := false
+	for _, rule := range rules {
+		if rule.Host != "" && !slices.Contains(r.Policy.Rules, rule) {
+			r.Policy.Rules = append(slices.Clip(r.Policy.Rules), rule)
+			added = true
+		}
+	}
+	return added
+}
+
+// ports is Policy.Ports, under the lock Allow takes.
+func (r *Resolver) ports(name string) ([]uint16, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Policy.Ports(name)
+}
+
+// Current returns a copy of the policy in force.
+func (r *Resolver) Current() Policy {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.Policy
+	p.Rules = slices.Clone(p.Rules)
+	return p
+}
+
 // tcpIdle is how long a TCP connection to the resolver may wait for its
 // next query.
 const tcpIdle = 10 * time.Second
@@ -225,7 +257,7 @@ func (r *Resolver) answer(q []byte, overTCP bool) []byte {
 		return reply(h, nil, dnsmessage.RCodeFormatError)
 	}
 	name := strings.TrimSuffix(strings.ToLower(question.Name.String()), ".")
-	ports, ok := r.Policy.Ports(name)
+	ports, ok := r.ports(name)
 	if !ok {
 		r.refuse(name)
 		return reply(h, &question, dnsmessage.RCodeNameError)

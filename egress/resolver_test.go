@@ -306,3 +306,50 @@ func query(t testing.TB, id uint16, name string) []byte {
 	}
 	return q
 }
+
+// A name an exec's agent is pointed at is refused until Allow adds its
+// rule, and answered (and pinned on its port) after; Allow keeps what is
+// there once and takes host names only.
+func TestResolver_Allow(t *testing.T) {
+	var mu sync.Mutex
+	pins := map[netip.Addr][]uint16{}
+	r := &Resolver{
+		Policy: Policy{Rules: []Rule{{Host: "api.example.com", Port: 443}},
+			Upstream: []string{egresstest.Upstream(t, func(string) (string, bool) { return "10.1.2.4", true })}},
+		Pin: func(ps ...Pin) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range ps {
+				pins[p.Addr] = p.Ports
+			}
+			return nil
+		},
+		Refuse: func(Record) {},
+	}
+	rcode := func(name string) dnsmessage.RCode {
+		var p dnsmessage.Parser
+		h, err := p.Start(r.Answer(query(t, 3, name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.RCode
+	}
+	if got := rcode("gateway.corp.example."); got != dnsmessage.RCodeNameError {
+		t.Fatalf("before Allow: %v", got)
+	}
+	gw := Rule{Host: "gateway.corp.example", Port: 8443}
+	if !r.Allow(gw, Rule{Net: netip.MustParsePrefix("10.0.0.0/8")}) || r.Allow(gw) {
+		t.Error("Allow did not add the rule once")
+	}
+	if got := rcode("gateway.corp.example."); got != dnsmessage.RCodeSuccess {
+		t.Errorf("after Allow: %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := pins[netip.MustParseAddr("10.1.2.4")]; !slices.Equal(got, []uint16{8443}) {
+		t.Errorf("pinned on %v, want [8443]", got)
+	}
+	if p := r.Current(); len(p.Rules) != 2 {
+		t.Errorf("the policy in force: %+v (prefixes are not added)", p.Rules)
+	}
+}

@@ -25,7 +25,7 @@ func egressPolicy(r engine.Ref, cfg *config.Config, isolate bool, env []string) 
 	if err != nil {
 		return nil, err
 	}
-	preset := append(egress.Preset(r.Workspace.Path), egress.EndpointRules(env)...)
+	preset := append(egress.Preset(r.Workspace.Path), egress.AgentRules(env)...)
 	return &egress.Policy{Rules: append(preset, rules...), Upstream: upstream(cfg)}, nil
 }
 

@@ -123,7 +123,7 @@ func (c *Client) Publish(ctx context.Context, port int, hostAddr string, ln *os.
 // that arrive on sigs to its process group, and returns its exit status
 // (128+N when signal N ended it).
 func (c *Client) Exec(ctx context.Context, x Exec, stdio [3]*os.File, sigs <-chan os.Signal, started func(pid int)) (int, error) {
-	x.HostPorts = egress.AgentPorts(x.Env)
+	x.HostPorts, x.Egress = egress.AgentPorts(x.Env), egress.AgentRules(x.Env)
 	k, err := c.open(ctx, request{Op: "exec", Exec: &x}, stdio[0], stdio[1], stdio[2])
 	if err != nil {
 		return 0, err

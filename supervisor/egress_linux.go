@@ -22,25 +22,23 @@ const refusalPoll = 500 * time.Millisecond
 // before is kept. The resolver asks upstream from the host's network (hn).
 // It must run inside the run's network namespace, with lo up; a run whose
 // policy cannot be put in place does not start.
-func startEgress(spec Spec, hn *hostNet) (flush func(), err error) {
+func startEgress(spec Spec, hn *hostNet) (flush func(), res *egress.Resolver, err error) {
 	if hn == nil {
-		return nil, fmt.Errorf("the resolver's upstream: the launcher passed no host network")
+		return nil, nil, fmt.Errorf("the resolver's upstream: the launcher passed no host network")
 	}
 	rules, err := egress.Install(*spec.Egress)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if b, err := json.Marshal(spec.Egress); err == nil {
-		os.WriteFile(EgressPolicyPath(spec.Dir), b, 0o644)
-	}
+	writePolicy(spec.Dir, *spec.Egress)
 	pc, err := net.ListenPacket("udp4", "127.0.0.1:53")
 	if err != nil {
-		return nil, fmt.Errorf("the run's resolver: %w", err)
+		return nil, nil, fmt.Errorf("the run's resolver: %w", err)
 	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:53")
 	if err != nil {
 		pc.Close()
-		return nil, fmt.Errorf("the run's resolver over TCP: %w", err)
+		return nil, nil, fmt.Errorf("the run's resolver over TCP: %w", err)
 	}
 	path := EgressPath(spec.Dir)
 	record := func(r egress.Record) {
@@ -48,7 +46,7 @@ func startEgress(spec Spec, hn *hostNet) (flush func(), err error) {
 			log.Printf("egress: recording %+v: %v", r, err)
 		}
 	}
-	res := &egress.Resolver{Policy: *spec.Egress, Dial: hn.Dial, Pin: rules.Pin, Refuse: record}
+	res = &egress.Resolver{Policy: *spec.Egress, Dial: hn.Dial, Pin: rules.Pin, Refuse: record}
 	go func() {
 		if err := res.Serve(pc); err != nil {
 			log.Printf("egress: resolver: %v", err)
@@ -60,7 +58,22 @@ func startEgress(spec Spec, hn *hostNet) (flush func(), err error) {
 		}
 	}()
 	go watchRefusals(rules, res, record)
-	return func() { recordRefusals(rules, res, record) }, nil
+	return func() { recordRefusals(rules, res, record) }, res, nil
+}
+
+// writePolicy records the policy in force, for tine ps.
+func writePolicy(dir string, p egress.Policy) {
+	if b, err := json.Marshal(p); err == nil {
+		os.WriteFile(EgressPolicyPath(dir), b, 0o644)
+	}
+}
+
+// allowEgress adds the host-name rules an exec's agent needs (the API its
+// environment points at, Exec.Egress) to the run's policy, and records it.
+func (s *server) allowEgress(rules []egress.Rule) {
+	if s.resolver != nil && len(rules) > 0 && s.resolver.Allow(rules...) {
+		writePolicy(s.spec.Dir, s.resolver.Current())
+	}
 }
 
 // watchRefusals records each destination the rules refused, once, with

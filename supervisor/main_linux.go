@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine/confine"
+	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -43,7 +44,7 @@ func Main() {
 	if err != nil {
 		failStart(status, err)
 	}
-	flush, err := confineNetwork(spec, hn)
+	flush, res, err := confineNetwork(spec, hn)
 	if err != nil {
 		failStart(status, err)
 	}
@@ -62,7 +63,7 @@ func Main() {
 		failStart(status, err)
 	}
 	s := newServer(spec, ln)
-	s.flushRefusals, s.hostPorts = flush, hp
+	s.flushRefusals, s.hostPorts, s.resolver = flush, hp, res
 	if hm != nil {
 		go hm.follow()
 	}
@@ -128,17 +129,17 @@ func enterNamespaces(spec Spec) error {
 // confineNetwork puts spec.Egress in force in the run's network (nothing
 // when it has none), its resolver asking upstream from the host's (hn),
 // and returns what records the last refusals at stop.
-func confineNetwork(spec Spec, hn *hostNet) (flush func(), err error) {
+func confineNetwork(spec Spec, hn *hostNet) (flush func(), res *egress.Resolver, err error) {
 	if spec.Egress == nil {
-		return func() {}, nil
+		return func() {}, nil, nil
 	}
 	if !spec.Net {
-		return nil, fmt.Errorf("an egress policy needs the run's own network namespace")
+		return nil, nil, fmt.Errorf("an egress policy needs the run's own network namespace")
 	}
-	if flush, err = startEgress(spec, hn); err != nil {
-		return nil, fmt.Errorf("confining the run's network: %w", err)
+	if flush, res, err = startEgress(spec, hn); err != nil {
+		return nil, nil, fmt.Errorf("confining the run's network: %w", err)
 	}
-	return flush, nil
+	return flush, res, nil
 }
 
 func listen(dir string) (*net.UnixListener, error) {

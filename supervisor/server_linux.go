@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/netns"
 	"golang.org/x/sys/unix"
@@ -36,8 +37,9 @@ type server struct {
 	ports    []Port
 	stopping bool
 
-	flushRefusals func()     // records what the egress rules refused last (confineNetwork)
-	hostPorts     *hostPorts // the host's loopback ports forwarded into the run, if it has a network of its own
+	flushRefusals func()           // records what the egress rules refused last (confineNetwork)
+	hostPorts     *hostPorts       // the host's loopback ports forwarded into the run, if it has a network of its own
+	resolver      *egress.Resolver // the run's resolver, if it has an egress policy
 }
 
 func newServer(spec Spec, ln *net.UnixListener) *server {
@@ -200,6 +202,7 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 		reply(c, response{Error: err.Error(), Exit: intp(127)})
 		return
 	}
+	s.allowEgress(x.Egress)
 	for _, p := range x.HostPorts { // the caller's agent's API, on the host's loopback
 		if err := s.hostPorts.forward(p); err != nil {
 			log.Printf("exec %s: %v", x.Args[0], err)

@@ -201,6 +201,10 @@ type Exec struct {
 	// the host): in a run with a network of its own the supervisor
 	// forwards each (Spec.HostPorts) before the command starts.
 	HostPorts []int `json:"host_ports,omitempty"`
+	// Egress are the host-name rules of the APIs the command's agent is
+	// pointed at elsewhere (egress.AgentRules of Env, filled in by
+	// Client.Exec): a run with an egress policy allows them from then on.
+	Egress []egress.Rule `json:"egress,omitempty"`
 }
 
 // request is one call on the socket; fds travel beside it.

@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/agentmock"
 )
@@ -105,6 +107,14 @@ func TestNetwork_ForksHaveTheirOwnByDefault(t *testing.T) {
 	}
 	if out := e.ok("ps", "source-1"); !strings.Contains(out, fmt.Sprintf("host ports: %d", api)) || !strings.Contains(out, "egress: only ") {
 		t.Errorf("tine ps:\n%s", out)
+	}
+	// An API elsewhere that an exec's agent is pointed at joins the policy.
+	if ps.Egress != nil && slices.ContainsFunc(ps.Egress.Rules, func(r egress.Rule) bool { return r.Host == "gateway.corp.example" }) {
+		t.Fatalf("the gateway is allowed before anything pointed at it: %+v", ps.Egress.Rules)
+	}
+	e.run(call{vars: []string{"OPENAI_BASE_URL=https://gateway.corp.example:8443/v1"}}, "exec", "source-1", "--", "true")
+	if ps := e.ps("source-1"); ps.Egress == nil || !slices.Contains(ps.Egress.Rules, egress.Rule{Host: "gateway.corp.example", Port: 8443}) {
+		t.Errorf("after an exec pointed at gateway.corp.example:8443, the fork's policy: %+v", ps.Egress)
 	}
 	if got := strings.Join(strings.Fields(e.execSh("source", probe)), " "); got != "hello-from-the-api should-not-be-reached" {
 		t.Errorf("the source (the host's network) reached %q", got)
