@@ -132,11 +132,7 @@ func TestStop_LiveForkedCopyRestartsInItsFork(t *testing.T) {
 // supervisor dead, starts the forks' services again and records it, and
 // the run stays reported dead (until tine start or tine stop).
 func TestGC_DeadOriginRestartsForks(t *testing.T) {
-	f, src, res := liveForkedSleeper(t)
-	fork := res.Forks[0].ID
-	cp := liveForkedCopy(t, f, fork)
-	f.killSupervisor(t, src)
-	waitFor(t, "the copy ends with its origin's pid namespace", func() bool { return !procfs.Alive("", cp.Pid, cp.Start) })
+	f, src, fork := killedOrigin(t, nil)
 	gc, err := f.rt.GC(f.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -153,11 +149,7 @@ func TestGC_DeadOriginRestartsForks(t *testing.T) {
 // Starting a run again after its supervisor was killed also starts again
 // the services of its forks whose live-forked copies ended with it.
 func TestStart_DeadOriginRestartsForks(t *testing.T) {
-	f, src, res := liveForkedSleeper(t)
-	fork := res.Forks[0].ID
-	cp := liveForkedCopy(t, f, fork)
-	f.killSupervisor(t, src)
-	waitFor(t, "the copy ends with its origin's pid namespace", func() bool { return !procfs.Alive("", cp.Pid, cp.Start) })
+	f, src, fork := killedOrigin(t, nil)
 	if st, err := f.rt.Start(f.ctx, src, runtime.StartOptions{Services: true}); err != nil || !st.Recovered {
 		t.Fatalf("Start of the dead origin: %v %+v", err, st)
 	}
@@ -168,17 +160,14 @@ func TestStart_DeadOriginRestartsForks(t *testing.T) {
 // serve runs) starts the forks' services again within its interval of
 // their origin's supervisor being killed, and leaves the origin dead.
 func TestWatchCopies_DeadOriginRestartsForks(t *testing.T) {
-	f, src, res := liveForkedSleeper(t)
-	fork := res.Forks[0].ID
-	cp := liveForkedCopy(t, f, fork)
-	if got := f.rt.ReviveCopies(f.ctx); len(got) != 0 {
-		t.Fatalf("ReviveCopies with every copy alive restarted %v", got)
-	}
-	ctx, cancel := context.WithCancel(f.ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go f.rt.WatchCopies(ctx, 50*time.Millisecond, t.Logf)
-	f.killSupervisor(t, src)
-	waitFor(t, "the copy ends with its origin's pid namespace", func() bool { return !procfs.Alive("", cp.Pid, cp.Start) })
+	f, src, fork := killedOrigin(t, func(f *fixture) {
+		if got := f.rt.ReviveCopies(f.ctx); len(got) != 0 {
+			t.Fatalf("ReviveCopies with every copy alive restarted %v", got)
+		}
+		go f.rt.WatchCopies(ctx, 50*time.Millisecond, t.Logf)
+	})
 	waitFor(t, "the fork's service runs again", func() bool {
 		ps, err := f.rt.PS(f.ctx, fork)
 		return err == nil && len(ps.Adopted) == 0 && len(ps.Services) == 1 && ps.Services[0].Pid > 0
@@ -190,6 +179,22 @@ func TestWatchCopies_DeadOriginRestartsForks(t *testing.T) {
 	if got := f.rt.ReviveCopies(f.ctx); len(got) != 0 {
 		t.Errorf("a second ReviveCopies restarted %v again", got)
 	}
+}
+
+// killedOrigin forks a running sleeper live into one fork, runs before (if
+// given), then kills the origin's supervisor (no tine stop) and waits for
+// the copy to end with its pid namespace.
+func killedOrigin(t *testing.T, before func(*fixture)) (f *fixture, src, fork string) {
+	t.Helper()
+	f, src, res := liveForkedSleeper(t)
+	fork = res.Forks[0].ID
+	cp := liveForkedCopy(t, f, fork)
+	if before != nil {
+		before(f)
+	}
+	f.killSupervisor(t, src)
+	waitFor(t, "the copy ends with its origin's pid namespace", func() bool { return !procfs.Alive("", cp.Pid, cp.Start) })
+	return f, src, fork
 }
 
 // liveForkedCopy is the one process fork holds by live fork.
