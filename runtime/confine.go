@@ -22,7 +22,7 @@ import (
 // that home, its scratch directory and [confine] writable (Landlock).
 func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
 	fork := r.Run.Role == tine.RoleFork
-	hide := &supervisor.Hide{State: m.lay.Root(), Keep: m.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: fork, Run: fork}
+	hide := &supervisor.Hide{State: m.lay.Root(), Keep: m.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: fork, Run: fork, Dev: fork}
 	m.eng.Store().View(ctx, func(tx tine.Tx) error {
 		all, err := tx.Workspaces()
 		for _, w := range all {

@@ -3,11 +3,13 @@ package supervisor
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tinehq/tine/fstree"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/tinehq/tine/fstree"
 
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/internal/mnt"
@@ -79,6 +81,12 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 		}
 		hidden = append(hidden, h.State)
 	}
+	if h.Dev {
+		if err := privateDev(); err != nil {
+			return nil, 0, fmt.Errorf("a /dev of the run's own: %w", err)
+		}
+		hidden = append(hidden, "/dev")
+	}
 	// The kernel's log is the host's (seccomp denies syslog(2); this is
 	// the other way to read it).
 	if _, err := os.Stat("/dev/kmsg"); err == nil {
@@ -132,6 +140,75 @@ func resolvDir() string {
 		return ""
 	}
 	return filepath.Dir(p)
+}
+
+// devNodes are the device nodes a run's own /dev holds, bound from the
+// host's: those programs open by name. No disk, loop, console, tty of the
+// host's (tty is the process's own terminal), tun or fuse device.
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty", "ptmx"}
+
+// privateDev mounts a /dev of the run's own over the host's: a tmpfs with
+// devNodes and the host's pts bound in (opened before the cover, through
+// O_PATH descriptors), a private shm, and the fd links. A fork writing to
+// /dev (which Landlock lets it, for these nodes) reaches nothing of the
+// host's: a root fork could write a disk's or a loop device's blocks
+// beneath every mount, and /dev/shm is shared with the host's processes.
+func privateDev() error {
+	if fi, err := os.Lstat("/dev"); err != nil || !fi.IsDir() {
+		return nil
+	}
+	type node struct {
+		name string
+		fd   int
+		dir  bool
+	}
+	var nodes []node
+	defer func() {
+		for _, n := range nodes {
+			unix.Close(n.fd)
+		}
+	}()
+	for _, name := range append(slices.Clone(devNodes), "pts") {
+		fd, err := unix.Open("/dev/"+name, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			continue // not on this host
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			unix.Close(fd)
+			continue
+		}
+		nodes = append(nodes, node{name, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+	}
+	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		p := "/dev/" + n.name
+		if n.dir {
+			if err := os.Mkdir(p, 0o755); err != nil {
+				return err
+			}
+		} else if err := os.WriteFile(p, nil, 0o666); err != nil {
+			return err
+		}
+		if err := mnt.Mount(fmt.Sprintf("/proc/self/fd/%d", n.fd), p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	if err := os.Mkdir("/dev/shm", 0o1777); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("/dev/shm: %w", err)
+	}
+	for link, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.Symlink(target, "/dev/"+link); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tmpDirs are the temporary directories a fork gets its own of: /tmp, and

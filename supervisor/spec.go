@@ -82,6 +82,11 @@ type Hide struct {
 	// its bidding, and Landlock does not limit connecting to a socket. The
 	// run keeps RunDir and the directory /etc/resolv.conf points into.
 	Run bool `json:"run,omitempty"`
+	// Dev gives the run a /dev of its own: a tmpfs holding the host's
+	// null, zero, full, random, urandom, tty and ptmx, its pts, a private
+	// shm and the fd links, and nothing else of the host's (no disk, loop,
+	// console or tun device, no shared /dev/shm).
+	Dev bool `json:"dev,omitempty"`
 	// Home, when set, is the owner's home, which the run sees with a
 	// writable layer of its own on top (kept in HomeLayer, a directory the
 	// supervisor makes): it reads the owner's files, caches and settings,

@@ -39,7 +39,11 @@ echo planted >> "$HOME/.tine-confine-planted" && echo home-write-ok
 echo y > /var/tmp/tine-confine-test && echo vartmp-write-ok
 echo y > /etc/tine-confine-test 2>/dev/null && echo etc-write-ok || echo etc-write-refused
 dmesg -S >/dev/null 2>&1 && echo dmesg-ok || echo dmesg-refused
-[ "$(stat -c %t:%T /dev/kmsg)" = "$(stat -c %t:%T /dev/null)" ] && echo kmsg-hidden || echo kmsg-visible
+{ test ! -e /dev/kmsg || [ "$(stat -c %t:%T /dev/kmsg)" = "$(stat -c %t:%T /dev/null)" ]; } && echo kmsg-hidden || echo kmsg-visible
+ls /dev | grep -qE '^(loop|vd|sd|nvme|console$|tty[0-9])' && echo host-devices-visible || echo host-devices-hidden
+echo y > /dev/shm/tine-confine-test && echo shm-write-ok
+head -c 4 /dev/urandom | wc -c | tr -d ' '
+echo ok > /dev/null && echo null-ok
 mount -t tmpfs t /mnt 2>/dev/null && echo mount-ok || echo mount-refused
 echo $$ > /sys/fs/cgroup/freezer/cgroup.procs 2>/dev/null && echo cgroup-escaped || echo cgroup-escape-refused
 python3 connect.py ` + sock + `
@@ -47,12 +51,13 @@ ip addr add 10.9.9.9/32 dev lo 2>/dev/null && echo netadmin-ok || echo netadmin-
 ip link set lo down 2>/dev/null && echo lo-down || echo lo-down-refused
 echo still-here`
 	got := strings.Fields(e.execSh("live/source-1", script))
-	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden", "mount-refused", "cgroup-escape-refused",
+	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden",
+		"host-devices-hidden", "shm-write-ok", "4", "null-ok", "mount-refused", "cgroup-escape-refused",
 		"host-socket-unreachable", "netadmin-refused", "lo-down-refused", "still-here"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("inside the fork:\n got %q\nwant %q", got, want)
 	}
-	for _, p := range []string{"/tmp/tine-confine-test", "/var/tmp/tine-confine-test", "/etc/tine-confine-test"} {
+	for _, p := range []string{"/tmp/tine-confine-test", "/var/tmp/tine-confine-test", "/etc/tine-confine-test", "/dev/shm/tine-confine-test"} {
 		if _, err := os.Stat(p); err == nil {
 			os.Remove(p)
 			t.Errorf("the fork's write to %s reached the host", p)
