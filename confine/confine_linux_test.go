@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,6 +46,14 @@ func TestMain(m *testing.M) {
 		_, err = unix.Klogctl(3, make([]byte, 16)) // SYSLOG_ACTION_READ_ALL
 		try("syslog", err)
 		try("mount", unix.Mount("tmpfs", dir, "tmpfs", 0, ""))
+		params := make([]byte, 120) // struct io_uring_params, zeroed
+		fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+		if errno == 0 {
+			unix.Close(int(fd))
+			try("io_uring", nil)
+		} else {
+			try("io_uring", errno)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -59,7 +68,7 @@ func TestApply(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	// As root, only Landlock and seccomp refuse the write, syslog and mount.
-	want := "inside-ok outside-refused read-ok syslog-refused mount-refused"
+	want := "inside-ok outside-refused read-ok syslog-refused mount-refused io_uring-refused"
 	if got := strings.Join(strings.Fields(string(out)), " "); got != want {
 		t.Errorf("confined: %q, want %q", got, want)
 	}
