@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine/confine"
+	"github.com/tinehq/tine/sandbox/netproxy"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -39,6 +40,15 @@ type Spec struct {
 	Confine *confine.Spec    `json:",omitempty"`
 	Hide    *supervisor.Hide `json:",omitempty"`
 
+	// Net, if set, gives the command a network of its own, held by its
+	// policy (package netproxy), served by this process; if that network
+	// cannot be set up, Run says so on standard error and runs the command
+	// in this process's network, calling NetFailed (if set) with why.
+	// NetSetup is the child's side of it (Run fills it in).
+	Net       *netproxy.Proxy `json:"-"`
+	NetFailed func(error)     `json:"-"`
+	NetSetup  *netproxy.Setup `json:",omitempty"`
+
 	// Terminal, if set, is the slave of a pseudo-terminal: the command's
 	// standard streams and controlling terminal, leading a session of its
 	// own (not sent to the child: it inherits it as its streams).
@@ -51,12 +61,38 @@ type Spec struct {
 }
 
 // Run runs spec's command inside its run with this process's standard
-// streams (or spec.Terminal), forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
+// streams (or spec.Terminal), in a network of its own with spec.Net (else
+// this process's), forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to it, and
 // returns its exit status (128+N when signal N killed it).
 func Run(spec Spec) (int, error) {
+	code, err, netErr := run(spec)
+	if netErr != nil {
+		if spec.NetFailed != nil {
+			spec.NetFailed(netErr)
+		}
+		spec.Net = nil
+		code, err, _ = run(spec)
+	}
+	return code, err
+}
+
+// run is Run, but for a network that could not be set up (netErr: nothing
+// ran yet).
+func run(spec Spec) (code int, err, netErr error) {
+	var childNet *os.File
+	if spec.Net != nil {
+		if childNet, err = spec.Net.Pair(); err != nil {
+			return 0, nil, err
+		}
+		defer childNet.Close()
+		spec.NetSetup = &netproxy.Setup{FD: 3, HostPorts: spec.Net.HostPorts()}
+	}
 	cmd, err := command(spec)
 	if err != nil {
-		return ExitCannotRun, err
+		return ExitCannotRun, err, nil
+	}
+	if childNet != nil {
+		cmd.ExtraFiles = []*os.File{childNet}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if spec.Terminal != nil {
@@ -66,7 +102,20 @@ func Run(spec Spec) (int, error) {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		return ExitCannotRun, fmt.Errorf("starting the run's namespace: %w", err)
+		if spec.Net != nil {
+			spec.Net.Close()
+			return 0, nil, err
+		}
+		return ExitCannotRun, fmt.Errorf("starting the run's namespace: %w", err), nil
+	}
+	if spec.Net != nil {
+		childNet.Close()
+		if err := spec.Net.Start(); err != nil {
+			cmd.Wait()
+			spec.Net.Close()
+			return 0, nil, err
+		}
+		defer spec.Net.Close()
 	}
 	if spec.Started != nil {
 		spec.Started(cmd.Process.Pid)
@@ -83,14 +132,14 @@ func Run(spec Spec) (int, error) {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
+			return 128 + int(ws.Signal()), nil, nil
 		}
-		return ee.ExitCode(), nil
+		return ee.ExitCode(), nil, nil
 	}
 	if err != nil {
-		return ExitCannotRun, err
+		return ExitCannotRun, err, nil
 	}
-	return 0, nil
+	return 0, nil, nil
 }
 
 // IsChild reports whether this process is the re-executed tine binary that

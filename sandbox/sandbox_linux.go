@@ -11,6 +11,7 @@ import (
 
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/sandbox/netproxy"
 	"github.com/tinehq/tine/supervisor"
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,9 @@ func command(spec Spec) (*exec.Cmd, error) {
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
 	}
+	if spec.NetSetup != nil {
+		attr.Unshareflags |= syscall.CLONE_NEWNET
+	}
 	if spec.Terminal != nil { // its stdin: a session of its own with it as the controlling terminal
 		attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
 	}
@@ -42,6 +46,9 @@ func command(spec Spec) (*exec.Cmd, error) {
 // runtime made / MS_PRIVATE|MS_REC after unsharing).
 func enter(spec Spec) (int, error) {
 	runtime.LockOSThread()
+	if spec.NetSetup != nil && netproxy.Prepare(*spec.NetSetup) != nil {
+		os.Exit(ExitCannotRun) // the parent says why, and runs the command in its own network
+	}
 	if spec.View != "" {
 		if err := mnt.Bind(spec.View, spec.Workspace); err != nil {
 			return ExitCannotRun, fmt.Errorf("mounting the run's files: %w", err)

@@ -95,10 +95,17 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 		if spec.Confine, spec.Hide, spec.Env, err = rt.Unsupervised(c.Context(), r, spec.Env); err != nil {
 			return err
 		}
-		if cfg, err := e.Config(c.Context(), r); err == nil && r.Run.Role == tine.RoleFork && cfg.Network.Own(r.Run.Role) {
-			// Say so: a user namespace alone cannot give the fork a network
-			// that reaches its agent's API and nothing else.
-			fmt.Fprintf(a.stderr, "tine: note: without the daemon, fork %s shares the host's network, unrestricted (tine serve --system gives forks their own, with an egress policy)\n", r.Run.Name)
+		if spec.Net, err = rt.SandboxNet(c.Context(), r, spec.Env); err != nil {
+			return err
+		}
+		if cfg, err := e.Config(c.Context(), r); err == nil && spec.Net == nil && r.Run.Role == tine.RoleFork && cfg.Network.Own(r.Run.Role) {
+			// Say so: with fork_egress = "open" the sandbox does not
+			// proxy the fork's network, and the host's loopback is open.
+			fmt.Fprintf(a.stderr, "tine: note: without the daemon, fork %s (fork_egress = \"open\") shares the host's network, unrestricted\n", r.Run.Name)
+		}
+		name := r.Run.Name
+		spec.NetFailed = func(err error) {
+			fmt.Fprintf(a.stderr, "tine: note: fork %s's network of its own could not be set up (%v): it shares the host's network, unrestricted\n", name, err)
 		}
 		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid) }
 		spec.Exited = func(pid int) { rt.RemoveSession(r, pid) }
