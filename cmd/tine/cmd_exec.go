@@ -36,8 +36,10 @@ one launched for CMD is stopped again once CMD ends and nothing else runs
 in RUN, unless --keep is given. A normal user without the daemon gets a
 sandbox of their own instead (a user namespace), confined as RUN's
 supervisor would confine it (the state directory and other workspaces
-hidden, seccomp; in a fork, Landlock and a home and /tmp of its own), except
-that a fork's home and /tmp layers last for that one command.
+hidden, seccomp; in a fork, Landlock, a home and /tmp of its own and a
+network of its own held by its egress policy, which this command serves
+from the host's network), except that a fork's home and /tmp layers last
+for that one command.
 
 -t gives CMD a terminal of its own (a pseudo-terminal, its controlling
 terminal, leading a session inside the run): job control works, ^C and ^Z

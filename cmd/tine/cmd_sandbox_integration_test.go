@@ -3,13 +3,19 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/egress/egresstest"
 	"github.com/tinehq/tine/internal/agentmock"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 )
 
 // A normal user's tine exec without the daemon runs in a sandbox of its
@@ -135,6 +141,78 @@ func TestExec_SandboxRealClaude(t *testing.T) {
 	}
 	if after, _ := os.ReadDir(filepath.Join(ann.home, ".claude", "projects")); len(after) != len(before) {
 		t.Errorf("claude's session reached the user's real home: %d project dirs, %d before", len(after), len(before))
+	}
+	ann.ok(top, "release", "--force", ws)
+}
+
+// A normal user's fork, entered without the daemon, has a network of its
+// own held by its egress policy, as it would under its supervisor: the
+// host's loopback is reachable only at the port its agent's variable
+// names (ANTHROPIC_BASE_URL), the host's address not at all; an allowed
+// name resolves (through the policy's resolver, which asks [network]
+// resolvers) and connects on its port only; a name off the policy gets
+// NXDOMAIN. Each refusal is in tine ps, and nothing is said on stderr.
+// The source keeps the host's network. It used to share the host's
+// network, unrestricted, with a note saying so.
+func TestExec_SandboxNetworkOfItsOwn(t *testing.T) {
+	testkit.RequireRoot(t, "running servers on the host's network and the user's tine")
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	host := egresstest.HostAddr(t)
+	api, apiConns := egresstest.Pong(t, "127.0.0.1:0")
+	hidden, hiddenConns := egresstest.Pong(t, "0.0.0.0:0")
+	allowed, _ := egresstest.Pong(t, "0.0.0.0:0")
+	dns := egresstest.Upstream(t, func(name string) (string, bool) {
+		return host, name == "allowed.test" || name == "other.test"
+	})
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws := filepath.Join(top, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	toml := fmt.Sprintf("[network]\negress = [\"allowed.test:%d\"]\nresolvers = [%q]\n", allowed, dns)
+	for name, content := range map[string]string{"tine.toml": toml, "hello.py": egresstest.HelloScript} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(filepath.Join(ws, name), ann.uid, ann.gid)
+	}
+	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	at := func(h string, port int) string { return net.JoinHostPort(h, strconv.Itoa(port)) }
+	hello := func(run string, vars []string, targets ...string) []string {
+		t.Helper()
+		r := ann.tine(ws, vars, append([]string{"exec", run, "--", "python3", "hello.py"}, targets...)...)
+		if r.code != 0 || strings.Contains(r.stderr, "note") {
+			t.Fatalf("exec in %s: %v", run, r)
+		}
+		return strings.Fields(r.stdout)
+	}
+	got := hello("ws/source-1", []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:" + strconv.Itoa(api)},
+		at("127.0.0.1", api), at("127.0.0.1", hidden), at("allowed.test", allowed),
+		at("allowed.test", hidden), at(host, hidden), at("other.test", allowed))
+	if want := []string{"ok", "refused", "ok", "refused", "refused", "noname"}; !slices.Equal(got, want) {
+		t.Errorf("from the fork: %q, want %q", got, want)
+	}
+	before := apiConns()
+	if got := hello("ws/source-1", nil, at("127.0.0.1", api)); !slices.Equal(got, []string{"refused"}) || apiConns() != before {
+		t.Errorf("from the fork, with no variable naming the API's port: %q (%d connections), want refused", got, apiConns()-before)
+	}
+	if n := hiddenConns(); n != 0 {
+		t.Errorf("the host's hidden server got %d connections from the fork", n)
+	}
+	var ps runtime.PS
+	ann.okJSON(ws, &ps, "ps", "ws/source-1", "--json")
+	var recs []string
+	for _, r := range ps.Refused {
+		recs = append(recs, fmt.Sprintf("%s %s %s:%d", r.Kind, r.Host, r.Addr, r.Port))
+	}
+	slices.Sort(recs)
+	if want := []string{fmt.Sprintf("connect allowed.test %s:%d", host, hidden), "dns other.test :0"}; !slices.Equal(recs, want) {
+		t.Errorf("tine ps records %q, want %q", recs, want)
+	}
+	if got := hello("ws/source", nil, at("127.0.0.1", hidden)); !slices.Equal(got, []string{"ok"}) {
+		t.Errorf("from the source: %q, want ok (the host's network)", got)
 	}
 	ann.ok(top, "release", "--force", ws)
 }
