@@ -100,8 +100,10 @@ func TestExec_SandboxConfinesAFork(t *testing.T) {
 
 // The real claude, run by a normal user in a fork through tine exec
 // without the daemon (the sandbox), edits the fork's files under the
-// fork's confinement, and its own state (~/.claude) stays out of the
-// user's real home: the fork's home layer lasts the one command.
+// fork's confinement and on the fork's own network (the mock API reached
+// through the port ANTHROPIC_BASE_URL names), and its own state
+// (~/.claude) stays out of the user's real home: the fork's home layer
+// lasts the one command.
 func TestExec_SandboxRealClaude(t *testing.T) {
 	testkit.RequireRoot(t, "making the user's directories and checking them as root")
 	requireClaude(t)
@@ -132,6 +134,9 @@ func TestExec_SandboxRealClaude(t *testing.T) {
 		"--permission-mode", "acceptEdits", "--output-format", "json")
 	if r.code != 0 || len(mock.Conversation()) < 2 {
 		t.Fatalf("claude in the sandboxed fork (%d requests): %v", len(mock.Conversation()), r)
+	}
+	if strings.Contains(r.stderr, "note:") { // it ran on the fork's own network, the mock forwarded
+		t.Errorf("claude's fork did not get a network of its own: %v", r)
 	}
 	if d := ann.ok(ws, "diff", "ws/source-1"); !strings.Contains(d, "answer.txt") {
 		t.Errorf("claude's edit is not in the fork: %q", d)
