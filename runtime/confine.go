@@ -48,6 +48,7 @@ func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Con
 			}
 			spec.Writable = append(spec.Writable, p)
 		}
+		hide.Writable = spec.Writable // the rest of the view read-only: Landlock does not stop chmod or chown
 	}
 	if cfg.Confine.Off {
 		return nil, nil

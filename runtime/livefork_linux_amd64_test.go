@@ -278,7 +278,8 @@ func liveForkedSleeper(t *testing.T) (*fixture, string, *engine.ForkResult) {
 
 // probeToml's service, a single-threaded python, waits for a file "go" in
 // its workspace and then writes to "result" what it could do: write a file
-// in its workspace and one in OUTSIDE, and make two calls the fork's
+// in its workspace and one in the directory "go" names (OUTSIDE when it is
+// empty), and make two calls the fork's
 // seccomp filter denies but a source's allows (umount2 of a missing path:
 // ENOENT when allowed; setns of no descriptor: EBADF when allowed).
 const probeToml = `[[service]]
@@ -300,17 +301,18 @@ def outcome(f):
 def write(path):
     with open(path, 'w') as f:
         f.write('x')
-while not os.path.exists('go'):
-    time.sleep(0.02)
-res = [outcome(lambda: write('inside')),
-       outcome(lambda: write(os.path.join(os.environ['OUTSIDE'], 'from-%d' % os.getpid()))),
-       outcome(lambda: libc.umount2(b'/nonexistent-tine-probe', 0)),
-       outcome(lambda: libc.setns(-1, 0))]
-with open('result.tmp', 'w') as f:
-    f.write(' '.join(res))
-os.rename('result.tmp', 'result')
 while True:
-    time.sleep(1)
+    while not os.path.exists('go'):
+        time.sleep(0.02)
+    outside = open('go').read().strip() or os.environ['OUTSIDE']
+    os.remove('go')
+    res = [outcome(lambda: write('inside')),
+           outcome(lambda: write(os.path.join(outside, 'from-%d' % os.getpid()))),
+           outcome(lambda: libc.umount2(b'/nonexistent-tine-probe', 0)),
+           outcome(lambda: libc.setns(-1, 0))]
+    with open('result.tmp', 'w') as f:
+        f.write(' '.join(res))
+    os.rename('result.tmp', 'result')
 `
 
 // A process forked live into a fork is confined as the fork's own
@@ -340,19 +342,26 @@ func TestLiveFork_CopyGetsTheForksConfinement(t *testing.T) {
 	}
 	fork := f.run(t, res.Forks[0].ID)
 	view := f.w.Engine.Path(fork.Workspace, fork.Run)
-	result := func(dir string) string {
+	result := func(dir, outside string) string {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "go"), []byte(outside), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		var got []byte
 		waitFor(t, "a result in "+dir, func() bool { got, err = os.ReadFile(filepath.Join(dir, "result")); return err == nil })
+		os.Remove(filepath.Join(dir, "result"))
 		return string(got)
 	}
-	if got, want := result(view), "ok EACCES EPERM EPERM"; got != want {
+	// Outside the fork's writable paths its files are on read-only mounts
+	// (EROFS); tine's /run/tine in the fork is on a writable one (its
+	// supervisor's), where Landlock alone refuses the copy (EACCES).
+	if got, want := result(view, ""), "ok EROFS EPERM EPERM"; got != want {
 		t.Errorf("the live-forked copy could: %q, want %q (inside, outside, umount2, setns)", got, want)
 	}
-	if got, want := result(f.w.Path), "ok ok ENOENT EBADF"; got != want {
+	if got, want := result(view, supervisor.RunDir), "ok EACCES EPERM EPERM"; got != want {
+		t.Errorf("the live-forked copy could: %q, want %q (inside, %s, umount2, setns)", got, want, supervisor.RunDir)
+	}
+	if got, want := result(f.w.Path, ""), "ok ok ENOENT EBADF"; got != want {
 		t.Errorf("its origin in the source could: %q, want %q (inside, outside, umount2, setns)", got, want)
 	}
 	if _, err := os.Stat(filepath.Join(view, "inside")); err != nil {

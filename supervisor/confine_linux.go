@@ -116,7 +116,50 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 		}
 		hidden = append(hidden, p)
 	}
+	if len(h.Writable) > 0 {
+		if err := readOnlyBut(append(slices.Clone(h.Writable), h.Keep, RunDir)); err != nil {
+			return nil, 0, fmt.Errorf("making the host's files read-only: %w", err)
+		}
+	}
 	return hidden, others, nil
+}
+
+// readOnlyBut makes every mount of the calling process's mount namespace
+// read-only, but those at the paths of writable and below them (a path
+// that is not a mount's root is bound onto itself first, so that it is
+// one). Missing paths are skipped.
+func readOnlyBut(writable []string) error {
+	var roots []string
+	for _, p := range writable {
+		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if !mountRoot(p) {
+			if err := mnt.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+		}
+		roots = append(roots, p)
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return err
+	}
+	for _, p := range roots {
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// mountRoot reports whether path is the root of a mount.
+func mountRoot(path string) bool {
+	var st unix.Statx_t
+	err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, 0, &st)
+	return err == nil && st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && st.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
 }
 
 // runKept are the directories of /run a run keeps when the rest is

@@ -87,6 +87,14 @@ type Hide struct {
 	// shm and the fd links, and nothing else of the host's (no disk, loop,
 	// console or tun device, no shared /dev/shm).
 	Dev bool `json:"dev,omitempty"`
+	// Writable, when set, makes every mount of the run's view read-only
+	// but those at these paths (and below them), each made a mount of its
+	// own when it is not one: a fork's Landlock paths and the run's own
+	// directory. Landlock limits what may be written to files, not a
+	// file's mode, owner, times or extended attributes, which root in a
+	// fork could otherwise change anywhere (chmod u+s on the host's
+	// programs); a read-only mount refuses those too.
+	Writable []string `json:"writable,omitempty"`
 	// Home, when set, is the owner's home, which the run sees with a
 	// writable layer of its own on top (kept in HomeLayer, a directory the
 	// supervisor makes): it reads the owner's files, caches and settings,

@@ -23,6 +23,17 @@ func TestConfine_ForkIsABoundary(t *testing.T) {
 	// A service of the host's listening in /run, as systemd's, D-Bus's and
 	// docker's do: reaching it from a fork has the host act for the fork.
 	sock := serveUnix(t, "/run/tine-confine-test.sock")
+	// A file of the host's outside every writable path, whose mode, owner
+	// and times a fork must not change (Landlock limits writes, not those).
+	meta := "/opt/tine-confine-meta"
+	if err := os.WriteFile(meta, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(meta) })
+	before, err := os.Stat(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
 	other := e.workspaceDir("other")
 	if err := os.WriteFile(filepath.Join(other, "secret.txt"), []byte("another project\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -47,13 +58,17 @@ echo ok > /dev/null && echo null-ok
 mount -t tmpfs t /mnt 2>/dev/null && echo mount-ok || echo mount-refused
 echo $$ > /sys/fs/cgroup/freezer/cgroup.procs 2>/dev/null && echo cgroup-escaped || echo cgroup-escape-refused
 python3 connect.py ` + sock + `
+chmod 4755 `+meta+` 2>/dev/null && echo chmod-ok || echo chmod-refused
+chown 1:1 `+meta+` 2>/dev/null && echo chown-ok || echo chown-refused
+touch -d 2000-01-01 `+meta+` 2>/dev/null && echo touch-ok || echo touch-refused
+chmod 600 f && echo ws-chmod-ok
 ip addr add 10.9.9.9/32 dev lo 2>/dev/null && echo netadmin-ok || echo netadmin-refused
 ip link set lo down 2>/dev/null && echo lo-down || echo lo-down-refused
 echo still-here`
 	got := strings.Fields(e.execSh("live/source-1", script))
 	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden",
 		"host-devices-hidden", "shm-write-ok", "4", "null-ok", "mount-refused", "cgroup-escape-refused",
-		"host-socket-unreachable", "netadmin-refused", "lo-down-refused", "still-here"}
+		"host-socket-unreachable", "chmod-refused", "chown-refused", "touch-refused", "ws-chmod-ok", "netadmin-refused", "lo-down-refused", "still-here"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("inside the fork:\n got %q\nwant %q", got, want)
 	}
@@ -62,6 +77,9 @@ echo still-here`
 			os.Remove(p)
 			t.Errorf("the fork's write to %s reached the host", p)
 		}
+	}
+	if after, err := os.Stat(meta); err != nil || after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the fork changed %s: %v, %v (was %v, %v)", meta, after.Mode(), after.ModTime(), before.Mode(), before.ModTime())
 	}
 	home, _ := os.UserHomeDir()
 	if _, err := os.Stat(filepath.Join(home, ".tine-confine-planted")); err == nil {
