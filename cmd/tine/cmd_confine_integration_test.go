@@ -58,9 +58,9 @@ echo ok > /dev/null && echo null-ok
 mount -t tmpfs t /mnt 2>/dev/null && echo mount-ok || echo mount-refused
 echo $$ > /sys/fs/cgroup/freezer/cgroup.procs 2>/dev/null && echo cgroup-escaped || echo cgroup-escape-refused
 python3 connect.py ` + sock + `
-chmod 4755 `+meta+` 2>/dev/null && echo chmod-ok || echo chmod-refused
-chown 1:1 `+meta+` 2>/dev/null && echo chown-ok || echo chown-refused
-touch -d 2000-01-01 `+meta+` 2>/dev/null && echo touch-ok || echo touch-refused
+chmod 4755 ` + meta + ` 2>/dev/null && echo chmod-ok || echo chmod-refused
+chown 1:1 ` + meta + ` 2>/dev/null && echo chown-ok || echo chown-refused
+touch -d 2000-01-01 ` + meta + ` 2>/dev/null && echo touch-ok || echo touch-refused
 chmod 600 f && echo ws-chmod-ok
 ip addr add 10.9.9.9/32 dev lo 2>/dev/null && echo netadmin-ok || echo netadmin-refused
 ip link set lo down 2>/dev/null && echo lo-down || echo lo-down-refused
