@@ -22,6 +22,11 @@ type Spec struct {
 	// in a fork must not manage its network namespace (delete the egress
 	// rules, change its address), open raw sockets, trace or make devices.
 	DropCaps bool `json:"drop_caps,omitempty"`
+	// DenySetID adds to the filter the calls that would give a file the
+	// set-user-ID or set-group-ID bit (chmod and its kin, open and mknod
+	// that create one so): root in a fork must not make a set-user-ID
+	// program in its workspace, which a merge would carry to its source.
+	DenySetID bool `json:"deny_setid,omitempty"`
 }
 
 // KeptCaps are the capabilities a process confined with DropCaps keeps
@@ -91,6 +96,7 @@ type Applied struct {
 	// DenyMounts says the filter denies DeniedMounts too (setns among
 	// them): a process so confined cannot be forked live by ptrace.
 	DenyMounts bool `json:"deny_mounts,omitempty"`
+	DenySetID  bool `json:"deny_setid,omitempty"`
 	// Caps is the capability set a DropCaps process is held to (a mask
 	// of CAP_ numbers); 0: not dropped.
 	Caps   uint64   `json:"caps,omitempty"`
@@ -104,7 +110,7 @@ type Applied struct {
 // Spec is the confinement a was probed for (a supervisor records its
 // Applied): what a process of its run confined later, from outside, gets.
 func (a Applied) Spec() Spec {
-	return Spec{Writable: a.Writable, Seccomp: a.Seccomp, DenyMounts: a.DenyMounts, DropCaps: a.Caps != 0}
+	return Spec{Writable: a.Writable, Seccomp: a.Seccomp, DenyMounts: a.DenyMounts, DropCaps: a.Caps != 0, DenySetID: a.DenySetID}
 }
 
 // Plan is a Spec's confinement as data, for a process confined from

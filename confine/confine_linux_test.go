@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	if dir := os.Getenv("CONFINE_TEST_DIR"); dir != "" {
-		if err := Apply(Spec{Writable: []string{dir}, Seccomp: true, DenyMounts: true}); err != nil {
+		if err := Apply(Spec{Writable: []string{dir}, Seccomp: true, DenyMounts: true, DenySetID: true}); err != nil {
 			os.Stdout.WriteString("apply-failed " + err.Error() + "\n")
 			os.Exit(1)
 		}
@@ -46,10 +46,25 @@ func TestMain(m *testing.M) {
 		_, err = unix.Klogctl(3, make([]byte, 16)) // SYSLOG_ACTION_READ_ALL
 		try("syslog", err)
 		try("mount", unix.Mount("tmpfs", dir, "tmpfs", 0, ""))
+		exe := filepath.Join(dir, "exe")
+		try("create", os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
+		try("chmod-x", os.Chmod(exe, 0o700))
+		try("chmod-setuid", unix.Chmod(exe, 0o4755))
+		try("chmod-setgid", unix.Fchmodat(unix.AT_FDCWD, exe, 0o2755, 0))
+		fd, err := unix.Open(filepath.Join(dir, "suid"), unix.O_CREAT|unix.O_WRONLY, 0o4755)
+		if err == nil {
+			unix.Close(fd)
+		}
+		try("create-setuid", err)
+		fd, err = unix.Open(exe, unix.O_RDONLY, 0o4755) // no O_CREAT: the mode is not used
+		if err == nil {
+			unix.Close(fd)
+		}
+		try("open-mode-unused", err)
 		params := make([]byte, 120) // struct io_uring_params, zeroed
-		fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+		ring, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
 		if errno == 0 {
-			unix.Close(int(fd))
+			unix.Close(int(ring))
 			try("io_uring", nil)
 		} else {
 			try("io_uring", errno)
@@ -68,7 +83,8 @@ func TestApply(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	// As root, only Landlock and seccomp refuse the write, syslog and mount.
-	want := "inside-ok outside-refused read-ok syslog-refused mount-refused io_uring-refused"
+	want := "inside-ok outside-refused read-ok syslog-refused mount-refused create-ok chmod-x-ok chmod-setuid-refused " +
+		"chmod-setgid-refused create-setuid-refused open-mode-unused-ok io_uring-refused"
 	if got := strings.Join(strings.Fields(string(out)), " "); got != want {
 		t.Errorf("confined: %q, want %q", got, want)
 	}

@@ -35,7 +35,7 @@ func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Con
 	hide.Private = m.eng.Hidden(r)
 	spec := &confine.Spec{Seccomp: true}
 	if r.Run.Role == tine.RoleFork {
-		spec.DenyMounts, spec.DropCaps = true, true
+		spec.DenyMounts, spec.DropCaps, spec.DenySetID = true, true, true
 		home := engine.OwnerAccount(r.Workspace).Home
 		hide.Home, hide.HomeLayer = home, m.lay.Run(r.Workspace.ID, r.Run.ID).Home()
 		spec.Writable = []string{r.Workspace.Path, "/tmp", "/var/tmp", "/dev", m.ScratchDir(r), home}

@@ -329,7 +329,14 @@ func TestLiveFork_CopyGetsTheForksConfinement(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(outside) })
 	outside = filepath.Clean(outside)
 	t.Setenv("OUTSIDE", outside)
-	f := newFixture(t, "", map[string]string{"tine.toml": probeToml, "probe.py": probePy})
+	// The state directory where the daemon's is, below no path a fork may
+	// write (not /tmp, as the tests' usually are).
+	home, err := os.MkdirTemp("/var/lib", "tine-t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	f := newFixture(t, filepath.Join(home, "h"), map[string]string{"tine.toml": probeToml, "probe.py": probePy})
 	src := f.w.Source.Run.ID
 	f.start(t, src)
 	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
@@ -353,13 +360,13 @@ func TestLiveFork_CopyGetsTheForksConfinement(t *testing.T) {
 		return string(got)
 	}
 	// Outside the fork's writable paths its files are on read-only mounts
-	// (EROFS); tine's /run/tine in the fork is on a writable one (its
+	// (EROFS); its run's own directory is on a writable one (its
 	// supervisor's), where Landlock alone refuses the copy (EACCES).
 	if got, want := result(view, ""), "ok EROFS EPERM EPERM"; got != want {
 		t.Errorf("the live-forked copy could: %q, want %q (inside, outside, umount2, setns)", got, want)
 	}
-	if got, want := result(view, supervisor.RunDir), "ok EACCES EPERM EPERM"; got != want {
-		t.Errorf("the live-forked copy could: %q, want %q (inside, %s, umount2, setns)", got, want, supervisor.RunDir)
+	if got, want := result(view, f.rt.LogDir(fork)), "ok EACCES EPERM EPERM"; got != want {
+		t.Errorf("the live-forked copy could: %q, want %q (inside, its run's log directory, umount2, setns)", got, want)
 	}
 	if got, want := result(f.w.Path, ""), "ok ok ENOENT EBADF"; got != want {
 		t.Errorf("its origin in the source could: %q, want %q (inside, outside, umount2, setns)", got, want)

@@ -117,7 +117,7 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 		hidden = append(hidden, p)
 	}
 	if len(h.Writable) > 0 {
-		if err := readOnlyBut(append(slices.Clone(h.Writable), h.Keep, RunDir)); err != nil {
+		if err := readOnlyBut(append(slices.Clone(h.Writable), h.Keep)); err != nil {
 			return nil, 0, fmt.Errorf("making the host's files read-only: %w", err)
 		}
 	}
