@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/tinehq/tine"
@@ -22,7 +23,16 @@ func secretsPolicy(r engine.Ref, cfg *config.Config) *secrets.Policy {
 		return nil
 	}
 	p := cfg.Secrets.Policy()
-	p.Files = p.Hidden(engine.OwnerAccount(r.Workspace).Home, r.Workspace.Path)
+	home := engine.OwnerAccount(r.Workspace).Home
+	p.Files = p.Hidden(home, r.Workspace.Path)
+	if cfg.Secrets.Defaults == nil || *cfg.Secrets.Defaults {
+		passwd, _ := os.ReadFile("/etc/passwd")
+		for _, f := range secrets.SystemFiles(string(passwd), home) {
+			if !slices.Contains(p.Files, f) && !slices.Contains(p.Inherit, f) {
+				p.Files = append(p.Files, f)
+			}
+		}
+	}
 	return &p
 }
 

@@ -6,6 +6,7 @@
 package secrets
 
 import (
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -97,6 +98,50 @@ func (p Policy) Hidden(home, dir string) []string {
 		f = filepath.Clean(f)
 		if !slices.Contains(p.Inherit, f) && !slices.Contains(out, f) {
 			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// DefaultSystemFiles are the host's own credential files, hidden from
+// forks with the defaults: the password hashes, sudo's rules and sshd's
+// host keys (matched by pattern).
+var DefaultSystemFiles = []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_*_key"}
+
+// SystemFiles returns the credential files a fork of a workspace owned by
+// the user whose home is ownerHome must not read beyond its owner's:
+// DefaultSystemFiles that exist, and DefaultFiles in every other home that
+// passwd (the text of /etc/passwd) names. Root's forks could read them
+// all; a normal user's cannot anyway, so hiding them costs it nothing.
+func SystemFiles(passwd, ownerHome string) []string {
+	var out []string
+	add := func(p string) {
+		if _, err := os.Lstat(p); err == nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, f := range DefaultSystemFiles {
+		if strings.ContainsAny(f, "*?[") {
+			matches, _ := filepath.Glob(f)
+			for _, m := range matches {
+				add(m)
+			}
+			continue
+		}
+		add(f)
+	}
+	for _, line := range strings.Split(passwd, "\n") {
+		fields := strings.Split(line, ":")
+		if len(fields) < 7 {
+			continue
+		}
+		home := filepath.Clean(fields[5])
+		if !filepath.IsAbs(home) || home == "/" || home == filepath.Clean(ownerHome) {
+			continue
+		}
+		for _, f := range DefaultFiles {
+			add(filepath.Join(home, f))
 		}
 	}
 	return out

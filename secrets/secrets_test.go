@@ -1,6 +1,8 @@
 package secrets
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -37,5 +39,32 @@ func TestHidden(t *testing.T) {
 		"/home/u/.docker/config.json", "/work/app/.env", "/etc/secret"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Hidden = %q\nwant %q", got, want)
+	}
+}
+
+// Another user's credential files and the host's are hidden from a fork;
+// its owner's own are not listed here (Hidden has them).
+func TestSystemFiles(t *testing.T) {
+	other, owner := t.TempDir(), t.TempDir()
+	for _, home := range []string{other, owner} {
+		if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	passwd := "root:x:0:0:root:/root:/bin/bash\nu:x:1001:1001::" + other + ":/bin/sh\nme:x:1002:1002::" + owner + ":/bin/sh\nbroken line\n"
+	got := SystemFiles(passwd, owner)
+	if !slices.Contains(got, filepath.Join(other, ".ssh")) {
+		t.Errorf("another user's ~/.ssh is not hidden: %v", got)
+	}
+	if slices.Contains(got, filepath.Join(owner, ".ssh")) {
+		t.Errorf("the owner's own home is listed: %v", got)
+	}
+	if _, err := os.Stat("/etc/shadow"); err == nil && !slices.Contains(got, "/etc/shadow") {
+		t.Errorf("/etc/shadow is not hidden: %v", got)
+	}
+	for _, f := range got {
+		if _, err := os.Lstat(f); err != nil {
+			t.Errorf("%s does not exist but is listed", f)
+		}
 	}
 }

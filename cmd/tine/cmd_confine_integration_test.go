@@ -62,6 +62,7 @@ chmod 4755 ` + meta + ` 2>/dev/null && echo chmod-ok || echo chmod-refused
 chown 1:1 ` + meta + ` 2>/dev/null && echo chown-ok || echo chown-refused
 touch -d 2000-01-01 ` + meta + ` 2>/dev/null && echo touch-ok || echo touch-refused
 chmod 4755 /run/tine/bin/tine 2>/dev/null && echo bin-chmod-ok || echo bin-chmod-refused
+test -s /etc/shadow && echo shadow-visible || echo shadow-hidden
 chmod 600 f && echo ws-chmod-ok
 cp /bin/true ./t && chmod 4755 ./t 2>/dev/null && echo setuid-ok || echo setuid-refused
 ip addr add 10.9.9.9/32 dev lo 2>/dev/null && echo netadmin-ok || echo netadmin-refused
@@ -70,7 +71,7 @@ echo still-here`
 	got := strings.Fields(e.execSh("live/source-1", script))
 	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden",
 		"host-devices-hidden", "shm-write-ok", "4", "null-ok", "mount-refused", "cgroup-escape-refused",
-		"host-socket-unreachable", "chmod-refused", "chown-refused", "touch-refused", "bin-chmod-refused", "ws-chmod-ok", "setuid-refused", "netadmin-refused", "lo-down-refused", "still-here"}
+		"host-socket-unreachable", "chmod-refused", "chown-refused", "touch-refused", "bin-chmod-refused", "shadow-hidden", "ws-chmod-ok", "setuid-refused", "netadmin-refused", "lo-down-refused", "still-here"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("inside the fork:\n got %q\nwant %q", got, want)
 	}
