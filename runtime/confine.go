@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/config"
@@ -48,7 +49,10 @@ func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Con
 			}
 			spec.Writable = append(spec.Writable, p)
 		}
-		hide.Writable = spec.Writable // the rest of the view read-only: Landlock does not stop chmod or chown
+		// The rest of the view read-only (Landlock does not stop chmod or
+		// chown), the run's own records too: only its logs stay writable,
+		// which its services and live-forked copies write by path.
+		hide.Writable = append(slices.Clone(spec.Writable), m.LogDir(r))
 	}
 	if cfg.Confine.Off {
 		return nil, nil

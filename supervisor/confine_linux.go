@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -117,7 +118,11 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 		hidden = append(hidden, p)
 	}
 	if len(h.Writable) > 0 {
-		if err := readOnlyBut(append(slices.Clone(h.Writable), h.Keep)); err != nil {
+		writable := slices.Clone(h.Writable)
+		if h.Dev {
+			writable = append(writable, "/dev/shm") // a mount of its own below /dev
+		}
+		if err := readOnlyBut(writable); err != nil {
 			return nil, 0, fmt.Errorf("making the host's files read-only: %w", err)
 		}
 	}
@@ -125,9 +130,10 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 }
 
 // readOnlyBut makes every mount of the calling process's mount namespace
-// read-only, but those at the paths of writable and below them (a path
-// that is not a mount's root is bound onto itself first, so that it is
-// one). Missing paths are skipped.
+// read-only, but the mounts at the paths of writable (a path that is not
+// a mount's root is bound onto itself first, so that it is one); a mount
+// below one of them that is not itself listed stays read-only. Missing
+// paths are skipped.
 func readOnlyBut(writable []string) error {
 	var roots []string
 	for _, p := range writable {
@@ -147,12 +153,25 @@ func readOnlyBut(writable []string) error {
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return err
 	}
-	for _, p := range roots {
-		if err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}); err != nil {
+	for _, p := range roots { // each alone: what is mounted below one (the state directory below /tmp) stays read-only
+		if err := unix.MountSetattr(unix.AT_FDCWD, p, 0, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 	}
 	return nil
+}
+
+// privateDir returns a path to dir through a mount of its own, detached
+// from the mount tree (open_tree's clone), so that it stays writable when
+// readOnlyBut makes the whole tree read-only: the supervisor writes its
+// files there (its socket, confinement, egress records) while the run's
+// processes, which cannot reach the descriptor, see dir read-only.
+func privateDir(dir string) (string, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return "", fmt.Errorf("a mount of its own for %s: %w", dir, err)
+	}
+	return "/proc/self/fd/" + strconv.Itoa(fd), nil
 }
 
 // mountRoot reports whether path is the root of a mount.

@@ -32,6 +32,13 @@ func Main() {
 		failStart(status, fmt.Errorf("bad supervisor spec: %w", err))
 	}
 	os.Unsetenv(specEnv)
+	if spec.Hide != nil && len(spec.Hide.Writable) > 0 { // its view goes read-only, its own directory too
+		dir, err := privateDir(spec.Dir)
+		if err != nil {
+			failStart(status, err)
+		}
+		spec.Dir = dir
+	}
 	syscall.CloseOnExec(hostMountsFD) // never inherited by the run's processes
 	hm, err := newHostMounts(os.NewFile(hostMountsFD, "host-mountinfo"), spec.Workspace)
 	if err != nil {

@@ -89,8 +89,10 @@ type Hide struct {
 	Dev bool `json:"dev,omitempty"`
 	// Writable, when set, makes every mount of the run's view read-only
 	// but those at these paths (and below them), each made a mount of its
-	// own when it is not one: a fork's Landlock paths and the run's own
-	// directory. Landlock limits what may be written to files, not a
+	// own when it is not one: a fork's Landlock paths and its log
+	// directory (the rest of the run's own directory, its records and its
+	// supervisor's files, goes read-only too; the supervisor writes its
+	// own through a detached mount, privateDir). Landlock limits what may be written to files, not a
 	// file's mode, owner, times or extended attributes, which root in a
 	// fork could otherwise change anywhere (chmod u+s on the host's
 	// programs); a read-only mount refuses those too.

@@ -41,7 +41,15 @@ func TestConfine_ForkIsABoundary(t *testing.T) {
 	e.ok("init", other)
 	e.ok("fork", "live/source")
 	e.ok("start", "live/source-1")
+	// The fork's own records (its supervisor's files), here below /tmp,
+	// where its Landlock rules reach.
+	run := e.ps("live/source-1").Run
+	records := filepath.Join(e.home, "workspaces", run.Workspace, "runs", run.ID, "sup", "confinement.json")
+	if _, err := os.Stat(records); err != nil {
+		t.Fatalf("the fork's records: %v", err)
+	}
 	script := `
+echo '{}' > `+records+` 2>/dev/null && echo records-written || echo records-readonly
 test -e ` + e.home + `/tine.db && echo store-visible || echo store-hidden
 ls -A ` + other + ` | grep -q secret.txt && echo other-visible || echo other-hidden
 echo y > f && echo ws-write-ok
@@ -69,7 +77,7 @@ ip addr add 10.9.9.9/32 dev lo 2>/dev/null && echo netadmin-ok || echo netadmin-
 ip link set lo down 2>/dev/null && echo lo-down || echo lo-down-refused
 echo still-here`
 	got := strings.Fields(e.execSh("live/source-1", script))
-	want := []string{"store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden",
+	want := []string{"records-readonly", "store-hidden", "other-hidden", "ws-write-ok", "tmp-write-ok", "home-write-ok", "vartmp-write-ok", "etc-write-refused", "dmesg-refused", "kmsg-hidden",
 		"host-devices-hidden", "shm-write-ok", "4", "null-ok", "mount-refused", "cgroup-escape-refused",
 		"host-socket-unreachable", "chmod-refused", "chown-refused", "touch-refused", "bin-chmod-refused", "shadow-hidden", "ws-chmod-ok", "setuid-refused", "netadmin-refused", "lo-down-refused", "still-here"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
