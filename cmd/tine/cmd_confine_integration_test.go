@@ -49,7 +49,7 @@ func TestConfine_ForkIsABoundary(t *testing.T) {
 		t.Fatalf("the fork's records: %v", err)
 	}
 	script := `
-echo '{}' > `+records+` 2>/dev/null && echo records-written || echo records-readonly
+echo '{}' > ` + records + ` 2>/dev/null && echo records-written || echo records-readonly
 test -e ` + e.home + `/tine.db && echo store-visible || echo store-hidden
 ls -A ` + other + ` | grep -q secret.txt && echo other-visible || echo other-hidden
 echo y > f && echo ws-write-ok
