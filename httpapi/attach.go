@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/fdpass"
 	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/supervisor"
@@ -126,23 +127,14 @@ func receiveStreams(uc *net.UnixConn) ([3]*os.File, error) {
 	if err != nil {
 		return files, err
 	}
-	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
-	var fds []int
-	for _, m := range msgs {
-		if got, err := syscall.ParseUnixRights(&m); err == nil {
-			fds = append(fds, got...)
+	got, err := fdpass.Files(oob[:oobn], "caller")
+	if err != nil || len(got) != 3 {
+		for _, f := range got {
+			f.Close()
 		}
+		return files, fmt.Errorf("attach: want 3 descriptors, got %d (%v)", len(got), err)
 	}
-	if err != nil || len(fds) != 3 {
-		for _, fd := range fds {
-			syscall.Close(fd)
-		}
-		return files, fmt.Errorf("attach: want 3 descriptors, got %d (%v)", len(fds), err)
-	}
-	for i, fd := range fds {
-		syscall.CloseOnExec(fd)
-		files[i] = os.NewFile(uintptr(fd), "caller")
-	}
+	copy(files[:], got)
 	return files, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/internal/fdpass"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/netns"
 	"golang.org/x/sys/unix"
@@ -70,7 +71,7 @@ func readRequest(c *net.UnixConn) (request, []*os.File, io.Reader, error) {
 	if err != nil {
 		return request{}, nil, nil, err
 	}
-	files, err := parseFiles(oob[:oobn])
+	files, err := fdpass.Files(oob[:oobn], "passed")
 	if err != nil {
 		return request{}, nil, nil, err
 	}
@@ -87,28 +88,6 @@ func readRequest(c *net.UnixConn) (request, []*os.File, io.Reader, error) {
 		return request{}, nil, nil, fmt.Errorf("bad request: %w", err)
 	}
 	return req, files, r, nil
-}
-
-func parseFiles(oob []byte) ([]*os.File, error) {
-	if len(oob) == 0 {
-		return nil, nil
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, err
-	}
-	var files []*os.File
-	for _, m := range msgs {
-		fds, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			unix.CloseOnExec(fd)
-			files = append(files, os.NewFile(uintptr(fd), "passed"))
-		}
-	}
-	return files, nil
 }
 
 func closeAll(files []*os.File) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/internal/fdpass"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -53,7 +54,7 @@ func (p *Proxy) Start() error {
 	if err != nil {
 		return fmt.Errorf("the sandbox's network: %w", err)
 	}
-	files, err := rights(oob[:oobn])
+	files, err := fdpass.Files(oob[:oobn], "netproxy-socket")
 	if err != nil {
 		return fmt.Errorf("the sandbox's network: %w", err)
 	}
@@ -79,25 +80,6 @@ func (p *Proxy) Start() error {
 		}
 	}
 	return nil
-}
-
-// rights returns the descriptors passed in the control messages oob.
-func rights(oob []byte) ([]*os.File, error) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, err
-	}
-	var out []*os.File
-	for _, m := range msgs {
-		fds, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			return nil, err
-		}
-		for _, fd := range fds {
-			out = append(out, os.NewFile(uintptr(fd), "netproxy-socket"))
-		}
-	}
-	return out, nil
 }
 
 // serve serves the socket named name that the child passed as f.
