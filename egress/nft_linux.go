@@ -22,6 +22,7 @@ const (
 	setPinnedAny = "pinned_any" // addr pinned for every port
 	setRefusedT  = "refused_tcp"
 	setRefusedU  = "refused_udp"
+	setLoopTCP   = "loopback_tcp" // addr . port of new TCP connections to the run's own loopback
 )
 
 // Rules is a policy installed in the current network namespace.
@@ -29,7 +30,9 @@ type Rules struct {
 	table                  *nftables.Table
 	pinned, pinnedAny      *nftables.Set
 	refusedTCP, refusedUDP *nftables.Set
+	loopTCP                *nftables.Set
 	seenTCP, seenUDP       map[string]bool
+	seenLoop               map[string]bool
 }
 
 var addrPort = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeInetService)
@@ -46,12 +49,13 @@ func Install(p Policy) (*Rules, error) {
 		return nil, fmt.Errorf("egress: nftables: %w", err)
 	}
 	t := c.AddTable(&nftables.Table{Name: TableName, Family: nftables.TableFamilyINet})
-	r := &Rules{table: t, seenTCP: map[string]bool{}, seenUDP: map[string]bool{},
+	r := &Rules{table: t, seenTCP: map[string]bool{}, seenUDP: map[string]bool{}, seenLoop: map[string]bool{},
+		loopTCP:    &nftables.Set{Table: t, Name: setLoopTCP, KeyType: addrPort, Concatenation: true, Dynamic: true},
 		pinned:     &nftables.Set{Table: t, Name: setPinned, KeyType: addrPort, Concatenation: true, HasTimeout: true},
 		pinnedAny:  &nftables.Set{Table: t, Name: setPinnedAny, KeyType: nftables.TypeIPAddr, HasTimeout: true},
 		refusedTCP: &nftables.Set{Table: t, Name: setRefusedT, KeyType: addrPort, Concatenation: true, Dynamic: true},
 		refusedUDP: &nftables.Set{Table: t, Name: setRefusedU, KeyType: addrPort, Concatenation: true, Dynamic: true}}
-	for _, s := range []*nftables.Set{r.pinned, r.pinnedAny, r.refusedTCP, r.refusedUDP} {
+	for _, s := range []*nftables.Set{r.pinned, r.pinnedAny, r.refusedTCP, r.refusedUDP, r.loopTCP} {
 		if err := c.AddSet(s, nil); err != nil {
 			return nil, fmt.Errorf("egress: set %s: %w", s.Name, err)
 		}
@@ -76,6 +80,11 @@ func Install(p Policy) (*Rules, error) {
 // filter is the output chain's rules, in order.
 func (r *Rules) filter(p Policy) [][]expr.Any {
 	rules := [][]expr.Any{
+		// Remembered, and let through: a connection to a port of the
+		// loopback that nothing of the run listens on may be meant for the
+		// host's (NewLoopback).
+		concat(ipv4(), proto(unix.IPPROTO_TCP), ctState(expr.CtStateBitNEW), daddrIn(netip.MustParsePrefix("127.0.0.0/8")),
+			loadDaddr(1), loadDport(9), remember(r.loopTCP)),
 		concat(meta(expr.MetaKeyOIFNAME, netns.IfName("lo")), verdict(expr.VerdictAccept)),
 		concat(ctState(expr.CtStateBitESTABLISHED|expr.CtStateBitRELATED), verdict(expr.VerdictAccept)),
 		concat(meta(expr.MetaKeyNFPROTO, []byte{unix.NFPROTO_IPV6}), verdict(expr.VerdictDrop)),
@@ -188,6 +197,28 @@ func (r *Rules) NewRefusals() ([]Refusal, error) {
 			s.seen[string(el.Key)] = true
 			out = append(out, Refusal{Addr: netip.AddrFrom4([4]byte(el.Key[:4])), Port: binary.BigEndian.Uint16(el.Key[4:6]), Proto: s.proto})
 		}
+	}
+	return out, nil
+}
+
+// NewLoopback returns the loopback destinations (address and TCP port)
+// that the run's processes began connecting to since the last call.
+func (r *Rules) NewLoopback() ([]netip.AddrPort, error) {
+	c, err := nftables.New()
+	if err != nil {
+		return nil, err
+	}
+	els, err := c.GetSetElements(r.loopTCP)
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.AddrPort
+	for _, el := range els {
+		if len(el.Key) < 6 || r.seenLoop[string(el.Key)] {
+			continue
+		}
+		r.seenLoop[string(el.Key)] = true
+		out = append(out, netip.AddrPortFrom(netip.AddrFrom4([4]byte(el.Key[:4])), binary.BigEndian.Uint16(el.Key[4:6])))
 	}
 	return out, nil
 }

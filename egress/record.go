@@ -18,6 +18,9 @@ type Record struct {
 	Addr  string    `json:"addr,omitempty"`
 	Port  uint16    `json:"port,omitempty"`
 	Proto string    `json:"proto,omitempty"` // "tcp", "udp"
+	// Note says why, where the rules alone do not: a port of the host's
+	// loopback that is not forwarded.
+	Note string `json:"note,omitempty"`
 }
 
 // Append adds rec to the JSON-lines file at path.

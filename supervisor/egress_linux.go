@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/internal/procfs"
 )
 
 // refusalPoll is how often the supervisor reads what its rules refused.
@@ -57,8 +58,9 @@ func startEgress(spec Spec, hn *hostNet) (flush func(), res *egress.Resolver, er
 			log.Printf("egress: resolver over TCP: %v", err)
 		}
 	}()
-	go watchRefusals(rules, res, record)
-	return func() { recordRefusals(rules, res, record) }, res, nil
+	w := &refusals{rules: rules, res: res, hn: hn, record: record}
+	go w.watch()
+	return w.flush, res, nil
 }
 
 // writePolicy records the policy in force, for tine ps.
@@ -76,26 +78,69 @@ func (s *server) allowEgress(rules []egress.Rule) {
 	}
 }
 
-// watchRefusals records each destination the rules refused, once, with
-// the allowed name that resolved to it if there is one.
-func watchRefusals(rules *egress.Rules, res *egress.Resolver, record func(egress.Record)) {
+// refusals records what a run's rules refused, each destination once,
+// with the allowed name that resolved to it if there is one; and each
+// connection to a port of the run's own loopback that nothing of the run
+// listens on but the host does, which the run cannot reach unless the port
+// is forwarded ([network] host_ports): its refused connection never left
+// the run, so no rule saw it.
+type refusals struct {
+	rules  *egress.Rules
+	res    *egress.Resolver
+	hn     *hostNet
+	record func(egress.Record)
+	mu     sync.Mutex
+}
+
+func (w *refusals) watch() {
 	for range time.Tick(refusalPoll) {
-		recordRefusals(rules, res, record)
+		w.flush()
 	}
 }
 
-var refusalsMu sync.Mutex
+// hostPortNote is what a refused connection to an unforwarded port of the
+// host's loopback says.
+const hostPortNote = "nothing of the run listens there, the host's loopback does: not forwarded ([network] host_ports)"
 
-func recordRefusals(rules *egress.Rules, res *egress.Resolver, record func(egress.Record)) {
-	refusalsMu.Lock()
-	defer refusalsMu.Unlock()
-	got, err := rules.NewRefusals()
+func (w *refusals) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	got, err := w.rules.NewRefusals()
 	if err != nil {
 		log.Printf("egress: reading refusals: %v", err)
 		return
 	}
+	now := time.Now().UTC()
 	for _, r := range got {
-		record(egress.Record{Time: time.Now().UTC(), Kind: "connect", Host: res.NameOf(r.Addr),
+		w.record(egress.Record{Time: now, Kind: "connect", Host: w.res.NameOf(r.Addr),
 			Addr: r.Addr.String(), Port: r.Port, Proto: r.Proto})
 	}
+	loop, err := w.rules.NewLoopback()
+	if err != nil || len(loop) == 0 {
+		return
+	}
+	own, _ := readAll("/proc/self/net/tcp", "/proc/self/net/tcp6")
+	host, err := w.hn.Read("/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6")
+	if err != nil && len(host) < 2 {
+		return
+	}
+	for _, ap := range loop {
+		if !procfs.ListensLoopback(own[0], own[1], ap.Port()) && procfs.ListensLoopback(host[0], host[1], ap.Port()) {
+			w.record(egress.Record{Time: now, Kind: "connect", Addr: ap.Addr().String(), Port: ap.Port(), Proto: "tcp", Note: hostPortNote})
+		}
+	}
+}
+
+// readAll reads the files at paths (empty where one cannot be read).
+func readAll(paths ...string) ([]string, error) {
+	out := make([]string, len(paths))
+	var rerr error
+	for i, p := range paths {
+		b, err := os.ReadFile(p)
+		out[i] = string(b)
+		if err != nil && rerr == nil {
+			rerr = err
+		}
+	}
+	return out, rerr
 }

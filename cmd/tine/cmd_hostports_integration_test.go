@@ -101,6 +101,24 @@ func TestNetwork_ForksHaveTheirOwnByDefault(t *testing.T) {
 	if got := strings.Join(strings.Fields(r.stdout), " "); r.code != 0 || got != "hello-from-the-api refused" {
 		t.Errorf("with its agent pointed at the host's port %d, the fork reached %q (%v)", api, got, r)
 	}
+	// The host's port the fork tried and could not reach is on its record,
+	// saying why (the connection never left the fork, so no rule saw it).
+	var refused *egress.Record
+	waitFor(t, func() bool {
+		for _, r := range e.ps("source-1").Refused {
+			if r.Port == uint16(other) && r.Note != "" {
+				refused = &r
+				return true
+			}
+		}
+		return false
+	})
+	if refused.Addr != "127.0.0.1" || !strings.Contains(refused.Note, "host_ports") {
+		t.Errorf("the refusal of the host's port %d: %+v", other, refused)
+	}
+	if out := e.ok("ps", "source-1"); !strings.Contains(out, fmt.Sprintf("127.0.0.1:%d: nothing of the run listens there", other)) {
+		t.Errorf("tine ps does not say why the host's port was refused:\n%s", out)
+	}
 	ps := e.ps("source-1")
 	if ps.Addr == "" || ps.Egress == nil || len(ps.HostPorts) != 1 || ps.HostPorts[0] != api {
 		t.Errorf("tine ps of the fork: address %q, egress %+v, host ports %v", ps.Addr, ps.Egress, ps.HostPorts)

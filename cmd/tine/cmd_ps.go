@@ -145,6 +145,9 @@ func printRefused(w io.Writer, recs []egress.Record) {
 			if r.Host != "" {
 				what += " (" + display.Text(r.Host) + ")"
 			}
+			if r.Note != "" {
+				what += ": " + display.Text(r.Note)
+			}
 		} else {
 			what = "name " + what
 		}
