@@ -228,13 +228,7 @@ func requireRestarted(t *testing.T, f *fixture, fork string) {
 func TestPS_EndedLiveForkedCopyNotListed(t *testing.T) {
 	f := newFixture(t, "", map[string]string{"tine.toml": sleeperToml,
 		"sleeper.py": "import time\nopen('up', 'w').close()\nwhile True: time.sleep(0.02)\n"})
-	src := f.w.Source.Run.ID
-	f.start(t, src)
-	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
-	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, res := f.forkLive(t)
 	ps, err := f.rt.PS(f.ctx, res.Forks[0].ID)
 	if err != nil || len(ps.Adopted) != 1 {
 		t.Fatalf("PS of the fork: %v %+v", err, ps)
@@ -263,6 +257,15 @@ func liveForkedSleeper(t *testing.T) (*fixture, string, *engine.ForkResult) {
 	t.Helper()
 	f := newFixture(t, "", map[string]string{"tine.toml": sleeperToml,
 		"sleeper.py": "import time\nopen('up', 'w').close()\nwhile True: time.sleep(0.02)\n"})
+	src, res := f.forkLive(t)
+	return f, src, res
+}
+
+// forkLive starts the source with its services, waits for its python to
+// be up (it makes the file "up"), and forks it live by ptrace into one
+// fork, which must get the one process.
+func (f *fixture) forkLive(t *testing.T) (string, *engine.ForkResult) {
+	t.Helper()
 	src := f.w.Source.Run.ID
 	f.start(t, src)
 	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
@@ -273,7 +276,7 @@ func liveForkedSleeper(t *testing.T) (*fixture, string, *engine.ForkResult) {
 	if rep := res.Live[0]; !rep.Started || len(rep.Forked) != 1 || rep.Error != "" {
 		t.Fatalf("live fork: %+v", rep)
 	}
-	return f, src, res
+	return src, res
 }
 
 // probeToml's service, a single-threaded python, waits for a file "go" in
@@ -337,16 +340,7 @@ func TestLiveFork_CopyGetsTheForksConfinement(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
 	f := newFixture(t, filepath.Join(home, "h"), map[string]string{"tine.toml": probeToml, "probe.py": probePy})
-	src := f.w.Source.Run.ID
-	f.start(t, src)
-	waitFor(t, "the service runs python", func() bool { _, err := os.Stat(filepath.Join(f.w.Path, "up")); return err == nil })
-	res, err := f.w.Engine.Fork(f.ctx, src, engine.ForkOptions{Copies: 1, Live: engine.LivePtrace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep := res.Live[0]; len(rep.Forked) != 1 || rep.Error != "" {
-		t.Fatalf("live fork: %+v", rep)
-	}
+	_, res := f.forkLive(t)
 	fork := f.run(t, res.Forks[0].ID)
 	view := f.w.Engine.Path(fork.Workspace, fork.Run)
 	result := func(dir, outside string) string {
