@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
-	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/runtime"
 )
 
@@ -27,27 +25,8 @@ type busyFixture struct {
 
 func newBusyFixture(t *testing.T, backend string) *busyFixture {
 	t.Helper()
-	f := &busyFixture{ctx: context.Background(), path: filepath.Join(t.TempDir(), "ws")}
-	if err := os.MkdirAll(f.path, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(f.path, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Open(f.ctx, t.TempDir(), enginetest.EngineOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.e, f.rt = e, runtime.Of(e)
-	if f.ref, err = e.Init(f.ctx, engine.InitOptions{Path: f.path, Backend: backend}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.Release(f.ctx, f.path, true)
-		e.Close()
-		mnt.UnmountAll(f.path)
-	})
-	return f
+	w := enginetest.New(t, enginetest.Options{Backend: backend, Files: map[string]string{"a.txt": "alpha\n"}})
+	return &busyFixture{ctx: context.Background(), e: w.Engine, rt: runtime.Of(w.Engine), path: w.Path, ref: w.Source}
 }
 
 func (f *busyFixture) run(t *testing.T, ref string) engine.Ref {
@@ -66,24 +45,6 @@ func (f *busyFixture) fork(t *testing.T) *tine.Run {
 		t.Fatal(err)
 	}
 	return res.Forks[0]
-}
-
-func (f *busyFixture) lastSealedBy(t *testing.T) string {
-	t.Helper()
-	evs, err := f.e.Events(f.ctx, tine.EventFilter{Run: f.ref.Run.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		var d struct {
-			SealedBy string `json:"sealed_by"`
-		}
-		json.Unmarshal(evs[i].Detail, &d)
-		if d.SealedBy != "" {
-			return d.SealedBy
-		}
-	}
-	return ""
 }
 
 func TestEngine_RefusesToWriteUnderRunningCommands(t *testing.T) {
@@ -120,13 +81,13 @@ func TestEngine_BusyParentSealsByCopy(t *testing.T) {
 	}
 	defer held.Close()
 	f.fork(t)
-	if got := f.lastSealedBy(t); got != "copy" {
+	if got := engine.LastSealedBy(t, f.e, f.ref.Run.ID); got != "copy" {
 		t.Errorf("busy source sealed by %q, want copy", got)
 	}
 	f.rt.AddSession(f.run(t, "source"), os.Getpid())
 	held.Close()
 	f.fork(t)
-	if got := f.lastSealedBy(t); got != "copy" {
+	if got := engine.LastSealedBy(t, f.e, f.ref.Run.ID); got != "copy" {
 		t.Errorf("source with a running command sealed by %q, want copy", got)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -26,10 +27,11 @@ func requireRootOverlay(t *testing.T) {
 	t.Skip("requires root and overlay: sealing by rename is an overlay feature")
 }
 
-// lastSealedBy returns how the last fork of run sealed it, from the event log.
-func lastSealedBy(t *testing.T, f *fixture, run string) string {
+// lastSealedBy returns how the last fork of run sealed it, from e's event
+// log (exported to the external tests as LastSealedBy).
+func lastSealedBy(t *testing.T, e *Engine, run string) string {
 	t.Helper()
-	evs, err := f.e.Events(f.ctx, tine.EventFilter{Run: run})
+	evs, err := e.Events(context.Background(), tine.EventFilter{Run: run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestEngine_IdleParentSealsByRename(t *testing.T) {
 	big := make([]byte, 4<<20)
 	writeFiles(t, f.path, map[string]string{"big.bin": string(big), "a.txt": "source\n"})
 	res := f.fork(1)
-	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "rename" {
+	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "rename" {
 		t.Fatalf("idle source sealed by %q, want rename", got)
 	}
 	src := f.run("source")
@@ -92,12 +94,12 @@ func TestEngine_SmallDeltaSealsByCopy(t *testing.T) {
 	f := newFixture(t, "overlay")
 	writeFiles(t, f.path, map[string]string{"a.txt": "small\n"})
 	f.fork(1)
-	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "copy" {
+	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "copy" {
 		t.Errorf("small delta sealed by %q, want copy", got)
 	}
 	writeFiles(t, f.path, map[string]string{"big.bin": string(make([]byte, 2<<20))})
 	f.fork(1)
-	if got := lastSealedBy(t, f, f.ref.Run.ID); got != "rename" {
+	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "rename" {
 		t.Errorf("2 MiB delta sealed by %q, want rename", got)
 	}
 }

@@ -1,0 +1,4 @@
+package engine
+
+// LastSealedBy is lastSealedBy, for the tests of package engine_test.
+var LastSealedBy = lastSealedBy
