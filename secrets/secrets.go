@@ -122,14 +122,10 @@ func SystemFiles(passwd, ownerHome string) []string {
 		}
 	}
 	for _, f := range DefaultSystemFiles {
-		if strings.ContainsAny(f, "*?[") {
-			matches, _ := filepath.Glob(f)
-			for _, m := range matches {
-				add(m)
-			}
-			continue
+		matches, _ := filepath.Glob(f) // a name without a pattern matches itself when it exists
+		for _, m := range matches {
+			add(m)
 		}
-		add(f)
 	}
 	for _, line := range strings.Split(passwd, "\n") {
 		fields := strings.Split(line, ":")
