@@ -56,13 +56,22 @@ func counterLines(t *testing.T, path string) (secrets []string, counts []int) {
 	return secrets, counts
 }
 
-func TestLiveFork_Ptrace(t *testing.T) {
+// counterSource is a live workspace whose source runs the counter service
+// (counterToml), started and past its first few lines; it returns the
+// env and the workspace.
+func counterSource(t *testing.T) (*env, string) {
+	t.Helper()
 	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": counterToml, "counter.py": counterPy})
 	e.ok("start", "source")
 	waitFor(t, func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "out.txt"))
 		return strings.Count(string(b), "\n") > 5
 	})
+	return e, dir
+}
+
+func TestLiveFork_Ptrace(t *testing.T) {
+	e, dir := counterSource(t)
 	parent := e.ps("source")
 	var res engine.ForkResult
 	e.okJSON(&res, "fork", "source", "--live", "ptrace", "--json")
@@ -144,12 +153,7 @@ func TestLiveFork_Ptrace(t *testing.T) {
 // the service again, fresh, in the fork (a new secret, counting from 1),
 // where tine ps lists it as the fork's own and no longer the ended copy.
 func TestLiveFork_PtraceOriginStops(t *testing.T) {
-	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": counterToml, "counter.py": counterPy})
-	e.ok("start", "source")
-	waitFor(t, func() bool {
-		b, _ := os.ReadFile(filepath.Join(dir, "out.txt"))
-		return strings.Count(string(b), "\n") > 5
-	})
+	e, dir := counterSource(t)
 	var res engine.ForkResult
 	e.okJSON(&res, "fork", "source", "--live", "ptrace", "--json")
 	if rep := res.Live[0]; !rep.Started || len(rep.Forked) != 1 {
@@ -324,18 +328,13 @@ else echo umount-refused; fi`
 // carries its process, and leaves nothing of the fork's namespaces
 // mounted in the parent.
 func TestLiveFork_HostProcHidden(t *testing.T) {
-	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": counterToml, "counter.py": counterPy})
+	e, _ := counterSource(t)
 	const marker = "987.654"
 	host := exec.Command("sleep", marker)
 	if err := host.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
-	e.ok("start", "source")
-	waitFor(t, func() bool {
-		b, _ := os.ReadFile(filepath.Join(dir, "out.txt"))
-		return strings.Count(string(b), "\n") > 5
-	})
 	probe := hostProcProbe(e.home, host.Process.Pid, marker)
 	if got := strings.Fields(e.execSh("live/source", probe)); strings.Join(got, " ") != "state-clean beneath-clean" {
 		t.Errorf("inside the source: %q, want the host's /proc hidden", got)
