@@ -87,15 +87,7 @@ func psState(e *env, run string) string {
 // no services), so the forks were started with it; once agents and tests
 // are done, no fork's supervisor remains.
 func TestForkRun_StopsSupervisors(t *testing.T) {
-	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
-		switch r.Turn {
-		case 0:
-			return writeAnswer("42\n"), true
-		case 1:
-			return agentmock.Turn{Text: "I wrote answer.txt."}, true
-		}
-		return agentmock.Turn{}, false
-	})
+	mock := answerMock(t)
 	e, _, c := claudeWorkspace(t, mock, "")
 	e.ok("start", "source")
 	defer e.tine("stop", "source")

@@ -81,6 +81,21 @@ func newMock(t *testing.T, script func(agentmock.Request) (agentmock.Turn, bool)
 	return m
 }
 
+// answerMock is a mock Anthropic API whose model writes "42" to
+// answer.txt in its first turn and says so in its second.
+func answerMock(t *testing.T) *agentmock.Anthropic {
+	t.Helper()
+	return newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		switch r.Turn {
+		case 0:
+			return writeAnswer("42\n"), true
+		case 1:
+			return agentmock.Turn{Text: "I wrote answer.txt."}, true
+		}
+		return agentmock.Turn{}, false
+	})
+}
+
 // TestClaude_DefaultsEditJudgeAndMerge: with tine's default permissions
 // the real claude writes its file in each fork (as root, where Claude
 // refuses bypassPermissions), both forks are ready, the judge prefers

@@ -15,7 +15,6 @@ import (
 
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/forkrun"
-	"github.com/tinehq/tine/internal/agentmock"
 )
 
 // hostPortScript connects to 127.0.0.1:$1 inside the run and prints what
@@ -165,15 +164,7 @@ func TestNetwork_ForksHaveTheirOwnByDefault(t *testing.T) {
 // fork, and the winner is merged. (TestNetwork_ForksHaveTheirOwnByDefault
 // shows that nothing else of the host's loopback is reachable there.)
 func TestNetwork_HostPortsRealClaude(t *testing.T) {
-	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
-		switch r.Turn {
-		case 0:
-			return writeAnswer("42\n"), true
-		case 1:
-			return agentmock.Turn{Text: "I wrote answer.txt."}, true
-		}
-		return agentmock.Turn{}, false
-	})
+	mock := answerMock(t)
 	e, dir, c := claudeWorkspace(t, mock, "")
 	u, err := url.Parse(mock.URL)
 	if err != nil || u.Port() == "" {

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/egress/egresstest"
-	"github.com/tinehq/tine/internal/agentmock"
 	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/runtime"
 )
@@ -108,15 +107,7 @@ func TestExec_SandboxRealClaude(t *testing.T) {
 	testkit.RequireRoot(t, "making the user's directories and checking them as root")
 	requireClaude(t)
 	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
-	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
-		switch r.Turn {
-		case 0:
-			return writeAnswer("42\n"), true
-		case 1:
-			return agentmock.Turn{Text: "I wrote answer.txt."}, true
-		}
-		return agentmock.Turn{}, false
-	})
+	mock := answerMock(t)
 	top := publicDir(t)
 	os.Chown(top, ann.uid, ann.gid)
 	ws := filepath.Join(top, "ws")
