@@ -18,11 +18,11 @@ var flagWord = regexp.MustCompile(`(^|[^\w-])--[a-z]`)
 // it says what to run, not which option.
 var wholeCommand = regexp.MustCompile(`tine [a-z-]+( [A-Z]+)* --[a-z-]+`)
 
-// The engine, forkrun and the control plane speak the domain's words: an
-// error names a request's option as tine.Opt (the API's field), which the
-// CLI says as its flag, never as a flag itself.
+// The engine, its runtime, forkrun and the control plane speak the
+// domain's words: an error names a request's option as tine.Opt (the
+// API's field), which the CLI says as its flag, never as a flag itself.
 func TestDomainErrorsNameNoFlags(t *testing.T) {
-	for _, dir := range []string{"../../engine", "../../forkrun", "../../control"} {
+	for _, dir := range []string{"../../engine", "../../forkrun", "../../control", "../../runtime"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("%s: %v", dir, err)
