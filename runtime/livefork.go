@@ -37,26 +37,31 @@ func (m *Manager) startForks(ctx context.Context, p engine.Ref, forks []*tine.Ru
 	if mode == engine.LiveNone {
 		return nil
 	}
-	reports := make([]engine.LiveReport, len(forks))
 	if mode == engine.LivePtrace || mode == engine.LiveCRIU {
 		return m.liveForks(ctx, p, forks, mode, noWait)
 	}
+	return m.rerunAll(ctx, p, forks, nil, noWait)
+}
+
+// rerunAll starts every fork with its services fresh, at once; refused,
+// when not nil, says in each report why nothing was forked live.
+func (m *Manager) rerunAll(ctx context.Context, p engine.Ref, forks []*tine.Run, refused map[string]string, noWait bool) []engine.LiveReport {
+	reports := make([]engine.LiveReport, len(forks))
 	var wg sync.WaitGroup
 	for i, f := range forks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reports[i] = m.rerun(ctx, engine.Ref{Workspace: p.Workspace, Run: f}, nil, noWait)
-		}()
+		wg.Go(func() {
+			reports[i] = m.rerun(ctx, engine.Ref{Workspace: p.Workspace, Run: f}, noWait)
+			reports[i].Refused = refused
+		})
 	}
 	wg.Wait()
 	return reports
 }
 
-// rerun starts fork r with its services fresh, but those in skip.
-func (m *Manager) rerun(ctx context.Context, r engine.Ref, skip map[string]bool, noWait bool) engine.LiveReport {
+// rerun starts fork r with its services fresh.
+func (m *Manager) rerun(ctx context.Context, r engine.Ref, noWait bool) engine.LiveReport {
 	rep := engine.LiveReport{Run: r.Run.Name, Mode: engine.LiveRerun}
-	res, err := m.start(ctx, r, StartOptions{Services: true, Skip: skip, NoWait: noWait})
+	res, err := m.start(ctx, r, StartOptions{Services: true, NoWait: noWait})
 	if res != nil {
 		rep.Started, rep.Services = true, res.Services
 		for _, s := range res.Services {

@@ -62,26 +62,7 @@ func (m *Manager) criuFallback(ctx context.Context, p engine.Ref, forks []*tine.
 	if err := livefork.CRIUProbe(ctx); err != nil {
 		why = err.Error()
 	}
-	reps := m.rerunAll(ctx, p, forks, map[string]string{"criu": why}, noWait)
-	for i := range reps {
-		reps[i].Mode = engine.LiveRerun
-	}
-	return reps
-}
-
-func (m *Manager) rerunAll(ctx context.Context, p engine.Ref, forks []*tine.Run, refused map[string]string, noWait bool) []engine.LiveReport {
-	reports := make([]engine.LiveReport, len(forks))
-	var wg sync.WaitGroup
-	for i, f := range forks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reports[i] = m.rerun(ctx, engine.Ref{Workspace: p.Workspace, Run: f}, nil, noWait)
-			reports[i].Refused = refused
-		}()
-	}
-	wg.Wait()
-	return reports
+	return m.rerunAll(ctx, p, forks, map[string]string{"criu": why}, noWait)
 }
 
 // deniesSetns says why p's processes cannot be forked live by ptrace when
