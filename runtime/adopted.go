@@ -150,11 +150,9 @@ func (m *Manager) restartHeirs(ctx context.Context, origin engine.Ref, heirs []h
 	restarted := make([]bool, len(heirs))
 	var wg sync.WaitGroup
 	for i, h := range heirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			restarted[i] = m.restartHeir(ctx, origin, h)
-		}()
+		})
 	}
 	wg.Wait()
 	var names []string

@@ -480,11 +480,9 @@ func (m *Manager) Launch(ctx context.Context, ws string, refs []string) error {
 		if m.supervised(r) > 0 {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, errs[i] = m.start(ctx, r, StartOptions{})
-		}()
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)

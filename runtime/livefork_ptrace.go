@@ -187,9 +187,7 @@ func (m *Manager) launchForks(ctx context.Context, p engine.Ref, forks []*tine.R
 	out := make([]launched, len(forks))
 	var wg sync.WaitGroup
 	for i, f := range forks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r := engine.Ref{Workspace: p.Workspace, Run: f}
 			reports[i] = engine.LiveReport{Run: f.Name, Mode: engine.LivePtrace}
 			res, err := m.start(ctx, r, StartOptions{})
@@ -199,7 +197,7 @@ func (m *Manager) launchForks(ctx context.Context, p engine.Ref, forks []*tine.R
 			}
 			reports[i].Started, reports[i].Addr = true, f.Addr
 			out[i] = launched{ref: r, pid: res.Pid}
-		}()
+		})
 	}
 	wg.Wait()
 	return out
