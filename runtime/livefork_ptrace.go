@@ -248,13 +248,16 @@ func (m *Manager) injectInto(s *livefork.Session, p engine.Ref, f launched, live
 	}
 	defer remove()
 	plan, err := m.copyConfinement(f.ref)
+	base := m.target(filepath.Join(nsDir, "mnt"), p, f)
+	base.Confine = plan
 	for _, c := range live {
 		if err != nil {
 			out[c.Pid] = liveOutcome{err: err}
 			continue
 		}
-		t := m.target(filepath.Join(nsDir, "mnt"), p, f, c)
-		t.Confine = plan
+		t := base
+		t.Stdout = filepath.Join(m.LogDir(f.ref), logName(c)+".log")
+		t.Stderr = t.Stdout
 		res, err := s.Fork(c.Pid, t)
 		out[c.Pid] = liveOutcome{res: res, err: err, confined: plan}
 	}
@@ -298,24 +301,28 @@ func failAll(forks []launched, live []candidate, err error) map[string]map[int]l
 	return out
 }
 
-// target says where candidate c's copy goes in fork f: mountNS is the
-// fork's mount namespace as the parent's run sees it (ExposeNamespaces);
-// the network namespace is opened after joining it, as the fork's own.
-func (m *Manager) target(mountNS string, p engine.Ref, f launched, c candidate) livefork.Target {
+// target says where the copies go in fork f: mountNS is the fork's mount
+// namespace as the parent's run sees it (ExposeNamespaces); the network
+// namespace is opened after joining it, as the fork's own. It is the same
+// for every copy but their logs (logName).
+func (m *Manager) target(mountNS string, p engine.Ref, f launched) livefork.Target {
 	t := livefork.Target{MountNS: mountNS, Workspace: p.Workspace.Path}
 	if f.ref.Run.Addr != "" && m.isolated(f.ref) {
 		t.NetNS = supervisor.OwnNamespace("net")
 	}
-	name := c.Service
-	if name == "" {
-		name = fmt.Sprintf("exec-%d", c.Pid)
-	}
-	t.Stdout = filepath.Join(m.LogDir(f.ref), name+".log")
-	t.Stderr = t.Stdout
 	if cg, err := cgroup.Load(f.ref.Run.ID); err == nil {
 		t.CgroupProcs = cg.ProcsFiles()
 	}
 	return t
+}
+
+// logName names the log of candidate c's copy: its service's, or
+// exec-<pid> for a tine exec process.
+func logName(c candidate) string {
+	if c.Service == "" {
+		return fmt.Sprintf("exec-%d", c.Pid)
+	}
+	return c.Service
 }
 
 // isolated reports whether r's supervisor has a network namespace of its own.
