@@ -236,14 +236,21 @@ func endedCopies(copies []Adopted) map[int]bool {
 // nothing stopped, this is what notices. It returns the forks restarted.
 func (m *Manager) ReviveCopies(ctx context.Context) []string {
 	var forks []engine.Ref
+	// Two queries whatever the number of workspaces: this runs every few
+	// seconds in tine serve, and finds nothing to do nearly always.
 	m.eng.Store().View(ctx, func(tx tine.Tx) error {
 		ws, err := tx.Workspaces()
+		if err != nil {
+			return err
+		}
+		byID := make(map[string]*tine.Workspace, len(ws))
 		for _, w := range ws {
-			runs, _ := tx.Runs(tine.RunFilter{Workspace: w.ID})
-			for _, r := range runs {
-				if r.Role == tine.RoleFork && r.Active() {
-					forks = append(forks, engine.Ref{Workspace: w, Run: r})
-				}
+			byID[w.ID] = w
+		}
+		runs, err := tx.Runs(tine.RunFilter{})
+		for _, r := range runs {
+			if w := byID[r.Workspace]; w != nil && r.Role == tine.RoleFork && r.Active() {
+				forks = append(forks, engine.Ref{Workspace: w, Run: r})
 			}
 		}
 		return err
