@@ -168,9 +168,11 @@ func TestWatchCopies_DeadOriginRestartsForks(t *testing.T) {
 		}
 		go f.rt.WatchCopies(ctx, 50*time.Millisecond, t.Logf)
 	})
-	waitFor(t, "the fork's service runs again", func() bool {
+	// The watcher records the restart once the service runs: wait for both.
+	waitFor(t, "the fork's service runs again, its restart recorded", func() bool {
 		ps, err := f.rt.PS(f.ctx, fork)
-		return err == nil && len(ps.Adopted) == 0 && len(ps.Services) == 1 && ps.Services[0].Pid > 0
+		return err == nil && len(ps.Adopted) == 0 && len(ps.Services) == 1 && ps.Services[0].Pid > 0 &&
+			slices.Contains(f.kinds(t, f.run(t, fork)), tine.EventRestart)
 	})
 	requireRestarted(t, f, fork)
 	if st, _ := f.rt.ProcState(f.run(t, src)); st != runtime.ProcDead {
