@@ -22,6 +22,9 @@ import (
 // (ForkOptions.Hide), and may write only to its workspace path, /tmp, /dev,
 // that home, its scratch directory and [confine] writable (Landlock).
 func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Config) (*confine.Spec, *supervisor.Hide) {
+	if cfg.Confine.Off {
+		return nil, nil
+	}
 	fork := r.Run.Role == tine.RoleFork
 	hide := &supervisor.Hide{State: m.lay.Root(), Keep: m.lay.Run(r.Workspace.ID, r.Run.ID).Dir(), Tmp: fork, Run: fork, Dev: fork}
 	m.eng.Store().View(ctx, func(tx tine.Tx) error {
@@ -35,7 +38,7 @@ func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Con
 	})
 	hide.Private = m.eng.Hidden(r)
 	spec := &confine.Spec{Seccomp: true}
-	if r.Run.Role == tine.RoleFork {
+	if fork {
 		spec.DenyMounts, spec.DropCaps, spec.DenySetID = true, true, true
 		home := engine.OwnerAccount(r.Workspace).Home
 		hide.Home, hide.HomeLayer = home, m.lay.Run(r.Workspace.ID, r.Run.ID).Home()
@@ -53,9 +56,6 @@ func (m *Manager) confinement(ctx context.Context, r engine.Ref, cfg *config.Con
 		// chown), the run's own records too: only its logs stay writable,
 		// which its services and live-forked copies write by path.
 		hide.Writable = append(slices.Clone(spec.Writable), m.LogDir(r))
-	}
-	if cfg.Confine.Off {
-		return nil, nil
 	}
 	return spec, hide
 }
