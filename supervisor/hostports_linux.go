@@ -3,12 +3,13 @@ package supervisor
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/tinehq/tine/netns"
 )
 
 // hostPorts forwards ports of the host's loopback into a run with a
@@ -71,38 +72,18 @@ func (h *hostPorts) ports() []int {
 	return slices.Clone(h.open)
 }
 
+// acceptHost forwards each connection on ln to the host's port, dialled
+// from the host's network.
 func acceptHost(ln net.Listener, hn *hostNet, port int) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for {
-		c, err := ln.Accept()
+	err := netns.Forward(context.Background(), ln, func(ctx context.Context) (net.Conn, error) {
+		c, err := hn.Dial(ctx, "tcp", addr)
 		if err != nil {
-			return
+			log.Printf("host port %d: %v", port, err)
 		}
-		go func() {
-			defer c.Close()
-			up, err := hn.Dial(context.Background(), "tcp", addr)
-			if err != nil {
-				log.Printf("host port %d: %v", port, err)
-				return
-			}
-			defer up.Close()
-			splice(c, up)
-		}()
+		return c, err
+	})
+	if err != nil {
+		log.Printf("host port %d: %v", port, err)
 	}
-}
-
-// splice copies both ways until either side ends.
-func splice(a, b net.Conn) {
-	var wg sync.WaitGroup
-	wg.Add(2)
-	half := func(dst, src net.Conn) {
-		defer wg.Done()
-		io.Copy(dst, src)
-		if tc, ok := dst.(*net.TCPConn); ok {
-			tc.CloseWrite()
-		}
-	}
-	go half(a, b)
-	go half(b, a)
-	wg.Wait()
 }
