@@ -48,12 +48,19 @@ func proxy(ctx context.Context, c net.Conn, dial func(ctx context.Context) (net.
 	defer up.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close(); up.Close() })
 	defer stop()
+	Splice(c, up)
+}
+
+// Splice copies between a and b both ways until both directions are done,
+// half-closing each side as the other finishes writing; a copy that fails
+// (a reset) closes both (pipe).
+func Splice(a, b net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pipe(up, c)
+		pipe(b, a)
 	}()
-	pipe(c, up)
+	pipe(a, b)
 	<-done
 }
 

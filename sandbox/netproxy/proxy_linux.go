@@ -6,18 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/internal/fdpass"
+	"github.com/tinehq/tine/netns"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -161,21 +160,7 @@ func (p *Proxy) forward(c *net.TCPConn, addr string) {
 		return
 	}
 	defer up.Close()
-	splice(c, up.(*net.TCPConn))
-}
-
-// splice copies both ways until both sides have ended.
-func splice(a, b *net.TCPConn) {
-	var wg sync.WaitGroup
-	half := func(dst, src *net.TCPConn) {
-		defer wg.Done()
-		io.Copy(dst, src)
-		dst.CloseWrite()
-	}
-	wg.Add(2)
-	go half(a, b)
-	go half(b, a)
-	wg.Wait()
+	netns.Splice(c, up)
 }
 
 // originalDst is where c was going before the rules redirected it.
