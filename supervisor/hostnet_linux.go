@@ -35,39 +35,45 @@ func openHostNet(spec Spec) (*hostNet, error) {
 	return &hostNet{host: host, own: own}, nil
 }
 
-// Dial connects to address over network from a thread that joins the
-// host's network namespace for the dial (a socket stays in the namespace
-// it was made in). The thread goes back to the run's namespace after; if
-// it cannot, it stays locked and ends with its goroutine.
+// Dial connects to address over network from the host's network (a
+// socket stays in the namespace it was made in).
 func (n *hostNet) Dial(ctx context.Context, network, address string) (net.Conn, error) {
-	runtime.LockOSThread()
-	if err := unix.Setns(int(n.host.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("joining the host's network: %w", err)
+	var c net.Conn
+	err := n.in(func() (err error) {
+		c, err = (&net.Dialer{}).DialContext(ctx, network, address)
+		return err
+	})
+	if err != nil && c != nil { // made, but the thread could not go back
+		c.Close()
+		c = nil
 	}
-	c, derr := (&net.Dialer{}).DialContext(ctx, network, address)
-	if err := unix.Setns(int(n.own.Fd()), unix.CLONE_NEWNET); err != nil {
-		if c != nil {
-			c.Close()
-		}
-		return nil, fmt.Errorf("back to the run's network: %w", err) // the thread stays locked, and dies
-	}
-	runtime.UnlockOSThread()
-	return c, derr
+	return c, err
 }
 
-// Read reads the files at paths from a thread in the host's network
-// namespace, where /proc/thread-self/net/ lists the host's sockets.
+// Read reads the files at paths from the host's network, where
+// /proc/thread-self/net/ lists the host's sockets.
 func (n *hostNet) Read(paths ...string) ([]string, error) {
+	var out []string
+	err := n.in(func() (err error) {
+		out, err = readAll(paths...)
+		return err
+	})
+	return out, err
+}
+
+// in runs f on a thread that joins the host's network namespace for it,
+// and goes back to the run's after. If it cannot go back, the thread stays
+// locked and ends with its goroutine.
+func (n *hostNet) in(f func() error) error {
 	runtime.LockOSThread()
 	if err := unix.Setns(int(n.host.Fd()), unix.CLONE_NEWNET); err != nil {
 		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("joining the host's network: %w", err)
+		return fmt.Errorf("joining the host's network: %w", err)
 	}
-	out, rerr := readAll(paths...)
+	ferr := f()
 	if err := unix.Setns(int(n.own.Fd()), unix.CLONE_NEWNET); err != nil {
-		return nil, fmt.Errorf("back to the run's network: %w", err) // the thread stays locked, and dies
+		return fmt.Errorf("back to the run's network: %w", err) // the thread stays locked, and dies
 	}
 	runtime.UnlockOSThread()
-	return out, rerr
+	return ferr
 }
