@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/tinehq/tine/internal/account"
 )
 
 // Endpoint is an agent's API endpoint named by a variable of its
@@ -125,12 +126,10 @@ func AgentPorts(env []string) []int {
 
 func codexPorts(env []string) []int {
 	file := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "CODEX_HOME="); ok && v != "" {
-			file = filepath.Join(v, "config.toml")
-		} else if v, ok := strings.CutPrefix(kv, "HOME="); ok && v != "" && file == "" {
-			file = filepath.Join(v, ".codex", "config.toml")
-		}
+	if v := account.Getenv(env, "CODEX_HOME"); v != "" {
+		file = filepath.Join(v, "config.toml")
+	} else if v := account.Getenv(env, "HOME"); v != "" {
+		file = filepath.Join(v, ".codex", "config.toml")
 	}
 	if file == "" {
 		return nil
@@ -156,14 +155,7 @@ func codexPorts(env []string) []int {
 // CLAUDE_CODE_USE_VERTEX), that cloud's endpoints in the region env names.
 func AgentRules(env []string) []Rule {
 	out := EndpointRules(env)
-	get := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
+	get := func(k string) string { return account.Getenv(env, k) }
 	on := func(k string) bool { v := get(k); return v != "" && v != "0" && !strings.EqualFold(v, "false") }
 	region := func(def string, keys ...string) string {
 		for _, k := range keys {

@@ -53,6 +53,10 @@ func TestAgentPorts_CodexConfig(t *testing.T) {
 	if got := AgentPorts([]string{"CODEX_HOME=" + other, "HOME=" + home}); len(got) != 0 {
 		t.Errorf("with CODEX_HOME elsewhere, AgentPorts = %v", got)
 	}
+	// The last HOME is the process's, as the last of any variable is.
+	if got := AgentPorts([]string{"HOME=" + other, "HOME=" + home}); !slices.Equal(got, []int{4100}) {
+		t.Errorf("with HOME set twice, the last at the codex home, AgentPorts = %v, want [4100]", got)
+	}
 }
 
 // Claude Code on Bedrock or Vertex reaches that cloud in its region.
