@@ -143,7 +143,7 @@ func readOnlyBut(writable []string) error {
 		if _, err := os.Stat(p); err != nil {
 			continue
 		}
-		if !mountRoot(p) {
+		if root, _ := mnt.IsMountpoint(p); !root {
 			if err := mnt.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 				return fmt.Errorf("%s: %w", p, err)
 			}
@@ -172,13 +172,6 @@ func privateDir(dir string) (string, error) {
 		return "", fmt.Errorf("a mount of its own for %s: %w", dir, err)
 	}
 	return "/proc/self/fd/" + strconv.Itoa(fd), nil
-}
-
-// mountRoot reports whether path is the root of a mount.
-func mountRoot(path string) bool {
-	var st unix.Statx_t
-	err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, 0, &st)
-	return err == nil && st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && st.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
 }
 
 // runKept are the directories of /run a run keeps when the rest is
