@@ -247,7 +247,7 @@ func privateDev() error {
 		} else if err := os.WriteFile(p, nil, 0o666); err != nil {
 			return err
 		}
-		if err := mnt.Mount(fmt.Sprintf("/proc/self/fd/%d", n.fd), p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err := bindFD(n.fd, p); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 	}
@@ -388,11 +388,17 @@ func keepingMounts(dir string, keep []string, cover func() error) error {
 		if err := os.MkdirAll(k.path, 0o755); err != nil {
 			return err
 		}
-		if err := mnt.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err := bindFD(k.fd, k.path); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// bindFD binds what the (O_PATH) descriptor fd opened onto path, mounts
+// below it included.
+func bindFD(fd int, path string) error {
+	return mnt.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), path, "", unix.MS_BIND|unix.MS_REC, "")
 }
 
 // writeConfinement records, while the supervisor runs, how its run is
