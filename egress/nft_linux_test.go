@@ -116,19 +116,7 @@ func TestInstall_RedirectsDNS(t *testing.T) {
 		if _, err := Install(Policy{}); err != nil {
 			t.Fatal(err)
 		}
-		pc, err := net.ListenPacket("udp4", "127.0.0.1:53")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pc.Close()
-		ln, err := net.Listen("tcp4", "127.0.0.1:53")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		res := &Resolver{Policy: Policy{}, Refuse: func(Record) {}}
-		go res.Serve(pc)
-		go res.ServeTCP(ln)
+		serveResolver(t, &Resolver{Policy: Policy{}, Refuse: func(Record) {}}, "127.0.0.1:53")
 		c, err := net.Dial("udp4", "10.9.0.2:53")
 		if err != nil {
 			t.Fatal(err)

@@ -28,21 +28,10 @@ func BenchmarkResolver(b *testing.B) {
 			})}},
 			Pin: func(...Pin) error { return nil },
 		}
-		pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer pc.Close()
-		ln, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer ln.Close()
-		go r.Serve(pc)
-		go r.ServeTCP(ln)
+		udp, tcp := serveResolver(b, r, "127.0.0.1:0")
 		q := query(b, 1, "a.example.")
 		b.Run(fmt.Sprintf("udp/%d", n), func(b *testing.B) {
-			c, err := net.Dial("udp4", pc.LocalAddr().String())
+			c, err := net.Dial("udp4", udp)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -56,7 +45,7 @@ func BenchmarkResolver(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("tcp/%d", n), func(b *testing.B) {
-			c, err := net.Dial("tcp4", ln.Addr().String())
+			c, err := net.Dial("tcp4", tcp)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -104,13 +104,8 @@ func TestResolver_TCP(t *testing.T) {
 	if err := m.Unpack(r.Answer(query(t, 3, "big.example."))); err != nil || !m.Header.Truncated || len(m.Answers) != 0 {
 		t.Fatalf("over UDP: %+v, %v; want a truncated answer", m.Header, err)
 	}
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go r.ServeTCP(ln)
-	c, err := net.Dial("tcp4", ln.Addr().String())
+	_, addr := serveResolver(t, r, "127.0.0.1:0")
+	c, err := net.Dial("tcp4", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,6 +241,25 @@ func shortPins(t *testing.T, d time.Duration) {
 }
 
 // tcpQuery asks for name's A records on c, as DNS over TCP does.
+// serveResolver serves r over UDP and TCP at addr (port 0: each a port of
+// its own) until the test ends, and returns the two addresses.
+func serveResolver(t testing.TB, r *Resolver, addr string) (udp, tcp string) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	ln, err := net.Listen("tcp4", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go r.Serve(pc)
+	go r.ServeTCP(ln)
+	return pc.LocalAddr().String(), ln.Addr().String()
+}
+
 func tcpQuery(t testing.TB, c net.Conn, id uint16, name string) dnsmessage.Message {
 	t.Helper()
 	q := query(t, id, name)
