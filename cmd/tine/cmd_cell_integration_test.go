@@ -3,13 +3,13 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tinehq/tine/egress/egresstest"
 	"github.com/tinehq/tine/netns"
 	"github.com/tinehq/tine/runtime"
 )
@@ -19,21 +19,8 @@ import (
 // promotion of chosen paths; a replay runs only while its inputs stand.
 func TestCell_RunPromoteReplay(t *testing.T) {
 	e, dir := liveWorkspace(t, false, map[string]string{"in.txt": "data\n", "connect.py": connectScript})
-	ln, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	host := netns.Config{}.Gateway().String() + ":" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	port, _ := egresstest.Pong(t, "0.0.0.0:0")
+	host := netns.Config{}.Gateway().String() + ":" + strconv.Itoa(port)
 	script := "mkdir -p out && cat in.txt > out/result; echo x > other.txt 2>/dev/null || echo other-refused; python3 connect.py " + host
 	var cell runtime.Cell
 	e.okJSON(&cell, "cell", "run", "live/source", "--write", "out", "--json", "--", "sh", "-c", script)
