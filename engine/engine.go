@@ -42,14 +42,15 @@ func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(layout.New(home).Workspaces(), 0o700); err != nil {
+	lay := layout.New(home)
+	if err := os.MkdirAll(lay.Workspaces(), 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	st, err := o.openStore(ctx, home)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, lay: layout.New(home), now: time.Now, backends: registry{drivers: o.drivers, probes: layout.New(home).Probes()}, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings, rt: noRuntime{}}
+	e := &Engine{home: home, lay: lay, now: time.Now, backends: registry{drivers: o.drivers, probes: lay.Probes()}, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings, rt: noRuntime{}}
 	if o.runtime != nil {
 		e.rt = o.runtime(e)
 	}
