@@ -364,7 +364,7 @@ func writeInitJournal(path string, j initJournal) error {
 	if err != nil {
 		return err
 	}
-	return writeSynced(path, b)
+	return writeFileSynced(path, b)
 }
 
 // checkNoInterruptedInit refuses to init path while an earlier init of it,

@@ -203,31 +203,7 @@ func (r *releaseTx) writeJournal(j *releaseJournal) error {
 	if err != nil {
 		return err
 	}
-	return writeSynced(r.journalPath(), b)
-}
-
-// writeSynced replaces path with data, synced, through a rename.
-func writeSynced(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(path))
+	return writeFileSynced(r.journalPath(), b)
 }
 
 // prepare unmounts the workspace and journals its release, staging a

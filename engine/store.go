@@ -215,7 +215,8 @@ func writeMarker(home, id string) error {
 }
 
 // writeFileSynced writes path atomically and durably: the data, then the
-// rename, then the directory are synced.
+// rename, then the directory are synced; on failure no temporary file is
+// left.
 func writeFileSynced(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
@@ -231,6 +232,7 @@ func writeFileSynced(path string, data []byte) error {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return syncDir(filepath.Dir(path))
