@@ -151,23 +151,24 @@ func TestRunSockets_FollowRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := e.FindRun(ctx, "source")
-	if p := rs.Paths()[r.Run.ID]; p != e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket() {
-		t.Fatalf("run sockets %v, want %s", rs.Paths(), e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket())
+	sock := e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket()
+	if p := rs.Paths()[r.Run.ID]; p != sock {
+		t.Fatalf("run sockets %v, want %s", rs.Paths(), sock)
 	}
-	cl := httpapi.NewClient(e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket(), nil)
+	cl := httpapi.NewClient(sock, nil)
 	var rows []httpapi.RunRow
 	if code, err := cl.Do(ctx, "GET", "/v1/runs", nil, &rows); code != 403 {
 		t.Errorf("an unsigned request on a run's socket = %d %v", code, err)
 	}
-	if err := os.Remove(e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket()); err != nil {
+	if err := os.Remove(sock); err != nil {
 		t.Fatal(err)
 	}
 	rs.Sync(ctx)
-	if _, err := os.Stat(e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket()); err != nil {
+	if _, err := os.Stat(sock); err != nil {
 		t.Errorf("a removed run socket is not made again: %v", err)
 	}
 	rs.Shutdown(ctx)
-	if _, err := os.Stat(e.Layout().Run(r.Workspace.ID, r.Run.ID).Socket()); err == nil {
+	if _, err := os.Stat(sock); err == nil {
 		t.Error("a run socket remains after shutdown")
 	}
 }
