@@ -36,8 +36,9 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 			return nil, err
 		}
 	}
+	dt := newDiscardTx(e, w)
 	if !force {
-		if err := newDiscardTx(e, w).checkMerged(ctx, runs); err != nil {
+		if err := dt.checkMerged(ctx, runs); err != nil {
 			return nil, err
 		}
 	}
@@ -62,7 +63,7 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 			e.warn("stopping %s: %v", r.Name, err)
 		}
 	}
-	return runs, newDiscardTx(e, w).removeFiles(ctx, runs)
+	return runs, dt.removeFiles(ctx, runs)
 }
 
 // findDiscardable resolves ref to live forks: a run, or a group's live runs.

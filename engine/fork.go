@@ -105,7 +105,8 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err != nil {
 		return nil, err
 	}
-	lay, v, moved, err := newSealTx(e, p).sealFast(ctx, be, tine.VersionFork, "", &u)
+	st := newSealTx(e, p)
+	lay, v, moved, err := st.sealFast(ctx, be, tine.VersionFork, "", &u)
 	thaw()
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	if moved {
-		newSealTx(e, p).finishMove(ctx, be, v)
+		st.finishMove(ctx, be, v)
 	}
 	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}
 	res.Live = e.rt.StartForks(ctx, p, forks, mode, o.NoWait)

@@ -68,7 +68,8 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	defer os.RemoveAll(scratch)
 	clk := startMerge()
 	defer func() { clk.done(e.obs, res, err) }()
-	plan, err := newMergeTx(e, src, dst).plan(ctx, &o, scratch)
+	m := newMergeTx(e, src, dst)
+	plan, err := m.plan(ctx, &o, scratch)
 	clk.planned()
 	if err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 		}
 	}
 	if !plan.Clean() || o.DryRun {
-		return res, newMergeTx(e, src, dst).recordPlan(ctx, res)
+		return res, m.recordPlan(ctx, res)
 	}
 	thaw, err := e.rt.Quiesce(ctx, dst, o.Force)
 	if err != nil {
@@ -95,7 +96,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	committed := false
 	opts := merge.ApplyOptions{Note: mergeNote(src.Run.ID), Committed: func() error {
 		committed, res.Applied = true, true
-		return newMergeTx(e, src, dst).recordPlan(ctx, res)
+		return m.recordPlan(ctx, res)
 	}}
 	err = merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal, opts)
 	clk.applied()
@@ -104,7 +105,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	case err != nil && committed:
 		return res, fmt.Errorf("the merge landed in %s, but finishing it failed (the next tine command completes it): %w", dst.Run.Name, err)
 	case err != nil:
-		return res, newMergeTx(e, src, dst).recordFailure(ctx, res, err)
+		return res, m.recordFailure(ctx, res, err)
 	}
 	if err := merge.LandCommits(ctx, e.Path(dst.Workspace, dst.Run), res.Commits); err != nil {
 		return res, fmt.Errorf("the files merged, but the commits were not carried: %w", err)

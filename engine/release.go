@@ -386,14 +386,15 @@ func (r *releaseTx) remountLive(ctx context.Context) {
 		e.warn("remounting %s: %v (the next tine command retries)", w.Name, err)
 		return
 	}
-	runs, _, err := newSweeper(e).records(ctx, w.ID)
+	s := newSweeper(e)
+	runs, _, err := s.records(ctx, w.ID)
 	if err != nil {
 		e.warn("remounting %s: %v (the next tine command retries)", w.Name, err)
 		return
 	}
 	for _, r := range runs {
 		if r.Active() {
-			if err := newSweeper(e).reconcile(ctx, be, w, r); err != nil {
+			if err := s.reconcile(ctx, be, w, r); err != nil {
 				e.warn("remounting run %s of %s: %v (the next tine command retries)", r.Name, w.Name, err)
 			}
 		}

@@ -24,7 +24,8 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 	}
 	var u undo
 	defer u.run(&err)
-	lay, v, moved, err := newSealTx(e, p).sealFast(ctx, be, tine.VersionCheckpoint, label, &u)
+	st := newSealTx(e, p)
+	lay, v, moved, err := st.sealFast(ctx, be, tine.VersionCheckpoint, label, &u)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 		err = faultPointCtx(ctx) // recorded; a moved run not yet remounted
 	}
 	if err == nil && moved {
-		newSealTx(e, p).finishMove(ctx, be, v)
+		st.finishMove(ctx, be, v)
 	}
 	return v, err
 }
