@@ -176,26 +176,18 @@ type Refusal struct {
 
 // NewRefusals returns the destinations refused since the last call.
 func (r *Rules) NewRefusals() ([]Refusal, error) {
-	c, err := nftables.New()
-	if err != nil {
-		return nil, err
-	}
 	var out []Refusal
 	for _, s := range []struct {
 		set   *nftables.Set
 		seen  map[string]bool
 		proto string
 	}{{r.refusedTCP, r.seenTCP, "tcp"}, {r.refusedUDP, r.seenUDP, "udp"}} {
-		els, err := c.GetSetElements(s.set)
+		aps, err := newElements(s.set, s.seen)
 		if err != nil {
 			return nil, err
 		}
-		for _, el := range els {
-			if len(el.Key) < 6 || s.seen[string(el.Key)] {
-				continue
-			}
-			s.seen[string(el.Key)] = true
-			out = append(out, Refusal{Addr: netip.AddrFrom4([4]byte(el.Key[:4])), Port: binary.BigEndian.Uint16(el.Key[4:6]), Proto: s.proto})
+		for _, ap := range aps {
+			out = append(out, Refusal{Addr: ap.Addr(), Port: ap.Port(), Proto: s.proto})
 		}
 	}
 	return out, nil
@@ -204,20 +196,26 @@ func (r *Rules) NewRefusals() ([]Refusal, error) {
 // NewLoopback returns the loopback destinations (address and TCP port)
 // that the run's processes began connecting to since the last call.
 func (r *Rules) NewLoopback() ([]netip.AddrPort, error) {
+	return newElements(r.loopTCP, r.seenLoop)
+}
+
+// newElements returns the addr . port elements of set that are not in
+// seen, and adds them to it.
+func newElements(set *nftables.Set, seen map[string]bool) ([]netip.AddrPort, error) {
 	c, err := nftables.New()
 	if err != nil {
 		return nil, err
 	}
-	els, err := c.GetSetElements(r.loopTCP)
+	els, err := c.GetSetElements(set)
 	if err != nil {
 		return nil, err
 	}
 	var out []netip.AddrPort
 	for _, el := range els {
-		if len(el.Key) < 6 || r.seenLoop[string(el.Key)] {
+		if len(el.Key) < 6 || seen[string(el.Key)] {
 			continue
 		}
-		r.seenLoop[string(el.Key)] = true
+		seen[string(el.Key)] = true
 		out = append(out, netip.AddrPortFrom(netip.AddrFrom4([4]byte(el.Key[:4])), binary.BigEndian.Uint16(el.Key[4:6])))
 	}
 	return out, nil
