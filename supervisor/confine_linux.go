@@ -96,27 +96,18 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 		}
 		hidden = append(hidden, "/dev/kmsg")
 	}
-	for _, p := range h.Paths {
-		if _, err := os.Stat(p); err != nil || fstree.Within(workspace, p) || fstree.Within(p, workspace) {
-			continue
-		}
-		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
-			return nil, 0, fmt.Errorf("hiding %s: %w", p, err)
-		}
-		others++
+	otherPaths, err := coverEach(h.Paths, workspace)
+	if err != nil {
+		return nil, 0, err
 	}
 	if err := emptySecrets(h.Secrets); err != nil {
 		return nil, 0, fmt.Errorf("hiding the run's secret files: %w", err)
 	}
-	for _, p := range h.Private {
-		if _, err := os.Stat(p); err != nil || fstree.Within(workspace, p) || fstree.Within(p, workspace) {
-			continue
-		}
-		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
-			return nil, 0, fmt.Errorf("hiding %s: %w", p, err)
-		}
-		hidden = append(hidden, p)
+	private, err := coverEach(h.Private, workspace)
+	if err != nil {
+		return nil, 0, err
 	}
+	hidden = append(hidden, private...)
 	if len(h.Writable) > 0 {
 		writable := slices.Clone(h.Writable)
 		if h.Dev {
@@ -126,7 +117,24 @@ func Cover(workspace string, h *Hide) (hidden []string, others int, err error) {
 			return nil, 0, fmt.Errorf("making the host's files read-only: %w", err)
 		}
 	}
-	return hidden, others, nil
+	return hidden, len(otherPaths), nil
+}
+
+// coverEach covers each of paths with an empty read-only tmpfs, but those
+// missing and those that hold the workspace or lie in it, and returns
+// those it covered.
+func coverEach(paths []string, workspace string) ([]string, error) {
+	var covered []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil || fstree.Within(workspace, p) || fstree.Within(p, workspace) {
+			continue
+		}
+		if err := coverKeeping(p, nil, "size=4k,mode=0755", true); err != nil {
+			return nil, fmt.Errorf("hiding %s: %w", p, err)
+		}
+		covered = append(covered, p)
+	}
+	return covered, nil
 }
 
 // readOnlyBut makes every mount of the calling process's mount namespace
