@@ -3,7 +3,6 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,20 +161,7 @@ except OSError:
 func serveUnix(t *testing.T, path string) string {
 	t.Helper()
 	os.Remove(path)
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close(); os.Remove(path) })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("hello"))
-			c.Close()
-		}
-	}()
+	serveGreeting(t, "unix", path, "hello")
+	t.Cleanup(func() { os.Remove(path) })
 	return path
 }

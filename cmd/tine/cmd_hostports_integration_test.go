@@ -33,7 +33,14 @@ except OSError:
 // test ends, and returns the port.
 func testListener(t *testing.T, greeting string) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return serveGreeting(t, "tcp", "127.0.0.1:0", greeting+"\n").Addr().(*net.TCPAddr).Port
+}
+
+// serveGreeting listens on network's addr until the test ends, writing
+// greeting to each connection and closing it.
+func serveGreeting(t *testing.T, network, addr, greeting string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +51,11 @@ func testListener(t *testing.T, greeting string) int {
 			if err != nil {
 				return
 			}
-			fmt.Fprintln(c, greeting)
+			c.Write([]byte(greeting))
 			c.Close()
 		}
 	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln
 }
 
 // A run with a network of its own reaches a port of the host's loopback
