@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/sandbox/netproxy"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -96,32 +97,55 @@ func (m *Manager) ScratchDir(r engine.Ref) string {
 	return m.lay.Run(r.Workspace.ID, r.Run.ID).Scratch()
 }
 
+// Sandboxed is how tine exec's sandbox (without root, without the
+// daemon) runs a command of a run, as its supervisor would (Unsupervised).
+type Sandboxed struct {
+	// Confine is Landlock and seccomp; Hide the mounts that hide the state
+	// directory, the other workspaces and what a fork-run hid, and give a
+	// fork its own /tmp and home, on tmpfs for the one command
+	// (Hide.Ephemeral), their layers below the run's scratch directory.
+	// Both nil with [confine] off.
+	Confine *confine.Spec
+	Hide    *supervisor.Hide
+	// Env is the command's environment without the secrets a fork does
+	// not get.
+	Env []string
+	// Net is the network of its own a fork gets (SandboxNet); nil: the
+	// host's, and for a fork that would have one under the daemon,
+	// HostNetWhy says why it has not.
+	Net        *netproxy.Proxy
+	HostNetWhy string
+}
+
 // Unsupervised is how tine exec without root, which runs a command in a
 // sandbox of its own instead of through a supervisor, confines a process
-// of run r as r's supervisor would: Landlock and seccomp (Confine), the
-// mounts that hide the state directory, the other workspaces and what a
-// fork-run hid, and a fork's own /tmp and home, on tmpfs for the one
-// command: Hide.Ephemeral), and env without the secrets a fork does not
-// get; the mounts' scratch layers go below the run's scratch directory.
-// Confine and Hide are nil with [confine] off.
-func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) (*confine.Spec, *supervisor.Hide, []string, error) {
+// of run r started with env as r's supervisor would; r's configuration is
+// read once for all of it.
+func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) (*Sandboxed, error) {
 	cfg, err := m.eng.Config(ctx, r)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
+	out := &Sandboxed{Env: env}
 	p := secretsPolicy(r, cfg)
 	if p != nil {
-		env, _ = p.Strip(env, nil)
+		out.Env, _ = p.Strip(env, nil)
 	}
-	spec, hide := m.confinement(ctx, r, cfg)
-	if hide != nil && p != nil {
-		hide.Secrets = p.Files
+	out.Confine, out.Hide = m.confinement(ctx, r, cfg)
+	if out.Hide != nil && p != nil {
+		out.Hide.Secrets = p.Files
 	}
-	if hide != nil {
-		hide.Ephemeral, hide.Scratch = true, m.ScratchDir(r)
+	if out.Hide != nil {
+		out.Hide.Ephemeral, out.Hide.Scratch = true, m.ScratchDir(r)
 		if err := os.MkdirAll(m.ScratchDir(r), 0o700); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 	}
-	return spec, hide, env, nil
+	if out.Net, err = m.sandboxNet(r, cfg, out.Env); err != nil {
+		return nil, err
+	}
+	if out.Net == nil && r.Run.Role == tine.RoleFork && cfg.Network.Own(r.Run.Role) {
+		out.HostNetWhy = `fork_egress = "open"` // the only way sandboxNet leaves a fork of its own network on the host's
+	}
+	return out, nil
 }

@@ -1,30 +1,26 @@
 package runtime
 
 import (
-	"context"
 	"log"
 	"os"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/sandbox/netproxy"
 	"github.com/tinehq/tine/supervisor"
 )
 
-// SandboxNet is the network tine exec's sandbox (a normal user's, without
-// the daemon) gives a command of run r: for a fork with a network of its
-// own ([network] fork_network not "host") held by a policy, a proxy
-// enforcing what r's supervisor would (egressPolicy, with the APIs env's
-// agents are pointed at), reaching the host ports it would forward
+// sandboxNet is the network tine exec's sandbox (a normal user's, without
+// the daemon) gives a command of run r with config cfg: for a fork with a
+// network of its own ([network] fork_network not "host") held by a policy,
+// a proxy enforcing what r's supervisor would (egressPolicy, with the APIs
+// env's agents are pointed at), reaching the host ports it would forward
 // (hostPorts), and recording each refusal where tine ps reads r's. It is
 // nil for a run that shares the host's network and for a fork whose
 // egress is open ([network] fork_egress = "open").
-func (m *Manager) SandboxNet(ctx context.Context, r engine.Ref, env []string) (*netproxy.Proxy, error) {
-	cfg, err := m.eng.Config(ctx, r)
-	if err != nil {
-		return nil, err
-	}
+func (m *Manager) sandboxNet(r engine.Ref, cfg *config.Config, env []string) (*netproxy.Proxy, error) {
 	if r.Run.Role != tine.RoleFork || !cfg.Network.Own(r.Run.Role) {
 		return nil, nil
 	}

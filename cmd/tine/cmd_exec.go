@@ -94,16 +94,13 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 			return err
 		}
 		rt := runtime.Of(e)
-		if spec.Confine, spec.Hide, spec.Env, err = rt.Unsupervised(c.Context(), r, spec.Env); err != nil {
+		sb, err := rt.Unsupervised(c.Context(), r, spec.Env)
+		if err != nil {
 			return err
 		}
-		if spec.Net, err = rt.SandboxNet(c.Context(), r, spec.Env); err != nil {
-			return err
-		}
-		if cfg, err := e.Config(c.Context(), r); err == nil && spec.Net == nil && r.Run.Role == tine.RoleFork && cfg.Network.Own(r.Run.Role) {
-			// Say so: with fork_egress = "open" the sandbox does not
-			// proxy the fork's network, and the host's loopback is open.
-			fmt.Fprintf(a.stderr, "tine: note: without the daemon, fork %s (fork_egress = \"open\") shares the host's network, unrestricted\n", r.Run.Name)
+		spec.Confine, spec.Hide, spec.Env, spec.Net = sb.Confine, sb.Hide, sb.Env, sb.Net
+		if sb.HostNetWhy != "" { // say so: the host's loopback is open to it
+			fmt.Fprintf(a.stderr, "tine: note: without the daemon, fork %s (%s) shares the host's network, unrestricted\n", r.Run.Name, sb.HostNetWhy)
 		}
 		name := r.Run.Name
 		spec.NetFailed = func(err error) {
