@@ -110,7 +110,7 @@ type Sandboxed struct {
 	// Env is the command's environment without the secrets a fork does
 	// not get.
 	Env []string
-	// Net is the network of its own a fork gets (SandboxNet); nil: the
+	// Net is the network of its own a fork gets (sandboxNet); nil: the
 	// host's, and for a fork that would have one under the daemon,
 	// HostNetWhy says why it has not.
 	Net        *netproxy.Proxy
