@@ -119,3 +119,25 @@ func TestRegression_GitDirectoryToSymlink(t *testing.T) {
 		Theirs: Script{&Replace{Path: "d", Node: &Node{Type: Symlink, Target: "/etc/hostname"}}},
 	})
 }
+
+// Found by CI (seed 1796163216800782520, git scope): the fork replaces
+// directory d by a file; the source replaced d/l, a symlink the fork's
+// change deletes, by an empty directory. git sees nothing at d/l, but
+// applying the file would remove the source's new directory: a conflict.
+func TestRegression_GitEmptyDirectoryInReplacedDirectory(t *testing.T) {
+	regression(t, "git-empty-dir-under-replaced", &Case{Scope: scopeGit,
+		Base:   Tree{"d": {Type: Dir, Perm: 0o755}, "d/l": {Type: Symlink, Target: "../outside"}},
+		Theirs: Script{&Replace{Path: "d", Node: textNode()}},
+		Ours:   Script{&Replace{Path: "d/l", Node: &Node{Type: Dir, Perm: 0o750}}},
+	})
+}
+
+// The same one level further down: the source's new directory d/l holds
+// only an empty directory.
+func TestRegression_GitEmptyDirectoriesInReplacedDirectory(t *testing.T) {
+	regression(t, "git-empty-dir-under-replaced", &Case{Scope: scopeGit,
+		Base:   Tree{"d": {Type: Dir, Perm: 0o755}, "d/l": {Type: Symlink, Target: "../outside"}},
+		Theirs: Script{&Replace{Path: "d", Node: textNode()}},
+		Ours:   Script{&Replace{Path: "d/l", Node: &Node{Type: Dir, Perm: 0o750}}, &MkdirAll{Path: "d/l/e", Perm: 0o755}},
+	})
+}

@@ -373,10 +373,16 @@ func (m *merger) copyEntry(rel string, fi fs.FileInfo) (string, error) {
 		if names, err := plan.ReadDirNames(m.at(m.ours, rel)); err != nil || len(names) == 0 {
 			return "", err // an empty directory: git sees nothing there, and apply removes it
 		}
-		if n, err := m.mirrorDir(rel); err != nil || n == 0 {
+		n, empty, err := m.mirrorDir(rel)
+		switch {
+		case err != nil:
 			return "", err
+		case n > 0:
+			return rel + ": the target has a directory there, with files the run does not have", nil
+		case empty != "":
+			return rel + ": the target has a directory there, with an empty directory " + empty, nil
 		}
-		return rel + ": the target has a directory there, with files the run does not have", nil
+		return "", nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", err
@@ -420,30 +426,46 @@ func (m *merger) block(dir string, link bool) error {
 
 // mirrorDir mirrors ours' directory rel: what no change touches inside it
 // becomes a placeholder, so that git apply sees the directory is not empty.
-// It returns how many placeholders it made.
-func (m *merger) mirrorDir(rel string) (int, error) {
+// It returns how many placeholders it made, and an empty directory inside
+// where a change touches a path: git sees nothing there, but applying the
+// change to rel would remove it.
+func (m *merger) mirrorDir(rel string) (n int, empty string, err error) {
 	if err := os.MkdirAll(m.at(m.tree, rel), 0o755); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	ents, err := os.ReadDir(m.at(m.ours, rel))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	n := 0
 	for _, d := range ents {
-		child, k := rel+"/"+d.Name(), 0
+		child, k, e := rel+"/"+d.Name(), 0, ""
 		switch {
+		case m.touched[child] && d.IsDir():
+			e, err = m.emptyDir(child)
 		case m.touched[child]:
 		case m.ancestors[child] && d.IsDir():
-			k, err = m.mirrorDir(child)
+			k, e, err = m.mirrorDir(child)
 		default:
 			k, err = 1, m.block(child, false)
 		}
-		if n += k; err != nil {
-			return 0, err
+		if err != nil {
+			return 0, "", err
+		}
+		if n += k; empty == "" {
+			empty = e
 		}
 	}
-	return n, nil
+	return n, empty, nil
+}
+
+// emptyDir returns rel when ours has an empty directory there, where a
+// change touches a file git had.
+func (m *merger) emptyDir(rel string) (string, error) {
+	names, err := plan.ReadDirNames(m.at(m.ours, rel))
+	if err != nil || len(names) > 0 {
+		return "", err // a directory with entries: its own change conflicts
+	}
+	return rel, nil
 }
 
 // check finds every change the patch cannot apply to the mirror, and marks
