@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tinehq/tine/internal/agentmock"
 )
 
 var pendingID = regexp.MustCompile(`pending as (a[0-9a-z]{8})`)
@@ -126,4 +128,67 @@ func remoteRefs(t *testing.T, remote string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestEffect_RealClaudeAsksThroughTine: the real claude, run by a person
+// in the source (tine exec) with tine's hooks from tine setup claude, is
+// scripted as a model that reads what it is told: its git push is denied
+// by the hook, whose message names tine effect; it then runs what the
+// message names, from its Bash tool (so the run's capability must reach
+// claude's commands). The push waits for a person, nothing reaches the
+// remote before, and once approved the remote has the source's commit
+// and the log a receipt.
+func TestEffect_RealClaudeAsksThroughTine(t *testing.T) {
+	requireClaude(t)
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "one\n"})
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	hostSh(t, dir, "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@x commit -qm one && git init -q --bare "+remote+" && git remote add origin "+remote)
+	head := strings.TrimSpace(hostSh(t, dir, "git rev-parse HEAD"))
+	const ask = "tine effect git-push origin main"
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		bash := func(c string) agentmock.Turn {
+			return agentmock.Turn{Tool: &agentmock.ToolUse{Name: "Bash", Input: map[string]any{"command": c}}}
+		}
+		switch {
+		case r.Turn == 0:
+			return bash("git push origin main"), true
+		case r.Turn == 1 && len(r.ToolResults) == 1 && strings.Contains(r.ToolResults[0].Content, "tine effect git-push"):
+			return bash(ask), true
+		case r.Turn == 1:
+			return agentmock.Turn{Text: "the denial named no way to ask"}, true
+		}
+		return agentmock.Turn{Text: "asked"}, r.Turn == 2
+	})
+	home := canonicalPath(t, t.TempDir())
+	vars := mock.Env(home)
+	if r := e.run(call{vars: vars}, "setup", "claude", "--tine", tineBin); r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	d := e.serve()
+	defer d.stop(t)
+	argv := append(append([]string{"exec", "source", "--", "env"}, vars...),
+		"claude", "-p", "push it", "--permission-mode", "acceptEdits", "--allowedTools", "Bash")
+	out := e.ok(argv...)
+	conv := mock.Conversation()
+	if len(conv) < 3 || len(conv[2].ToolResults) != 1 {
+		t.Fatalf("claude's conversation: %d turns, want 3\nclaude: %s", len(conv), out)
+	}
+	denial, asked := conv[1].ToolResults[0], conv[2].ToolResults[0]
+	if !denial.IsError || !strings.Contains(denial.Content, "external") {
+		t.Errorf("git push's result %+v, want the hook's denial", denial)
+	}
+	id := pendingID.FindStringSubmatch(asked.Content)
+	if asked.IsError || id == nil || !strings.Contains(asked.Content, head) {
+		t.Fatalf("%s's result %+v, want a pending approval of %s", ask, asked, head)
+	}
+	if refs := remoteRefs(t, remote); refs != "" {
+		t.Fatalf("pushed before anyone approved: %q", refs)
+	}
+	e.ok("approve", id[1])
+	if refs := remoteRefs(t, remote); refs != head+" refs/heads/main" {
+		t.Errorf("the remote after the approval: %q, want %s refs/heads/main", refs, head)
+	}
+	if log := e.ok("log", "source"); !strings.Contains(log, "effect") {
+		t.Errorf("no receipt in the log:\n%s", log)
+	}
 }
