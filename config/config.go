@@ -86,6 +86,12 @@ type Network struct {
 	// of its own reaches at its own 127.0.0.1 (a local model proxy, a
 	// mock API): nothing else of the host's loopback is reachable there.
 	HostPorts []int `toml:"host_ports"`
+	// SandboxFallback is what a normal user's tine exec without the daemon
+	// does when a fork's network of its own cannot be set up in its
+	// sandbox: "host" (the default: the command runs in the host's network,
+	// unrestricted, and that is said and recorded) or "refuse" (it does not
+	// run: exit status 126).
+	SandboxFallback string `toml:"sandbox_fallback"`
 }
 
 // Effects is [effects]: the commands `tine effect run` may ask the daemon
@@ -158,6 +164,10 @@ func (n Network) EgressRules() ([]egress.Rule, error) { return egress.ParseRules
 // ConfinesForks reports whether forks with a network of their own get an
 // egress policy.
 func (n Network) ConfinesForks() bool { return n.ForkEgress != "open" }
+
+// FallsBackToHost reports whether a fork whose network of its own cannot
+// be set up in tine exec's sandbox runs in the host's network instead.
+func (n Network) FallsBackToHost() bool { return n.SandboxFallback != "refuse" }
 
 // Own reports whether a run of role has a network of its own.
 func (n Network) Own(role tine.Role) bool {
@@ -399,6 +409,9 @@ func (n Network) check() error {
 	}
 	if n.ForkEgress != "" && n.ForkEgress != "deny" && n.ForkEgress != "open" {
 		return &keyError{[]string{"network", "fork_egress"}, fmt.Errorf("fork_egress %q is not deny or open", n.ForkEgress)}
+	}
+	if n.SandboxFallback != "" && n.SandboxFallback != "host" && n.SandboxFallback != "refuse" {
+		return &keyError{[]string{"network", "sandbox_fallback"}, fmt.Errorf("sandbox_fallback %q is not host or refuse", n.SandboxFallback)}
 	}
 	if n.ForkNetwork != "" && n.ForkNetwork != "own" && n.ForkNetwork != "host" {
 		return &keyError{[]string{"network", "fork_network"}, fmt.Errorf("fork_network %q is not own or host", n.ForkNetwork)}

@@ -277,10 +277,17 @@ func TestNetworkEgress(t *testing.T) {
 	if !c.Network.ConfinesForks() {
 		t.Error("forks are not confined by default")
 	}
+	if !c.Network.FallsBackToHost() {
+		t.Error("the sandbox does not fall back to the host's network by default")
+	}
+	if c, err := Parse("[network]\nsandbox_fallback = \"refuse\"\n"); err != nil || c.Network.FallsBackToHost() {
+		t.Errorf("sandbox_fallback = \"refuse\": %v, falls back %v", err, err == nil && c.Network.FallsBackToHost())
+	}
 	for doc, want := range map[string]string{
 		"[network]\negress = [\"bad host\"]":    "tine.toml:2: egress \"bad host\"",
 		"[network]\nfork_egress = \"maybe\"":    "tine.toml:2: fork_egress",
 		"[network]\nfork_network = \"lan\"":     "tine.toml:2: fork_network",
+		"[network]\nsandbox_fallback = \"x\"":   "tine.toml:2: sandbox_fallback",
 		"[network]\nresolvers = [\"resolver\"]": "tine.toml:2: resolvers:",
 	} {
 		if _, err := Parse(doc); err == nil || !strings.Contains(err.Error(), want) {

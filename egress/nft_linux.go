@@ -23,19 +23,39 @@ const (
 	setRefusedT  = "refused_tcp"
 	setRefusedU  = "refused_udp"
 	setLoopTCP   = "loopback_tcp" // addr . port of new TCP connections to the run's own loopback
+	setRefused6T = "refused6_tcp" // IPv6 addr . port, in a sandbox's table (InstallProxy)
+	setRefused6U = "refused6_udp"
 )
 
-// Rules is a policy installed in the current network namespace.
+// Rules is a policy installed in the current network namespace (Install),
+// or in a sandbox's (InstallProxy, ProxyRules).
 type Rules struct {
-	table                  *nftables.Table
-	pinned, pinnedAny      *nftables.Set
-	refusedTCP, refusedUDP *nftables.Set
-	loopTCP                *nftables.Set
-	seenTCP, seenUDP       map[string]bool
-	seenLoop               map[string]bool
+	table                    *nftables.Table
+	pinned, pinnedAny        *nftables.Set
+	refusedTCP, refusedUDP   *nftables.Set
+	refused6TCP, refused6UDP *nftables.Set // nil but in a sandbox's table
+	loopTCP                  *nftables.Set // nil in a sandbox's table
+	seenTCP, seenUDP         map[string]bool
+	seenLoop                 map[string]bool
+	// open returns a connection to the namespace the rules are in, and
+	// what to call once done with it (nil: this process's namespace, a
+	// connection each time).
+	open func() (*nftables.Conn, func(), error)
 }
 
-var addrPort = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeInetService)
+var (
+	addrPort  = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeInetService)
+	addr6Port = nftables.MustConcatSetType(nftables.TypeIP6Addr, nftables.TypeInetService)
+)
+
+// conn is a connection to the namespace of r, and what to call once done.
+func (r *Rules) conn() (*nftables.Conn, func(), error) {
+	if r.open != nil {
+		return r.open()
+	}
+	c, err := nftables.New()
+	return c, func() {}, err
+}
 
 // Install puts p's rules in the network namespace of the calling process:
 // loopback and established traffic pass, IPv6 is dropped, the prefixes of p
@@ -150,10 +170,11 @@ func (r *Rules) Pin(pins ...Pin) error {
 	if len(els) == 0 {
 		return nil
 	}
-	c, err := nftables.New()
+	c, done, err := r.conn()
 	if err != nil {
 		return err
 	}
+	defer done()
 	for _, set := range []*nftables.Set{r.pinned, r.pinnedAny} {
 		if len(els[set]) == 0 {
 			continue
@@ -181,8 +202,11 @@ func (r *Rules) NewRefusals() ([]Refusal, error) {
 		set   *nftables.Set
 		seen  map[string]bool
 		proto string
-	}{{r.refusedTCP, r.seenTCP, "tcp"}, {r.refusedUDP, r.seenUDP, "udp"}} {
-		aps, err := newElements(s.set, s.seen)
+	}{{r.refusedTCP, r.seenTCP, "tcp"}, {r.refusedUDP, r.seenUDP, "udp"}, {r.refused6TCP, r.seenTCP, "tcp"}, {r.refused6UDP, r.seenUDP, "udp"}} {
+		if s.set == nil {
+			continue
+		}
+		aps, err := r.newElements(s.set, s.seen)
 		if err != nil {
 			return nil, err
 		}
@@ -196,27 +220,36 @@ func (r *Rules) NewRefusals() ([]Refusal, error) {
 // NewLoopback returns the loopback destinations (address and TCP port)
 // that the run's processes began connecting to since the last call.
 func (r *Rules) NewLoopback() ([]netip.AddrPort, error) {
-	return newElements(r.loopTCP, r.seenLoop)
+	if r.loopTCP == nil {
+		return nil, nil
+	}
+	return r.newElements(r.loopTCP, r.seenLoop)
 }
 
-// newElements returns the addr . port elements of set that are not in
-// seen, and adds them to it.
-func newElements(set *nftables.Set, seen map[string]bool) ([]netip.AddrPort, error) {
-	c, err := nftables.New()
+// newElements returns the addr . port elements of set (IPv4 or, in a set
+// of addr6Port, IPv6) that are not in seen, and adds them to it.
+func (r *Rules) newElements(set *nftables.Set, seen map[string]bool) ([]netip.AddrPort, error) {
+	c, done, err := r.conn()
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	els, err := c.GetSetElements(set)
 	if err != nil {
 		return nil, err
 	}
+	n := 4
+	if set.KeyType.Name == addr6Port.Name {
+		n = 16
+	}
 	var out []netip.AddrPort
 	for _, el := range els {
-		if len(el.Key) < 6 || seen[string(el.Key)] {
+		if len(el.Key) < n+2 || seen[string(el.Key)] {
 			continue
 		}
 		seen[string(el.Key)] = true
-		out = append(out, netip.AddrPortFrom(netip.AddrFrom4([4]byte(el.Key[:4])), binary.BigEndian.Uint16(el.Key[4:6])))
+		a, _ := netip.AddrFromSlice(el.Key[:n])
+		out = append(out, netip.AddrPortFrom(a, binary.BigEndian.Uint16(el.Key[n:n+2])))
 	}
 	return out, nil
 }

@@ -115,6 +115,11 @@ type Sandboxed struct {
 	// HostNetWhy says why it has not.
 	Net        *netproxy.Proxy
 	HostNetWhy string
+
+	m        *Manager
+	r        engine.Ref
+	fallback bool // [network] sandbox_fallback is not "refuse"
+	serving  bool // Started wrote the policy
 }
 
 // Unsupervised is how tine exec without root, which runs a command in a
@@ -126,7 +131,7 @@ func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) 
 	if err != nil {
 		return nil, err
 	}
-	out := &Sandboxed{Env: env}
+	out := &Sandboxed{Env: env, m: m, r: r, fallback: cfg.Network.FallsBackToHost()}
 	p := secretsPolicy(r, cfg)
 	if p != nil {
 		out.Env, _ = p.Strip(env, nil)

@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"encoding/json"
+	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/config"
@@ -42,4 +45,56 @@ func (m *Manager) sandboxNet(r engine.Ref, cfg *config.Config, env []string) (*n
 			log.Printf("egress: recording %+v: %v", rec, err)
 		}
 	}), nil
+}
+
+// NetKind is the kind of the egress.Record that says a fork's command ran
+// in the host's network, unrestricted, because its network of its own
+// could not be set up in tine exec's sandbox (its Note says why).
+const NetKind = "network"
+
+// NetFailed is tine exec's sandbox's answer when the fork's network of
+// its own cannot be set up (sandbox.Spec.NetFailed): with [network]
+// sandbox_fallback = "refuse" an error, and the command does not run;
+// else it records on the run, where tine ps and tine summary read its
+// refusals, that the command runs in the host's network and why, and
+// returns nil. The caller says so on standard error.
+func (s *Sandboxed) NetFailed(why error) error {
+	if !s.fallback {
+		return fmt.Errorf("fork %s's network of its own could not be set up (%v), and [network] sandbox_fallback = \"refuse\"", s.r.Run.Name, why)
+	}
+	rec := egress.Record{Time: time.Now().UTC(), Kind: NetKind, Note: "the host's, unrestricted: its own could not be set up (" + why.Error() + ")"}
+	if err := egress.Append(supervisor.EgressPath(s.m.supDir(s.r)), rec); err != nil {
+		log.Printf("egress: recording %+v: %v", rec, err)
+	}
+	s.Net = nil
+	return nil
+}
+
+// Started says, while the command runs in its network of its own, which
+// policy holds it, where tine ps reads a supervisor's
+// (supervisor.EgressPolicyPath); Ended takes it away once no other
+// command runs in the run (Sessions) and no supervisor writes it.
+func (s *Sandboxed) Started() {
+	if s.Net == nil {
+		return
+	}
+	b, err := json.Marshal(s.Net.Policy())
+	if err == nil {
+		err = os.WriteFile(supervisor.EgressPolicyPath(s.m.supDir(s.r)), b, 0o644)
+	}
+	if err != nil {
+		log.Printf("egress: recording the sandbox's policy: %v", err)
+		return
+	}
+	s.serving = true
+}
+
+// Ended is the command's end (see Started), once its session is removed.
+func (s *Sandboxed) Ended() {
+	if !s.serving || len(s.m.Sessions(s.r)) > 0 {
+		return
+	}
+	if st, _ := s.m.ProcState(s.r); st != ProcRunning {
+		os.Remove(supervisor.EgressPolicyPath(s.m.supDir(s.r)))
+	}
 }

@@ -41,13 +41,16 @@ type Spec struct {
 	Hide    *supervisor.Hide `json:",omitempty"`
 
 	// Net, if set, gives the command a network of its own, held by its
-	// policy (package netproxy), served by this process; if that network
-	// cannot be set up, Run says so on standard error and runs the command
-	// in this process's network, calling NetFailed (if set) with why.
-	// NetSetup is the child's side of it (Run fills it in).
-	Net       *netproxy.Proxy `json:"-"`
-	NetFailed func(error)     `json:"-"`
-	NetSetup  *netproxy.Setup `json:",omitempty"`
+	// policy (package netproxy), served by this process. If that network
+	// cannot be set up (and only then: a command that cannot start fails
+	// as itself), nothing has run yet, and Run calls NetFailed with why:
+	// it says so, and returns nil for Run to run the command in this
+	// process's network, or an error for Run to give up with
+	// (ExitCannotRun). Without NetFailed, Run gives up. NetSetup is the
+	// child's side of it (Run fills it in).
+	Net       *netproxy.Proxy   `json:"-"`
+	NetFailed func(error) error `json:"-"`
+	NetSetup  *netproxy.Setup   `json:",omitempty"`
 
 	// Terminal, if set, is the slave of a pseudo-terminal: the command's
 	// standard streams and controlling terminal, leading a session of its
@@ -66,13 +69,17 @@ type Spec struct {
 // returns its exit status (128+N when signal N killed it).
 func Run(spec Spec) (int, error) {
 	code, err, netErr := run(spec)
-	if netErr != nil {
-		if spec.NetFailed != nil {
-			spec.NetFailed(netErr)
-		}
-		spec.Net = nil
-		code, err, _ = run(spec)
+	if netErr == nil {
+		return code, err
 	}
+	if spec.NetFailed == nil {
+		return ExitCannotRun, fmt.Errorf("the run's network: %w", netErr)
+	}
+	if err := spec.NetFailed(netErr); err != nil {
+		return ExitCannotRun, err
+	}
+	spec.Net, spec.NetSetup = nil, nil
+	code, err, _ = run(spec)
 	return code, err
 }
 
@@ -85,7 +92,8 @@ func run(spec Spec) (code int, err, netErr error) {
 			return 0, nil, err
 		}
 		defer childNet.Close()
-		spec.NetSetup = &netproxy.Setup{FD: 3, HostPorts: spec.Net.HostPorts()}
+		setup := spec.Net.Setup(3)
+		spec.NetSetup = &setup
 	}
 	cmd, err := command(spec)
 	if err != nil {
@@ -101,18 +109,19 @@ func run(spec Spec) (code int, err, netErr error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+	if err := cmd.Start(); err != nil { // the namespaces, not the network: the child never ran
 		if spec.Net != nil {
 			spec.Net.Close()
-			return 0, nil, err
 		}
 		return ExitCannotRun, fmt.Errorf("starting the run's namespace: %w", err), nil
 	}
 	if spec.Net != nil {
 		childNet.Close()
-		if err := spec.Net.Start(); err != nil {
-			cmd.Wait()
-			spec.Net.Close()
+		if err := spec.Net.Start(); err != nil { // the child exits, running nothing
+			code, werr := wait(cmd)
+			if errors.Is(err, netproxy.ErrEnded) { // it failed before its network, and said why
+				return code, werr, nil
+			}
 			return 0, nil, err
 		}
 		defer spec.Net.Close()
@@ -128,18 +137,25 @@ func run(spec Spec) (code int, err, netErr error) {
 			cmd.Process.Signal(s)
 		}
 	}()
-	err = cmd.Wait()
+	code, err = wait(cmd)
+	return code, err, nil
+}
+
+// wait waits for cmd and returns its exit status (128+N when signal N
+// killed it).
+func wait(cmd *exec.Cmd) (int, error) {
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil, nil
+			return 128 + int(ws.Signal()), nil
 		}
-		return ee.ExitCode(), nil, nil
+		return ee.ExitCode(), nil
 	}
 	if err != nil {
-		return ExitCannotRun, err, nil
+		return ExitCannotRun, err
 	}
-	return 0, nil, nil
+	return 0, nil
 }
 
 // IsChild reports whether this process is the re-executed tine binary that

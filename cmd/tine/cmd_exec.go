@@ -103,11 +103,15 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 			fmt.Fprintf(a.stderr, "tine: note: without the daemon, fork %s (%s) shares the host's network, unrestricted\n", r.Run.Name, sb.HostNetWhy)
 		}
 		name := r.Run.Name
-		spec.NetFailed = func(err error) {
-			fmt.Fprintf(a.stderr, "tine: note: fork %s's network of its own could not be set up (%v): it shares the host's network, unrestricted\n", name, err)
+		spec.NetFailed = func(why error) error {
+			if err := sb.NetFailed(why); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "tine: note: fork %s's network of its own could not be set up (%v): it shares the host's network, unrestricted\n", name, why)
+			return nil
 		}
-		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid) }
-		spec.Exited = func(pid int) { rt.RemoveSession(r, pid) }
+		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid); sb.Started() }
+		spec.Exited = func(pid int) { rt.RemoveSession(r, pid); sb.Ended() }
 		return nil
 	})
 	if err != nil {

@@ -136,9 +136,14 @@ func bytesStr(n int64) string {
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " " + units[i]
 }
 
-// printRefused lists what a run's egress policy refused.
+// printRefused lists what a run's egress policy refused, and when a
+// command of the run ran in the host's network instead (runtime.NetKind).
 func printRefused(w io.Writer, recs []egress.Record) {
 	for _, r := range recs {
+		if r.Kind == runtime.NetKind {
+			fmt.Fprintf(w, "network: %s, at %s\n", display.Text(r.Note), r.Time.Local().Format(time.TimeOnly))
+			continue
+		}
 		what := display.Text(r.Host)
 		if r.Kind == "connect" {
 			what = fmt.Sprintf("%s %s:%d", r.Proto, r.Addr, r.Port)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/egress/egresstest"
 	"github.com/tinehq/tine/internal/testkit"
@@ -166,12 +167,7 @@ func TestExec_SandboxNetworkOfItsOwn(t *testing.T) {
 	os.Mkdir(ws, 0o755)
 	os.Chown(ws, ann.uid, ann.gid)
 	toml := fmt.Sprintf("[network]\negress = [\"allowed.test:%d\"]\nresolvers = [%q]\n", allowed, dns)
-	for name, content := range map[string]string{"tine.toml": toml, "hello.py": egresstest.HelloScript} {
-		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		os.Chown(filepath.Join(ws, name), ann.uid, ann.gid)
-	}
+	writeFiles(t, ann, ws, map[string]string{"tine.toml": toml, "hello.py": egresstest.HelloScript, "errno.py": egresstest.ErrnoScript})
 	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
 	ann.ok(ws, "init", "--backend", "copy", ".")
 	ann.ok(ws, "fork", "ws/source", "-n", "1")
@@ -194,6 +190,13 @@ func TestExec_SandboxNetworkOfItsOwn(t *testing.T) {
 	if got := hello("ws/source-1", nil, at("127.0.0.1", api)); !slices.Equal(got, []string{"refused"}) || apiConns() != before {
 		t.Errorf("from the fork, with no variable naming the API's port: %q (%d connections), want refused", got, apiConns()-before)
 	}
+	// Refused at once, as the daemon's rules refuse: TCP at its SYN
+	// (ECONNREFUSED, not a connect that is then reset), UDP at its first
+	// datagram; both recorded.
+	r := ann.tine(ws, nil, "exec", "ws/source-1", "--", "python3", "errno.py", "tcp:"+at(host, hidden), "udp:"+at(host, 9999))
+	if got := strings.Fields(r.stdout); r.code != 0 || !slices.Equal(got, []string{"ECONNREFUSED", "EPERM"}) {
+		t.Errorf("refused from the fork: %v, want ECONNREFUSED then EPERM", r)
+	}
 	if n := hiddenConns(); n != 0 {
 		t.Errorf("the host's hidden server got %d connections from the fork", n)
 	}
@@ -201,14 +204,83 @@ func TestExec_SandboxNetworkOfItsOwn(t *testing.T) {
 	ann.okJSON(ws, &ps, "ps", "ws/source-1", "--json")
 	var recs []string
 	for _, r := range ps.Refused {
-		recs = append(recs, fmt.Sprintf("%s %s %s:%d", r.Kind, r.Host, r.Addr, r.Port))
+		recs = append(recs, fmt.Sprintf("%s %s %s %s:%d", r.Kind, r.Proto, r.Host, r.Addr, r.Port))
 	}
 	slices.Sort(recs)
-	if want := []string{fmt.Sprintf("connect allowed.test %s:%d", host, hidden), "dns other.test :0"}; !slices.Equal(recs, want) {
+	// Each exec records a destination once, with the name that resolved to
+	// it in that exec (errno.py's connect to the address had none).
+	if want := []string{fmt.Sprintf("connect tcp  %s:%d", host, hidden), fmt.Sprintf("connect tcp allowed.test %s:%d", host, hidden),
+		fmt.Sprintf("connect udp  %s:9999", host), "dns  other.test :0"}; !slices.Equal(recs, want) {
 		t.Errorf("tine ps records %q, want %q", recs, want)
+	}
+	if ps.Egress != nil {
+		t.Errorf("tine ps shows a policy once no command runs: %+v", ps.Egress)
+	}
+	// While a command runs, tine ps shows the policy that holds it, as it
+	// does a supervisor's.
+	done := make(chan result, 1)
+	go func() { done <- ann.tine(ws, nil, "exec", "ws/source-1", "--", "sleep", "3") }()
+	var line string
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && line == ""; time.Sleep(50 * time.Millisecond) {
+		for _, l := range strings.Split(ann.ok(ws, "ps", "ws/source-1"), "\n") {
+			if strings.HasPrefix(l, "egress: only ") {
+				line = l
+			}
+		}
+	}
+	if want := fmt.Sprintf("allowed.test:%d", allowed); !strings.Contains(line, want) {
+		t.Errorf("tine ps while a command runs: egress line %q, want one naming %s", line, want)
+	}
+	if r := <-done; r.code != 0 {
+		t.Errorf("exec sleep: %v", r)
 	}
 	if got := hello("ws/source", nil, at("127.0.0.1", hidden)); !slices.Equal(got, []string{"ok"}) {
 		t.Errorf("from the source: %q, want ok (the host's network)", got)
+	}
+	ann.ok(top, "release", "--force", ws)
+}
+
+// writeFiles writes files (name: content) in dir, as the user's.
+func writeFiles(t *testing.T, u *localUser, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(filepath.Join(dir, name), u.uid, u.gid)
+	}
+}
+
+// A fork whose network of its own cannot be set up in the sandbox (here:
+// its agent's API at port 53 of the host's loopback, which the sandbox's
+// resolver holds) runs in the host's network, and that is never silent:
+// one line on stderr, and a record tine ps shows. With [network]
+// sandbox_fallback = "refuse" in the source's tine.toml it does not run.
+func TestExec_SandboxNetworkFallback(t *testing.T) {
+	testkit.RequireRoot(t, "making the user's directories")
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws := filepath.Join(top, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	writeFiles(t, ann, ws, map[string]string{"tine.toml": "[network]\n"})
+	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	clash := []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:53"}
+	r := ann.tine(ws, clash, "exec", "ws/source-1", "--", "echo", "ran")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "ran" || strings.Count(r.stderr, "the host's network") != 1 {
+		t.Fatalf("exec with a network that cannot be set up: %v, want it run and said once", r)
+	}
+	ps := ann.ok(ws, "ps", "ws/source-1")
+	if !strings.Contains(ps, "network: the host's, unrestricted: its own could not be set up (") || !strings.Contains(ps, "53") {
+		t.Errorf("tine ps after the fallback:\n%s\nwant a line saying the command ran in the host's network, and why", ps)
+	}
+	writeFiles(t, ann, ws, map[string]string{"tine.toml": "[network]\nsandbox_fallback = \"refuse\"\n"})
+	r = ann.tine(ws, clash, "exec", "ws/source-1", "--", "echo", "ran")
+	if r.code != 126 || strings.Contains(r.stdout, "ran") || !strings.Contains(r.stderr, `sandbox_fallback = "refuse"`) {
+		t.Errorf("exec with sandbox_fallback = \"refuse\": %v, want 126 and nothing run", r)
 	}
 	ann.ok(top, "release", "--force", ws)
 }

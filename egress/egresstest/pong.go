@@ -28,6 +28,29 @@ for target in sys.argv[1:]:
         print("other", type(e).__name__)
 `
 
+// ErrnoScript (python3) says, for each proto:host:port argument, how a
+// connection there ended: ok (a Pong server answered), or the error's
+// name (ECONNREFUSED, ECONNRESET, EPERM...). A UDP target gets one
+// datagram and waits for an answer on the connected socket.
+const ErrnoScript = `
+import errno, socket, sys
+for target in sys.argv[1:]:
+    proto, rest = target.split(":", 1)
+    host, port = rest.rsplit(":", 1)
+    host = host.strip("[]")
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    kind = socket.SOCK_DGRAM if proto == "udp" else socket.SOCK_STREAM
+    s = socket.socket(fam, kind)
+    s.settimeout(3)
+    try:
+        s.connect((host, int(port)))
+        s.send(b"ping\n")
+        print("ok" if s.recv(16).startswith(b"pong") else "other")
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, type(e).__name__))
+    s.close()
+`
+
 // Pong listens on addr (TCP) and answers the first line of each
 // connection with pong; it returns its port and a count of the
 // connections it accepted. The test's end closes it.

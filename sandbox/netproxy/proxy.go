@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"errors"
 	"io"
 	"net/netip"
 	"os"
@@ -20,69 +21,86 @@ type Proxy struct {
 	res       *egress.Resolver
 
 	mu      sync.Mutex
-	pins    map[netip.Addr]map[uint16]time.Time // port 0: every port
+	rules   pinner // the child's table (egress.InstallProxy), once Start has it
 	refused map[netip.AddrPort]bool
 	sock    *os.File // the parent's end of the pair (Pair)
 	closers []io.Closer
+	stop    chan struct{} // closed by Close: the refusal watcher ends
+	watched chan struct{} // closed by the watcher once it has ended
 }
 
+// ErrEnded is Start's error when the child ended before it said anything
+// about its network: it failed before building it, and said why itself.
+var ErrEnded = errors.New("the sandbox ended before building its network")
+
+// pinner is where the resolver's pins go: the child's rules
+// (egress.Rules, Linux only).
+type pinner interface{ Pin(...egress.Pin) error }
+
 // Setup is what the sandbox's child needs to build its side (Prepare):
-// the descriptor of its end of the pair and the host ports to listen on.
+// the descriptor of its end of the pair, the host ports to listen on and
+// the policy's prefix rules (the names' addresses come as they are pinned).
 type Setup struct {
-	FD        int   `json:"fd"`
-	HostPorts []int `json:"host_ports,omitempty"`
+	FD        int           `json:"fd"`
+	HostPorts []int         `json:"host_ports,omitempty"`
+	Prefixes  []egress.Rule `json:"prefixes,omitempty"`
 }
 
 // New returns the proxy of a sandbox held by policy, reaching the host's
 // loopback at hostPorts only; record is given each refusal, once.
 func New(policy egress.Policy, hostPorts []int, record func(egress.Record)) *Proxy {
 	p := &Proxy{policy: policy, hostPorts: slices.Clone(hostPorts), record: record,
-		pins: map[netip.Addr]map[uint16]time.Time{}, refused: map[netip.AddrPort]bool{}}
+		refused: map[netip.AddrPort]bool{}}
 	p.res = &egress.Resolver{Policy: policy, Pin: p.pin, Refuse: p.refuseRecord}
 	return p
 }
 
-// HostPorts returns the host's loopback ports the sandbox reaches at its
-// own 127.0.0.1.
-func (p *Proxy) HostPorts() []int { return slices.Clone(p.hostPorts) }
-
-// pin allows each pin's address on its ports for its lifetime (the
-// resolver's Pin).
-func (p *Proxy) pin(pins ...egress.Pin) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	for _, pin := range pins {
-		if p.pins[pin.Addr] == nil {
-			p.pins[pin.Addr] = map[uint16]time.Time{}
-		}
-		until := now.Add(egress.PinLifetime(pin.TTL))
-		for _, port := range pin.Ports {
-			p.pins[pin.Addr][port] = until
+// Setup returns what the child needs to build its side, its end of the
+// pair at descriptor fd.
+func (p *Proxy) Setup(fd int) Setup {
+	s := Setup{FD: fd, HostPorts: slices.Clone(p.hostPorts)}
+	for _, r := range p.policy.Rules {
+		if r.Net.IsValid() {
+			s.Prefixes = append(s.Prefixes, r)
 		}
 	}
-	return nil
+	return s
 }
 
-// allows reports whether a connection to dst may be dialled: its address
-// pinned for its port (or every port) and not lapsed, or a prefix rule
-// naming it.
+// Policy returns the policy the proxy enforces.
+func (p *Proxy) Policy() egress.Policy { return p.res.Current() }
+
+// pin allows the pins' addresses on their ports in the child's rules
+// (the resolver's Pin), for as long as egress.Rules.Pin does.
+func (p *Proxy) pin(pins ...egress.Pin) error {
+	p.mu.Lock()
+	rules := p.rules
+	p.mu.Unlock()
+	if rules == nil {
+		return errors.New("the sandbox's network is not up")
+	}
+	return rules.Pin(pins...)
+}
+
+// allows reports whether a connection the child's rules sent to the proxy
+// may be dialled, checked again here, where the command cannot reach: a
+// prefix rule names it, or an allowed name resolved to its address and
+// the rules allow that name on its port. The names are the resolver's
+// (egress.Resolver.NameOf): kept for an answer's TTL and a grace, and for
+// a bounded number of addresses, so they never grow without end, and an
+// address the rules still pin is still known here.
 func (p *Proxy) allows(dst netip.AddrPort) bool {
 	for _, r := range p.policy.Rules {
 		if r.Net.IsValid() && r.Net.Contains(dst.Addr()) && (r.Port == 0 || r.Port == dst.Port()) {
 			return true
 		}
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	ports := p.pins[dst.Addr()]
-	for _, port := range []uint16{dst.Port(), 0} {
-		if until, ok := ports[port]; ok && now.Before(until) {
-			return true
-		}
+	name := p.res.NameOf(dst.Addr())
+	if name == "" {
+		return false
 	}
-	return false
+	ports, ok := p.policy.Ports(name)
+	return ok && (slices.Contains(ports, 0) || slices.Contains(ports, dst.Port()))
 }
 
 // refuse records the refused connection to dst, once.
@@ -103,9 +121,18 @@ func (p *Proxy) refuseRecord(r egress.Record) {
 	}
 }
 
-// Close stops serving the sandbox's network: its sockets close (the
-// connections already spliced end with this process).
+// Close stops serving the sandbox's network, once the refusals the child's
+// rules made last are recorded: its sockets close (the connections already
+// spliced end with this process).
 func (p *Proxy) Close() error {
+	p.mu.Lock()
+	stop, watched := p.stop, p.watched
+	p.stop = nil
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-watched
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range p.closers {

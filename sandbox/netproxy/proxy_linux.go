@@ -24,10 +24,19 @@ import (
 // dialTimeout bounds the parent's dial of a destination.
 const dialTimeout = 10 * time.Second
 
+// refusalPoll is how often the parent reads what the child's rules
+// refused (and once more when the sandbox ends).
+const refusalPoll = 250 * time.Millisecond
+
+// goAhead is the parent's answer to the child's hello once it serves the
+// sockets: only then does the child go on to run the command (without it,
+// the child exits, running nothing).
+var goAhead = []byte{'g'}
+
 // hello is the one message the child sends its parent: the names of the
 // sockets it passes, in order, or why it could not build its network.
 type hello struct {
-	Sockets []string `json:"sockets,omitempty"` // "dns-udp", "dns-tcp", "proxy", "host:P"
+	Sockets []string `json:"sockets,omitempty"` // "dns-udp", "dns-tcp", "proxy", "host:P", "nft"
 	Error   string   `json:"error,omitempty"`
 }
 
@@ -44,10 +53,21 @@ func (p *Proxy) Pair() (*os.File, error) {
 }
 
 // Start waits for the child's sockets and serves them: DNS with the
-// policy's resolver, connections by the policy, host ports to the host's
-// loopback. It returns the child's error if it could not build its
-// network (the child then exits without running the command).
+// policy's resolver, pinning in the child's rules, connections by the
+// policy, host ports to the host's loopback, and what the child's rules
+// refuse recorded; then it lets the child go on. It returns ErrEnded if
+// the child ended first, else the reason it could not build its network
+// or this process could not serve it (the child then exits without
+// running the command).
 func (p *Proxy) Start() error {
+	err := p.start()
+	if err != nil {
+		p.Close()
+	}
+	return err
+}
+
+func (p *Proxy) start() error {
 	buf, oob := make([]byte, 4096), make([]byte, unix.CmsgSpace(4*(8+len(p.hostPorts))))
 	n, oobn, _, _, err := unix.Recvmsg(int(p.sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
@@ -59,7 +79,7 @@ func (p *Proxy) Start() error {
 	}
 	var h hello
 	if n == 0 {
-		h.Error = "the sandbox ended before building its network"
+		return ErrEnded
 	} else if err := json.Unmarshal(buf[:n], &h); err != nil {
 		h.Error = "a bad message from the sandbox: " + err.Error()
 	}
@@ -72,13 +92,67 @@ func (p *Proxy) Start() error {
 		}
 		return errors.New(h.Error)
 	}
+	// The rules first: the resolver pins in them from its first answer.
 	for i, name := range h.Sockets {
+		if name == "nft" {
+			p.keep(files[i])
+			p.setRules(egress.ProxyRules(files[i]))
+		}
+	}
+	for i, name := range h.Sockets {
+		if name == "nft" {
+			continue
+		}
 		if err := p.serve(name, files[i]); err != nil {
-			p.Close()
 			return fmt.Errorf("the sandbox's network: %s: %w", name, err)
 		}
 	}
+	if p.rules == nil {
+		return errors.New("the sandbox's network: no rules to pin in")
+	}
+	if _, err := p.sock.Write(goAhead); err != nil {
+		return fmt.Errorf("the sandbox's network: %w", err)
+	}
 	return nil
+}
+
+// setRules keeps the child's rules and watches what they refuse.
+func (p *Proxy) setRules(r *egress.Rules) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules, p.stop, p.watched = r, make(chan struct{}), make(chan struct{})
+	go p.watch(r, p.stop, p.watched)
+}
+
+// watch records what the child's rules refused, every refusalPoll and
+// once more when stop closes.
+func (p *Proxy) watch(r *egress.Rules, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(refusalPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-stop:
+			p.flush(r)
+			return
+		}
+		p.flush(r)
+	}
+}
+
+// flush records the child's rules' refusals since the last call.
+func (p *Proxy) flush(r *egress.Rules) {
+	got, err := r.NewRefusals()
+	if err != nil {
+		log.Printf("netproxy: reading refusals: %v", err)
+		return
+	}
+	now := time.Now().UTC()
+	for _, f := range got {
+		p.refuseRecord(egress.Record{Time: now, Kind: "connect", Host: p.res.NameOf(f.Addr),
+			Addr: f.Addr.String(), Port: f.Port, Proto: f.Proto})
+	}
 }
 
 // serve serves the socket named name that the child passed as f.
@@ -131,8 +205,12 @@ func accept(ln net.Listener, handle func(*net.TCPConn)) {
 	}
 }
 
-// connect handles a connection redirected to the proxy: dialled to its
-// original destination if the policy allows it, else reset and recorded.
+// connect handles a connection the child's rules redirected to the proxy:
+// dialled to its original destination if the policy allows it, else reset
+// and recorded. The rules redirect only what they allow, so a reset here
+// is a rule the command changed (it can with [confine] off) or a pin the
+// resolver's names outlived: the check is the command's limit, the rules
+// what makes a refusal a refusal.
 func (p *Proxy) connect(c *net.TCPConn) {
 	dst, err := originalDst(c)
 	if err != nil {
@@ -192,7 +270,7 @@ func originalDst(c *net.TCPConn) (netip.AddrPort, error) {
 func Prepare(s Setup) error {
 	sock := os.NewFile(uintptr(s.FD), "netproxy-child")
 	defer sock.Close()
-	names, files, err := build(s.HostPorts)
+	names, files, err := build(s)
 	defer func() {
 		for _, f := range files {
 			f.Close()
@@ -215,11 +293,18 @@ func Prepare(s Setup) error {
 	if serr := unix.Sendmsg(int(sock.Fd()), b, oob, nil, 0); serr != nil && err == nil {
 		err = fmt.Errorf("passing the network's sockets: %w", serr)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	ok := make([]byte, len(goAhead))
+	if n, rerr := sock.Read(ok); rerr != nil || n != len(goAhead) || ok[0] != goAhead[0] {
+		return errors.New("the parent did not serve the network")
+	}
+	return nil
 }
 
 // build sets the network up and returns its sockets, named.
-func build(hostPorts []int) ([]string, []*os.File, error) {
+func build(s Setup) ([]string, []*os.File, error) {
 	lo, err := netlink.LinkByName("lo")
 	if err == nil {
 		err = netlink.LinkSetUp(lo)
@@ -232,6 +317,10 @@ func build(hostPorts []int) ([]string, []*os.File, error) {
 		Table: unix.RT_TABLE_LOCAL, Scope: netlink.SCOPE_HOST}); err != nil {
 		return nil, nil, fmt.Errorf("routing to lo: %w", err)
 	}
+	// IPv6 too, where the namespace has it, so that its connections meet
+	// the rules (refused and recorded) rather than fail unseen for want
+	// of a route; without it (IPv6 off), they fail unseen.
+	routeIPv6(lo)
 	var names []string
 	var files []*os.File
 	add := func(name string, f *os.File, err error) error {
@@ -266,13 +355,21 @@ func build(hostPorts []int) ([]string, []*os.File, error) {
 	if err != nil {
 		return nil, files, err
 	}
-	for _, port := range hostPorts {
+	for _, port := range s.HostPorts {
 		if _, err := listen("host:"+strconv.Itoa(port), port); err != nil {
 			return nil, files, err
 		}
 	}
-	if err := egress.InstallProxy(proxy); err != nil {
+	nft, err := egress.InstallProxy(proxy, egress.Policy{Rules: s.Prefixes})
+	if err := add("nft", nft, err); err != nil {
 		return nil, files, err
 	}
 	return names, files, nil
+}
+
+// routeIPv6 routes every IPv6 address to lo, as build does IPv4.
+func routeIPv6(lo netlink.Link) error {
+	all := &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}
+	return netlink.RouteAdd(&netlink.Route{LinkIndex: lo.Attrs().Index, Dst: all, Type: unix.RTN_LOCAL,
+		Table: unix.RT_TABLE_LOCAL, Scope: netlink.SCOPE_HOST})
 }
