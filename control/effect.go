@@ -24,6 +24,20 @@ type EffectAnswer struct {
 	Message  string          `json:"message"`
 }
 
+// Summary is the answer in a line, as tine effect prints it and the MCP
+// tool answers: done already (with the receipt's status), pending as an
+// approval, or the daemon's message (a fork's request, offered once the
+// fork is promoted).
+func (a *EffectAnswer) Summary() string {
+	switch {
+	case a.Receipt != nil:
+		return fmt.Sprintf("done already: %s (status %d, ok %v)", effect.Describe(a.Plan), a.Receipt.Status, a.Receipt.OK)
+	case a.Approval == nil:
+		return a.Message
+	}
+	return fmt.Sprintf("asked: %s is pending as %s; %s", effect.Describe(a.Plan), a.Approval.ID, a.Message)
+}
+
 // RequestEffect records run actor's request for an external effect as a
 // pending approval showing exactly what would be done. Only a source may
 // ask: a fork's work reaches the world through a merge or a promotion
@@ -42,6 +56,7 @@ func (p *Plane) RequestEffect(ctx context.Context, actor engine.Ref, req effect.
 		return nil, fmt.Errorf("external effects are refused from a fork (%s): merge or promote its work, then ask from the source "+
 			"(or let forks ask for them once promoted: [effects] from_forks = \"after_promotion\"): %w", actor.Run.Name, capability.ErrScope)
 	}
+	req.Method = strings.ToUpper(req.Method)
 	if err := req.Check(cfg.Effects.Commands); err != nil {
 		return nil, fmt.Errorf("%v: %w", err, tine.ErrInvalid)
 	}

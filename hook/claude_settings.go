@@ -49,10 +49,19 @@ func HookCommand(bin string, agent Agent) string {
 // agent, whatever tine binary it names.
 func IsTineCommand(cmd string, agent Agent) bool {
 	f := strings.Fields(cmd)
-	if len(f) != 3 || f[1] != "hook" || f[2] != string(agent) {
+	if len(f) < 3 || f[len(f)-2] != "hook" || f[len(f)-1] != string(agent) {
 		return false
 	}
-	return filepath.Base(strings.Trim(f[0], `'"`)) == "tine"
+	bin := strings.Join(f[:len(f)-2], " ")
+	switch {
+	case len(bin) > 1 && bin[0] == '\'' && bin[len(bin)-1] == '\'': // as HookCommand quotes it
+		bin = strings.ReplaceAll(bin[1:len(bin)-1], `'\''`, "'")
+	case len(bin) > 1 && bin[0] == '"' && bin[len(bin)-1] == '"':
+		bin = bin[1 : len(bin)-1]
+	case len(f) != 3:
+		return false // more than one word: another command running tine
+	}
+	return filepath.Base(bin) == "tine"
 }
 
 // group is one entry of an event's list in the JSON hooks format.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // Codex reads hooks from inline tables in config.toml ([[hooks.Stop]] and
@@ -58,8 +58,9 @@ func CodexTrustHash(event, matcher, command string, timeout int) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// codexBlock is tine's block for command, with the trust entries.
-func codexBlock(command string, trust []codexTrust) string {
+// codexBlock is tine's block for command, with the trust entries and,
+// with mcpBin, tine's MCP server (codexMCP).
+func codexBlock(command string, trust []codexTrust, mcpBin string) string {
 	var b strings.Builder
 	b.WriteString(codexBegin + "\n")
 	for _, s := range specs[Codex] {
@@ -73,8 +74,39 @@ func codexBlock(command string, trust []codexTrust) string {
 	for _, t := range trust {
 		fmt.Fprintf(&b, "[hooks.state.%s]\ntrusted_hash = %s\n", tomlString(t.Key), strconv.Quote(t.Hash))
 	}
+	if mcpBin != "" {
+		b.WriteString(codexMCP(mcpBin))
+	}
 	b.WriteString(codexEnd + "\n")
 	return b.String()
+}
+
+// CodexMCPServer is the name tine's MCP server has in Codex's config.
+const CodexMCPServer = "tine"
+
+// codexMCP is tine's MCP server in Codex's config: `tine mcp`, given the
+// run's socket and capability (Codex passes an MCP server only the
+// variables it names). Codex starts MCP servers outside its sandbox, which
+// refuses every socket, tine's too: from there the tools are how an agent
+// in a run reaches tine (effect, fork_run). The effect tool is approved in
+// Codex (else codex exec refuses it: "approval policy is never"), since
+// tine asks a person for every effect itself.
+func codexMCP(bin string) string {
+	return fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\nargs = [\"mcp\"]\nenv_vars = [\"TINE_SOCKET\", \"TINE_CAPABILITY\"]\n"+
+		"[mcp_servers.%s.tools.effect]\napproval_mode = \"approve\"\n", CodexMCPServer, tomlString(bin), CodexMCPServer)
+}
+
+// CodexHasMCP reports whether the Codex config doc defines an MCP server
+// named tine (tine's, or one of the user's by that name).
+func CodexHasMCP(doc []byte) bool {
+	var c struct {
+		MCP map[string]any `toml:"mcp_servers"`
+	}
+	if toml.Unmarshal(doc, &c) != nil {
+		return false
+	}
+	_, ok := c.MCP[CodexMCPServer]
+	return ok
 }
 
 // tomlString quotes s as a TOML literal string, or a basic one when s
@@ -164,9 +196,10 @@ func decodeTine(doc []byte) (map[string][][2]int, error) {
 }
 
 // mergeCodex appends tine's block unless the file already runs tine's
-// hook, with no trust entries (the config's path is not known).
+// hook, with no trust entries (the config's path is not known) and no MCP
+// server.
 func mergeCodex(doc []byte, command string) ([]byte, bool, error) {
-	return mergeCodexAt(doc, command, "")
+	return mergeCodexAt(doc, command, "", "")
 }
 
 // mergeCodexAt appends tine's block to the config.toml at path and, path
@@ -175,8 +208,10 @@ func mergeCodex(doc []byte, command string) ([]byte, bool, error) {
 // trusted_hash of its current definition (else `codex exec` skips it
 // without a word). A block tine wrote before is replaced, so an install
 // without trust, or with a stale hash, is brought up to date; handlers
-// added by hand are left alone.
-func mergeCodexAt(doc []byte, command, path string) ([]byte, bool, error) {
+// added by hand are left alone. With mcpBin the block also defines tine's
+// MCP server (codexMCP), unless the file has an MCP server of that name
+// or one cannot be added to how it defines mcp_servers.
+func mergeCodexAt(doc []byte, command, path, mcpBin string) ([]byte, bool, error) {
 	n, err := decodeCodex(doc)
 	if err != nil {
 		return nil, false, err
@@ -193,7 +228,7 @@ func mergeCodexAt(doc []byte, command, path string) ([]byte, bool, error) {
 	if n > 0 {
 		return doc, false, nil // tine's hook, added by hand
 	}
-	out := appendBlock(base, codexBlock(command, nil))
+	out := appendBlock(base, codexBlock(command, nil, ""))
 	pos, err := decodeTine(out)
 	if err == nil {
 		for _, s := range specs[Codex] {
@@ -203,7 +238,7 @@ func mergeCodexAt(doc []byte, command, path string) ([]byte, bool, error) {
 		}
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("cannot extend the hooks this file defines (%v); add tine's hooks by hand:\n%s", err, codexBlock(command, nil))
+		return nil, false, fmt.Errorf("cannot extend the hooks this file defines (%v); add tine's hooks by hand:\n%s", err, codexBlock(command, nil, ""))
 	}
 	if path != "" {
 		var trust []codexTrust
@@ -214,9 +249,14 @@ func mergeCodexAt(doc []byte, command, path string) ([]byte, bool, error) {
 				Hash: CodexTrustHash(s.Event, s.Matcher, command, HookTimeout),
 			})
 		}
-		out = appendBlock(base, codexBlock(command, trust))
+		out = appendBlock(base, codexBlock(command, trust, ""))
 		if _, err := decodeTine(out); err != nil {
-			return nil, false, fmt.Errorf("cannot add tine's hook trust to the hooks.state this file defines (%v); add tine's hooks by hand and trust them in Codex's /hooks:\n%s", err, codexBlock(command, nil))
+			return nil, false, fmt.Errorf("cannot add tine's hook trust to the hooks.state this file defines (%v); add tine's hooks by hand and trust them in Codex's /hooks:\n%s", err, codexBlock(command, nil, ""))
+		}
+		if mcpBin != "" && !CodexHasMCP(base) {
+			if with := appendBlock(base, codexBlock(command, trust, mcpBin)); CodexHasMCP(with) {
+				out = with
+			}
 		}
 	}
 	return out, !bytes.Equal(out, doc), nil

@@ -262,3 +262,34 @@ func TestFileRecorder(t *testing.T) {
 		t.Errorf("%s: %+v %v", lines[1], got, err)
 	}
 }
+
+// TestDecide_CodexNamesTheMCPTools: Codex's sandbox refuses tine's socket,
+// so the refusals Codex gets name the tine MCP tool that does the same
+// (effect, fork) besides the tine command; Claude's do not.
+func TestDecide_CodexNamesTheMCPTools(t *testing.T) {
+	codexPre := func(cmd string) []byte {
+		return codexPayload(t, "pre-tool-use", map[string]any{
+			"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "call_1",
+			"tool_input": map[string]any{"command": cmd},
+		})
+	}
+	for _, c := range []struct {
+		agent        Agent
+		payload      []byte
+		command, mcp string
+	}{
+		{Codex, codexPre("git push origin main"), "tine effect git-push", "MCP server's `effect` tool"},
+		{Codex, codexPre("npm update"), "tine fork-self", "MCP server's `fork` tool"},
+		{Claude, withCommand(t, readFixture(t, claudePre), "git push origin main"), "tine effect git-push", ""},
+	} {
+		ev, err := Parse(c.agent, c.payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Decide(context.Background(), ev, Env{Run: "source", Role: classify.Source})
+		if r.Action != Deny || !strings.Contains(r.Reason, c.command) || (c.mcp != "") != strings.Contains(r.Reason, "MCP") ||
+			!strings.Contains(r.Reason, c.mcp) {
+			t.Errorf("%s, %s: %s %q", c.agent, ev.Command, r.Action, r.Reason)
+		}
+	}
+}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 	"github.com/tinehq/tine/classify"
 )
 
@@ -73,7 +74,7 @@ func TestInstall_CodexTrust(t *testing.T) {
 	if err := os.WriteFile(path, old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if changed, err := Install(Codex, path, "tine hook codex"); err != nil || !changed {
+	if changed, err := Install(Codex, path, "tine"); err != nil || !changed {
 		t.Fatalf("install: %v %v", changed, err)
 	}
 	doc, _ := os.ReadFile(path)
@@ -84,7 +85,7 @@ func TestInstall_CodexTrust(t *testing.T) {
 			} `toml:"state"`
 		} `toml:"hooks"`
 	}
-	if _, err := toml.Decode(string(doc), &c); err != nil {
+	if err := toml.Unmarshal(doc, &c); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
@@ -104,7 +105,7 @@ func TestInstall_CodexTrust(t *testing.T) {
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v", fi.Mode())
 	}
-	if changed, err := Install(Codex, path, "tine hook codex"); err != nil || changed {
+	if changed, err := Install(Codex, path, "tine"); err != nil || changed {
 		t.Errorf("second install: %v %v", changed, err)
 	}
 	if changed, err := Uninstall(Codex, path); err != nil || !changed {
@@ -130,5 +131,66 @@ func TestSettingsPath_CodexHome(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	if p, _ := SettingsPath(Codex, ""); p != filepath.Join(home, ".codex", "config.toml") {
 		t.Errorf("default: %q", p)
+	}
+}
+
+// TestInstall_CodexMCP: installing for Codex also defines tine's MCP
+// server, given the run's socket and capability, with its effect tool
+// approved, next to the user's own servers; a file with its own server
+// named tine, or mcp_servers written inline (which a table cannot
+// extend), gets the hooks without it; removing takes it away.
+func TestInstall_CodexMCP(t *testing.T) {
+	type server struct {
+		Command string   `toml:"command"`
+		Args    []string `toml:"args"`
+		EnvVars []string `toml:"env_vars"`
+		Tools   map[string]struct {
+			ApprovalMode string `toml:"approval_mode"`
+		} `toml:"tools"`
+	}
+	for _, c := range []struct {
+		name, user string
+		want       string // the tine server's command, "" for the user's own or none
+	}{
+		{"beside the user's", "[mcp_servers.docs]\ncommand = \"docs-mcp\"\n", "/opt/tine bin/tine"},
+		{"the user's own tine", "[mcp_servers.tine]\ncommand = \"my-tine\"\n", ""},
+		{"inline", "mcp_servers = { docs = { command = \"docs-mcp\" } }\n", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.toml")
+			if err := os.WriteFile(path, []byte(c.user), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Install(Codex, path, "/opt/tine bin/tine"); err != nil {
+				t.Fatal(err)
+			}
+			doc, _ := os.ReadFile(path)
+			var cfg struct {
+				MCP map[string]server `toml:"mcp_servers"`
+			}
+			if err := toml.Unmarshal(doc, &cfg); err != nil {
+				t.Fatalf("%v\n%s", err, doc)
+			}
+			if n, _ := decodeCodex(doc); n != len(specs[Codex]) {
+				t.Errorf("%d of tine's hooks, want %d\n%s", n, len(specs[Codex]), doc)
+			}
+			s := cfg.MCP[CodexMCPServer]
+			switch {
+			case c.want != "" && (s.Command != c.want || !slices.Equal(s.Args, []string{"mcp"}) ||
+				!slices.Equal(s.EnvVars, []string{"TINE_SOCKET", "TINE_CAPABILITY"}) || s.Tools["effect"].ApprovalMode != "approve"):
+				t.Errorf("tine's server %+v\n%s", s, doc)
+			case c.want == "" && strings.Count(string(doc), "[mcp_servers.tine") > strings.Count(c.user, "[mcp_servers.tine"):
+				t.Errorf("a second tine server:\n%s", doc)
+			}
+			if cfg.MCP["docs"].Command == "" && !strings.Contains(c.name, "tine") {
+				t.Errorf("the user's server is gone:\n%s", doc)
+			}
+			if _, err := Uninstall(Codex, path); err != nil {
+				t.Fatal(err)
+			}
+			if doc, _ := os.ReadFile(path); string(doc) != c.user {
+				t.Errorf("after uninstall:\n%s", doc)
+			}
+		})
 	}
 }

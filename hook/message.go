@@ -22,20 +22,31 @@ var phrases = map[classify.Category]string{
 // maxQuoted bounds how much of a command a message repeats.
 const maxQuoted = 120
 
-// forkFirstMessage asks the agent to request forks instead of running cmd.
-func forkFirstMessage(cmd string, d classify.Decision) string {
+// forkFirstMessage asks agent to request forks instead of running cmd.
+func forkFirstMessage(cmd string, d classify.Decision, agent Agent) string {
 	what := "fork-worthy work"
 	if len(d.Categories) > 0 {
 		what = phrases[d.Categories[0]]
 	}
 	req := ForkSelfCommand(d.Approaches)
+	if agent == Codex {
+		req += codexSandboxed("fork")
+	}
 	return fmt.Sprintf("tine: `%s` is %s (%s); run it in forks first: %s — "+
 		"tine forks this run once your turn has stopped, so request it, say so, and end the turn.",
 		shorten(cmd), what, d.Reason, req)
 }
 
-// denyMessage says why cmd is refused in role.
-func denyMessage(cmd string, d classify.Decision, role classify.Role) string {
+// codexSandboxed names the tine MCP tool that does what a tine command
+// would, for Codex: its sandbox refuses every socket, tine's too, so from
+// there the tine command cannot reach the daemon, while Codex runs the MCP
+// servers tine setup codex adds outside its sandbox.
+func codexSandboxed(tool string) string {
+	return " (from Codex's sandbox, which blocks tine's socket, call the tine MCP server's `" + tool + "` tool instead)"
+}
+
+// denyMessage says why cmd is refused in role, to agent.
+func denyMessage(cmd string, d classify.Decision, role classify.Role, agent Agent) string {
 	where := "this source"
 	if role == classify.Fork {
 		where = "this fork"
@@ -45,7 +56,11 @@ func denyMessage(cmd string, d classify.Decision, role classify.Role) string {
 		if role == classify.Fork {
 			msg += " A fork's work leaves through a merge: finish here; from the source, `tine effect git-push` (or `tine effect http`, `tine effect run`) asks a person, and tine does it."
 		} else {
-			msg += " Ask a person for it instead: `tine effect git-push REMOTE REF` (or `tine effect http METHOD URL`, `tine effect run -- CMD`); tine does it once approved."
+			msg += " Ask a person for it instead: `tine effect git-push REMOTE REF` (or `tine effect http METHOD URL`, `tine effect run -- CMD`)"
+			if agent == Codex {
+				msg += codexSandboxed("effect")
+			}
+			msg += "; tine does it once approved."
 		}
 	}
 	return msg

@@ -67,18 +67,21 @@ func Unmerge(agent Agent, doc []byte) ([]byte, bool, error) {
 	return nil, false, fmt.Errorf("unknown agent %q", agent)
 }
 
-// Install merges tine's hooks into the settings file at path, creating it
-// (and its directory) if needed. It reports whether the file changed. For
-// Codex it also marks tine's handlers trusted in that file (see
-// [CodexTrustHash]), since Codex runs no hook that was not reviewed.
-func Install(agent Agent, path, command string) (bool, error) {
+// Install merges tine's hooks, running HookCommand(bin, agent), into the
+// settings file at path, creating it (and its directory) if needed. It
+// reports whether the file changed. For Codex it also marks tine's
+// handlers trusted in that file (see [CodexTrustHash]), since Codex runs
+// no hook that was not reviewed, and adds bin's MCP server (`tine mcp`),
+// through which an agent in Codex's sandbox reaches tine.
+func Install(agent Agent, path, bin string) (bool, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false, err
 	}
 	return editFile(abs, true, func(doc []byte) ([]byte, bool, error) {
+		command := HookCommand(bin, agent)
 		if agent == Codex {
-			return mergeCodexAt(doc, command, abs)
+			return mergeCodexAt(doc, command, abs, bin)
 		}
 		return Merge(agent, doc, command)
 	})

@@ -89,7 +89,7 @@ func (c *Client) Text(ctx context.Context, path string, limit int) (string, int6
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return "", 0, fmt.Errorf("the tine daemon: %w", err)
+		return "", 0, &NoAnswerError{Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
@@ -131,7 +131,16 @@ func (c *Client) request(ctx context.Context, method, path string, raw []byte, h
 // taken effect.
 type NoAnswerError struct{ Err error }
 
-func (e *NoAnswerError) Error() string { return "the tine daemon: " + e.Err.Error() }
+func (e *NoAnswerError) Error() string {
+	if errors.Is(e.Err, syscall.EPERM) {
+		return "the tine daemon: " + e.Err.Error() + sandboxed
+	}
+	return "the tine daemon: " + e.Err.Error()
+}
+
+// sandboxed explains a socket refused with EPERM: not the socket's mode
+// (EACCES) but a sandbox's seccomp filter, Codex's above all.
+const sandboxed = " (a sandbox around this process refuses sockets, as Codex's does: call the tine MCP server's tools instead, which `tine setup codex` adds and Codex runs outside its sandbox, or run this outside the sandbox)"
 
 // Unwrap returns the transport's error.
 func (e *NoAnswerError) Unwrap() error { return e.Err }

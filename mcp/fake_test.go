@@ -116,3 +116,22 @@ func TestServer_OddAnswer(t *testing.T) {
 	fails(t, cs, "fork_run", map[string]any{"run": "r1"}, "the daemon's answer to a fork")
 	fails(t, cs, "fork_cost", map[string]any{"group": "g1"}, "tine mcp: fork_cost:") // the server lives on
 }
+
+// effect sends the request as tine effect does, for the caller's own run,
+// and answers with the line tine effect prints.
+func TestServer_Effect(t *testing.T) {
+	api := &fakeAPI{do: func(method, path string, body any) (int, any, error) {
+		a := &tine.Approval{ID: "a12345678", Action: tine.ActionEffect, Run: "r1", ExpiresAt: time.Now().Add(time.Hour)}
+		return http.StatusAccepted, map[string]any{"approval": a, "plan": map[string]any{"kind": "http", "method": "POST", "url": "https://x.test/deploy"},
+			"message": "waiting for a person: tine approve a12345678"}, nil
+	}}
+	cs := session(t, Options{API: api, Self: "r1"})
+	text := ok(t, cs, "effect", map[string]any{"kind": "http", "method": "post", "url": "https://x.test/deploy", "body": "{}", "key": "k1"}, nil)
+	if !strings.Contains(text, "is pending as a12345678") || !strings.Contains(text, "tine approve a12345678") {
+		t.Errorf("answer: %s", text)
+	}
+	if want := `POST /v1/runs/r1/effects {"kind":"http","key":"k1","method":"post","url":"https://x.test/deploy","body":"{}"}`; len(api.sent) != 1 || api.sent[0] != want {
+		t.Errorf("sent %q, want %s", api.sent, want)
+	}
+	fails(t, session(t, Options{API: api}), "effect", map[string]any{"kind": "git-push"}, "run is required")
+}

@@ -38,6 +38,7 @@ func NewServer(o Options) *sdk.Server {
 	t := &tools{api: httpapi.Over(o.API), self: o.Self}
 	t.addBranchTools(s)
 	t.addLifecycleTools(s)
+	t.addEffectTools(s)
 	return s
 }
 

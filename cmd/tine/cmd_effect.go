@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/effect"
@@ -46,15 +45,7 @@ out through a merge or a promotion first.`,
 			if asJSON {
 				return a.printJSON(out)
 			}
-			if out.Receipt != nil { // the daemon answers 200 with a receipt, else 202
-				fmt.Fprintf(a.stdout, "done already: %s (status %d, ok %v)\n", display.Text(effect.Describe(out.Plan)), out.Receipt.Status, out.Receipt.OK)
-				return nil
-			}
-			if out.Approval == nil { // a fork's, offered once it is promoted
-				fmt.Fprintf(a.stdout, "%s\n", display.Text(out.Message))
-				return nil
-			}
-			fmt.Fprintf(a.stdout, "asked: %s is pending as %s; %s\n", display.Text(effect.Describe(out.Plan)), out.Approval.ID, display.Text(out.Message))
+			fmt.Fprintln(a.stdout, display.Text(out.Summary()))
 			return nil
 		},
 	}
@@ -83,7 +74,7 @@ func effectRequest(c *cobra.Command, args []string, data string) (effect.Request
 		if len(rest) != 2 {
 			return r, usageErr(c, "http takes METHOD and URL")
 		}
-		r.Method, r.URL, r.Body = strings.ToUpper(rest[0]), rest[1], data
+		r.Method, r.URL, r.Body = rest[0], rest[1], data
 	case effect.Run:
 		if len(rest) == 0 {
 			return r, usageErr(c, "run takes the command after --")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -13,7 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tinehq/tine/hook"
 	"github.com/tinehq/tine/internal/agentmock"
+	"github.com/tinehq/tine/internal/runenv"
 )
 
 var pendingID = regexp.MustCompile(`pending as (a[0-9a-z]{8})`)
@@ -190,5 +193,83 @@ func TestEffect_RealClaudeAsksThroughTine(t *testing.T) {
 	}
 	if log := e.ok("log", "source"); !strings.Contains(log, "effect") {
 		t.Errorf("no receipt in the log:\n%s", log)
+	}
+}
+
+// TestEffect_RealCodexAsksThroughTine: the real codex exec, run by a
+// person in the source with its own sandbox (workspace-write, as codex
+// runs by default) and tine setup codex's hooks and MCP server. Its git
+// push is denied by the hook, whose message names tine effect and, for
+// codex, the MCP tool; tine effect from its sandbox cannot reach the
+// daemon (the sandbox refuses every socket) and says why; the MCP server,
+// which codex runs outside its sandbox with the run's socket and
+// capability, asks. The push waits for a person and is done once
+// approved.
+func TestEffect_RealCodexAsksThroughTine(t *testing.T) {
+	requireCodex(t)
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "one\n"})
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	hostSh(t, dir, "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@x commit -qm one && git init -q --bare "+remote+" && git remote add origin "+remote)
+	head := strings.TrimSpace(hostSh(t, dir, "git rev-parse HEAD"))
+	mcpCall := agentmock.FunctionCall("effect", map[string]any{"kind": "git-push", "remote": "origin", "refspec": "main"})
+	mcpCall.Namespace = "mcp__" + hook.CodexMCPServer
+	steps := []agentmock.OpenAIItem{
+		agentmock.FunctionCall("exec_command", map[string]any{"cmd": "git push origin main"}),
+		// codex runs commands in a login shell, whose PATH (the profile's)
+		// has no /run/tine/bin: the run's own tine by its path.
+		agentmock.FunctionCall("exec_command", map[string]any{"cmd": runenv.RunDir + "/bin/tine effect git-push origin main"}),
+		mcpCall,
+	}
+	m, err := agentmock.NewOpenAI(func(r *agentmock.OpenAIRequest) agentmock.OpenAITurn {
+		if n := len(r.ToolOutputs()); n < len(steps) {
+			return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{steps[n]}}
+		}
+		return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{agentmock.Message("asked")}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	home := filepath.Join(canonicalPath(t, t.TempDir()), "codex-home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := "model_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"" + m.URL +
+		"\"\nwire_api = \"responses\"\nenv_key = \"TINE_MOCK_OPENAI_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n"
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := []string{"CODEX_HOME=" + home, "TINE_MOCK_OPENAI_KEY=mock"}
+	if r := e.run(call{vars: vars}, "setup", "codex", "--tine", tineBin); r.code != 0 || !strings.Contains(r.stdout, "MCP server") {
+		t.Fatalf("%v", r)
+	}
+	d := e.serve()
+	defer d.stop(t)
+	argv := append(append([]string{"exec", "source", "--", "env"}, vars...),
+		"codex", "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "push it")
+	out := e.ok(argv...)
+	var outputs []string
+	for _, o := range m.Requests()[len(m.Requests())-1].ToolOutputs() {
+		outputs = append(outputs, o.Text())
+	}
+	if len(outputs) != len(steps) {
+		t.Fatalf("tool outputs %q, want %d\ncodex: %s", outputs, len(steps), out)
+	}
+	if denial := outputs[0]; !strings.Contains(denial, "external") || !strings.Contains(denial, "MCP server's `effect` tool") {
+		t.Errorf("git push: %q, want the hook's denial naming the MCP tool", denial)
+	}
+	if cmd := outputs[1]; !strings.Contains(cmd, "refuses sockets") || !strings.Contains(cmd, "MCP server") {
+		t.Errorf("tine effect in codex's sandbox: %q, want why it cannot reach tine", cmd)
+	}
+	id := pendingID.FindStringSubmatch(outputs[2])
+	if id == nil || !strings.Contains(outputs[2], head) {
+		t.Fatalf("the MCP tool effect: %q, want a pending approval of %s", outputs[2], head)
+	}
+	if refs := remoteRefs(t, remote); refs != "" {
+		t.Fatalf("pushed before anyone approved: %q", refs)
+	}
+	e.ok("approve", id[1])
+	if refs := remoteRefs(t, remote); refs != head+" refs/heads/main" {
+		t.Errorf("the remote after the approval: %q, want %s refs/heads/main", refs, head)
 	}
 }

@@ -84,7 +84,7 @@ func TestMCP_Host(t *testing.T) {
 	cs := e.mcpSession("mcp")
 
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 12 {
+	if err != nil || len(tools.Tools) != 13 {
 		t.Fatalf("tools/list: %v %v", tools, err)
 	}
 	for _, tool := range tools.Tools {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -22,6 +23,8 @@ type setupResult struct {
 	Command string     `json:"command,omitempty"`
 	// Trusted is set when the hooks were marked trusted (Codex).
 	Trusted bool `json:"trusted,omitempty"`
+	// MCP is set when the settings define tine's MCP server (Codex).
+	MCP bool `json:"mcp,omitempty"`
 	// Note tells what the install does not cover.
 	Note string `json:"note,omitempty"`
 }
@@ -94,8 +97,9 @@ writes), so codex exec runs them; project hooks also need a trusted project.`,
 				res.Changed, err = hook.Uninstall(agent, path)
 			} else {
 				res.Command = hook.HookCommand(bin, agent)
-				res.Changed, err = hook.Install(agent, path, res.Command)
+				res.Changed, err = hook.Install(agent, path, bin)
 				res.Trusted = err == nil && agent == hook.Codex
+				res.MCP = res.Trusted && codexHasMCP(path)
 			}
 			if err != nil {
 				return fmt.Errorf("%w: %w", err, tine.ErrInvalid)
@@ -112,6 +116,13 @@ writes), so codex exec runs them; project hooks also need a trusted project.`,
 	c.Flags().StringVar(&bin, "tine", "tine", "the tine command the hooks run")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// codexHasMCP reports whether the Codex config at path defines tine's MCP
+// server.
+func codexHasMCP(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && hook.CodexHasMCP(b)
 }
 
 // projectRoot is the directory --project DIR names: the root of the
@@ -145,6 +156,12 @@ func (a *app) printSetup(r setupResult) {
 	}
 	if r.Trusted {
 		fmt.Fprintf(a.stdout, "marked them trusted for Codex in %s\n", r.Path)
+	}
+	switch {
+	case r.MCP:
+		fmt.Fprintf(a.stdout, "Codex runs tine's MCP server (mcp_servers.%s): from Codex's sandbox, which blocks tine's socket, its tools reach tine\n", hook.CodexMCPServer)
+	case r.Trusted:
+		fmt.Fprintf(a.stdout, "note: no mcp_servers.%s added (the file defines mcp_servers in a way a table cannot extend): from Codex's sandbox, tine effect and tine fork-self cannot reach tine\n", hook.CodexMCPServer)
 	}
 	if r.Note != "" {
 		fmt.Fprintf(a.stdout, "note: %s\n", r.Note)

@@ -155,9 +155,11 @@ type OpenAITurn struct {
 type OpenAIItem struct {
 	// Message is an assistant message's text (when Name is empty).
 	Message string
-	// Name and Arguments (JSON) make a function call.
+	// Name and Arguments (JSON) make a function call, of a tool in
+	// Namespace if set (codex puts an MCP server's tools in mcp__SERVER).
 	Name      string
 	Arguments string
+	Namespace string
 }
 
 // Message is an output item that is an assistant message.
@@ -260,6 +262,9 @@ func writeTurn(w io.Writer, id, model string, turn OpenAITurn) {
 		if it.Name != "" {
 			item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%s_%d", id, i),
 				"call_id": fmt.Sprintf("call_%s_%d", id, i), "name": it.Name, "arguments": it.Arguments, "status": "completed"}
+			if it.Namespace != "" {
+				item["namespace"] = it.Namespace
+			}
 			send("response.output_item.added", map[string]any{"output_index": i, "item": item})
 		} else {
 			msgID := fmt.Sprintf("msg_%s_%d", id, i)
