@@ -3,15 +3,14 @@ package capability
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/atomicfile"
 )
 
 // Errors of a refused request. Each wraps tine.ErrPrivilege, so the CLI
@@ -96,16 +95,7 @@ func Parse(token string) (Capability, error) {
 // writes a temporary file beside path and renames it over path, so a reader
 // sees the old token or the new one, never half of one.
 func WriteFile(path string, c Capability) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tinecap-*")
-	if err != nil {
-		return fmt.Errorf("write capability: %w", err)
-	}
-	defer os.Remove(f.Name()) // fails harmlessly once renamed
-	_, err = f.WriteString(c.Token() + "\n")
-	if err = errors.Join(err, f.Chmod(0o600), f.Close()); err != nil {
-		return fmt.Errorf("write capability %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := atomicfile.Write(path, []byte(c.Token()+"\n"), 0o600, atomicfile.ExactMode); err != nil {
 		return fmt.Errorf("write capability: %w", err)
 	}
 	return nil

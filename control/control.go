@@ -15,7 +15,6 @@
 package control
 
 import (
-	"os"
 	"time"
 
 	"github.com/tinehq/tine/engine"
@@ -61,14 +60,4 @@ func Of(e *engine.Engine) *Plane {
 		return p
 	}
 	return New(e)
-}
-
-// writeFileAtomic writes data to path by a rename, so a reader never sees
-// a partial file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/atomicfile"
 )
 
 // An agent's hooks report its turns and evidence to the daemon. While a
@@ -50,7 +51,7 @@ func (p *Plane) RecordEvidence(ctx context.Context, r engine.Ref, kind string, d
 	}
 	switch kind {
 	case engine.EvidenceTurnStarted:
-		return "", writeFileAtomic(p.turnPath(r), []byte(p.now().UTC().Format(time.RFC3339)))
+		return "", atomicfile.Write(p.turnPath(r), []byte(p.now().UTC().Format(time.RFC3339)), 0o644)
 	case engine.EvidenceTurnStopped:
 		os.Remove(p.turnPath(r))
 		return p.runQueuedForks(ctx, r)
@@ -70,7 +71,7 @@ func (p *Plane) QueueFork(r engine.Ref, o engine.ForkOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(p.queuePath(r), b)
+	return atomicfile.Write(p.queuePath(r), b, 0o644)
 }
 
 // runQueuedForks carries out the forks r asked for during its turn.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/grouprec"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/judge"
 )
 
@@ -115,7 +116,7 @@ func (p *Plane) Chosen(ws string, v *grouprec.Verdict, chosen string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(p.e.Layout().Workspace(ws).JudgeWeights(), append(b, '\n')); err != nil {
+	if err := atomicfile.Write(p.e.Layout().Workspace(ws).JudgeWeights(), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("judge weights: %w", err)
 	}
 	return nil

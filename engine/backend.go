@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -72,7 +73,7 @@ func (b registry) probeCached(name, path, dir string) error {
 		cache[key] = perr.Error()
 	}
 	if data, err := json.Marshal(cache); err == nil {
-		writeFileAtomic(b.probes, data)
+		atomicfile.Write(b.probes, data, 0o644)
 	}
 	return perr
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
 )
@@ -134,7 +135,7 @@ func (e *Engine) event(ws, run string, kind tine.EventKind, detail any) *tine.Ev
 // activated from, so the sweeper can tell a view that matches the store from
 // one an interrupted rollback left behind.
 func markBase(r layer.Run, version string) error {
-	return writeFileAtomic(filepath.Join(r.Dir, "base"), []byte(version)) // layout.Run.Base
+	return atomicfile.Write(filepath.Join(r.Dir, "base"), []byte(version), 0o644) // layout.Run.Base
 }
 
 func readBase(r layer.Run) string {
@@ -143,14 +144,6 @@ func readBase(r layer.Run) string {
 		return ""
 	}
 	return string(b)
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // undo collects compensating actions and runs them in reverse order unless

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
@@ -364,7 +365,7 @@ func writeInitJournal(path string, j initJournal) error {
 	if err != nil {
 		return err
 	}
-	return writeFileSynced(path, b)
+	return atomicfile.Write(path, b, 0o644, atomicfile.Durable)
 }
 
 // checkNoInterruptedInit refuses to init path while an earlier init of it,

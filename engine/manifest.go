@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/internal/flock"
 	"github.com/tinehq/tine/layout"
 )
@@ -324,7 +325,7 @@ func writeManifest(path string, v any) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	return writeFileSynced(path, b)
+	return atomicfile.Write(path, b, 0o644, atomicfile.Durable)
 }
 
 func removeManifest(path string) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/internal/flock"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
@@ -81,14 +82,14 @@ func moveAside(home string, now time.Time, q Quarantined) (*Quarantined, error) 
 	}
 	q.Dir = filepath.Join(qdir, q.Name)
 	note, _ := json.MarshalIndent(q, "", "  ")
-	if err := writeFileSynced(q.Dir+".json", note); err != nil {
+	if err := atomicfile.Write(q.Dir+".json", note, 0o644, atomicfile.Durable); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(q.From, q.Dir); err != nil {
 		os.Remove(q.Dir + ".json")
 		return nil, err
 	}
-	return &q, errors.Join(syncDir(qdir), syncDir(filepath.Dir(q.From)))
+	return &q, errors.Join(atomicfile.SyncDir(qdir), atomicfile.SyncDir(filepath.Dir(q.From)))
 }
 
 // ListQuarantine returns the quarantine of state directory home, oldest first.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"golang.org/x/sys/unix"
@@ -203,7 +204,7 @@ func (r *releaseTx) writeJournal(j *releaseJournal) error {
 	if err != nil {
 		return err
 	}
-	return writeFileSynced(r.journalPath(), b)
+	return atomicfile.Write(r.journalPath(), b, 0o644, atomicfile.Durable)
 }
 
 // prepare unmounts the workspace and journals its release, staging a

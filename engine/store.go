@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/layout"
 )
 
@@ -211,38 +212,5 @@ func readMarker(home string) string {
 
 // writeMarker records, durably, that the workspaces of home belong to store id.
 func writeMarker(home, id string) error {
-	return writeFileSynced(layout.New(home).StoreID(), []byte(id+"\n"))
-}
-
-// writeFileSynced writes path atomically and durably: the data, then the
-// rename, then the directory are synced; on failure no temporary file is
-// left.
-func writeFileSynced(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err := errors.Join(err, f.Close()); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.Write(layout.New(home).StoreID(), []byte(id+"\n"), 0o644, atomicfile.Durable)
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/tinehq/tine/internal/atomicfile"
 )
 
 // SettingsPath is the file tine's hooks go in for agent: in project when
@@ -135,32 +137,13 @@ func readSettings(path string) ([]byte, fs.FileMode, error) {
 	return doc, fi.Mode().Perm(), nil
 }
 
-// writeAtomic writes data to a temporary file beside path, syncs it and
-// renames it over path.
+// writeAtomic replaces path (making its directory) with data, with
+// permissions mode exactly, durably.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tine-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, mode, atomicfile.ExactMode, atomicfile.Durable); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

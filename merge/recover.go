@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/atomicfile"
 )
 
 // States of a journal.
@@ -279,7 +280,7 @@ func finishJournal(tree *txTree, j *journal, jpath string) error {
 	if err := os.Remove(jpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return syncDir(filepath.Dir(jpath))
+	return atomicfile.SyncDir(filepath.Dir(jpath))
 }
 
 // readJournal reads the journal at path.
@@ -339,37 +340,8 @@ func writeJournal(path string, j *journal) error {
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	if err := atomicfile.Write(path, b, 0o600, atomicfile.Durable); err != nil {
 		return fmt.Errorf("journal: %w", err)
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-// syncDir flushes directory dir's entries to stable storage.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

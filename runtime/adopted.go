@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/internal/procfs"
 )
 
@@ -60,7 +61,7 @@ func (m *Manager) writeAdopted(r engine.Ref, a []Adopted) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(m.adoptedPath(r), b)
+	return atomicfile.Write(m.adoptedPath(r), b, 0o644)
 }
 
 // readAdopted lists every process recorded as forked live into r, ended

@@ -16,6 +16,7 @@ import (
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/supervisor"
 )
@@ -310,7 +311,7 @@ func writeCell(path string, c *Cell) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, b)
+	return atomicfile.Write(path, b, 0o644)
 }
 
 func readCell(path string) (*Cell, error) {

@@ -126,11 +126,3 @@ func firstError(errs ...error) error {
 	}
 	return nil
 }
-
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/secrets"
@@ -293,11 +294,7 @@ func Forget(dir string) {
 }
 
 func writePid(dir string, pid int) error {
-	tmp := filepath.Join(dir, pidName+".tmp")
-	if err := os.WriteFile(tmp, []byte(strconv.Itoa(pid)+" "+StartTime(pid)+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, pidName))
+	return atomicfile.Write(filepath.Join(dir, pidName), []byte(strconv.Itoa(pid)+" "+StartTime(pid)+"\n"), 0o600)
 }
 
 // StartTime identifies a process incarnation (field 22 of /proc/PID/stat);

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/atomicfile"
 )
 
 // unitPath is where tine setup daemon installs the systemd unit.
@@ -116,12 +117,7 @@ func (a *app) printDaemonSetup(r daemonSetup) {
 
 // installUnit writes the unit (atomically) and enables and starts it.
 func installUnit(ctx context.Context, unit string) error {
-	tmp := unitPath + ".tmp"
-	if err := os.WriteFile(tmp, []byte(unit), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, unitPath); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(unitPath, []byte(unit), 0o644); err != nil {
 		return err
 	}
 	if err := systemctl(ctx, "daemon-reload"); err != nil {

@@ -1,0 +1,164 @@
+package atomicfile
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// leftovers lists what is in dir besides the names keep.
+func leftovers(t *testing.T, dir string, keep ...string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		kept := false
+		for _, k := range keep {
+			kept = kept || e.Name() == k
+		}
+		if !kept {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestWriteReplaces(t *testing.T) {
+	for _, opts := range [][]Option{nil, {Durable}, {Durable, ExactMode}} {
+		t.Run(fmt.Sprint(opts), func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "f")
+			if err := Write(p, []byte("old"), 0o644, opts...); err != nil {
+				t.Fatal(err)
+			}
+			if err := Write(p, []byte("new"), 0o644, opts...); err != nil {
+				t.Fatal(err)
+			}
+			if got := mustRead(t, p); got != "new" {
+				t.Errorf("content %q, want new", got)
+			}
+			if l := leftovers(t, dir, "f"); l != nil {
+				t.Errorf("left behind: %q", l)
+			}
+		})
+	}
+}
+
+// The mode is perm less the umask, as os.WriteFile gives, unless ExactMode.
+func TestWriteMode(t *testing.T) {
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		opts []Option
+		want fs.FileMode
+	}{{nil, 0o640}, {[]Option{ExactMode}, 0o666}, {[]Option{ExactMode}, 0o600}} {
+		p := filepath.Join(dir, "f")
+		perm := c.want
+		if c.opts == nil {
+			perm = 0o666
+		}
+		if err := Write(p, nil, perm, c.opts...); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != c.want {
+			t.Errorf("Write(%o, %v): mode %o, want %o", perm, c.opts, fi.Mode().Perm(), c.want)
+		}
+	}
+}
+
+// A symbolic link at the path is replaced, its target left alone.
+func TestWriteReplacesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "target"), filepath.Join(dir, "link")
+	if err := os.WriteFile(target, []byte("target"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, target); got != "target" {
+		t.Errorf("the link's target became %q", got)
+	}
+	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() || mustRead(t, link) != "new" {
+		t.Errorf("the link was not replaced by the new file: %v %v", fi, err)
+	}
+}
+
+// When the rename fails (a directory is at the path) nothing is left.
+func TestWriteRenameFails(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "d")
+	if err := os.MkdirAll(filepath.Join(p, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(p, []byte("new"), 0o644, Durable); err == nil {
+		t.Fatal("Write over a directory succeeded")
+	}
+	if l := leftovers(t, dir, "d"); l != nil {
+		t.Errorf("left behind: %q", l)
+	}
+}
+
+func TestWriteNoDirectory(t *testing.T) {
+	err := Write(filepath.Join(t.TempDir(), "missing", "f"), nil, 0o644)
+	if !os.IsNotExist(err) {
+		t.Errorf("Write into a missing directory: %v, want not-exist", err)
+	}
+}
+
+// Concurrent writers of one path each write their own temporary file: the
+// result is one of them whole.
+func TestWriteConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if err := Write(p, bytes.Repeat([]byte{byte('a' + i)}, 64<<10), 0o644); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	b := []byte(mustRead(t, p))
+	if len(b) != 64<<10 || !bytes.Equal(b, bytes.Repeat(b[:1], len(b))) {
+		t.Errorf("the file is not one writer's whole content (%d bytes)", len(b))
+	}
+	if l := leftovers(t, dir, "f"); l != nil {
+		t.Errorf("left behind: %q", l)
+	}
+}
+
+func TestSyncDir(t *testing.T) {
+	if err := SyncDir(t.TempDir()); err != nil {
+		t.Error(err)
+	}
+	if err := SyncDir(filepath.Join(t.TempDir(), "missing")); !os.IsNotExist(err) {
+		t.Errorf("SyncDir(missing) = %v, want not-exist", err)
+	}
+}
