@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/secrets"
 )
 
@@ -26,8 +27,7 @@ func secretsPolicy(r engine.Ref, cfg *config.Config) *secrets.Policy {
 	home := engine.OwnerAccount(r.Workspace).Home
 	p.Files = p.Hidden(home, r.Workspace.Path)
 	if cfg.Secrets.Defaults == nil || *cfg.Secrets.Defaults {
-		passwd, _ := os.ReadFile("/etc/passwd")
-		for _, f := range secrets.SystemFiles(string(passwd), home) {
+		for _, f := range secrets.SystemFiles(account.Users(), home) {
 			if !slices.Contains(p.Files, f) && !slices.Contains(p.Inherit, f) {
 				p.Files = append(p.Files, f)
 			}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tinehq/tine/internal/account"
 )
 
 // Policy says which variables and files are secrets. Env holds variable
@@ -111,10 +113,11 @@ var DefaultSystemFiles = []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow",
 
 // SystemFiles returns the credential files a fork of a workspace owned by
 // the user whose home is ownerHome must not read beyond its owner's:
-// DefaultSystemFiles that exist, and DefaultFiles in every other home that
-// passwd (the text of /etc/passwd) names. Root's forks could read them
-// all; a normal user's cannot anyway, so hiding them costs it nothing.
-func SystemFiles(passwd, ownerHome string) []string {
+// DefaultSystemFiles that exist, and DefaultFiles in every other home of
+// users (the password database's entries, account.Users). Root's forks
+// could read them all; a normal user's cannot anyway, so hiding them costs
+// it nothing.
+func SystemFiles(users []account.User, ownerHome string) []string {
 	var out []string
 	add := func(p string) {
 		if _, err := os.Lstat(p); err == nil && !slices.Contains(out, p) {
@@ -127,12 +130,8 @@ func SystemFiles(passwd, ownerHome string) []string {
 			add(m)
 		}
 	}
-	for _, line := range strings.Split(passwd, "\n") {
-		fields := strings.Split(line, ":")
-		if len(fields) < 7 {
-			continue
-		}
-		home := filepath.Clean(fields[5])
+	for _, u := range users {
+		home := filepath.Clean(u.Home)
 		if !filepath.IsAbs(home) || home == "/" || home == filepath.Clean(ownerHome) {
 			continue
 		}

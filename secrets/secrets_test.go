@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/tinehq/tine/internal/account"
 )
 
 func defaults() Policy {
@@ -52,7 +54,7 @@ func TestSystemFiles(t *testing.T) {
 		}
 	}
 	passwd := "root:x:0:0:root:/root:/bin/bash\nu:x:1001:1001::" + other + ":/bin/sh\nme:x:1002:1002::" + owner + ":/bin/sh\nbroken line\n"
-	got := SystemFiles(passwd, owner)
+	got := SystemFiles(account.ParsePasswd(passwd), owner)
 	if !slices.Contains(got, filepath.Join(other, ".ssh")) {
 		t.Errorf("another user's ~/.ssh is not hidden: %v", got)
 	}

@@ -4,7 +4,6 @@
 package account
 
 import (
-	"bufio"
 	"os"
 	"os/user"
 	"slices"
@@ -27,7 +26,7 @@ type Account struct {
 // name, / as home and /bin/sh as shell, and no supplementary groups.
 func Lookup(uid, gid int) Account {
 	a := Account{UID: uid, GID: gid, Name: strconv.Itoa(uid), Home: "/", Shell: "/bin/sh"}
-	if name, home, shell, ok := passwdEntry("/etc/passwd", uid); ok {
+	if name, home, shell, ok := passwdEntry(PasswdFile, uid); ok {
 		a.Name, a.Home, a.Shell = name, home, shell
 	} else if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
 		a.Name, a.Home = u.Username, u.HomeDir
@@ -50,20 +49,52 @@ func Lookup(uid, gid int) Account {
 	return a
 }
 
-// passwdEntry reads uid's name, home and shell from a passwd file.
-func passwdEntry(path string, uid int) (name, home, shell string, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", "", "", false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), ":")
-		if len(fields) < 7 || fields[2] != strconv.Itoa(uid) {
+// PasswdFile is the password database Lookup and Users read.
+const PasswdFile = "/etc/passwd"
+
+// User is one entry of a password database (passwd(5)).
+type User struct {
+	Name  string
+	UID   int // -1 when the field is not a number
+	Home  string
+	Shell string
+}
+
+// ParsePasswd returns the entries of text, in the format of /etc/passwd;
+// a line with fewer than seven fields is skipped.
+func ParsePasswd(text string) []User {
+	var out []User
+	for line := range strings.Lines(text) {
+		fields := strings.Split(strings.TrimRight(line, "\r\n"), ":")
+		if len(fields) < 7 {
 			continue
 		}
-		return fields[0], fields[5], fields[6], true
+		uid, err := strconv.Atoi(fields[2])
+		if err != nil {
+			uid = -1
+		}
+		out = append(out, User{Name: fields[0], UID: uid, Home: fields[5], Shell: fields[6]})
+	}
+	return out
+}
+
+// Users returns the entries of PasswdFile; none when it cannot be read.
+func Users() []User { return readPasswd(PasswdFile) }
+
+func readPasswd(path string) []User {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return ParsePasswd(string(b))
+}
+
+// passwdEntry reads uid's name, home and shell from a passwd file.
+func passwdEntry(path string, uid int) (name, home, shell string, ok bool) {
+	for _, u := range readPasswd(path) {
+		if u.UID == uid {
+			return u.Name, u.Home, u.Shell, true
+		}
 	}
 	return "", "", "", false
 }

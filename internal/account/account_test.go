@@ -19,6 +19,20 @@ func TestPasswdEntry(t *testing.T) {
 	}
 }
 
+// ParsePasswd, the one parser of the password database (Lookup's and
+// secrets.SystemFiles'), skips short lines, strips a CR and keeps an entry
+// whose uid is not a number as -1.
+func TestParsePasswd(t *testing.T) {
+	got := ParsePasswd("root:x:0:0:root:/root:/bin/bash\r\nbroken line\n\nodd:x:zz:1::/home/odd:\nann:x:1001:1001:Ann,,,:/home/ann:/bin/zsh")
+	want := []User{{"root", 0, "/root", "/bin/bash"}, {"odd", -1, "/home/odd", ""}, {"ann", 1001, "/home/ann", "/bin/zsh"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("ParsePasswd = %+v\nwant %+v", got, want)
+	}
+	if u := readPasswd(filepath.Join(t.TempDir(), "missing")); u != nil {
+		t.Errorf("readPasswd(missing) = %+v", u)
+	}
+}
+
 func TestLookupUnknown(t *testing.T) {
 	a := Lookup(4242421, 4242421)
 	if a.Name != "4242421" || a.Home != "/" || a.Shell != "/bin/sh" || a.Groups != nil {
