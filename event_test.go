@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // docKind is how docs/cli.md's table names a kind: the evidence family as
@@ -90,6 +91,22 @@ func TestApprovalEvent(t *testing.T) {
 	}
 	if got := EvidenceEvent("turn_started"); got != "evidence.turn_started" {
 		t.Errorf("EvidenceEvent = %q", got)
+	}
+}
+
+// NewEvent keeps a raw detail as it is, marshals any other, leaves none for
+// nil or an unmarshallable one, and records the time in UTC.
+func TestNewEvent(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
+	for _, c := range []struct {
+		detail any
+		want   string
+	}{{json.RawMessage(`{ "a" : 1 }`), `{ "a" : 1 }`}, {map[string]int{"a": 1}, `{"a":1}`}, {nil, ""}, {func() {}, ""}} {
+		ev := NewEvent(at, "w", "r", EventFork, c.detail)
+		if string(ev.Detail) != c.want || !ev.Time.Equal(at) || ev.Time.Location() != time.UTC ||
+			ev.Workspace != "w" || ev.Run != "r" || ev.Kind != EventFork {
+			t.Errorf("NewEvent(%T) = %+v (detail %s), want detail %s", c.detail, ev, ev.Detail, c.want)
+		}
 	}
 }
 

@@ -141,6 +141,22 @@ type Event struct {
 	Detail    json.RawMessage `json:"detail,omitempty"`
 }
 
+// NewEvent builds an event of kind at time at (kept in UTC) for workspace
+// ws and run (none when ""), its detail stored as it is when it is a
+// json.RawMessage and marshalled otherwise (none when nil or when it cannot
+// be marshalled). Seq is the log's to give.
+func NewEvent(at time.Time, ws, run string, kind EventKind, detail any) *Event {
+	ev := &Event{Time: at.UTC(), Workspace: ws, Run: run, Kind: kind}
+	if raw, ok := detail.(json.RawMessage); ok {
+		ev.Detail = raw
+	} else if detail != nil {
+		if b, err := json.Marshal(detail); err == nil {
+			ev.Detail = b
+		}
+	}
+	return ev
+}
+
 // ValidName reports whether s can name a workspace or run: 1 to 64 letters,
 // digits, '.', '_' or '-', starting with a letter or digit.
 func ValidName(s string) bool {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -117,18 +116,9 @@ func (e *Engine) Path(w *tine.Workspace, r *tine.Run) string {
 	return e.backendRun(w, r).View
 }
 
-// event builds an event for the log.
+// event builds an event for the log, at the engine's clock.
 func (e *Engine) event(ws, run string, kind tine.EventKind, detail any) *tine.Event {
-	ev := &tine.Event{Time: e.now().UTC(), Workspace: ws, Run: run, Kind: kind}
-	if raw, ok := detail.(json.RawMessage); ok { // stored as it is
-		ev.Detail = raw
-	} else if detail != nil {
-		b, err := json.Marshal(detail)
-		if err == nil {
-			ev.Detail = b
-		}
-	}
-	return ev
+	return tine.NewEvent(e.now(), ws, run, kind, detail)
 }
 
 // markBase records, in the run's directory, which version its view was

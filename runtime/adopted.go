@@ -204,7 +204,7 @@ func (m *Manager) restartHeir(ctx context.Context, origin engine.Ref, h heir) bo
 		m.warn("restarting %s's services, whose live-forked copies ended with %s: %v", h.ref.Run.Name, origin.Run.Name, err)
 	}
 	if err := m.eng.Store().Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(m.event(h.ref.Workspace.ID, h.ref.Run.ID, tine.EventRestart, detail))
+		return tx.AppendEvent(tine.NewEvent(time.Now(), h.ref.Workspace.ID, h.ref.Run.ID, tine.EventRestart, detail))
 	}); err != nil {
 		m.warn("recording %s's restart: %v", h.ref.Run.Name, err)
 	}

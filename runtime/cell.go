@@ -135,7 +135,7 @@ func (m *Manager) RunCell(ctx context.Context, ref string, o CellOptions) (*Cell
 		return c, err
 	}
 	err = m.eng.Store().Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(m.event(r.Workspace.ID, r.Run.ID, tine.EventCell, map[string]any{"args": o.Args, "exit": c.Exit,
+		return tx.AppendEvent(tine.NewEvent(time.Now(), r.Workspace.ID, r.Run.ID, tine.EventCell, map[string]any{"args": o.Args, "exit": c.Exit,
 			"changed": len(c.Changes), "refused": len(c.Refused), "base": c.Base}))
 	})
 	return c, err

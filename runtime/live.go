@@ -330,7 +330,7 @@ func (m *Manager) ensureBridge(r engine.Ref) error {
 func (m *Manager) setProc(ctx context.Context, r engine.Ref, st tine.ProcState, kind tine.EventKind, detail any) error {
 	return m.eng.Store().Update(ctx, func(tx tine.Tx) error {
 		r.Run.Proc = st
-		return firstError(tx.UpdateRun(r.Run), tx.AppendEvent(m.event(r.Workspace.ID, r.Run.ID, kind, detail)))
+		return firstError(tx.UpdateRun(r.Run), tx.AppendEvent(tine.NewEvent(time.Now(), r.Workspace.ID, r.Run.ID, kind, detail)))
 	})
 }
 

@@ -12,14 +12,12 @@
 package runtime
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/netns"
@@ -103,17 +101,6 @@ func (m *Manager) Engine() *engine.Engine { return m.eng }
 
 func (m *Manager) warn(format string, args ...any) {
 	fmt.Fprintf(m.warnings, "tine: warning: "+format+"\n", args...)
-}
-
-// event builds an event for the log.
-func (m *Manager) event(ws, run string, kind tine.EventKind, detail any) *tine.Event {
-	ev := &tine.Event{Time: time.Now().UTC(), Workspace: ws, Run: run, Kind: kind}
-	if detail != nil {
-		if b, err := json.Marshal(detail); err == nil {
-			ev.Detail = b
-		}
-	}
-	return ev
 }
 
 func (m *Manager) supDir(r engine.Ref) string { return m.lay.Run(r.Workspace.ID, r.Run.ID).Sup() }

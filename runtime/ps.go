@@ -185,7 +185,7 @@ func (m *Manager) Publish(ctx context.Context, ref string, port int, hostAddr st
 		return "", err
 	}
 	return addr, m.eng.Store().Update(ctx, func(tx tine.Tx) error {
-		return tx.AppendEvent(m.event(r.Workspace.ID, r.Run.ID, tine.EventPublish, map[string]any{"port": port, "host": addr}))
+		return tx.AppendEvent(tine.NewEvent(time.Now(), r.Workspace.ID, r.Run.ID, tine.EventPublish, map[string]any{"port": port, "host": addr}))
 	})
 }
 
