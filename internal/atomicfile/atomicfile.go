@@ -10,10 +10,10 @@
 // replaces a symbolic link at the path rather than following it. Listings
 // of tine's directories skip it by its leading dot or its ".tmp" suffix.
 //
-// github.com/google/renameio is not used because it does not sync the
-// directory after the rename (which the journals need), always syncs the
-// file (which most callers do not need), and probes os.TempDir on every
-// write; see docs/architecture.md.
+// github.com/google/renameio is not used: it does not sync the directory
+// after the rename (which the journals need), always syncs the file (an
+// fsync the frequent, undurable writes never had) and keeps an existing
+// file's mode; see docs/architecture.md, "One atomic write".
 package atomicfile
 
 import (
