@@ -6,38 +6,35 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
 )
 
-// leftovers lists what is in dir besides the names keep.
-func leftovers(t *testing.T, dir string, keep ...string) []string {
+// checkOnly fails t unless dir holds just the entries named want (no
+// temporary file left behind).
+func checkOnly(t *testing.T, dir string, want ...string) {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	var got []string
 	for _, e := range ents {
-		kept := false
-		for _, k := range keep {
-			kept = kept || e.Name() == k
-		}
-		if !kept {
-			out = append(out, e.Name())
-		}
+		got = append(got, e.Name())
 	}
-	return out
+	if !slices.Equal(got, want) {
+		t.Errorf("%s holds %q, want %q", dir, got, want)
+	}
 }
 
-func mustRead(t *testing.T, path string) string {
+// checkContent fails t unless the file at path holds want.
+func checkContent(t *testing.T, path, want string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	if b, err := os.ReadFile(path); err != nil || string(b) != want {
+		t.Errorf("%s holds %q (%v), want %q", path, b, err, want)
 	}
-	return string(b)
 }
 
 func TestWriteReplaces(t *testing.T) {
@@ -51,12 +48,8 @@ func TestWriteReplaces(t *testing.T) {
 			if err := Write(p, []byte("new"), 0o644, opts...); err != nil {
 				t.Fatal(err)
 			}
-			if got := mustRead(t, p); got != "new" {
-				t.Errorf("content %q, want new", got)
-			}
-			if l := leftovers(t, dir, "f"); l != nil {
-				t.Errorf("left behind: %q", l)
-			}
+			checkContent(t, p, "new")
+			checkOnly(t, dir, "f")
 		})
 	}
 }
@@ -101,12 +94,11 @@ func TestWriteReplacesSymlink(t *testing.T) {
 	if err := Write(link, []byte("new"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustRead(t, target); got != "target" {
-		t.Errorf("the link's target became %q", got)
+	checkContent(t, target, "target")
+	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the link was not replaced by a file: %v %v", fi, err)
 	}
-	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() || mustRead(t, link) != "new" {
-		t.Errorf("the link was not replaced by the new file: %v %v", fi, err)
-	}
+	checkContent(t, link, "new")
 }
 
 // When the rename fails (a directory is at the path) nothing is left.
@@ -119,9 +111,7 @@ func TestWriteRenameFails(t *testing.T) {
 	if err := Write(p, []byte("new"), 0o644, Durable); err == nil {
 		t.Fatal("Write over a directory succeeded")
 	}
-	if l := leftovers(t, dir, "d"); l != nil {
-		t.Errorf("left behind: %q", l)
-	}
+	checkOnly(t, dir, "d")
 }
 
 func TestWriteNoDirectory(t *testing.T) {
@@ -145,13 +135,11 @@ func TestWriteConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	b := []byte(mustRead(t, p))
-	if len(b) != 64<<10 || !bytes.Equal(b, bytes.Repeat(b[:1], len(b))) {
-		t.Errorf("the file is not one writer's whole content (%d bytes)", len(b))
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) != 64<<10 || !bytes.Equal(b, bytes.Repeat(b[:1], len(b))) {
+		t.Errorf("the file is not one writer's whole content (%d bytes, %v)", len(b), err)
 	}
-	if l := leftovers(t, dir, "f"); l != nil {
-		t.Errorf("left behind: %q", l)
-	}
+	checkOnly(t, dir, "f")
 }
 
 func TestSyncDir(t *testing.T) {
