@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/control"
@@ -241,6 +242,44 @@ func (c *Client) Effect(ctx context.Context, ref string, req effect.Request) (*c
 // Start starts run ref's supervisor and services.
 func (c *Client) Start(ctx context.Context, ref string, req StartRequest) (*runtime.StartResult, error) {
 	return post[runtime.StartResult](ctx, c, runPath(ref, "start"), req)
+}
+
+// Combine merges chosen paths of forks of group ref into its parent, all
+// at once (tine combine).
+func (c *Client) Combine(ctx context.Context, ref string, req CombineRequest) (*engine.CombineResult, error) {
+	return post[engine.CombineResult](ctx, c, groupPath(ref, "combine"), req)
+}
+
+// RunCell makes a cell of run ref and runs its command (tine cell run);
+// the answer comes once the command ended, so the wait is the cell's TTL
+// and a margin, not the client's usual bound.
+func (c *Client) RunCell(ctx context.Context, ref string, o runtime.CellOptions) (*runtime.Cell, error) {
+	return post[runtime.Cell](ctx, c.waiting(cellWait(o.TTL)), runPath(ref, "cells"), o)
+}
+
+// Cell is cell ref's record (tine cell show).
+func (c *Client) Cell(ctx context.Context, ref string) (*runtime.Cell, error) {
+	return get[runtime.Cell](ctx, c, runPath(ref, "cell"))
+}
+
+// PromoteCell merges paths of cell ref into its parent (tine cell promote).
+func (c *Client) PromoteCell(ctx context.Context, ref string, req CellPromoteRequest) (*engine.MergeResult, error) {
+	return post[engine.MergeResult](ctx, c, runPath(ref, "cell", "promote"), req)
+}
+
+// ReplayCell runs cell ref, whose TTL is ttl, again in a new cell (tine
+// cell replay), waiting as RunCell does.
+func (c *Client) ReplayCell(ctx context.Context, ref string, ttl time.Duration) (*runtime.Cell, error) {
+	return post[runtime.Cell](ctx, c.waiting(cellWait(ttl)), runPath(ref, "cell", "replay"), nil)
+}
+
+// cellWait is how long a client waits for a cell of ttl: its TTL, and
+// time to make, stop and record it.
+func cellWait(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		ttl = runtime.DefaultCellTTL
+	}
+	return ttl + 2*time.Minute
 }
 
 // Stop stops run ref's processes.

@@ -51,6 +51,18 @@ func NewClient(socket string, c *capability.Capability) *Client {
 	return &Client{hc: &http.Client{Transport: tr, Timeout: 10 * time.Minute}, cap: c}
 }
 
+// waiting returns c with requests bounded by d instead of the usual
+// bound, when d is longer: for calls that last as long as a command.
+func (c *Client) waiting(d time.Duration) *Client {
+	if c.hc == nil || d <= c.hc.Timeout {
+		return c
+	}
+	cp, hc := *c, *c.hc
+	hc.Timeout = d
+	cp.hc = &hc
+	return &cp
+}
+
 // SystemSocket is where the system daemon (tine serve --system, as root)
 // serves every local user, each as themselves.
 const SystemSocket = "/run/tine/tine.sock"

@@ -38,6 +38,7 @@ type CellOptions struct {
 // it was asked to do and what it did.
 type Cell struct {
 	Run      string          `json:"run"`
+	Name     string          `json:"name"` // the run's name, as it is now
 	Parent   string          `json:"parent"`
 	Options  CellOptions     `json:"options"`
 	Base     string          `json:"base"` // the version its files came from
@@ -92,7 +93,7 @@ func (m *Manager) RunCell(ctx context.Context, ref string, o CellOptions) (*Cell
 		return nil, err
 	}
 	f := res.Forks[0]
-	c := &Cell{Run: f.ID, Parent: res.Parent.ID, Options: o, Base: res.Version.ID}
+	c := &Cell{Run: f.ID, Name: f.Name, Parent: res.Parent.ID, Options: o, Base: res.Version.ID}
 	if o.From != "" {
 		rb, err := m.eng.Rollback(ctx, f.ID, o.From)
 		if err != nil {
@@ -172,7 +173,11 @@ func (m *Manager) CellOf(ctx context.Context, ref string) (*Cell, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s is not a cell: %w", r.Run.Name, tine.ErrNotFound)
 	}
-	return c, err
+	if err != nil {
+		return nil, err
+	}
+	c.Name = r.Run.Name
+	return c, nil
 }
 
 // PromoteCell carries paths of cell ref into its parent through a merge

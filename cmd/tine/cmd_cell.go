@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -21,7 +20,8 @@ given with --write (and its own /tmp), reaches no network but what --net
 grants, gets none of the parent's secrets, and is killed after --ttl. What it
 did (exit status, changed paths, refused connections) is recorded with it;
 its outputs reach a run only through tine cell promote, a merge of the chosen
-paths. Needs root and Landlock.`,
+paths. Needs Landlock, and root or the system daemon (a normal user's cells are
+made by it, as theirs); a person's command, refused from inside a run.`,
 	}
 	c.AddCommand(newCellRun(a), newCellShow(a), newCellPromote(a), newCellReplay(a))
 	return c
@@ -41,15 +41,9 @@ func newCellRun(a *app) *cobra.Command {
 				return usageErr(c, "cell run takes RUN, then -- and the command")
 			}
 			o.Args = args[1:]
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				cell, err := runtime.Of(e).RunCell(c.Context(), args[0], o)
-				if cell != nil && err == nil {
-					if asJSON {
-						return a.printJSON(cell)
-					}
-					a.printCell(c.Context(), e, cell)
-				}
-				return err
+			return a.withOps(c.Context(), func(op ops, _ *engine.Engine) error {
+				cell, err := op.RunCell(c.Context(), args[0], o)
+				return a.showCell(cell, err, asJSON)
 			})
 		},
 	}
@@ -68,16 +62,13 @@ func newCellShow(a *app) *cobra.Command {
 		Short: "Show what a cell was asked and what it did",
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if a.remote() {
+				cell, err := a.daemon().Cell(c.Context(), remoteRef(c.Context(), a.daemon(), args[0]))
+				return a.showCell(cell, err, asJSON)
+			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				cell, err := runtime.Of(e).CellOf(c.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return a.printJSON(cell)
-				}
-				a.printCell(c.Context(), e, cell)
-				return nil
+				return a.showCell(cell, err, asJSON)
 			})
 		},
 	}
@@ -94,8 +85,8 @@ func newCellPromote(a *app) *cobra.Command {
 		Example: `  tine cell promote source-3 --path dist --dry-run`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := runtime.Of(e).PromoteCell(c.Context(), args[0], paths, dryRun)
+			return a.withOps(c.Context(), func(op ops, _ *engine.Engine) error {
+				res, err := op.PromoteCell(c.Context(), args[0], paths, dryRun)
 				if res != nil {
 					if perr := a.printMerge(res, asJSON); perr != nil {
 						return perr
@@ -118,18 +109,12 @@ func newCellReplay(a *app) *cobra.Command {
 		Short: "Run a cell's command again in a new cell, if its inputs are unchanged",
 		Long: `Makes a new cell with CELL's options. A cell made from a version replays
 always (versions do not change); one made from its parent's files replays only
-while the parent's files are exactly those it was made from (exit 4 if not).`,
+while the parent's files are exactly those it was made from (exit 5 if not).`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				cell, err := runtime.Of(e).ReplayCell(c.Context(), args[0])
-				if cell != nil && err == nil {
-					if asJSON {
-						return a.printJSON(cell)
-					}
-					a.printCell(c.Context(), e, cell)
-				}
-				return err
+			return a.withOps(c.Context(), func(op ops, _ *engine.Engine) error {
+				cell, err := op.ReplayCell(c.Context(), args[0])
+				return a.showCell(cell, err, asJSON)
 			})
 		},
 	}
@@ -137,11 +122,24 @@ while the parent's files are exactly those it was made from (exit 4 if not).`,
 	return c
 }
 
+// showCell prints cell (as JSON with asJSON) unless err: a cell that
+// could not be run or read.
+func (a *app) showCell(cell *runtime.Cell, err error, asJSON bool) error {
+	if cell == nil || err != nil {
+		return err
+	}
+	if asJSON {
+		return a.printJSON(cell)
+	}
+	a.printCell(cell)
+	return nil
+}
+
 // printCell says what a cell did.
-func (a *app) printCell(ctx context.Context, e *engine.Engine, c *runtime.Cell) {
-	name := c.Run
-	if r, err := e.FindRun(ctx, c.Run); err == nil {
-		name = r.Run.Name
+func (a *app) printCell(c *runtime.Cell) {
+	name := c.Name
+	if name == "" {
+		name = c.Run
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "cell %s (%s) from version %s: %s\n", name, c.Run, c.Base, display.Text(strings.Join(c.Options.Args, " ")))

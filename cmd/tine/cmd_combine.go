@@ -34,8 +34,8 @@ discard. --dry-run only plans and checks.`,
 			if err != nil {
 				return err
 			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				res, err := e.Combine(c.Context(), args[0], ts, dryRun)
+			return a.withOps(c.Context(), func(op ops, _ *engine.Engine) error {
+				res, err := op.Combine(c.Context(), args[0], ts, dryRun)
 				if res != nil && res.Plan != nil {
 					if perr := a.printCombine(res, asJSON); perr != nil {
 						return perr

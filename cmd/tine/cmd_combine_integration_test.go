@@ -88,3 +88,38 @@ func TestCLI_Combine(t *testing.T) {
 		t.Errorf("combine resolved the forks:\n%s", out)
 	}
 }
+
+// TestUser_CombineThroughTheSystemDaemon: a normal user combines chosen
+// paths of two forks through the system daemon: a conflict with the
+// source is reported with its plan (exit 9, nothing written), a clean
+// combine lands both paths, as the user's files. Before, combine refused
+// every normal user ("does not go through the tine daemon").
+func TestUser_CombineThroughTheSystemDaemon(t *testing.T) {
+	_, ann, _, dir := userWorkspace(t)
+	ann.ok(dir, "init", ".")
+	var fork struct {
+		Group struct {
+			ID string `json:"id"`
+		} `json:"group"`
+	}
+	ann.okJSON(dir, &fork, "fork", "source", "-n", "2", "--json")
+	ann.ok(dir, "exec", "source-1", "--", "sh", "-c", "echo one > one.txt; echo f1 > src/a.txt")
+	ann.ok(dir, "exec", "source-2", "--", "sh", "-c", "echo two > two.txt")
+	if err := os.WriteFile(filepath.Join(dir, "src", "a.txt"), []byte("source\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := fork.Group.ID
+	if r := ann.tine(dir, nil, "combine", g, "--take", "source-1:src/a.txt", "--take", "source-2:two.txt"); r.code != exitConflict ||
+		!strings.Contains(r.stdout+r.stderr, "src/a.txt") {
+		t.Errorf("a combine that conflicts with the source: %v", r)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "two.txt")); err == nil {
+		t.Fatal("a conflicting combine wrote two.txt")
+	}
+	ann.ok(dir, "combine", g, "--take", "source-1:one.txt", "--take", "source-2:two.txt")
+	for _, f := range []string{"one.txt", "two.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil || uidOf(t, filepath.Join(dir, f)) != ann.uid {
+			t.Errorf("%s after the combine: %v, not the user's", f, err)
+		}
+	}
+}

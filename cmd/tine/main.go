@@ -119,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 type app struct {
 	home    string
 	homeSet bool   // --home given: this state directory, never the system daemon's
-	cmd     string // the command's name
+	cmd     string // the command below tine ("cell run")
 	stdout  io.Writer
 	stderr  io.Writer
 
@@ -146,7 +146,9 @@ roll back to, and discards what you do not keep.`,
 		return fmt.Errorf("%w: %w (see %s --help)", tine.ErrInvalid, err, c.CommandPath())
 	})
 	root.PersistentFlags().StringVar(&a.home, "home", defaultHome(), "state directory (env TINE_HOME)")
-	root.PersistentPreRun = func(c *cobra.Command, _ []string) { a.homeSet, a.cmd = c.Flags().Changed("home"), c.Name() }
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		a.homeSet, a.cmd = c.Flags().Changed("home"), strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+	}
 	for _, c := range []func(*app) *cobra.Command{
 		newInit, newRelease, newFork, newExec, newShell, newPath, newLs, newTree, newLog,
 		newDiff, newCheckpoint, newRollback, newDiscard,

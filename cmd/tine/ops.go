@@ -29,6 +29,10 @@ type ops interface {
 	Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error)
 	Start(ctx context.Context, ref string, o runtime.StartOptions) (*runtime.StartResult, error)
 	Stop(ctx context.Context, ref string) (*tine.Run, error)
+	Combine(ctx context.Context, ref string, takes []engine.Take, dryRun bool) (*engine.CombineResult, error)
+	RunCell(ctx context.Context, ref string, o runtime.CellOptions) (*runtime.Cell, error)
+	PromoteCell(ctx context.Context, ref string, paths []string, dryRun bool) (*engine.MergeResult, error)
+	ReplayCell(ctx context.Context, ref string) (*runtime.Cell, error)
 }
 
 var _ ops = localOps{}
@@ -46,6 +50,18 @@ func (l localOps) Start(ctx context.Context, ref string, o runtime.StartOptions)
 
 func (l localOps) Stop(ctx context.Context, ref string) (*tine.Run, error) {
 	return l.rt.Stop(ctx, ref)
+}
+
+func (l localOps) RunCell(ctx context.Context, ref string, o runtime.CellOptions) (*runtime.Cell, error) {
+	return l.rt.RunCell(ctx, ref, o)
+}
+
+func (l localOps) PromoteCell(ctx context.Context, ref string, paths []string, dryRun bool) (*engine.MergeResult, error) {
+	return l.rt.PromoteCell(ctx, ref, paths, dryRun)
+}
+
+func (l localOps) ReplayCell(ctx context.Context, ref string) (*runtime.Cell, error) {
+	return l.rt.ReplayCell(ctx, ref)
 }
 
 // withOps runs fn with the daemon's ops when it answers on its socket
@@ -193,6 +209,43 @@ func (d daemonOps) Start(ctx context.Context, ref string, o runtime.StartOptions
 
 func (d daemonOps) Stop(ctx context.Context, ref string) (*tine.Run, error) {
 	return orNil(d.cl.Stop(ctx, d.id(ctx, ref)))
+}
+
+func (d daemonOps) Combine(ctx context.Context, ref string, takes []engine.Take, dryRun bool) (*engine.CombineResult, error) {
+	res, err := d.cl.Combine(ctx, ref, httpapi.CombineRequest{Takes: takes, DryRun: dryRun}) // a group, and forks named within it
+	if res.Plan == nil {                                                                     // no plan came back (an error before planning)
+		return nil, err
+	}
+	return res, err
+}
+
+func (d daemonOps) RunCell(ctx context.Context, ref string, o runtime.CellOptions) (*runtime.Cell, error) {
+	c, err := d.cl.RunCell(ctx, d.id(ctx, ref), o)
+	if c.Run == "" {
+		return nil, err
+	}
+	return c, err
+}
+
+func (d daemonOps) PromoteCell(ctx context.Context, ref string, paths []string, dryRun bool) (*engine.MergeResult, error) {
+	res, err := d.cl.PromoteCell(ctx, d.id(ctx, ref), httpapi.CellPromoteRequest{Paths: paths, DryRun: dryRun})
+	if res.Plan == nil {
+		return nil, err
+	}
+	return res, err
+}
+
+func (d daemonOps) ReplayCell(ctx context.Context, ref string) (*runtime.Cell, error) {
+	id := d.id(ctx, ref)
+	old, err := d.cl.Cell(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.cl.ReplayCell(ctx, id, old.Options.TTL)
+	if c.Run == "" {
+		return nil, err
+	}
+	return c, err
 }
 
 // orNil returns v, or nil with the error.
