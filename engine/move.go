@@ -99,7 +99,7 @@ func (m *sealTx) sealMove(ctx context.Context, be layer.Backend, kind tine.Versi
 		Kind: kind, Label: label, Layers: append(append([]string{}, base.Layers...), lay.ID), CreatedAt: now}
 	j, _ := json.Marshal(moveJournal{Layer: lay.ID, Version: v.ID})
 	dir := e.lay.Workspace(p.Workspace.ID).Layer(lay.ID)
-	err = atomicfile.Write(m.moveJournalPath(), j, 0o644)
+	err = atomicfile.Write(m.moveJournalPath(), j, 0o644, atomicfile.Durable) // on disk before the delta moves
 	if err == nil {
 		err = faultPointCtx(ctx) // journaled, the view unmounted, the delta not moved
 	}
@@ -186,7 +186,7 @@ func (m *sealTx) rebaseCompacted(ctx context.Context, be layer.Backend, base, v 
 // br an empty delta and work directory.
 func (e *Engine) setAside(ctx context.Context, br layer.Run, aside string, v *tine.Version) error {
 	j, _ := json.Marshal(moveJournal{Version: v.ID, Aside: aside})
-	if err := atomicfile.Write(filepath.Join(br.Dir, "seal.json"), j, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(br.Dir, "seal.json"), j, 0o644, atomicfile.Durable); err != nil { // on disk before the delta moves
 		return err
 	}
 	if err := faultPointCtx(ctx); err != nil { // journaled, nothing moved
