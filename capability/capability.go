@@ -91,11 +91,13 @@ func Parse(token string) (Capability, error) {
 	return Capability{Run: parts[1], Secret: secret, Generation: gen}, nil
 }
 
-// WriteFile writes c's token to path, readable by its owner only. It
-// writes a temporary file beside path and renames it over path, so a reader
-// sees the old token or the new one, never half of one.
-func WriteFile(path string, c Capability) error {
-	if err := atomicfile.Write(path, []byte(c.Token()+"\n"), 0o600, atomicfile.ExactMode); err != nil {
+// WriteFile writes c's token to path, readable by its owner only: uid and
+// gid (-1: this process's user), the run's processes' user. It writes a
+// temporary file beside path, theirs, and renames it over path, so a
+// reader sees the old token or the new one, never half of one, and the
+// run's user is never refused it in between.
+func WriteFile(path string, c Capability, uid, gid int) error {
+	if err := atomicfile.WriteOwned(path, []byte(c.Token()+"\n"), 0o600, uid, gid, atomicfile.ExactMode); err != nil {
 		return fmt.Errorf("write capability: %w", err)
 	}
 	return nil

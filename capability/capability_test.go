@@ -349,7 +349,7 @@ func TestWriteFile(t *testing.T) {
 	}
 	c.Generation = 1
 	path := filepath.Join(t.TempDir(), "capability")
-	if err := WriteFile(path, c); err != nil {
+	if err := WriteFile(path, c, -1, -1); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(path)

@@ -46,12 +46,14 @@ func (p *Plane) IssueCaps(ctx context.Context, w *tine.Workspace, runs ...*tine.
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		if err := capability.WriteFile(p.capPath(engine.Ref{Workspace: w, Run: r}), caps[r.ID]); err != nil {
-			return fmt.Errorf("writing %s's capability: %w", r.Name, err)
-		}
-		// The run's processes run as the owner and read it.
-		if err := engine.GiveToOwner(w, dir, p.capPath(engine.Ref{Workspace: w, Run: r})); err != nil {
+		// The run's processes run as the owner and read it: theirs before
+		// it replaces the old one.
+		if err := engine.GiveToOwner(w, dir); err != nil {
 			return fmt.Errorf("giving %s's capability to its owner: %w", r.Name, err)
+		}
+		uid, gid := engine.OwnerIDs(w)
+		if err := capability.WriteFile(p.capPath(engine.Ref{Workspace: w, Run: r}), caps[r.ID], uid, gid); err != nil {
+			return fmt.Errorf("writing %s's capability: %w", r.Name, err)
 		}
 	}
 	return nil

@@ -26,7 +26,7 @@ func OwnerAccount(w *tine.Workspace) account.Account { return account.Lookup(w.U
 // anyone else, and for a workspace of this process's own user, it does
 // nothing.
 func GiveToOwner(w *tine.Workspace, paths ...string) error {
-	if os.Geteuid() != 0 || w.UID == os.Geteuid() {
+	if uid, _ := OwnerIDs(w); uid < 0 {
 		return nil
 	}
 	var errs []error
@@ -34,6 +34,16 @@ func GiveToOwner(w *tine.Workspace, paths ...string) error {
 		errs = append(errs, os.Lchown(p, w.UID, w.GID))
 	}
 	return errors.Join(errs...)
+}
+
+// OwnerIDs are the uid and gid that what this process writes for w's runs
+// must be given (GiveToOwner), or -1 and -1 when it needs no giving: this
+// process is not root, or is w's owner.
+func OwnerIDs(w *tine.Workspace) (uid, gid int) {
+	if os.Geteuid() != 0 || w.UID == os.Geteuid() {
+		return -1, -1
+	}
+	return w.UID, w.GID
 }
 
 // giveGitToOwner gives back to the owner of dst's workspace what git, run

@@ -45,7 +45,14 @@ const maxBase = 200
 // permissions perm less the umask (as os.WriteFile), or perm exactly with
 // ExactMode, and belongs to the calling process's user. On failure the
 // file at path is left as it was and the temporary file is removed.
-func Write(path string, data []byte, perm fs.FileMode, opts ...Option) (err error) {
+func Write(path string, data []byte, perm fs.FileMode, opts ...Option) error {
+	return WriteOwned(path, data, perm, -1, -1, opts...)
+}
+
+// WriteOwned is Write for a file that belongs to uid and gid (-1: the
+// calling process's, as os.Chown): the new file is theirs before it
+// replaces the old, so a reader as that user is never refused in between.
+func WriteOwned(path string, data []byte, perm fs.FileMode, uid, gid int, opts ...Option) (err error) {
 	var o Option
 	for _, x := range opts {
 		o |= x
@@ -65,6 +72,11 @@ func Write(path string, data []byte, perm fs.FileMode, opts ...Option) (err erro
 	}()
 	if _, err := f.Write(data); err != nil {
 		return err
+	}
+	if uid >= 0 || gid >= 0 {
+		if err := f.Chown(uid, gid); err != nil {
+			return err
+		}
 	}
 	if o&ExactMode != 0 {
 		if err := f.Chmod(perm); err != nil {

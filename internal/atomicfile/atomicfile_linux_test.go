@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -34,4 +35,36 @@ func TestWriteFailsMidway(t *testing.T) {
 	}
 	checkContent(t, p, "old")
 	checkOnly(t, dir, "f")
+}
+
+// WriteOwned gives the new file to its owner before it replaces the old
+// one; a failed chown (as a user who may not) leaves the old file and no
+// temporary file.
+func TestWriteOwned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		if err := WriteOwned(path, []byte("new"), 0o600, 0, 0); err == nil {
+			t.Fatal("a normal user gave a file to root")
+		}
+		if b, _ := os.ReadFile(path); string(b) != "old" {
+			t.Errorf("after a failed chown: %q", b)
+		}
+		if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+			t.Errorf("left behind: %v", ents)
+		}
+		return
+	}
+	if err := WriteOwned(path, []byte("new"), 0o600, 4321, 4322, ExactMode); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 4321 || st.Gid != 4322 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("owner %d:%d mode %v, want 4321:4322 0600", st.Uid, st.Gid, fi.Mode())
+	}
 }
