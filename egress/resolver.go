@@ -378,7 +378,9 @@ func (r *Resolver) askOne(server string, q []byte, id uint16, overTCP bool) ([]b
 	if _, err := c.Write(q); err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 65535)
+	bp := datagrams.Get().(*[]byte)
+	defer datagrams.Put(bp)
+	buf := *bp
 	for { // the socket is connected: only the server's datagrams arrive
 		n, err := c.Read(buf)
 		if err != nil {
@@ -389,6 +391,11 @@ func (r *Resolver) askOne(server string, q []byte, id uint16, overTCP bool) ([]b
 		}
 	}
 }
+
+// datagrams are the buffers upstream UDP answers are read into: one of
+// the largest a datagram can be per query in flight, reused, rather than
+// 64 KiB allocated for each query.
+var datagrams = sync.Pool{New: func() any { b := make([]byte, 65535); return &b }}
 
 // hasID reports whether the message m has the id id.
 func hasID(m []byte, id uint16) bool {
