@@ -3,12 +3,12 @@ package capability
 import (
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // TestWriteFile_OwnerNeverLocksOut: the token a run reads is replaced
@@ -18,15 +18,7 @@ import (
 // belongs to the owner before it takes the old one's place. (Written as
 // root, then given to the owner, it refused some reads in between.)
 func TestWriteFile_OwnerNeverLocksOut(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the token belongs to another user")
-	}
-	u, err := user.Lookup("tineuser")
-	if err != nil {
-		t.Skip("needs the user tineuser (.ci/run makes it)")
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
+	uid, gid := testkit.TineUser(t, "the token belongs to another user")
 	dir, err := os.MkdirTemp("", "captoken")
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,26 +14,14 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/internal/loopfs"
+	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/runtime"
 )
 
 // tineUser returns the uid and gid of the test's normal user (tineuser),
 // skipping unless this is root and the user exists.
 func tineUser(t *testing.T) (uid, gid int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: runs as their workspace's owner are started by root")
-	}
-	u, err := user.Lookup("tineuser")
-	if err != nil {
-		t.Skip("needs the user tineuser (uid 1001): useradd -m -u 1001 tineuser")
-	}
-	uid, err1 := strconv.Atoi(u.Uid)
-	gid, err2 := strconv.Atoi(u.Gid)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("tineuser's ids %q:%q", u.Uid, u.Gid)
-	}
-	return uid, gid
+	return testkit.TineUser(t, "runs as their workspace's owner are started by root")
 }
 
 // shortDir is a state directory short enough for supervisor sockets.

@@ -59,6 +59,12 @@ func (s *Server) runCell(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := s.rt.RunCell(ctxOf(r), r.PathValue("ref"), o)
+	madeCell(w, c, err)
+}
+
+// madeCell answers with a new cell: 201 with its record, or the error with
+// the record when the command ran but something after it failed.
+func madeCell(w http.ResponseWriter, c *runtime.Cell, err error) {
 	if err != nil && c != nil {
 		writeErrWith(w, err, c)
 		return
@@ -92,9 +98,5 @@ func (s *Server) replayCell(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := s.rt.ReplayCell(ctxOf(r), r.PathValue("ref"))
-	if err != nil && c != nil {
-		writeErrWith(w, err, c)
-		return
-	}
-	handle(w, http.StatusCreated, c, err)
+	madeCell(w, c, err)
 }

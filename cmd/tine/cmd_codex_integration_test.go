@@ -63,7 +63,14 @@ func newCodexEnv(t *testing.T) *codexEnv {
 	t.Helper()
 	requireCodex(t)
 	os.Remove(codexOutside)
-	m, err := agentmock.NewOpenAI(codexScript)
+	return codexMock(t, codexScript)
+}
+
+// codexMock starts a mock model scripted by script and writes a
+// CODEX_HOME/config.toml whose model provider it is.
+func codexMock(t *testing.T, script func(*agentmock.OpenAIRequest) agentmock.OpenAITurn) *codexEnv {
+	t.Helper()
+	m, err := agentmock.NewOpenAI(script)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -21,15 +20,23 @@ import (
 
 var pendingID = regexp.MustCompile(`pending as (a[0-9a-z]{8})`)
 
+// pushSource makes a live workspace that is a git repository of one
+// commit with a bare remote origin; it returns the env, the workspace,
+// the remote and the commit.
+func pushSource(t *testing.T) (e *env, dir, remote, head string) {
+	t.Helper()
+	e, dir = liveWorkspace(t, false, map[string]string{"a.txt": "one\n"})
+	remote = filepath.Join(t.TempDir(), "remote.git")
+	hostSh(t, dir, "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@x commit -qm one && git init -q --bare "+remote+" && git remote add origin "+remote)
+	return e, dir, remote, strings.TrimSpace(hostSh(t, dir, "git rev-parse HEAD"))
+}
+
 // External effects go through the daemon: a push asked for from the
 // source waits for a person, is done once approved (exactly the commit
 // shown), is never repeated for the same key, and leaves a receipt; an
 // HTTP request likewise; a fork may not ask at all.
 func TestEffect_ThroughTheMediator(t *testing.T) {
-	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "one\n"})
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	hostSh(t, dir, "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@x commit -qm one && git init -q --bare "+remote+" && git remote add origin "+remote)
-	head := strings.TrimSpace(hostSh(t, dir, "git rev-parse HEAD"))
+	e, _, remote, head := pushSource(t)
 	var posts atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "POST" {
@@ -143,10 +150,7 @@ func remoteRefs(t *testing.T, remote string) string {
 // and the log a receipt.
 func TestEffect_RealClaudeAsksThroughTine(t *testing.T) {
 	requireClaude(t)
-	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "one\n"})
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	hostSh(t, dir, "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@x commit -qm one && git init -q --bare "+remote+" && git remote add origin "+remote)
-	head := strings.TrimSpace(hostSh(t, dir, "git rev-parse HEAD"))
+	e, _, remote, head := pushSource(t)
 	const ask = "tine effect git-push origin main"
 	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
 		bash := func(c string) agentmock.Turn {
@@ -207,10 +211,7 @@ func TestEffect_RealClaudeAsksThroughTine(t *testing.T) {
 // approved.
 func TestEffect_RealCodexAsksThroughTine(t *testing.T) {
 	requireCodex(t)
-	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "one\n"})
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	hostSh(t, dir, "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@x commit -qm one && git init -q --bare "+remote+" && git remote add origin "+remote)
-	head := strings.TrimSpace(hostSh(t, dir, "git rev-parse HEAD"))
+	e, _, remote, head := pushSource(t)
 	mcpCall := agentmock.FunctionCall("effect", map[string]any{"kind": "git-push", "remote": "origin", "refspec": "main"})
 	mcpCall.Namespace = "mcp__" + hook.CodexMCPServer
 	steps := []agentmock.OpenAIItem{
@@ -220,26 +221,13 @@ func TestEffect_RealCodexAsksThroughTine(t *testing.T) {
 		agentmock.FunctionCall("exec_command", map[string]any{"cmd": runenv.RunDir + "/bin/tine effect git-push origin main"}),
 		mcpCall,
 	}
-	m, err := agentmock.NewOpenAI(func(r *agentmock.OpenAIRequest) agentmock.OpenAITurn {
+	ce := codexMock(t, func(r *agentmock.OpenAIRequest) agentmock.OpenAITurn {
 		if n := len(r.ToolOutputs()); n < len(steps) {
 			return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{steps[n]}}
 		}
 		return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{agentmock.Message("asked")}}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	home := filepath.Join(canonicalPath(t, t.TempDir()), "codex-home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	config := "model_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"" + m.URL +
-		"\"\nwire_api = \"responses\"\nenv_key = \"TINE_MOCK_OPENAI_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n"
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	vars := []string{"CODEX_HOME=" + home, "TINE_MOCK_OPENAI_KEY=mock"}
+	m, vars := ce.mock, ce.vars
 	if r := e.run(call{vars: vars}, "setup", "codex", "--tine", tineBin); r.code != 0 || !strings.Contains(r.stdout, "MCP server") {
 		t.Fatalf("%v", r)
 	}

@@ -181,27 +181,13 @@ func TestHooks_CodexExecOnHost(t *testing.T) {
 		name := map[bool]string{true: "trusted", false: "untrusted"}[trusted]
 		t.Run(name, func(t *testing.T) {
 			e, dir, remote := pushWorkspace(t)
-			m, err := agentmock.NewOpenAI(func(r *agentmock.OpenAIRequest) agentmock.OpenAITurn {
+			ce := codexMock(t, func(r *agentmock.OpenAIRequest) agentmock.OpenAITurn {
 				if r.LastIsToolOutput() {
 					return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{agentmock.Message("done")}}
 				}
 				return agentmock.OpenAITurn{Items: []agentmock.OpenAIItem{agentmock.FunctionCall("exec_command", map[string]any{"cmd": hookPush})}}
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { m.Close() })
-			home := filepath.Join(canonicalPath(t, t.TempDir()), "codex-home")
-			if err := os.MkdirAll(home, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			config := "model_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"" + m.URL +
-				"\"\nwire_api = \"responses\"\nenv_key = \"TINE_MOCK_OPENAI_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n"
-			path := filepath.Join(home, "config.toml")
-			if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			vars := []string{"CODEX_HOME=" + home, "TINE_MOCK_OPENAI_KEY=mock"}
+			m, vars, path := ce.mock, ce.vars, filepath.Join(ce.home, "config.toml")
 			if r := e.run(call{vars: vars}, "setup", "codex", "--tine", tineBin); r.code != 0 || !strings.Contains(r.stdout, path) || !strings.Contains(r.stdout, "trusted") {
 				t.Fatalf("setup codex did not write %s: %v", path, r)
 			}

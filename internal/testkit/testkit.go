@@ -1,11 +1,13 @@
 // Package testkit holds the test helpers every package shares and that
-// need nothing of tine: skipping without root, and writing the files of
-// benchmark trees. Helpers that need an engine are in engine/enginetest.
+// need nothing of tine: skipping without root or the test's normal user,
+// and writing the files of benchmark trees. Helpers that need an engine are in engine/enginetest.
 package testkit
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -16,6 +18,24 @@ func RequireRoot(tb testing.TB, why string) {
 	if os.Geteuid() != 0 {
 		tb.Skip("requires root: " + why)
 	}
+}
+
+// TineUser returns the uid and gid of the tests' normal user, tineuser
+// (.ci/run makes it), skipping unless this is root (why says what needs
+// it) and the user exists.
+func TineUser(tb testing.TB, why string) (uid, gid int) {
+	tb.Helper()
+	RequireRoot(tb, why)
+	u, err := user.Lookup("tineuser")
+	if err != nil {
+		tb.Skip("needs the user tineuser (uid 1001): useradd -m -u 1001 tineuser")
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil {
+		tb.Fatalf("tineuser's ids %q:%q", u.Uid, u.Gid)
+	}
+	return uid, gid
 }
 
 // WriteFile writes size bytes of letters to p, making its directory: the
