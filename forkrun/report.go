@@ -144,13 +144,19 @@ type Report struct {
 	Outcome    string     `json:"outcome"`
 	// OutcomeDetail says what happened in a sentence; Winner is the
 	// recommended or merged fork's name; Conflicts lists conflicting paths.
-	OutcomeDetail string    `json:"outcome_detail,omitempty"`
-	Winner        string    `json:"winner,omitempty"`
-	Conflicts     []string  `json:"conflicts,omitempty"`
-	Discarded     []string  `json:"discarded,omitempty"`
-	StartedAt     time.Time `json:"started_at"`
-	FinishedAt    time.Time `json:"finished_at,omitzero"`
-	Seconds       float64   `json:"seconds"`
+	OutcomeDetail string `json:"outcome_detail,omitempty"`
+	// Error is the error the fork-run ended with ("" when none): what
+	// tine fork-run prints and exits non-zero with. ErrorCode is its
+	// kind (package errcode's code), so a client of the daemon exits
+	// with the same status.
+	Error      string    `json:"error,omitempty"`
+	ErrorCode  string    `json:"error_code,omitempty"`
+	Winner     string    `json:"winner,omitempty"`
+	Conflicts  []string  `json:"conflicts,omitempty"`
+	Discarded  []string  `json:"discarded,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Seconds    float64   `json:"seconds"`
 	// Owner is the process running the fork-run (the CLI or the daemon),
 	// so that a reader can tell a fork-run still under way from one whose
 	// process died.

@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/runtime"
 )
@@ -360,6 +361,9 @@ func (r *runner) finish(err error) {
 		}
 		if errors.Is(err, ErrNoJudgeable) {
 			r.rep.Outcome = OutcomeNoWinner
+		}
+		if err != nil {
+			r.rep.Error, r.rep.ErrorCode = err.Error(), errcode.Of(err).Code
 		}
 	})
 }

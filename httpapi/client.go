@@ -224,6 +224,16 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 	return resp.StatusCode, nil
 }
 
+// CodedError is an error with message msg that unwraps to the sentinel
+// code names (package errcode), or to none for an unknown code: an error
+// the daemon recorded rather than answered (a fork-run's, in its report).
+func CodedError(msg, code string) error {
+	if s := errcode.Sentinel(code); s != nil {
+		return wrapped{msg: msg, err: s}
+	}
+	return errors.New(msg)
+}
+
 // wrapped is an API error message that unwraps to its sentinel.
 type wrapped struct {
 	msg string

@@ -384,3 +384,26 @@ func TestUser_ChoosesThroughTheSystemDaemon(t *testing.T) {
 	ann.ok("/", "release", "--force", dir)
 	e.ws = e.ws[:len(e.ws)-1]
 }
+
+// TestUser_ForkRunWithNoWorkFails: a normal user's fork-run whose agents
+// all fail runs in the daemon and exits 1 with the same line root's does
+// (it exited 0), and a refusal from inside a run through the system daemon
+// names no daemon to start (it said 'start it with sudo tine setup
+// daemon', the daemon being up: the system socket is hidden in a run).
+func TestUser_ForkRunWithNoWorkFails(t *testing.T) {
+	_, ann, _, dir := userWorkspace(t)
+	ann.ok(dir, "init", ".")
+	r := ann.tine(dir, nil, "fork-run", "source", "-n", "2", "--prompt", "do it", "--agent-cmd", "exit 3")
+	if r.code != exitError || !strings.Contains(r.stderr, "nothing to judge") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("a fork-run whose agents all failed: %v, want exit 1 and one line", r)
+	}
+	if r := ann.tine(dir, nil, "fork-run", "source", "--json", "-n", "1", "--prompt", "do it", "--agent-cmd", "true"); r.code != exitError || r.stderr != "" {
+		t.Errorf("with --json: %v, want exit 1, the report alone", r)
+	}
+	var fr engine.ForkResult
+	ann.okJSON(dir, &fr, "fork", "source", "--json")
+	r = ann.tine(dir, nil, "exec", fr.Forks[0].Name, "--", "tine", "effect", "http", "GET", "http://127.0.0.1:9/")
+	if r.code != exitUnsupported || !strings.Contains(r.stderr, "refused from a fork") || strings.Contains(r.stderr, "setup daemon") {
+		t.Errorf("an effect from a fork: %v, want the daemon's refusal alone (exit 7)", r)
+	}
+}

@@ -65,8 +65,13 @@ func (a *app) daemon() *httpapi.Client { return httpapi.NewClient(daemonSocket()
 
 // needsDaemon adds to err, which says a command needs privileges, the one
 // command that starts the system daemon, for a normal user without one.
+// Inside a run the daemon is the run's own (TINE_SOCKET; the system socket
+// is hidden there): when it answers, its refusal is the whole story.
 func needsDaemon(err error) error {
 	if err == nil || os.Geteuid() == 0 || !errors.Is(err, tine.ErrPrivilege) || daemonUp(daemonSocket()) {
+		return err
+	}
+	if s := os.Getenv("TINE_SOCKET"); s != "" && daemonUp(s) {
 		return err
 	}
 	return fmt.Errorf("%w; the tine daemon runs it for you: start it with 'sudo tine setup daemon'", err)
@@ -298,6 +303,13 @@ func (a *app) remoteForkRun(ctx context.Context, ref string, req forkrun.Request
 		return exitErr{code: exitInterrupted}
 	case forkrun.OutcomeFailed, forkrun.OutcomeAbandoned:
 		return exitErr{code: exitError, err: errors.New(rep.OutcomeDetail)}
+	}
+	if rep.Error != "" { // as a fork-run in this process ends (a.forkRun)
+		err := httpapi.CodedError(rep.Error, rep.ErrorCode)
+		if asJSON {
+			return exitErr{code: exitCode(err)}
+		}
+		return err
 	}
 	return nil
 }
