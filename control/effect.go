@@ -89,7 +89,7 @@ func (p *Plane) offerEffect(ctx context.Context, actor engine.Ref, plan effect.P
 	if err := approval.Request(ctx, p.e.Store(), a, p.now()); err != nil {
 		return nil, err
 	}
-	return &EffectAnswer{Approval: a, Plan: plan, Message: fmt.Sprintf("waiting for a person: %s; tine approve %s", effect.Describe(plan), a.ID)}, nil
+	return &EffectAnswer{Approval: a, Plan: plan, Message: "waiting for a person: tine approve " + a.ID}, nil
 }
 
 // deferEffect records plan, asked for by fork actor, to be offered to a

@@ -293,3 +293,26 @@ func TestDecide_CodexNamesTheMCPTools(t *testing.T) {
 		}
 	}
 }
+
+// TestDecide_EffectNamesTheSamePush: a plain git push's refusal names the
+// tine effect command with the same remote and refspec, ready to run (it
+// named `tine effect git-push REMOTE REF`, which an agent had to fill in);
+// a push it cannot repeat as it is gets the form with placeholders.
+func TestDecide_EffectNamesTheSamePush(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"git push origin main":                  "`tine effect git-push origin main`",
+		"cd sub && git push":                    "`tine effect git-push`",
+		"git push upstream HEAD:refs/heads/rel": "`tine effect git-push upstream HEAD:refs/heads/rel`",
+		"git push --force origin main":          "`tine effect git-push [REMOTE [REFSPEC]]`",
+		"git push origin :old":                  "`tine effect git-push [REMOTE [REFSPEC]]`",
+		"git push origin '$(id)'":               "`tine effect git-push [REMOTE [REFSPEC]]`",
+	} {
+		ev, err := Parse(Claude, withCommand(t, readFixture(t, claudePre), cmd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := Decide(context.Background(), ev, Env{Run: "source", Role: classify.Source}); r.Action != Deny || !strings.Contains(r.Reason, want) {
+			t.Errorf("%s: %s %q, want it to name %s", cmd, r.Action, r.Reason, want)
+		}
+	}
+}

@@ -56,7 +56,7 @@ func denyMessage(cmd string, d classify.Decision, role classify.Role, agent Agen
 		if role == classify.Fork {
 			msg += " A fork's work leaves through a merge: finish here; from the source, `tine effect git-push` (or `tine effect http`, `tine effect run`) asks a person, and tine does it."
 		} else {
-			msg += " Ask a person for it instead: `tine effect git-push REMOTE REF` (or `tine effect http METHOD URL`, `tine effect run -- CMD`)"
+			msg += " Ask a person for it instead: `" + effectAsk(d.Commands) + "` (or `tine effect http METHOD URL`, `tine effect run -- CMD`)"
 			if agent == Codex {
 				msg += codexSandboxed("effect")
 			}
@@ -65,6 +65,30 @@ func denyMessage(cmd string, d classify.Decision, role classify.Role, agent Agen
 	}
 	return msg
 }
+
+// effectAsk is the tine effect command that asks for the push among
+// cmds, the commands that decided: the same remote and refspec for a plain
+// `git push [REMOTE [REFSPEC]]` (so an agent need not guess them), else
+// the form with placeholders.
+func effectAsk(cmds []string) string {
+	for _, c := range cmds {
+		w := strings.Fields(c)
+		if len(w) < 2 || len(w) > 4 || w[0] != "git" || w[1] != "push" {
+			continue
+		}
+		plain := true
+		for _, a := range w[2:] {
+			plain = plain && !strings.HasPrefix(a, "-") && strings.Trim(a, safeWord) == "" && !strings.ContainsAny(a[:1], ":+")
+		}
+		if plain {
+			return strings.Join(append([]string{"tine", "effect", "git-push"}, w[2:]...), " ")
+		}
+	}
+	return "tine effect git-push [REMOTE [REFSPEC]]"
+}
+
+// safeWord are the bytes of a remote or refspec repeated as it is.
+const safeWord = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/:@-"
 
 // ForkSelfCommand is the command an agent runs to ask tine for one fork
 // per approach (two when none is given).
