@@ -109,6 +109,18 @@ func CodexHasMCP(doc []byte) bool {
 	return ok
 }
 
+// CodexBlockHasMCP reports whether tine's own block in the Codex config
+// doc (what tine setup codex wrote) defines tine's MCP server, rather
+// than the file having a server of that name of the user's.
+func CodexBlockHasMCP(doc []byte) bool {
+	start := bytes.Index(doc, []byte(codexBegin))
+	if start < 0 {
+		return false
+	}
+	end := bytes.Index(doc[start:], []byte(codexEnd))
+	return end >= 0 && CodexHasMCP(doc[start:start+end])
+}
+
 // tomlString quotes s as a TOML literal string, or a basic one when s
 // holds a quote or a control character.
 func tomlString(s string) string {

@@ -25,6 +25,9 @@ type setupResult struct {
 	Trusted bool `json:"trusted,omitempty"`
 	// MCP is set when the settings define tine's MCP server (Codex).
 	MCP bool `json:"mcp,omitempty"`
+	// UserMCP is set when the settings define an MCP server by tine's
+	// server's name that is not tine's (the user's own, kept; Codex).
+	UserMCP bool `json:"user_mcp,omitempty"`
 	// Note tells what the install does not cover.
 	Note string `json:"note,omitempty"`
 }
@@ -99,7 +102,9 @@ writes), so codex exec runs them; project hooks also need a trusted project.`,
 				res.Command = hook.HookCommand(bin, agent)
 				res.Changed, err = hook.Install(agent, path, bin)
 				res.Trusted = err == nil && agent == hook.Codex
-				res.MCP = res.Trusted && codexHasMCP(path)
+				if res.Trusted {
+					res.MCP, res.UserMCP = codexMCP(path)
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("%w: %w", err, tine.ErrInvalid)
@@ -118,11 +123,15 @@ writes), so codex exec runs them; project hooks also need a trusted project.`,
 	return c
 }
 
-// codexHasMCP reports whether the Codex config at path defines tine's MCP
-// server.
-func codexHasMCP(path string) bool {
+// codexMCP reports whether the Codex config at path defines tine's MCP
+// server (in tine's block), or one of the user's by its name.
+func codexMCP(path string) (tines, users bool) {
 	b, err := os.ReadFile(path)
-	return err == nil && hook.CodexHasMCP(b)
+	if err != nil {
+		return false, false
+	}
+	tines = hook.CodexBlockHasMCP(b)
+	return tines, !tines && hook.CodexHasMCP(b)
 }
 
 // projectRoot is the directory --project DIR names: the root of the
@@ -160,6 +169,8 @@ func (a *app) printSetup(r setupResult) {
 	switch {
 	case r.MCP:
 		fmt.Fprintf(a.stdout, "Codex runs tine's MCP server (mcp_servers.%s): from Codex's sandbox, which blocks tine's socket, its tools reach tine\n", hook.CodexMCPServer)
+	case r.UserMCP:
+		fmt.Fprintf(a.stdout, "note: no mcp_servers.%s added (the file defines an MCP server of that name of its own, kept as it is): from Codex's sandbox, tine effect and tine fork-self cannot reach tine unless it runs `tine mcp`\n", hook.CodexMCPServer)
 	case r.Trusted:
 		fmt.Fprintf(a.stdout, "note: no mcp_servers.%s added (the file defines mcp_servers in a way a table cannot extend): from Codex's sandbox, tine effect and tine fork-self cannot reach tine\n", hook.CodexMCPServer)
 	}

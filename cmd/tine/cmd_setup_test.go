@@ -89,3 +89,26 @@ func TestSetupDaemon_WithoutSystemd(t *testing.T) {
 		t.Errorf("%s was installed without systemd", unitPath)
 	}
 }
+
+// TestSetupCodex_SaysWhoseMCPServer: a config that already has an MCP
+// server named tine of the user's keeps it, and setup says tine's was
+// not added (it said "Codex runs tine's MCP server" of the user's
+// server); an inline mcp_servers says why none was added; a fresh config
+// gets tine's and says so.
+func TestSetupCodex_SaysWhoseMCPServer(t *testing.T) {
+	for config, want := range map[string]string{
+		"": "Codex runs tine's MCP server",
+		"[mcp_servers.tine]\ncommand = \"my-tine\"\n":       "of that name of its own, kept",
+		"mcp_servers = { docs = { command = \"docs\" } }\n": "in a way a table cannot extend",
+	} {
+		home := t.TempDir()
+		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("CODEX_HOME", home)
+		out, errOut, code := runStdin(t, "", "setup", "codex")
+		if code != 0 || !strings.Contains(out, want) || strings.Count(out, "MCP server") > 1 {
+			t.Errorf("setup codex on %q: %d %q %q, want it to say %q", config, code, out, errOut, want)
+		}
+	}
+}
