@@ -107,7 +107,7 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	}()
 	env := append(agent.Env(prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
 	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, runtime.ExecOptions{
-		Args: argv, Env: append(env, fk.env...),
+		Args: argv, Env: append(env, fk.env...), Base: o.BaseEnv,
 		Stdout: io.MultiWriter(logf, pw), Stderr: logf,
 		Timeout: o.AgentTimeout, Kill: fk.kill,
 	})
@@ -286,7 +286,7 @@ func (fk *forkRun) runTest(ctx context.Context) {
 	}
 	defer logf.Close()
 	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, runtime.ExecOptions{
-		Args: []string{"sh", "-c", o.Test}, Stdout: logf, Stderr: logf, Timeout: o.TestTimeout,
+		Args: []string{"sh", "-c", o.Test}, Stdout: logf, Stderr: logf, Timeout: o.TestTimeout, Base: o.BaseEnv,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

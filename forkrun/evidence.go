@@ -333,7 +333,7 @@ func (r *runner) checkWith(ctx context.Context, run, dir, command string, env []
 		script = fmt.Sprintf("cd %s || { echo %s >&2; exit 125; }; %s", shellQuote(dir), shellQuote(cdFailed), command)
 	}
 	start := time.Now()
-	res, err := r.e.ExecWith(ctx, run, runtime.ExecOptions{Args: []string{"sh", "-c", script}, Env: env, Timeout: r.o.TestTimeout})
+	res, err := r.e.ExecWith(ctx, run, runtime.ExecOptions{Args: []string{"sh", "-c", script}, Env: env, Timeout: r.o.TestTimeout, Base: r.o.BaseEnv})
 	if err == nil && dir != "" && res.Exit == 125 && strings.Contains(res.Stderr, cdFailed) {
 		err = fmt.Errorf("the run cannot enter its scratch copy %s: %s", dir, firstLine(res.Stderr))
 	}

@@ -65,8 +65,12 @@ type Options struct {
 	// without one.
 	Agent    agent.Config
 	AgentEnv []string
-	Session  string
-	Fresh    bool
+	// BaseEnv, when not nil, is the environment the agents, tests and
+	// checks start from: the workspace owner's, as the person who asked
+	// had it (a fork-run in the daemon); nil: this process's own.
+	BaseEnv []string
+	Session string
+	Fresh   bool
 	// Prices add to or replace the built-in prices of the agent's models
 	// ([prices] of tine.toml); a model priced by neither is charged the
 	// most expensive known rate, and a note says so.

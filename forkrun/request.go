@@ -55,6 +55,12 @@ type Request struct {
 	// StopWhenConfident and Synthesize: see Options.
 	StopWhenConfident bool `json:"stop_when_confident,omitempty"`
 	Synthesize        bool `json:"synthesize,omitempty"`
+	// Env is the environment of the person asking (tine fork-run through
+	// the daemon sends its own): what the agents, tests and checks start
+	// from, as they would in the person's tine (their API keys, PATH,
+	// CODEX_HOME), the fork's secrets withheld as ever. Ignored from inside
+	// a run; empty: the daemon's.
+	Env []string `json:"env,omitempty"`
 }
 
 // DefaultN is the number of forks when neither -n nor approaches say.

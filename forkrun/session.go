@@ -63,7 +63,7 @@ func chooseConversation(ctx context.Context, e Records, src engine.Ref, o *Optio
 			return nil, "", nil
 		}
 	}
-	home := agent.CodexHome(agentEnviron(src, o.AgentEnv))
+	home := agent.CodexHome(agentEnviron(src, o.BaseEnv, o.AgentEnv))
 	base, err := agent.CodexSessionUsage(home, c.Session)
 	if err != nil {
 		return nil, "", tine.Optionf("%s: %w (%s names another, %s starts without one): %w", sessionOrigin(c.From), err, tine.Opt("session"), tine.Opt("fresh"), tine.ErrInvalid)
@@ -78,7 +78,7 @@ func chooseConversation(ctx context.Context, e Records, src engine.Ref, o *Optio
 // it) comes first when Claude's store has it: every run's agent works at
 // the workspace path, so the newest session there may be another run's.
 func claudeConversation(ctx context.Context, e Records, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
-	config := agent.ClaudeConfigDir(agentEnviron(src, o.AgentEnv))
+	config := agent.ClaudeConfigDir(agentEnviron(src, o.BaseEnv, o.AgentEnv))
 	var s agent.ClaudeSession
 	var err error
 	from := FromGiven
@@ -108,7 +108,7 @@ func claudeConversation(ctx context.Context, e Records, src engine.Ref, o *Optio
 		return nil, "", tine.Optionf("%s: %w (%s starts without one): %w", sessionOrigin(from), err, tine.Opt("fresh"), tine.ErrInvalid)
 	}
 	for _, acc := range accounts {
-		dir := agent.ClaudeConfigDir(agentEnviron(src, append(append([]string(nil), o.AgentEnv...), acc.Environ()...)))
+		dir := agent.ClaudeConfigDir(agentEnviron(src, o.BaseEnv, append(append([]string(nil), o.AgentEnv...), acc.Environ()...)))
 		if dir == config {
 			continue
 		}
@@ -128,9 +128,14 @@ func (c *Conversation) describe(kind agent.Kind) string {
 
 // agentEnviron is the environment an agent with extra variables gets in
 // a fork of src, as engine.Engine.ExecWith makes it: the owner's HOME and
-// identity, the run's variables, then extra.
-func agentEnviron(src engine.Ref, extra []string) []string {
-	return account.Setenv(runenv.For(src.Workspace, src.Run, os.Environ(), os.Getuid()), extra...)
+// identity, the run's variables, then extra; made from base, the owner's
+// environment, when not nil (Options.BaseEnv), else this process's.
+func agentEnviron(src engine.Ref, base, extra []string) []string {
+	from := src.Workspace.UID
+	if base == nil {
+		base, from = os.Environ(), os.Getuid()
+	}
+	return account.Setenv(runenv.For(src.Workspace, src.Run, base, from), extra...)
 }
 
 // sessionOrigin names where a session to continue came from, for errors.

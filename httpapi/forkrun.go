@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/grouprec"
+	"github.com/tinehq/tine/internal/account"
 )
 
 // The daemon runs fork-runs (POST /v1/runs/{ref}/fork-run, or
@@ -206,6 +207,9 @@ func (s *Server) startForkRun(ctx context.Context, actor *engine.Ref, ref string
 	if err != nil {
 		return nil, err
 	}
+	if actor == nil && len(req.Env) > 0 {
+		o.BaseEnv = callerEnv(src.Workspace, req.Env, peerUIDOf(ctx))
+	}
 	if actor != nil && actor.Run.ID == src.Run.ID && s.cp.InTurn(*actor) {
 		// The agent's files are still moving: the fork-run starts, at a
 		// stable point, when the turn stops. Its options were checked now.
@@ -218,6 +222,15 @@ func (s *Server) startForkRun(ctx context.Context, actor *engine.Ref, ref string
 		return nil, err
 	}
 	return &ForkRunStarted{Group: h.Group(), Report: h.Report(), Warnings: warnings}, nil
+}
+
+// callerEnv is env, the environment of user uid who asked for a fork-run
+// of workspace w, as the owner's (their identity, if uid is another's),
+// without what points at a tine of its own: in the forks tine is the
+// daemon's.
+func callerEnv(w *tine.Workspace, env []string, uid int) []string {
+	env = account.Unsetenv(env, "TINE_HOME", "TINE_DAEMON_SOCKET", "TINE_SOCKET", "TINE_CAPABILITY", "TINE_NO_DAEMON")
+	return account.Lookup(w.UID, w.GID).Env(env, uid)
 }
 
 // forkRunOptions reads the source run's tine.toml and turns req into

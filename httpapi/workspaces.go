@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"os"
 
@@ -46,8 +47,11 @@ func (s *Server) releaseWorkspace(w http.ResponseWriter, r *http.Request) {
 
 // peerUID is the uid of the user who made r: the peer's on a unix socket,
 // else the daemon's own (TCP, whose token holder acts as the daemon).
-func peerUID(r *http.Request) int {
-	if p, ok := r.Context().Value(peerKey).(peer); ok && p.user != nil {
+func peerUID(r *http.Request) int { return peerUIDOf(r.Context()) }
+
+// peerUIDOf is peerUID of the request whose context ctx is.
+func peerUIDOf(ctx context.Context) int {
+	if p, ok := ctx.Value(peerKey).(peer); ok && p.user != nil {
 		return p.user.uid
 	}
 	return os.Geteuid()

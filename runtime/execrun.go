@@ -38,6 +38,10 @@ type ExecResult struct {
 type ExecOptions struct {
 	Args []string
 	Env  []string // added to the run's environment, after it; kept even where they are secrets of the run (an account's own)
+	// Base, when not nil, is the environment the command's is made from,
+	// the workspace owner's (a caller's of the daemon); nil: this
+	// process's own.
+	Base []string
 	// Stdout and Stderr, when set, receive the output as it comes, besides
 	// the tails kept in the result.
 	Stdout, Stderr io.Writer
@@ -71,7 +75,11 @@ func (m *Manager) ExecWith(ctx context.Context, ref string, o ExecOptions) (*Exe
 	if err != nil {
 		return nil, err
 	}
-	env := account.Setenv(runenv.For(r.Workspace, r.Run, os.Environ(), os.Getuid()), o.Env...)
+	base, from := os.Environ(), os.Getuid()
+	if o.Base != nil {
+		base, from = o.Base, r.Workspace.UID
+	}
+	env := account.Setenv(runenv.For(r.Workspace, r.Run, base, from), o.Env...)
 	x := supervisor.Exec{Args: o.Args, Env: env, Dir: r.Workspace.Path, Tree: true, Grant: envNames(o.Env)}
 	out, errOut := &tail{max: MaxOutput}, &tail{max: MaxOutput}
 	res := &ExecResult{Run: r.Run.Name, Args: o.Args}

@@ -407,3 +407,27 @@ func TestUser_ForkRunWithNoWorkFails(t *testing.T) {
 		t.Errorf("an effect from a fork: %v, want the daemon's refusal alone (exit 7)", r)
 	}
 }
+
+// TestUser_ForkRunAgentsGetTheirEnvironment: a normal user's fork-run
+// runs in the daemon, and its agents and tests start from the user's
+// environment, as in their own tine (they got the daemon's: claude said
+// "Not logged in" with the user's ANTHROPIC_API_KEY set), the fork's
+// secrets withheld as ever.
+func TestUser_ForkRunAgentsGetTheirEnvironment(t *testing.T) {
+	_, ann, _, dir := userWorkspace(t)
+	ann.ok(dir, "init", ".")
+	vars := []string{"MY_API_BASE=http://127.0.0.1:9", "GITHUB_TOKEN=hidden"}
+	show := `echo "$MY_API_BASE ${GITHUB_TOKEN:-none} $TINE_ROLE $HOME"`
+	r := ann.tine(dir, vars, "fork-run", "source", "--json", "-n", "1", "--prompt", "p", "--merge-mode", "manual",
+		"--agent-cmd", show+" > agent.env", "--test", show+" > test.env")
+	var rep forkrun.Report
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Forks) != 1 {
+		t.Fatalf("fork-run: %v", r)
+	}
+	want := "http://127.0.0.1:9 none fork " + ann.home + "\n"
+	for _, f := range []string{"agent.env", "test.env"} {
+		if got := ann.ok(dir, "exec", rep.Forks[0].Name, "--", "cat", f); got != want {
+			t.Errorf("%s: %q, want %q", f, got, want)
+		}
+	}
+}

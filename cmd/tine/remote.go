@@ -256,6 +256,7 @@ func (a *app) remoteExec(ctx context.Context, ref string, args []string, keep bo
 // fork-run prints. Ctrl-C cancels it (agents killed, forks kept).
 func (a *app) remoteForkRun(ctx context.Context, ref string, req forkrun.Request, asJSON bool) error {
 	cl := a.daemon()
+	req.Env = os.Environ() // the agents start from it, as they would here
 	st, err := cl.ForkRun(ctx, remoteRef(ctx, cl, ref), req)
 	if err != nil {
 		return err
