@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -346,10 +347,41 @@ func privateHome(workspace string, h *Hide) error {
 	if err := os.Chmod(upper, fi.Mode().Perm()); err != nil {
 		return err
 	}
-	return keepingMounts(h.Home, []string{workspace, h.State}, func() error {
+	err = keepingMounts(h.Home, []string{workspace, h.State}, func() error {
 		opts := "lowerdir=" + h.Home + ",upperdir=" + upper + ",workdir=" + work + userxattr
 		return mnt.Mount("overlay", h.Home, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	})
+	if !errors.Is(err, unix.EINVAL) || !h.Ephemeral {
+		return err
+	}
+	// In a user namespace of its own the host's mounts are locked to what
+	// they cover, and overlayfs may not take a directory with one below it
+	// as its lower layer.
+	if below := mountBelow(h.Home, workspace, h.State); below != "" {
+		return fmt.Errorf("%s has a mount below it (%s), which a namespace of a normal user's may not lay a home over: "+
+			"let the daemon run the fork (sudo tine setup daemon), or unmount it", h.Home, below)
+	}
+	return err
+}
+
+// mountBelow returns a mount point strictly below dir, other than the
+// paths of keep and what lies below them; "" when there is none.
+func mountBelow(dir string, keep ...string) string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	infos, _ := mnt.ParseInfo(f)
+	for _, in := range infos {
+		if in.Point == dir || !fstree.Within(in.Point, dir) {
+			continue
+		}
+		if !slices.ContainsFunc(keep, func(k string) bool { return k != "" && fstree.Within(in.Point, k) }) {
+			return in.Point
+		}
+	}
+	return ""
 }
 
 // coverKeeping mounts an empty tmpfs (options data) on dir but keeps each

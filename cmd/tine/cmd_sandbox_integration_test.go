@@ -16,6 +16,7 @@ import (
 	"github.com/tinehq/tine/egress/egresstest"
 	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/runtime"
+	"golang.org/x/sys/unix"
 )
 
 // A normal user's tine exec without the daemon runs in a sandbox of its
@@ -283,4 +284,36 @@ func TestExec_SandboxNetworkFallback(t *testing.T) {
 		t.Errorf("exec with sandbox_fallback = \"refuse\": %v, want 126 and nothing run", r)
 	}
 	ann.ok(top, "release", "--force", ws)
+}
+
+// TestExec_SandboxHomeWithAMountBelow: a user whose home has a mount
+// below it (a workspace the daemon mounted there, an sshfs) cannot get a
+// home of the fork's own in the sandbox (the mount is locked in the
+// user's namespace, and overlayfs refuses the home as its lower layer):
+// tine exec fails (126) with one line naming the mount and what to do,
+// not overlayfs's "invalid argument".
+func TestExec_SandboxHomeWithAMountBelow(t *testing.T) {
+	testkit.RequireRoot(t, "mounting below the user's home")
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws, state := filepath.Join(top, "ws"), filepath.Join(top, "state")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	below := filepath.Join(ann.home, ".tine-test-mount-"+filepath.Base(top))
+	if err := os.Mkdir(below, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(below) })
+	if err := unix.Mount("tmpfs", below, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(below, unix.MNT_DETACH) })
+	ann.vars = append(ann.vars, "TINE_HOME="+state, "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	r := ann.tine(ws, nil, "exec", "ws/source-1", "--", "true")
+	if r.code != 126 || !strings.Contains(r.stderr, "has a mount below it ("+below+")") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 1 {
+		t.Errorf("exec in a fork with a mount below the home: %v", r)
+	}
 }

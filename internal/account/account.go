@@ -113,12 +113,15 @@ func (a Account) DefaultPath() string {
 }
 
 // Env returns env made a's. When env is a's own (from is the uid whose
-// environment it is) it is kept as it is, with a PATH; else HOME, USER,
-// LOGNAME and SHELL become a's and PATH is DefaultPath, since another
-// user's PATH may name directories a cannot read or should not trust, and
-// the variables that move a user's own stores out of their home
-// (UserStores) are dropped: they name the other user's (root's
-// CODEX_HOME, in a daemon), and a's are found below a's home.
+// environment it is) it is kept as it is, with a PATH. Else it is another
+// user's (the system daemon's, root's, starting a's services, agents and
+// effects): a's process gets only its locale and terminal (Passed), and
+// HOME, USER, LOGNAME and SHELL of a's, PATH DefaultPath. Nothing else of
+// another user's goes along: their keys and tokens, their agent sockets
+// (SSH_AUTH_SOCK), their PATH (directories a cannot read or should not
+// trust), their LD_ variables, and the variables that move their stores
+// out of their home (root's CODEX_HOME or CLAUDE_CONFIG_DIR would send a's
+// agents to root's sessions).
 func (a Account) Env(env []string, from int) []string {
 	if from == a.UID {
 		if Getenv(env, "PATH") == "" {
@@ -126,14 +129,25 @@ func (a Account) Env(env []string, from int) []string {
 		}
 		return env
 	}
-	return Setenv(Unsetenv(env, UserStores...), "HOME="+a.Home, "USER="+a.Name, "LOGNAME="+a.Name, "SHELL="+a.Shell, "PATH="+a.DefaultPath())
+	var out []string
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); Passed(k) {
+			out = append(out, kv)
+		}
+	}
+	return Setenv(out, "HOME="+a.Home, "USER="+a.Name, "LOGNAME="+a.Name, "SHELL="+a.Shell, "PATH="+a.DefaultPath())
 }
 
-// UserStores are the variables that place a user's own configuration,
-// data and sessions (the agents' stores among them) elsewhere than below
-// their home: they belong to the user whose environment it is.
-var UserStores = []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
-	"XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"}
+// Passed reports whether the variable key of one user's environment goes
+// along into a process of another's: the locale (LANG, LANGUAGE, LC_*),
+// the time zone and the terminal, nothing that is the first user's own.
+func Passed(key string) bool {
+	switch key {
+	case "LANG", "LANGUAGE", "TZ", "TERM", "COLORTERM", "NO_COLOR":
+		return true
+	}
+	return strings.HasPrefix(key, "LC_")
+}
 
 // Unsetenv returns env without any entry of keys.
 func Unsetenv(env []string, keys ...string) []string {

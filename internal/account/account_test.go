@@ -66,7 +66,7 @@ func TestEnvDropsOthersStores(t *testing.T) {
 	a := Account{UID: 1001, GID: 1001, Name: "ann", Home: "/home/ann", Shell: "/bin/zsh"}
 	root := []string{"HOME=/root", "CODEX_HOME=/root/.codex", "CLAUDE_CONFIG_DIR=/root/.claude", "XDG_CONFIG_HOME=/root/.config", "TERM=xterm"}
 	got := a.Env(root, 0)
-	for _, k := range UserStores {
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"} {
 		if v := Getenv(got, k); v != "" {
 			t.Errorf("Env(root's) keeps %s=%s", k, v)
 		}
@@ -87,5 +87,31 @@ func TestCredential(t *testing.T) {
 	c := Account{UID: 1001, GID: 1002, Groups: []int{27}}.Credential()
 	if c == nil || c.Uid != 1001 || c.Gid != 1002 || !slices.Equal(c.Groups, []uint32{27}) {
 		t.Errorf("credential = %+v", c)
+	}
+}
+
+// TestEnvKeepsNothingOfAnothers: an environment of another user's (the
+// system daemon's, root's, when it starts a normal user's services,
+// agents, effects) gives a's process only the locale and the terminal:
+// none of root's keys, tokens or agent sockets reach another user's
+// processes (a daemon started from root's shell had them all).
+func TestEnvKeepsNothingOfAnothers(t *testing.T) {
+	a := Account{UID: 1001, GID: 1001, Name: "ann", Home: "/home/ann", Shell: "/bin/zsh"}
+	root := []string{"HOME=/root", "ANTHROPIC_API_KEY=sk-root", "AWS_SECRET_ACCESS_KEY=x", "SSH_AUTH_SOCK=/tmp/ssh-root/agent",
+		"GITHUB_TOKEN=ghp", "LD_PRELOAD=/root/evil.so", "LANG=C.UTF-8", "LC_ALL=C", "LC_TIME=en_GB", "TZ=UTC", "TERM=xterm"}
+	got := a.Env(root, 0)
+	for _, k := range []string{"ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "GITHUB_TOKEN", "LD_PRELOAD"} {
+		if v := Getenv(got, k); v != "" {
+			t.Errorf("Env(root's) passes %s=%s to ann", k, v)
+		}
+	}
+	for _, kv := range []string{"LANG=C.UTF-8", "LC_ALL=C", "LC_TIME=en_GB", "TZ=UTC", "TERM=xterm", "HOME=/home/ann"} {
+		if !slices.Contains(got, kv) {
+			t.Errorf("Env(root's) = %q, lacks %s", got, kv)
+		}
+	}
+	own := a.Env([]string{"ANTHROPIC_API_KEY=sk-ann"}, 1001)
+	if Getenv(own, "ANTHROPIC_API_KEY") != "sk-ann" {
+		t.Errorf("Env(own) = %q, want ann's own key kept", own)
 	}
 }
