@@ -56,6 +56,10 @@ func TestEffect_ThroughTheMediator(t *testing.T) {
 	if refs := remoteRefs(t, remote); refs != "" {
 		t.Fatalf("pushed before anyone approved: %q", refs)
 	}
+	// The person sees exactly what approving sends: the remote and the commit.
+	if p := e.ok("pending"); !strings.Contains(p, id[1]) || !strings.Contains(p, head) || !strings.Contains(p, remote) {
+		t.Errorf("tine pending does not say what the push sends:\n%s", p)
+	}
 	if again := e.ok("exec", "source", "--", "tine", "effect", "git-push", "origin", "main"); !strings.Contains(again, id[1]) {
 		t.Errorf("asked twice, a second approval: %s", again)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newPending(a *app) *cobra.Command {
@@ -17,9 +19,11 @@ func newPending(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "pending [WORKSPACE]",
 		Short: "List resolutions runs asked for that wait for a person",
-		Long: `Lists the pending approvals: merges, promotions, discards and choices that
-code inside runs asked for, with the evidence gathered when they were asked
-(--json). tine approve runs one; tine refuse drops it.`,
+		Long: `Lists the pending approvals: merges, promotions, discards, choices and
+external effects that code inside runs asked for. For an effect, WHAT is
+exactly what tine approve will send (the remote and the commit of a push,
+the request and its body's digest); --json has all the evidence gathered
+when they were asked. tine approve runs one; tine refuse drops it.`,
 		Example: `  tine pending
   tine pending app --json`,
 		Args: maxArgs(1),
@@ -40,14 +44,28 @@ code inside runs asked for, with the evidence gathered when they were asked
 				return a.printJSON(list)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "APPROVAL\tACTION\tRUN\tGROUP\tASKED BY\tEXPIRES IN")
+			fmt.Fprintln(tw, "APPROVAL\tACTION\tRUN\tGROUP\tASKED BY\tEXPIRES IN\tWHAT")
 			for _, ap := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ap.ID, ap.Action, ap.Run, dash(ap.Group), dash(ap.RequestedBy),
-					time.Until(ap.ExpiresAt).Round(time.Second))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ap.ID, ap.Action, ap.Run, dash(ap.Group), dash(ap.RequestedBy),
+					time.Until(ap.ExpiresAt).Round(time.Second), dash(display.Text(approvalWhat(ap))))
 			}
 			return tw.Flush()
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// approvalWhat is what approving ap does, in a line, where its evidence
+// says it: an effect's exact request (the remote's URL and the commit of a
+// push, an HTTP request and its body's digest, a command), so a person
+// sees what will be sent before tine approve sends it.
+func approvalWhat(ap *tine.Approval) string {
+	var ev struct {
+		Effect string `json:"effect"`
+	}
+	if json.Unmarshal(ap.Evidence, &ev) != nil {
+		return ""
+	}
+	return ev.Effect
 }
