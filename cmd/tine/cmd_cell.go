@@ -35,7 +35,7 @@ func newCellRun(a *app) *cobra.Command {
 		Short: "Run one command in a new cell of RUN",
 		Example: `  tine cell run app/source --write dist -- npm run build
   tine cell run app/source --from v1a2b3c4d --write report.txt --net api.example.com:443 --ttl 2m -- ./gen-report`,
-		Args: cobra.MinimumNArgs(2),
+		Args: minArgs(2, "RUN, then -- and the command"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if c.ArgsLenAtDash() != 1 {
 				return usageErr(c, "cell run takes RUN, then -- and the command")
@@ -154,8 +154,13 @@ func (a *app) printCell(c *runtime.Cell) {
 		fmt.Fprintf(w, "    %-9s %s\n", ch.Kind, display.Path(ch.Path))
 	}
 	printRefused(w, c.Refused)
+	out := c.Stdout // what the command said: its output, or why it failed
 	if c.Exit != 0 && c.Stderr != "" {
-		for _, l := range lastLines(c.Stderr, 5) {
+		out = c.Stderr
+	}
+	if lines := lastLines(out, 5); len(lines) > 0 {
+		fmt.Fprintf(w, "  its output, last %d line(s):\n", len(lines))
+		for _, l := range lines {
 			fmt.Fprintf(w, "  | %s\n", l)
 		}
 	}

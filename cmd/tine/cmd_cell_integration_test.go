@@ -96,7 +96,8 @@ func TestUser_CellsThroughTheSystemDaemon(t *testing.T) {
 	if cell.Exit != 0 || strings.TrimSpace(cell.Stdout) != "src-refused" || cell.Name == "" {
 		t.Fatalf("the cell: exit %d, said %q, name %q", cell.Exit, cell.Stdout, cell.Name)
 	}
-	if out := ann.ok(dir, "cell", "show", cell.Name); !strings.Contains(out, "cell "+cell.Name) || !strings.Contains(out, "out/uid") {
+	if out := ann.ok(dir, "cell", "show", cell.Name); !strings.Contains(out, "cell "+cell.Name) || !strings.Contains(out, "out/uid") ||
+		!strings.Contains(out, "| src-refused") {
 		t.Errorf("cell show: %s", out)
 	}
 	var again runtime.Cell

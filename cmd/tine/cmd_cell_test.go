@@ -4,7 +4,8 @@ import "testing"
 
 func TestCell_Flags(t *testing.T) {
 	checkRefusals(t, []refusal{
-		{[]string{"cell", "run", "r"}, exitUsage, "requires at least 2 arg(s)"},
+		{[]string{"cell", "run", "r"}, exitUsage, "cell run takes RUN, then -- and the command"},
+		{[]string{"cell", "run", "r", "--write", "out", "--"}, exitUsage, "cell run takes RUN, then -- and the command"},
 		{[]string{"cell", "run", "r", "make"}, exitUsage, "cell run takes RUN, then -- and the command"},
 		{[]string{"cell", "show"}, exitUsage, "show takes 1 argument(s)"},
 		{[]string{"cell", "promote"}, exitUsage, "promote takes 1 argument(s)"},

@@ -27,7 +27,7 @@ out through a merge or a promotion first.`,
 		Example: `  tine effect git-push origin main
   tine effect http POST https://api.example.com/deploy --data '{"env":"staging"}' --key deploy-42
   tine effect run -- ./scripts/deploy.sh staging`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1, "git-push [REMOTE [REFSPEC]], http METHOD URL or run -- CMD"),
 		RunE: func(c *cobra.Command, args []string) error {
 			req, err := effectRequest(c, args, data)
 			if err != nil {

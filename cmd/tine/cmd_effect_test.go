@@ -4,7 +4,7 @@ import "testing"
 
 func TestEffect_Flags(t *testing.T) {
 	checkRefusals(t, []refusal{
-		{[]string{"effect"}, exitUsage, "requires at least 1 arg(s)"},
+		{[]string{"effect"}, exitUsage, "effect takes git-push [REMOTE [REFSPEC]], http METHOD URL or run -- CMD"},
 		{[]string{"effect", "frob"}, exitUsage, "effect git-push, http or run"},
 		{[]string{"effect", "http", "GET"}, exitUsage, "http takes METHOD and URL"},
 		{[]string{"effect", "run"}, exitUsage, "run takes the command after --"},

@@ -213,6 +213,17 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// minArgs is cobra.MinimumNArgs with a usage error that says what the
+// arguments are (what: "RUN, then -- and the command").
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageErr(c, strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")+" takes "+what)
+		}
+		return nil
+	}
+}
+
 // maxArgs bounds the positional arguments, with a usage error.
 func maxArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
