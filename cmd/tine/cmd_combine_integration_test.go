@@ -123,3 +123,26 @@ func TestUser_CombineThroughTheSystemDaemon(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_MergeTwiceSaysNothingToMerge: merging a fork whose paths the
+// target has already says so, instead of "merged 2 path(s)" as if it had
+// written them again; a later change counts only itself.
+func TestCLI_MergeTwiceSaysNothingToMerge(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	writeTestFiles(t, ws, map[string]string{"a.txt": "a\n"})
+	e.ok("init", ws)
+	e.ok("fork", "source")
+	e.execSh("source-1", "echo b > a.txt; echo n > new.txt")
+	if out := e.ok("merge", "source-1"); !strings.Contains(out, "merged 2 path(s) from source-1 into source") {
+		t.Errorf("first merge: %s", out)
+	}
+	if out := e.ok("merge", "source-1"); !strings.Contains(out, "nothing to merge: source has all 2 path(s) of source-1 already") {
+		t.Errorf("second merge: %s", out)
+	}
+	e.execSh("source-1", "echo c > c.txt")
+	if out := e.ok("merge", "source-1"); !strings.Contains(out, "merged 1 path(s) from source-1 into source; 2 more already the same there") {
+		t.Errorf("third merge: %s", out)
+	}
+}

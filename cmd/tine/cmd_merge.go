@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/merge"
 )
 
 func newMerge(a *app) *cobra.Command {
@@ -70,6 +71,26 @@ changed line-wise (diff3); overlapping edits still conflict.`,
 	return c
 }
 
+// converged counts the entries of p whose path the target has as the run
+// does already: a merge writes nothing there.
+func converged(p *merge.Plan) int {
+	n := 0
+	for _, en := range p.Entries {
+		if en.Action == merge.Converged {
+			n++
+		}
+	}
+	return n
+}
+
+// alreadyThere says how many paths a merge found the same on both sides.
+func alreadyThere(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d more already the same there", n)
+}
+
 func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	if asJSON {
 		return a.printJSON(res)
@@ -87,14 +108,16 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	n := len(res.Plan.Entries)
+	n, same := len(res.Plan.Entries), converged(res.Plan)
 	switch {
 	case !res.Plan.Clean():
 		fmt.Fprintf(a.stdout, "%s scope: %d path(s), %d in conflict; nothing written\n", res.Plan.Scope, n, len(res.Plan.Conflicts()))
+	case same == n && (res.Applied || res.DryRun):
+		fmt.Fprintf(a.stdout, "%s scope: nothing to merge: %s has all %d path(s) of %s already\n", res.Plan.Scope, res.Target.Name, n, res.Run.Name)
 	case res.Applied:
-		fmt.Fprintf(a.stdout, "%s scope: merged %d path(s) from %s into %s\n", res.Plan.Scope, n, res.Run.Name, res.Target.Name)
+		fmt.Fprintf(a.stdout, "%s scope: merged %d path(s) from %s into %s%s\n", res.Plan.Scope, n-same, res.Run.Name, res.Target.Name, alreadyThere(same))
 	case res.DryRun:
-		fmt.Fprintf(a.stdout, "%s scope: %d path(s) would merge cleanly into %s (dry run)\n", res.Plan.Scope, n, res.Target.Name)
+		fmt.Fprintf(a.stdout, "%s scope: %d path(s) would merge cleanly into %s (dry run)%s\n", res.Plan.Scope, n-same, res.Target.Name, alreadyThere(same))
 	}
 	if c := res.Commits; c != nil {
 		how := "replayed onto"
