@@ -56,8 +56,9 @@ func TestEffect_ThroughTheMediator(t *testing.T) {
 	if refs := remoteRefs(t, remote); refs != "" {
 		t.Fatalf("pushed before anyone approved: %q", refs)
 	}
-	// The person sees exactly what approving sends: the remote and the commit.
-	if p := e.ok("pending"); !strings.Contains(p, id[1]) || !strings.Contains(p, head) || !strings.Contains(p, remote) {
+	// The person sees exactly what approving sends (the remote and the
+	// commit) and for which run, by name.
+	if p := e.ok("pending"); !strings.Contains(p, id[1]) || !strings.Contains(p, head) || !strings.Contains(p, remote) || !strings.Contains(p, "live/source") {
 		t.Errorf("tine pending does not say what the push sends:\n%s", p)
 	}
 	if again := e.ok("exec", "source", "--", "tine", "effect", "git-push", "origin", "main"); !strings.Contains(again, id[1]) {

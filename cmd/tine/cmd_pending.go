@@ -29,12 +29,27 @@ when they were asked. tine approve runs one; tine refuse drops it.`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			var list []*tine.Approval
+			names := map[string]string{} // run id: WORKSPACE/NAME
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
 				var err error
-				list, err = cl.Approvals(c.Context(), firstArg(args))
+				if list, err = cl.Approvals(c.Context(), firstArg(args)); err != nil {
+					return err
+				}
+				rows, err := cl.Runs(c.Context(), "", true)
+				for _, r := range rows {
+					names[r.ID] = r.WorkspaceName + "/" + r.Name
+				}
 				return err
 			}, func(e *engine.Engine) (err error) {
-				list, err = control.Of(e).Pending(c.Context(), firstArg(args))
+				if list, err = control.Of(e).Pending(c.Context(), firstArg(args)); err != nil {
+					return err
+				}
+				all, err := e.Records(c.Context(), "")
+				for _, w := range all {
+					for _, r := range w.Runs {
+						names[r.ID] = w.Workspace.Name + "/" + r.Name
+					}
+				}
 				return err
 			})
 			if err != nil {
@@ -46,7 +61,7 @@ when they were asked. tine approve runs one; tine refuse drops it.`,
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "APPROVAL\tACTION\tRUN\tGROUP\tASKED BY\tEXPIRES IN\tWHAT")
 			for _, ap := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ap.ID, ap.Action, ap.Run, dash(ap.Group), dash(ap.RequestedBy),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ap.ID, ap.Action, runName(names, ap.Run), dash(ap.Group), dash(runName(names, ap.RequestedBy)),
 					time.Until(ap.ExpiresAt).Round(time.Second), dash(display.Text(approvalWhat(ap))))
 			}
 			return tw.Flush()
@@ -54,6 +69,14 @@ when they were asked. tine approve runs one; tine refuse drops it.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// runName is run id's WORKSPACE/NAME in names, else the id itself.
+func runName(names map[string]string, id string) string {
+	if n, ok := names[id]; ok {
+		return n
+	}
+	return id
 }
 
 // approvalWhat is what approving ap does, in a line, where its evidence
