@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/control"
+	"github.com/tinehq/tine/effect"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
 )
@@ -291,6 +292,20 @@ func TestHandler_RunActions(t *testing.T) {
 	}
 	if code, _, _ = post(t, h, "/ui/runs/rnothere/discard", url.Values{"csrf": {tok}}, nil); code != 404 {
 		t.Errorf("discard of an unknown run = %d, want 404", code)
+	}
+}
+
+// A pending effect says on the overview exactly what approving it sends.
+func TestHandler_ApprovalOfAnEffectSaysWhatItSends(t *testing.T) {
+	f := newFixture(t)
+	h := New(f.e, "")
+	ans, err := control.Of(f.e).RequestEffect(f.ctx, f.src, effect.Request{Kind: effect.HTTP, Method: "POST", URL: "https://deploy.example/v1/go", Body: `{"env":"staging"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, h, "/ui/", nil)
+	if !strings.Contains(body, ans.Approval.ID) || !strings.Contains(body, "approving sends: <span class=\"mono\">POST https://deploy.example/v1/go") {
+		t.Errorf("the overview does not say what approving %s sends:\n%s", ans.Approval.ID, body)
 	}
 }
 

@@ -62,6 +62,9 @@ type approvalView struct {
 	More      int
 	Plan      []merge.Entry
 	PlanError string
+	// Effect is what approving an external effect sends: the remote and
+	// the commit of a push, an HTTP request and its body's digest.
+	Effect string
 }
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -173,13 +176,14 @@ func approvalOf(a *tine.Approval, names map[string]string) approvalView {
 		Changes   []layer.Change `json:"changes"`
 		Plan      *merge.Plan    `json:"plan"`
 		PlanError string         `json:"plan_error"`
+		Effect    string         `json:"effect"`
 	}
 	json.Unmarshal(a.Evidence, &ev)
-	v.Changes, v.PlanError = ev.Changes, ev.PlanError
+	v.Changes, v.PlanError, v.Effect = ev.Changes, ev.PlanError, ev.Effect
 	if len(v.Changes) > 20 {
 		v.More, v.Changes = len(v.Changes)-20, v.Changes[:20]
 	}
-	if ev.Plan != nil {
+	if ev.Plan != nil && ev.Effect == "" { // an effect's plan is its request, shown as Effect
 		v.Plan = ev.Plan.Entries
 	}
 	return v
