@@ -8,6 +8,7 @@ import (
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/display"
 )
 
 // person names who decided, for the record.
@@ -55,6 +56,10 @@ changed since it was offered (its state, or the files it would carry).`,
 			}
 			if err != nil {
 				return fmt.Errorf("approved %s, but its %s failed: %w", args[0], res.Approval.Action, err)
+			}
+			if what := approvalWhat(res.Approval); what != "" { // an effect: what was sent
+				fmt.Fprintf(a.stdout, "approved %s: done: %s (its receipt: tine log)\n", res.Approval.ID, display.Text(what))
+				return nil
 			}
 			fmt.Fprintf(a.stdout, "approved %s: %s of %s done\n", res.Approval.ID, res.Approval.Action, res.Approval.Run)
 			return nil

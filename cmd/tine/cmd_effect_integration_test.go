@@ -64,7 +64,9 @@ func TestEffect_ThroughTheMediator(t *testing.T) {
 	if again := e.ok("exec", "source", "--", "tine", "effect", "git-push", "origin", "main"); !strings.Contains(again, id[1]) {
 		t.Errorf("asked twice, a second approval: %s", again)
 	}
-	e.ok("approve", id[1])
+	if out := e.ok("approve", id[1]); !strings.Contains(out, "done: git push") || !strings.Contains(out, head) {
+		t.Errorf("tine approve does not say what it pushed: %s", out)
+	}
 	if refs := remoteRefs(t, remote); refs != head+" refs/heads/main" {
 		t.Errorf("the remote after the approval: %q, want %s refs/heads/main", refs, head)
 	}
