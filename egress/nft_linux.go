@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -213,6 +214,21 @@ func (r *Rules) NewRefusals() ([]Refusal, error) {
 		for _, ap := range aps {
 			out = append(out, Refusal{Addr: ap.Addr(), Port: ap.Port(), Proto: s.proto})
 		}
+	}
+	return out, nil
+}
+
+// NewRecords is NewRefusals as the records of refused connections, each
+// named by nameOf (the resolver's name map), at the time of the call.
+func (r *Rules) NewRecords(nameOf func(netip.Addr) string) ([]Record, error) {
+	got, err := r.NewRefusals()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	out := make([]Record, 0, len(got))
+	for _, f := range got {
+		out = append(out, Record{Time: now, Kind: "connect", Host: nameOf(f.Addr), Addr: f.Addr.String(), Port: f.Port, Proto: f.Proto})
 	}
 	return out, nil
 }

@@ -105,15 +105,13 @@ const hostPortNote = "nothing of the run listens there, the host's loopback does
 func (w *refusals) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	got, err := w.rules.NewRefusals()
+	recs, err := w.rules.NewRecords(w.res.NameOf)
 	if err != nil {
 		log.Printf("egress: reading refusals: %v", err)
 		return
 	}
-	now := time.Now().UTC()
-	for _, r := range got {
-		w.record(egress.Record{Time: now, Kind: "connect", Host: w.res.NameOf(r.Addr),
-			Addr: r.Addr.String(), Port: r.Port, Proto: r.Proto})
+	for _, rec := range recs {
+		w.record(rec)
 	}
 	loop, err := w.rules.NewLoopback()
 	if err != nil || len(loop) == 0 {
@@ -126,7 +124,7 @@ func (w *refusals) flush() {
 	}
 	for _, ap := range loop {
 		if !procfs.ListensLoopback(own[0], own[1], ap.Port()) && procfs.ListensLoopback(host[0], host[1], ap.Port()) {
-			w.record(egress.Record{Time: now, Kind: "connect", Addr: ap.Addr().String(), Port: ap.Port(), Proto: "tcp", Note: hostPortNote})
+			w.record(egress.Record{Time: time.Now().UTC(), Kind: "connect", Addr: ap.Addr().String(), Port: ap.Port(), Proto: "tcp", Note: hostPortNote})
 		}
 	}
 }

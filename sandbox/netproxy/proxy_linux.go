@@ -143,15 +143,13 @@ func (p *Proxy) watch(r *egress.Rules, stop <-chan struct{}, done chan<- struct{
 
 // flush records the child's rules' refusals since the last call.
 func (p *Proxy) flush(r *egress.Rules) {
-	got, err := r.NewRefusals()
+	recs, err := r.NewRecords(p.res.NameOf)
 	if err != nil {
 		log.Printf("netproxy: reading refusals: %v", err)
 		return
 	}
-	now := time.Now().UTC()
-	for _, f := range got {
-		p.refuseRecord(egress.Record{Time: now, Kind: "connect", Host: p.res.NameOf(f.Addr),
-			Addr: f.Addr.String(), Port: f.Port, Proto: f.Proto})
+	for _, rec := range recs {
+		p.refuseRecord(rec)
 	}
 }
 
