@@ -24,6 +24,19 @@ type EffectAnswer struct {
 	Message  string          `json:"message"`
 }
 
+// EffectOf is what approving a sends, as its evidence says it (the
+// remote and the commit of a push, an HTTP request and its body's digest,
+// a command); "" when a is not an effect's.
+func EffectOf(a *tine.Approval) string {
+	var ev struct {
+		Effect string `json:"effect"`
+	}
+	if json.Unmarshal(a.Evidence, &ev) != nil {
+		return ""
+	}
+	return ev.Effect
+}
+
 // Summary is the answer in a line, as tine effect prints it and the MCP
 // tool answers: done already (with the receipt's status), pending as an
 // approval, or the daemon's message (a fork's request, offered once the

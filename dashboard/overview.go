@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/layer"
@@ -176,14 +177,13 @@ func approvalOf(a *tine.Approval, names map[string]string) approvalView {
 		Changes   []layer.Change `json:"changes"`
 		Plan      *merge.Plan    `json:"plan"`
 		PlanError string         `json:"plan_error"`
-		Effect    string         `json:"effect"`
 	}
 	json.Unmarshal(a.Evidence, &ev)
-	v.Changes, v.PlanError, v.Effect = ev.Changes, ev.PlanError, ev.Effect
+	v.Changes, v.PlanError, v.Effect = ev.Changes, ev.PlanError, control.EffectOf(a)
 	if len(v.Changes) > 20 {
 		v.More, v.Changes = len(v.Changes)-20, v.Changes[:20]
 	}
-	if ev.Plan != nil && ev.Effect == "" { // an effect's plan is its request, shown as Effect
+	if ev.Plan != nil && v.Effect == "" { // an effect's plan is its request, shown as Effect
 		v.Plan = ev.Plan.Entries
 	}
 	return v

@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
 
-	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/runtime"
 )
@@ -23,11 +21,7 @@ type CombineRequest struct {
 // (tine combine): a person's, like a cell.
 func (s *Server) combine(w http.ResponseWriter, r *http.Request) {
 	var req CombineRequest
-	if actorOf(r) != nil {
-		writeErr(w, fmt.Errorf("a combine is a person's, not asked from inside a run (merge_or_select asks for a merge): %w", capability.ErrScope))
-		return
-	}
-	if !decodeOrFail(w, r, &req) {
+	if !personsOnly(w, r, "a combine is a person's, not asked from inside a run (merge_or_select asks for a merge)") || !decodeOrFail(w, r, &req) {
 		return
 	}
 	res, err := s.e.Combine(ctxOf(r), r.PathValue("ref"), req.Takes, req.DryRun)
@@ -46,11 +40,7 @@ type CellPromoteRequest struct {
 
 // cellsPersonOnly refuses a request signed by a run.
 func cellsPersonOnly(w http.ResponseWriter, r *http.Request) bool {
-	if actorOf(r) != nil {
-		writeErr(w, fmt.Errorf("cells are made and promoted by a person, not from inside a run: %w", capability.ErrScope))
-		return false
-	}
-	return true
+	return personsOnly(w, r, "cells are made and promoted by a person, not from inside a run")
 }
 
 func (s *Server) runCell(w http.ResponseWriter, r *http.Request) {

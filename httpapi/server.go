@@ -309,8 +309,14 @@ func ctxOf(r *http.Request) context.Context { return context.WithoutCancel(r.Con
 // personOnly refuses requests from inside runs (whole workspaces and the
 // event log are a person's view).
 func (s *Server) personOnly(w http.ResponseWriter, r *http.Request) bool {
+	return personsOnly(w, r, "only a person may read this, not code inside a run")
+}
+
+// personsOnly refuses a request signed by a run, saying why (out of
+// scope), and reports whether the request may go on.
+func personsOnly(w http.ResponseWriter, r *http.Request, why string) bool {
 	if actorOf(r) != nil {
-		writeErr(w, fmt.Errorf("only a person may read this, not code inside a run: %w", capability.ErrScope))
+		writeErr(w, fmt.Errorf("%s: %w", why, capability.ErrScope))
 		return false
 	}
 	return true

@@ -57,7 +57,7 @@ changed since it was offered (its state, or the files it would carry).`,
 			if err != nil {
 				return fmt.Errorf("approved %s, but its %s failed: %w", args[0], res.Approval.Action, err)
 			}
-			if what := approvalWhat(res.Approval); what != "" { // an effect: what was sent
+			if what := control.EffectOf(res.Approval); what != "" { // an effect: what was sent
 				fmt.Fprintf(a.stdout, "approved %s: done: %s (its receipt: tine log)\n", res.Approval.ID, display.Text(what))
 				return nil
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -62,7 +61,7 @@ when they were asked. tine approve runs one; tine refuse drops it.`,
 			fmt.Fprintln(tw, "APPROVAL\tACTION\tRUN\tGROUP\tASKED BY\tEXPIRES IN\tWHAT")
 			for _, ap := range list {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ap.ID, ap.Action, runName(names, ap.Run), dash(ap.Group), dash(runName(names, ap.RequestedBy)),
-					time.Until(ap.ExpiresAt).Round(time.Second), dash(display.Text(approvalWhat(ap))))
+					time.Until(ap.ExpiresAt).Round(time.Second), dash(display.Text(control.EffectOf(ap))))
 			}
 			return tw.Flush()
 		},
@@ -77,18 +76,4 @@ func runName(names map[string]string, id string) string {
 		return n
 	}
 	return id
-}
-
-// approvalWhat is what approving ap does, in a line, where its evidence
-// says it: an effect's exact request (the remote's URL and the commit of a
-// push, an HTTP request and its body's digest, a command), so a person
-// sees what will be sent before tine approve sends it.
-func approvalWhat(ap *tine.Approval) string {
-	var ev struct {
-		Effect string `json:"effect"`
-	}
-	if json.Unmarshal(ap.Evidence, &ev) != nil {
-		return ""
-	}
-	return ev.Effect
 }

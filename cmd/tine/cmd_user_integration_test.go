@@ -157,7 +157,9 @@ func userWorkspace(t *testing.T) (e *env, ann *localUser, sock, dir string) {
 	testkit.RequireRoot(t, rootWhy)
 	e = newEnv(t)
 	sock = filepath.Join(publicDir(t), "tine.sock")
-	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
+	// Variables of root's that must not reach the user's processes
+	// (TestUser_RootsEnvironmentStaysRoots).
+	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock, "TINE_TEST_ROOTS_KEY=sk-root", "SSH_AUTH_SOCK=/tmp/roots-agent"}, "--system")
 	ann = asUser(t, "tineuser", sock)
 
 	dir = filepath.Join(publicDir(t), "app")
@@ -169,6 +171,32 @@ func userWorkspace(t *testing.T) (e *env, ann *localUser, sock, dir string) {
 	}
 	e.ws = append(e.ws, dir) // released by root at cleanup if the test stops half-way
 	return e, ann, sock, dir
+}
+
+// TestUser_RootsEnvironmentStaysRoots: the system daemon, root's, starts
+// the user's services from its own environment: none of root's variables
+// (a key, its ssh agent) reach them, only the user's identity and the
+// locale. (Before, all of root's environment but a few store variables
+// went along.)
+func TestUser_RootsEnvironmentStaysRoots(t *testing.T) {
+	_, ann, _, dir := userWorkspace(t)
+	toml := "[[service]]\nname = \"svc\"\ncommand = \"env > svc.env; exec sleep 600\"\nready = { command = \"test -s svc.env\" }\n"
+	if err := os.WriteFile(filepath.Join(dir, "tine.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ann.ok(dir, "init", ".")
+	ann.ok(dir, "start", "source")
+	b, err := os.ReadFile(filepath.Join(dir, "svc.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := string(b)
+	if strings.Contains(env, "sk-root") || strings.Contains(env, "roots-agent") {
+		t.Errorf("root's variables reached the user's service:\n%s", env)
+	}
+	if !strings.Contains(env, "USER=tineuser") || !strings.Contains(env, "HOME="+ann.home) {
+		t.Errorf("the service's environment is not the user's:\n%s", env)
+	}
 }
 
 // TestUser_ThroughTheSystemDaemon: a normal user, with the system daemon

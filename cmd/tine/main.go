@@ -147,7 +147,7 @@ roll back to, and discards what you do not keep.`,
 	})
 	root.PersistentFlags().StringVar(&a.home, "home", defaultHome(), "state directory (env TINE_HOME)")
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
-		a.homeSet, a.cmd = c.Flags().Changed("home"), strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+		a.homeSet, a.cmd = c.Flags().Changed("home"), cmdPath(c)
 	}
 	for _, c := range []func(*app) *cobra.Command{
 		newInit, newRelease, newFork, newExec, newShell, newPath, newLs, newTree, newLog,
@@ -203,11 +203,16 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// cmdPath is c's command below tine ("cell run"), as errors name it.
+func cmdPath(c *cobra.Command) string {
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+}
+
 // exactArgs is cobra.ExactArgs with a usage error that maps to exitUsage.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return fmt.Errorf("%s takes %d argument(s), got %d (see %s --help): %w", c.Name(), n, len(args), c.CommandPath(), tine.ErrInvalid)
+			return fmt.Errorf("%s takes %d argument(s), got %d (see %s --help): %w", cmdPath(c), n, len(args), c.CommandPath(), tine.ErrInvalid)
 		}
 		return nil
 	}
@@ -218,7 +223,7 @@ func exactArgs(n int) cobra.PositionalArgs {
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) < n {
-			return usageErr(c, strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")+" takes "+what)
+			return usageErr(c, cmdPath(c)+" takes "+what)
 		}
 		return nil
 	}
@@ -228,7 +233,7 @@ func minArgs(n int, what string) cobra.PositionalArgs {
 func maxArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) > n {
-			return fmt.Errorf("%s takes at most %d argument(s), got %d (see %s --help): %w", c.Name(), n, len(args), c.CommandPath(), tine.ErrInvalid)
+			return fmt.Errorf("%s takes at most %d argument(s), got %d (see %s --help): %w", cmdPath(c), n, len(args), c.CommandPath(), tine.ErrInvalid)
 		}
 		return nil
 	}
