@@ -212,19 +212,16 @@ func (d daemonOps) Stop(ctx context.Context, ref string) (*tine.Run, error) {
 }
 
 func (d daemonOps) Combine(ctx context.Context, ref string, takes []engine.Take, dryRun bool) (*engine.CombineResult, error) {
-	res, err := d.cl.Combine(ctx, ref, httpapi.CombineRequest{Takes: takes, DryRun: dryRun}) // a group, and forks named within it
-	if res.Plan == nil {                                                                     // no plan came back (an error before planning)
+	// ref is a group, and the takes name forks within it: sent as they are.
+	res, err := d.cl.Combine(ctx, ref, httpapi.CombineRequest{Takes: takes, DryRun: dryRun})
+	if res.Plan == nil { // no plan came back (an error before planning)
 		return nil, err
 	}
 	return res, err
 }
 
 func (d daemonOps) RunCell(ctx context.Context, ref string, o runtime.CellOptions) (*runtime.Cell, error) {
-	c, err := d.cl.RunCell(ctx, d.id(ctx, ref), o)
-	if c.Run == "" {
-		return nil, err
-	}
-	return c, err
+	return orNil(d.cl.RunCell(ctx, d.id(ctx, ref), o))
 }
 
 func (d daemonOps) PromoteCell(ctx context.Context, ref string, paths []string, dryRun bool) (*engine.MergeResult, error) {
@@ -241,11 +238,7 @@ func (d daemonOps) ReplayCell(ctx context.Context, ref string) (*runtime.Cell, e
 	if err != nil {
 		return nil, err
 	}
-	c, err := d.cl.ReplayCell(ctx, id, old.Options.TTL)
-	if c.Run == "" {
-		return nil, err
-	}
-	return c, err
+	return orNil(d.cl.ReplayCell(ctx, id, old.Options.TTL))
 }
 
 // orNil returns v, or nil with the error.
