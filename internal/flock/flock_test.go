@@ -45,11 +45,14 @@ func TestLock_WaiterOfAnUnlinkedFileTakesTheNewOne(t *testing.T) {
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	release()
-	late, ok := Try(p) // creates the file anew and holds it
+	// The file made anew is held before the unlinked one is released, so the
+	// waiter cannot legitimately take it first (as it could, and did in CI,
+	// when the release came before this Try).
+	late, ok := Try(p)
 	if !ok {
 		t.Fatal("Try refused a lock file made anew")
 	}
+	release()
 	select {
 	case r := <-waiter:
 		r()
