@@ -81,11 +81,18 @@ func Remove(path string) bool {
 // replaced) before it held it.
 var errUnlinked = errors.New("lock file unlinked while being taken")
 
+// afterOpen, when set (by tests), runs between take's open and its lock:
+// the window in which another command may unlink and remake the file.
+var afterOpen func()
+
 // take opens path, creating it, and locks it without waiting.
 func take(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
+	}
+	if afterOpen != nil {
+		afterOpen()
 	}
 	if err := exclusive(f); err != nil {
 		f.Close()

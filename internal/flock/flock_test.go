@@ -24,44 +24,64 @@ func TestTry_RefusedWhileHeld(t *testing.T) {
 	r2()
 }
 
-// A lock file unlinked by its holder (flock.Remove) is not taken by a
-// command that was waiting on it: that one takes the file now at the path,
-// so it and a command that came after the unlink never both hold the lock.
-func TestLock_WaiterOfAnUnlinkedFileTakesTheNewOne(t *testing.T) {
+// A lock file unlinked and made anew between a command's open and its lock
+// (its holder's flock.Remove, then another command's Lock) is not taken: the
+// command finds the file it locked is no longer the one at its path and
+// takes the one there, which the other holds. Without the check both would
+// hold "the" lock, each through its own file.
+func TestTry_FileUnlinkedBetweenOpenAndLock(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "l")
+	var other *os.File
+	afterOpen = func() {
+		afterOpen = nil
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		f, err := take(p) // another command makes the file anew and holds it
+		if err != nil {
+			t.Fatal(err)
+		}
+		other = f
+	}
+	defer func() { afterOpen = nil }()
+	if release, ok := Try(p); ok {
+		release()
+		t.Fatal("Try took the unlinked file while another held the one at its path")
+	}
+	if other == nil {
+		t.Fatal("the test's window between open and lock never ran")
+	}
+	other.Close()
+	release, ok := Try(p)
+	if !ok {
+		t.Fatal("Try refused the lock once the other released it")
+	}
+	release()
+}
+
+// A command waiting on a held lock takes it once released.
+func TestLock_WaitsForTheHolder(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
 	release, err := Lock(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waiter := make(chan func())
+	got := make(chan func())
 	go func() {
-		r, err := Lock(p) // opens the file held above, then waits
+		r, err := Lock(p)
 		if err != nil {
 			t.Error(err)
 		}
-		waiter <- r
+		got <- r
 	}()
-	time.Sleep(100 * time.Millisecond) // the waiter has opened the file
-	if err := os.Remove(p); err != nil {
-		t.Fatal(err)
-	}
-	// The file made anew is held before the unlinked one is released, so the
-	// waiter cannot legitimately take it first (as it could, and did in CI,
-	// when the release came before this Try).
-	late, ok := Try(p)
-	if !ok {
-		t.Fatal("Try refused a lock file made anew")
+	select {
+	case r := <-got:
+		r()
+		t.Fatal("Lock took a lock another holds")
+	case <-time.After(100 * time.Millisecond):
 	}
 	release()
-	select {
-	case r := <-waiter:
-		r()
-		late()
-		t.Fatal("the waiter took the unlinked lock file while another held the one at its path")
-	case <-time.After(200 * time.Millisecond):
-	}
-	late()
-	(<-waiter)()
+	(<-got)()
 }
 
 // Remove unlinks a lock file nobody holds, and keeps one somebody does.
