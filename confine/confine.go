@@ -27,6 +27,13 @@ type Spec struct {
 	// that create one so): root in a fork must not make a set-user-ID
 	// program in its workspace, which a merge would carry to its source.
 	DenySetID bool `json:"deny_setid,omitempty"`
+	// Scoped keeps signals and abstract unix sockets within the process's
+	// own Landlock domain (ABI 6): it and what it starts can neither signal
+	// a process outside nor connect to an abstract socket one listens on.
+	// For a run without a pid and network namespace of its own (the
+	// daemon-less sandbox), where a fork could otherwise kill every process
+	// of its owner's or reach the session's abstract sockets.
+	Scoped bool `json:"scoped,omitempty"`
 }
 
 // KeptCaps are the capabilities a process confined with DropCaps keeps
@@ -97,6 +104,9 @@ type Applied struct {
 	// them): a process so confined cannot be forked live by ptrace.
 	DenyMounts bool `json:"deny_mounts,omitempty"`
 	DenySetID  bool `json:"deny_setid,omitempty"`
+	// Scoped says signals and abstract sockets stay within the process's
+	// tree (Spec.Scoped, on a kernel that has it).
+	Scoped bool `json:"scoped,omitempty"`
 	// Caps is the capability set a DropCaps process is held to (a mask
 	// of CAP_ numbers); 0: not dropped.
 	Caps   uint64   `json:"caps,omitempty"`

@@ -20,11 +20,18 @@ import (
 // Probe says what of s this kernel can enforce.
 func Probe(s Spec) Applied {
 	r := Applied{Writable: s.Writable}
-	if len(s.Writable) > 0 {
-		if abi, err := llsys.LandlockGetABIVersion(); err == nil {
-			r.Landlock = abi
-		} else {
+	if len(s.Writable) > 0 || s.Scoped {
+		abi, err := llsys.LandlockGetABIVersion()
+		switch {
+		case err != nil:
 			r.Unavailable = append(r.Unavailable, "landlock: "+err.Error())
+		case len(s.Writable) > 0:
+			r.Landlock = abi
+		}
+		if err == nil && s.Scoped {
+			if r.Scoped = abi >= scopedABI; !r.Scoped {
+				r.Unavailable = append(r.Unavailable, fmt.Sprintf("landlock scopes (signals, abstract sockets): ABI %d needed, the kernel has %d", scopedABI, abi))
+			}
 		}
 	}
 	if s.Seccomp {
@@ -97,8 +104,8 @@ func Apply(s Spec) error {
 			return fmt.Errorf("capabilities: %w", err)
 		}
 	}
-	if len(s.Writable) > 0 {
-		if err := restrictWrites(s.Writable); err != nil {
+	if len(s.Writable) > 0 || s.Scoped {
+		if err := restrict(s.Writable, s.Scoped); err != nil {
 			return fmt.Errorf("landlock: %w", err)
 		}
 	}
@@ -110,27 +117,39 @@ func Apply(s Spec) error {
 	return nil
 }
 
-// restrictWrites lets the process read and execute everything and write
-// only below writable (directories) or to writable (files), as ruleset
-// says for this kernel.
-func restrictWrites(writable []string) error {
+// scopedABI is the first Landlock ABI with scopes (signals, abstract unix
+// sockets).
+const scopedABI = 6
+
+// restrict lets the process read and execute everything and, when writable
+// is not empty, write only below writable (directories) or to writable
+// (files), as ruleset says for this kernel; scoped keeps its signals and
+// abstract sockets within its domain where the kernel can.
+func restrict(writable []string, scoped bool) error {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil {
 		return nil // best effort: no Landlock in this kernel
 	}
-	rs := ruleset(abi, writable)
-	if rs == nil {
+	var cfg landlock.Config
+	var rules []landlock.Rule
+	if rs := ruleset(abi, writable); rs != nil && len(writable) > 0 {
+		cfg.HandledAccessFS = landlock.AccessFSSet(rs.Handled)
+		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(rs.Root), "/"))
+		for _, p := range writable {
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(rs.Access(fi.IsDir())), p))
+		}
+	}
+	if scoped && abi >= scopedABI {
+		cfg.Scoped = landlock.ScopedSet(llsys.ScopeAbstractUnixSocket | llsys.ScopeSignal)
+	}
+	if cfg.HandledAccessFS == 0 && cfg.Scoped == 0 {
 		return nil
 	}
-	rules := []landlock.Rule{landlock.PathAccess(landlock.AccessFSSet(rs.Root), "/")}
-	for _, p := range writable {
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(rs.Access(fi.IsDir())), p))
-	}
-	return landlock.Config{HandledAccessFS: landlock.AccessFSSet(rs.Handled)}.RestrictPaths(rules...)
+	return cfg.Restrict(rules...)
 }
 
 // ruleset is the one definition of the Landlock rules (what Apply and a

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,9 @@ func TestMain(m *testing.M) {
 		err := unix.Exec("/bin/cat", []string{"cat", "/proc/self/status"}, os.Environ())
 		os.Stdout.WriteString("exec-failed " + err.Error() + "\n")
 		os.Exit(1)
+	}
+	if name := os.Getenv("CONFINE_TEST_SCOPED"); name != "" { // Scoped, then what it can still reach
+		scopedChild(name)
 	}
 	if dir := os.Getenv("CONFINE_TEST_DIR"); dir != "" {
 		if err := Apply(Spec{Writable: []string{dir}, Seccomp: true, DenyMounts: true, DenySetID: true}); err != nil {
@@ -72,6 +76,82 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// scopedChild reports, one word per line, whether it reaches the abstract
+// socket name and the process CONFINE_TEST_PID (both outside) before and
+// after Apply(Spec{Scoped: true}), and a child of its own after.
+func scopedChild(name string) {
+	pid, _ := strconv.Atoi(os.Getenv("CONFINE_TEST_PID"))
+	try := func(what string, err error) {
+		if err != nil {
+			os.Stdout.WriteString(what + "-refused\n")
+		} else {
+			os.Stdout.WriteString(what + "-ok\n")
+		}
+	}
+	reach := func(when string) {
+		c, err := net.Dial("unix", "@"+name)
+		if err == nil {
+			c.Close()
+		}
+		try(when+"-abstract", err)
+		try(when+"-signal", unix.Kill(pid, 0))
+	}
+	reach("before")
+	if err := Apply(Spec{Scoped: true}); err != nil {
+		os.Stdout.WriteString("apply-failed " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	reach("after")
+	own := exec.Command("sleep", "30")
+	if err := own.Start(); err != nil {
+		os.Stdout.WriteString("start-failed " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	try("own-signal", own.Process.Signal(unix.SIGKILL))
+	own.Wait()
+	os.Exit(0)
+}
+
+// Scoped keeps signals and abstract sockets within the process's tree: a
+// process of the same user outside it, and an abstract socket it listens
+// on, are out of reach (the daemon-less sandbox has no pid namespace: a
+// fork could kill its owner's every process).
+func TestApply_Scoped(t *testing.T) {
+	if a := Probe(Spec{Scoped: true}); !a.Scoped {
+		t.Skipf("needs Landlock ABI %d: %v", scopedABI, a.Unavailable)
+	}
+	name := "tine-scope-test-" + strconv.Itoa(os.Getpid())
+	l, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	outside := exec.Command("sleep", "30")
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { outside.Process.Kill(); outside.Wait() }()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CONFINE_TEST_SCOPED="+name, "CONFINE_TEST_PID="+strconv.Itoa(outside.Process.Pid))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := "before-abstract-ok before-signal-ok after-abstract-refused after-signal-refused own-signal-ok"
+	if got := strings.Join(strings.Fields(string(out)), " "); got != want {
+		t.Errorf("scoped: %q, want %q", got, want)
+	}
 }
 
 func TestApply(t *testing.T) {

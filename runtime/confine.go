@@ -137,6 +137,12 @@ func (m *Manager) Unsupervised(ctx context.Context, r engine.Ref, env []string) 
 		out.Env, _ = p.Strip(env, nil)
 	}
 	out.Confine, out.Hide = m.confinement(ctx, r, cfg)
+	if out.Confine != nil && r.Run.Role == tine.RoleFork {
+		// No pid namespace of its own here, nor always a network one: the
+		// owner's other processes are in reach of its signals, the
+		// session's abstract sockets of its connects.
+		out.Confine.Scoped = true
+	}
 	if out.Hide != nil && p != nil {
 		out.Hide.Secrets = p.Files
 	}

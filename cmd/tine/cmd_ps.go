@@ -172,6 +172,9 @@ func confinementLine(c *confine.Applied) string {
 	if c.Landlock > 0 {
 		parts = append(parts, fmt.Sprintf("landlock ABI %d, writes only to %d path(s)", c.Landlock, len(c.Writable)))
 	}
+	if c.Scoped {
+		parts = append(parts, "signals and abstract sockets only within the run")
+	}
 	switch {
 	case c.Seccomp && c.DenyMounts:
 		parts = append(parts, fmt.Sprintf("seccomp (%d calls denied, mounts and setns among them)", c.Denied))

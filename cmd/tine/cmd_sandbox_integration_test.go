@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/egress/egresstest"
 	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/runtime"
@@ -316,4 +319,43 @@ func TestExec_SandboxHomeWithAMountBelow(t *testing.T) {
 	if r.code != 126 || !strings.Contains(r.stderr, "has a mount below it ("+below+")") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 1 {
 		t.Errorf("exec in a fork with a mount below the home: %v", r)
 	}
+}
+
+// The sandbox has no pid namespace of its own: before its Landlock scope,
+// a fork's command could signal every process of its user's (kill the
+// person's editor, shell, the source's dev server) and saw them in /proc.
+// Now a fork signals only what it started; the source still reaches the
+// user's own processes.
+func TestExec_SandboxForkSignalsOnlyItsOwn(t *testing.T) {
+	testkit.RequireRoot(t, "starting a process as the user")
+	if a := confine.Probe(confine.Spec{Scoped: true}); !a.Scoped {
+		t.Skipf("needs Landlock scopes: %v", a.Unavailable)
+	}
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws := filepath.Join(top, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	editor := exec.Command("sleep", "300") // a process of the user's, outside every run
+	editor.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(ann.uid), Gid: uint32(ann.gid)}}
+	if err := editor.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { editor.Process.Kill(); editor.Wait() })
+	script := fmt.Sprintf("kill -0 %d && echo REACHED; sleep 30 & kill $! && echo OWN-KILLED", editor.Process.Pid)
+	r := ann.tine(ws, nil, "exec", "ws/source-1", "--", "sh", "-c", script)
+	if r.code != 0 || strings.Contains(r.stdout, "REACHED") || !strings.Contains(r.stdout, "OWN-KILLED") {
+		t.Errorf("a fork signalling its user's process outside it, then its own: %v, want the first refused, the second done", r)
+	}
+	if out := ann.ok(ws, "exec", "ws/source", "--", "sh", "-c", fmt.Sprintf("kill -0 %d && echo REACHED", editor.Process.Pid)); !strings.Contains(out, "REACHED") {
+		t.Errorf("the source could not signal its user's own process: %q", out)
+	}
+	if ps := ann.ok(ws, "ps", "ws/source-1"); !strings.Contains(ps, "signals and abstract sockets only within the run") {
+		t.Logf("tine ps of the sandboxed fork:\n%s", ps)
+	}
+	ann.ok(top, "release", "--force", ws)
 }
