@@ -120,6 +120,7 @@ type Sandboxed struct {
 	r        engine.Ref
 	fallback bool // [network] sandbox_fallback is not "refuse"
 	serving  bool // Started wrote the policy
+	covered  bool // Covered wrote the confinement
 }
 
 // Unsupervised is how tine exec without root, which runs a command in a

@@ -69,7 +69,10 @@ func (m *Manager) PS(ctx context.Context, ref string) (*PS, error) {
 	out := &PS{Run: r.Run, State: st, Supervisor: pid, Addr: r.Run.Addr, Processes: []Process{}}
 	out.Egress, out.Refused = m.egressState(r)
 	out.Confinement = readConfinement(m.supDir(r))
-	if pid == 0 {
+	if pid == 0 { // commands of tine exec's sandbox, if any: no supervisor, no cgroup
+		for _, p := range m.Sessions(r) {
+			out.Processes = append(out.Processes, readProcess(p))
+		}
 		return out, nil
 	}
 	if s, err := supervisor.NewClient(m.supDir(r)).Status(ctx); err == nil {

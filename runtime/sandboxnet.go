@@ -89,12 +89,37 @@ func (s *Sandboxed) Started() {
 	s.serving = true
 }
 
-// Ended is the command's end (see Started), once its session is removed.
+// Covered says, once the command's mounts are in place, how it is
+// confined (what they hid: hidden, and others other workspaces), where
+// tine ps reads a supervisor's (supervisor.ConfinementPath); Ended takes
+// it away as it does the policy. Nothing when a supervisor of the run
+// writes its own.
+func (s *Sandboxed) Covered(hidden []string, others int) {
+	if s.Confine == nil && s.Hide == nil {
+		return
+	}
+	if st, _ := s.m.ProcState(s.r); st == ProcRunning {
+		return
+	}
+	err := os.MkdirAll(s.m.supDir(s.r), 0o700)
+	if err == nil {
+		err = supervisor.WriteConfinement(s.m.supDir(s.r), s.Confine, hidden, others)
+	}
+	if err != nil {
+		log.Printf("confine: recording the sandbox's confinement: %v", err)
+		return
+	}
+	s.covered = true
+}
+
+// Ended is the command's end (see Started and Covered), once its session
+// is removed.
 func (s *Sandboxed) Ended() {
-	if !s.serving || len(s.m.Sessions(s.r)) > 0 {
+	if (!s.serving && !s.covered) || len(s.m.Sessions(s.r)) > 0 {
 		return
 	}
 	if st, _ := s.m.ProcState(s.r); st != ProcRunning {
 		os.Remove(supervisor.EgressPolicyPath(s.m.supDir(s.r)))
+		os.Remove(supervisor.ConfinementPath(s.m.supDir(s.r)))
 	}
 }

@@ -61,6 +61,18 @@ type Spec struct {
 	// runs, and Exited once it has ended (not sent to the child).
 	Started func(pid int) `json:"-"`
 	Exited  func(pid int) `json:"-"`
+	// Covered, if set, is called before Started with what the child's
+	// mounts hid (supervisor.Cover's report), once they are in place (not
+	// sent to the child, which writes the report to descriptor ReportFD).
+	Covered  func(Cover) `json:"-"`
+	ReportFD int         `json:",omitempty"`
+}
+
+// Cover is what a sandbox's mounts hid from its command: the paths, and
+// how many other workspaces (not named: they may be other users').
+type Cover struct {
+	Hidden []string `json:"hidden,omitempty"`
+	Others int      `json:"others,omitempty"`
 }
 
 // Run runs spec's command inside its run with this process's standard
@@ -95,12 +107,27 @@ func run(spec Spec) (code int, err, netErr error) {
 		setup := spec.Net.Setup(3)
 		spec.NetSetup = &setup
 	}
+	var report, reportW *os.File
+	if spec.Covered != nil {
+		if report, reportW, err = os.Pipe(); err != nil {
+			return ExitCannotRun, err, nil
+		}
+		defer report.Close()
+		defer reportW.Close()
+		spec.ReportFD = 3
+		if childNet != nil {
+			spec.ReportFD = 4
+		}
+	}
 	cmd, err := command(spec)
 	if err != nil {
 		return ExitCannotRun, err, nil
 	}
 	if childNet != nil {
 		cmd.ExtraFiles = []*os.File{childNet}
+	}
+	if reportW != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, reportW)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if spec.Terminal != nil {
@@ -126,6 +153,10 @@ func run(spec Spec) (code int, err, netErr error) {
 		}
 		defer spec.Net.Close()
 	}
+	if report != nil {
+		reportW.Close()
+		readCover(report, spec.Covered)
+	}
 	if spec.Started != nil {
 		spec.Started(cmd.Process.Pid)
 	}
@@ -139,6 +170,16 @@ func run(spec Spec) (code int, err, netErr error) {
 	}()
 	code, err = wait(cmd)
 	return code, err, nil
+}
+
+// readCover reads the child's report of its mounts and gives it to
+// covered; nothing when the child ended without one (it failed first, and
+// says why).
+func readCover(r *os.File, covered func(Cover)) {
+	var c Cover
+	if json.NewDecoder(r).Decode(&c) == nil {
+		covered(c)
+	}
 }
 
 // wait waits for cmd and returns its exit status (128+N when signal N

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -54,8 +55,12 @@ func enter(spec Spec) (int, error) {
 			return ExitCannotRun, fmt.Errorf("mounting the run's files: %w", err)
 		}
 	}
-	if _, _, err := supervisor.Cover(spec.Workspace, spec.Hide); err != nil {
+	hidden, others, err := supervisor.Cover(spec.Workspace, spec.Hide)
+	if err != nil {
 		return ExitCannotRun, fmt.Errorf("confining the run's mounts: %w", err)
+	}
+	if spec.ReportFD > 0 {
+		report(spec.ReportFD, Cover{Hidden: hidden, Others: others})
 	}
 	if err := unix.Chdir(spec.Dir); err != nil {
 		return ExitCannotRun, fmt.Errorf("chdir %s: %w", spec.Dir, err)
@@ -77,6 +82,13 @@ func enter(spec Spec) (int, error) {
 		return ExitNotFound, fmt.Errorf("%s: %w", spec.Args[0], err)
 	}
 	return ExitCannotRun, fmt.Errorf("%s: %w", spec.Args[0], err)
+}
+
+// report writes c to descriptor fd, the parent's pipe, and closes it.
+func report(fd int, c Cover) {
+	f := os.NewFile(uintptr(fd), "report")
+	json.NewEncoder(f).Encode(c)
+	f.Close()
 }
 
 // lookPath finds name on the command's own PATH, seen from inside the run.

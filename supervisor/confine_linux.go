@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -444,12 +443,5 @@ func bindFD(fd int, path string) error {
 // writeConfinement records, while the supervisor runs, how its run is
 // confined (read by tine ps).
 func writeConfinement(spec Spec, hidden []string, others int) {
-	var r confine.Applied
-	if spec.Confine != nil {
-		r = confine.Probe(*spec.Confine)
-	}
-	r.Hidden, r.OtherWorkspaces = hidden, others
-	if b, err := json.Marshal(r); err == nil {
-		os.WriteFile(ConfinementPath(spec.Dir), b, 0o644)
-	}
+	WriteConfinement(spec.Dir, spec.Confine, hidden, others)
 }

@@ -311,3 +311,19 @@ func encodeSpec(s Spec) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// WriteConfinement records in dir (a supervisor's directory) how the
+// processes of its run are confined: by c, on this kernel, with hidden and
+// others covered (what Cover reported). tine ps reads it; Forget removes it.
+func WriteConfinement(dir string, c *confine.Spec, hidden []string, others int) error {
+	var r confine.Applied
+	if c != nil {
+		r = confine.Probe(*c)
+	}
+	r.Hidden, r.OtherWorkspaces = hidden, others
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(ConfinementPath(dir), b, 0o644)
+}

@@ -110,6 +110,7 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 			fmt.Fprintf(a.stderr, "tine: note: fork %s's network of its own could not be set up (%v): it shares the host's network, unrestricted\n", name, why)
 			return nil
 		}
+		spec.Covered = func(c sandbox.Cover) { sb.Covered(c.Hidden, c.Others) }
 		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid); sb.Started() }
 		spec.Exited = func(pid int) { rt.RemoveSession(r, pid); sb.Ended() }
 		return nil

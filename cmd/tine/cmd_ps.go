@@ -51,6 +51,9 @@ func (a *app) printPS(ps *runtime.PS) error {
 	if ps.Addr != "" {
 		fmt.Fprintf(a.stdout, ", address %s", ps.Addr)
 	}
+	if ps.Supervisor == 0 && len(ps.Processes) > 0 {
+		fmt.Fprintf(a.stdout, ", %d command(s) in tine exec's sandbox", len(ps.Processes))
+	}
 	fmt.Fprintln(a.stdout)
 	switch {
 	case ps.Egress != nil:

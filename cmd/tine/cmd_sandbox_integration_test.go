@@ -354,8 +354,44 @@ func TestExec_SandboxForkSignalsOnlyItsOwn(t *testing.T) {
 	if out := ann.ok(ws, "exec", "ws/source", "--", "sh", "-c", fmt.Sprintf("kill -0 %d && echo REACHED", editor.Process.Pid)); !strings.Contains(out, "REACHED") {
 		t.Errorf("the source could not signal its user's own process: %q", out)
 	}
-	if ps := ann.ok(ws, "ps", "ws/source-1"); !strings.Contains(ps, "signals and abstract sockets only within the run") {
-		t.Logf("tine ps of the sandboxed fork:\n%s", ps)
+	ann.ok(top, "release", "--force", ws)
+}
+
+// tine ps shows a command running in tine exec's sandbox and what it is
+// confined by, as it does a supervisor's run (it showed the fork
+// "stopped", and nothing of its confinement); once it ends, neither.
+func TestExec_SandboxShownByPs(t *testing.T) {
+	testkit.RequireRoot(t, "making the user's directories")
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws := filepath.Join(top, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	done := make(chan result, 1)
+	go func() { done <- ann.tine(ws, nil, "exec", "ws/source-1", "--", "sleep", "5") }()
+	var ps string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if ps = ann.ok(ws, "ps", "ws/source-1"); strings.Contains(ps, "confined:") {
+			break
+		}
+	}
+	for _, want := range []string{"1 command(s) in tine exec's sandbox", "landlock ABI", "seccomp", "sleep 5"} {
+		if !strings.Contains(ps, want) {
+			t.Errorf("tine ps while the fork's command runs in the sandbox:\n%s\nwant %q", ps, want)
+		}
+	}
+	if confine.Probe(confine.Spec{Scoped: true}).Scoped && !strings.Contains(ps, "signals and abstract sockets only within the run") {
+		t.Errorf("tine ps does not say the sandbox's signals are scoped:\n%s", ps)
+	}
+	if r := <-done; r.code != 0 {
+		t.Fatalf("exec: %v", r)
+	}
+	if ps := ann.ok(ws, "ps", "ws/source-1"); strings.Contains(ps, "confined:") || strings.Contains(ps, "sandbox") {
+		t.Errorf("tine ps after the command ended:\n%s\nwant neither the command nor its confinement", ps)
 	}
 	ann.ok(top, "release", "--force", ws)
 }
