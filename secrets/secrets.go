@@ -39,8 +39,13 @@ var DefaultInherit = []string{
 }
 
 // DefaultFiles are credential files and directories in the owner's home,
-// relative to it.
-var DefaultFiles = []string{".ssh", ".aws", ".config/gh", ".netrc", ".git-credentials", ".docker/config.json"}
+// relative to it: the ssh keys, the clouds' and GitHub's, and the
+// publishing tokens of the package registries the egress preset opens to a
+// fork (npm's, PyPI's, crates.io's, RubyGems'), which would let an agent
+// publish a package, an external effect no person approved.
+var DefaultFiles = []string{".ssh", ".aws", ".config/gh", ".netrc", ".git-credentials", ".docker/config.json",
+	".npmrc", ".yarnrc.yml", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+	".config/gcloud", ".azure", ".kube/config", ".pgpass"}
 
 // Secret reports whether the variable name is a secret forks do not get.
 func (p Policy) Secret(name string) bool {
@@ -89,16 +94,25 @@ func (p Policy) Inherited(env []string) []string {
 // relative are taken from dir (the workspace path), "~/" from home, and
 // inherited ones are left out.
 func (p Policy) Hidden(home, dir string) []string {
-	var out []string
-	for _, f := range p.Files {
+	resolve := func(f string) string {
 		switch {
 		case strings.HasPrefix(f, "~/"):
 			f = filepath.Join(home, f[2:])
 		case !filepath.IsAbs(f):
 			f = filepath.Join(dir, f)
 		}
-		f = filepath.Clean(f)
-		if !slices.Contains(p.Inherit, f) && !slices.Contains(out, f) {
+		return filepath.Clean(f)
+	}
+	var kept []string // inherited files, written as Files are ("~/.npmrc", ".env", "/etc/key")
+	for _, f := range p.Inherit {
+		if strings.ContainsAny(f, "/~.") {
+			kept = append(kept, resolve(f))
+		}
+	}
+	var out []string
+	for _, f := range p.Files {
+		f = resolve(f)
+		if !slices.Contains(kept, f) && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}

@@ -35,10 +35,12 @@ func TestStrip(t *testing.T) {
 func TestHidden(t *testing.T) {
 	p := defaults()
 	p.Files = append(p.Files, "/etc/secret", "~/.ssh")
-	p.Inherit = append(p.Inherit, "/home/u/.aws")
+	p.Inherit = append(p.Inherit, "/home/u/.aws", "~/.npmrc", "~/.cargo/../.pypirc") // a file kept as written in files, or not
 	got := p.Hidden("/home/u", "/work/app")
 	want := []string{"/home/u/.ssh", "/home/u/.config/gh", "/home/u/.netrc", "/home/u/.git-credentials",
-		"/home/u/.docker/config.json", "/work/app/.env", "/etc/secret"}
+		"/home/u/.docker/config.json", "/home/u/.yarnrc.yml", "/home/u/.cargo/credentials", "/home/u/.cargo/credentials.toml",
+		"/home/u/.gem/credentials", "/home/u/.config/gcloud", "/home/u/.azure", "/home/u/.kube/config",
+		"/home/u/.pgpass", "/work/app/.env", "/etc/secret"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Hidden = %q\nwant %q", got, want)
 	}

@@ -395,3 +395,43 @@ func TestExec_SandboxShownByPs(t *testing.T) {
 	}
 	ann.ok(top, "release", "--force", ws)
 }
+
+// A fork's egress preset opens its ecosystem's registry (registry.npmjs.org
+// for a package.json), which is where npm publishes too: with the owner's
+// ~/.npmrc token readable, an agent in a fork could publish a package, an
+// external effect no person approved. The registries' credential files are
+// secrets by default now; inherit = ["~/.npmrc"] keeps one, as written.
+func TestExec_SandboxForkGetsNoRegistryToken(t *testing.T) {
+	testkit.RequireRoot(t, "writing the user's ~/.npmrc")
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	npmrc := filepath.Join(ann.home, ".npmrc")
+	if _, err := os.Lstat(npmrc); err == nil {
+		t.Skipf("%s exists: not overwriting the user's own", npmrc)
+	}
+	if err := os.WriteFile(npmrc, []byte("//registry.npmjs.org/:_authToken=npm_SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(npmrc, ann.uid, ann.gid)
+	t.Cleanup(func() { os.Remove(npmrc) })
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws := filepath.Join(top, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	writeFiles(t, ann, ws, map[string]string{"package.json": "{}\n"})
+	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	read := []string{"exec", "ws/source-1", "--", "sh", "-c", "cat ~/.npmrc; echo end"}
+	if r := ann.tine(ws, nil, read...); r.code != 0 || strings.Contains(r.stdout, "npm_SECRET") || !strings.Contains(r.stdout, "end") {
+		t.Errorf("a fork reading its owner's ~/.npmrc: %v, want it empty", r)
+	}
+	if out := ann.ok(ws, "exec", "ws/source", "--", "cat", npmrc); !strings.Contains(out, "npm_SECRET") {
+		t.Errorf("the source lost its owner's ~/.npmrc: %q", out)
+	}
+	writeFiles(t, ann, ws, map[string]string{"tine.toml": "[secrets]\ninherit = [\"~/.npmrc\"]\n"})
+	if r := ann.tine(ws, nil, read...); !strings.Contains(r.stdout, "npm_SECRET") {
+		t.Errorf("a fork of a source that inherits ~/.npmrc: %v, want the token", r)
+	}
+	ann.ok(top, "release", "--force", ws)
+}
