@@ -230,3 +230,31 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Inside a run the state directory is covered: a person's command there
+// (tine ls, tine diff) used to open it anyway, and root's said the store
+// was missing beside its workspaces ("tine doctor explains how to
+// recover"), a normal user's made a fresh store in the fork's home. It is
+// refused in one line naming what works inside a run, and nothing is made.
+func TestControl_StoreCommandsInsideARun(t *testing.T) {
+	e, _ := liveWorkspace(t, false, map[string]string{"a.txt": "a\n"})
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("fork", "source")
+	for _, run := range []string{"source", "source-1"} {
+		for _, args := range [][]string{{"ls"}, {"diff", "source-1"}} {
+			r := e.tine(append([]string{"exec", run, "--", "tine"}, args...)...)
+			if r.code != exitUnsupported || !strings.Contains(r.stderr, "a run does not see") || !strings.Contains(r.stderr, "tine fork-self") ||
+				strings.Contains(r.stderr, "store") && strings.Contains(r.stderr, "missing") {
+				t.Errorf("tine %v inside %s: %v, want exit %d and what works inside a run", args, run, r, exitUnsupported)
+			}
+		}
+	}
+	if out := e.execSh("source-1", "ls -a ~/.local/share 2>/dev/null || true"); strings.Contains(out, "tine") {
+		t.Errorf("a command inside the fork made a state directory in its home: %q", out)
+	}
+	// A state directory of its own still works inside a run.
+	if out := e.execSh("source-1", "TINE_HOME=/tmp/own tine ls"); strings.Contains(out, "source") {
+		t.Errorf("tine ls of an empty state directory of the run's own listed %q", out)
+	}
+}

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+
+	"github.com/tinehq/tine"
 
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
@@ -27,5 +31,22 @@ func (a *app) engineOptions() []engine.Option {
 
 // open opens the engine, sweeping first.
 func (a *app) open(ctx context.Context) (*engine.Engine, error) {
+	if err := a.insideRun(); err != nil {
+		return nil, err
+	}
 	return engine.Open(ctx, a.home, a.engineOptions()...)
+}
+
+// insideRun refuses to open the default state directory inside a run
+// (TINE_CAPABILITY set): its mounts cover it, so root's tine found "the
+// store missing" beside its workspaces and a normal user's made a fresh,
+// empty one in the fork's home. A run reaches tine through its
+// capability; TINE_HOME or --home still name a state directory of its own
+// (tine's own tests, run in a fork).
+func (a *app) insideRun() error {
+	if os.Getenv("TINE_CAPABILITY") == "" || a.homeSet || os.Getenv("TINE_HOME") != "" {
+		return nil
+	}
+	return fmt.Errorf("tine %s works on tine's state directory, which a run does not see: inside a run, tine fork-self, tine request, tine effect and tine mcp (its tools inspect and diff this run and its forks) go through the run's capability; TINE_HOME=DIR tine %s uses a state directory of its own: %w",
+		a.cmd, a.cmd, tine.ErrUnsupported)
 }

@@ -34,12 +34,17 @@ func Vars(w *tine.Workspace, r *tine.Run) []string {
 		"TINE_ROLE=" + string(r.Role)}
 }
 
+// HostOnly are the variables that point tine at the host's state directory
+// and daemon, which a run does not see (its mounts cover them): they do not
+// go into a run, where tine works through its capability (TINE_SOCKET).
+var HostOnly = []string{"TINE_HOME", "TINE_DAEMON_SOCKET", "TINE_NO_DAEMON"}
+
 // For is the environment of a process in run r of workspace w made from
 // env, the environment of user from: the owner's identity
 // (account.Account.Env), the run's variables, and tine's control plane
 // first on PATH. Each key appears once: later sources replace earlier ones.
 func For(w *tine.Workspace, r *tine.Run, env []string, from int) []string {
-	env = account.Lookup(w.UID, w.GID).Env(env, from)
+	env = account.Lookup(w.UID, w.GID).Env(account.Unsetenv(env, HostOnly...), from)
 	env = account.Setenv(env, Vars(w, r)...)
 	return account.Setenv(env, Inside(account.Getenv(env, "PATH"))...)
 }

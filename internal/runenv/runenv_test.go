@@ -14,7 +14,7 @@ import (
 func TestFor_EachKeyOnce(t *testing.T) {
 	w := &tine.Workspace{Name: "ws", Path: "/src/ws", UID: os.Getuid(), GID: os.Getgid()}
 	r := &tine.Run{ID: "r_1", Name: "ws-1", Role: tine.RoleFork}
-	env := []string{"PATH=/opt/bin", "TINE_RUN=stale", "TINE_ROLE=source", "KEEP=1"}
+	env := []string{"PATH=/opt/bin", "TINE_RUN=stale", "TINE_ROLE=source", "KEEP=1", "TINE_HOME=/var/lib/tine", "TINE_DAEMON_SOCKET=/s"}
 	got := For(w, r, env, os.Getuid())
 	seen := map[string]int{}
 	for _, kv := range got {
@@ -31,6 +31,11 @@ func TestFor_EachKeyOnce(t *testing.T) {
 		"TINE_CAPABILITY=" + RunDir + "/cap/token", "KEEP=1"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("missing %s in %v", want, got)
+		}
+	}
+	for _, k := range HostOnly { // the host's state directory and daemon, covered in a run
+		if seen[k] > 0 {
+			t.Errorf("%s went into the run: %v", k, got)
 		}
 	}
 }
