@@ -262,16 +262,7 @@ func writeFiles(t *testing.T, u *localUser, dir string, files map[string]string)
 // sandbox_fallback = "refuse" in the source's tine.toml it does not run.
 func TestExec_SandboxNetworkFallback(t *testing.T) {
 	testkit.RequireRoot(t, "making the user's directories")
-	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
-	top := publicDir(t)
-	os.Chown(top, ann.uid, ann.gid)
-	ws := filepath.Join(top, "ws")
-	os.Mkdir(ws, 0o755)
-	os.Chown(ws, ann.uid, ann.gid)
-	writeFiles(t, ann, ws, map[string]string{"tine.toml": "[network]\n"})
-	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
-	ann.ok(ws, "init", "--backend", "copy", ".")
-	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	ann, top, ws := sandboxFork(t, map[string]string{"tine.toml": "[network]\n"})
 	clash := []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:53"}
 	r := ann.tine(ws, clash, "exec", "ws/source-1", "--", "echo", "ran")
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "ran" || strings.Count(r.stderr, "the host's network") != 1 {
@@ -331,15 +322,7 @@ func TestExec_SandboxForkSignalsOnlyItsOwn(t *testing.T) {
 	if a := confine.Probe(confine.Spec{Scoped: true}); !a.Scoped {
 		t.Skipf("needs Landlock scopes: %v", a.Unavailable)
 	}
-	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
-	top := publicDir(t)
-	os.Chown(top, ann.uid, ann.gid)
-	ws := filepath.Join(top, "ws")
-	os.Mkdir(ws, 0o755)
-	os.Chown(ws, ann.uid, ann.gid)
-	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
-	ann.ok(ws, "init", "--backend", "copy", ".")
-	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	ann, top, ws := sandboxFork(t, nil)
 	editor := exec.Command("sleep", "300") // a process of the user's, outside every run
 	editor.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(ann.uid), Gid: uint32(ann.gid)}}
 	if err := editor.Start(); err != nil {
@@ -362,15 +345,7 @@ func TestExec_SandboxForkSignalsOnlyItsOwn(t *testing.T) {
 // "stopped", and nothing of its confinement); once it ends, neither.
 func TestExec_SandboxShownByPs(t *testing.T) {
 	testkit.RequireRoot(t, "making the user's directories")
-	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
-	top := publicDir(t)
-	os.Chown(top, ann.uid, ann.gid)
-	ws := filepath.Join(top, "ws")
-	os.Mkdir(ws, 0o755)
-	os.Chown(ws, ann.uid, ann.gid)
-	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
-	ann.ok(ws, "init", "--backend", "copy", ".")
-	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	ann, top, ws := sandboxFork(t, nil)
 	done := make(chan result, 1)
 	go func() { done <- ann.tine(ws, nil, "exec", "ws/source-1", "--", "sleep", "5") }()
 	var ps string
@@ -413,15 +388,7 @@ func TestExec_SandboxForkGetsNoRegistryToken(t *testing.T) {
 	}
 	os.Chown(npmrc, ann.uid, ann.gid)
 	t.Cleanup(func() { os.Remove(npmrc) })
-	top := publicDir(t)
-	os.Chown(top, ann.uid, ann.gid)
-	ws := filepath.Join(top, "ws")
-	os.Mkdir(ws, 0o755)
-	os.Chown(ws, ann.uid, ann.gid)
-	writeFiles(t, ann, ws, map[string]string{"package.json": "{}\n"})
-	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
-	ann.ok(ws, "init", "--backend", "copy", ".")
-	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	top, ws := sandboxForkOf(t, ann, map[string]string{"package.json": "{}\n"})
 	read := []string{"exec", "ws/source-1", "--", "sh", "-c", "cat ~/.npmrc; echo end"}
 	if r := ann.tine(ws, nil, read...); r.code != 0 || strings.Contains(r.stdout, "npm_SECRET") || !strings.Contains(r.stdout, "end") {
 		t.Errorf("a fork reading its owner's ~/.npmrc: %v, want it empty", r)
@@ -434,4 +401,29 @@ func TestExec_SandboxForkGetsNoRegistryToken(t *testing.T) {
 		t.Errorf("a fork of a source that inherits ~/.npmrc: %v, want the token", r)
 	}
 	ann.ok(top, "release", "--force", ws)
+}
+
+// sandboxFork is tineuser without the daemon (tine exec's sandbox), with a
+// workspace ws of files (copy backend, a state directory of their own in
+// top) and one fork of it, ws/source-1.
+func sandboxFork(t *testing.T, files map[string]string) (ann *localUser, top, ws string) {
+	t.Helper()
+	ann = asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	top, ws = sandboxForkOf(t, ann, files)
+	return ann, top, ws
+}
+
+// sandboxForkOf is sandboxFork for ann, made already.
+func sandboxForkOf(t *testing.T, ann *localUser, files map[string]string) (top, ws string) {
+	t.Helper()
+	top = publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws = filepath.Join(top, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	writeFiles(t, ann, ws, files)
+	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	return top, ws
 }
