@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -72,6 +73,9 @@ func (m *Manager) PS(ctx context.Context, ref string) (*PS, error) {
 	if pid == 0 { // commands of tine exec's sandbox, if any: no supervisor, no cgroup
 		for _, p := range m.Sessions(r) {
 			out.Processes = append(out.Processes, readProcess(p))
+		}
+		if b, err := os.ReadFile(supervisor.HostPortsPath(m.supDir(r))); err == nil {
+			json.Unmarshal(b, &out.HostPorts)
 		}
 		return out, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/sandbox/netproxy"
 	"github.com/tinehq/tine/supervisor"
 )
@@ -82,6 +83,11 @@ func (s *Sandboxed) Started() {
 	if err == nil {
 		err = os.WriteFile(supervisor.EgressPolicyPath(s.m.supDir(s.r)), b, 0o644)
 	}
+	if ports := s.Net.HostPorts(); err == nil && len(ports) > 0 {
+		if b, err = json.Marshal(ports); err == nil {
+			err = atomicfile.Write(supervisor.HostPortsPath(s.m.supDir(s.r)), b, 0o644)
+		}
+	}
 	if err != nil {
 		log.Printf("egress: recording the sandbox's policy: %v", err)
 		return
@@ -121,5 +127,6 @@ func (s *Sandboxed) Ended() {
 	if st, _ := s.m.ProcState(s.r); st != ProcRunning {
 		os.Remove(supervisor.EgressPolicyPath(s.m.supDir(s.r)))
 		os.Remove(supervisor.ConfinementPath(s.m.supDir(s.r)))
+		os.Remove(supervisor.HostPortsPath(s.m.supDir(s.r)))
 	}
 }

@@ -119,6 +119,12 @@ type Hide struct {
 	Secrets []string `json:"secrets,omitempty"`
 }
 
+// HostPortsPath holds, while a command of tine exec's sandbox runs in run
+// dir's network of its own (no supervisor), the ports of the host's
+// loopback it reaches at its 127.0.0.1 (a supervisor's Status says its
+// own).
+func HostPortsPath(dir string) string { return filepath.Join(dir, "host-ports.json") }
+
 // ConfinementPath holds, while the supervisor of dir runs, how its run is
 // confined (confine.Applied, JSON).
 func ConfinementPath(dir string) string { return filepath.Join(dir, "confinement.json") }
@@ -291,6 +297,7 @@ func Forget(dir string) {
 	os.Remove(SocketPath(dir))
 	os.Remove(EgressPolicyPath(dir))
 	os.Remove(ConfinementPath(dir))
+	os.Remove(HostPortsPath(dir))
 }
 
 func writePid(dir string, pid int) error {

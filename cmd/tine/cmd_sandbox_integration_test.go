@@ -340,21 +340,22 @@ func TestExec_SandboxForkSignalsOnlyItsOwn(t *testing.T) {
 	ann.ok(top, "release", "--force", ws)
 }
 
-// tine ps shows a command running in tine exec's sandbox and what it is
-// confined by, as it does a supervisor's run (it showed the fork
+// tine ps shows a command running in tine exec's sandbox, what it is
+// confined by and the host ports it reaches, as it does a supervisor's run (it showed the fork
 // "stopped", and nothing of its confinement); once it ends, neither.
 func TestExec_SandboxShownByPs(t *testing.T) {
 	testkit.RequireRoot(t, "making the user's directories")
 	ann, top, ws := sandboxFork(t, nil)
 	done := make(chan result, 1)
-	go func() { done <- ann.tine(ws, nil, "exec", "ws/source-1", "--", "sleep", "5") }()
+	api := []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:18123"} // an agent's API on the host's loopback
+	go func() { done <- ann.tine(ws, api, "exec", "ws/source-1", "--", "sleep", "5") }()
 	var ps string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if ps = ann.ok(ws, "ps", "ws/source-1"); strings.Contains(ps, "confined:") {
 			break
 		}
 	}
-	for _, want := range []string{"1 command(s) in tine exec's sandbox", "landlock ABI", "seccomp", "sleep 5"} {
+	for _, want := range []string{"1 command(s) in tine exec's sandbox", "landlock ABI", "seccomp", "sleep 5", "host ports: 18123"} {
 		if !strings.Contains(ps, want) {
 			t.Errorf("tine ps while the fork's command runs in the sandbox:\n%s\nwant %q", ps, want)
 		}
@@ -365,8 +366,8 @@ func TestExec_SandboxShownByPs(t *testing.T) {
 	if r := <-done; r.code != 0 {
 		t.Fatalf("exec: %v", r)
 	}
-	if ps := ann.ok(ws, "ps", "ws/source-1"); strings.Contains(ps, "confined:") || strings.Contains(ps, "sandbox") {
-		t.Errorf("tine ps after the command ended:\n%s\nwant neither the command nor its confinement", ps)
+	if ps := ann.ok(ws, "ps", "ws/source-1"); strings.Contains(ps, "confined:") || strings.Contains(ps, "sandbox") || strings.Contains(ps, "host ports") {
+		t.Errorf("tine ps after the command ended:\n%s\nwant neither the command, its confinement nor its host ports", ps)
 	}
 	ann.ok(top, "release", "--force", ws)
 }

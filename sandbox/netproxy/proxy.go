@@ -70,6 +70,10 @@ func (p *Proxy) Setup(fd int) Setup {
 // Policy returns the policy the proxy enforces.
 func (p *Proxy) Policy() egress.Policy { return p.res.Current() }
 
+// HostPorts are the ports of the host's loopback the command reaches at its
+// own 127.0.0.1.
+func (p *Proxy) HostPorts() []int { return slices.Clone(p.hostPorts) }
+
 // pin allows the pins' addresses on their ports in the child's rules
 // (the resolver's Pin), for as long as egress.Rules.Pin does.
 func (p *Proxy) pin(pins ...egress.Pin) error {
