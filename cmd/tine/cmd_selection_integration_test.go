@@ -65,7 +65,7 @@ func checkEvidence(t *testing.T, o *selection.Outcome) {
 	for _, f := range o.Report.Forks {
 		ev, kind := f.Evidence, o.Task.Kind(f.Approach)
 		if ev == nil {
-			t.Errorf("%s %s (%s): no evidence", o.Task.Name, f.Name, kind)
+			t.Errorf("%s %s (%s): no evidence; state %s: %s; agent's stderr: %q", o.Task.Name, f.Name, kind, f.State, f.Reason, f.AgentStderr)
 			continue
 		}
 		var bad bool
