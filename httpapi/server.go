@@ -309,7 +309,7 @@ func ctxOf(r *http.Request) context.Context { return context.WithoutCancel(r.Con
 // personOnly refuses requests from inside runs (whole workspaces and the
 // event log are a person's view).
 func (s *Server) personOnly(w http.ResponseWriter, r *http.Request) bool {
-	return personsOnly(w, r, "only a person may read this, not code inside a run")
+	return personsOnly(w, r, "only a person may read or do this, not code inside a run")
 }
 
 // personsOnly refuses a request signed by a run, saying why (out of

@@ -234,21 +234,24 @@ func grepLines(s, sub string) string {
 // Inside a run the state directory is covered: a person's command there
 // (tine ls, tine diff) used to open it anyway, and root's said the store
 // was missing beside its workspaces ("tine doctor explains how to
-// recover"), a normal user's made a fresh store in the fork's home. It is
-// refused in one line naming what works inside a run, and nothing is made.
+// recover"), a normal user's made a fresh store in the fork's home. Now,
+// with the run's daemon up, the commands that go through a daemon go
+// through the run's, signed with its capability and held to its lineage
+// (its own diff, not its parent's); the rest, and all of them without the
+// daemon, refuse in one line naming what works inside a run.
 func TestControl_StoreCommandsInsideARun(t *testing.T) {
 	e, _ := liveWorkspace(t, false, map[string]string{"a.txt": "a\n"})
-	d := e.serve()
-	defer d.stop(t)
 	e.ok("fork", "source")
-	for _, run := range []string{"source", "source-1"} {
-		for _, args := range [][]string{{"ls"}, {"diff", "source-1"}} {
-			r := e.tine(append([]string{"exec", run, "--", "tine"}, args...)...)
-			if r.code != exitUnsupported || !strings.Contains(r.stderr, "a run does not see") || !strings.Contains(r.stderr, "tine fork-self") ||
-				strings.Contains(r.stderr, "store") && strings.Contains(r.stderr, "missing") {
-				t.Errorf("tine %v inside %s: %v, want exit %d and what works inside a run", args, run, r, exitUnsupported)
-			}
+	refused := func(run string, args ...string) {
+		t.Helper()
+		r := e.tine(append([]string{"exec", run, "--", "tine"}, args...)...)
+		if r.code != exitUnsupported || !strings.Contains(r.stderr, "a run does not see") || !strings.Contains(r.stderr, "tine fork-self") {
+			t.Errorf("tine %v inside %s: %v, want exit %d and what works inside a run", args, run, r, exitUnsupported)
 		}
+	}
+	for _, run := range []string{"source", "source-1"} { // no daemon
+		refused(run, "ls")
+		refused(run, "diff", "source-1")
 	}
 	if out := e.execSh("source-1", "ls -a ~/.local/share 2>/dev/null || true"); strings.Contains(out, "tine") {
 		t.Errorf("a command inside the fork made a state directory in its home: %q", out)
@@ -257,4 +260,17 @@ func TestControl_StoreCommandsInsideARun(t *testing.T) {
 	if out := e.execSh("source-1", "TINE_HOME=/tmp/own tine ls"); strings.Contains(out, "source") {
 		t.Errorf("tine ls of an empty state directory of the run's own listed %q", out)
 	}
+	d := e.serve()
+	defer d.stop(t)
+	e.execSh("source-1", "echo b >> a.txt")
+	if out := e.ok("exec", "source-1", "--", "tine", "diff", "source-1"); !strings.Contains(out, "a.txt") {
+		t.Errorf("tine diff of the fork from inside it, through its daemon: %q", out)
+	}
+	if out := e.ok("exec", "source-1", "--", "tine", "ls"); !strings.Contains(out, "source-1") || strings.Contains(out, " source ") {
+		t.Errorf("tine ls inside the fork: %q, want the fork (and its forks) only", out)
+	}
+	if r := e.tine("exec", "source-1", "--", "tine", "diff", "source"); r.code != exitUnsupported || !strings.Contains(r.stderr, "out of scope") {
+		t.Errorf("tine diff of the fork's parent from inside it: %v, want refused as out of its scope", r)
+	}
+	refused("source-1", "judge", "stats") // not a command that goes through a daemon
 }

@@ -31,11 +31,20 @@ import (
 // their requests to it (the user cannot open root's store). Names are
 // resolved from the workspaces the daemon shows them.
 
-// remote reports whether this command goes through the system daemon.
+// remote reports whether this command goes through the system daemon, or
+// inside a run through the run's (which serves it as the run, in its
+// lineage's scope: docs/agents.md).
 func (a *app) remote() bool {
 	a.remoteOnce.Do(func() {
-		a.isRemote = os.Geteuid() != 0 && !a.homeSet && os.Getenv("TINE_HOME") == "" &&
-			os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(daemonSocket())
+		if a.homeSet || os.Getenv("TINE_HOME") != "" || os.Getenv("TINE_NO_DAEMON") != "" {
+			return
+		}
+		if sock := os.Getenv("TINE_SOCKET"); sock != "" && os.Getenv("TINE_CAPABILITY") != "" {
+			a.isRemote = daemonUp(sock)
+			a.inRun = a.isRemote
+			return
+		}
+		a.isRemote = os.Geteuid() != 0 && daemonUp(daemonSocket())
 	})
 	return a.isRemote
 }
@@ -60,8 +69,19 @@ func (a *app) remoteOr(ctx context.Context, remote func(*httpapi.Client) error, 
 	return a.withEngine(ctx, local)
 }
 
-// daemon is the system daemon's client.
-func (a *app) daemon() *httpapi.Client { return httpapi.NewClient(daemonSocket(), nil) }
+// daemon is the system daemon's client, or inside a run the run's daemon
+// signing with its capability.
+func (a *app) daemon() *httpapi.Client {
+	if a.remote() && a.inRun {
+		if cl, _, err := insideClient(); err == nil {
+			return cl
+		}
+		// Unreadable capability: unsigned, which the daemon refuses from a
+		// run, saying why.
+		return httpapi.NewClient(os.Getenv("TINE_SOCKET"), nil)
+	}
+	return httpapi.NewClient(daemonSocket(), nil)
+}
 
 // needsDaemon adds to err, which says a command needs privileges, the one
 // command that starts the system daemon, for a normal user without one.
@@ -83,6 +103,9 @@ func needsDaemon(err error) error {
 func remoteRef(ctx context.Context, cl *httpapi.Client, ref string) string {
 	if strings.Contains(ref, "/") || tine.LooksLikeID(tine.PrefixRun, ref) {
 		return ref
+	}
+	if w := os.Getenv("TINE_WORKSPACE"); w != "" && os.Getenv("TINE_CAPABILITY") != "" {
+		return w + "/" + ref // inside a run: its workspace's (the workspace view is people's)
 	}
 	if w := remoteWorkspaceOfCwd(ctx, cl); w != nil {
 		return w.Name + "/" + ref
