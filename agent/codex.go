@@ -75,6 +75,39 @@ func codexArgv(bin string, cfg Config, prompt, session string) []string {
 	return CodexArgv(bin, cfg, prompt, session)
 }
 
+// CodexInConfinedFork is argv, a command a person runs in a fork whose
+// writes tine confines (tine exec FORK -- codex ...), as it should run
+// there, and what to tell them (empty: not codex, or nothing to say).
+// Codex's own sandbox (bubblewrap) cannot start in such a fork (it needs
+// mounts the fork refuses): every command of codex's would fail ("bwrap:
+// setting up uid map") while codex went on as if it had run. When argv
+// runs codex without choosing its sandbox, -c
+// sandbox_mode="danger-full-access" goes after the program, the fork's
+// confinement holding codex instead, as under fork-run
+// (CodexSandboxConfined); when it chooses another sandbox, argv is kept and
+// the note says its commands will fail.
+func CodexInConfinedFork(argv []string) ([]string, string) {
+	if len(argv) == 0 || filepath.Base(argv[0]) != "codex" {
+		return argv, ""
+	}
+	if codexChoosesSandbox(argv[1:]) {
+		if codexFullAccess(argv[1:]) {
+			return argv, ""
+		}
+		return argv, `codex's own sandbox cannot start here (it needs mounts a fork refuses): each of its commands will fail; run it with --sandbox ` + CodexSandboxConfined + ` (the fork's confinement holds it)`
+	}
+	out := append([]string{argv[0], "-c", `sandbox_mode="` + CodexSandboxConfined + `"`}, argv[1:]...)
+	return out, `codex's own sandbox cannot start here (it needs mounts a fork refuses, and each of its commands would fail): codex runs with sandbox_mode="` + CodexSandboxConfined + `", held by the fork's confinement`
+}
+
+// codexFullAccess reports whether args, which choose codex's sandbox,
+// choose none (danger-full-access, or bypassing it).
+func codexFullAccess(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return strings.Contains(a, CodexSandboxConfined) || a == "--dangerously-bypass-approvals-and-sandbox" || a == "--yolo"
+	})
+}
+
 // codexChoosesSandbox reports whether args pick codex's sandbox.
 func codexChoosesSandbox(args []string) bool {
 	for i, a := range args {

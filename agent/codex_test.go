@@ -204,3 +204,29 @@ func TestCodexLiveEstimate(t *testing.T) {
 		t.Errorf("final %v tokens %+v", s.CostFinal, s.Tokens)
 	}
 }
+
+// A person's codex in a confined fork runs without its own sandbox, unless
+// its arguments choose one (then it is said its commands will fail, but
+// for danger-full-access); other programs are left alone.
+func TestCodexInConfinedFork(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want string
+		note string // a word of the note, "" for none
+	}{
+		{[]string{"codex"}, `codex -c sandbox_mode="danger-full-access"`, "held by"},
+		{[]string{"/usr/bin/codex", "exec", "fix it"}, `/usr/bin/codex -c sandbox_mode="danger-full-access" exec fix it`, "held by"},
+		{[]string{"codex", "exec", "-s", "read-only", "x"}, "codex exec -s read-only x", "will fail"},
+		{[]string{"codex", "-c", "sandbox_mode=workspace-write"}, "codex -c sandbox_mode=workspace-write", "will fail"},
+		{[]string{"codex", "exec", "--sandbox", "danger-full-access", "x"}, "codex exec --sandbox danger-full-access x", ""},
+		{[]string{"codex", "--yolo"}, "codex --yolo", ""},
+		{[]string{"claude", "-p", "x"}, "claude -p x", ""},
+		{[]string{"sh", "-c", "codex exec x"}, "sh -c codex exec x", ""},
+		{nil, "", ""},
+	} {
+		got, note := CodexInConfinedFork(c.argv)
+		if strings.Join(got, " ") != c.want || (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
+			t.Errorf("CodexInConfinedFork(%q) = %q, %q; want %q, a note with %q", c.argv, got, note, c.want, c.note)
+		}
+	}
+}

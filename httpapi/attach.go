@@ -90,7 +90,11 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer closeFiles(files[:])
-	x := supervisor.Exec{Args: req.Args, Env: runenv.For(ref.Workspace, ref.Run, req.Env, peerUID(r)), Dir: dirIn(ref.Workspace.Path, req.Cwd), Tty: req.Tty}
+	args, note := s.rt.ExecArgs(ctxOf(r), ref, req.Args)
+	if note != "" {
+		fmt.Fprintf(files[2], "tine: note: %s\n", note)
+	}
+	x := supervisor.Exec{Args: args, Env: runenv.For(ref.Workspace, ref.Run, req.Env, peerUID(r)), Dir: dirIn(ref.Workspace.Path, req.Cwd), Tty: req.Tty}
 	sigs := make(chan os.Signal, 8)
 	go forwardSignals(brw.Reader, sigs)
 	enc := json.NewEncoder(conn)

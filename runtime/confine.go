@@ -3,11 +3,13 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/engine"
@@ -87,6 +89,18 @@ func (m *Manager) ConfinesWrites(ctx context.Context, ref string) bool {
 		return false
 	}
 	return confine.Probe(confine.Spec{Writable: []string{"/"}}).Landlock > 0
+}
+
+// ExecArgs is args, a command a person runs in run r (tine exec), as it
+// runs there, and a note to show them: codex in a fork whose writes tine
+// confines runs without its own sandbox, which cannot start there
+// (agent.CodexInConfinedFork).
+func (m *Manager) ExecArgs(ctx context.Context, r engine.Ref, args []string) ([]string, string) {
+	out, note := agent.CodexInConfinedFork(args)
+	if note == "" || !m.ConfinesWrites(ctx, r.Run.ID) {
+		return args, ""
+	}
+	return out, fmt.Sprintf("fork %s: %s", r.Run.Name, note)
 }
 
 // ScratchDir is run r's own scratch directory, for work tine does in the

@@ -395,3 +395,25 @@ func TestCodex_SlowModelChangesOnlyItsFile(t *testing.T) {
 		}
 	}
 }
+
+// A person's codex in a fork through its supervisor (tine exec as root):
+// its own sandbox cannot start there, and every command of codex's failed
+// while codex said it had fixed the file. tine runs it without, says so,
+// and the fix lands in the fork.
+func TestCodex_ExecInAConfinedFork(t *testing.T) {
+	cx := newCodexEnv(t)
+	e, dir := codexWorkspace(t, false)
+	e.ok("fork", "source", "--name", "f")
+	e.vars = append(e.vars, cx.vars...)
+	r := e.tine("exec", "f", "--", "codex", "exec", "--skip-git-repo-check", "fix app.txt")
+	if r.code != 0 || !strings.Contains(r.stderr, `codex runs with sandbox_mode="danger-full-access"`) {
+		t.Fatalf("codex in the fork: %v, want it run, told it runs without its own sandbox", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.path("f"), "app.txt")); string(b) != "status OK\n" {
+		reqs := cx.mock.Requests()
+		t.Errorf("app.txt in the fork: %q; codex's command's output: %+v", b, reqs[len(reqs)-1].ToolOutputs())
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status BUG\n" {
+		t.Errorf("app.txt in the source: %q", b)
+	}
+}

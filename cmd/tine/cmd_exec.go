@@ -90,7 +90,7 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 		if err != nil {
 			return err
 		}
-		if spec, err = execSpec(e, r, args); err != nil {
+		if spec, err = a.execSpec(c.Context(), e, r, args); err != nil {
 			return err
 		}
 		rt := runtime.Of(e)
@@ -141,9 +141,13 @@ func commandArgs(args []string) []string {
 
 // execSpec says how to enter run r: its view at the workspace path, and the
 // working directory mapped into it.
-func execSpec(e *engine.Engine, r engine.Ref, args []string) (sandbox.Spec, error) {
+func (a *app) execSpec(ctx context.Context, e *engine.Engine, r engine.Ref, args []string) (sandbox.Spec, error) {
 	if !r.Run.Active() {
 		return sandbox.Spec{}, stateErr(r.Run)
+	}
+	args, note := runtime.Of(e).ExecArgs(ctx, r, args)
+	if note != "" {
+		fmt.Fprintf(a.stderr, "tine: note: %s\n", note)
 	}
 	view := e.Path(r.Workspace, r.Run)
 	spec := sandbox.Spec{Workspace: r.Workspace.Path, Dir: r.Workspace.Path, Args: args, Env: os.Environ()}
@@ -194,7 +198,7 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 		if err != nil {
 			return err
 		}
-		if spec, err = execSpec(e, r, args); err != nil {
+		if spec, err = a.execSpec(c.Context(), e, r, args); err != nil {
 			return err
 		}
 		spec.Env = runenv.For(r.Workspace, r.Run, spec.Env, os.Getuid())
@@ -211,7 +215,7 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	x := supervisor.Exec{Args: args, Env: spec.Env, Dir: spec.Dir, Tty: term != nil}
+	x := supervisor.Exec{Args: spec.Args, Env: spec.Env, Dir: spec.Dir, Tty: term != nil}
 	code, err := cl.Exec(context.Background(), x, term.streams(), sigs, func(int) { term.started() })
 	term.finish() // before anything more is printed
 	if launched && !keep {

@@ -428,3 +428,48 @@ func sandboxForkOf(t *testing.T, ann *localUser, files map[string]string) (top, 
 	ann.ok(ws, "fork", "ws/source", "-n", "1")
 	return top, ws
 }
+
+// The real codex, run by a normal user in a fork through tine exec without
+// the daemon (the sandbox), as the user's own codex configuration has it
+// (its model provider's base_url, no API variable) and with its own
+// sandbox asked for (workspace-write): it reaches the mock model through
+// the fork's network of its own, and its command fixes the fork's file.
+// Codex's sandbox (bubblewrap) cannot start in a confined fork: every
+// command of codex's failed ("bwrap: setting up uid map: Read-only file
+// system") while codex said "fixed app.txt" and exited 0, the fork
+// unchanged. tine runs it with danger-full-access there, and says so.
+func TestExec_SandboxRealCodex(t *testing.T) {
+	testkit.RequireRoot(t, "making the user's directories and checking them as root")
+	cx := newCodexEnv(t)
+	ann, top, ws := sandboxFork(t, map[string]string{"app.txt": "status BUG\n"})
+	// The user's CODEX_HOME in their home (a fork's /tmp is its own).
+	home := filepath.Join(ann.home, ".codex-tine-test-"+filepath.Base(top))
+	cfg, err := os.ReadFile(filepath.Join(cx.home, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(home, 0o700)
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.Chown(home, ann.uid, ann.gid)
+	writeFiles(t, ann, home, map[string]string{"config.toml": string(cfg)})
+	vars := []string{"CODEX_HOME=" + home, "TINE_MOCK_OPENAI_KEY=mock"}
+	asked := []string{"exec", "ws/source-1", "--", "codex", "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "fix app.txt"}
+	if r := ann.tine(ws, vars, asked...); !strings.Contains(r.stderr, "each of its commands will fail") {
+		t.Errorf("codex with a sandbox of its own asked for in the fork: %v, want told its commands will fail", r)
+	}
+	r := ann.tine(ws, vars, "exec", "ws/source-1", "--", "codex", "exec", "--skip-git-repo-check", "fix app.txt")
+	if r.code != 0 || len(cx.mock.Requests()) < 4 {
+		t.Fatalf("codex in the sandboxed fork (%d requests to the mock): %v", len(cx.mock.Requests()), r)
+	}
+	if strings.Contains(r.stderr, "network") || !strings.Contains(r.stderr, `codex runs with sandbox_mode="danger-full-access"`) {
+		t.Errorf("codex in the fork: %v, want it on the fork's own network, and told it runs without its own sandbox", r)
+	}
+	if d := ann.ok(ws, "diff", "ws/source-1"); !strings.Contains(d, "app.txt") {
+		reqs := cx.mock.Requests()
+		t.Errorf("codex's fix is not in the fork: %q\n%v\nits command's output: %+v", d, r, reqs[len(reqs)-1].ToolOutputs())
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "app.txt")); string(b) != "status BUG\n" {
+		t.Errorf("codex's fix reached the source: %q", b)
+	}
+	ann.ok(top, "release", "--force", ws)
+}
