@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
 )
 
 // The demo's three approaches; the scripted agent (tine demo-agent) acts
@@ -36,7 +37,8 @@ built-in scripted agent: one fixes the bug with a one-line change, one
 breaks another test, one rewrites the library at length. It shows the live
 display, the comparison and the judge's verdict, merges the winner the way a
 person confirms a recommendation (tine choose), runs the tests in the
-source, and prints what happened. Needs root, as fork-run does. The
+source, and prints what happened. Needs root or the tine daemon, as
+fork-run does. The
 workspace stays, for you to explore: tine ls, tine summary, tine serve.`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -55,7 +57,10 @@ func (a *app) demoStep(ctx context.Context, args ...string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, exe, append([]string{"--home", a.home}, args...)...)
+	if !a.remote() { // this state directory; through the daemon, the daemon's
+		args = append([]string{"--home", a.home}, args...)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stdout, cmd.Stderr = a.stdout, a.stderr
 	return cmd.Run()
 }
@@ -72,8 +77,8 @@ func shellQuote(args []string) string {
 }
 
 func (a *app) demo(ctx context.Context, dir string) error {
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("tine demo needs root, as fork-run does (agents run inside forks through their supervisors): %w", tine.ErrPrivilege)
+	if os.Geteuid() != 0 && !a.remote() {
+		return fmt.Errorf("tine demo needs root or the tine daemon, as fork-run does (agents run inside forks through their supervisors): %w", tine.ErrPrivilege)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -113,15 +118,7 @@ func (a *app) demo(ctx context.Context, dir string) error {
 // demoResolve confirms the judge's recommendation, as a person would, and
 // shows the result.
 func (a *app) demoResolve(ctx context.Context, dir, src string) error {
-	var rep *forkrun.Report
-	err := a.withEngine(ctx, func(e *engine.Engine) error {
-		r, err := e.FindRun(ctx, src)
-		if err != nil {
-			return err
-		}
-		rep, err = latestReport(ctx, e, r)
-		return err
-	})
+	rep, err := a.demoReport(ctx, src)
 	if err != nil {
 		return err
 	}
@@ -139,6 +136,29 @@ func (a *app) demoResolve(ctx context.Context, dir, src string) error {
 	}
 	a.demoSummary(rep, dir, passed)
 	return nil
+}
+
+// demoReport is the report of the demo's fork-run of src: the newest
+// fork-run group of src, or through the daemon the group of src's first
+// fork (the demo's fork-run made it, and the daemon shows a user no
+// store).
+func (a *app) demoReport(ctx context.Context, src string) (rep *forkrun.Report, err error) {
+	err = a.remoteOr(ctx, func(cl *httpapi.Client) error {
+		s, err := cl.Summary(ctx, src+"-1")
+		if err != nil {
+			return err
+		}
+		rep, err = cl.ForkRunReport(ctx, s.Group)
+		return err
+	}, func(e *engine.Engine) error {
+		r, err := e.FindRun(ctx, src)
+		if err != nil {
+			return err
+		}
+		rep, err = latestReport(ctx, e, r)
+		return err
+	})
+	return rep, err
 }
 
 // latestReport is the report of the newest fork-run group of run r.

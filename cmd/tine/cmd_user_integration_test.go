@@ -459,3 +459,25 @@ func TestUser_ForkRunAgentsGetTheirEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestUser_DemoThroughTheSystemDaemon: a normal user's tine demo runs
+// through the system daemon, as their fork-run does (it said "tine demo
+// needs root"): the sample is forked three ways, judged, the winner
+// merged, and the source's tests pass; the workspace is the user's.
+func TestUser_DemoThroughTheSystemDaemon(t *testing.T) {
+	e, ann, _, _ := userWorkspace(t)
+	dir := filepath.Join(publicDir(t), "calc")
+	os.Chown(filepath.Dir(dir), ann.uid, ann.gid)
+	e.ws = append(e.ws, dir)
+	r := ann.tine(filepath.Dir(dir), nil, "demo", "--dir", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "the source's tests now pass") {
+		t.Fatalf("tine demo as a normal user: %v", r)
+	}
+	if uidOf(t, filepath.Join(dir, "calc.sh")) != ann.uid {
+		t.Errorf("the demo's sample is not the user's")
+	}
+	if out := ann.ok(dir, "ls"); !strings.Contains(out, "calc") || !strings.Contains(out, "merged") {
+		t.Errorf("tine ls after the demo:\n%s", out)
+	}
+	ann.ok(filepath.Dir(dir), "release", "--force", dir)
+}
