@@ -133,7 +133,10 @@ func TestCLI_MergeTwiceSaysNothingToMerge(t *testing.T) {
 	ws := e.workspaceDir("app")
 	writeTestFiles(t, ws, map[string]string{"a.txt": "a\n"})
 	e.ok("init", ws)
-	e.ok("fork", "source")
+	e.ok("fork", "source", "-n", "2")
+	if out := e.ok("merge", "source-2", "--dry-run"); !strings.Contains(out, "nothing to merge: source-2 changed nothing since its fork point") {
+		t.Errorf("a merge of a fork that changed nothing: %s", out) // it said "source has all 0 path(s)"
+	}
 	e.execSh("source-1", "echo b > a.txt; echo n > new.txt")
 	if out := e.ok("merge", "source-1"); !strings.Contains(out, "merged 2 path(s) from source-1 into source") {
 		t.Errorf("first merge: %s", out)

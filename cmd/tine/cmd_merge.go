@@ -112,6 +112,8 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	switch {
 	case !res.Plan.Clean():
 		fmt.Fprintf(a.stdout, "%s scope: %d path(s), %d in conflict; nothing written\n", res.Plan.Scope, n, len(res.Plan.Conflicts()))
+	case n == 0 && (res.Applied || res.DryRun):
+		fmt.Fprintf(a.stdout, "%s scope: nothing to merge: %s changed nothing since its fork point\n", res.Plan.Scope, res.Run.Name)
 	case same == n && (res.Applied || res.DryRun):
 		fmt.Fprintf(a.stdout, "%s scope: nothing to merge: %s has all %d path(s) of %s already\n", res.Plan.Scope, res.Target.Name, n, res.Run.Name)
 	case res.Applied:
