@@ -67,6 +67,9 @@ func (m *Manager) PS(ctx context.Context, ref string) (*PS, error) {
 		return nil, err
 	}
 	st, pid := m.ProcState(r)
+	if pid == 0 {
+		m.forgetSandbox(r) // what a killed tine exec left, not a command running
+	}
 	out := &PS{Run: r.Run, State: st, Supervisor: pid, Addr: r.Run.Addr, Processes: []Process{}}
 	out.Egress, out.Refused = m.egressState(r)
 	out.Confinement = readConfinement(m.supDir(r))
@@ -293,6 +296,7 @@ func (m *Manager) gcWorkspace(ctx context.Context, w *tine.Workspace, links []st
 			supervisor.Forget(m.supDir(r))
 			res.Supervisors = append(res.Supervisors, run.Name)
 		}
+		m.forgetSandbox(r)
 		if recorded || run.Proc == tine.ProcRunning { // its supervisor died
 			res.Restarted = append(res.Restarted, m.reviveHeirs(ctx, r)...)
 		}

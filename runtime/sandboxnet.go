@@ -121,12 +121,25 @@ func (s *Sandboxed) Covered(hidden []string, others int) {
 // Ended is the command's end (see Started and Covered), once its session
 // is removed.
 func (s *Sandboxed) Ended() {
-	if (!s.serving && !s.covered) || len(s.m.Sessions(s.r)) > 0 {
+	if s.serving || s.covered {
+		s.m.forgetSandbox(s.r)
+	}
+}
+
+// forgetSandbox removes what tine exec's sandbox wrote of run r for tine
+// ps (its policy, confinement and host ports) once no command runs in r
+// and no supervisor writes them instead: at a command's end (Ended), and
+// where a tine exec killed before its end left them (tine ps, tine gc),
+// which tine ps showed as if they held a command still.
+func (m *Manager) forgetSandbox(r engine.Ref) {
+	if len(m.Sessions(r)) > 0 {
 		return
 	}
-	if st, _ := s.m.ProcState(s.r); st != ProcRunning {
-		os.Remove(supervisor.EgressPolicyPath(s.m.supDir(s.r)))
-		os.Remove(supervisor.ConfinementPath(s.m.supDir(s.r)))
-		os.Remove(supervisor.HostPortsPath(s.m.supDir(s.r)))
+	if st, _ := m.ProcState(r); st == ProcRunning {
+		return
+	}
+	dir := m.supDir(r)
+	for _, p := range []string{supervisor.EgressPolicyPath(dir), supervisor.ConfinementPath(dir), supervisor.HostPortsPath(dir)} {
+		os.Remove(p)
 	}
 }

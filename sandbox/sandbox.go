@@ -61,7 +61,7 @@ type Spec struct {
 	// runs, and Exited once it has ended (not sent to the child).
 	Started func(pid int) `json:"-"`
 	Exited  func(pid int) `json:"-"`
-	// Covered, if set, is called before Started with what the child's
+	// Covered, if set, is called after Started with what the child's
 	// mounts hid (supervisor.Cover's report), once they are in place (not
 	// sent to the child, which writes the report to descriptor ReportFD).
 	Covered  func(Cover) `json:"-"`
@@ -153,12 +153,12 @@ func run(spec Spec) (code int, err, netErr error) {
 		}
 		defer spec.Net.Close()
 	}
+	if spec.Started != nil {
+		spec.Started(cmd.Process.Pid)
+	}
 	if report != nil {
 		reportW.Close()
 		readCover(report, spec.Covered)
-	}
-	if spec.Started != nil {
-		spec.Started(cmd.Process.Pid)
 	}
 	if spec.Exited != nil {
 		defer spec.Exited(cmd.Process.Pid)

@@ -369,6 +369,28 @@ func TestExec_SandboxShownByPs(t *testing.T) {
 	if ps := ann.ok(ws, "ps", "ws/source-1"); strings.Contains(ps, "confined:") || strings.Contains(ps, "sandbox") || strings.Contains(ps, "host ports") {
 		t.Errorf("tine ps after the command ended:\n%s\nwant neither the command, its confinement nor its host ports", ps)
 	}
+	// A tine exec killed (its command dies with it) leaves its records:
+	// tine ps showed the fork confined, its policy and host ports, as if
+	// a command still ran.
+	killed := exec.Command(ann.bin, "exec", "ws/source-1", "--", "sleep", "30")
+	killed.Dir, killed.Env = ws, append(append([]string{}, ann.vars...), api...)
+	killed.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(ann.uid), Gid: uint32(ann.gid)}}
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !strings.Contains(ann.ok(ws, "ps", "ws/source-1"), "host ports"); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	killed.Process.Kill()
+	killed.Wait()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if ps = ann.ok(ws, "ps", "ws/source-1"); !strings.Contains(ps, "sandbox") {
+			break
+		}
+	}
+	if strings.Contains(ps, "sandbox") || strings.Contains(ps, "confined:") || strings.Contains(ps, "host ports") || strings.Contains(ps, "egress: only") {
+		t.Errorf("tine ps after its tine exec was killed:\n%s\nwant nothing of the command left", ps)
+	}
 	ann.ok(top, "release", "--force", ws)
 }
 
