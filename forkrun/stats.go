@@ -1,11 +1,16 @@
 package forkrun
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/control"
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/grouprec"
 )
 
@@ -100,4 +105,37 @@ func (t *Tally) settle() {
 	if n := t.Confirmed + t.Overridden + t.Rejected; n > 0 {
 		t.Agreement = round6(float64(t.Confirmed) / float64(n))
 	}
+}
+
+// JudgeStatsOf is Stats of the state directory of e, counting only the
+// groups of the workspaces mayUse keeps (nil: all), with those workspaces'
+// weights: what tine judge stats shows a person, every workspace for root,
+// their own through the daemon for a normal user.
+func JudgeStatsOf(ctx context.Context, e *engine.Engine, mayUse func(*tine.Workspace) bool) (JudgeStats, error) {
+	var wss []*tine.Workspace
+	if err := e.Store().View(ctx, func(tx tine.Tx) (err error) {
+		wss, err = tx.Workspaces()
+		return err
+	}); err != nil {
+		return JudgeStats{}, err
+	}
+	ids, names := map[string]bool{}, map[string]bool{}
+	for _, w := range wss {
+		if mayUse == nil || mayUse(w) {
+			ids[w.ID], names[w.Name] = true, true
+		}
+	}
+	h, err := grouprec.HistoryIn(e.Layout()).Read()
+	if err != nil {
+		return JudgeStats{}, err
+	}
+	if mayUse != nil {
+		h = slices.DeleteFunc(h, func(r grouprec.Resolution) bool { return !ids[r.Workspace] })
+	}
+	st := Stats(h)
+	if st.Weights, err = control.Of(e).AllJudgeWeights(ctx); err != nil {
+		return JudgeStats{}, err
+	}
+	maps.DeleteFunc(st.Weights, func(name string, _ control.LearnedWeights) bool { return !names[name] })
+	return st, nil
 }

@@ -119,6 +119,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/groups/{ref}/report", s.ownGroup(s.forkRunReport))
 	m.HandleFunc("POST /v1/groups/{ref}/cancel", s.ownGroup(s.cancelForkRun))
 	m.HandleFunc("GET /v1/events", s.events)
+	m.HandleFunc("GET /v1/judge/stats", s.judgeStats)
+	m.HandleFunc("POST /v1/workspaces/{ref}/judge-weights/reset", s.ownWorkspace(s.resetJudgeWeights))
 	m.HandleFunc("GET /v1/approvals", s.approvals)
 	m.HandleFunc("POST /v1/approvals/{id}/approve", s.ownApproval(s.approve))
 	m.HandleFunc("POST /v1/approvals/{id}/refuse", s.ownApproval(s.refuse))

@@ -9,7 +9,7 @@ import (
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
-	"github.com/tinehq/tine/grouprec"
+	"github.com/tinehq/tine/httpapi"
 )
 
 func newJudge(a *app) *cobra.Command {
@@ -26,8 +26,8 @@ func newJudgeStats(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stats [--json]",
 		Short: "Agreement of each judge's recommendations with people's choices, per judge and per week",
-		Long: `Reads the state directory's history.jsonl and counts, for every fork-run
-group resolved, whether a person confirmed the recommended fork, chose
+		Long: `Reads the state directory's history.jsonl (through the daemon, a normal
+user's own workspaces' groups) and counts, for every fork-run group resolved, whether a person confirmed the recommended fork, chose
 another, discarded them all though one was recommended, or decided where
 the judge named none; groups fork-run merged itself are counted apart.
 Agreement is the confirmed share of the first three. Each workspace's
@@ -36,20 +36,24 @@ ones until a person chooses a fork other than the recommended one, which
 moves them toward what the chosen fork had (tine judge reset-weights).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				h, err := grouprec.HistoryIn(e.Layout()).Read()
-				if err != nil {
-					return err
+			var st forkrun.JudgeStats
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				got, err := cl.JudgeStats(c.Context())
+				if got != nil {
+					st = *got
 				}
-				st := forkrun.Stats(h)
-				if st.Weights, err = control.Of(e).AllJudgeWeights(c.Context()); err != nil {
-					return err
-				}
-				if asJSON {
-					return a.printJSON(st)
-				}
-				return a.printJudgeStats(st)
+				return err
+			}, func(e *engine.Engine) (err error) {
+				st, err = forkrun.JudgeStatsOf(c.Context(), e, nil)
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(st)
+			}
+			return a.printJudgeStats(st)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the tallies as JSON")
@@ -103,13 +107,16 @@ func newJudgeResetWeights(a *app) *cobra.Command {
 		Short: "Forget the heuristic judge's weights learned in WORKSPACE: the built-in ones apply again",
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				if err := control.Of(e).ResetJudgeWeights(c.Context(), args[0]); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "weights of %s reset to the built-in ones\n", args[0])
-				return nil
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+				return cl.ResetJudgeWeights(c.Context(), args[0])
+			}, func(e *engine.Engine) error {
+				return control.Of(e).ResetJudgeWeights(c.Context(), args[0])
 			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "weights of %s reset to the built-in ones\n", args[0])
+			return nil
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
@@ -480,4 +481,43 @@ func TestUser_DemoThroughTheSystemDaemon(t *testing.T) {
 		t.Errorf("tine ls after the demo:\n%s", out)
 	}
 	ann.ok(filepath.Dir(dir), "release", "--force", dir)
+}
+
+// TestUser_JudgeStatsThroughTheSystemDaemon: tine judge stats and
+// reset-weights go through the daemon for a normal user (they said the
+// command does not go through it), counting only the groups of their own
+// workspaces; root's count every one, and another's workspace is not
+// found.
+func TestUser_JudgeStatsThroughTheSystemDaemon(t *testing.T) {
+	e, ann, _, dir := userWorkspace(t)
+	ann.ok(dir, "init", ".")
+	resolve := func(src string, run func(args ...string) result) {
+		t.Helper()
+		var rep forkrun.Report
+		r := run("fork-run", src, "--json", "-n", "2", "--prompt", "p", "--merge-mode", "manual", "--agent-cmd", "echo x > f.txt")
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Forks) != 2 {
+			t.Fatalf("fork-run: %v", r)
+		}
+		if r := run("choose", rep.Group, rep.Forks[0].Name, "--merge"); r.code != 0 {
+			t.Fatalf("choose: %v", r)
+		}
+	}
+	resolve("source", func(args ...string) result { return ann.tine(dir, nil, args...) })
+	e.ok("init", e.workspaceDir("rootws"))
+	resolve("rootws/source", e.tine)
+	var mine, all forkrun.JudgeStats
+	ann.okJSON(dir, &mine, "judge", "stats", "--json")
+	e.okJSON(&all, "judge", "stats", "--json")
+	if mine.All.Groups != 1 || len(mine.Weights) != 1 || mine.Weights["app"].Features == nil {
+		t.Errorf("the user's judge stats: %d group(s), weights of %v; want their one group and workspace", mine.All.Groups, maps.Keys(mine.Weights))
+	}
+	if all.All.Groups < 2 || len(all.Weights) < 2 {
+		t.Errorf("root's judge stats: %d group(s), %d workspaces' weights; want every one", all.All.Groups, len(all.Weights))
+	}
+	if out := ann.ok(dir, "judge", "reset-weights", "app"); !strings.Contains(out, "reset") {
+		t.Errorf("reset-weights of the user's workspace: %q", out)
+	}
+	if r := ann.tine(dir, nil, "judge", "reset-weights", "rootws"); r.code != exitNotFound {
+		t.Errorf("reset-weights of root's workspace by the user: %v, want not found", r)
+	}
 }
