@@ -114,6 +114,7 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	pw.Close()
 	<-consumed
 	end := time.Now()
+	fk.r.e.SyncLoginsOf(ctx, fk.f.Run) // a sign-in the agent refreshed reaches its owner's home
 	code, stderr := -1, ""
 	if res != nil {
 		code, stderr = res.Exit, lastBytes(res.Stderr, stderrTail)

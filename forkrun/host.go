@@ -37,6 +37,7 @@ type Processes interface {
 	Stop(ctx context.Context, ref string) (*tine.Run, error)
 	ProcState(r engine.Ref) (string, int)
 	ConfinesWrites(ctx context.Context, ref string) bool
+	SyncLoginsOf(ctx context.Context, ref string) []string
 	ScratchDir(r engine.Ref) string
 	Refusals(ctx context.Context, ref string) ([]egress.Record, error)
 }

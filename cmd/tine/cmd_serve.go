@@ -111,6 +111,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	say := func(format string, args ...any) { fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...) }
 	go runSocks.Watch(watchCtx, time.Second, say)
 	go runtime.Of(e).WatchCopies(watchCtx, 2*time.Second, say)
+	go runtime.Of(e).WatchLogins(watchCtx, 5*time.Second, say)
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if sysLn != nil {
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s for every local user\n", daemonSocket())

@@ -521,3 +521,85 @@ func TestUser_JudgeStatsThroughTheSystemDaemon(t *testing.T) {
 		t.Errorf("reset-weights of root's workspace by the user: %v, want not found", r)
 	}
 }
+
+// TestUser_ForkRefreshedSignInReachesTheHome: Claude Code's and codex's
+// refresh tokens rotate at each use, and a fork's home is a layer of its
+// own: a sign-in refreshed by an agent in a fork stayed there, the
+// owner's real home kept the retired token, and the person was signed out
+// at their next refresh. Now the newer sign-in reaches the home once the
+// agent ends; one of another account, one not a sign-in, and one reached
+// through a symbolic link the fork planted do not.
+func TestUser_ForkRefreshedSignInReachesTheHome(t *testing.T) {
+	e, ann, _, dir := userWorkspace(t)
+	claudeFile, codexFile := filepath.Join(ann.home, ".claude", ".credentials.json"), filepath.Join(ann.home, ".codex", "auth.json")
+	for _, f := range []string{claudeFile, codexFile} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Skipf("%s exists: not overwriting the user's own", f)
+		}
+		if _, err := os.Lstat(filepath.Dir(f)); err != nil {
+			os.Mkdir(filepath.Dir(f), 0o700)
+			os.Chown(filepath.Dir(f), ann.uid, ann.gid)
+			t.Cleanup(func() { os.RemoveAll(filepath.Dir(f)) })
+		}
+		t.Cleanup(func() { os.Remove(f) })
+	}
+	claude := func(rt string, at int64) string {
+		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"at-%s","refreshToken":"%s","expiresAt":%d}}`, rt, rt, at)
+	}
+	codex := func(rt, account, at string) string {
+		return fmt.Sprintf(`{"tokens":{"access_token":"at-%s","refresh_token":"%s","account_id":"%s"},"last_refresh":"%s"}`, rt, rt, account, at)
+	}
+	writeFiles(t, ann, filepath.Dir(claudeFile), map[string]string{".credentials.json": claude("rt-old", 1000)})
+	writeFiles(t, ann, filepath.Dir(codexFile), map[string]string{"auth.json": codex("rt-old", "acct-1", "2026-12-01T00:00:00Z")})
+	ann.ok(dir, "init", ".")
+	forkRun := func(script string) {
+		t.Helper()
+		r := ann.tine(dir, nil, "fork-run", "source", "--json", "-n", "1", "--prompt", "p", "--merge-mode", "manual", "--agent-cmd", script)
+		if r.code != 0 {
+			t.Fatalf("fork-run: %v", r)
+		}
+	}
+	// As the agents save: a new file renamed over the old.
+	save := func(file, body string) string {
+		return fmt.Sprintf("printf '%%s' '%s' > %s.new && mv %s.new %s", body, file, file, file)
+	}
+	forkRun(save("~/.claude/.credentials.json", claude("rt-new", 2000)) + " && " +
+		save("~/.codex/auth.json", codex("rt-new", "acct-1", "2026-12-01T08:00:00Z")) + " && echo x > f.txt")
+	if b, _ := os.ReadFile(claudeFile); !strings.Contains(string(b), "rt-new") {
+		t.Errorf("claude's sign-in in the home after a fork refreshed it: %s", b)
+	}
+	if b, _ := os.ReadFile(codexFile); !strings.Contains(string(b), "rt-new") {
+		t.Errorf("codex's sign-in in the home after a fork refreshed it: %s", b)
+	}
+	if uidOf(t, claudeFile) != ann.uid {
+		t.Error("the carried sign-in is not the user's")
+	}
+	if fi, err := os.Stat(claudeFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the carried sign-in's mode: %v %v", fi.Mode(), err)
+	}
+	// The person refreshes in the home afterwards: the stopped fork's copy,
+	// now the older, is replaced (by the daemon, within its 5 s round).
+	layers, _ := filepath.Glob(filepath.Join(e.home, "workspaces", "*", "runs", "*", "home", "upper", ".claude", ".credentials.json"))
+	if len(layers) != 1 {
+		t.Fatalf("the fork's layers holding claude's sign-in: %q, want one", layers)
+	}
+	writeFiles(t, ann, filepath.Dir(claudeFile), map[string]string{".credentials.json": claude("rt-person", 3000)})
+	var got []byte
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if got, _ = os.ReadFile(layers[0]); strings.Contains(string(got), "rt-person") {
+			break
+		}
+	}
+	if !strings.Contains(string(got), "rt-person") {
+		t.Errorf("the stopped fork's copy after the person refreshed in the home: %s", got)
+	}
+	forkRun(save("~/.codex/auth.json", codex("rt-evil", "acct-2", "2027-01-01T00:00:00Z")) + " && " +
+		save("~/.claude/.credentials.json", `{"claudeAiOauth":{}}`) + " && echo x > f.txt")
+	forkRun("rm -rf ~/.claude && ln -s /etc ~/.claude && echo x > f.txt")
+	if b, _ := os.ReadFile(codexFile); !strings.Contains(string(b), "rt-new") {
+		t.Errorf("a fork's sign-in of another account reached the home: %s", b)
+	}
+	if b, _ := os.ReadFile(claudeFile); !strings.Contains(string(b), "rt-person") {
+		t.Errorf("a fork's file that is not a sign-in, or one through its symbolic link, reached the home: %s", b)
+	}
+}

@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/engine"
+	"golang.org/x/sys/unix"
+)
+
+// maxLogin bounds a sign-in file read: they are a few kilobytes.
+const maxLogin = 64 << 10
+
+// syncLogins carries fork r's agents' sign-ins to its owner's home where
+// the fork refreshed one (its layer holds a copy, parsed as a sign-in of
+// the same account as the home's and fresher; a home without one is not
+// signed in by a fork), and
+// the home's to a stopped fork whose copy is older. A running fork's copy
+// is left (its home is mounted; its agent's next refresh fails, the
+// person's does not). Files are reached without following a symbolic link
+// (the owner and the fork control every name below the home and the
+// layer), written by a temporary file renamed over, as the owner's, 0600.
+func (m *Manager) syncLogins(r engine.Ref) []string {
+	acct := engine.OwnerAccount(r.Workspace)
+	if acct.Home == "" || acct.Home == "/" {
+		return nil
+	}
+	upper := filepath.Join(m.lay.Run(r.Workspace.ID, r.Run.ID).Home(), "upper")
+	running, _ := m.ProcState(r)
+	var out []string
+	for _, rel := range agent.LoginFiles {
+		forkCopy, err := readBeneath(upper, rel)
+		if err != nil {
+			continue // the fork never wrote it: it sees the home's
+		}
+		real, err := readBeneath(acct.Home, rel)
+		if err != nil || bytes.Equal(real, forkCopy) {
+			continue // none in the home: a fork does not sign its owner in
+		}
+		fl, fok := agent.ParseLogin(rel, forkCopy)
+		rl, rok := agent.ParseLogin(rel, real)
+		switch {
+		case fok && rok && fl.Account == rl.Account && fl.Fresh.After(rl.Fresh):
+			if writeBeneath(acct.Home, rel, forkCopy, acct.UID, acct.GID) == nil {
+				out = append(out, "~/"+rel+" from "+r.Workspace.Name+"/"+r.Run.Name)
+			}
+		case fok && rok && fl.Account == rl.Account && rl.Fresh.After(fl.Fresh) && running != ProcRunning:
+			writeBeneath(upper, rel, real, acct.UID, acct.GID)
+		}
+	}
+	return out
+}
+
+// openBeneath opens rel below dir without following a symbolic link on
+// the way (nor leaving dir).
+func openBeneath(dir, rel string, flags int) (*os.File, error) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	how := &unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	f, err := unix.Openat2(fd, rel, how)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: filepath.Join(dir, rel), Err: err}
+	}
+	return os.NewFile(uintptr(f), filepath.Join(dir, rel)), nil
+}
+
+// readBeneath reads the regular file rel below dir (openBeneath), of at
+// most maxLogin bytes.
+func readBeneath(dir, rel string) ([]byte, error) {
+	f, err := openBeneath(dir, rel, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxLogin {
+		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: unix.EINVAL}
+	}
+	return io.ReadAll(io.LimitReader(f, maxLogin))
+}
+
+// writeBeneath replaces the file rel below dir with data, belonging to uid
+// and gid, mode 0600: a temporary file in rel's directory (reached by
+// openBeneath, which must exist), synced, renamed over rel, the directory
+// synced.
+func writeBeneath(dir, rel string, data []byte, uid, gid int) error {
+	d, err := openBeneath(dir, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	name := filepath.Base(rel)
+	tmp := "." + name + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+	fd, err := unix.Openat(int(d.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	err = f.Chown(uid, gid)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(int(d.Fd()), tmp, int(d.Fd()), name)
+	}
+	if err != nil {
+		unix.Unlinkat(int(d.Fd()), tmp, 0)
+		return err
+	}
+	return d.Sync()
+}
