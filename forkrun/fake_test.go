@@ -79,7 +79,7 @@ func (f *fakeHost) ExecWith(ctx context.Context, ref string, o runtime.ExecOptio
 func (f *fakeHost) Stop(ctx context.Context, ref string) (*tine.Run, error) {
 	return f.StopFunc(ctx, ref)
 }
-func (f *fakeHost) ProcState(r engine.Ref) (string, int) { return f.ProcStateFunc(r) }
+func (f *fakeHost) ProcState(r engine.Ref) (string, int)                  { return f.ProcStateFunc(r) }
 func (f *fakeHost) SyncLoginsOf(ctx context.Context, ref string) []string { return nil }
 
 func (f *fakeHost) ConfinesWrites(ctx context.Context, ref string) bool {

@@ -301,6 +301,15 @@ func endedOf(copies []Adopted) []Adopted {
 // runs it, so a fork's services come back within interval of their
 // origin's end, however it ended.
 func (m *Manager) WatchCopies(ctx context.Context, every time.Duration, warn func(format string, args ...any)) {
+	tick(ctx, every, func() {
+		if names := m.ReviveCopies(ctx); len(names) > 0 && warn != nil {
+			warn("started the services of %s again: their live-forked copies ended with their origin", strings.Join(names, ", "))
+		}
+	})
+}
+
+// tick calls fn every period until ctx ends: the daemon's watchers.
+func tick(ctx context.Context, every time.Duration, fn func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -308,9 +317,7 @@ func (m *Manager) WatchCopies(ctx context.Context, every time.Duration, warn fun
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if names := m.ReviveCopies(ctx); len(names) > 0 && warn != nil {
-				warn("started the services of %s again: their live-forked copies ended with their origin", strings.Join(names, ", "))
-			}
+			fn()
 		}
 	}
 }

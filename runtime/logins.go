@@ -49,16 +49,9 @@ func (m *Manager) SyncLoginsOf(ctx context.Context, ref string) []string {
 // WatchLogins runs SyncLogins every period until ctx ends, saying what it
 // carried.
 func (m *Manager) WatchLogins(ctx context.Context, every time.Duration, say func(format string, args ...any)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if got := m.SyncLogins(ctx); len(got) > 0 && say != nil {
-				say("carried newer sign-ins to their owners' homes: %s", strings.Join(got, ", "))
-			}
+	tick(ctx, every, func() {
+		if got := m.SyncLogins(ctx); len(got) > 0 && say != nil {
+			say("carried newer sign-ins to their owners' homes: %s", strings.Join(got, ", "))
 		}
-	}
+	})
 }
