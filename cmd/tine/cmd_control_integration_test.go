@@ -272,5 +272,5 @@ func TestControl_StoreCommandsInsideARun(t *testing.T) {
 	if r := e.tine("exec", "source-1", "--", "tine", "diff", "source"); r.code != exitUnsupported || !strings.Contains(r.stderr, "out of scope") {
 		t.Errorf("tine diff of the fork's parent from inside it: %v, want refused as out of its scope", r)
 	}
-	refused("source-1", "judge", "stats") // not a command that goes through a daemon
+	refused("source-1", "gc") // not a command that goes through a daemon
 }

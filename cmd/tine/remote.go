@@ -56,6 +56,9 @@ func (a *app) rootOnly() error {
 	if !a.remote() {
 		return nil
 	}
+	if a.inRun {
+		return a.insideRun()
+	}
 	return fmt.Errorf("tine %s works on the tine daemon's whole store, every user's: run it as root (sudo tine %s); TINE_HOME=DIR tine %s works on a state directory of your own: %w",
 		a.cmd, a.cmd, a.cmd, tine.ErrPrivilege)
 }
