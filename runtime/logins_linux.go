@@ -2,14 +2,20 @@ package runtime
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/account"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,14 +23,9 @@ import (
 const maxLogin = 64 << 10
 
 // syncLogins carries fork r's agents' sign-ins to its owner's home where
-// the fork refreshed one (its layer holds a copy, parsed as a sign-in of
-// the same account as the home's and fresher; a home without one is not
-// signed in by a fork), and
-// the home's to a stopped fork whose copy is older. A running fork's copy
-// is left (its home is mounted; its agent's next refresh fails, the
-// person's does not). Files are reached without following a symbolic link
-// (the owner and the fork control every name below the home and the
-// layer), written by a temporary file renamed over, as the owner's, 0600.
+// the fork refreshed one (carryLogins), and the home's to a stopped fork
+// whose copy is older. A running fork's copy is left (its home is mounted;
+// its agent's next refresh fails, the person's does not).
 func (m *Manager) syncLogins(r engine.Ref) []string {
 	acct := engine.OwnerAccount(r.Workspace)
 	if acct.Home == "" || acct.Home == "/" {
@@ -32,9 +33,23 @@ func (m *Manager) syncLogins(r engine.Ref) []string {
 	}
 	upper := filepath.Join(m.lay.Run(r.Workspace.ID, r.Run.ID).Home(), "upper")
 	running, _ := m.ProcState(r)
+	return carryLogins(acct, upper, "", r.Workspace.Name+"/"+r.Run.Name, running != ProcRunning)
+}
+
+// carryLogins compares each sign-in of agent.LoginFiles in a fork's home,
+// at forkHome below forkDir (a fork's home layer, or the root of a process
+// in it), with its owner acct's: where the fork's parses as a sign-in of
+// the same account as the home's and is fresher, it replaces the home's
+// (a home without one is not signed in by a fork); where it is the older
+// and toFork, the home's replaces it. Files are reached without following
+// a symbolic link below forkDir and the home (the fork and the owner
+// control every name there), written by a temporary file renamed over, as
+// the owner's, 0600. It says what it carried home, naming the fork name.
+func carryLogins(acct account.Account, forkDir, forkHome, name string, toFork bool) []string {
 	var out []string
 	for _, rel := range agent.LoginFiles {
-		forkCopy, err := readBeneath(upper, rel)
+		inFork := filepath.Join(forkHome, rel)
+		forkCopy, err := readBeneath(forkDir, inFork)
 		if err != nil {
 			continue // the fork never wrote it: it sees the home's
 		}
@@ -47,19 +62,20 @@ func (m *Manager) syncLogins(r engine.Ref) []string {
 		switch {
 		case fok && rok && fl.Account == rl.Account && fl.Fresh.After(rl.Fresh):
 			if writeBeneath(acct.Home, rel, forkCopy, acct.UID, acct.GID) == nil {
-				out = append(out, "~/"+rel+" from "+r.Workspace.Name+"/"+r.Run.Name)
+				out = append(out, "~/"+rel+" from "+name)
 			}
-		case fok && rok && fl.Account == rl.Account && rl.Fresh.After(fl.Fresh) && running != ProcRunning:
-			writeBeneath(upper, rel, real, acct.UID, acct.GID)
+		case fok && rok && fl.Account == rl.Account && rl.Fresh.After(fl.Fresh) && toFork:
+			writeBeneath(forkDir, inFork, real, acct.UID, acct.GID)
 		}
 	}
 	return out
 }
 
 // openBeneath opens rel below dir without following a symbolic link on
-// the way (nor leaving dir).
+// the way below dir (nor leaving it).
 func openBeneath(dir, rel string, flags int) (*os.File, error) {
-	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	// dir itself is tine's (a layer, a process's root, the home passwd names).
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -122,4 +138,28 @@ func writeBeneath(dir, rel string, data []byte, uid, gid int) error {
 		return err
 	}
 	return d.Sync()
+}
+
+// WatchLogins carries, while command pid of tine exec's sandbox runs in a
+// fork, a sign-in its agent refreshed in the fork's home to the owner's
+// home (carryLogins) every 2 s: that home is a layer lasting the one
+// command, reached through /proc/PID/root, so a refresh there was lost
+// with it, the person signed out. The returned function stops it.
+func (s *Sandboxed) WatchLogins(pid int) (stop func()) {
+	if s.Hide == nil || s.Hide.HomeLayer == "" || s.r.Run.Role != tine.RoleFork {
+		return func() {}
+	}
+	acct := engine.OwnerAccount(s.r.Workspace)
+	if acct.Home == "" || acct.Home == "/" {
+		return func() {}
+	}
+	root, home := fmt.Sprintf("/proc/%d/root", pid), strings.TrimPrefix(acct.Home, "/")
+	name := s.r.Workspace.Name + "/" + s.r.Run.Name
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick(ctx, 2*time.Second, func() { carryLogins(acct, root, home, name, false) })
+	}()
+	return func() { cancel(); <-done }
 }

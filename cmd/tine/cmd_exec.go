@@ -111,8 +111,9 @@ func (a *app) exec(c *cobra.Command, ref string, args []string, keep, tty bool) 
 			return nil
 		}
 		spec.Covered = func(c sandbox.Cover) { sb.Covered(c.Hidden, c.Others) }
-		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid); sb.Started() }
-		spec.Exited = func(pid int) { rt.RemoveSession(r, pid); sb.Ended() }
+		stopLogins := func() {}
+		spec.Started = func(pid int) { term.started(); rt.AddSession(r, pid); sb.Started(); stopLogins = sb.WatchLogins(pid) }
+		spec.Exited = func(pid int) { stopLogins(); rt.RemoveSession(r, pid); sb.Ended() }
 		return nil
 	})
 	if err != nil {

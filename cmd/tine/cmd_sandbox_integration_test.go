@@ -495,3 +495,24 @@ func TestExec_SandboxRealCodex(t *testing.T) {
 	}
 	ann.ok(top, "release", "--force", ws)
 }
+
+// A sign-in refreshed by an agent in a fork in tine exec's sandbox, whose
+// home layer lasts the one command, was lost with it, and the person
+// signed out at their next refresh: it reaches the user's home while the
+// command runs.
+func TestExec_SandboxRefreshedSignInReachesTheHome(t *testing.T) {
+	testkit.RequireRoot(t, "writing the user's sign-ins")
+	ann, top, ws := sandboxFork(t, nil)
+	claudeFile, _ := plantSignIns(t, ann)
+	r := ann.tine(ws, nil, "exec", "ws/source-1", "--", "sh", "-c", save("~/.claude/.credentials.json", claude("rt-new", 2000))+" && sleep 5")
+	if r.code != 0 {
+		t.Fatalf("exec: %v", r)
+	}
+	if b, _ := os.ReadFile(claudeFile); !strings.Contains(string(b), "rt-new") {
+		t.Errorf("claude's sign-in in the home after a sandboxed fork refreshed it: %s", b)
+	}
+	if uidOf(t, claudeFile) != ann.uid {
+		t.Error("the carried sign-in is not the user's")
+	}
+	ann.ok(top, "release", "--force", ws)
+}

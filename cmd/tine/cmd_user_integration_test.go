@@ -531,26 +531,7 @@ func TestUser_JudgeStatsThroughTheSystemDaemon(t *testing.T) {
 // through a symbolic link the fork planted do not.
 func TestUser_ForkRefreshedSignInReachesTheHome(t *testing.T) {
 	e, ann, _, dir := userWorkspace(t)
-	claudeFile, codexFile := filepath.Join(ann.home, ".claude", ".credentials.json"), filepath.Join(ann.home, ".codex", "auth.json")
-	for _, f := range []string{claudeFile, codexFile} {
-		if _, err := os.Lstat(f); err == nil {
-			t.Skipf("%s exists: not overwriting the user's own", f)
-		}
-		if _, err := os.Lstat(filepath.Dir(f)); err != nil {
-			os.Mkdir(filepath.Dir(f), 0o700)
-			os.Chown(filepath.Dir(f), ann.uid, ann.gid)
-			t.Cleanup(func() { os.RemoveAll(filepath.Dir(f)) })
-		}
-		t.Cleanup(func() { os.Remove(f) })
-	}
-	claude := func(rt string, at int64) string {
-		return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"at-%s","refreshToken":"%s","expiresAt":%d}}`, rt, rt, at)
-	}
-	codex := func(rt, account, at string) string {
-		return fmt.Sprintf(`{"tokens":{"access_token":"at-%s","refresh_token":"%s","account_id":"%s"},"last_refresh":"%s"}`, rt, rt, account, at)
-	}
-	writeFiles(t, ann, filepath.Dir(claudeFile), map[string]string{".credentials.json": claude("rt-old", 1000)})
-	writeFiles(t, ann, filepath.Dir(codexFile), map[string]string{"auth.json": codex("rt-old", "acct-1", "2026-12-01T00:00:00Z")})
+	claudeFile, codexFile := plantSignIns(t, ann)
 	ann.ok(dir, "init", ".")
 	forkRun := func(script string) {
 		t.Helper()
@@ -558,10 +539,6 @@ func TestUser_ForkRefreshedSignInReachesTheHome(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("fork-run: %v", r)
 		}
-	}
-	// As the agents save: a new file renamed over the old.
-	save := func(file, body string) string {
-		return fmt.Sprintf("printf '%%s' '%s' > %s.new && mv %s.new %s", body, file, file, file)
 	}
 	forkRun(save("~/.claude/.credentials.json", claude("rt-new", 2000)) + " && " +
 		save("~/.codex/auth.json", codex("rt-new", "acct-1", "2026-12-01T08:00:00Z")) + " && echo x > f.txt")
@@ -602,4 +579,42 @@ func TestUser_ForkRefreshedSignInReachesTheHome(t *testing.T) {
 	if b, _ := os.ReadFile(claudeFile); !strings.Contains(string(b), "rt-person") {
 		t.Errorf("a fork's file that is not a sign-in, or one through its symbolic link, reached the home: %s", b)
 	}
+}
+
+// plantSignIns puts the agents' sign-ins (an old refresh, "rt-old") in
+// the user's real home, removed at cleanup, and returns claude's and
+// codex's files; it skips the test where the user has their own.
+func plantSignIns(t *testing.T, ann *localUser) (claudeFile, codexFile string) {
+	t.Helper()
+	claudeFile, codexFile = filepath.Join(ann.home, ".claude", ".credentials.json"), filepath.Join(ann.home, ".codex", "auth.json")
+	for _, f := range []string{claudeFile, codexFile} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Skipf("%s exists: not overwriting the user's own", f)
+		}
+		if _, err := os.Lstat(filepath.Dir(f)); err != nil {
+			os.Mkdir(filepath.Dir(f), 0o700)
+			os.Chown(filepath.Dir(f), ann.uid, ann.gid)
+			t.Cleanup(func() { os.RemoveAll(filepath.Dir(f)) })
+		}
+		t.Cleanup(func() { os.Remove(f) })
+	}
+	writeFiles(t, ann, filepath.Dir(claudeFile), map[string]string{".credentials.json": claude("rt-old", 1000)})
+	writeFiles(t, ann, filepath.Dir(codexFile), map[string]string{"auth.json": codex("rt-old", "acct-1", "2026-12-01T00:00:00Z")})
+	return claudeFile, codexFile
+}
+
+// claude and codex are sign-in files of refresh token rt, as the agents
+// write them.
+func claude(rt string, at int64) string {
+	return fmt.Sprintf(`{"claudeAiOauth":{"accessToken":"at-%s","refreshToken":"%s","expiresAt":%d}}`, rt, rt, at)
+}
+
+func codex(rt, account, at string) string {
+	return fmt.Sprintf(`{"tokens":{"access_token":"at-%s","refresh_token":"%s","account_id":"%s"},"last_refresh":"%s"}`, rt, rt, account, at)
+}
+
+// save is a shell command that saves body to file as the agents do: a new
+// file renamed over the old.
+func save(file, body string) string {
+	return fmt.Sprintf("printf '%%s' '%s' > %s.new && mv %s.new %s", body, file, file, file)
 }
