@@ -48,17 +48,9 @@ type LearnedWeights struct {
 	Updates int `json:"updates"`
 }
 
-// AllJudgeWeights returns every workspace's heuristic weights, by
-// workspace name.
-func (p *Plane) AllJudgeWeights(ctx context.Context) (map[string]LearnedWeights, error) {
-	var wss []*tine.Workspace
-	err := p.e.Store().View(ctx, func(tx tine.Tx) (err error) {
-		wss, err = tx.Workspaces()
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
+// WeightsOf returns the heuristic weights of each of wss, by workspace
+// name.
+func (p *Plane) WeightsOf(wss []*tine.Workspace) map[string]LearnedWeights {
 	out := make(map[string]LearnedWeights, len(wss))
 	for _, w := range wss {
 		lw := LearnedWeights{Features: judge.FeatureNames[:], Weights: judge.DefaultWeights()}
@@ -67,7 +59,7 @@ func (p *Plane) AllJudgeWeights(ctx context.Context) (map[string]LearnedWeights,
 		}
 		out[w.Name] = lw
 	}
-	return out, nil
+	return out
 }
 
 // ResetJudgeWeights removes the learned weights of the workspace called

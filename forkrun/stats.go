@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 
@@ -40,7 +39,7 @@ type JudgeStats struct {
 	Judges map[string]Tally `json:"judges"` // by judge kind
 	Weeks  []WeekTally      `json:"weeks"`  // oldest first
 	// Weights are each workspace's heuristic weights, by workspace name
-	// (engine.AllJudgeWeights); Stats leaves them unset.
+	// (control.Plane.WeightsOf); Stats leaves them unset.
 	Weights map[string]control.LearnedWeights `json:"weights,omitempty"`
 }
 
@@ -119,23 +118,21 @@ func JudgeStatsOf(ctx context.Context, e *engine.Engine, mayUse func(*tine.Works
 	}); err != nil {
 		return JudgeStats{}, err
 	}
-	ids, names := map[string]bool{}, map[string]bool{}
-	for _, w := range wss {
-		if mayUse == nil || mayUse(w) {
-			ids[w.ID], names[w.Name] = true, true
-		}
+	if mayUse != nil {
+		wss = slices.DeleteFunc(wss, func(w *tine.Workspace) bool { return !mayUse(w) })
 	}
 	h, err := grouprec.HistoryIn(e.Layout()).Read()
 	if err != nil {
 		return JudgeStats{}, err
 	}
 	if mayUse != nil {
-		h = slices.DeleteFunc(h, func(r grouprec.Resolution) bool { return !ids[r.Workspace] })
+		mine := map[string]bool{}
+		for _, w := range wss {
+			mine[w.ID] = true
+		}
+		h = slices.DeleteFunc(h, func(r grouprec.Resolution) bool { return !mine[r.Workspace] })
 	}
 	st := Stats(h)
-	if st.Weights, err = control.Of(e).AllJudgeWeights(ctx); err != nil {
-		return JudgeStats{}, err
-	}
-	maps.DeleteFunc(st.Weights, func(name string, _ control.LearnedWeights) bool { return !names[name] })
+	st.Weights = control.Of(e).WeightsOf(wss)
 	return st, nil
 }

@@ -51,8 +51,9 @@ func (s *Server) resetJudgeWeights(w http.ResponseWriter, r *http.Request) {
 
 // JudgeStats is tine judge stats through the daemon: the groups of the
 // caller's workspaces.
-func (c *Client) JudgeStats(ctx context.Context) (*forkrun.JudgeStats, error) {
-	return get[forkrun.JudgeStats](ctx, c, "/v1/judge/stats")
+func (c *Client) JudgeStats(ctx context.Context) (forkrun.JudgeStats, error) {
+	st, err := get[forkrun.JudgeStats](ctx, c, "/v1/judge/stats")
+	return *st, err
 }
 
 // ResetJudgeWeights forgets the heuristic judge's learned weights of

@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,8 +31,8 @@ func (m *Manager) syncLogins(r engine.Ref) []string {
 		return nil
 	}
 	upper := filepath.Join(m.lay.Run(r.Workspace.ID, r.Run.ID).Home(), "upper")
-	running, _ := m.ProcState(r)
-	return carryLogins(acct, upper, "", r.Workspace.Name+"/"+r.Run.Name, running != ProcRunning)
+	stopped := func() bool { st, _ := m.ProcState(r); return st != ProcRunning }
+	return carryLogins(acct, upper, "", r.Workspace.Name+"/"+r.Run.Name, stopped)
 }
 
 // carryLogins compares each sign-in of agent.LoginFiles in a fork's home,
@@ -41,11 +40,11 @@ func (m *Manager) syncLogins(r engine.Ref) []string {
 // in it), with its owner acct's: where the fork's parses as a sign-in of
 // the same account as the home's and is fresher, it replaces the home's
 // (a home without one is not signed in by a fork); where it is the older
-// and toFork, the home's replaces it. Files are reached without following
+// and toFork says so (asked then only), the home's replaces it. Files are reached without following
 // a symbolic link below forkDir and the home (the fork and the owner
 // control every name there), written by a temporary file renamed over, as
 // the owner's, 0600. It says what it carried home, naming the fork name.
-func carryLogins(acct account.Account, forkDir, forkHome, name string, toFork bool) []string {
+func carryLogins(acct account.Account, forkDir, forkHome, name string, toFork func() bool) []string {
 	var out []string
 	for _, rel := range agent.LoginFiles {
 		inFork := filepath.Join(forkHome, rel)
@@ -64,7 +63,7 @@ func carryLogins(acct account.Account, forkDir, forkHome, name string, toFork bo
 			if writeBeneath(acct.Home, rel, forkCopy, acct.UID, acct.GID) == nil {
 				out = append(out, "~/"+rel+" from "+name)
 			}
-		case fok && rok && fl.Account == rl.Account && rl.Fresh.After(fl.Fresh) && toFork:
+		case fok && rok && fl.Account == rl.Account && rl.Fresh.After(fl.Fresh) && toFork():
 			writeBeneath(forkDir, inFork, real, acct.UID, acct.GID)
 		}
 	}
@@ -104,40 +103,15 @@ func readBeneath(dir, rel string) ([]byte, error) {
 }
 
 // writeBeneath replaces the file rel below dir with data, belonging to uid
-// and gid, mode 0600: a temporary file in rel's directory (reached by
-// openBeneath, which must exist), synced, renamed over rel, the directory
-// synced.
+// and gid, mode 0600, durably, through rel's directory reached by
+// openBeneath (which must exist).
 func writeBeneath(dir, rel string, data []byte, uid, gid int) error {
 	d, err := openBeneath(dir, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	name := filepath.Base(rel)
-	tmp := "." + name + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
-	fd, err := unix.Openat(int(d.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	err = f.Chown(uid, gid)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat(int(d.Fd()), tmp, int(d.Fd()), name)
-	}
-	if err != nil {
-		unix.Unlinkat(int(d.Fd()), tmp, 0)
-		return err
-	}
-	return d.Sync()
+	return atomicfile.WriteIn(d, filepath.Base(rel), data, 0o600, uid, gid, atomicfile.ExactMode, atomicfile.Durable)
 }
 
 // WatchLogins carries, while command pid of tine exec's sandbox runs in a
@@ -159,7 +133,8 @@ func (s *Sandboxed) WatchLogins(pid int) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick(ctx, 2*time.Second, func() { carryLogins(acct, root, home, name, false) })
+		never := func() bool { return false } // its home is mounted
+		tick(ctx, 2*time.Second, func() { carryLogins(acct, root, home, name, never) })
 	}()
 	return func() { cancel(); <-done }
 }

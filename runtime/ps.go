@@ -67,14 +67,17 @@ func (m *Manager) PS(ctx context.Context, ref string) (*PS, error) {
 		return nil, err
 	}
 	st, pid := m.ProcState(r)
+	var sandboxed []int // commands of tine exec's sandbox: no supervisor, no cgroup
 	if pid == 0 {
-		m.forgetSandbox(r) // what a killed tine exec left, not a command running
+		if sandboxed = m.Sessions(r); len(sandboxed) == 0 {
+			supervisor.ForgetRecords(m.supDir(r)) // what a killed tine exec left, not a command running
+		}
 	}
 	out := &PS{Run: r.Run, State: st, Supervisor: pid, Addr: r.Run.Addr, Processes: []Process{}}
 	out.Egress, out.Refused = m.egressState(r)
 	out.Confinement = readConfinement(m.supDir(r))
-	if pid == 0 { // commands of tine exec's sandbox, if any: no supervisor, no cgroup
-		for _, p := range m.Sessions(r) {
+	if pid == 0 {
+		for _, p := range sandboxed {
 			out.Processes = append(out.Processes, readProcess(p))
 		}
 		if b, err := os.ReadFile(supervisor.HostPortsPath(m.supDir(r))); err == nil {

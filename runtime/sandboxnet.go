@@ -81,7 +81,7 @@ func (s *Sandboxed) Started() {
 	}
 	b, err := json.Marshal(s.Net.Policy())
 	if err == nil {
-		err = os.WriteFile(supervisor.EgressPolicyPath(s.m.supDir(s.r)), b, 0o644)
+		err = atomicfile.Write(supervisor.EgressPolicyPath(s.m.supDir(s.r)), b, 0o644)
 	}
 	if ports := s.Net.HostPorts(); err == nil && len(ports) > 0 {
 		if b, err = json.Marshal(ports); err == nil {
@@ -132,14 +132,8 @@ func (s *Sandboxed) Ended() {
 // where a tine exec killed before its end left them (tine ps, tine gc),
 // which tine ps showed as if they held a command still.
 func (m *Manager) forgetSandbox(r engine.Ref) {
-	if len(m.Sessions(r)) > 0 {
+	if st, _ := m.ProcState(r); st == ProcRunning || len(m.Sessions(r)) > 0 {
 		return
 	}
-	if st, _ := m.ProcState(r); st == ProcRunning {
-		return
-	}
-	dir := m.supDir(r)
-	for _, p := range []string{supervisor.EgressPolicyPath(dir), supervisor.ConfinementPath(dir), supervisor.HostPortsPath(dir)} {
-		os.Remove(p)
-	}
+	supervisor.ForgetRecords(m.supDir(r))
 }

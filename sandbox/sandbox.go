@@ -98,14 +98,15 @@ func Run(spec Spec) (int, error) {
 // run is Run, but for a network that could not be set up (netErr: nothing
 // ran yet).
 func run(spec Spec) (code int, err, netErr error) {
+	var extra []*os.File // the child's descriptors from 3 on
 	var childNet *os.File
 	if spec.Net != nil {
 		if childNet, err = spec.Net.Pair(); err != nil {
 			return 0, nil, err
 		}
 		defer childNet.Close()
-		setup := spec.Net.Setup(3)
-		spec.NetSetup = &setup
+		setup := spec.Net.Setup(3 + len(extra))
+		spec.NetSetup, extra = &setup, append(extra, childNet)
 	}
 	var report, reportW *os.File
 	if spec.Covered != nil {
@@ -114,21 +115,13 @@ func run(spec Spec) (code int, err, netErr error) {
 		}
 		defer report.Close()
 		defer reportW.Close()
-		spec.ReportFD = 3
-		if childNet != nil {
-			spec.ReportFD = 4
-		}
+		spec.ReportFD, extra = 3+len(extra), append(extra, reportW)
 	}
 	cmd, err := command(spec)
 	if err != nil {
 		return ExitCannotRun, err, nil
 	}
-	if childNet != nil {
-		cmd.ExtraFiles = []*os.File{childNet}
-	}
-	if reportW != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, reportW)
-	}
+	cmd.ExtraFiles = extra
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if spec.Terminal != nil {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Terminal, spec.Terminal, spec.Terminal

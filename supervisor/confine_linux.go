@@ -439,9 +439,3 @@ func keepingMounts(dir string, keep []string, cover func() error) error {
 func bindFD(fd int, path string) error {
 	return mnt.Mount(fmt.Sprintf("/proc/self/fd/%d", fd), path, "", unix.MS_BIND|unix.MS_REC, "")
 }
-
-// writeConfinement records, while the supervisor runs, how its run is
-// confined (read by tine ps).
-func writeConfinement(spec Spec, hidden []string, others int) {
-	WriteConfinement(spec.Dir, spec.Confine, hidden, others)
-}

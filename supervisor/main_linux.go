@@ -105,7 +105,7 @@ func enterNamespaces(spec Spec) error {
 	if err != nil {
 		return fmt.Errorf("confining the run's mounts: %w", err)
 	}
-	writeConfinement(spec, hidden, others)
+	WriteConfinement(spec.Dir, spec.Confine, hidden, others) // for tine ps
 	if err := hideSecrets(spec); err != nil {
 		return fmt.Errorf("hiding the run's secret files: %w", err)
 	}

@@ -291,10 +291,18 @@ func Pid(dir string) (pid int, alive, recorded bool) {
 	return pid, procfs.Alive("", pid, f[1]) && answers(SocketPath(dir)), true
 }
 
-// Forget removes the pid file and socket of a supervisor that is gone.
+// Forget removes the pid file and socket of a supervisor that is gone,
+// and its records (ForgetRecords).
 func Forget(dir string) {
 	os.Remove(filepath.Join(dir, pidName))
 	os.Remove(SocketPath(dir))
+	ForgetRecords(dir)
+}
+
+// ForgetRecords removes what tine ps reads of the processes running in run
+// dir (the egress policy, the confinement, the host ports), written by its
+// supervisor or by tine exec's sandbox.
+func ForgetRecords(dir string) {
 	os.Remove(EgressPolicyPath(dir))
 	os.Remove(ConfinementPath(dir))
 	os.Remove(HostPortsPath(dir))

@@ -193,13 +193,16 @@ func withEnv(env []string, key, value string) []string {
 func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep bool, term *terminal) error {
 	var cl *supervisor.Client
 	var spec sandbox.Spec
-	launched, fork := false, false
+	launched := false
+	syncLogins := func() {} // a sign-in the command refreshed in a fork reaches its owner's home
 	err := a.withEngine(c.Context(), func(e *engine.Engine) error {
 		r, err := e.FindRun(c.Context(), ref)
 		if err != nil {
 			return err
 		}
-		fork = r.Run.Role == tine.RoleFork
+		if rt := runtime.Of(e); r.Run.Role == tine.RoleFork {
+			syncLogins = func() { rt.SyncForkLogins(r) }
+		}
 		if spec, err = a.execSpec(c.Context(), e, r, args); err != nil {
 			return err
 		}
@@ -220,14 +223,10 @@ func (a *app) execSupervised(c *cobra.Command, ref string, args []string, keep b
 	x := supervisor.Exec{Args: spec.Args, Env: spec.Env, Dir: spec.Dir, Tty: term != nil}
 	code, err := cl.Exec(context.Background(), x, term.streams(), sigs, func(int) { term.started() })
 	term.finish() // before anything more is printed
-	if fork || (launched && !keep) {
+	syncLogins()
+	if launched && !keep {
 		_ = a.withEngine(context.Background(), func(e *engine.Engine) error {
-			if fork { // a sign-in the command refreshed reaches its owner's home
-				runtime.Of(e).SyncLoginsOf(context.Background(), ref)
-			}
-			if launched && !keep {
-				runtime.Of(e).StopIdle(context.Background(), ref)
-			}
+			runtime.Of(e).StopIdle(context.Background(), ref)
 			return nil
 		})
 	}

@@ -37,11 +37,8 @@ moves them toward what the chosen fork had (tine judge reset-weights).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			var st forkrun.JudgeStats
-			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
-				got, err := cl.JudgeStats(c.Context())
-				if got != nil {
-					st = *got
-				}
+			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) (err error) {
+				st, err = cl.JudgeStats(c.Context())
 				return err
 			}, func(e *engine.Engine) (err error) {
 				st, err = forkrun.JudgeStatsOf(c.Context(), e, nil)

@@ -185,10 +185,10 @@ func defaultHome() string {
 // A normal user working through the system daemon has no store to open:
 // a command that does not go through it says so.
 func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) error {
-	if a.remote() && a.inRun {
-		return a.insideRun()
-	}
 	if a.remote() {
+		if a.inRun {
+			return a.insideRun()
+		}
 		return fmt.Errorf("tine %s does not go through the tine daemon; TINE_HOME=DIR tine %s uses a state directory of your own: %w",
 			a.cmd, a.cmd, tine.ErrUnsupported)
 	}

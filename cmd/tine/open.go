@@ -37,6 +37,10 @@ func (a *app) open(ctx context.Context) (*engine.Engine, error) {
 	return engine.Open(ctx, a.home, a.engineOptions()...)
 }
 
+// inRun reports whether this process runs inside a run (tine gives every
+// run its capability, TINE_CAPABILITY).
+func inRun() bool { return os.Getenv("TINE_CAPABILITY") != "" }
+
 // insideRun refuses to open the default state directory inside a run
 // (TINE_CAPABILITY set): its mounts cover it, so root's tine found "the
 // store missing" beside its workspaces and a normal user's made a fresh,
@@ -44,7 +48,7 @@ func (a *app) open(ctx context.Context) (*engine.Engine, error) {
 // capability; TINE_HOME or --home still name a state directory of its own
 // (tine's own tests, run in a fork).
 func (a *app) insideRun() error {
-	if os.Getenv("TINE_CAPABILITY") == "" || a.homeSet || os.Getenv("TINE_HOME") != "" {
+	if !inRun() || a.homeSet || os.Getenv("TINE_HOME") != "" {
 		return nil
 	}
 	return fmt.Errorf("tine %s works on tine's state directory, which a run does not see: inside a run, tine fork-self, tine request, tine effect and tine mcp (its tools inspect and diff this run and its forks) go through the run's capability; TINE_HOME=DIR tine %s uses a state directory of its own: %w",

@@ -39,7 +39,7 @@ func (a *app) remote() bool {
 		if a.homeSet || os.Getenv("TINE_HOME") != "" || os.Getenv("TINE_NO_DAEMON") != "" {
 			return
 		}
-		if sock := os.Getenv("TINE_SOCKET"); sock != "" && os.Getenv("TINE_CAPABILITY") != "" {
+		if sock := os.Getenv("TINE_SOCKET"); sock != "" && inRun() {
 			a.isRemote = daemonUp(sock)
 			a.inRun = a.isRemote
 			return
@@ -107,7 +107,7 @@ func remoteRef(ctx context.Context, cl *httpapi.Client, ref string) string {
 	if strings.Contains(ref, "/") || tine.LooksLikeID(tine.PrefixRun, ref) {
 		return ref
 	}
-	if w := os.Getenv("TINE_WORKSPACE"); w != "" && os.Getenv("TINE_CAPABILITY") != "" {
+	if w := os.Getenv("TINE_WORKSPACE"); w != "" && inRun() {
 		return w + "/" + ref // inside a run: its workspace's (the workspace view is people's)
 	}
 	if w := remoteWorkspaceOfCwd(ctx, cl); w != nil {

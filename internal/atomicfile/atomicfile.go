@@ -23,6 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // Option changes how Write writes.
@@ -61,38 +63,11 @@ func WriteOwned(path string, data []byte, perm fs.FileMode, uid, gid int, opts .
 	if err != nil {
 		return err
 	}
-	closed := false
-	defer func() {
-		if err != nil {
-			if !closed {
-				f.Close()
-			}
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
+	if err = fill(f, data, perm, uid, gid, o); err == nil {
+		err = os.Rename(f.Name(), path)
 	}
-	if uid >= 0 || gid >= 0 {
-		if err := f.Chown(uid, gid); err != nil {
-			return err
-		}
-	}
-	if o&ExactMode != 0 {
-		if err := f.Chmod(perm); err != nil {
-			return err
-		}
-	}
-	if o&Durable != 0 {
-		if err := f.Sync(); err != nil {
-			return err
-		}
-	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err != nil {
+		os.Remove(f.Name())
 		return err
 	}
 	if o&Durable != 0 {
@@ -101,15 +76,87 @@ func WriteOwned(path string, data []byte, perm fs.FileMode, uid, gid int, opts .
 	return nil
 }
 
+// WriteIn is WriteOwned of the file name in the open directory dir: every
+// step goes through dir's descriptor, so a directory reached without
+// following a symbolic link (another user's, a fork's) stays the one
+// written whatever its path comes to name meanwhile.
+func WriteIn(dir *os.File, name string, data []byte, perm fs.FileMode, uid, gid int, opts ...Option) error {
+	var o Option
+	for _, x := range opts {
+		o |= x
+	}
+	var f *os.File
+	var tmp string
+	for range 100 {
+		tmp = tempName(name)
+		fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if err == nil {
+			f = os.NewFile(uintptr(fd), tmp)
+			break
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			return &fs.PathError{Op: "create temporary file for", Path: name, Err: err}
+		}
+	}
+	if f == nil {
+		return &fs.PathError{Op: "create temporary file for", Path: name, Err: fs.ErrExist}
+	}
+	err := fill(f, data, perm, uid, gid, o)
+	if err == nil {
+		err = unix.Renameat(int(dir.Fd()), tmp, int(dir.Fd()), name)
+	}
+	if err != nil {
+		unix.Unlinkat(int(dir.Fd()), tmp, 0)
+		return err
+	}
+	if o&Durable != 0 {
+		return dir.Sync()
+	}
+	return nil
+}
+
+// fill writes data to the new temporary file f, gives it to uid and gid,
+// mode perm exactly with ExactMode, syncs it with Durable, and closes it.
+func fill(f *os.File, data []byte, perm fs.FileMode, uid, gid int, o Option) error {
+	err := func() error {
+		if _, err := f.Write(data); err != nil {
+			return err
+		}
+		if uid >= 0 || gid >= 0 {
+			if err := f.Chown(uid, gid); err != nil {
+				return err
+			}
+		}
+		if o&ExactMode != 0 {
+			if err := f.Chmod(perm); err != nil {
+				return err
+			}
+		}
+		if o&Durable != 0 {
+			return f.Sync()
+		}
+		return nil
+	}()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// tempName is a hidden temporary name beside base, random.
+func tempName(base string) string {
+	if len(base) > maxBase {
+		base = base[:maxBase]
+	}
+	return "." + base + "." + strconv.FormatUint(rand.Uint64(), 36) + ".tmp"
+}
+
 // create makes a new temporary file beside path, never opening one that
 // exists (nor following a symbolic link).
 func create(path string, perm fs.FileMode) (*os.File, error) {
 	dir, base := filepath.Split(path)
-	if len(base) > maxBase {
-		base = base[:maxBase]
-	}
 	for range 100 {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		name := filepath.Join(dir, tempName(base))
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err

@@ -150,3 +150,43 @@ func TestSyncDir(t *testing.T) {
 		t.Errorf("SyncDir(missing) = %v, want not-exist", err)
 	}
 }
+
+// WriteIn writes into the directory it was given, whatever its path names
+// afterwards: here a symbolic link put in its place points elsewhere, and
+// the write lands in the directory opened, not there.
+func TestWriteIn_TheDirectoryOpened(t *testing.T) {
+	top := t.TempDir()
+	dir, elsewhere := filepath.Join(top, "d"), filepath.Join(top, "elsewhere")
+	for _, d := range []string{dir, elsewhere} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	moved := filepath.Join(top, "moved")
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteIn(d, "f", []byte("x"), 0o600, -1, -1, ExactMode, Durable); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(moved, "f")); err != nil || string(b) != "x" {
+		t.Errorf("the directory opened holds %q, %v", b, err)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Errorf("the write followed the path to %s: %v", elsewhere, ents)
+	}
+	if fi, err := os.Stat(filepath.Join(moved, "f")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v", fi.Mode(), err)
+	}
+	if ents, _ := os.ReadDir(moved); len(ents) != 1 {
+		t.Errorf("a temporary file was left: %v", ents)
+	}
+}
