@@ -9,12 +9,15 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,4 +139,88 @@ func TestClaude_RefreshInAForkReachesTheHome(t *testing.T) {
 	if !strings.Contains(string(b), "sk-ant-ort01-NEW") {
 		t.Errorf("root's sign-in after claude refreshed it in a fork: %s, want the new refresh token", b)
 	}
+}
+
+// The real codex, signed in with ChatGPT and its access token expired,
+// run in a fork refreshes its sign-in there (proactively, against a local
+// stand-in of its token endpoint: CODEX_REFRESH_TOKEN_URL_OVERRIDE, on a
+// port of the host's loopback the fork reaches) and writes the rotated
+// refresh token into the fork's home; tine carries it home, as codex
+// wrote it.
+func TestCodex_RefreshInAForkReachesTheHome(t *testing.T) {
+	testkit.RequireRoot(t, "writing root's ~/.codex for the test")
+	cx := newCodexEnv(t)
+	home := "/root/.codex" // the sign-in tine carries is the home's own codex's
+	for _, f := range []string{"auth.json", "config.toml"} {
+		if _, err := os.Lstat(filepath.Join(home, f)); err == nil {
+			t.Skipf("%s exists: not overwriting root's own", filepath.Join(home, f))
+		}
+		t.Cleanup(func() { os.Remove(filepath.Join(home, f)) })
+	}
+	os.MkdirAll(home, 0o755)
+	cfg, err := os.ReadFile(filepath.Join(cx.home, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := chatgptJWT(t, time.Now().Add(-time.Hour))
+	auth := fmt.Sprintf(`{"OPENAI_API_KEY":null,"tokens":{"id_token":%q,"access_token":%q,"refresh_token":"rt-OLD","account_id":"acct-1"},"last_refresh":"2026-10-01T00:00:00Z"}`, expired, expired)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "auth.json"), []byte(auth), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var refreshed []string
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			GrantType    string `json:"grant_type"`
+			RefreshToken string `json:"refresh_token"`
+		}
+		if json.NewDecoder(r.Body).Decode(&req) != nil || req.GrantType != "refresh_token" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		refreshed = append(refreshed, req.RefreshToken)
+		mu.Unlock()
+		fresh := chatgptJWT(t, time.Now().Add(time.Hour))
+		json.NewEncoder(w).Encode(map[string]string{"id_token": fresh, "access_token": fresh, "refresh_token": "rt-NEW"})
+	}))
+	t.Cleanup(tokens.Close)
+	port := tokens.Listener.Addr().(*net.TCPAddr).Port
+	e, dir := liveWorkspace(t, false, map[string]string{"app.txt": "status BUG\n",
+		"tine.toml": fmt.Sprintf("[network]\nhost_ports = [%d]\n", port)})
+	e.ok("fork", "source", "--name", "f")
+	e.vars = append(e.vars, "TINE_MOCK_OPENAI_KEY=mock", "CODEX_REFRESH_TOKEN_URL_OVERRIDE="+tokens.URL+"/oauth/token")
+	r := e.tine("exec", "f", "--", "codex", "exec", "--skip-git-repo-check", "fix app.txt")
+	mu.Lock()
+	got := append([]string(nil), refreshed...)
+	mu.Unlock()
+	if len(got) == 0 || got[0] != "rt-OLD" {
+		t.Fatalf("refreshes the token endpoint got: %q, want the old refresh token; codex: %v", got, r)
+	}
+	b, _ := os.ReadFile(filepath.Join(home, "auth.json"))
+	if !strings.Contains(string(b), "rt-NEW") {
+		t.Errorf("root's codex sign-in after codex refreshed it in a fork: %s, want the new refresh token", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status BUG\n" {
+		t.Errorf("the source's file changed: %q", b)
+	}
+}
+
+// chatgptJWT is an unsigned token of the shape codex reads from a ChatGPT
+// sign-in (its expiry, its account), expiring at exp.
+func chatgptJWT(t *testing.T, exp time.Time) string {
+	t.Helper()
+	part := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	claims := map[string]any{"email": "u@example.com", "exp": exp.Unix(),
+		"https://api.openai.com/auth": map[string]string{"chatgpt_plan_type": "plus", "chatgpt_account_id": "acct-1"}}
+	return part(map[string]string{"alg": "none", "typ": "JWT"}) + "." + part(claims) + ".sig"
 }
