@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/tinehq/tine/internal/gitcmd"
 )
 
 // gitHead returns the commit HEAD names in the git repository at dir, or ""
@@ -14,8 +15,7 @@ func gitHead(ctx context.Context, dir string) string {
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
 		return ""
 	}
-	cmd := exec.CommandContext(ctx, "git", "-c", "safe.directory=*", "-C", dir, "rev-parse", "--verify", "-q", "HEAD")
-	out, err := cmd.Output()
+	out, err := gitcmd.Run(ctx, dir, nil, nil, nil, "rev-parse", "--verify", "-q", "HEAD")
 	if err != nil {
 		return ""
 	}

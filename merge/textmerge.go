@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/gitcmd"
 	"github.com/tinehq/tine/merge/internal/plan"
 )
 
@@ -142,7 +143,9 @@ func gitMergeFile(p *fsPlanner, in []string, out string) (bool, error) {
 	var stderr bytes.Buffer
 	args := append([]string{"merge-file", "-p", "--diff3",
 		"-L", "target", "-L", "base", "-L", "run"}, in...)
-	cmd := exec.CommandContext(p.ctx, "git", args...)
+	// In the scratch directory, where git finds no repository above, with
+	// tine's configuration.
+	cmd := gitcmd.Command(p.ctx, filepath.Dir(out), gitcmd.Env("GIT_CEILING_DIRECTORIES="+filepath.Dir(out)), nil, args...)
 	cmd.Stdout, cmd.Stderr = f, &stderr
 	err = cmd.Run()
 	var exit *exec.ExitError

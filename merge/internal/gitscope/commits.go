@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/gitcmd"
 	"github.com/tinehq/tine/merge/internal/plan"
 )
 
@@ -20,7 +22,6 @@ type Commits struct {
 	Head        string   `json:"head"`         // the target's HEAD after
 	Carried     []string `json:"carried"`      // the new commits on the target, oldest first
 	FastForward bool     `json:"fast_forward"` // the run's commits themselves, unchanged
-	Paths       []string `json:"-"`            // paths the commits change, whose index entries follow HEAD
 }
 
 // PlanCommits prepares carrying the commits run theirs made after forkHead
@@ -43,25 +44,46 @@ func PlanCommits(ctx context.Context, theirs, forkHead, ours, scratch string) (*
 	}
 	oh = strings.TrimSpace(oh)
 	// The local transport runs upload-pack without the command line's
-	// configuration: it is given safe.directory itself, or a run's
-	// repository owned by another user than tine's (a workspace's owner)
-	// is refused as of dubious ownership.
+	// configuration: it is given tine's itself (safe.directory among it, or
+	// a run's repository owned by another user than tine's, a workspace's
+	// owner, is refused as of dubious ownership).
+	uploadPack := "--upload-pack=git " + strings.Join(gitcmd.Config, " ") + " upload-pack"
 	if _, err := output(ctx, ours, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-		"--upload-pack=git -c safe.directory=* upload-pack", theirs, list[len(list)-1]); err != nil {
+		uploadPack, theirs, list[len(list)-1]); err != nil {
 		return nil, fmt.Errorf("merge: commits: fetch the run's commits: %w", err)
 	}
 	c := &Commits{Target: oh}
 	if oh == forkHead {
 		c.Head, c.Carried, c.FastForward = list[len(list)-1], list, true
-	} else if err := c.replay(ctx, ours, forkHead, scratch, list); err != nil {
+		return c, nil
+	}
+	sh, err := targetShadow(ctx, ours, filepath.Join(scratch, "commits-git"))
+	if err != nil {
 		return nil, err
 	}
-	paths, err := output(ctx, ours, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", oh, c.Head)
+	return c, c.replay(ctx, sh, forkHead, filepath.Join(scratch, "commits-index"), list)
+}
+
+// targetShadow makes a private git directory at dir that writes and reads
+// the objects of the repository at ours and nothing else of it (none of
+// its configuration, attributes or hooks), and returns the environment
+// that runs git with it.
+func targetShadow(ctx context.Context, ours, dir string) ([]string, error) {
+	objects, err := output(ctx, ours, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
 	if err != nil {
-		return nil, fmt.Errorf("merge: commits: %w", err)
+		return nil, fmt.Errorf("merge: commits: the target's objects: %w", err)
 	}
-	c.Paths = splitNul(paths)
-	return c, nil
+	for _, d := range []string{"refs", "objects"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("merge: commits: %w", err)
+		}
+	}
+	for name, data := range map[string]string{"HEAD": "ref: refs/heads/tine\n", "config": "[core]\n\tbare = true\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			return nil, fmt.Errorf("merge: commits: %w", err)
+		}
+	}
+	return []string{"GIT_DIR=" + dir, "GIT_OBJECT_DIRECTORY=" + strings.TrimSpace(objects)}, nil
 }
 
 // runCommits lists the commits of theirs after forkHead, oldest first,
@@ -87,20 +109,22 @@ func runCommits(ctx context.Context, theirs, forkHead string) ([]string, error) 
 
 // replay makes, on top of c.Target, one commit per commit of list with the
 // same changes, message and author: each commit's patch is applied
-// three-way (git apply --cached --3way) to a temporary index under scratch
-// holding the commit made before it, so no work tree is touched.
-func (c *Commits) replay(ctx context.Context, ours, forkHead, scratch string, list []string) error {
-	if _, err := output(ctx, ours, nil, "merge-base", "--is-ancestor", forkHead, c.Target); err != nil {
+// three-way (git apply --cached --3way) to the temporary index holding the
+// commit made before it, so no work tree is touched. git runs with the
+// target's shadow sh: a merge driver the target's configuration names is
+// not run.
+func (c *Commits) replay(ctx context.Context, sh []string, forkHead, index string, list []string) error {
+	if _, err := output(ctx, "", sh, "merge-base", "--is-ancestor", forkHead, c.Target); err != nil {
 		return fmt.Errorf("merge: commits: the target's history no longer holds the fork point %s (rewritten since?): %w", short(forkHead), plan.ErrConflict)
 	}
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(scratch, "commits-index")}
+	env := append(sh[:len(sh):len(sh)], "GIT_INDEX_FILE="+index)
 	cur := c.Target
 	for _, id := range list {
-		tree, err := replayTree(ctx, ours, env, cur, id)
+		tree, err := replayTree(ctx, sh, env, cur, id)
 		if err != nil {
 			return err
 		}
-		if cur, err = commitLike(ctx, ours, id, tree, cur); err != nil {
+		if cur, err = commitLike(ctx, sh, id, tree, cur); err != nil {
 			return err
 		}
 		c.Carried = append(c.Carried, cur)
@@ -110,22 +134,22 @@ func (c *Commits) replay(ctx context.Context, ours, forkHead, scratch string, li
 }
 
 // replayTree returns the tree of commit id's changes applied on commit cur.
-func replayTree(ctx context.Context, repo string, env []string, cur, id string) (string, error) {
-	if _, err := output(ctx, repo, env, "read-tree", cur); err != nil {
+func replayTree(ctx context.Context, sh, env []string, cur, id string) (string, error) {
+	if _, err := output(ctx, "", env, "read-tree", cur); err != nil {
 		return "", fmt.Errorf("merge: commits: %w", err)
 	}
-	patch, err := output(ctx, repo, nil, "diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", id+"^", id)
+	patch, err := output(ctx, "", sh, "diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", id+"^", id)
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: the changes of %s: %w", short(id), err)
 	}
 	if patch != "" {
-		if _, err := outputIn(ctx, repo, env, []byte(patch), "apply", "--cached", "--3way", "--binary", "--whitespace=nowarn"); err != nil {
-			unmerged, _ := output(ctx, repo, env, "diff", "--name-only", "--diff-filter=U")
+		if _, err := outputIn(ctx, "", env, []byte(patch), "apply", "--cached", "--3way", "--binary", "--whitespace=nowarn"); err != nil {
+			unmerged, _ := output(ctx, "", env, "diff", "--name-only", "--diff-filter=U")
 			return "", fmt.Errorf("merge: commits: %s does not apply on the target's HEAD (conflicts in %s): %w",
-				describe(ctx, repo, id), strings.Join(strings.Fields(unmerged), ", "), plan.ErrConflict)
+				describe(ctx, sh, id), strings.Join(strings.Fields(unmerged), ", "), plan.ErrConflict)
 		}
 	}
-	tree, err := output(ctx, repo, env, "write-tree")
+	tree, err := output(ctx, "", env, "write-tree")
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: replay %s: %w", short(id), err)
 	}
@@ -134,8 +158,8 @@ func replayTree(ctx context.Context, repo string, env []string, cur, id string) 
 
 // commitLike writes a commit of tree on parent with the message, author and
 // committer of commit id.
-func commitLike(ctx context.Context, repo, id, tree, parent string) (string, error) {
-	meta, err := output(ctx, repo, nil, "log", "-1", "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce", "--date=raw", id)
+func commitLike(ctx context.Context, sh []string, id, tree, parent string) (string, error) {
+	meta, err := output(ctx, "", sh, "log", "-1", "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce", "--date=raw", id)
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: %w", err)
 	}
@@ -143,13 +167,13 @@ func commitLike(ctx context.Context, repo, id, tree, parent string) (string, err
 	if len(f) != 5 {
 		return "", fmt.Errorf("merge: commits: unexpected log of %s: %q", id, meta)
 	}
-	msg, err := output(ctx, repo, nil, "log", "-1", "--format=%B", id)
+	msg, err := output(ctx, "", sh, "log", "-1", "--format=%B", id)
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: %w", err)
 	}
-	env := []string{"GIT_AUTHOR_NAME=" + f[0], "GIT_AUTHOR_EMAIL=" + f[1], "GIT_AUTHOR_DATE=" + f[2],
-		"GIT_COMMITTER_NAME=" + f[3], "GIT_COMMITTER_EMAIL=" + f[4]}
-	out, err := outputIn(ctx, repo, env, []byte(msg), "commit-tree", tree, "-p", parent, "-F", "-")
+	env := append(sh[:len(sh):len(sh)], "GIT_AUTHOR_NAME="+f[0], "GIT_AUTHOR_EMAIL="+f[1], "GIT_AUTHOR_DATE="+f[2],
+		"GIT_COMMITTER_NAME="+f[3], "GIT_COMMITTER_EMAIL="+f[4])
+	out, err := outputIn(ctx, "", env, []byte(msg), "commit-tree", tree, "-p", parent, "-F", "-")
 	if err != nil {
 		return "", fmt.Errorf("merge: commits: replay %s: %w", short(id), err)
 	}
@@ -167,22 +191,51 @@ func LandCommits(ctx context.Context, ours string, c *Commits) error {
 	if _, err := output(ctx, ours, nil, "update-ref", "-m", "tine merge --commits", "HEAD", c.Head, c.Target); err != nil {
 		return fmt.Errorf("merge: commits: move the target's HEAD: %w: %w", tine.ErrState, err)
 	}
-	if len(c.Paths) == 0 {
+	notUpdated := func(err error) error {
+		return fmt.Errorf("merge: commits: the target's HEAD is %s, but its index was not updated (git reset fixes it): %w", short(c.Head), err)
+	}
+	raw, err := output(ctx, ours, nil, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", c.Target, c.Head)
+	if err != nil {
+		return notUpdated(err)
+	}
+	info := indexRecords(raw)
+	if len(info) == 0 {
 		return nil
 	}
-	var list bytes.Buffer
-	for _, p := range c.Paths {
-		list.WriteString(":(top,literal)" + p + "\x00")
+	off, err := gitcmd.Drivers(ctx, ours)
+	if err != nil {
+		return notUpdated(err)
 	}
-	if _, err := outputIn(ctx, ours, nil, list.Bytes(), "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", c.Head); err != nil {
-		return fmt.Errorf("merge: commits: the target's HEAD is %s, but its index was not updated (git reset fixes it): %w", short(c.Head), err)
+	// update-index sets the entries as given, without refreshing the
+	// others from the work tree as git reset would.
+	// Writing the index re-hashes racily clean files, through the clean
+	// filters of the target's configuration unless they are turned off.
+	args := append(off, "update-index", "-z", "--add", "--remove", "--replace", "--index-info")
+	if _, err := outputIn(ctx, ours, nil, info, args...); err != nil {
+		return notUpdated(err)
 	}
 	return nil
 }
 
+// indexRecords turns diff-tree's raw -z output into update-index --index-info
+// records setting each changed path's entry to its new version (mode 0
+// removes it).
+func indexRecords(raw string) []byte {
+	var out bytes.Buffer
+	f := splitNul(raw)
+	for i := 0; i+1 < len(f); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(f[i], ":")) // old mode, new mode, old id, new id, status
+		if len(meta) < 5 {
+			continue
+		}
+		fmt.Fprintf(&out, "%s %s\t%s\x00", meta[1], meta[3], f[i+1])
+	}
+	return out.Bytes()
+}
+
 // describe names commit id by its short id and subject.
-func describe(ctx context.Context, repo, id string) string {
-	s, err := output(ctx, repo, nil, "log", "-1", "--format=%h %s", id)
+func describe(ctx context.Context, sh []string, id string) string {
+	s, err := output(ctx, "", sh, "log", "-1", "--format=%h %s", id)
 	if err != nil {
 		return short(id)
 	}

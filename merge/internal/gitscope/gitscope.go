@@ -1,15 +1,11 @@
 package gitscope
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"sort"
-	"strings"
 
+	"github.com/tinehq/tine/internal/gitcmd"
 	"github.com/tinehq/tine/merge/internal/plan"
 )
 
@@ -17,16 +13,12 @@ import (
 // own files (anything named .tine-* at the root, and what is below it).
 var workspaceSpecs = []string{"--", ".", ":(exclude,top,glob).tine-*", ":(exclude,top,glob).tine-*/**"}
 
-// safeConfig keeps git from writing anything of the run's repository but our
-// temporary index, and makes its output stable to parse.
-var safeConfig = []string{
-	"-c", "safe.directory=*",
+// planConfig, after gitcmd's configuration, keeps git from writing
+// anything of a repository but our temporary index, and makes its output
+// stable to parse.
+var planConfig = []string{
 	"-c", "core.quotePath=false",
-	"-c", "core.fsmonitor=false",
-	"-c", "core.untrackedCache=false",
 	"-c", "core.splitIndex=false",
-	"-c", "gc.auto=0",
-	"-c", "maintenance.auto=false",
 	"-c", "advice.addEmbeddedRepo=false",
 	"-c", "apply.ignoreWhitespace=no",
 }
@@ -105,19 +97,6 @@ func Plan(ctx context.Context, o Options) (*plan.Plan, error) {
 	return p, nil
 }
 
-// cmdError is a git command that failed, with what it printed on stderr.
-type cmdError struct {
-	args   []string
-	stderr string
-	err    error
-}
-
-func (e *cmdError) Error() string {
-	return fmt.Sprintf("git %s: %v: %s", strings.Join(e.args, " "), e.err, strings.TrimSpace(e.stderr))
-}
-
-func (e *cmdError) Unwrap() error { return e.err }
-
 // run runs git with args in dir, for a plan, and returns its standard
 // output.
 func run(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
@@ -126,32 +105,8 @@ func run(ctx context.Context, dir string, env []string, stdin []byte, args ...st
 
 // runWith is run with extra configuration instead of the plan's.
 func runWith(ctx context.Context, extra []string, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", slices.Concat(safeConfig, extra, args)...)
-	cmd.Dir, cmd.Env = dir, env
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		short := args
-		if len(short) > 3 {
-			short = short[:3]
-		}
-		return stdout.Bytes(), &cmdError{args: short, stderr: stderr.String(), err: err}
-	}
-	return stdout.Bytes(), nil
+	return gitcmd.Run(ctx, dir, env, slices.Concat(planConfig, extra), stdin, args...)
 }
 
-// environ is the environment without anything that would point git at another
-// repository, in the C locale (messages are parsed), plus extra.
-func environ(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "LC_ALL=C", "LANGUAGE=C")
-	return append(env, extra...)
-}
+// environ is gitcmd's environment for git plus extra.
+func environ(extra ...string) []string { return gitcmd.Env(extra...) }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/gitcmd"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/merge/internal/plan"
 )
@@ -477,11 +478,11 @@ func (m *merger) check(ctx context.Context) error {
 		return nil
 	}
 	_, err := m.apply(ctx, patch, "--check", "-v")
-	var ge *cmdError
+	var ge *gitcmd.Error
 	if err == nil || !errors.As(err, &ge) {
 		return err
 	}
-	reasons, ok := checkReasons(ge.stderr, len(owners))
+	reasons, ok := checkReasons(ge.Stderr, len(owners))
 	if !ok {
 		return m.checkEach(ctx, live)
 	}
@@ -580,12 +581,12 @@ func (m *merger) checkEach(ctx context.Context, live []*change) error {
 	for _, c := range live {
 		patch, _ := joinSections([]*change{c})
 		_, err := m.apply(ctx, patch, "--check")
-		var ge *cmdError
+		var ge *gitcmd.Error
 		if err != nil && !errors.As(err, &ge) {
 			return err
 		}
 		if err != nil {
-			c.reason, found = errorLines(ge.stderr), true
+			c.reason, found = errorLines(ge.Stderr), true
 		}
 	}
 	if !found {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/gitcmd"
 )
 
 // repository is the run's repository, seen through a temporary index and object
@@ -20,6 +21,7 @@ import (
 type repository struct {
 	top     string // the work tree, theirs
 	gitDir  string // the repository, absolute
+	shadow  string // the private git directory git runs with (shadow.go)
 	head    string // the fork point's commit, in full
 	index   string // the repository's own index file
 	scratch string
@@ -48,12 +50,19 @@ func open(ctx context.Context, theirs, head, scratch string) (*repository, error
 	if err != nil {
 		return nil, invalid(err)
 	}
-	out, err := run(ctx, g.top, environ(), nil, "rev-parse", "--verify", "-q", head+"^{commit}")
+	g.shadow = filepath.Join(g.scratch, "git")
+	if err := makeShadow(ctx, g.top, g.gitDir, g.shadow); err != nil {
+		return nil, err
+	}
+	if err := g.prepare(objects); err != nil {
+		return nil, err
+	}
+	out, err := run(ctx, g.top, g.env, nil, "rev-parse", "--verify", "-q", head+"^{commit}")
 	if err != nil {
 		return nil, invalid(err)
 	}
 	g.head = strings.TrimSpace(string(out))
-	return g, g.prepare(objects)
+	return g, nil
 }
 
 // realPath returns p absolute, with symbolic links resolved.
@@ -86,6 +95,11 @@ func (g *repository) locate(ctx context.Context) (objects string, err error) {
 		return filepath.Join(g.top, p)
 	}
 	g.index, g.gitDir = abs(lines[2]), lines[3]
+	for _, p := range []string{g.gitDir, g.index, abs(lines[1])} {
+		if _, err := beneath(g.top, p); err != nil {
+			return "", err
+		}
+	}
 	return abs(lines[1]), nil
 }
 
@@ -98,7 +112,8 @@ func (g *repository) prepare(objects string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("merge: scratch objects: %w", err)
 	}
-	g.addEnv = environ("GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"), "GIT_OBJECT_DIRECTORY="+dir)
+	g.addEnv = environ("GIT_DIR="+g.shadow, "GIT_WORK_TREE="+g.top,
+		"GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"), "GIT_OBJECT_DIRECTORY="+dir)
 	g.env = append(g.addEnv[:len(g.addEnv):len(g.addEnv)], "GIT_ALTERNATE_OBJECT_DIRECTORIES="+quoteAlternate(objects))
 	return nil
 }
@@ -286,7 +301,7 @@ func (g *repository) stage(ctx context.Context, dir, index string, specs []strin
 			present = append(present, p)
 		}
 	}
-	env := environ("GIT_DIR="+g.gitDir, "GIT_WORK_TREE="+dir, "GIT_INDEX_FILE="+index,
+	env := environ("GIT_DIR="+g.shadow, "GIT_WORK_TREE="+dir, "GIT_INDEX_FILE="+index,
 		"GIT_OBJECT_DIRECTORY="+filepath.Join(g.scratch, "objects"))
 	present, err := g.notIgnored(ctx, dir, env, present, tracked)
 	if err != nil || len(present) == 0 {
@@ -348,7 +363,7 @@ func (g *repository) notIgnored(ctx context.Context, dir string, env, paths []st
 		return paths, nil
 	}
 	out, err := run(ctx, dir, env, in.Bytes(), "check-ignore", "--stdin", "-z")
-	var ge *cmdError
+	var ge *gitcmd.Error
 	var exit *exec.ExitError
 	if errors.As(err, &ge) && errors.As(err, &exit) && exit.ExitCode() == 1 {
 		return paths, nil // nothing is ignored
@@ -370,11 +385,16 @@ func (g *repository) notIgnored(ctx context.Context, dir string, env, paths []st
 }
 
 // seedIndex copies the repository's index (keeping its modification time, so
-// git's stat cache stays valid and racily-clean entries stay suspect), or
-// reads head into a new one when the repository has no index.
+// git's stat cache stays valid and racily-clean entries stay suspect), and
+// the shared index a split one names, or reads head into a new one when the
+// repository has no index.
 func (g *repository) seedIndex(ctx context.Context) error {
 	dst := filepath.Join(g.scratch, "index")
-	err := copyFile(g.index, dst, 0o644)
+	rel, err := beneath(g.top, g.index)
+	if err != nil {
+		return err
+	}
+	fi, err := copyBeneath(g.top, rel, dst)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, err := run(ctx, g.top, g.env, nil, "read-tree", g.head); err != nil {
 			return fmt.Errorf("merge: read the fork point: %w", err)
@@ -384,11 +404,37 @@ func (g *repository) seedIndex(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("merge: copy the run's index: %w", err)
 	}
-	fi, err := os.Stat(g.index)
-	if err != nil {
-		return fmt.Errorf("merge: copy the run's index: %w", err)
+	if err := g.copySharedIndexes(); err != nil {
+		return fmt.Errorf("merge: copy the run's shared index: %w", err)
 	}
 	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// copySharedIndexes copies into the shadow repository the shared index
+// files of a split index (sharedindex.ID beside the index), once.
+func (g *repository) copySharedIndexes() error {
+	ents, err := os.ReadDir(filepath.Dir(g.index))
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		dst := filepath.Join(g.shadow, name)
+		if !strings.HasPrefix(name, "sharedindex.") {
+			continue
+		}
+		if _, err := os.Lstat(dst); err == nil {
+			continue
+		}
+		rel, err := beneath(g.top, filepath.Join(filepath.Dir(g.index), name))
+		if err != nil {
+			return err
+		}
+		if _, err := copyBeneath(g.top, rel, dst); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // copyFile copies the regular file src to dst (replacing it) with perm.
