@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tinehq/tine"
@@ -14,6 +15,7 @@ import (
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/overlay"
+	"github.com/tinehq/tine/layout"
 )
 
 // backends returns the backends this machine can test: copy always,
@@ -604,5 +606,22 @@ func TestEngine_FindWorkspaceByRelativePath(t *testing.T) {
 	w, err := f.e.FindWorkspace(f.ctx, "plain") // a bare directory name, not the workspace's name
 	if err != nil || w.ID != ref.Workspace.ID {
 		t.Fatalf("FindWorkspace(bare dir name) = %v, %v", w, err)
+	}
+}
+
+// The state directory's own files are tine's alone: the store (every run's
+// capability secret) and store-id are created 0600, whatever the umask.
+func TestEngine_StateFilesAreTheOwners(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	f := newFixture(t, "copy")
+	for _, p := range []string{layout.New(f.home).StoreID(), layout.New(f.home).Store()} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := fi.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s has mode %o, want 600", filepath.Base(p), m)
+		}
 	}
 }

@@ -212,5 +212,5 @@ func readMarker(home string) string {
 
 // writeMarker records, durably, that the workspaces of home belong to store id.
 func writeMarker(home, id string) error {
-	return atomicfile.Write(layout.New(home).StoreID(), []byte(id+"\n"), 0o644, atomicfile.Durable)
+	return atomicfile.Write(layout.New(home).StoreID(), []byte(id+"\n"), 0o600, atomicfile.Durable)
 }

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -53,6 +55,9 @@ const (
 
 func openWith(path, synchronous string) (*Store, error) {
 	s := &Store{now: func() time.Time { return time.Now().UTC() }}
+	if err := private(path); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	var err error
 	if s.write, err = openDB(path, synchronous, "_txlock=immediate"); err != nil {
 		return nil, err
@@ -71,6 +76,26 @@ func openWith(path, synchronous string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// private makes the database at path, and the log and shared memory files
+// beside it, readable by their owner alone: the store holds every run's
+// capability secret. SQLite gives the files it creates the database's
+// mode, so a database made here first, 0600, keeps them all so; one made
+// before with a wider mode is narrowed.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		err := os.Chmod(p, 0o600)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			return err // another's store stays as it is: they narrow it at their next open
+		}
+	}
+	return nil
 }
 
 // openDB opens a connection pool on path. Every connection the pool makes

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -881,3 +882,38 @@ func BenchmarkPutRunUpdateRun(b *testing.B) {
 // stateOther is a third state, so that filters on state are tested on more
 // than two values; the store does not interpret states.
 const stateOther tine.State = "other"
+
+// The store holds every run's capability secret: the database, its log
+// and its shared memory are their owner's alone, whatever the umask, and a
+// store made before with 0644 is narrowed at its next open.
+func TestOpen_FilesAreTheOwners(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "tine.db")
+	check := func(when string) {
+		t.Helper()
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if m := fi.Mode().Perm(); m != 0o600 {
+				t.Errorf("%s: %s has mode %o, want 600", when, filepath.Base(p), m)
+			}
+		}
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a new store")
+	s.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		os.Chmod(p, 0o644)
+	}
+	if s, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check("an old store reopened")
+}
