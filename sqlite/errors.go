@@ -3,8 +3,10 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/tinehq/tine"
+	"golang.org/x/sys/unix"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -51,4 +53,26 @@ func isForeignKey(err error) bool {
 // notFound returns the error for a missing record: `run "rabc": not found`.
 func notFound(what, id string) error {
 	return fmt.Errorf("%s %q: %w", what, id, tine.ErrNotFound)
+}
+
+// wrapFull says, of err from opening or writing the store, that the disk
+// holding dir is full, when it is: SQLite says only that it cannot open
+// the file (it cannot make its log) or that an I/O failed.
+func wrapFull(err error, dir string) error {
+	switch code(err) & 0xff {
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL:
+	default:
+		return err
+	}
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return err
+	}
+	switch {
+	case st.Files > 0 && st.Ffree == 0:
+		return fmt.Errorf("the disk holding %s is full (no inode left): %w: %w", dir, syscall.ENOSPC, err)
+	case st.Bavail == 0:
+		return fmt.Errorf("the disk holding %s is full: %w: %w", dir, syscall.ENOSPC, err)
+	}
+	return err
 }

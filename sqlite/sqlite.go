@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -56,6 +57,9 @@ const (
 func openWith(path, synchronous string) (*Store, error) {
 	s := &Store{now: func() time.Time { return time.Now().UTC() }}
 	if err := private(path); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			err = fmt.Errorf("the disk holding %s is full: %w", filepath.Dir(path), err)
+		}
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	var err error
@@ -65,7 +69,7 @@ func openWith(path, synchronous string) (*Store, error) {
 	s.write.SetMaxOpenConns(1)
 	if err := migrate(context.Background(), s.write); err != nil {
 		s.write.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, wrapDamage(err))
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, wrapFull(wrapDamage(err), filepath.Dir(path)))
 	}
 	if err := adoptOwners(context.Background(), s.write, filepath.Dir(path)); err != nil {
 		s.write.Close()
@@ -114,7 +118,7 @@ func openDB(path, synchronous, extra string) (*sql.DB, error) {
 	}
 	if err := db.Ping(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, wrapDamage(wrapBusy(err)))
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, wrapFull(wrapDamage(wrapBusy(err)), filepath.Dir(abs)))
 	}
 	return db, nil
 }
