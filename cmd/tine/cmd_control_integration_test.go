@@ -274,3 +274,27 @@ func TestControl_StoreCommandsInsideARun(t *testing.T) {
 	}
 	refused("source-1", "gc") // not a command that goes through a daemon
 }
+
+// Inside a run, tine merge (the person's command, not tine request) can
+// only file a request: it says so, names the request and for whom, and
+// exits 11, never 0 with nothing printed as if it had merged.
+func TestControl_MergeInsideARunSaysItFiled(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"a.txt": "original\n"})
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("start", "source")
+	e.ok("exec", "source", "--", "tine", "fork-self", "-n", "1")
+	e.execSh("source-1", "echo rewritten > a.txt")
+	r := e.tine("exec", "source-1", "--", "tine", "merge", "source-1")
+	if r.code != exitFiled || !regexp.MustCompile(`not done: it is filed as request a[0-9a-z]{8} for a person of workspace \S+ to approve`).MatchString(r.stderr) {
+		t.Errorf("tine merge inside a run: %v, want exit 11 naming the request", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "original\n" {
+		t.Errorf("the merge landed without approval: %q", b)
+	}
+	var pending []tine.Approval
+	e.okJSON(&pending, "pending", "--json")
+	if len(pending) != 1 || pending[0].Action != tine.ActionMerge {
+		t.Errorf("tine pending: %+v", pending)
+	}
+}

@@ -35,6 +35,7 @@ const (
 	exitBusy        = 8  // another tine command holds the workspace
 	exitConflict    = 9  // a merge plan has conflicts; nothing was written
 	exitStore       = 10 // the store is missing, damaged or not the workspaces' own; see tine doctor
+	exitFiled       = 11 // asked from inside a run: filed for a person's approval, nothing done yet
 
 	exitInterrupted = 130 // tine fork-run interrupted (SIGINT/SIGTERM): agents killed, forks kept
 )

@@ -121,7 +121,10 @@ func (d daemonOps) id(ctx context.Context, ref string) string {
 func (d daemonOps) Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error) {
 	id := d.id(ctx, ref)
 	req := httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live, NoWait: o.NoWait, Request: tine.NewID("req"), AllowSecrets: o.AllowSecrets}
-	res, _, err := d.cl.Fork(ctx, id, req)
+	res, p, err := d.cl.Fork(ctx, id, req)
+	if p != nil {
+		return nil, filed(p, "fork", ref)
+	}
 	var lost *httpapi.NoAnswerError
 	if errors.As(err, &lost) && d.e != nil {
 		return d.forkLanded(ctx, id, req.Request, err)
@@ -163,12 +166,18 @@ func (d daemonOps) Checkpoint(ctx context.Context, ref, label string) (*tine.Ver
 }
 
 func (d daemonOps) Rollback(ctx context.Context, ref, to string) (*engine.RollbackResult, error) {
-	res, _, err := d.cl.Rollback(ctx, d.id(ctx, ref), httpapi.RollbackRequest{To: to})
+	res, p, err := d.cl.Rollback(ctx, d.id(ctx, ref), httpapi.RollbackRequest{To: to})
+	if p != nil {
+		return nil, filed(p, "rollback", ref)
+	}
 	return orNil(res, err)
 }
 
 func (d daemonOps) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
-	res, _, err := d.cl.Discard(ctx, d.id(ctx, ref), httpapi.DiscardRequest{Force: force})
+	res, p, err := d.cl.Discard(ctx, d.id(ctx, ref), httpapi.DiscardRequest{Force: force})
+	if p != nil {
+		return nil, filed(p, "discard", ref)
+	}
 	return res.Discarded, err
 }
 
@@ -177,8 +186,11 @@ func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions)
 	if into != "" {
 		into = d.id(ctx, into)
 	}
-	res, _, err := d.cl.Merge(ctx, d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
+	res, p, err := d.cl.Merge(ctx, d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
 		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, Commits: o.Commits})
+	if p != nil {
+		return nil, filed(p, "merge", ref)
+	}
 	if res.Plan == nil { // no plan came back (an error before planning)
 		return nil, err
 	}
@@ -186,7 +198,10 @@ func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions)
 }
 
 func (d daemonOps) Promote(ctx context.Context, ref string, drop bool) (*engine.PromoteResult, error) {
-	res, _, err := d.cl.Promote(ctx, d.id(ctx, ref), httpapi.PromoteRequest{DropSourceChanges: drop})
+	res, p, err := d.cl.Promote(ctx, d.id(ctx, ref), httpapi.PromoteRequest{DropSourceChanges: drop})
+	if p != nil {
+		return nil, filed(p, "promote", ref)
+	}
 	return orNil(res, err)
 }
 
@@ -195,7 +210,10 @@ func (d daemonOps) Choose(ctx context.Context, ref, run string, promote bool) (*
 	if run != "" {
 		req.Run = d.id(ctx, run)
 	}
-	res, _, err := d.cl.Choose(ctx, ref, req)
+	res, p, err := d.cl.Choose(ctx, ref, req)
+	if p != nil {
+		return nil, filed(p, "choose", ref)
+	}
 	return orNil(res, err)
 }
 
@@ -239,6 +257,20 @@ func (d daemonOps) ReplayCell(ctx context.Context, ref string) (*runtime.Cell, e
 		return nil, err
 	}
 	return orNil(d.cl.ReplayCell(ctx, id, old.Options.TTL))
+}
+
+// filed is the outcome of an action asked from inside a run that the
+// daemon did not do but filed for a person to approve (or queued until
+// the agent's turn stops): nothing happened yet, so it is not a success.
+// Its message says what was filed, as what, and for whom; its exit status
+// is exitFiled.
+func filed(p *httpapi.Pending, what, ref string) error {
+	if p.Queued {
+		return exitErr{code: exitFiled, err: fmt.Errorf("%s of %s was not done yet: it is queued until the agent's turn stops; %s", what, ref, p.Message)}
+	}
+	a := p.Approval
+	return exitErr{code: exitFiled, err: fmt.Errorf("%s of %s was not done: it is filed as request %s for a person of workspace %s to approve "+
+		"(tine pending lists it; tine approve %s, run by them, does it)", what, ref, a.ID, a.Workspace, a.ID)}
 }
 
 // orNil returns v, or nil with the error.
