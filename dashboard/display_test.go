@@ -90,3 +90,29 @@ func TestHandler_RunBoundary(t *testing.T) {
 	checkVisible(t, "Run", body, "Refused by its egress policy", "tcp 10.231.0.9:5432", `evil\x1b[2K\rM  README.md`,
 		"External effects done for it", "a12345678", `deploy\x1b[2K-1`, "200 ok", "abc123")
 }
+
+// A fork's file named invoice<U+202E>fdp.sh, merged, and a label with
+// DEL and a C1 CSI: the event feed and the versions table show them
+// escaped, not as invoicehs.pdf. html/template escapes markup, not these.
+func TestHandler_BidiAndC1Visible(t *testing.T) {
+	f := newFixture(t)
+	const rlo, label = "invoice\u202efdp.sh", "v\u009b31m\x7flabel"
+	f.write(0, rlo, "x\n")
+	if _, err := f.e.Merge(f.ctx, f.fork.Forks[0].ID, engine.MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.Checkpoint(f.ctx, f.src.Run.ID, label); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, New(f.e, ""), "/ui/runs/"+f.src.Run.ID, nil)
+	for _, raw := range []string{"\u202e", "\u009b", "\x7f"} {
+		if strings.Contains(body, raw) {
+			t.Errorf("the run page holds %q raw", raw)
+		}
+	}
+	for _, w := range []string{`invoice\u202efdp.sh`, `v\u009b31m\x7flabel`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("the run page does not show %s", w)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/display"
 )
 
 // The demo's three approaches; the scripted agent (tine demo-agent) acts
@@ -185,11 +186,11 @@ func (a *app) demoSummary(rep *forkrun.Report, dir string, passed bool) {
 	fmt.Fprintln(w, "\nWhat happened:")
 	fmt.Fprintf(w, "  - %s was forked into %d copy-on-write forks; an agent ran in each, in parallel, with its own approach.\n", rep.Source, len(rep.Forks))
 	for _, f := range rep.Forks {
-		fmt.Fprintf(w, "  - %s (%s): %s, tests %s, %d file(s) +%d -%d, $%.4f\n", f.Name, clipLine(f.Approach, 40), f.State,
+		fmt.Fprintf(w, "  - %s (%s): %s, tests %s, %d file(s) +%d -%d, $%.4f\n", f.Name, display.Text(clipLine(f.Approach, 40)), f.State,
 			forkrun.TestWord(f.Test), f.FilesChanged, f.LinesAdded, f.LinesDeleted, f.CostUSD)
 	}
 	if v := rep.Verdict; v != nil {
-		fmt.Fprintf(w, "  - the %s judge picked %s (confidence %.2f): %s\n", v.Judge, rep.Winner, v.Confidence, v.Rationale)
+		fmt.Fprintf(w, "  - the %s judge picked %s (confidence %.2f): %s\n", v.Judge, rep.Winner, v.Confidence, display.Text(v.Rationale))
 	}
 	state := "pass"
 	if !passed {

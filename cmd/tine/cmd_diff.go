@@ -67,7 +67,7 @@ func (a *app) printPatch(ctx context.Context, e *engine.Engine, r engine.Ref) er
 	}
 	var b strings.Builder
 	err := e.Patch(ctx, r, &b)
-	if _, werr := io.WriteString(a.stdout, display.Block(b.String())); err == nil {
+	if _, werr := io.WriteString(a.stdout, terminalText(a.stdout, b.String())); err == nil {
 		err = werr
 	}
 	return err

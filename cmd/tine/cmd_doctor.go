@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newDoctor(a *app) *cobra.Command {
@@ -114,7 +115,7 @@ func printDiagnosis(w io.Writer, r *engine.Diagnosis) {
 	}
 	fmt.Fprintln(w)
 	if c.Problem != "" {
-		fmt.Fprintf(w, "  %s\n", c.Problem)
+		fmt.Fprintf(w, "  %s\n", display.Text(c.Problem))
 	}
 	fmt.Fprintf(w, "workspace directories: %d\n", len(c.Dirs))
 	if len(r.Unknown) > 0 {
@@ -125,7 +126,7 @@ func printDiagnosis(w io.Writer, r *engine.Diagnosis) {
 	}
 	fmt.Fprintf(w, "quarantine: %d entries\n", len(r.Quarantine))
 	for _, q := range r.Quarantine {
-		fmt.Fprintf(w, "  %s  %s  %s  from %q: %s\n", q.Name, q.Kind, size(q.Bytes), q.From, q.Reason)
+		fmt.Fprintf(w, "  %s  %s  %s  from %q: %s\n", q.Name, q.Kind, size(q.Bytes), q.From, display.Text(q.Reason))
 	}
 	fmt.Fprintln(w, "what to do:")
 	for _, s := range r.Advice {
@@ -144,7 +145,7 @@ func printRebuild(w io.Writer, rep *engine.RebuildResult) {
 			ws.Name, ws.Path, ws.Backend, ws.Runs, ws.Versions, ws.Layers, ws.Groups)
 	}
 	for _, s := range rep.Skipped {
-		fmt.Fprintf(w, "tine: not rebuilt: %s\n", s)
+		fmt.Fprintf(w, "tine: not rebuilt: %s\n", display.Text(s))
 	}
 	fmt.Fprintf(w, "tine: note: %s\n", rep.NotRebuilt)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newEvents(a *app) *cobra.Command {
@@ -141,8 +142,15 @@ func (a *app) printEvent(ctx context.Context, src eventSource, ev *tine.Event, n
 			run = n
 		}
 	}
-	fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Time.Local().Format(time.DateTime), dash(run), ev.Kind, string(ev.Detail))
+	fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\t%s\n", ev.Seq, ev.Time.Local().Format(time.DateTime), dash(run), display.Text(string(ev.Kind)), eventDetail(ev))
 }
+
+// eventDetail is an event's detail, compact JSON, as a line of text: the
+// names and messages in it are a run's (a fork's file names in a merge, an
+// approach), and JSON leaves DEL, C1 controls and bidirectional overrides
+// as they are, so they are escaped (display.Text) — the merge of a file
+// invoice<U+202E>fdp.sh reads as that, not as invoicehs.pdf.
+func eventDetail(ev *tine.Event) string { return display.Text(string(ev.Detail)) }
 
 // compactDetails makes the events' details compact as stored: the
 // daemon's answers are indented.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/internal/runenv"
 	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/sandbox"
@@ -148,7 +149,7 @@ func (a *app) execSpec(ctx context.Context, e *engine.Engine, r engine.Ref, args
 	}
 	args, note := runtime.Of(e).ExecArgs(ctx, r, args)
 	if note != "" {
-		fmt.Fprintf(a.stderr, "tine: note: %s\n", note)
+		fmt.Fprintf(a.stderr, "tine: note: %s\n", display.Text(note))
 	}
 	view := e.Path(r.Workspace, r.Run)
 	spec := sandbox.Spec{Workspace: r.Workspace.Path, Dir: r.Workspace.Path, Args: args, Env: os.Environ()}

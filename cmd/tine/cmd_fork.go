@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -41,7 +42,7 @@ until every ready check has passed or failed (each up to its ready timeout).`,
 				}
 				fmt.Fprintf(a.stdout, "forked %s at version %s into group %s:\n", res.Parent.Name, res.Version.ID, res.Group.ID)
 				for _, f := range res.Forks {
-					fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, f.Approach)
+					fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, display.Text(f.Approach))
 				}
 				a.printLive(res.Live)
 				return nil
@@ -64,7 +65,7 @@ func (a *app) printLive(reps []engine.LiveReport) {
 		fmt.Fprintf(a.stdout, "  %s: ", r.Run)
 		switch {
 		case !r.Started:
-			fmt.Fprintf(a.stdout, "not started: %s\n", r.Error)
+			fmt.Fprintf(a.stdout, "not started: %s\n", display.Text(r.Error))
 			continue
 		case r.Addr != "":
 			fmt.Fprintf(a.stdout, "running at %s", r.Addr)
@@ -72,20 +73,20 @@ func (a *app) printLive(reps []engine.LiveReport) {
 			fmt.Fprint(a.stdout, "running")
 		}
 		for _, p := range r.Forked {
-			fmt.Fprintf(a.stdout, "; forked live %s (pid %d -> %d, parent paused %.1f ms)", dash(p.Service), p.Pid, p.Child, p.PauseMS)
+			fmt.Fprintf(a.stdout, "; forked live %s (pid %d -> %d, parent paused %.1f ms)", display.Text(dash(p.Service)), p.Pid, p.Child, p.PauseMS)
 		}
 		if len(r.Restarted) > 0 {
 			fmt.Fprintf(a.stdout, "; restarted %s", strings.Join(r.Restarted, ", "))
 		}
 		fmt.Fprintln(a.stdout)
 		for proc, why := range r.Refused {
-			fmt.Fprintf(a.stdout, "    not forked live: %s: %s\n", proc, why)
+			fmt.Fprintf(a.stdout, "    not forked live: %s: %s\n", display.Text(proc), display.Text(why))
 		}
 		if line := servicesLine(r.Services); line != "" {
 			fmt.Fprintf(a.stdout, "    services: %s\n", line)
 		}
 		if r.Error != "" {
-			fmt.Fprintf(a.stdout, "    error: %s\n", r.Error)
+			fmt.Fprintf(a.stdout, "    error: %s\n", display.Text(r.Error))
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/display"
 )
 
 // insideClient is the daemon client of code inside a run: it signs with
@@ -49,7 +50,7 @@ with tine serve running on the host.`,
 				if asJSON {
 					return a.printJSON(queued)
 				}
-				fmt.Fprintln(a.stdout, queued.Message)
+				fmt.Fprintln(a.stdout, display.Text(queued.Message))
 				return nil
 			}
 			if asJSON {
@@ -57,7 +58,7 @@ with tine serve running on the host.`,
 			}
 			fmt.Fprintf(a.stdout, "forked %s into group %s:\n", res.Parent.Name, res.Group.ID)
 			for _, f := range res.Forks {
-				fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, f.Approach)
+				fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, display.Text(f.Approach))
 			}
 			a.printLive(res.Live)
 			return nil

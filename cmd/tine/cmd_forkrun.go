@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/display"
 )
 
 // forkRunFlags are fork-run's command line; unset flags leave tine.toml's
@@ -135,7 +136,7 @@ func (a *app) forkRunOptions(ctx context.Context, c *cobra.Command, e *engine.En
 		return forkrun.Options{}, err
 	}
 	for _, w := range cfg.Warnings {
-		fmt.Fprintf(a.stderr, "tine: warning: %s\n", w)
+		fmt.Fprintf(a.stderr, "tine: warning: %s\n", display.Text(w.String()))
 	}
 	req, err := forkRunRequest(c, fl)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newLog(a *app) *cobra.Command {
@@ -53,7 +54,7 @@ func (a *app) printRunLog(evs []*tine.Event, asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	for _, ev := range evs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", ev.Time.Local().Format(time.DateTime), ev.Kind, string(ev.Detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", ev.Time.Local().Format(time.DateTime), display.Text(string(ev.Kind)), eventDetail(ev))
 	}
 	return tw.Flush()
 }

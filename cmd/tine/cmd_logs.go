@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/runtime"
 )
 
@@ -19,7 +21,11 @@ func newLogs(a *app) *cobra.Command {
 		Short: "Print the logs of a run's services",
 		Long: `Prints the output of SERVICE of RUN, or of every service of RUN, each line
 prefixed with its service's name. --tail N prints only the last N lines of
-each; --follow keeps printing what is appended until interrupted.`,
+each; --follow keeps printing what is appended until interrupted. On a
+terminal the output's control characters (escape sequences, carriage
+returns, bidirectional overrides) are shown escaped, as \x1b or \u202e;
+into a pipe or a file it is copied exactly (tine logs RUN | cat for the raw
+bytes on a terminal).`,
 		Example: `  tine logs source web
   tine logs source-2 --follow`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -68,10 +74,20 @@ const logChunk = 4 << 20
 // offset after them.
 type readLogFunc func(service string, offset int64) (string, int64, error)
 
+// logView is how tine logs prints: each line after its service's name
+// when it prints more than one service, and, on a terminal, with the
+// control characters of the services' output escaped (terminalText).
+type logView struct {
+	w      io.Writer
+	prefix bool
+	tty    bool
+}
+
 func (a *app) printLogs(ctx context.Context, names []string, read readLogFunc, tail int, follow, prefix bool) error {
+	v := logView{w: a.stdout, prefix: prefix, tty: isTerminal(a.stdout)}
 	offsets := map[string]int64{}
 	for _, n := range names {
-		off, err := a.printLog(read, n, tail, prefix, 0)
+		off, err := v.print(read, n, tail, 0)
 		if err != nil {
 			return err
 		}
@@ -84,7 +100,7 @@ func (a *app) printLogs(ctx context.Context, names []string, read readLogFunc, t
 		case <-time.After(200 * time.Millisecond):
 		}
 		for _, n := range names {
-			off, err := a.printLog(read, n, 0, prefix, offsets[n])
+			off, err := v.print(read, n, 0, offsets[n])
 			if err != nil {
 				return err
 			}
@@ -94,9 +110,9 @@ func (a *app) printLogs(ctx context.Context, names []string, read readLogFunc, t
 	return nil
 }
 
-// printLog prints service name's log from offset (the last tail lines
-// when tail > 0) and returns the offset it reached.
-func (a *app) printLog(read readLogFunc, name string, tail int, prefix bool, offset int64) (int64, error) {
+// print prints service name's log from offset (the last tail lines when
+// tail > 0) and returns the offset it reached.
+func (v logView) print(read readLogFunc, name string, tail int, offset int64) (int64, error) {
 	var out []string
 	for {
 		text, next, err := read(name, offset)
@@ -115,20 +131,23 @@ func (a *app) printLog(read readLogFunc, name string, tail int, prefix bool, off
 			out = out[len(out)-tail:]
 		}
 		if tail == 0 { // print as it comes
-			a.printLines(out, name, prefix)
+			v.lines(out, name)
 			out = out[:0]
 		}
 	}
-	a.printLines(out, name, prefix)
+	v.lines(out, name)
 	return offset, nil
 }
 
-func (a *app) printLines(lines []string, name string, prefix bool) {
+func (v logView) lines(lines []string, name string) {
 	for _, line := range lines {
-		if prefix {
-			fmt.Fprintf(a.stdout, "%s | %s", name, line)
+		if v.tty {
+			line = display.Block(line)
+		}
+		if v.prefix {
+			fmt.Fprintf(v.w, "%s | %s", name, line)
 		} else {
-			fmt.Fprint(a.stdout, line)
+			fmt.Fprint(v.w, line)
 		}
 	}
 }

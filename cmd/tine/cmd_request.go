@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/display"
 )
 
 func newRequest(a *app) *cobra.Command {
@@ -45,7 +46,7 @@ plan, and printed with its id. A fork may merge only into its direct parent.`,
 			if asJSON {
 				return a.printJSON(out)
 			}
-			fmt.Fprintf(a.stdout, "asked: %s of %s is pending as %s; %s\n", out.Approval.Action, run, out.Approval.ID, out.Message)
+			fmt.Fprintf(a.stdout, "asked: %s of %s is pending as %s; %s\n", out.Approval.Action, run, out.Approval.ID, display.Text(out.Message))
 			return nil
 		},
 	}

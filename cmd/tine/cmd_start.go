@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/runtime"
 )
 
@@ -56,6 +57,6 @@ func (a *app) printStart(res *runtime.StartResult) {
 	}
 	fmt.Fprintf(a.stdout, "%s %s (supervisor pid %d%s)\n", res.Run.Name, how, res.Pid, addr)
 	for _, s := range res.Services {
-		fmt.Fprintf(a.stdout, "  %-12s %-8s pid %-6d log %s\n", s.Name, s.State, s.Pid, s.Log)
+		fmt.Fprintf(a.stdout, "  %-12s %-8s pid %-6d log %s\n", s.Name, s.State, s.Pid, display.Path(s.Log))
 	}
 }

@@ -49,6 +49,16 @@ func newProgress(w io.Writer) *progress {
 }
 
 // isTerminal reports whether w is a terminal.
+// terminalText is text a run controls (a patch, a service's output) as it
+// is written to w: on a terminal with its control characters escaped
+// (display.Block, newlines and tabs kept), anywhere else exact.
+func terminalText(w io.Writer, s string) string {
+	if isTerminal(w) {
+		return display.Block(s)
+	}
+	return s
+}
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -66,7 +76,7 @@ func (p *progress) update(rep *forkrun.Report) {
 	if !p.noted && len(rep.Notes) > 0 {
 		p.noted = true
 		for _, n := range rep.Notes {
-			fmt.Fprintf(p.w, "note: %s\n", n)
+			fmt.Fprintf(p.w, "note: %s\n", display.Text(n))
 		}
 	}
 	if p.tty {
@@ -106,10 +116,10 @@ func (p *progress) draw() {
 func forkLine(f *forkrun.Fork, now time.Time) string {
 	s := fmt.Sprintf("%-13s %6s  $%.4f  tests %s", f.State, f.Elapsed(now).Round(100*time.Millisecond), f.CostUSD, padRight(testCell(f), 9))
 	if f.Approach != "" {
-		s += "  " + clipLine(f.Approach, 48)
+		s += "  " + display.Text(clipLine(f.Approach, 48))
 	}
 	if f.Reason != "" && f.State.Terminal() && f.State != forkrun.Finished {
-		s += "  (" + clipLine(f.Reason, 80) + ")"
+		s += "  (" + display.Text(clipLine(f.Reason, 80)) + ")"
 	}
 	return s
 }
@@ -146,7 +156,7 @@ func (a *app) printForkRun(rep *forkrun.Report) {
 	fmt.Fprintf(a.stdout, "\nfork-run of %s: group %s, %d fork(s), %s agent, %.1fs, $%.4f in all\n",
 		rep.Source, rep.Group, len(rep.Forks), rep.Agent, rep.Seconds, rep.TotalUSD())
 	for _, n := range rep.Notes {
-		fmt.Fprintf(a.stdout, "note: %s\n", n)
+		fmt.Fprintf(a.stdout, "note: %s\n", display.Text(n))
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FORK\tSTATE\tTESTS\tFILES\t+/-\tCOST\tSCORE\tAPPROACH")

@@ -20,6 +20,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/runtime"
 	"github.com/tinehq/tine/sandbox"
@@ -184,7 +185,7 @@ func (a *app) remoteChanges(ctx context.Context, ref string, patch bool, w io.Wr
 	if patch {
 		text, _, err := cl.Patch(ctx, ref, 64<<20)
 		if err == nil {
-			_, err = io.WriteString(w, text)
+			_, err = io.WriteString(w, terminalText(w, text))
 		}
 		return nil, err
 	}
@@ -288,7 +289,7 @@ func (a *app) remoteForkRun(ctx context.Context, ref string, req forkrun.Request
 		return err
 	}
 	for _, w := range st.Warnings {
-		fmt.Fprintf(a.stderr, "tine: warning: %s\n", w)
+		fmt.Fprintf(a.stderr, "tine: warning: %s\n", display.Text(w))
 	}
 	var progress func(*forkrun.Report)
 	if !asJSON {

@@ -23,11 +23,15 @@ func Path(s string) string {
 	return strconv.Quote(s)
 }
 
-// Text returns free text s (a label, a reason, one line of output) for one
-// line of a terminal or a table cell: every character Path would quote for
-// — newlines and tabs among them — is replaced by its Go escape (\r, \n,
-// \t, \x1b, \u202e) and each byte that is not UTF-8 by \xNN; the rest is
-// left as it is. Unlike Path's quoted form it does not read back exactly
+// Text returns free text s (a label, a reason, an event's detail, one line
+// of output) for one line of a terminal or a table cell: every character
+// Path would quote for — C0 controls (newlines and tabs among them), DEL,
+// C1 controls (U+0080–U+009F), the bidirectional embeddings, overrides,
+// isolates and marks (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+// U+061C) and every other format character — is replaced by its Go escape
+// (\r, \n, \t, \x1b, \x7f, \u009b, \u202e) and each byte that is not
+// UTF-8 by \xNN (so the byte 0x9b, \x9b, and the character U+009B, \u009b,
+// stay apart); the rest is left as it is. Unlike Path's quoted form it does not read back exactly
 // (a backslash in s is not escaped): it is for reading, not for naming.
 func Text(s string) string { return escape(s, false) }
 

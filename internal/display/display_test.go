@@ -58,3 +58,30 @@ func BenchmarkPath(b *testing.B) {
 		})
 	}
 }
+
+// Every character that can move a terminal's cursor, start an escape
+// sequence or reorder what a person reads is escaped, in Text, Block and
+// Path alike: C0, DEL, C1 (U+009B is a CSI on some terminals), the
+// bidirectional embeddings, overrides, isolates and marks.
+func TestText_TerminalUnsafe(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\x00", `\x00`}, {"\x1b", `\x1b`}, {"\x7f", `\x7f`},
+		{"\u0080", `\u0080`}, {"\u0085", `\u0085`}, {"\u009b", `\u009b`}, {"\u009f", `\u009f`},
+		{"\u202a", `\u202a`}, {"\u202b", `\u202b`}, {"\u202c", `\u202c`}, {"\u202d", `\u202d`}, {"\u202e", `\u202e`},
+		{"\u2066", `\u2066`}, {"\u2067", `\u2067`}, {"\u2068", `\u2068`}, {"\u2069", `\u2069`},
+		{"\u200e", `\u200e`}, {"\u200f", `\u200f`}, {"\u061c", `\u061c`},
+		{"\u2028", `\u2028`}, {"\ufeff", `\ufeff`}, {"\x9b", `\x9b`},
+	} {
+		in := "invoice" + c.in + "fdp.sh"
+		want := "invoice" + c.want + "fdp.sh"
+		if got := Text(in); got != want {
+			t.Errorf("Text(%q) = %s, want %s", in, got, want)
+		}
+		if got := Block(in); got != want {
+			t.Errorf("Block(%q) = %s, want %s", in, got, want)
+		}
+		if got := Path(in); got != `"`+want+`"` {
+			t.Errorf("Path(%q) = %s, want %q", in, got, want)
+		}
+	}
+}
