@@ -42,6 +42,7 @@ type MergeResult struct {
 	Target  *tine.Run      `json:"target"`
 	Plan    *merge.Plan    `json:"plan"`
 	Commits *merge.Commits `json:"commits,omitempty"` // with --commits: what lands in the target's history
+	Paths   []string       `json:"paths,omitempty"`   // the paths a paths-scope merge was narrowed to
 	DryRun  bool           `json:"dry_run"`
 	Applied bool           `json:"applied"`
 }
@@ -74,7 +75,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	if err != nil {
 		return nil, err
 	}
-	res = &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun}
+	res = &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun, Paths: o.Paths}
 	if o.Commits && plan.Clean() {
 		defer e.giveGitToOwner(dst)
 		if res.Commits, err = merge.PlanCommits(ctx, e.Path(src.Workspace, src.Run), src.Run.GitHead, e.Path(dst.Workspace, dst.Run), scratch); err != nil {

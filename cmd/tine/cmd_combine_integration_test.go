@@ -149,3 +149,20 @@ func TestCLI_MergeTwiceSaysNothingToMerge(t *testing.T) {
 		t.Errorf("third merge: %s", out)
 	}
 }
+
+// TestCLI_MergeNothingSaysWhy: an empty plan says what it covered: a paths
+// merge names the paths the fork changed nothing under (it said the fork
+// "changed nothing", which it had), and a git-scope merge of a fork that
+// changed only files git ignores says git sees nothing and how to merge
+// them.
+func TestCLI_MergeNothingSaysWhy(t *testing.T) {
+	e, _ := gitWorkspace(t, map[string]string{"a.txt": "a\n", ".gitignore": "*.log\n", "docs/x": "x\n"}, "", 1)
+	e.execSh("source-1", "echo b > a.txt; echo built > out.log")
+	if out := e.ok("merge", "source-1", "--paths", "docs", "--dry-run"); !strings.Contains(out, "nothing to merge: source-1 changed nothing under docs since its fork point") {
+		t.Errorf("a paths merge where the fork changed nothing: %s", out)
+	}
+	e.execSh("source-1", "git checkout -q a.txt")
+	if out := e.ok("merge", "source-1", "--dry-run"); !strings.Contains(out, "source-1 changed nothing git sees since its fork point") {
+		t.Errorf("a git-scope merge of a fork that changed only ignored files: %s", out)
+	}
+}

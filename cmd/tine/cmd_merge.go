@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -83,6 +84,23 @@ func converged(p *merge.Plan) int {
 	return n
 }
 
+// nothingChanged says why a merge's plan is empty: the run changed nothing
+// under the paths it was narrowed to, nothing git sees (ignored files are
+// left out of the git scope), or nothing at all.
+func nothingChanged(res *engine.MergeResult) string {
+	switch {
+	case res.Plan.Scope == engine.ScopePaths && len(res.Paths) > 0:
+		quoted := make([]string, len(res.Paths))
+		for i, p := range res.Paths {
+			quoted[i] = display.Path(p)
+		}
+		return fmt.Sprintf("%s changed nothing under %s since its fork point", res.Run.Name, strings.Join(quoted, ", "))
+	case res.Plan.Scope == engine.ScopeGit:
+		return fmt.Sprintf("%s changed nothing git sees since its fork point (files git ignores are left out of the git scope; --filesystem merges them)", res.Run.Name)
+	}
+	return fmt.Sprintf("%s changed nothing since its fork point", res.Run.Name)
+}
+
 // alreadyThere says how many paths a merge found the same on both sides.
 func alreadyThere(n int) string {
 	if n == 0 {
@@ -113,7 +131,7 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	case !res.Plan.Clean():
 		fmt.Fprintf(a.stdout, "%s scope: %d path(s), %d in conflict; nothing written\n", res.Plan.Scope, n, len(res.Plan.Conflicts()))
 	case n == 0 && (res.Applied || res.DryRun):
-		fmt.Fprintf(a.stdout, "%s scope: nothing to merge: %s changed nothing since its fork point\n", res.Plan.Scope, res.Run.Name)
+		fmt.Fprintf(a.stdout, "%s scope: nothing to merge: %s\n", res.Plan.Scope, nothingChanged(res))
 	case same == n && (res.Applied || res.DryRun):
 		fmt.Fprintf(a.stdout, "%s scope: nothing to merge: %s has all %d path(s) of %s already\n", res.Plan.Scope, res.Target.Name, n, res.Run.Name)
 	case res.Applied:
