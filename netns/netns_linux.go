@@ -150,7 +150,22 @@ func wire(cfg Config, veth, br netlink.Link, ns vnetns.NsHandle, addr netip.Addr
 		return fmt.Errorf("netlink in namespace: %w", err)
 	}
 	defer h.Close()
-	return configure(h, addr, cfg.Subnet.Bits(), cfg.Gateway())
+	if err := configure(h, addr, cfg.Subnet.Bits(), cfg.Gateway()); err != nil {
+		return err
+	}
+	return forgetNeighbour(br, addr)
+}
+
+// forgetNeighbour deletes the host's neighbour entry for addr on the
+// bridge br: it may name the MAC of a run that had the address before (a
+// fork that reuses a just-discarded one's), which the host would keep
+// sending to, unanswered, until the entry goes stale (tens of seconds).
+func forgetNeighbour(br netlink.Link, addr netip.Addr) error {
+	n := &netlink.Neigh{LinkIndex: br.Attrs().Index, Family: netlink.FAMILY_V4, IP: net.IP(addr.AsSlice())}
+	if err := netlink.NeighDel(n); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("forget the host's neighbour entry of %s: %w", addr, err)
+	}
+	return nil
 }
 
 // configure sets up lo and PeerName inside the namespace h talks to.

@@ -391,3 +391,46 @@ func icmpChecksum(b []byte) uint16 {
 	}
 	return ^uint16(s)
 }
+
+// A run that takes the address of one just gone is reached from the host
+// at once: the host's neighbour entry for the address, which names the
+// gone run's MAC, is flushed when the new run attaches. Before, the host
+// kept sending to the old MAC until the entry went stale (6 to more than
+// 40 s).
+func TestAttach_ReusedAddressReachableAtOnce(t *testing.T) {
+	cfg := testConfig(t)
+	_, other := attach(t, cfg, newNS(t)) // another run keeps the bridge's carrier up, as on a busy host
+	old := newNS(t)
+	nameOld, addr := attach(t, cfg, old, other)
+	var err error
+	for i := 0; i < 5; i++ { // the first run's link may take a moment to come up
+		if err = ping(addr); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("ping %s: %v", addr, err)
+	}
+	if err := Detach(nameOld); err != nil {
+		t.Fatal(err)
+	}
+	pid := newNS(t)
+	if err := Attach(cfg, pid, runName(t), addr); err != nil {
+		t.Fatal(err)
+	}
+	serve(t, pid, "the new run")
+	client := &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		resp, err := client.Get("http://" + netip.AddrPortFrom(addr, 3000).String() + "/")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			out, _ := exec.Command("ip", "neigh", "show", addr.String()).CombinedOutput()
+			t.Fatalf("the new run at %s is unreachable from the host after 3 s: %v (neighbour: %s)", addr, err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
