@@ -170,6 +170,11 @@ func (s *sweeper) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 	}
 	for _, r := range runs {
 		if r.Active() {
+			e.rt.ThawAbandoned(Ref{w, r})
+		}
+	}
+	for _, r := range runs {
+		if r.Active() {
 			if err := newSealTx(e, Ref{w, r}).recoverMove(ctx, be); err != nil {
 				e.warn("run %s of %s: recovering an interrupted seal: %v", r.Name, w.Name, err)
 				return // leave its layer alone until this is resolved
