@@ -184,3 +184,102 @@ func TestFreeze_WatchdogThawsStoppedFreezer(t *testing.T) {
 		t.Fatal("the source stayed frozen with its freezer stopped past TINE_FREEZE_LIMIT")
 	}
 }
+
+// A merge killed while it has a fork point mounted read-only (scratch:0,
+// runs/FORK/base-ID, which the changes are listed against; scratch:1,
+// runs/FORK/merge-ID/base, which the plan reads) leaves that mount and its
+// merge-ID directory behind. tine gc removes them, saying so, and the
+// fork then discards cleanly; nothing removed them, and discard said
+// "discarded" but exited 1 on the read-only file system.
+func TestScratch_KilledMergeLeftoversRemoved(t *testing.T) {
+	for _, point := range []string{"scratch:0", "scratch:1"} {
+		t.Run(point, func(t *testing.T) {
+			e, _ := liveWorkspace(t, false, map[string]string{"a.txt": "base\n"})
+			e.ok("fork", "source")
+			if err := os.WriteFile(filepath.Join(e.path("source-1"), "a.txt"), []byte("fork\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var fork jsonLsRow
+			for _, r := range e.ls() {
+				if r.Name == "source-1" {
+					fork = r
+				}
+			}
+			dir := filepath.Join(e.home, "workspaces", fork.Workspace, "runs", fork.ID)
+			cmd := exec.Command(tineBin, "merge", "source-1")
+			cmd.Env = append(slices.Clone(e.vars), "TINE_TEST_PAUSE_AT="+point)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for end := time.Now().Add(60 * time.Second); len(scratchMounts(dir)) == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(end) {
+					kill(cmd)
+					t.Fatal("the merge never mounted its fork point")
+				}
+			}
+			kill(cmd)
+			left := scratchMounts(dir)
+			r := e.tine("gc")
+			if r.code != 0 {
+				t.Fatalf("%v", r)
+			}
+			for _, m := range left {
+				if !strings.Contains(r.stderr, "removed "+m) && !strings.Contains(r.stderr, "removed "+filepath.Dir(m)) {
+					t.Errorf("tine gc did not say it removed %s: %v", m, r)
+				}
+			}
+			if m := scratchMounts(dir); len(m) > 0 {
+				t.Errorf("mounts left after tine gc: %v", m)
+			}
+			if ents, _ := filepath.Glob(filepath.Join(dir, "merge-*")); len(ents) > 0 {
+				t.Errorf("merge scratch left after tine gc: %v", ents)
+			}
+			if r := e.tine("discard", "--force", "source-1"); r.code != 0 {
+				t.Errorf("discard: %v", r)
+			}
+		})
+	}
+}
+
+// scratchMounts lists the mounts below run directory dir other than its view.
+func scratchMounts(dir string) []string {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") && f[4] != filepath.Join(dir, "view") {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+// A fork point mounted by a command that still runs (tine diff, which
+// reads without the workspace's lock) is left alone by the sweep.
+func TestScratch_MountInUseKept(t *testing.T) {
+	e, _ := liveWorkspace(t, false, map[string]string{"a.txt": "base\n"})
+	e.ok("fork", "source")
+	if err := os.WriteFile(filepath.Join(e.path("source-1"), "a.txt"), []byte("fork\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.ls()
+	i := slices.IndexFunc(rows, func(r jsonLsRow) bool { return r.Name == "source-1" })
+	dir := filepath.Join(e.home, "workspaces", rows[i].Workspace, "runs", rows[i].ID)
+	cmd := exec.Command(tineBin, "diff", "source-1")
+	cmd.Env = append(slices.Clone(e.vars), "TINE_TEST_PAUSE_AT=scratch:0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer kill(cmd)
+	for end := time.Now().Add(60 * time.Second); len(scratchMounts(dir)) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("tine diff never mounted the fork point")
+		}
+	}
+	if r := e.tine("gc"); r.code != 0 || strings.Contains(r.stderr, "removed") {
+		t.Errorf("tine gc with a diff running: %v", r)
+	}
+	if len(scratchMounts(dir)) == 0 {
+		t.Error("the sweep unmounted the fork point a running tine diff reads")
+	}
+}
