@@ -77,14 +77,23 @@ func Freeze(ctx context.Context, cg *cgroup.Group, path, name string) (func(), e
 		return nil, fmt.Errorf("freezing %s: %w", name, err)
 	}
 	rec := freezeRecord{Pid: me.Pid, Start: me.StartTime, At: time.Now().UTC()}
-	wd, werr := startWatchdog(watchSpec{Cgroup: cg.Name(), Record: path, Name: name, Pid: rec.Pid, Start: rec.Start, Limit: freezeLimit()})
-	if werr == nil {
-		rec.Watchdog = wd.pid
-	}
 	if err := writeRecord(path, rec); err != nil {
-		wd.release()
 		return nil, fmt.Errorf("freezing %s: recording the freeze: %w", name, err)
 	}
+	// The watchdog starts (an exec of tine, some milliseconds) while the
+	// group freezes; until it is up, the record alone recovers a crash.
+	started := make(chan *watchdog, 1)
+	go func() {
+		wd, err := startWatchdog(watchSpec{Cgroup: cg.Name(), Record: path, Name: name, Pid: rec.Pid, Start: rec.Start, Limit: freezeLimit()})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "tine: warning: freezing %s without a watchdog: %v\n", name, err)
+		}
+		started <- wd
+	}()
+	fctx, cancel := context.WithTimeout(ctx, freezeTimeout)
+	defer cancel()
+	ferr := cg.Freeze(fctx)
+	wd := <-started
 	thaw := func() error {
 		err := cg.Thaw()
 		if err == nil {
@@ -93,11 +102,13 @@ func Freeze(ctx context.Context, cg *cgroup.Group, path, name string) (func(), e
 		wd.release() // after the record goes: a watchdog that finds none thaws nothing
 		return err
 	}
-	fctx, cancel := context.WithTimeout(ctx, freezeTimeout)
-	defer cancel()
-	if err := cg.Freeze(fctx); err != nil {
+	if ferr != nil {
 		thaw()
-		return nil, fmt.Errorf("freezing %s: %w", name, err)
+		return nil, fmt.Errorf("freezing %s: %w", name, ferr)
+	}
+	if wd != nil {
+		rec.Watchdog = wd.pid
+		writeRecord(path, rec) // for whoever looks; the watchdog needs only the freezer's pid
 	}
 	testhook.Pause("frozen")
 	return func() {
