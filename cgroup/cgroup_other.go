@@ -47,6 +47,9 @@ func (g *Group) Thaw() error { return errOS }
 // Frozen fails off Linux with ErrUnsupported.
 func (g *Group) Frozen() (bool, error) { return false, errOS }
 
+// Freezing fails off Linux with ErrUnsupported.
+func (g *Group) Freezing() (bool, error) { return false, errOS }
+
 // Kill fails off Linux with ErrUnsupported.
 func (g *Group) Kill(ctx context.Context) error { return errOS }
 

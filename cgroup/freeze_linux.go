@@ -121,6 +121,23 @@ func (g *Group) Frozen() (bool, error) {
 	return false, nil
 }
 
+// Freezing reports whether the group was asked to freeze and has not been
+// thawed since, whether or not every task has stopped yet: a group whose
+// freezer died midway is frozen in part, and needs Thaw all the same.
+func (g *Group) Freezing() (bool, error) {
+	if g.v2 != "" && exists(filepath.Join(g.v2, "cgroup.freeze")) {
+		s, err := readString(filepath.Join(g.v2, "cgroup.freeze"))
+		if s == "1" || err != nil {
+			return s == "1", wrapf(err, "cgroup %s: freezing", g.name)
+		}
+	}
+	if d, ok := g.v1["freezer"]; ok {
+		s, err := readString(filepath.Join(d, "freezer.state"))
+		return err == nil && s != "THAWED", wrapf(err, "cgroup %s: freezing", g.name)
+	}
+	return false, nil
+}
+
 // wrapf wraps err with a formatted prefix; a nil err stays nil.
 func wrapf(err error, format string, args ...any) error {
 	if err == nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/tinehq/tine"
@@ -165,8 +164,8 @@ func (d *discardTx) removeFiles(ctx context.Context, runs []*tine.Run) error {
 		if err := faultPointCtx(ctx); err != nil { // its view gone, its directory left
 			return err
 		}
-		if err := os.RemoveAll(br.Dir); err != nil {
-			return err
+		if err := removeTree(br.Dir); err != nil { // with what a command that died left mounted in it
+			return fmt.Errorf("%s is discarded, but removing its files failed (the next tine command retries): %w", r.Name, err)
 		}
 		if err := faultPointCtx(ctx); err != nil {
 			return err

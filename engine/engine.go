@@ -73,6 +73,11 @@ func (e *Engine) warn(format string, args ...any) {
 	fmt.Fprintf(e.warnings, "tine: warning: "+format+"\n", args...)
 }
 
+// say tells the user of something the engine put right.
+func (e *Engine) say(format string, args ...any) {
+	fmt.Fprintf(e.warnings, "tine: "+format+"\n", args...)
+}
+
 // Close releases the store.
 func (e *Engine) Close() error { return e.store.Close() }
 

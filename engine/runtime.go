@@ -36,6 +36,10 @@ type Runtime interface {
 	CheckIdle(r Ref, force bool) error
 	// StopRun ends r's processes and records why.
 	StopRun(ctx context.Context, r Ref, why tine.EventKind) error
+	// ThawAbandoned thaws r, and says so, when a command that froze it
+	// died before thawing it. The caller holds r's workspace lock, which
+	// every freezer holds.
+	ThawAbandoned(r Ref)
 	// StopBeforeReplace stops r's supervisor, which holds r's view
 	// mounted, before the view is replaced.
 	StopBeforeReplace(ctx context.Context, r Ref) error
@@ -103,3 +107,4 @@ func (noRuntime) Busy(Ref) bool                                      { return fa
 func (noRuntime) CheckIdle(Ref, bool) error                          { return nil }
 func (noRuntime) StopRun(context.Context, Ref, tine.EventKind) error { return nil }
 func (noRuntime) StopBeforeReplace(context.Context, Ref) error       { return nil }
+func (noRuntime) ThawAbandoned(Ref)                                  {}

@@ -170,6 +170,14 @@ func (s *sweeper) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 	}
 	for _, r := range runs {
 		if r.Active() {
+			e.rt.ThawAbandoned(Ref{w, r})
+			for _, p := range e.sweepScratch(e.lay.Run(w.ID, r.ID).Dir()) {
+				e.say("removed %s, which a command that died left mounted", p)
+			}
+		}
+	}
+	for _, r := range runs {
+		if r.Active() {
 			if err := newSealTx(e, Ref{w, r}).recoverMove(ctx, be); err != nil {
 				e.warn("run %s of %s: recovering an interrupted seal: %v", r.Name, w.Name, err)
 				return // leave its layer alone until this is resolved
@@ -242,7 +250,9 @@ func (s *sweeper) removeUnknown(ctx context.Context, be layer.Backend, w *tine.W
 				e.warn("removing discarded run %s: %v", r.Name, err)
 				continue
 			}
-			os.RemoveAll(dir)
+			if err := removeTree(dir); err != nil { // with what a command that died left mounted in it
+				e.warn("removing discarded run %s: %v", r.Name, err)
+			}
 		}
 	}
 	ls, _ := os.ReadDir(e.lay.Workspace(w.ID).Layers())

@@ -183,6 +183,10 @@ func (r Run) MergeJournal() string { return filepath.Join(r.dir, "merge.json") }
 // MergeScratch is a merge's scratch directory called id.
 func (r Run) MergeScratch(id string) string { return filepath.Join(r.dir, "merge-"+id) }
 
+// Frozen records who froze the run's processes, while they are frozen
+// (supervisor.Freeze).
+func (r Run) Frozen() string { return filepath.Join(r.dir, "frozen.json") }
+
 // SealJournal is the journal of a seal by rename.
 func (r Run) SealJournal() string { return filepath.Join(r.dir, "seal.json") }
 

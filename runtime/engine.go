@@ -21,6 +21,10 @@ func (m *Manager) CheckLiveFork(ctx context.Context, p engine.Ref, allowSecrets 
 // Freeze freezes r's processes, when it has a supervisor.
 func (m *Manager) Freeze(ctx context.Context, r engine.Ref) (func(), error) { return m.freeze(ctx, r) }
 
+// ThawAbandoned thaws r, and says so, when a command that froze it died
+// before thawing it.
+func (m *Manager) ThawAbandoned(r engine.Ref) { m.thawAbandoned(r) }
+
 // Quiesce makes r safe to write into.
 func (m *Manager) Quiesce(ctx context.Context, r engine.Ref, force bool) (func(), error) {
 	return m.quiesce(ctx, r, force)

@@ -392,7 +392,8 @@ func (m *Manager) cleanup(r engine.Ref) {
 }
 
 // freeze freezes r's processes, when it has a supervisor, and returns the
-// function that thaws them.
+// function that thaws them. The freeze is recorded and watched
+// (supervisor.Freeze): a crash of this process leaves nothing frozen.
 func (m *Manager) freeze(ctx context.Context, r engine.Ref) (func(), error) {
 	if m.supervised(r) == 0 {
 		return func() {}, nil
@@ -401,17 +402,20 @@ func (m *Manager) freeze(ctx context.Context, r engine.Ref) (func(), error) {
 	if err != nil {
 		return func() {}, nil
 	}
-	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := cg.Freeze(fctx); err != nil {
-		cg.Thaw()
-		return nil, fmt.Errorf("freezing %s: %w", r.Run.Name, err)
+	return supervisor.Freeze(ctx, cg, m.lay.Run(r.Workspace.ID, r.Run.ID).Frozen(), r.Run.Name)
+}
+
+// thawAbandoned thaws r when a command that froze it died before thawing
+// it, and says so; the caller holds r's workspace lock.
+func (m *Manager) thawAbandoned(r engine.Ref) {
+	cg, _ := cgroup.Load(r.Run.ID) // a group gone: only the record is left
+	a, err := supervisor.ThawAbandoned(cg, m.lay.Run(r.Workspace.ID, r.Run.ID).Frozen())
+	switch {
+	case err != nil:
+		m.warn("thawing %s, left frozen by a command that died: %v", r.Run.Name, err)
+	case a != nil && a.Thawed:
+		m.say("thawed %s, which a command that died (pid %d) had left frozen", r.Run.Name, a.Pid)
 	}
-	return func() {
-		if err := cg.Thaw(); err != nil {
-			m.warn("thawing %s: %v", r.Run.Name, err)
-		}
-	}, nil
 }
 
 // Client returns a client of run ref's supervisor, launching the supervisor

@@ -103,6 +103,11 @@ func (m *Manager) warn(format string, args ...any) {
 	fmt.Fprintf(m.warnings, "tine: warning: "+format+"\n", args...)
 }
 
+// say tells the user of something the runtime put right.
+func (m *Manager) say(format string, args ...any) {
+	fmt.Fprintf(m.warnings, "tine: "+format+"\n", args...)
+}
+
 func (m *Manager) supDir(r engine.Ref) string { return m.lay.Run(r.Workspace.ID, r.Run.ID).Sup() }
 
 func firstError(errs ...error) error {

@@ -23,10 +23,10 @@ const specEnv = "_TINE_SUPERVISOR_SPEC"
 const launchTimeout = 10 * time.Second
 
 // IsSupervisor reports whether this process was launched as a supervisor,
-// or as the wrapper a supervisor starts confined processes through; main
-// calls Main first thing when it is.
+// as the wrapper a supervisor starts confined processes through, or as a
+// freeze's watchdog; main calls Main first thing when it is.
 func IsSupervisor() bool {
-	return len(os.Args) > 0 && (os.Args[0] == argv0 || os.Args[0] == confine.WrapperName)
+	return len(os.Args) > 0 && (os.Args[0] == argv0 || os.Args[0] == confine.WrapperName) || isWatchdog()
 }
 
 // Launch starts the supervisor of spec in new namespaces and returns its

@@ -24,6 +24,9 @@ func Main() {
 	if confine.IsWrapper() {
 		confine.Main()
 	}
+	if isWatchdog() {
+		watchdogMain()
+	}
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	status := os.NewFile(3, "status")
 	gate := os.NewFile(4, "gate")

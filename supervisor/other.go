@@ -21,6 +21,14 @@ func Launch(ctx context.Context, spec Spec, setup func(pid int) error) (int, err
 	return 0, errLinux
 }
 
+// startWatchdog starts a freeze's watchdog; freezing needs Linux.
+func startWatchdog(spec watchSpec) (*watchdog, error) { return nil, errLinux }
+
+// watchdog is a freeze's watchdog; there is none off Linux.
+type watchdog struct{ pid int }
+
+func (d *watchdog) release() {}
+
 // answers reports whether a supervisor listens at path; none runs here.
 func answers(path string) bool { return false }
 

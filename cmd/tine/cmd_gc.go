@@ -17,7 +17,11 @@ func newGC(a *app) *cobra.Command {
 the stale pid files and sockets of supervisors that died, and the lock files
 of workspaces that are gone. The services of forks that held live-forked
 copies of a dead supervisor's processes (ended with it) are started again.
-Runs whose supervisor died stay reported dead until tine start or tine stop.`,
+Runs whose supervisor died stay reported dead until tine start or tine stop.
+Like every command that opens the state directory, it first thaws a run
+that a command which died left frozen, and unmounts and removes the fork
+point mounts and merge directories such a command left, a line each on
+standard error.`,
 		Example: `  tine gc
   tine gc --json`,
 		Args: exactArgs(0),

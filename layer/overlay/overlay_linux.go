@@ -12,7 +12,9 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/flock"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/internal/testhook"
 	"github.com/tinehq/tine/layer"
 	"golang.org/x/sys/unix"
 )
@@ -213,17 +215,32 @@ func mountReadOnly(layers []string, target string) (string, func() error, error)
 	if len(layers) == 1 {
 		return layers[0], func() error { return nil }, nil
 	}
+	// Held while the mount is up: a command that dies drops it, and the
+	// sweeper then knows the mount for a leftover (engine.sweepScratch).
+	unlock, err := flock.Lock(target + ".lock")
+	if err != nil {
+		return "", nil, err
+	}
+	done := func() {
+		os.Remove(target + ".lock")
+		unlock()
+	}
 	if err := os.MkdirAll(target, 0o755); err != nil {
+		done()
 		return "", nil, err
 	}
 	data := "lowerdir=" + lowerdir(layers) + "," + options
 	if err := mnt.Mount("overlay", target, "overlay", unix.MS_RDONLY, data); err != nil {
+		os.Remove(target)
+		done()
 		return "", nil, err
 	}
+	testhook.Pause("scratch")
 	return target, func() error {
 		if err := mnt.Unmount(target, 0); err != nil {
 			return err
 		}
+		defer done()
 		return os.Remove(target)
 	}, nil
 }
