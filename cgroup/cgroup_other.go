@@ -67,3 +67,6 @@ func (g *Group) Created() (time.Time, error) { return time.Time{}, errOS }
 
 // ProcsFiles returns the cgroup.procs files of the group; none off Linux.
 func (g *Group) ProcsFiles() []string { return nil }
+
+// MachineMemory returns 0 off Linux: unknown.
+func MachineMemory() int64 { return 0 }

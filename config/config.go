@@ -174,12 +174,57 @@ func (n Network) Own(role tine.Role) bool {
 	return n.Isolate || role == tine.RoleFork && n.ForkNetwork != "host"
 }
 
-// Limits are optional resource limits of each run's cgroup; empty means
-// unlimited.
+// Limits are the resource limits of each run's cgroup ([limits]); zero
+// means unlimited. A fork gets tine's defaults (Of) for the memory and
+// pids limits the file leaves out; the source stays unlimited there.
 type Limits struct {
 	Memory string  `toml:"memory"` // bytes with an optional unit: "512M", "2G"
 	CPU    float64 `toml:"cpu"`    // cores, e.g. 1.5
-	Pids   int64   `toml:"pids"`
+	Pids   int64   `toml:"pids"`   // tasks: processes and threads
+	// Set says which of memory and pids tine.toml gave, 0 included.
+	Set LimitsSet `toml:"-"`
+}
+
+// LimitsSet records which [limits] keys tine.toml gave.
+type LimitsSet struct{ Memory, Pids bool }
+
+// Defaults of a fork's [limits], for the keys tine.toml leaves out.
+const (
+	// DefaultForkPids bounds a fork's tasks: a fork bomb stops there
+	// instead of exhausting the machine's pids, while an agent with its
+	// builds and test runners (thousands of threads) stays far below.
+	DefaultForkPids = 4096
+	// DefaultForkMemoryDivisor: a fork may use 1/DefaultForkMemoryDivisor
+	// of the machine's memory, so that one fork cannot push the host into
+	// its out-of-memory killer.
+	DefaultForkMemoryDivisor = 2
+)
+
+// Given returns the limits tine.toml gives (zero: unlimited).
+func (l Limits) Given() cgroup.Limits {
+	mem, _ := l.MemoryBytes() // checked when the file was read
+	return cgroup.Limits{MemoryBytes: mem, CPU: l.CPU, Pids: l.Pids}
+}
+
+// Of returns the limits of the cgroup of a run of role, on a machine with
+// ram bytes of memory (0: unknown, no default): what tine.toml gives and,
+// for a fork, tine's defaults for the pids and memory it leaves out
+// (DefaultForkPids tasks, 1/DefaultForkMemoryDivisor of ram); "pids = 0"
+// or "memory = "0"" lifts them. The source gets only what tine.toml says:
+// it is the person's own workspace, where their builds and tools must run
+// as in their own shell.
+func (l Limits) Of(role tine.Role, ram int64) cgroup.Limits {
+	out := l.Given()
+	if role != tine.RoleFork {
+		return out
+	}
+	if !l.Set.Pids {
+		out.Pids = DefaultForkPids
+	}
+	if !l.Set.Memory {
+		out.MemoryBytes = ram / DefaultForkMemoryDivisor
+	}
+	return out
 }
 
 // Service is a long-running process a run starts: a dev server, a
@@ -270,6 +315,7 @@ func parse(doc, file string) (*Config, error) {
 	}
 	c := Default()
 	c.Network, c.Secrets, c.Confine, c.Effects, c.Limits, c.Services = s.Network, s.Secrets, s.Confine, s.Effects, s.Limits, s.Services
+	c.Limits.Set = LimitsSet{Memory: md.IsDefined("limits", "memory"), Pids: md.IsDefined("limits", "pids")}
 	d := &decoder{file: file, pos: scan(doc)}
 	if err := c.check(); err != nil {
 		return nil, d.fail(err)

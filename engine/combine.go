@@ -138,7 +138,7 @@ func (e *Engine) combineParts(ctx context.Context, g *tine.Group, runs []*tine.R
 
 // joinPlans joins the parts' plans into one, in path order, and names
 // the fork of each entry; entries of two parts that clash become
-// conflicts.
+// conflicts. What the parts left out is listed part by part.
 func joinPlans(parts []*CombinePart) (*merge.Plan, []string) {
 	type owned struct {
 		e    merge.Entry
@@ -161,6 +161,9 @@ func joinPlans(parts []*CombinePart) (*merge.Plan, []string) {
 		}
 	}
 	plan, forks := &merge.Plan{Scope: ScopePaths}, []string(nil)
+	for _, p := range parts {
+		plan.LeftOut = append(plan.LeftOut, p.Plan.LeftOut...)
+	}
 	for i, o := range all {
 		if i > 0 && o.e.Action != merge.Conflict && keptDir(o.e) && all[i-1].e.Path == o.e.Path {
 			continue // the same directory, made by two forks: once is enough

@@ -34,6 +34,11 @@ type MergeOptions struct {
 	// target's history too (git scope): replayed onto its HEAD with their
 	// messages and authors, or fast-forwarded to.
 	Commits bool
+	// IncludeGitInternals carries what the run changed in the internals of
+	// the workspace's git directories (hooks, config; filesystem and paths
+	// scopes): left out otherwise, as git would run them on the target's
+	// side (merge.PlanOptions.IncludeGitInternals).
+	IncludeGitInternals bool
 }
 
 // MergeResult is a merge's plan and what became of it.
@@ -222,8 +227,8 @@ func (m *mergeTx) plan(ctx context.Context, o *MergeOptions, scratch string) (*m
 				Ours: ours, Changed: changedPaths(changes), Scratch: scratch, TextMerge: o.TextMerge})
 			return err
 		}
-		plan, err = merge.PlanFiles(ctx, baseDir, theirs, ours, changes,
-			merge.PlanOptions{Paths: o.Paths, TextMerge: o.TextMerge, Scratch: scratch})
+		plan, err = merge.PlanFiles(ctx, baseDir, theirs, ours, changes, merge.PlanOptions{Paths: o.Paths,
+			TextMerge: o.TextMerge, Scratch: scratch, IncludeGitInternals: o.IncludeGitInternals})
 		return err
 	})
 	return plan, err
@@ -283,6 +288,10 @@ func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
 	}
 	if o.Commits && o.Scope != ScopeGit {
 		return tine.Optionf("%s needs the git scope: %w", tine.Opt("commits"), tine.ErrInvalid)
+	}
+	if o.IncludeGitInternals && o.Scope == ScopeGit {
+		return tine.Optionf("%s goes with %s or %s (the git scope never carries .git): %w", tine.Opt("include_git_internals"),
+			tine.Opt("scope", ScopeFilesystem), tine.Opt("paths"), tine.ErrInvalid)
 	}
 	if o.Scope == ScopeGit && src.Run.GitHead == "" {
 		return tine.Optionf("%s was not forked from a git commit; use %s: %w", src.Run.Name, tine.Opt("scope", ScopeFilesystem), tine.ErrInvalid)
@@ -346,6 +355,14 @@ func mergeDetail(res *MergeResult, outcome string) map[string]any {
 	}
 	for a, n := range counts {
 		d[string(a)+"_count"] = n
+	}
+	if n := len(res.Plan.LeftOut); n > 0 {
+		d["left_out_count"] = n
+		var paths []string
+		for _, l := range res.Plan.LeftOut[:min(n, maxEventPaths)] {
+			paths = append(paths, l.Path)
+		}
+		d["left_out"] = paths
 	}
 	return d
 }

@@ -103,6 +103,10 @@ type MergeRequest struct {
 	TextMerge bool     `json:"text_merge"`
 	Force     bool     `json:"force"`
 	Commits   bool     `json:"commits"`
+	// IncludeGitInternals carries the run's changes to .git hooks, config
+	// and other internals too (filesystem and paths scopes); a person's
+	// request only.
+	IncludeGitInternals bool `json:"include_git_internals,omitempty"`
 }
 
 func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +126,8 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := s.e.Merge(ctxOf(r), r.PathValue("ref"), engine.MergeOptions{Into: req.Into, Scope: req.Scope,
-		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force, Commits: req.Commits})
+		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force, Commits: req.Commits,
+		IncludeGitInternals: req.IncludeGitInternals})
 	if err != nil && res != nil { // a conflict: the plan says where
 		writeErrWith(w, err, res)
 		return
@@ -241,6 +246,11 @@ func (s *Server) choose(w http.ResponseWriter, r *http.Request) {
 // allowMerge lets a run merge only its own work, and only into its
 // direct parent.
 func (s *Server) allowMerge(w http.ResponseWriter, r *http.Request, actor *engine.Ref, req MergeRequest) bool {
+	if req.IncludeGitInternals {
+		writeErr(w, tine.Optionf("run %s may not carry .git internals (hooks, config) with %s: only a person may: %w",
+			actor.Run.Name, tine.Opt("include_git_internals"), capability.ErrScope))
+		return false
+	}
 	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
 	if err != nil {
 		writeErr(w, err)

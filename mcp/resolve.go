@@ -88,17 +88,18 @@ func conflictHint(err error) error {
 
 // mergeOut is a merge plan as merge_or_select reports it.
 type mergeOut struct {
-	Run     string         `json:"run"`
-	Target  string         `json:"target"`
-	DryRun  bool           `json:"dry_run"`
-	Applied bool           `json:"applied"`
-	Counts  map[string]int `json:"counts"`
-	Entries []merge.Entry  `json:"entries"`
+	Run     string          `json:"run"`
+	Target  string          `json:"target"`
+	DryRun  bool            `json:"dry_run"`
+	Applied bool            `json:"applied"`
+	Counts  map[string]int  `json:"counts"`
+	Entries []merge.Entry   `json:"entries"`
+	LeftOut []merge.LeftOut `json:"left_out,omitempty"`
 }
 
 func mergeReport(res *engine.MergeResult) *answer {
 	out := mergeOut{Run: res.Run.Name, Target: res.Target.Name, DryRun: res.DryRun, Applied: res.Applied,
-		Counts: map[string]int{}, Entries: res.Plan.Entries}
+		Counts: map[string]int{}, Entries: res.Plan.Entries, LeftOut: res.Plan.LeftOut}
 	for _, e := range res.Plan.Entries {
 		out.Counts[string(e.Action)]++
 	}
@@ -106,6 +107,10 @@ func mergeReport(res *engine.MergeResult) *answer {
 	if res.DryRun {
 		note = fmt.Sprintf("Dry run: merging %s into %s would touch %d path(s); nothing was written. Call again with dry_run false to apply.",
 			out.Run, out.Target, len(out.Entries))
+	}
+	if n := len(out.LeftOut); n > 0 {
+		note += fmt.Sprintf(" %d path(s) of the repository's internals (.git hooks, config) are left out: only a person carries them (tine merge --include-git-internals).", n)
+		out.LeftOut = out.LeftOut[:min(n, maxChanges)]
 	}
 	if len(out.Entries) > maxChanges {
 		out.Entries = out.Entries[:maxChanges]

@@ -27,6 +27,12 @@ type PlanOptions struct {
 	// Scratch is an existing directory where text merges are staged; it must
 	// outlive the plan's Apply. Required with TextMerge.
 	Scratch string
+	// IncludeGitInternals carries the internals of the workspace's git
+	// directories too: hooks, config and everything else in a .git that is
+	// not objects, refs, logs or the index. Without it they are left out
+	// (Plan.LeftOut): what the run wrote there, git would run on the
+	// target's side, as the person, at their next git command.
+	IncludeGitInternals bool
 }
 
 // PlanFiles plans a three-way merge at path granularity of a run's changes
@@ -40,7 +46,9 @@ type PlanOptions struct {
 // otherwise it is a conflict with a reason. A write that would need a parent
 // that is not a directory in ours (a file, a symlink, a deleted directory)
 // is a conflict too: nothing is ever written through a symlink. Entries
-// under a merge's staging directory (".tine-merge-*") are ignored.
+// under a merge's staging directory (".tine-merge-*") are ignored, and
+// the internals of git directories are left out unless
+// o.IncludeGitInternals (Plan.LeftOut says which, and why).
 func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.Change, o PlanOptions) (*Plan, error) {
 	if o.TextMerge && o.Scratch == "" {
 		return nil, fmt.Errorf("merge: text merge needs a scratch directory: %w", tine.ErrInvalid)
@@ -55,6 +63,12 @@ func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.C
 		out.Scope = "paths"
 	}
 	sel := selectChanges(changes, o.Paths)
+	if !o.IncludeGitInternals {
+		var err error
+		if sel, out.LeftOut, err = p.leaveOut(sel); err != nil {
+			return nil, fmt.Errorf("merge: plan: %w", err)
+		}
+	}
 	looks := make([]sides, len(sel))
 	err := plan.InParallel(ctx, len(sel), func(i int) (err error) {
 		looks[i], err = p.look(sel[i].Path)

@@ -34,6 +34,9 @@ type Entry = plan.Entry
 // scope ("git", "filesystem" or "paths").
 type Plan = plan.Plan
 
+// LeftOut is a change of the run a plan does not carry, with the reason.
+type LeftOut = plan.LeftOut
+
 // ErrConflict means a plan has conflicts and cannot be applied, or a run's
 // commits cannot be replayed onto the target.
 var ErrConflict = plan.ErrConflict

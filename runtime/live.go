@@ -286,14 +286,21 @@ func (m *Manager) supervisorSpec(r engine.Ref, isolate bool) supervisor.Spec {
 	return spec
 }
 
-// cgroup makes r's cgroup with tine.toml's limits.
+// cgroup makes r's cgroup with its limits: tine.toml's, and a fork's
+// defaults for what the file leaves out (config.Limits.Of). On a machine
+// without a controller for a default, the run goes without it; a limit
+// tine.toml gives is never dropped.
 func (m *Manager) cgroup(r engine.Ref, cfg *config.Config) (*cgroup.Group, error) {
 	cg, err := cgroup.Open(r.Run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("the run's cgroup: %w", err)
 	}
-	mem, _ := cfg.Limits.MemoryBytes()
-	if err := cg.SetLimits(cgroup.Limits{MemoryBytes: mem, CPU: cfg.Limits.CPU, Pids: cfg.Limits.Pids}); err != nil {
+	want, given := cfg.Limits.Of(r.Run.Role, cgroup.MachineMemory()), cfg.Limits.Given()
+	err = cg.SetLimits(want)
+	if errors.Is(err, cgroup.ErrUnsupported) && want != given {
+		err = cg.SetLimits(given)
+	}
+	if err != nil {
 		cg.Remove(context.Background())
 		return nil, fmt.Errorf("limits of tine.toml: %w", err)
 	}

@@ -75,6 +75,11 @@ func (a *app) printCombine(res *engine.CombineResult, asJSON bool) error {
 	for i, en := range res.Plan.Entries {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d bytes\t%s\n", en.Action, en.Change, display.Path(en.Path), res.Forks[i], en.Bytes, display.Text(en.Reason))
 	}
+	for _, p := range res.Parts {
+		for _, l := range p.Plan.LeftOut {
+			fmt.Fprintf(tw, "left_out\t%s\t%s\t%s\t0 bytes\t%s\n", l.Change, display.Path(l.Path), p.Run.Name, l.Reason)
+		}
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -87,5 +92,6 @@ func (a *app) printCombine(res *engine.CombineResult, asJSON bool) error {
 	case res.DryRun:
 		fmt.Fprintf(a.stdout, "%d path(s) from %d fork(s) would combine cleanly into %s (dry run)\n", n, forks, res.Target.Name)
 	}
+	printLeftOut(a.stdout, res.Plan, "tine merge FORK --paths PATH --include-git-internals")
 	return nil
 }

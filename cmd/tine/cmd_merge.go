@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -35,7 +36,13 @@ lands or none of it, even across a crash.
 
 A plan with a conflict is printed and nothing is written (exit status 9).
 --dry-run only plans and checks. --text-merge merges text files both sides
-changed line-wise (diff3); overlapping edits still conflict.`,
+changed line-wise (diff3); overlapping edits still conflict.
+
+--filesystem and --paths leave out what RUN changed in the internals of
+any .git directory of the workspace (hooks, config, info/attributes and
+everything else but objects, refs, logs and the index): git would run it
+on your side at your next git command. The plan lists each path left out;
+--include-git-internals carries them too, after you have read them.`,
 		Example: `  tine merge source-2 --dry-run
   tine merge source-2 --filesystem --text-merge
   tine merge source-2 --paths src/api --paths go.mod --json`,
@@ -68,6 +75,7 @@ changed line-wise (diff3); overlapping edits still conflict.`,
 	c.Flags().BoolVar(&o.TextMerge, "text-merge", false, "merge text files both sides changed, line by line")
 	c.Flags().BoolVar(&o.Force, "force", false, "apply even while tine exec commands run in the target")
 	c.Flags().BoolVar(&o.Commits, "commits", false, "carry RUN's commits into TARGET's history too (git scope)")
+	c.Flags().BoolVar(&o.IncludeGitInternals, "include-git-internals", false, "carry RUN's changes to .git hooks, config and other internals too (--filesystem, --paths)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan and outcome as JSON")
 	return c
 }
@@ -120,6 +128,9 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	for _, en := range res.Plan.Entries {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d bytes\t%s\n", en.Action, en.Change, display.Path(en.Path), en.Bytes, display.Text(en.Reason))
 	}
+	for _, l := range res.Plan.LeftOut {
+		fmt.Fprintf(tw, "left_out\t%s\t%s\t0 bytes\t%s\n", l.Change, display.Path(l.Path), l.Reason)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -130,6 +141,8 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	switch {
 	case !res.Plan.Clean():
 		fmt.Fprintf(a.stdout, "%s scope: %d path(s), %d in conflict; nothing written\n", res.Plan.Scope, n, len(res.Plan.Conflicts()))
+	case n == 0 && len(res.Plan.LeftOut) > 0 && (res.Applied || res.DryRun):
+		fmt.Fprintf(a.stdout, "%s scope: nothing to merge but the repository internals left out\n", res.Plan.Scope)
 	case n == 0 && (res.Applied || res.DryRun):
 		fmt.Fprintf(a.stdout, "%s scope: nothing to merge: %s\n", res.Plan.Scope, nothingChanged(res))
 	case same == n && (res.Applied || res.DryRun):
@@ -139,6 +152,7 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 	case res.DryRun:
 		fmt.Fprintf(a.stdout, "%s scope: %d path(s) would merge cleanly into %s (dry run)%s\n", res.Plan.Scope, n-same, res.Target.Name, alreadyThere(same))
 	}
+	printLeftOut(a.stdout, res.Plan, "--include-git-internals")
 	if c := res.Commits; c != nil {
 		how := "replayed onto"
 		if c.FastForward {
@@ -147,4 +161,12 @@ func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
 		fmt.Fprintf(a.stdout, "commits: %d %s %s's HEAD %.12s -> %.12s\n", len(c.Carried), how, res.Target.Name, c.Target, c.Head)
 	}
 	return nil
+}
+
+// printLeftOut says, after a plan, how many of the run's changes it left
+// out and what carries them.
+func printLeftOut(w io.Writer, p *merge.Plan, carry string) {
+	if n := len(p.LeftOut); n > 0 {
+		fmt.Fprintf(w, "left out %d path(s) of .git internals (hooks, config) that git would run on your side; %s carries them\n", n, carry)
+	}
 }

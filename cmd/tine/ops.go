@@ -187,7 +187,7 @@ func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions)
 		into = d.id(ctx, into)
 	}
 	res, p, err := d.cl.Merge(ctx, d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
-		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, Commits: o.Commits})
+		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, Commits: o.Commits, IncludeGitInternals: o.IncludeGitInternals})
 	if p != nil {
 		return nil, filed(p, "merge", ref)
 	}

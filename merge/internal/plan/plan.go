@@ -47,6 +47,18 @@ type Entry struct {
 type Plan struct {
 	Scope   string  `json:"scope"` // "git", "filesystem" or "paths"
 	Entries []Entry `json:"entries"`
+	// LeftOut are changes of the run the merge does not carry, sorted by
+	// path: a repository's internals git runs things from (hooks, config),
+	// which only a person's explicit choice carries.
+	LeftOut []LeftOut `json:"left_out,omitempty"`
+}
+
+// LeftOut is a change of the run a plan leaves out, and why.
+type LeftOut struct {
+	Path   string     `json:"path"`   // slash-separated, relative to the workspace
+	Change layer.Kind `json:"change"` // what the run did to the path since the fork point
+	Type   string     `json:"type"`   // as Entry.Type
+	Reason string     `json:"reason"`
 }
 
 // Conflicts returns the entries in conflict.
