@@ -26,6 +26,7 @@ func (t *tools) forkRun(ctx context.Context, in ForkInput) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	req.Env = t.env
 	st, err := t.api.ForkRun(ctx, run, req)
 	if err != nil {
 		return nil, unreachable(err)

@@ -19,6 +19,11 @@ type Options struct {
 	API     API    // the tine daemon
 	Self    string // the run this server runs in (its id); "" on the host
 	Version string // reported to clients; default the module's build version
+	// Env is the caller's environment (tine mcp's own: the process the
+	// client started), which a fork-run's agents, tests and checks start
+	// from, as the CLI sends its own. Nil: the daemon's account of the
+	// workspace's owner.
+	Env []string
 }
 
 // instructions tell the client what the tools are for.
@@ -35,7 +40,7 @@ func NewServer(o Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "tine", Title: "tine", Version: o.Version},
 		&sdk.ServerOptions{Instructions: instructions})
-	t := &tools{api: httpapi.Over(o.API), self: o.Self}
+	t := &tools{api: httpapi.Over(o.API), self: o.Self, env: o.Env}
 	t.addBranchTools(s)
 	t.addLifecycleTools(s)
 	t.addEffectTools(s)
@@ -46,6 +51,7 @@ func NewServer(o Options) *sdk.Server {
 type tools struct {
 	api  *httpapi.Client // over Options.API
 	self string
+	env  []string // Options.Env
 }
 
 // unreachable adds a hint to an error of a daemon that could not be reached.

@@ -69,7 +69,7 @@ func (a *app) mcpOptions() (mcp.Options, error) {
 		if err != nil {
 			return mcp.Options{}, err
 		}
-		return mcp.Options{API: mcp.NewClient(sock, capPath), Self: c.Run}, nil
+		return mcp.Options{API: mcp.NewClient(sock, capPath), Self: c.Run}, nil // a run's agents get the run's environment
 	}
 	// engine.Engine.SocketPath, without opening the store the daemon holds.
 	home, err := filepath.Abs(a.home)
@@ -77,5 +77,5 @@ func (a *app) mcpOptions() (mcp.Options, error) {
 		return mcp.Options{}, err
 	}
 	sock = layout.New(home).Socket()
-	return mcp.Options{API: mcp.NewClient(sock, "")}, nil
+	return mcp.Options{API: mcp.NewClient(sock, ""), Env: os.Environ()}, nil // the caller's, as the CLI sends its own
 }

@@ -443,3 +443,29 @@ func TestMCP_DoesNotPinTheMount(t *testing.T) {
 		t.Errorf("a.txt after the rollback: %q", b)
 	}
 }
+
+// A fork-run started over MCP runs its agents in the caller's environment
+// (tine mcp's, which the client started), as the CLI's does, not in the
+// daemon's: before, every fork of a Claude fork-run failed "Not logged in"
+// because the caller's sign-in variables never reached it.
+func TestMCP_CallersEnv(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	cmd := exec.Command(tineBin, "mcp")
+	cmd.Env, cmd.Stderr = append(append([]string(nil), e.vars...), "TINE_TEST_CALLER_MARK=the-callers"), os.Stderr
+	c := sdk.NewClient(&sdk.Implementation{Name: "tine-test", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "p", "copies": 1,
+		"agent_cmd": `echo "mark=$TINE_TEST_CALLER_MARK" > mark.txt`, "merge_mode": "manual"})
+	group, _ := st["group"].(string)
+	_, rep := mcpReport(t, cs, group)
+	fork := rep["forks"].([]any)[0].(map[string]any)["name"].(string)
+	if got := e.ok("exec", fork, "--", "cat", "mark.txt"); got != "mark=the-callers\n" {
+		t.Errorf("the agent's environment lacks the caller's variable: %q", got)
+	}
+}
