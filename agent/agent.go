@@ -3,7 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"os/exec"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -57,6 +58,9 @@ type Config struct {
 	// in a fork): codex then runs without a sandbox of its own, which
 	// cannot work beneath Landlock (bubblewrap mounts).
 	Confined bool
+	// Root says the agent runs as root (the workspace's owner is root),
+	// where Claude refuses bypassPermissions: see [ClaudePermissions].
+	Root bool
 }
 
 // ParseKind turns a config or flag value into a Kind.
@@ -86,26 +90,47 @@ func (cfg Config) binary() (string, error) {
 }
 
 // Check reports, in one line, why cfg's agent cannot run: an unknown kind,
-// a command agent without a program, or a binary not found on PATH.
-func Check(cfg Config) error {
+// a command agent without a program, or a binary not found on path, the
+// PATH the agent is started with (the caller's, not this process's).
+func Check(cfg Config, path string) error {
 	bin, err := cfg.binary()
 	if err != nil {
 		return err
 	}
-	if _, err := exec.LookPath(bin); err != nil {
-		return fmt.Errorf("%s agent: %w: %q (%v)", cfg.Kind, ErrNotFound, bin, unwrapExec(err))
+	if _, err := LookPath(bin, path); err != nil {
+		return fmt.Errorf("%s agent: %w: %q (%v)", cfg.Kind, ErrNotFound, bin, err)
 	}
 	return nil
 }
 
-// unwrapExec keeps the cause of an exec.Error short (its message repeats
-// the name).
-func unwrapExec(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
+// LookPath finds the executable file bin as a shell with PATH path would:
+// bin itself when it holds a slash, else the first directory of path that
+// has it.
+func LookPath(bin, path string) (string, error) {
+	if strings.Contains(bin, "/") {
+		return bin, executable(bin)
 	}
-	return err
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		if p := filepath.Join(dir, bin); executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("not on PATH %s", path)
+}
+
+// executable reports why p is not an executable file, if it is not.
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return err
+	case fi.IsDir() || fi.Mode()&0o111 == 0:
+		return fmt.Errorf("%s is not an executable file", p)
+	}
+	return nil
 }
 
 // Prompt joins the task prompt and a fork's approach into the text given

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestCommand(t *testing.T) {
 	}{
 		{"claude", Config{Kind: Claude}, "fix it", "", "",
 			slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"},
-				ClaudePermissions(os.Geteuid() == 0), []string{"--", "fix it"})},
+				ClaudePermissions(false), []string{"--", "fix it"})},
 		{"claude fork session", Config{Kind: Claude, Binary: "/opt/claude", Model: "opus", Args: []string{"--permission-mode", "acceptEdits"}},
 			"fix it", "small patch", "sess-1",
 			[]string{"/opt/claude", "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--model", "opus",
@@ -27,7 +28,7 @@ func TestCommand(t *testing.T) {
 				"fix it\n\nApproach for this attempt: small patch"}},
 		{"claude dash prompt", Config{Kind: Claude}, "-x", "", "",
 			slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"},
-				ClaudePermissions(os.Geteuid() == 0), []string{"--", "-x"})},
+				ClaudePermissions(false), []string{"--", "-x"})},
 		{"codex", Config{Kind: Codex}, "fix it", "", "",
 			[]string{"codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "fix it"}},
 		{"codex fork session", Config{Kind: Codex, Model: "gpt-5", Args: []string{"--skip-git-repo-check"}}, "fix it", "", "th-1",
@@ -62,7 +63,7 @@ func TestCommand_Errors(t *testing.T) {
 		if _, err := Command(tt.cfg, "p", "", ""); !errors.Is(err, tt.want) {
 			t.Errorf("%+v: err %v, want %v", tt.cfg, err, tt.want)
 		}
-		if err := Check(tt.cfg); !errors.Is(err, tt.want) {
+		if err := Check(tt.cfg, os.Getenv("PATH")); !errors.Is(err, tt.want) {
 			t.Errorf("Check %+v: err %v, want %v", tt.cfg, err, tt.want)
 		}
 	}
@@ -81,12 +82,21 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", t.TempDir())
-	if err := Check(Config{Kind: Claude, Binary: self}); err != nil {
+	empty := t.TempDir()
+	if err := Check(Config{Kind: Claude, Binary: self}, empty); err != nil {
 		t.Errorf("existing binary: %v", err)
 	}
+	// Looked up on the PATH given (the caller's), not this process's.
+	callers := t.TempDir()
+	if err := os.Symlink(self, filepath.Join(callers, "claude")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", empty)
+	if err := Check(Config{Kind: Claude}, empty+":"+callers); err != nil {
+		t.Errorf("claude on the caller's PATH: %v", err)
+	}
 	for _, cfg := range []Config{{Kind: Claude}, {Kind: Codex, Binary: "codex-missing"}, {Kind: CommandKind, Args: []string{"/nonexistent/agent"}}} {
-		err := Check(cfg)
+		err := Check(cfg, empty)
 		if !errors.Is(err, ErrNotFound) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: err %v, want a one-line ErrNotFound", cfg, err)
 		}

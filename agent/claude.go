@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -18,9 +17,6 @@ const (
 	// --allowedTools Bash so that it may also run commands.
 	ClaudeAcceptEdits = "acceptEdits"
 )
-
-// euid is the user id the agent runs as (the agent inherits tine's).
-var euid = os.Geteuid
 
 // ClaudePermissions returns the permission arguments tine gives Claude
 // Code by default, so that an agent may work freely inside a fork (which
@@ -59,7 +55,7 @@ func claudeArgv(bin string, cfg Config, prompt, session string) []string {
 		argv = append(argv, "--resume", session, "--fork-session")
 	}
 	if !setsPermissions(cfg.Args) {
-		argv = append(argv, ClaudePermissions(euid() == 0)...)
+		argv = append(argv, ClaudePermissions(cfg.Root)...)
 	}
 	argv = append(argv, cfg.Args...)
 	return append(argv, "--", prompt)

@@ -7,7 +7,6 @@ import (
 )
 
 func TestClaudeArgv_Permissions(t *testing.T) {
-	defer func(f func() int) { euid = f }(euid)
 	for _, tt := range []struct {
 		uid  int
 		args []string
@@ -19,8 +18,7 @@ func TestClaudeArgv_Permissions(t *testing.T) {
 		{1000, []string{"--permission-mode=plan"}, []string{"--permission-mode=plan"}},
 		{1000, []string{"--dangerously-skip-permissions"}, []string{"--dangerously-skip-permissions"}},
 	} {
-		euid = func() int { return tt.uid }
-		got, err := Command(Config{Kind: Claude, Args: tt.args}, "p", "", "")
+		got, err := Command(Config{Kind: Claude, Args: tt.args, Root: tt.uid == 0}, "p", "", "")
 		want := slices.Concat([]string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}, tt.want, []string{"--", "p"})
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("uid %d args %q: %q, want %q", tt.uid, tt.args, got, want)

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tinehq/tine/fstree"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/tinehq/tine/fstree"
 )
 
 // Claude Code 2.1 keeps each session's transcript in

@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/judge"
 )
 
@@ -65,6 +66,7 @@ type Options struct {
 	// without one.
 	Agent    agent.Config
 	AgentEnv []string
+	agentCmd string // the shell line of a command agent given as one (checkAgent)
 	// BaseEnv, when not nil, is the environment the agents, tests and
 	// checks start from: the workspace owner's, as the person who asked
 	// had it (a fork-run in the daemon); nil: this process's own.
@@ -178,7 +180,22 @@ func (o *Options) check() error {
 	if o.Judge == nil {
 		o.Judge, o.JudgeKind = judge.Heuristic{}, "heuristic"
 	}
-	if err := agent.Check(o.Agent); err != nil {
+	return nil
+}
+
+// checkAgent makes sure the agent's program exists where it will be
+// looked for: on the PATH the agent starts with (the caller's, made the
+// workspace owner's as the fork's processes get it; not this process's,
+// which in the daemon is systemd's), or as a path relative to the
+// workspace. It also says whether the agent runs as root: it runs as the
+// workspace's owner.
+func checkAgent(o *Options, src engine.Ref) error {
+	o.Agent.Root = src.Workspace.UID == 0
+	path := account.Getenv(agentEnviron(src, o.BaseEnv, o.AgentEnv), "PATH")
+	if o.agentCmd != "" {
+		return checkCommandAgent(o.agentCmd, src.Workspace.Path, path)
+	}
+	if err := agent.Check(o.Agent, path); err != nil {
 		return fmt.Errorf("%w: %w", err, tine.ErrUnsupported)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -166,7 +165,12 @@ func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request)
 			return tine.Optionf("%s runs a command agent; it does not go with %s %s: %w", tine.Opt("agent_cmd"), tine.Opt("agent"), req.Agent, tine.ErrInvalid)
 		}
 		o.Agent = agent.Config{Kind: agent.CommandKind, Args: []string{"sh", "-c", req.AgentCmd}}
-		return checkCommandAgent(req.AgentCmd, src.Workspace.Path)
+		o.agentCmd = req.AgentCmd
+		_, err := firstProgram(req.AgentCmd) // the program is looked for when the fork-run starts (checkAgent)
+		if err != nil {
+			return tine.Optionf("%s: %v: %w", tine.Opt("agent_cmd"), err, tine.ErrInvalid)
+		}
+		return nil
 	}
 	name := cmpOr(req.Agent, cfg.Fork.Agent)
 	ac, ok := cfg.Agent(name)
@@ -202,11 +206,12 @@ func configureAgent(o *Options, cfg *config.Config, src engine.Ref, req Request)
 }
 
 // checkCommandAgent makes sure the program of a command agent exists: on
-// PATH, or as a path relative to the workspace, where the agent starts.
+// path (the agent's PATH), or as a path relative to the workspace, where
+// the agent starts.
 // The command line is parsed as sh would; a first command that is a
 // compound (if, for, a subshell), a builtin or not a plain word is left to
 // the shell. A line that does not parse is refused.
-func checkCommandAgent(cmd, dir string) error {
+func checkCommandAgent(cmd, dir, path string) error {
 	prog, err := firstProgram(cmd)
 	if err != nil {
 		return tine.Optionf("%s: %v: %w", tine.Opt("agent_cmd"), err, tine.ErrInvalid)
@@ -224,8 +229,8 @@ func checkCommandAgent(cmd, dir string) error {
 		}
 		return nil
 	}
-	if _, err := exec.LookPath(prog); err != nil {
-		return fmt.Errorf("agent program %q not found on PATH: %w", prog, tine.ErrUnsupported)
+	if _, err := agent.LookPath(prog, path); err != nil {
+		return fmt.Errorf("agent program %q not found on the agent's PATH (%s): %w", prog, path, tine.ErrUnsupported)
 	}
 	return nil
 }

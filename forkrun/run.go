@@ -129,6 +129,9 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	if err := checkHoldoutDir(o.HoldoutDir, src.Workspace); err != nil {
 		return nil, err
 	}
+	if err := checkAgent(&o, src); err != nil {
+		return nil, err
+	}
 	conv, note, err := chooseConversation(ctx, e, src, &o, assigned)
 	if err != nil {
 		return nil, err

@@ -618,3 +618,43 @@ func codex(rt, account, at string) string {
 func save(file, body string) string {
 	return fmt.Sprintf("printf '%%s' '%s' > %s.new && mv %s.new %s", body, file, file, file)
 }
+
+// TestUser_ForkRunFindsTheAgentOnTheirPATH: a normal user's fork-run
+// through the system daemon finds the agent on the user's PATH (an npm
+// user prefix, ~/bin), not the daemon's, and gives Claude the permissions
+// the user may have (bypassPermissions), not root's. Before, it failed
+// "agent binary not found" (exit 7) unless tine.toml named an absolute
+// path, and the user's Claude got root's acceptEdits.
+func TestUser_ForkRunFindsTheAgentOnTheirPATH(t *testing.T) {
+	_, ann, _, dir := userWorkspace(t)
+	bin := filepath.Join(ann.home, "tine-test-bin")
+	os.MkdirAll(bin, 0o755)
+	t.Cleanup(func() { os.RemoveAll(bin) })
+	// A stand-in for a claude installed under the user's prefix: it records
+	// how tine started it, which is what this test is about.
+	os.WriteFile(filepath.Join(bin, "claude-of-ann"), []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > claude.args\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "agent-of-ann"), []byte("#!/bin/sh\nid -u > agent.uid\n"), 0o755)
+	toml := "[agent.mine]\nkind = \"claude\"\nbinary = \"claude-of-ann\"\n"
+	os.WriteFile(filepath.Join(dir, "tine.toml"), []byte(toml), 0o644)
+	os.Chown(filepath.Join(dir, "tine.toml"), ann.uid, ann.gid)
+	ann.ok(dir, "init", ".")
+	path := []string{"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin"}
+
+	r := ann.tine(dir, path, "fork-run", "source", "--json", "-n", "1", "--prompt", "p", "--merge-mode", "manual", "--agent", "mine")
+	var rep forkrun.Report
+	if json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Forks) != 1 {
+		t.Fatalf("fork-run with claude on the user's PATH: %v", r)
+	}
+	args := ann.ok(dir, "exec", rep.Forks[0].Name, "--", "cat", "claude.args")
+	if !strings.Contains(args, "--permission-mode\nbypassPermissions\n") {
+		t.Errorf("the user's claude was started with %q, want bypassPermissions", args)
+	}
+
+	r = ann.tine(dir, path, "fork-run", "source", "--json", "-n", "1", "--prompt", "p", "--merge-mode", "manual", "--agent-cmd", "agent-of-ann")
+	if json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Forks) != 1 {
+		t.Fatalf("fork-run with a command agent on the user's PATH: %v", r)
+	}
+	if got := ann.ok(dir, "exec", rep.Forks[0].Name, "--", "cat", "agent.uid"); got != strconv.Itoa(ann.uid)+"\n" {
+		t.Errorf("the command agent ran as %q", got)
+	}
+}
