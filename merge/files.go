@@ -50,6 +50,9 @@ func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.C
 		base: plan.NewView(base), theirs: plan.NewView(theirs), ours: plan.NewView(ours),
 		byPath: map[string]*Entry{},
 	}
+	defer p.base.Close()
+	defer p.theirs.Close()
+	defer p.ours.Close()
 	out := &Plan{Scope: "filesystem"}
 	if len(o.Paths) > 0 {
 		out.Scope = "paths"
@@ -197,7 +200,7 @@ func (p *fsPlanner) take(e Entry, s sides) (Entry, error) {
 	if layer.TypeOf(s.theirs.Mode()) == "other" {
 		return conflict(e, "special file (device, fifo or socket) in run cannot be merged"), nil
 	}
-	e.Action, e.Source = Take, p.theirs.At(e.Path)
+	e.Action, e.Source, e.SourceRoot = Take, p.theirs.At(e.Path), p.theirs.Root()
 	if !s.theirs.IsDir() {
 		e.Bytes = s.theirs.Size()
 	}
@@ -246,7 +249,7 @@ func (p *fsPlanner) blockedParent(rel string, ps plan.Parents) string {
 
 // conflict marks e as a conflict for reason.
 func conflict(e Entry, reason string) Entry {
-	e.Action, e.Reason, e.Source, e.Bytes = Conflict, reason, "", 0
+	e.Action, e.Reason, e.Source, e.SourceRoot, e.Bytes = Conflict, reason, "", "", 0
 	return e
 }
 

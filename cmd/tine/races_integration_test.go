@@ -139,6 +139,7 @@ func TestRace_Merge(t *testing.T) {
 			e := newEnv(t)
 			ws := raceWorkspace(e)
 			hidden, marker := testkit.Hidden(t, "secret")
+			merged := 0
 			n := rounds(func(i int) {
 				name := "d" + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + string(rune('a'+i/26))
 				fork, dir := raceFork(e, ws, name)
@@ -149,6 +150,9 @@ func TestRace_Merge(t *testing.T) {
 				}
 				r := e.tine(args...)
 				stop()
+				if r.code == 0 {
+					merged++
+				}
 				if strings.Contains(r.stdout+r.stderr, marker) {
 					t.Fatalf("round %d: the merge printed the hidden file: %v", i, r)
 				}
@@ -157,7 +161,10 @@ func TestRace_Merge(t *testing.T) {
 			if p := findMarker(t, ws, marker); p != "" {
 				t.Fatalf("after %d merges the workspace holds the hidden file at %s", n, p)
 			}
-			t.Logf("%d merges", n)
+			t.Logf("%d merges, %d applied", n, merged)
+			if merged == 0 {
+				t.Fatalf("none of %d merges applied: the race was never run", n)
+			}
 		})
 	}
 }

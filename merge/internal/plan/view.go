@@ -48,25 +48,80 @@ func (ps Parents) Reason() string {
 
 // View reads one tree by relative slash paths without following a
 // symlink in a parent: a path beneath a symlink, a file or a missing
-// directory counts as absent. Directory lookups are cached.
+// directory counts as absent. Directory lookups are cached. Every read is
+// made beneath the tree's root by descriptor (fstree.Root), never by name,
+// so a tree changing meanwhile (a run's view, which its run may be
+// flipping between a directory and a symlink to a host path) is never read
+// outside itself: a parent that became a symlink since it was looked at is
+// an error. The root is closed by Close, or else when the View is
+// collected.
 type View struct {
 	root string
 	kind int64 // the filesystem type of root (FSKind)
+	f    *os.File
+	r    *fstree.Root // beneath f; nil when root could not be opened (err)
+	err  error
 	mu   sync.Mutex
 	dirs map[string]Parents // state of each directory's own path
 }
 
-// NewView returns a view of the tree at root.
+// NewView returns a view of the tree at root. A root that cannot be opened
+// makes every read fail.
 func NewView(root string) *View {
-	return &View{root: root, kind: FSKind(root), dirs: map[string]Parents{".": {}}}
+	v := &View{root: root, kind: FSKind(root), dirs: map[string]Parents{".": {}}}
+	v.f, v.err = os.Open(root)
+	if v.err == nil {
+		v.r = fstree.RootOf(v.f)
+	}
+	return v
+}
+
+// Close releases the view's root.
+func (v *View) Close() error {
+	if v.f == nil {
+		return nil
+	}
+	return v.f.Close()
 }
 
 // Root returns the directory the view reads.
 func (v *View) Root() string { return v.root }
 
-// At returns the filesystem path of rel.
+// At returns the filesystem path of rel, for messages and for the trees
+// of tine's own; a run's files are read through Open and Pin.
 func (v *View) At(rel string) string {
 	return filepath.Join(v.root, filepath.FromSlash(rel))
+}
+
+// Open opens rel beneath the view's root for reading, following no
+// symlink (fstree.Root.Open); Stat the result to see what it is.
+func (v *View) Open(rel string) (*os.File, error) {
+	if v.err != nil {
+		return nil, v.err
+	}
+	return v.r.Open(rel)
+}
+
+// Pin returns a path naming rel through its parent opened beneath the
+// view's root (fstree.Root.Pin), for calls that do not follow their last
+// component, until release.
+func (v *View) Pin(rel string) (p string, release func(), err error) {
+	if v.err != nil {
+		return "", nil, v.err
+	}
+	return v.r.Pin(rel)
+}
+
+// lstat describes rel beneath the view's root.
+func (v *View) lstat(rel string) (fs.FileInfo, error) {
+	if v.err != nil {
+		return nil, v.err
+	}
+	fi, err := v.r.Lstat(rel)
+	if fstree.IsSymlinkErr(err) {
+		return nil, fmt.Errorf("a parent of %s became a symlink while it was read: %w", v.At(rel), err)
+	}
+	return fi, err
 }
 
 // Lstat describes rel, or returns nil when it is absent or a parent is not
@@ -76,7 +131,7 @@ func (v *View) Lstat(rel string) (fs.FileInfo, Parents, error) {
 	if err != nil || ps.Kind != ParentIsDir {
 		return nil, ps, err
 	}
-	fi, err := fstree.Lstat(v.At(rel))
+	fi, err := v.lstat(rel)
 	if os.IsNotExist(err) {
 		return nil, ps, nil
 	}
@@ -96,7 +151,7 @@ func (v *View) dirState(dir string) (Parents, error) {
 	if err != nil || ps.Kind != ParentIsDir {
 		return ps, err
 	}
-	fi, err := fstree.Lstat(v.At(dir))
+	fi, err := v.lstat(dir)
 	switch {
 	case os.IsNotExist(err):
 		ps = Parents{ParentIsMissing, dir}
@@ -117,7 +172,8 @@ func (v *View) dirState(dir string) (Parents, error) {
 // described by a and b (nil when absent there). What the stats tell apart
 // is not read, and neither is a file the stats show to be one and the same
 // (SameInode: a file the target has not touched since the fork point is
-// the fork point's own, on an overlay view or a btrfs snapshot).
+// the fork point's own, on an overlay view or a btrfs snapshot). Both
+// sides are read beneath their views (Pin).
 func Same(rel string, a, b fs.FileInfo, va, vb *View) (bool, error) {
 	switch {
 	case a == nil || b == nil:
@@ -129,7 +185,17 @@ func Same(rel string, a, b fs.FileInfo, va, vb *View) (bool, error) {
 	case SameInode(a, b, SharesInodes(va.kind, vb.kind)):
 		return true, nil
 	}
-	return fstree.SamePath(va.At(rel), vb.At(rel))
+	pa, releaseA, err := va.Pin(rel)
+	if err != nil {
+		return false, err
+	}
+	defer releaseA()
+	pb, releaseB, err := vb.Pin(rel)
+	if err != nil {
+		return false, err
+	}
+	defer releaseB()
+	return fstree.SamePath(pa, pb)
 }
 
 // Perm returns the permission bits of fi, setuid, setgid and sticky included.
