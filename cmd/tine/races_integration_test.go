@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/internal/testkit"
+	"golang.org/x/sys/unix"
 )
 
 // raceBudget bounds each racing test's loop; raceRounds is how many rounds
@@ -183,4 +185,69 @@ func findMarker(t *testing.T, root, marker string) string {
 		return nil
 	})
 	return found
+}
+
+// TestRace_InitSwap: tineuser inits a directory of theirs through the
+// system daemon (root's) while swapping it, over and over, with a symlink
+// to a directory of root's. The daemon must never take root's files (nor
+// mount over root's directory), and none of root's files may ever land in
+// the user's directory. (Before, the owner was checked on the path, then
+// the files imported by the path again.)
+func TestRace_InitSwap(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	sock := filepath.Join(publicDir(t), "tine.sock")
+	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
+	ann := asUser(t, "tineuser", sock)
+
+	roots := filepath.Join(publicDir(t), "roots")
+	if err := os.Mkdir(roots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(roots, "rootfile"), []byte("root's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parent := publicDir(t)
+	os.Chown(parent, ann.uid, ann.gid)
+	swap := filepath.Join(parent, "swap")
+	if err := os.Mkdir(swap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(swap, "mine"), []byte("the user's\n"), 0o644)
+	for _, p := range []string{swap, filepath.Join(swap, "mine")} {
+		os.Chown(p, ann.uid, ann.gid)
+	}
+	e.ws = append(e.ws, swap)
+	inits := 0
+	n := rounds(func(i int) {
+		stop := testkit.Flip(t, map[string]string{swap: roots})
+		r := ann.tine(parent, nil, "init", swap)
+		stop()
+		if fi, err := os.Lstat(swap); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// The init's mount landed on the user's directory while it was
+			// named swap.flip: the flip stopped there. Put it back.
+			mnt.UnmountAll(swap + ".flip")
+			if err := unix.Renameat2(unix.AT_FDCWD, swap, unix.AT_FDCWD, swap+".flip", unix.RENAME_EXCHANGE); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.Remove(swap + ".flip")
+		if r.code == 0 {
+			inits++
+		}
+		if ok, _ := mnt.IsMountpoint(roots); ok {
+			mnt.UnmountAll(roots)
+			t.Fatalf("round %d: the daemon mounted over root's directory: %v", i, r)
+		}
+		if names := dirNames(t, roots); len(names) != 1 || names[0] != "rootfile" {
+			t.Fatalf("round %d: root's directory holds %v, want only rootfile: %v", i, names, r)
+		}
+		if fileExists(filepath.Join(swap, "rootfile")) {
+			t.Fatalf("round %d: root's file landed in the user's directory: %v", i, r)
+		}
+		if r.code == 0 {
+			ann.ok(parent, "release", swap)
+		}
+	})
+	t.Logf("%d inits, %d took", n, inits)
 }

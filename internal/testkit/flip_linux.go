@@ -52,7 +52,11 @@ func Flip(tb testing.TB, paths map[string]string) (stop func() int) {
 	for p := range paths {
 		wg.Go(func() {
 			for n := 0; !done.Load() || n%2 == 1; n++ {
-				if err := unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, p+".flip", unix.RENAME_EXCHANGE); err != nil {
+				err := unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, p+".flip", unix.RENAME_EXCHANGE)
+				if err == unix.EBUSY {
+					return
+				}
+				if err != nil {
 					tb.Errorf("flip %s: %v", p, err)
 					return
 				}
