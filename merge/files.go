@@ -50,9 +50,6 @@ func PlanFiles(ctx context.Context, base, theirs, ours string, changes []layer.C
 		base: plan.NewView(base), theirs: plan.NewView(theirs), ours: plan.NewView(ours),
 		byPath: map[string]*Entry{},
 	}
-	defer p.base.Close()
-	defer p.theirs.Close()
-	defer p.ours.Close()
 	out := &Plan{Scope: "filesystem"}
 	if len(o.Paths) > 0 {
 		out.Scope = "paths"

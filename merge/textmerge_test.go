@@ -106,7 +106,6 @@ func TestMergeModes(t *testing.T) {
 func TestIsTextFile(t *testing.T) {
 	dir := t.TempDir()
 	v := plan.NewView(dir)
-	defer v.Close()
 	tests := []struct {
 		name string
 		data []byte

@@ -53,35 +53,18 @@ func (ps Parents) Reason() string {
 // so a tree changing meanwhile (a run's view, which its run may be
 // flipping between a directory and a symlink to a host path) is never read
 // outside itself: a parent that became a symlink since it was looked at is
-// an error. The root is closed by Close, or else when the View is
-// collected.
+// an error. The root is opened for each read and closed after, so that a
+// View holds nothing open (its root may be a mount to be unmounted).
 type View struct {
 	root string
 	kind int64 // the filesystem type of root (FSKind)
-	f    *os.File
-	r    *fstree.Root // beneath f; nil when root could not be opened (err)
-	err  error
 	mu   sync.Mutex
 	dirs map[string]Parents // state of each directory's own path
 }
 
-// NewView returns a view of the tree at root. A root that cannot be opened
-// makes every read fail.
+// NewView returns a view of the tree at root.
 func NewView(root string) *View {
-	v := &View{root: root, kind: FSKind(root), dirs: map[string]Parents{".": {}}}
-	v.f, v.err = os.Open(root)
-	if v.err == nil {
-		v.r = fstree.RootOf(v.f)
-	}
-	return v
-}
-
-// Close releases the view's root.
-func (v *View) Close() error {
-	if v.f == nil {
-		return nil
-	}
-	return v.f.Close()
+	return &View{root: root, kind: FSKind(root), dirs: map[string]Parents{".": {}}}
 }
 
 // Root returns the directory the view reads.
@@ -93,31 +76,43 @@ func (v *View) At(rel string) string {
 	return filepath.Join(v.root, filepath.FromSlash(rel))
 }
 
+// beneath calls fn with the view's root open as an fstree.Root.
+func (v *View) beneath(fn func(r *fstree.Root) error) error {
+	r, err := fstree.OpenRoot(v.root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fn(r)
+}
+
 // Open opens rel beneath the view's root for reading, following no
 // symlink (fstree.Root.Open); Stat the result to see what it is.
-func (v *View) Open(rel string) (*os.File, error) {
-	if v.err != nil {
-		return nil, v.err
-	}
-	return v.r.Open(rel)
+func (v *View) Open(rel string) (f *os.File, err error) {
+	err = v.beneath(func(r *fstree.Root) error {
+		f, err = r.Open(rel)
+		return err
+	})
+	return f, err
 }
 
 // Pin returns a path naming rel through its parent opened beneath the
 // view's root (fstree.Root.Pin), for calls that do not follow their last
 // component, until release.
 func (v *View) Pin(rel string) (p string, release func(), err error) {
-	if v.err != nil {
-		return "", nil, v.err
-	}
-	return v.r.Pin(rel)
+	err = v.beneath(func(r *fstree.Root) error {
+		p, release, err = r.Pin(rel)
+		return err
+	})
+	return p, release, err
 }
 
 // lstat describes rel beneath the view's root.
-func (v *View) lstat(rel string) (fs.FileInfo, error) {
-	if v.err != nil {
-		return nil, v.err
-	}
-	fi, err := v.r.Lstat(rel)
+func (v *View) lstat(rel string) (fi fs.FileInfo, err error) {
+	err = v.beneath(func(r *fstree.Root) error {
+		fi, err = r.Lstat(rel)
+		return err
+	})
 	if fstree.IsSymlinkErr(err) {
 		return nil, fmt.Errorf("a parent of %s became a symlink while it was read: %w", v.At(rel), err)
 	}
