@@ -166,12 +166,17 @@ func (c *Comparison) recommend() {
 
 // lineCounts adds up the lines added and deleted in changed text files.
 func lineCounts(changes []layer.Change, oldDir, newDir string) (added, deleted int) {
+	oldRoot, newRoot, done, err := openRoots(oldDir, newDir)
+	if err != nil {
+		return 0, 0
+	}
+	defer done()
 	for _, c := range changes {
 		if c.Type != "file" && c.Kind != layer.Deleted {
 			continue
 		}
-		old, err1 := readText(filepath.Join(oldDir, c.Path), c.Kind != layer.Added)
-		cur, err2 := readText(filepath.Join(newDir, c.Path), c.Kind != layer.Deleted)
+		old, err1 := readText(oldRoot, c.Path, c.Kind != layer.Added)
+		cur, err2 := readText(newRoot, c.Path, c.Kind != layer.Deleted)
 		if err1 != nil || err2 != nil {
 			continue
 		}

@@ -3,10 +3,12 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
+	"syscall"
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/tinehq/tine"
@@ -43,13 +45,25 @@ func (e *Engine) Patch(ctx context.Context, r Ref, w io.Writer) error {
 			return err
 		}
 		defer release()
-		for _, c := range changes {
-			if err := writePatch(w, c, dir, br.View); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writePatches(w, changes, dir, br.View)
 	})
+}
+
+// writePatches writes the patch of each change, reading the old side
+// beneath oldDir and the new beneath newDir (a run's view, which the run
+// may be changing meanwhile: through fstree.Root, never by name).
+func writePatches(w io.Writer, changes []layer.Change, oldDir, newDir string) error {
+	oldRoot, newRoot, done, err := openRoots(oldDir, newDir)
+	if err != nil {
+		return err
+	}
+	defer done()
+	for _, c := range changes {
+		if err := writePatch(w, c, oldRoot, newRoot); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ForkPoint calls fn with a directory holding run r's fork point (the
@@ -82,12 +96,25 @@ func (e *Engine) withOrigin(ctx context.Context, r Ref, fn func(layer.Backend, l
 	return fn(be, e.backendRun(r.Workspace, r.Run), e.layerPaths(origin))
 }
 
-func writePatch(w io.Writer, c layer.Change, oldDir, newDir string) error {
+// openRoots opens the two sides of a diff as fstree.Roots; done closes
+// them.
+func openRoots(oldDir, newDir string) (oldRoot, newRoot *fstree.Root, done func(), err error) {
+	if oldRoot, err = fstree.OpenRoot(oldDir); err != nil {
+		return nil, nil, nil, err
+	}
+	if newRoot, err = fstree.OpenRoot(newDir); err != nil {
+		oldRoot.Close()
+		return nil, nil, nil, err
+	}
+	return oldRoot, newRoot, func() { oldRoot.Close(); newRoot.Close() }, nil
+}
+
+func writePatch(w io.Writer, c layer.Change, oldRoot, newRoot *fstree.Root) error {
 	if c.Type == "dir" && c.Kind != layer.TypeChanged {
 		return nil
 	}
-	old, oerr := readText(filepath.Join(oldDir, c.Path), c.Kind != layer.Added)
-	cur, cerr := readText(filepath.Join(newDir, c.Path), c.Kind != layer.Deleted)
+	old, oerr := readText(oldRoot, c.Path, c.Kind != layer.Added)
+	cur, cerr := readText(newRoot, c.Path, c.Kind != layer.Deleted)
 	if oerr != nil || cerr != nil {
 		_, err := fmt.Fprintf(w, "diff %s: %s\n", display.Path(c.Path), firstError(oerr, cerr))
 		return err
@@ -106,31 +133,35 @@ func writePatch(w io.Writer, c layer.Change, oldDir, newDir string) error {
 
 var errBinary = fmt.Errorf("binary or large file, no text diff")
 
-// readText reads a regular file as text (a symlink as its target), or ""
-// when it does not exist on that side.
-func readText(p string, exists bool) (string, error) {
+// readText reads rel beneath root as text: a regular file's content, a
+// symlink as its target, "" when it does not exist on that side or is
+// something else. Nothing is followed: a parent that is a symlink by now
+// (a run changing its view while it is read) is an error, and what is read
+// is what the opened descriptor says it is.
+func readText(root *fstree.Root, rel string, exists bool) (string, error) {
 	if !exists {
 		return "", nil
 	}
-	fi, err := fstree.Lstat(p)
-	if err != nil {
-		return "", nil // a type change: the other side is a directory
-	}
+	b, fi, err := root.ReadFileBeneath(rel, maxPatchBytes+1)
 	switch {
-	case fi.Mode()&os.ModeSymlink != 0:
-		t, err := fstree.Readlink(p)
+	case err == nil && len(b) > maxPatchBytes:
+		return "", errBinary
+	case err == nil && bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0:
+		return "", errBinary
+	case err == nil:
+		return string(b), nil
+	case fi != nil || errors.Is(err, fs.ErrNotExist):
+		return "", nil // a type change: a directory (or a device) on this side
+	}
+	lfi, lerr := root.Lstat(rel)
+	switch {
+	case lerr == nil && lfi.Mode()&fs.ModeSymlink != 0:
+		t, err := root.Readlink(rel)
 		return "symlink -> " + t + "\n", err
-	case !fi.Mode().IsRegular():
+	case errors.Is(lerr, fs.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR):
 		return "", nil
-	case fi.Size() > maxPatchBytes:
-		return "", errBinary
+	case lerr != nil:
+		return "", lerr
 	}
-	b, err := fstree.ReadFile(p)
-	if err != nil {
-		return "", err
-	}
-	if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
-		return "", errBinary
-	}
-	return string(b), nil
+	return "", err
 }

@@ -66,6 +66,12 @@ func (e *Engine) Init(ctx context.Context, o InitOptions) (_ Ref, err error) {
 	if err != nil {
 		return Ref{}, err
 	}
+	dir, err := openInitDir(o, path)
+	if err != nil {
+		return Ref{}, err
+	}
+	t := newInitTx(e, nil, dir)
+	defer t.close()
 	unlock, err := e.lockGlobal()
 	if err != nil {
 		return Ref{}, err
@@ -77,7 +83,7 @@ func (e *Engine) Init(ctx context.Context, o InitOptions) (_ Ref, err error) {
 	if err := e.checkNoInterruptedInit(path); err != nil {
 		return Ref{}, err
 	}
-	be, err := e.chooseBackend(o.Backend, path)
+	be, err := e.chooseBackend(o.Backend, fdPath(dir))
 	if err != nil {
 		return Ref{}, err
 	}
@@ -85,7 +91,8 @@ func (e *Engine) Init(ctx context.Context, o InitOptions) (_ Ref, err error) {
 	if o.Owner != nil {
 		w.UID, w.GID = o.Owner.UID, o.Owner.GID
 	}
-	return newInitTx(e, w).initWith(ctx, be)
+	t.w = w
+	return t.initWith(ctx, be)
 }
 
 func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
@@ -99,13 +106,6 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %v: %w", o.Path, err, tine.ErrInvalid)
 	}
-	fi, err := os.Stat(path)
-	if err != nil || !fi.IsDir() {
-		return "", "", fmt.Errorf("%s is not a directory: %w", o.Path, tine.ErrInvalid)
-	}
-	if err := checkOwnsDir(o, path, fi); err != nil {
-		return "", "", err
-	}
 	if path == "/" || fstree.Within(e.home, path) || fstree.Within(path, e.home) {
 		return "", "", fmt.Errorf("%s overlaps tine's state directory %s: %w", path, e.home, tine.ErrInvalid)
 	}
@@ -117,6 +117,36 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 		return "", "", fmt.Errorf("workspace name %q: use 1-64 letters, digits, '.', '_' or '-': %w", name, tine.ErrInvalid)
 	}
 	return path, name, nil
+}
+
+// openInitDir opens the directory to init, at its canonical path, and
+// checks it is a directory of the owner's on the opened descriptor. The
+// init does everything to it through that descriptor (fdPath): taking its
+// files, putting them back on failure, writing the marker, mounting the
+// source's view over it. The path is its owner's to change meanwhile (to
+// swap it for a symlink to a directory of root's, say), and is opened
+// following no symlink: one found there now was put there since the path
+// was resolved, and the init is refused.
+func openInitDir(o InitOptions, path string) (*os.File, error) {
+	f, err := pinDir(path)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return nil, fmt.Errorf("%s changed while it was being taken under management (a symlink is on its path now): %w", o.Path, tine.ErrState)
+	case err != nil:
+		return nil, fmt.Errorf("%s is not a directory: %w", o.Path, tine.ErrInvalid)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("%s is not a directory: %w", o.Path, tine.ErrInvalid)
+	}
+	if err == nil {
+		err = checkOwnsDir(o, path, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // checkOwnsDir refuses a directory made a workspace for someone else (the
@@ -209,13 +239,27 @@ func (e *Engine) suggest(path, dir string) string {
 
 // initTx is the init of workspace w: importing its files into the first
 // layer (by rename, or by a journaled copy across filesystems) and
-// adopting its source run.
+// adopting its source run. w's directory is used through dir, held open
+// (openInitDir), by the path at that names it.
 type initTx struct {
-	e *Engine
-	w *tine.Workspace
+	e     *Engine
+	w     *tine.Workspace
+	dir   *os.File
+	at    string   // fdPath(dir)
+	mount *os.File // the source's view bound on dir (mnt.BindAt), until close
 }
 
-func newInitTx(e *Engine, w *tine.Workspace) *initTx { return &initTx{e: e, w: w} }
+func newInitTx(e *Engine, w *tine.Workspace, dir *os.File) *initTx {
+	return &initTx{e: e, w: w, dir: dir, at: fdPath(dir)}
+}
+
+// close releases the directory and the mount's root (the mount stays).
+func (t *initTx) close() {
+	if t.mount != nil {
+		t.mount.Close()
+	}
+	t.dir.Close()
+}
 
 // initWith takes w's directory under management with backend be; w's id
 // and creation time are set here.
@@ -272,14 +316,14 @@ func (t *initTx) importFiles(ctx context.Context, be layer.Backend, l string, u 
 	move := e.backends.stacking(w.Backend)
 	dst := e.lay.Workspace(w.ID).Layer(l)
 	if !move {
-		if err := be.Import(ctx, w.Path, dst, false); err != nil {
+		if err := be.Import(ctx, t.at, dst, false); err != nil {
 			return fmt.Errorf("importing %s: %w", w.Path, err)
 		}
 		u.add(func() error { return be.RemoveLayer(ctx, dst) })
 		return nil
 	}
 	j := initJournal{Path: w.Path, Layer: dst}
-	if !canRename(layers, w.Path, ".tine-init-"+tine.NewID("")) {
+	if !canRename(layers, t.at, ".tine-init-"+tine.NewID("")) {
 		j.Copy, j.Phase, j.Trash = true, initCopying, filepath.Join(w.Path, ".tine-init-"+tine.NewID(""))
 	}
 	journal := e.lay.Workspace(w.ID).InitJournal()
@@ -295,7 +339,7 @@ func (t *initTx) importFiles(ctx context.Context, be layer.Backend, l string, u 
 		return be.RemoveLayer(ctx, dst)
 	})
 	u.add(func() error {
-		err := moveBack(dst, w.Path)
+		err := moveBack(dst, t.at)
 		restored = err == nil
 		return err
 	})
@@ -306,13 +350,24 @@ func (t *initTx) importFiles(ctx context.Context, be layer.Backend, l string, u 
 		if err := t.copyIn(ctx, be, &j, journal); err != nil {
 			return err
 		}
-	} else if err := be.Import(ctx, w.Path, dst, true); err != nil {
+	} else if err := be.Import(ctx, t.at, dst, true); err != nil {
 		return fmt.Errorf("importing %s: %w", w.Path, err)
 	}
 	if err := faultPoint("init"); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(w.Path, markerName), []byte(markerText(w, e.home)), 0o444)
+	return writeWorkspaceMarker(t.at, markerText(w, e.home))
+}
+
+// writeWorkspaceMarker writes the marker into the workspace directory
+// dir, a new file: never through a symlink put there meanwhile.
+func writeWorkspaceMarker(dir, text string) error {
+	f, err := os.OpenFile(filepath.Join(dir, markerName), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o444)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
 }
 
 // copyIn is the import across filesystems: copy, verify, sync, journal
@@ -320,13 +375,13 @@ func (t *initTx) importFiles(ctx context.Context, be layer.Backend, l string, u 
 // the trash.
 func (t *initTx) copyIn(ctx context.Context, be layer.Backend, j *initJournal, journal string) error {
 	w := t.w
-	if err := be.Import(ctx, w.Path, j.Layer, false); err != nil {
+	if err := be.Import(ctx, t.at, j.Layer, false); err != nil {
 		return fmt.Errorf("copying %s into %s (nothing moved; the directory is as it was): %w", w.Path, j.Layer, err)
 	}
 	if err := faultPoint("init"); err != nil {
 		return err
 	}
-	if err := sameTree(w.Path, j.Layer); err != nil {
+	if err := sameTree(t.at, j.Layer); err != nil {
 		return fmt.Errorf("the copy of %s does not match it (changed while it was copied?); nothing moved: %w", w.Path, err)
 	}
 	if err := syncFS(j.Layer); err != nil {
@@ -339,10 +394,11 @@ func (t *initTx) copyIn(ctx context.Context, be layer.Backend, j *initJournal, j
 	if err := faultPoint("init"); err != nil {
 		return err
 	}
-	if err := os.Mkdir(j.Trash, 0o700); err != nil {
+	trash := filepath.Join(t.at, filepath.Base(j.Trash))
+	if err := os.Mkdir(trash, 0o700); err != nil {
 		return err
 	}
-	names, err := readNames(w.Path)
+	names, err := readNames(t.at)
 	if err != nil {
 		return err
 	}
@@ -350,14 +406,14 @@ func (t *initTx) copyIn(ctx context.Context, be layer.Backend, j *initJournal, j
 		if n == filepath.Base(j.Trash) {
 			continue
 		}
-		if err := os.Rename(filepath.Join(w.Path, n), filepath.Join(j.Trash, n)); err != nil {
+		if err := os.Rename(filepath.Join(t.at, n), filepath.Join(trash, n)); err != nil {
 			return err
 		}
 		if err := faultPoint("init"); err != nil {
 			return err
 		}
 	}
-	return fstree.Purge(j.Trash)
+	return fstree.Purge(trash)
 }
 
 func writeInitJournal(path string, j initJournal) error {
@@ -418,10 +474,11 @@ func copyBack(j initJournal, dir, path string) error {
 	if j.Phase != initCopied {
 		return nil
 	}
-	if err := fstree.Purge(j.Trash); err != nil {
+	trash := filepath.Join(path, filepath.Base(j.Trash)) // path may name the directory otherwise than j.Path
+	if err := fstree.Purge(trash); err != nil {
 		return err
 	}
-	scratch := j.Trash + ".restore"
+	scratch := trash + ".restore"
 	names, err := readNames(dir)
 	if err != nil {
 		return err
@@ -456,7 +513,20 @@ func (t *initTx) adoptSource(ctx context.Context, be layer.Backend, r *tine.Run,
 	e, w := t.e, t.w
 	br := e.backendRun(w, r)
 	if e.backends.stacking(w.Backend) {
-		return e.activate(ctx, be, w, r, br, e.layerPaths(v), v.ID, u)
+		if err := e.activateView(ctx, be, br, e.layerPaths(v), u); err != nil {
+			return err
+		}
+		// Bound on the directory held open, not on its name.
+		m, err := mnt.BindAt(br.View, t.dir)
+		if err != nil {
+			return err
+		}
+		t.mount = m
+		u.add(func() error {
+			m, t.mount = t.mount, nil
+			return mnt.Detach(m)
+		})
+		return markBase(br, v.ID)
 	}
 	if err := os.MkdirAll(br.Dir, 0o700); err != nil {
 		return err
@@ -467,6 +537,20 @@ func (t *initTx) adoptSource(ctx context.Context, be layer.Backend, r *tine.Run,
 // activate gives run r its view of layers and, for the source of a stacking
 // backend, binds that view onto the workspace path.
 func (e *Engine) activate(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, br layer.Run, layers []string, version string, u *undo) error {
+	if err := e.activateView(ctx, be, br, layers, u); err != nil {
+		return err
+	}
+	if r.Role == tine.RoleSource && e.backends.stacking(w.Backend) {
+		if err := mnt.Bind(br.View, w.Path); err != nil {
+			return err
+		}
+		u.add(func() error { return mnt.UnmountAll(w.Path) })
+	}
+	return markBase(br, version)
+}
+
+// activateView gives run br its view of layers.
+func (e *Engine) activateView(ctx context.Context, be layer.Backend, br layer.Run, layers []string, u *undo) error {
 	if err := os.MkdirAll(br.Dir, 0o700); err != nil {
 		return err
 	}
@@ -475,13 +559,7 @@ func (e *Engine) activate(ctx context.Context, be layer.Backend, w *tine.Workspa
 		return err
 	}
 	u.add(func() error { return be.Deactivate(ctx, br) })
-	if r.Role == tine.RoleSource && e.backends.stacking(w.Backend) {
-		if err := mnt.Bind(br.View, w.Path); err != nil {
-			return err
-		}
-		u.add(func() error { return mnt.UnmountAll(w.Path) })
-	}
-	return markBase(br, version)
+	return nil
 }
 
 func firstError(errs ...error) error {

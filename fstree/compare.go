@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 )
 
 // compareChunk is how many bytes sameContent reads from each file at a time.
@@ -68,14 +69,15 @@ func sameTarget(a, b string) (bool, error) {
 	return ta == tb, nil
 }
 
-// sameContent reports whether files a and b hold the same bytes.
+// sameContent reports whether files a and b hold the same bytes. Neither
+// is followed if it became a symlink since it was looked at.
 func sameContent(a, b string) (bool, error) {
-	fa, err := Open(a)
+	fa, err := OpenFile(a, os.O_RDONLY|openFileFlags, 0)
 	if err != nil {
 		return false, err
 	}
 	defer fa.Close()
-	fb, err := Open(b)
+	fb, err := OpenFile(b, os.O_RDONLY|openFileFlags, 0)
 	if err != nil {
 		return false, err
 	}

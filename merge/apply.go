@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
@@ -108,20 +109,21 @@ type applyTx struct {
 	save    bool   // file destinations are saved while staging, not moved (see opReplace)
 	opt     ApplyOptions
 	linkTo  map[int]int // entry → the entry whose staged file it is a hard link of
+	src     sources     // while staging, the run views entries are read from
 	lowers  []string    // with save, the overlay view's lower layers (keepDest)
 }
 
 // hardLinks finds the upserts whose sources are hard links of one file:
 // each maps to the first of its group, whose staged copy the others link
 // to, so that a merge keeps the run's hard links instead of splitting them.
-func hardLinks(entries []Entry) map[int]int {
+func hardLinks(entries []Entry, src sources) map[int]int {
 	first := map[[2]uint64]int{}
 	out := map[int]int{}
 	for i, e := range entries {
 		if (e.Action != Take && e.Action != TextMerged) || e.Source == "" {
 			continue
 		}
-		id, ok := linkID(e.Source)
+		id, ok := linkIDOf(e, src)
 		if !ok {
 			continue
 		}
@@ -132,6 +134,16 @@ func hardLinks(entries []Entry) map[int]int {
 		first[id] = i
 	}
 	return out
+}
+
+// linkIDOf is linkID of e's Source, read beneath its view.
+func linkIDOf(e Entry, src sources) ([2]uint64, bool) {
+	p, release, err := src.pin(e)
+	if err != nil {
+		return [2]uint64{}, false
+	}
+	defer release()
+	return linkID(p)
 }
 
 // linkStaged makes each linked entry's staged item a hard link of its
@@ -251,9 +263,14 @@ func (tx *applyTx) stage(ctx context.Context) error {
 			return err
 		}
 	}
-	tx.linkTo = hardLinks(tx.plan.Entries)
+	var err error
+	if tx.src, err = openSources(tx.plan.Entries); err != nil {
+		return err
+	}
+	defer tx.src.close()
+	tx.linkTo = hardLinks(tx.plan.Entries, tx.src)
 	preps := make([]entryPrep, len(tx.plan.Entries))
-	err := plan.InParallel(ctx, len(preps), func(i int) (err error) {
+	err = plan.InParallel(ctx, len(preps), func(i int) (err error) {
 		preps[i], err = tx.prepare(i, tx.plan.Entries[i])
 		if err != nil {
 			return fmt.Errorf("stage %q: %w", tx.plan.Entries[i].Path, err)
@@ -407,7 +424,12 @@ func (tx *applyTx) backupStep(i int, p string, cur fs.FileMode) (txStep, error) 
 
 // upsert stages entry i's source and returns the steps that put it in place.
 func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
-	src, err := fstree.Lstat(e.Source)
+	source, release, err := tx.src.pin(e)
+	if err != nil {
+		return entryPrep{}, err
+	}
+	defer release()
+	src, err := fstree.Lstat(source)
 	if err != nil {
 		return entryPrep{}, err
 	}
@@ -427,7 +449,7 @@ func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 	}
 	staged := item(stagedDir, i)
 	if _, linked := tx.linkTo[i]; !linked {
-		if err := stageItem(e.Source, tx.tree.abs(tx.stagingRel(staged)), src); err != nil {
+		if err := stageItem(source, tx.tree.abs(tx.stagingRel(staged)), src); err != nil {
 			return entryPrep{}, err
 		}
 	}
@@ -563,7 +585,8 @@ func (tx *applyTx) touchedDirs() []string {
 // stageItem copies src (described by fi) to the new path dst with the
 // metadata a copy into a user's tree keeps (stageMeta): a file with its
 // bytes; a symlink with its target, never followed; an empty directory
-// that the owner can write into until its mode step.
+// that the owner can write into until its mode step. src's last component
+// is never followed (sources.pin).
 func stageItem(src, dst string, fi fs.FileInfo) error {
 	switch {
 	case fi.IsDir():
@@ -599,7 +622,7 @@ func stageMeta(src, dst string, fi fs.FileInfo) error {
 // stageFile copies the regular file src (described by fi) to the new file
 // dst, holes kept as holes, with its metadata (stageMeta).
 func stageFile(src, dst string, fi fs.FileInfo) error {
-	in, err := fstree.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
+	in, err := fstree.OpenFile(src, os.O_RDONLY|oNoFollow|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}

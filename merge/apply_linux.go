@@ -21,80 +21,35 @@ import (
 // oNoFollow makes opening a symlink fail instead of following it.
 const oNoFollow = unix.O_NOFOLLOW
 
-// txTree is the target directory of an apply, held open: every path is
-// resolved beneath it with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), so
-// no symlink is ever followed, inside the target or out of it.
+// txTree is the target directory of an apply, held open as an
+// fstree.Root: every path is resolved beneath it with
+// openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), so no symlink is ever
+// followed, inside the target or out of it.
 type txTree struct {
 	root string
-	fd   int
+	r    *fstree.Root
+	fd   int // r's descriptor
 }
-
-// beneathHow resolves a path under the tree without following any symlink.
-const beneathHow = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 
 // openTxTree opens directory root.
 func openTxTree(root string) (*txTree, error) {
-	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	r, err := fstree.OpenRoot(root)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: root, Err: err}
+		return nil, err
 	}
-	return &txTree{root: root, fd: fd}, nil
+	return &txTree{root: root, r: r, fd: r.Fd()}, nil
 }
 
 // close releases the tree.
-func (t *txTree) close() error { return unix.Close(t.fd) }
+func (t *txTree) close() error { return t.r.Close() }
 
 // abs returns the filesystem path of rel, for reporting and for the staging
 // directory, which the tree created itself.
 func (t *txTree) abs(rel string) string { return filepath.Join(t.root, filepath.FromSlash(rel)) }
 
-// chunkMax is the longest path handed to one openat2: a run can make a
-// path longer than PATH_MAX, which no single call takes.
-const chunkMax = unix.PathMax - 64
-
-// openBeneath opens rel (a slash path, "." for the root) with flags. A rel
-// too long for one call is opened a chunk of whole components at a time,
-// each beneath the directory the last opened, so that nothing is followed
-// or escaped across chunks either.
-func (t *txTree) openBeneath(rel string, flags uint64) (int, error) {
-	dir, rest := t.fd, rel
-	defer func() {
-		if dir != t.fd {
-			unix.Close(dir)
-		}
-	}()
-	for len(rest) >= chunkMax {
-		i := strings.LastIndexByte(rest[:chunkMax], '/')
-		if i <= 0 {
-			return -1, &os.PathError{Op: "openat2", Path: t.abs(rel), Err: unix.ENAMETOOLONG}
-		}
-		fd, err := openat2(dir, rest[:i], unix.O_PATH|unix.O_DIRECTORY)
-		if err != nil {
-			return -1, &os.PathError{Op: "openat2", Path: t.abs(rel), Err: err}
-		}
-		if dir != t.fd {
-			unix.Close(dir)
-		}
-		dir, rest = fd, rest[i+1:]
-	}
-	fd, err := openat2(dir, rest, flags)
-	if err != nil {
-		return -1, &os.PathError{Op: "openat2", Path: t.abs(rel), Err: err}
-	}
-	return fd, nil
-}
-
-// openat2 opens name beneath directory dir with flags, following no
-// symlink, retried on EINTR and EAGAIN.
-func openat2(dir int, name string, flags uint64) (int, error) {
-	how := &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: beneathHow}
-	for {
-		fd, err := unix.Openat2(dir, name, how)
-		if err != unix.EINTR && err != unix.EAGAIN {
-			return fd, err
-		}
-	}
-}
+// openBeneath opens rel (a slash path, "." for the root) beneath the tree
+// with flags (fstree.Root.OpenAt).
+func (t *txTree) openBeneath(rel string, flags int) (int, error) { return t.r.OpenAt(rel, flags) }
 
 // parent opens the directory holding rel and returns it with rel's name.
 func (t *txTree) parent(rel string) (int, string, error) {

@@ -211,7 +211,7 @@ func (p *fsPlanner) take(e Entry, s sides) (Entry, error) {
 	if layer.TypeOf(s.theirs.Mode()) == "other" {
 		return conflict(e, "special file (device, fifo or socket) in run cannot be merged"), nil
 	}
-	e.Action, e.Source = Take, p.theirs.At(e.Path)
+	e.Action, e.Source, e.SourceRoot = Take, p.theirs.At(e.Path), p.theirs.Root()
 	if !s.theirs.IsDir() {
 		e.Bytes = s.theirs.Size()
 	}
@@ -260,7 +260,7 @@ func (p *fsPlanner) blockedParent(rel string, ps plan.Parents) string {
 
 // conflict marks e as a conflict for reason.
 func conflict(e Entry, reason string) Entry {
-	e.Action, e.Reason, e.Source, e.Bytes = Conflict, reason, "", 0
+	e.Action, e.Reason, e.Source, e.SourceRoot, e.Bytes = Conflict, reason, "", "", 0
 	return e
 }
 

@@ -397,9 +397,9 @@ func TestPlanFiles_EntryFields(t *testing.T) {
 	s := makeSides(t, base, theirs, base)
 	p := planSides(t, s, PlanOptions{})
 	want := []Entry{
-		{Path: "f", Action: Take, Change: layer.Modified, Type: "file", Bytes: 12, Source: filepath.Join(s.theirs, "f")},
+		{Path: "f", Action: Take, Change: layer.Modified, Type: "file", Bytes: 12, Source: filepath.Join(s.theirs, "f"), SourceRoot: s.theirs},
 		{Path: "gone", Action: Take, Change: layer.Deleted, Type: "file"},
-		{Path: "l", Action: Take, Change: layer.Added, Type: "symlink", Bytes: 4, Source: filepath.Join(s.theirs, "l")},
+		{Path: "l", Action: Take, Change: layer.Added, Type: "symlink", Bytes: 4, Source: filepath.Join(s.theirs, "l"), SourceRoot: s.theirs},
 	}
 	if d := cmp.Diff(want, p.Entries); d != "" {
 		t.Errorf("entries (-want +got):\n%s", d)

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/gitcmd"
 	"github.com/tinehq/tine/merge/internal/plan"
 )
@@ -33,7 +32,7 @@ func (p *fsPlanner) textMerge(e Entry, s sides) (Entry, error) {
 		v  *plan.View
 		fi fs.FileInfo
 	}{{p.base, s.base}, {p.theirs, s.theirs}, {p.ours, s.ours}} {
-		ok, err := isTextFile(f.v.At(e.Path), f.fi)
+		ok, err := isTextFile(f.v, e.Path, f.fi)
 		if err != nil || !ok {
 			return conflict(e, "changed in both (not text: never merged line-wise)"), err
 		}
@@ -53,21 +52,23 @@ func (p *fsPlanner) textMerge(e Entry, s sides) (Entry, error) {
 	if err != nil {
 		return e, fmt.Errorf("text merge: %w", err)
 	}
-	e.Action, e.Source, e.Bytes = TextMerged, merged, fi.Size()
+	e.Action, e.Source, e.SourceRoot, e.Bytes = TextMerged, merged, "", fi.Size()
 	return e, nil
 }
 
-// isTextFile reports whether the regular file at name (described by fi) may
-// be merged line-wise: small, no NUL in its first bytes, not a database.
-func isTextFile(name string, fi fs.FileInfo) (bool, error) {
+// isTextFile reports whether the regular file rel of v (described by fi)
+// may be merged line-wise: small, no NUL in its first bytes, not a
+// database.
+func isTextFile(v *plan.View, rel string, fi fs.FileInfo) (bool, error) {
 	if fi.Size() >= textMaxBytes {
 		return false, nil
 	}
-	f, err := fstree.OpenFile(name, os.O_RDONLY|oNoFollow, 0)
+	f, err := openPlainFile(v, rel)
 	if err != nil {
 		return false, fmt.Errorf("text merge: %w", err)
 	}
 	defer f.Close()
+	name := f.Name()
 	head := make([]byte, textSniffBytes)
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
@@ -124,7 +125,7 @@ func (p *fsPlanner) textInputs(rel, dir string) ([]string, error) {
 		view *plan.View
 	}{{"target", p.ours}, {"base", p.base}, {"run", p.theirs}} {
 		dst := filepath.Join(dir, v.name)
-		if err := copyPlainFile(v.view.At(rel), dst); err != nil {
+		if err := copyPlainFile(v.view, rel, dst); err != nil {
 			return nil, fmt.Errorf("text merge: %w", err)
 		}
 		out = append(out, dst)
@@ -158,14 +159,29 @@ func gitMergeFile(p *fsPlanner, in []string, out string) (bool, error) {
 	return false, fmt.Errorf("text merge: git merge-file: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
 }
 
-// copyPlainFile copies the bytes of regular file src (not followed if a
-// symlink) to the new file dst.
-func copyPlainFile(src, dst string) error {
-	in, err := fstree.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
+// openPlainFile opens the regular file rel of v, beneath v's root
+// (View.Open): anything else there by now is an error.
+func openPlainFile(v *plan.View, rel string) (*os.File, error) {
+	f, err := v.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is no longer a regular file", v.At(rel))
+	}
+	return f, nil
+}
+
+// copyPlainFile copies the bytes of the regular file rel of v to the new
+// file dst.
+func copyPlainFile(v *plan.View, rel, dst string) error {
+	in, err := openPlainFile(v, rel)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	src := in.Name()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"github.com/tinehq/tine/merge/internal/plan"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,7 @@ func TestMergeModes(t *testing.T) {
 
 func TestIsTextFile(t *testing.T) {
 	dir := t.TempDir()
+	v := plan.NewView(dir)
 	tests := []struct {
 		name string
 		data []byte
@@ -122,7 +124,7 @@ func TestIsTextFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		fi, _ := os.Lstat(p)
-		if got, err := isTextFile(p, fi); err != nil || got != tt.want {
+		if got, err := isTextFile(v, tt.name, fi); err != nil || got != tt.want {
 			t.Errorf("%s: isTextFile = %v, %v; want %v", tt.name, got, err, tt.want)
 		}
 	}

@@ -2,6 +2,7 @@ package mnt
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,4 +99,28 @@ func IsMountpoint(path string) (bool, error) {
 		return st.Mnt_id != pst.Mnt_id, nil
 	}
 	return st.Dev_major != pst.Dev_major || st.Dev_minor != pst.Dev_minor, nil
+}
+
+// BindAt bind-mounts source on the directory dir, held open, rather than
+// on a name (open_tree and move_mount): the mount lands on that directory
+// whatever its path names by then. It returns the new mount's root, held
+// open, for Detach.
+func BindAt(source string, dir *os.File) (*os.File, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return nil, &Error{Op: "open_tree", Source: source, Err: err}
+	}
+	err = unix.MoveMount(fd, "", int(dir.Fd()), "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+	if err != nil {
+		unix.Close(fd)
+		return nil, &Error{Op: "move_mount", Source: source, Target: dir.Name(), Err: err}
+	}
+	return os.NewFile(uintptr(fd), dir.Name()), nil
+}
+
+// Detach unmounts, lazily, the mount whose root BindAt returned, by that
+// descriptor rather than by a name, and closes it.
+func Detach(root *os.File) error {
+	defer root.Close()
+	return Unmount(fmt.Sprintf("/proc/self/fd/%d", root.Fd()), unix.MNT_DETACH)
 }

@@ -2,7 +2,10 @@
 
 package mnt
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 var errLinux = errors.New("mounts need Linux")
 
@@ -22,3 +25,9 @@ func UnmountAll(target string) error { return nil }
 
 // IsMountpoint reports false off Linux, where tine mounts nothing.
 func IsMountpoint(path string) (bool, error) { return false, nil }
+
+// BindAt is not available off Linux.
+func BindAt(source string, dir *os.File) (*os.File, error) { return nil, errLinux }
+
+// Detach is not available off Linux.
+func Detach(root *os.File) error { return errLinux }

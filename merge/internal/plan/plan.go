@@ -41,6 +41,11 @@ type Entry struct {
 	// run's view, or a staged file (text merges, git patches). Empty for
 	// deletions. Mode and, for symlinks, the target come from Source too.
 	Source string `json:"-"`
+	// SourceRoot, when set, is the run's view that Source lies beneath:
+	// Apply then reads Source beneath it by descriptor, following no
+	// symlink (fstree.Root), as the run may be changing its view while it
+	// is merged. Empty for a Source of tine's own (a staged file).
+	SourceRoot string `json:"-"`
 }
 
 // Plan is the full list of what a merge would do, sorted by path.

@@ -48,7 +48,13 @@ func (ps Parents) Reason() string {
 
 // View reads one tree by relative slash paths without following a
 // symlink in a parent: a path beneath a symlink, a file or a missing
-// directory counts as absent. Directory lookups are cached.
+// directory counts as absent. Directory lookups are cached. Every read is
+// made beneath the tree's root by descriptor (fstree.Root), never by name,
+// so a tree changing meanwhile (a run's view, which its run may be
+// flipping between a directory and a symlink to a host path) is never read
+// outside itself: a parent that became a symlink since it was looked at is
+// an error. The root is opened for each read and closed after, so that a
+// View holds nothing open (its root may be a mount to be unmounted).
 type View struct {
 	root string
 	kind int64 // the filesystem type of root (FSKind)
@@ -64,9 +70,53 @@ func NewView(root string) *View {
 // Root returns the directory the view reads.
 func (v *View) Root() string { return v.root }
 
-// At returns the filesystem path of rel.
+// At returns the filesystem path of rel, for messages and for the trees
+// of tine's own; a run's files are read through Open and Pin.
 func (v *View) At(rel string) string {
 	return filepath.Join(v.root, filepath.FromSlash(rel))
+}
+
+// beneath calls fn with the view's root open as an fstree.Root.
+func (v *View) beneath(fn func(r *fstree.Root) error) error {
+	r, err := fstree.OpenRoot(v.root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fn(r)
+}
+
+// Open opens rel beneath the view's root for reading, following no
+// symlink (fstree.Root.Open); Stat the result to see what it is.
+func (v *View) Open(rel string) (f *os.File, err error) {
+	err = v.beneath(func(r *fstree.Root) error {
+		f, err = r.Open(rel)
+		return err
+	})
+	return f, err
+}
+
+// Pin returns a path naming rel through its parent opened beneath the
+// view's root (fstree.Root.Pin), for calls that do not follow their last
+// component, until release.
+func (v *View) Pin(rel string) (p string, release func(), err error) {
+	err = v.beneath(func(r *fstree.Root) error {
+		p, release, err = r.Pin(rel)
+		return err
+	})
+	return p, release, err
+}
+
+// lstat describes rel beneath the view's root.
+func (v *View) lstat(rel string) (fi fs.FileInfo, err error) {
+	err = v.beneath(func(r *fstree.Root) error {
+		fi, err = r.Lstat(rel)
+		return err
+	})
+	if fstree.IsSymlinkErr(err) {
+		return nil, fmt.Errorf("a parent of %s became a symlink while it was read: %w", v.At(rel), err)
+	}
+	return fi, err
 }
 
 // Lstat describes rel, or returns nil when it is absent or a parent is not
@@ -76,7 +126,7 @@ func (v *View) Lstat(rel string) (fs.FileInfo, Parents, error) {
 	if err != nil || ps.Kind != ParentIsDir {
 		return nil, ps, err
 	}
-	fi, err := fstree.Lstat(v.At(rel))
+	fi, err := v.lstat(rel)
 	if os.IsNotExist(err) {
 		return nil, ps, nil
 	}
@@ -96,7 +146,7 @@ func (v *View) dirState(dir string) (Parents, error) {
 	if err != nil || ps.Kind != ParentIsDir {
 		return ps, err
 	}
-	fi, err := fstree.Lstat(v.At(dir))
+	fi, err := v.lstat(dir)
 	switch {
 	case os.IsNotExist(err):
 		ps = Parents{ParentIsMissing, dir}
@@ -117,7 +167,8 @@ func (v *View) dirState(dir string) (Parents, error) {
 // described by a and b (nil when absent there). What the stats tell apart
 // is not read, and neither is a file the stats show to be one and the same
 // (SameInode: a file the target has not touched since the fork point is
-// the fork point's own, on an overlay view or a btrfs snapshot).
+// the fork point's own, on an overlay view or a btrfs snapshot). Both
+// sides are read beneath their views (Pin).
 func Same(rel string, a, b fs.FileInfo, va, vb *View) (bool, error) {
 	switch {
 	case a == nil || b == nil:
@@ -129,7 +180,17 @@ func Same(rel string, a, b fs.FileInfo, va, vb *View) (bool, error) {
 	case SameInode(a, b, SharesInodes(va.kind, vb.kind)):
 		return true, nil
 	}
-	return fstree.SamePath(va.At(rel), vb.At(rel))
+	pa, releaseA, err := va.Pin(rel)
+	if err != nil {
+		return false, err
+	}
+	defer releaseA()
+	pb, releaseB, err := vb.Pin(rel)
+	if err != nil {
+		return false, err
+	}
+	defer releaseB()
+	return fstree.SamePath(pa, pb)
 }
 
 // Perm returns the permission bits of fi, setuid, setgid and sticky included.
