@@ -48,12 +48,16 @@ func raceFork(e *env, ws, dir string) (fork string, flipped string) {
 	return fork, flipped
 }
 
-// raceWorkspace makes and inits a workspace holding one file.
-func raceWorkspace(e *env) string {
+// raceWorkspace makes and inits a workspace holding one file, committed
+// in a git repository when git.
+func raceWorkspace(e *env, git bool) string {
 	e.t.Helper()
 	ws := e.workspaceDir("ws")
 	if err := os.WriteFile(filepath.Join(ws, "readme"), []byte("hello\n"), 0o644); err != nil {
 		e.t.Fatal(err)
+	}
+	if git {
+		hostSh(e.t, ws, "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init")
 	}
 	e.ok("init", "--backend", "overlay", ws)
 	return ws
@@ -74,7 +78,7 @@ func rounds(round func(i int)) int {
 func TestRace_DiffPatch(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
-	raceWorkspace(e)
+	raceWorkspace(e, false)
 	hidden, marker := testkit.Hidden(t, "secret")
 	fork, dir := raceFork(e, "", "d")
 	stop := testkit.Flip(t, map[string]string{dir: hidden})
@@ -96,7 +100,7 @@ func TestRace_DiffPatch(t *testing.T) {
 func TestRace_Export(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
-	raceWorkspace(e)
+	raceWorkspace(e, false)
 	hidden, marker := testkit.Hidden(t, "secret")
 	var f jsonFork
 	e.okJSON(&f, "fork", "source", "--json")
@@ -131,15 +135,15 @@ func TestRace_Export(t *testing.T) {
 	}
 }
 
-// TestRace_Merge: merging a fork (filesystem and paths scopes) that flips
+// TestRace_Merge: merging a fork (filesystem, paths and git scopes) that flips
 // a directory to a hidden host path while the merge plans and stages never
 // carries the hidden file into the target.
 func TestRace_Merge(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
-	for _, scope := range []string{"filesystem", "paths"} {
+	for _, scope := range []string{"filesystem", "paths", "git"} {
 		t.Run(scope, func(t *testing.T) {
 			e := newEnv(t)
-			ws := raceWorkspace(e)
+			ws := raceWorkspace(e, scope == "git")
 			hidden, marker := testkit.Hidden(t, "secret")
 			merged := 0
 			n := rounds(func(i int) {
@@ -147,8 +151,11 @@ func TestRace_Merge(t *testing.T) {
 				fork, dir := raceFork(e, ws, name)
 				stop := testkit.Flip(t, map[string]string{dir: hidden})
 				args := []string{"merge", fork, "--filesystem"}
-				if scope == "paths" {
+				switch scope {
+				case "paths":
 					args = []string{"merge", fork, "--paths", name}
+				case "git":
+					args = []string{"merge", fork, "--git"}
 				}
 				r := e.tine(args...)
 				stop()

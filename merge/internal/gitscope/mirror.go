@@ -658,7 +658,9 @@ func (m *merger) entry(c *change, s side) (plan.Entry, error) {
 		return e, nil
 	}
 	if c.direct {
-		e.Source = m.at(m.repo.top, s.path)
+		// Read beneath the run's view when applied: the run may swap a
+		// directory on the way for a symbolic link meanwhile.
+		e.Source, e.SourceRoot = m.at(m.repo.top, s.path), m.repo.top
 		if c.quick {
 			e.Bytes = c.bytes
 			return e, nil
