@@ -103,6 +103,9 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 	if err != nil || !fi.IsDir() {
 		return "", "", fmt.Errorf("%s is not a directory: %w", o.Path, tine.ErrInvalid)
 	}
+	if err := checkRealFS(path); err != nil {
+		return "", "", err
+	}
 	if err := checkOwnsDir(o, path, fi); err != nil {
 		return "", "", err
 	}
