@@ -106,6 +106,9 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %v: %w", o.Path, err, tine.ErrInvalid)
 	}
+	if err := checkRealFS(path); err != nil {
+		return "", "", err
+	}
 	if path == "/" || fstree.Within(e.home, path) || fstree.Within(path, e.home) {
 		return "", "", fmt.Errorf("%s overlaps tine's state directory %s: %w", path, e.home, tine.ErrInvalid)
 	}
