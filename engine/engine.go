@@ -73,6 +73,12 @@ func (e *Engine) warn(format string, args ...any) {
 	fmt.Fprintf(e.warnings, "tine: warning: "+format+"\n", args...)
 }
 
+// note tells the user, on the warnings' writer, of something put right that
+// needs nothing of them.
+func (e *Engine) note(format string, args ...any) {
+	fmt.Fprintf(e.warnings, "tine: "+format+"\n", args...)
+}
+
 // Close releases the store.
 func (e *Engine) Close() error { return e.store.Close() }
 

@@ -30,6 +30,8 @@ func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "promote")
+	defer made()
 	if p.Run.Role != tine.RoleFork {
 		return nil, fmt.Errorf("%s is the %s, not a fork: %w", p.Run.Name, p.Run.Role, tine.ErrState)
 	}

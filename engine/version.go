@@ -18,6 +18,8 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "checkpoint")
+	defer made()
 	be, err := e.backend(p.Workspace.Backend)
 	if err != nil {
 		return nil, err
@@ -65,6 +67,8 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "rollback")
+	defer made()
 	target, err := e.findVersion(ctx, p.Workspace, to)
 	if err != nil {
 		return nil, err
