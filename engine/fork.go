@@ -61,6 +61,8 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "fork")
+	defer made()
 	be, err := e.backend(p.Workspace.Backend)
 	if err != nil {
 		return nil, err
@@ -188,6 +190,9 @@ func (m *sealTx) seal(ctx context.Context, be layer.Backend, kind tine.VersionKi
 	now := e.now().UTC()
 	lay := &tine.Layer{ID: tine.NewID(tine.PrefixLayer), Workspace: p.Workspace.ID, CreatedAt: now}
 	dir := e.lay.Workspace(p.Workspace.ID).Layer(lay.ID)
+	if err := noteLayer(ctx, lay.ID); err != nil {
+		return nil, nil, err
+	}
 	paths, err := be.Seal(ctx, e.backendRun(p.Workspace, p.Run), e.layerPaths(base), dir)
 	u.add(func() error { return be.RemoveLayer(ctx, dir) })
 	if err != nil {

@@ -540,6 +540,9 @@ func (t *initTx) adoptSource(ctx context.Context, be layer.Backend, r *tine.Run,
 // activate gives run r its view of layers and, for the source of a stacking
 // backend, binds that view onto the workspace path.
 func (e *Engine) activate(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, br layer.Run, layers []string, version string, u *undo) error {
+	if err := noteRun(ctx, r.ID); err != nil {
+		return err
+	}
 	if err := e.activateView(ctx, be, br, layers, u); err != nil {
 		return err
 	}

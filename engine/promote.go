@@ -30,6 +30,8 @@ func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "promote")
+	defer made()
 	if p.Run.Role != tine.RoleFork {
 		return nil, fmt.Errorf("%s is the %s, not a fork: %w", p.Run.Name, p.Run.Role, tine.ErrState)
 	}
@@ -114,44 +116,45 @@ func (e *Engine) checkSourceUnchanged(ctx context.Context, src, fork Ref, since 
 		fork.Run.Name, strings.Join(show, ", "), tine.Opt("drop_source_changes"), tine.ErrUnmerged)
 }
 
-// promote switches the roles in the store first, then the files.
-func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*PromoteResult, error) {
-	saved, err := e.save(ctx, be, src, "retired by promoting "+p.Run.Name)
+// promote seals the old source's files as a version (and, for a flat
+// backend, the fork's, to be activated in the workspace directory) and
+// switches the roles, recording both in one store transaction, then moves
+// the files. Nothing is recorded until every copy is whole: a failure
+// before (a full disk) removes the copies, and the workspace is exactly as
+// it was, so a retry once space is freed starts afresh.
+func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (res *PromoteResult, err error) {
+	recorded := false
+	defer func() {
+		if !recorded {
+			err = e.diskFull(err, "promoting "+p.Run.Name, p.Workspace.Path, "nothing changed")
+		}
+	}()
+	var u undo
+	defer u.run(&err)
+	savedLay, saved, err := newSealTx(e, src).seal(ctx, be, tine.VersionSaved, "retired by promoting "+p.Run.Name, &u)
 	if err != nil {
 		return nil, err
 	}
-	if err := faultPointCtx(ctx); err != nil { // the source saved, nothing switched
+	if err := faultPointCtx(ctx); err != nil { // the source sealed, nothing recorded
 		return nil, err
 	}
 	oldBr, newBr := e.backendRun(src.Workspace, src.Run), e.backendRun(p.Workspace, p.Run)
+	var freshLay *tine.Layer
 	var fresh *tine.Version
 	if !e.backends.stacking(p.Workspace.Backend) {
 		// A flat source lives in the workspace directory: the fork's files
 		// will be activated there from a version of them.
-		if fresh, err = e.save(ctx, be, p, "promoted"); err != nil {
+		if freshLay, fresh, err = newSealTx(e, p).seal(ctx, be, tine.VersionSaved, "promoted", &u); err != nil {
 			return nil, err
 		}
-		if err := faultPointCtx(ctx); err != nil { // the fork saved too
+		if err := faultPointCtx(ctx); err != nil { // the fork sealed too
 			return nil, err
 		}
 	}
-	name := src.Run.Name
-	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		src.Run.Role, src.Run.State, src.Run.Name = tine.RoleRetired, tine.StateDiscarded, retiredName(tx, src)
-		if err := tx.UpdateRun(src.Run); err != nil {
-			return err
-		}
-		p.Run.Role, p.Run.Name, p.Run.Resolution = tine.RoleSource, name, tine.ResolutionPromoted
-		if fresh != nil {
-			p.Run.Base = fresh.ID
-		}
-		return firstError(tx.UpdateRun(p.Run),
-			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventPromote, map[string]any{"retired": src.Run.ID, "saved": saved.ID})),
-			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, tine.EventRetire, map[string]any{"promoted": p.Run.ID, "saved": saved.ID})))
-	})
-	if err != nil {
+	if err := e.switchRoles(ctx, p, src, savedLay, saved, freshLay, fresh); err != nil {
 		return nil, err
 	}
+	u, recorded = nil, true // the versions are the store's now
 	e.obs.Promoted()
 	if fresh != nil {
 		// The new source's files will be made again from fresh: a crash
@@ -172,6 +175,32 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 		e.warn("%s is the source now, but the effects it asked for as a fork were not offered: %v", p.Run.Name, err)
 	}
 	return &PromoteResult{Run: p.Run, Retired: src.Run, Saved: saved}, nil
+}
+
+// switchRoles records, in one transaction, the old source's files as the
+// version saved (its layer savedLay), the fork's as fresh (freshLay; nil
+// for a stacking backend), the old source retired and the fork the source.
+func (e *Engine) switchRoles(ctx context.Context, p, src Ref, savedLay *tine.Layer, saved *tine.Version, freshLay *tine.Layer, fresh *tine.Version) error {
+	name := src.Run.Name
+	return e.store.Update(ctx, func(tx tine.Tx) error {
+		if err := e.putSaved(tx, src, savedLay, saved); err != nil {
+			return err
+		}
+		if fresh != nil {
+			if err := e.putSaved(tx, p, freshLay, fresh); err != nil {
+				return err
+			}
+			p.Run.Base = fresh.ID
+		}
+		src.Run.Role, src.Run.State, src.Run.Name = tine.RoleRetired, tine.StateDiscarded, retiredName(tx, src)
+		if err := tx.UpdateRun(src.Run); err != nil {
+			return err
+		}
+		p.Run.Role, p.Run.Name, p.Run.Resolution = tine.RoleSource, name, tine.ResolutionPromoted
+		return firstError(tx.UpdateRun(p.Run),
+			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventPromote, map[string]any{"retired": src.Run.ID, "saved": saved.ID})),
+			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, tine.EventRetire, map[string]any{"promoted": p.Run.ID, "saved": saved.ID})))
+	})
 }
 
 // switchFiles puts the new source's files at the workspace path and removes

@@ -26,6 +26,15 @@ type CopyOptions struct {
 	// below the root are forgiven, and only for being gone or replaced:
 	// every other error, and any error on the dst side, still fails Copy.
 	SkipVanished bool
+	// KeepPins carries the immutable and append-only flags (chattr +i, +a)
+	// of every entry below src onto its copy, set once the whole tree is
+	// copied (a pinned directory takes no entries, a pinned file no hard
+	// link). dst itself never gets them: its caller may still rename it.
+	KeepPins bool
+	// PinsXattr, with KeepPins, names an extended attribute in which src
+	// records flags as letters (ParsePins) rather than on its inodes:
+	// overlayfs' trusted.overlay.protattr in an upper directory.
+	PinsXattr string
 }
 
 // Copy copies the contents of directory src into directory dst, which must
@@ -40,8 +49,9 @@ type CopyOptions struct {
 // one while Copy runs. File data is cloned with FICLONE when opt.Reflink
 // asks and the filesystem can; otherwise only its data extents are copied
 // (see CopyContents), so sparse files stay sparse. ctx is checked between
-// entries. Inode flags set with chattr (immutable, append-only) are not
-// copied: dst's files are plain files tine can write and remove.
+// entries. Inode flags set with chattr (immutable, append-only) are copied
+// only with opt.KeepPins; without it dst's files are plain files tine can
+// write and remove (a tree with them is removed with Purge).
 func Copy(ctx context.Context, src, dst string, opt CopyOptions) error {
 	c := &copier{ctx: ctx, opt: opt, root: os.Geteuid() == 0, links: map[inodeKey]string{}}
 	c.xattrs = xattrPolicy{root: c.root}
@@ -64,6 +74,9 @@ func (c *copier) copyRoot(src, dst string) error {
 	if err == nil {
 		err = c.copyDir(src, dst, fi, names)
 	}
+	if err == nil {
+		err = c.setPins()
+	}
 	if err != nil {
 		return fmt.Errorf("fstree: copy %s to %s: %w", src, dst, err)
 	}
@@ -78,9 +91,44 @@ type copier struct {
 	xattrs  xattrPolicy         // which extended attributes are copied
 	noClone bool                // FICLONE failed once; do not retry per file
 	links   map[inodeKey]string // first destination of each multiply-linked inode
+	pins    []pinEntry          // flags to set once everything is copied (KeepPins)
 	// afterLstat, when set (by tests), runs between the lstat of a source
 	// entry and its copy: where a live tree changes under Copy.
 	afterLstat func(path string)
+}
+
+// pinEntry is a copied entry and the chattr flags of its source.
+type pinEntry struct {
+	path string
+	pins Pins
+}
+
+// notePins remembers that dst is to get the flags of its source, open as
+// f, when opt.KeepPins asks for them.
+func (c *copier) notePins(f *os.File, dst string) error {
+	if !c.opt.KeepPins {
+		return nil
+	}
+	p, err := pinsOf(f)
+	if err == nil && c.opt.PinsXattr != "" {
+		var x Pins
+		x, err = xattrPins(f, c.opt.PinsXattr)
+		p |= x
+	}
+	if err == nil && p != 0 {
+		c.pins = append(c.pins, pinEntry{dst, p})
+	}
+	return err
+}
+
+// setPins gives every entry notePins remembered its source's flags.
+func (c *copier) setPins() error {
+	for _, p := range c.pins {
+		if err := SetPins(p.path, p.pins); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkEmptyDir returns an error unless dir is an empty directory.
@@ -166,7 +214,7 @@ func (c *copier) copyOnce(src, dst string) error {
 		c.afterLstat(src)
 	}
 	if fi.IsDir() {
-		names, err := c.readDir(src)
+		names, err := c.readDir(src, dst)
 		if err != nil {
 			return err
 		}
@@ -190,13 +238,17 @@ func (c *copier) copyOnce(src, dst string) error {
 }
 
 // readDir returns the names in the source directory dir, which must still
-// be a directory and not a symlink to one.
-func (c *copier) readDir(dir string) ([]string, error) {
+// be a directory and not a symlink to one, and notes its flags for its copy
+// dst.
+func (c *copier) readDir(dir, dst string) ([]string, error) {
 	f, err := OpenFile(dir, os.O_RDONLY|openDirFlags, 0)
 	if err != nil {
 		return nil, vanished(dir, err)
 	}
 	defer f.Close()
+	if err := c.notePins(f, dst); err != nil {
+		return nil, err
+	}
 	names, err := f.Readdirnames(-1)
 	if err != nil {
 		return nil, vanished(dir, err)
@@ -242,6 +294,10 @@ func (c *copier) copyFile(src, dst string) (fs.FileInfo, error) {
 	}
 	out, err := OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.notePins(in, dst); err != nil {
+		out.Close()
 		return nil, err
 	}
 	if err := c.fill(out, in); err != nil {

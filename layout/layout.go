@@ -24,6 +24,7 @@
 //	  init.json                                 Workspace.InitJournal: an init in progress
 //	  release.json                              Workspace.ReleaseJournal: a release in progress
 //	  release/pending                           Workspace.ReleasePending: present while a release is unfinished
+//	  making/<op>-<id>.json                     Workspace.Making: the runs and layers a fork, checkpoint, rollback or promote creates before it records them
 //	  layers/<l>/                               Workspace.Layer: an immutable layer
 //	  groups/<g>/                               Workspace.Group: a fork group (see Group)
 //	  runs/<r>/                                 Workspace.Run: a run (see Run)
@@ -146,6 +147,13 @@ func (w Workspace) ReleasePending() string { return filepath.Join(w.ReleaseDir()
 
 // Layers holds the workspace's layers.
 func (w Workspace) Layers() string { return filepath.Join(w.dir, "layers") }
+
+// MakingDir holds the making journals of commands creating directories
+// they have not recorded yet.
+func (w Workspace) MakingDir() string { return filepath.Join(w.dir, "making") }
+
+// Making is the making journal named name.
+func (w Workspace) Making(name string) string { return filepath.Join(w.MakingDir(), name+".json") }
 
 // Layer is layer l's directory.
 func (w Workspace) Layer(l string) string { return filepath.Join(w.Layers(), l) }
