@@ -166,17 +166,16 @@ func runCRIU(ctx context.Context, ns int, cgroups []string, inner string, args [
 }
 
 // pidRange is the script criu restore is run by in the fork's pid
-// namespace: criu and its helpers take pids below base (the run's own
-// processes, those restored included, are at base and above), and the
-// namespace hands out pids from base again once it is done. The script's
-// own shell, forked by nsenter before it can say so, takes the next pid
-// from base, so a first nsenter has set the pids back already
-// (lowerPids).
+// namespace: criu and its helpers take pids from base-200 on, below the
+// run's own processes (those restored included), which the supervisor
+// starts from base. The script's own shell, forked by nsenter before it
+// can say so, takes the next pid, so a first nsenter has set the pids
+// back already (lowerPids).
 func pidRange(base int) string {
 	if base < 300 {
 		return ""
 	}
-	return fmt.Sprintf(`echo %d >%s || exit 1; "$@"; rc=$?; echo %d >%s; exit $rc`, base-200, lastPid, base-1, lastPid)
+	return fmt.Sprintf(`echo %d >%s && exec "$@"`, base-200, lastPid)
 }
 
 const lastPid = "/proc/sys/kernel/ns_last_pid"

@@ -122,7 +122,6 @@ func enterNamespaces(spec Spec) error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
-	raisePids()
 	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
 		return fmt.Errorf("setting the hostname: %w", err)
 	}
