@@ -73,6 +73,10 @@ func (a *app) printLive(reps []engine.LiveReport) {
 			fmt.Fprint(a.stdout, "running")
 		}
 		for _, p := range r.Forked {
+			if p.Engine == engine.LiveCRIU {
+				fmt.Fprintf(a.stdout, "; %s forked live by CRIU in %.0f ms (pid %d -> %d, pause %.1f ms)", display.Text(dash(p.Service)), p.TookMS, p.Pid, p.Child, p.PauseMS)
+				continue
+			}
 			fmt.Fprintf(a.stdout, "; forked live %s (pid %d -> %d, parent paused %.1f ms)", display.Text(dash(p.Service)), p.Pid, p.Child, p.PauseMS)
 		}
 		if len(r.Restarted) > 0 {
