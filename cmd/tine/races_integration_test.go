@@ -325,3 +325,52 @@ func flipWhenMade(t *testing.T, e *env, seen map[string]bool, target string) (st
 	t.Fatal("the fork never made its test")
 	return nil
 }
+
+// TestRace_Promote: promote refuses while the source has changes since
+// the fork that the fork lacks, and compares the two to know. A fork
+// flipping its directory to a symlink at a hidden host path holding the
+// source's new content must never pass for holding that change: before,
+// the comparison followed the symlink, the promote went through, and the
+// source's change was lost.
+func TestRace_Promote(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := raceWorkspace(e, false)
+	hidden, marker := testkit.Hidden(t, "f")
+	body, err := os.ReadFile(filepath.Join(hidden, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	n := rounds(func(i int) {
+		if err := os.WriteFile(filepath.Join(ws, "d", "f"), []byte("base\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var f jsonFork
+		e.okJSON(&f, "fork", "source", "--json")
+		fork := f.Forks[0].Name
+		dir := filepath.Join(e.path(fork), "d")
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte("the fork's own\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "d", "f"), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(filepath.Join(ws, "d", "f"), 0o600) // the hidden file's mode, which the comparison checks too
+		stop := testkit.Flip(t, map[string]string{dir: hidden})
+		r := e.tine("promote", fork)
+		stop()
+		if r.code == 0 {
+			if b, _ := os.ReadFile(filepath.Join(ws, "d", "f")); !strings.Contains(string(b), marker) {
+				t.Fatalf("round %d: promote went through and lost the source's change to d/f (now %q): %v", i, b, r)
+			}
+			return
+		}
+		refused++
+		e.tine("discard", fork)
+	})
+	t.Logf("%d promotes, %d refused", n, refused)
+}
