@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -98,8 +100,19 @@ func (e *Engine) checkSourceUnchanged(ctx context.Context, src, fork Ref, since 
 	if err != nil {
 		return err
 	}
+	// Both views are written by others (the source's user, the fork): read
+	// them beneath their roots.
+	srcView, err := fstree.OpenRoot(e.Path(src.Workspace, src.Run))
+	if err != nil {
+		return err
+	}
+	defer srcView.Close()
+	forkView, err := fstree.OpenRoot(e.Path(fork.Workspace, fork.Run))
+	if err != nil {
+		return err
+	}
+	defer forkView.Close()
 	var lost []string
-	srcView, forkView := e.Path(src.Workspace, src.Run), e.Path(fork.Workspace, fork.Run)
 	for _, c := range changes {
 		if !samePathIn(srcView, forkView, c.Path) {
 			lost = append(lost, c.Path)
@@ -253,14 +266,23 @@ func retiredName(tx tine.Tx, src Ref) string {
 	}
 }
 
-// samePathIn reports whether rel has the same signature under both roots
-// (both missing counts as the same).
-func samePathIn(a, b, rel string) bool {
-	_, ea := fstree.Lstat(a + "/" + rel)
-	_, eb := fstree.Lstat(b + "/" + rel)
-	if ea != nil || eb != nil {
-		return os.IsNotExist(ea) && os.IsNotExist(eb)
+// samePathIn reports whether rel has the same signature beneath both
+// roots (both missing counts as the same). A symlink on the way to rel on
+// either side makes it differ: nothing is compared through one.
+func samePathIn(a, b *fstree.Root, rel string) bool {
+	pa, releaseA, ea := a.Pin(rel)
+	if ea == nil {
+		defer releaseA()
+		_, ea = fstree.Lstat(pa)
 	}
-	same, err := fstree.SamePath(a+"/"+rel, b+"/"+rel)
+	pb, releaseB, eb := b.Pin(rel)
+	if eb == nil {
+		defer releaseB()
+		_, eb = fstree.Lstat(pb)
+	}
+	if ea != nil || eb != nil {
+		return errors.Is(ea, fs.ErrNotExist) && errors.Is(eb, fs.ErrNotExist)
+	}
+	same, err := fstree.SamePath(pa, pb)
 	return err == nil && same
 }
