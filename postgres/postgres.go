@@ -85,7 +85,7 @@ func OpenContext(ctx context.Context, url string) (*Store, error) {
 func (s *Store) init(ctx context.Context) error {
 	var schema *string
 	var hash int32
-	err := s.pool.QueryRow(ctx, "SELECT current_schema(), hashtext(current_schema())").Scan(&schema, &hash)
+	err := s.pool.QueryRow(ctx, "SELECT current_schema(), coalesce(hashtext(current_schema()), 0)").Scan(&schema, &hash)
 	if err != nil {
 		return wrapBusy(err)
 	}
