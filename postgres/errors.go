@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/tinehq/tine"
@@ -71,3 +73,20 @@ func Redact(s string) string {
 	}
 	return password.ReplaceAllString(s, "${1}xxxxx")
 }
+
+// oneLine is an error whose text is made one line: pgx says why it could
+// not connect with a line for each address it tried, often the same line
+// twice (with TLS and without). It unwraps to the error it shows.
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string {
+	var lines []string
+	for _, l := range strings.Split(e.err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.TrimSuffix(strings.Join(lines, " "), ":")
+}
+
+func (e oneLine) Unwrap() error { return e.err }

@@ -75,7 +75,7 @@ func OpenContext(ctx context.Context, url string) (*Store, error) {
 	}
 	if err := s.init(ctx); err != nil {
 		s.pool.Close()
-		return nil, fmt.Errorf("postgres: open %s: %w", s.where, err)
+		return nil, fmt.Errorf("postgres: open %s: %w", s.where, oneLine{err})
 	}
 	return s, nil
 }
