@@ -226,3 +226,12 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStoreFork measures the store transactions of one fork on
+// PostgreSQL; sqlite.BenchmarkStoreFork measures the same on SQLite.
+func BenchmarkStoreFork(b *testing.B) {
+	storetest.BenchmarkFork(b, func(tb testing.TB) func() engine.StoreFile {
+		url := pgtest.URL(tb)
+		return func() engine.StoreFile { return openAt(tb, url) }
+	})
+}

@@ -7,6 +7,10 @@
 #   eval "$(scripts/testpg.sh start)"   # exports TINE_TEST_PG_URL and TINE_TEST_PG_DIR
 #   scripts/testpg.sh stop "$TINE_TEST_PG_DIR"
 #
+# TESTPG_FSYNC=on makes a cluster that syncs its log at every commit, as a
+# real server does, for benchmarks that compare it with SQLite's
+# synchronous=FULL; by default a test cluster does not sync.
+#
 # It needs Debian's postgresql package (PostgreSQL 15 on Debian 12); the
 # tests that need a PostgreSQL skip, saying why, when TINE_TEST_PG_URL is
 # not set or does not answer.
@@ -38,10 +42,10 @@ start() {
 			break
 		fi
 	done
-	# fsync off: a test database need not survive a power cut, and the
-	# machine's disk is shared.
+	# fsync off unless asked: a test database need not survive a power
+	# cut, and the machine's disk is shared.
 	as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200" start >/dev/null ||
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=${TESTPG_FSYNC:-off} -c max_connections=200" start >/dev/null ||
 		{ cat "$dir/server.log" >&2; exit 1; }
 	echo "export TINE_TEST_PG_URL='postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable'"
 	echo "export TINE_TEST_PG_DIR='$dir'"

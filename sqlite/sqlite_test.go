@@ -320,3 +320,12 @@ func TestOpen_FilesAreTheOwners(t *testing.T) {
 	defer s.Close()
 	check("an old store reopened")
 }
+
+// BenchmarkStoreFork measures the store transactions of one fork on
+// SQLite; postgres.BenchmarkStoreFork measures the same on PostgreSQL.
+func BenchmarkStoreFork(b *testing.B) {
+	storetest.BenchmarkFork(b, func(tb testing.TB) func() engine.StoreFile {
+		path := filepath.Join(tb.TempDir(), "tine.db")
+		return func() engine.StoreFile { return openAt(tb, path) }
+	})
+}
