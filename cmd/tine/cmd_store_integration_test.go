@@ -72,6 +72,15 @@ func TestStore_Postgres(t *testing.T) {
 		t.Errorf("the workspace in PostgreSQL: %v", err)
 	}
 
+	t.Run("Doctor", func(t *testing.T) {
+		if out := e.ok("doctor"); !strings.Contains(out, "127.0.0.1") || strings.Contains(out, "tine.db") {
+			t.Errorf("tine doctor does not name the PostgreSQL store:\n%s", out)
+		}
+		r := e.tine("doctor", "--rebuild")
+		if r.code != exitUnsupported || !strings.Contains(r.stderr, "on a server") {
+			t.Errorf("tine doctor --rebuild of a PostgreSQL store: exit %d, want %d\n%v", r.code, exitUnsupported, r)
+		}
+	})
 	t.Run("ConfigFile", func(t *testing.T) {
 		e.vars = base
 		t.Cleanup(func() { e.vars = append(base, "TINE_STORE_URL="+url) })
