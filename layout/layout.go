@@ -6,7 +6,8 @@
 // The table ($TINE_HOME is the state directory; <ws>, <r>, <l>, <g>, <v>
 // are ids):
 //
-//	$TINE_HOME/tine.db                          Store: the store
+//	$TINE_HOME/tine.db                          Store: the store (a SQLite database)
+//	$TINE_HOME/config.toml                      Config: [store] url, when the store is on a server instead
 //	$TINE_HOME/store-id                         StoreID: the id of the store the workspaces below were made with
 //	$TINE_HOME/quarantine/                      Quarantine: directories the store had no record of, moved aside
 //	$TINE_HOME/probes.json                      Probes: remembered backend probes, per filesystem and uid
@@ -64,6 +65,10 @@ func (l Layout) Root() string { return l.root }
 
 // Store is the store's database.
 func (l Layout) Store() string { return filepath.Join(l.root, "tine.db") }
+
+// Config is the state directory's configuration file: its [store] table
+// says where the store is when it is not Store (see package store).
+func (l Layout) Config() string { return filepath.Join(l.root, "config.toml") }
 
 // StoreID is the file naming the store the workspaces were made with.
 func (l Layout) StoreID() string { return filepath.Join(l.root, "store-id") }

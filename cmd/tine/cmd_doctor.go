@@ -55,9 +55,13 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 				return usageErr(c, "--purge, --set-aside and --rebuild are separate steps; run one, then the other")
 			}
 			ctx := c.Context()
+			opts, err := a.engineOptions()
+			if err != nil {
+				return err
+			}
 			switch {
 			case purge:
-				done, err := engine.Purge(ctx, a.home, a.engineOptions()...)
+				done, err := engine.Purge(ctx, a.home, opts...)
 				for _, q := range done {
 					fmt.Fprintf(a.stderr, "tine: purged %s (%s from %s, %s)\n", q.Name, q.Kind, q.From, size(q.Bytes))
 				}
@@ -65,7 +69,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			case setAside:
-				moved, err := engine.SetAside(ctx, a.home, a.engineOptions()...)
+				moved, err := engine.SetAside(ctx, a.home, opts...)
 				for _, q := range moved {
 					fmt.Fprintf(a.stderr, "tine: moved %s aside to %s\n", q.From, q.Dir)
 				}
@@ -73,7 +77,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			case rebuild:
-				rep, err := engine.Rebuild(ctx, a.home, a.engineOptions()...)
+				rep, err := engine.Rebuild(ctx, a.home, opts...)
 				if rep != nil && err == nil {
 					printRebuild(a.stderr, rep)
 				} else if rep != nil {
@@ -85,7 +89,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			}
-			r, err := engine.Diagnose(ctx, a.home, a.engineOptions()...)
+			r, err := engine.Diagnose(ctx, a.home, opts...)
 			if err != nil {
 				return err
 			}
