@@ -218,11 +218,11 @@ func sameBirth(a, b int64) bool { return a == 0 || b == 0 || a == b }
 
 // How an incremental seal writes a directory of the upper directory.
 const (
-	asIs      = iota // the whole delta: as it is, overlay marks included
-	merged           // plain: what the previous version has at the same place shows through
-	redirect         // its former contents are elsewhere in the previous version
-	opaque           // new: hides everything below it
-	viewCopy         // a directory renamed from the version below the delta: copied from the view
+	asIs     = iota // the whole delta: as it is, overlay marks included
+	merged          // plain: what the previous version has at the same place shows through
+	redirect        // its former contents are elsewhere in the previous version
+	opaque          // new: hides everything below it
+	viewCopy        // a directory renamed from the version below the delta: copied from the view
 )
 
 // subdir seals the upper directory rel, described by st, whose former
