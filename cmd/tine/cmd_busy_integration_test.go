@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,4 +150,64 @@ func TestCLI_BusySourceForksCopyTheChange(t *testing.T) {
 	if !re.MatchString(out) {
 		t.Errorf("tine fork printed %q, want a line matching %s", out, re)
 	}
+}
+
+// TestCLI_BusySourceKilledForksLoseNothing kills forks of a busy source
+// (a shell's cwd and an open file in it) at every fault point of a fork
+// and at random moments, after a change each time: the next command
+// removes what a killed fork left, the forks made before keep their files,
+// and the next fork, which stacks on the last recorded seal, holds exactly
+// the source's files.
+func TestCLI_BusySourceKilledForksLoseNothing(t *testing.T) {
+	t.Parallel()
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := e.workspaceDir("busykill")
+	makeFiles(t, ws, 100)
+	e.ok("init", "--backend", "overlay", ws)
+	bigDelta(t, ws, 2500)
+	holdSource(t, ws, "d00/s0/f0000.txt")
+	e.ok("fork", "source", "--name", "first")
+	first := mustSnapshot(t, ws)
+	checked := map[string]bool{}
+	checkAfterKill(t, e, ws, first, checked)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for i := range 24 {
+		hostSh(t, ws, fmt.Sprintf(`printf '%d\n' >> d00/s0/f0000.txt; printf 'k\n' > node_modules/p%02d/k%d.js; rm -f node_modules/p%02d/f%05d.js; mv node_modules/p%02d d00/p%d`,
+			i, i%50, i, (i+7)%50, (i+7)%50, 40+i%10, i))
+		want := mustSnapshot(t, ws)
+		cmd := exec.Command(tineBin, "fork", "source", "--name", fmt.Sprintf("k%d", i))
+		cmd.Env = e.vars
+		delay := time.Duration(rng.Intn(120)) * time.Millisecond
+		if i < 12 { // every fault point of a fork, then random moments
+			cmd.Env = append(cmd.Env, fmt.Sprintf("TINE_TEST_KILL_AT=fork:%d", i))
+			delay = time.Minute
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil && !strings.Contains(err.Error(), "killed") {
+				t.Errorf("tine fork: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(delay):
+			cmd.Process.Kill()
+			<-done
+		}
+		checkAfterKill(t, e, ws, want, checked)
+		name := fmt.Sprintf("after%d", i)
+		var f jsonFork
+		e.okJSON(&f, "fork", "source", "--name", name, "--json")
+		requireSameTree(t, "fork "+name, want, mustSnapshot(t, e.path(name)), compareOpts{links: true})
+		checked[f.Forks[0].ID] = true
+		if rng.Intn(3) == 0 {
+			e.ok("discard", name) // a chain whose forks are gone still serves
+		}
+	}
+	requireSameTree(t, "fork first at the end", first, mustSnapshot(t, e.path("first")), compareOpts{links: true})
 }
