@@ -174,7 +174,7 @@ func TestCLI_BusySourceKilledForksLoseNothing(t *testing.T) {
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for i := range 24 {
 		hostSh(t, ws, fmt.Sprintf(`printf '%d\n' >> d00/s0/f0000.txt; printf 'k\n' > node_modules/p%02d/k%d.js; rm -f node_modules/p%02d/f%05d.js; mv node_modules/p%02d d00/p%d`,
-			i, i%50, i, (i+7)%50, (i+7)%50, 40+i%10, i))
+			i, i%20, i, (i+7)%20, (i+7)%20, 20+i, i))
 		want := mustSnapshot(t, ws)
 		cmd := exec.Command(tineBin, "fork", "source", "--name", fmt.Sprintf("k%d", i))
 		cmd.Env = e.vars
