@@ -7,7 +7,8 @@
 # the whole delta) and forks 2..FORKS, each after a change of CHANGE files;
 # it reads what each fork copied from tine fork --json and the disk each
 # fork's new layer uses, and times `cp -a` of the delta from the source's
-# view as the baseline, on the same filesystem in the same run. At the end
+# view as the baseline (page cache warm, no sync, as the forks), on the
+# same filesystem in the same run. At the end
 # it kills the holder and times one idle fork (sealed by rename). Prints a
 # Markdown table on stdout.
 #
@@ -77,16 +78,15 @@ for n in $DELTAS; do
 	# cp -a of the delta, from the source's view, as the baseline.
 	t0=$(ms)
 	cp -a "$ws/node_modules" "$W/cp-$n"
-	sync
 	cp_ms=$(($(ms) - t0))
 	cp_kb=$(kb "$W/cp-$n")
 	rm -rf "$W/cp-$n"
 	echo "| $n | \`cp -a\` of the delta | $cp_ms | | $n | | $cp_kb | 1 | 100 |"
-	first=$(cd "$ws/node_modules" && find . -type f | head -1)
+	first=$(cd "$ws/node_modules" && find . -type f -print -quit)
 	(cd "$ws" && exec 3<"node_modules/$first" && exec sleep 3600) &
 	HOLDER=$!
 	sleep 0.2
-	mapfile -t files < <(cd "$ws" && find node_modules -type f | head -"$CHANGE")
+	mapfile -t files < <(cd "$ws" && find node_modules -type f | sed "${CHANGE}q")
 	for i in $(seq 1 "$FORKS"); do
 		if ((i > 1)); then
 			for f in "${files[@]}"; do printf 'change %d\n' "$i" >>"$ws/$f"; done
