@@ -37,6 +37,7 @@
 //	view/ upper/ work/  View, Upper, Work: the run's files (the backend decides which exist)
 //	merge.json      MergeJournal: a merge into this run in progress
 //	seal.json       SealJournal: a seal-by-rename in progress
+//	sealed          Sealed: the last version sealed by copy from the run's view
 //	sessions/       Sessions: tine exec pids without a supervisor
 //	sup/            Sup: the supervisor's pid file, socket, log, adopted.json, egress.jsonl
 //	logs/<svc>.log  Log: service logs
@@ -189,6 +190,10 @@ func (r Run) Base() string { return filepath.Join(r.dir, "base") }
 
 // View is where a backend mounts or keeps the run's files.
 func (r Run) View() string { return filepath.Join(r.dir, "view") }
+
+// Sealed names the last version sealed by copy from the run's view, which
+// the next seal by copy stacks on (layer.Incremental).
+func (r Run) Sealed() string { return filepath.Join(r.dir, "sealed") }
 
 // MergeJournal is the journal of a merge into the run.
 func (r Run) MergeJournal() string { return filepath.Join(r.dir, "merge.json") }

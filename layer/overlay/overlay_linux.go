@@ -135,6 +135,7 @@ func (b *Backend) SealMove(ctx context.Context, r layer.Run, l string) error {
 	if err := os.Rename(upper(r), l); err != nil {
 		return fmt.Errorf("overlay: seal-by-rename of %s: %w", r.ID, err)
 	}
+	removeManifests(r) // they describe the delta just moved
 	if err := os.Mkdir(upper(r), 0o755); err != nil {
 		return err
 	}
@@ -194,6 +195,7 @@ func (b *Backend) Deactivate(ctx context.Context, r layer.Run) error {
 			return err
 		}
 	}
+	removeManifests(r)
 	return nil
 }
 
