@@ -27,7 +27,7 @@ func TestForkRun_IdleByproducts(t *testing.T) {
 		git        bool
 		files      map[string]string
 	}{
-		{"python", "python3 -m unittest -q", false, map[string]string{
+		{"python", "env -u PYTHONDONTWRITEBYTECODE python3 -m unittest -q && test -d tests/__pycache__", false, map[string]string{
 			"calc.py":            "def add(a, b):\n    return a + b\n",
 			"tests/__init__.py":  "",
 			"tests/test_calc.py": "import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n",
@@ -80,5 +80,38 @@ func TestForkRun_IdleByproducts(t *testing.T) {
 				t.Errorf("compare: %d file(s), ready %v", s.Changed, s.Ready)
 			}
 		})
+	}
+}
+
+// TestForkRun_ReadyMeansOneThing is issue 26's "ready means two things":
+// a fork whose tests failed is not ready in compare (its table and its
+// JSON) as in summary, though it merges cleanly (merges_cleanly says
+// that alone). Before, compare said ready.
+func TestForkRun_ReadyMeansOneThing(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	writeTestFiles(t, ws, map[string]string{"A": "a\n"})
+	hostSh(t, ws, "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init")
+	e.ok("init", ws)
+	script := filepath.Join(publicDir(t), "agent.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho b > B\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := e.forkRunJSON("source", "-n", "1", "--prompt", "p", "--agent-cmd", script, "--test", "false", "--merge-mode", "manual")
+	f := rep.Forks[0]
+	if f.Ready || f.NotReady != "tests failed" || !f.MergeClean {
+		t.Fatalf("fork-run: ready %v %q, merge clean %v", f.Ready, f.NotReady, f.MergeClean)
+	}
+	var cmp engine.Comparison
+	e.okJSON(&cmp, "compare", rep.Group, "--json")
+	if s := cmp.Forks[0]; s.Ready || s.NotReady != "tests failed" || !s.MergesCleanly || s.Changed != 1 {
+		t.Errorf("compare --json: ready %v %q, merges cleanly %v, %d file(s)", s.Ready, s.NotReady, s.MergesCleanly, s.Changed)
+	}
+	if out := e.ok("compare", rep.Group); !strings.Contains(out, "false") || !strings.Contains(out, "tests failed") {
+		t.Errorf("compare:\n%s", out)
+	}
+	if out := e.ok("summary", f.Name); !strings.Contains(out, "ready:     no: tests failed") {
+		t.Errorf("summary:\n%s", out)
 	}
 }
