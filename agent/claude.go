@@ -69,6 +69,10 @@ type claudeParser struct {
 	session string
 	msgs    map[string]*claudeMsg // by message id: what was charged
 	baseUSD float64               // the running total of the resumed session
+	// streaming is the id of the message the stream's last message_start
+	// opened: the message of the events after it that name none (Claude
+	// Code releases before api_message_id, such as 2.1.197).
+	streaming string
 }
 
 // NewClaudeForkParser is a Claude parser for a run that resumes (with
@@ -309,7 +313,8 @@ func (p *claudeParser) charge(m *claudeMsg, want Usage) []Event {
 // streamEvent reads a stream_event line (--include-partial-messages):
 // message_start charges the message's input, content deltas an estimate
 // of its output (chars/4, every estimateStep tokens), and message_delta
-// its real output so far.
+// its real output so far; the deltas belong to the message their
+// api_message_id names, or else the one message_start opened last.
 func (p *claudeParser) streamEvent(l *claudeLine) []Event {
 	ev := l.Event
 	if ev == nil {
@@ -320,13 +325,14 @@ func (p *claudeParser) streamEvent(l *claudeLine) []Event {
 		if ev.Message == nil {
 			return nil
 		}
+		p.streaming = ev.Message.ID
 		msg := p.msg(ev.Message.ID, ev.Message.Model)
 		if ev.Message.Usage == nil {
 			return nil
 		}
 		return p.charge(msg, ev.Message.Usage.usage())
 	case "content_block_delta":
-		msg := p.msg(l.APIMessageID, "")
+		msg := p.msg(p.streamingID(l), "")
 		msg.streamChars += int64(len(ev.Delta.Text) + len(ev.Delta.PartialJSON) + len(ev.Delta.Thinking))
 		est := msg.streamChars / charsPerToken
 		if msg.final || est < msg.charged.OutputTokens+estimateStep {
@@ -339,7 +345,7 @@ func (p *claudeParser) streamEvent(l *claudeLine) []Event {
 		if ev.Usage == nil {
 			return nil
 		}
-		msg := p.msg(l.APIMessageID, "")
+		msg := p.msg(p.streamingID(l), "")
 		msg.final = true
 		want := msg.charged
 		want.OutputTokens = ev.Usage.Output
@@ -350,6 +356,16 @@ func (p *claudeParser) streamEvent(l *claudeLine) []Event {
 		return p.charge(msg, want)
 	}
 	return nil
+}
+
+// streamingID is the id of the message stream event l belongs to: the one
+// it names, else the one the stream's last message_start opened (the
+// stream's own boundaries; older Claude Code names none).
+func (p *claudeParser) streamingID(l *claudeLine) string {
+	if l.APIMessageID != "" {
+		return l.APIMessageID
+	}
+	return p.streaming
 }
 
 func bashCommand(name string, input json.RawMessage) string {

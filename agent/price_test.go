@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -161,5 +162,37 @@ func TestParser_ClaudeUnknownModel(t *testing.T) {
 	}
 	if len(said) != 1 || said[0] != "claude-future-9" {
 		t.Errorf("unknown models said: %q", said)
+	}
+}
+
+// TestParser_ClaudeStreamWithoutMessageID is issue 26's budget overrun
+// with Claude Code 2.1.197, whose stream events carry no api_message_id:
+// the deltas and message_delta of each message belong to the message the
+// last message_start opened. Before, every delta after the first
+// message's was ignored and a later message_delta was charged twice.
+func TestParser_ClaudeStreamWithoutMessageID(t *testing.T) {
+	var lines []string
+	for _, m := range []struct {
+		id  string
+		out int
+	}{{"msg_1", 1000}, {"msg_2", 2000}} {
+		text := strings.Repeat("y", 4*m.out)
+		lines = append(lines,
+			`{"type":"stream_event","event":{"message":{"id":"`+m.id+`","model":"claude-opus-5-5","usage":{"input_tokens":10,"output_tokens":1}},"type":"message_start"}}`,
+			`{"type":"stream_event","event":{"delta":{"text":"`+text+`","type":"text_delta"},"type":"content_block_delta"}}`,
+			`{"type":"assistant","message":{"id":"`+m.id+`","model":"claude-opus-5-5","content":[{"type":"text","text":"`+text+`"}],"usage":{"input_tokens":10,"output_tokens":1}}}`,
+			`{"type":"stream_event","event":{"delta":{"stop_reason":"end_turn"},"type":"message_delta","usage":{"output_tokens":`+strconv.Itoa(m.out)+`}}}`,
+		)
+	}
+	snaps := feedLines(t, lines)
+	if got := snaps[5].Tokens.OutputTokens; got != 1000+2000 {
+		t.Errorf("while the second message streams: %d output tokens, want 3000 (its deltas counted)", got)
+	}
+	last := snaps[len(snaps)-1]
+	if last.Tokens.OutputTokens != 3000 || last.Tokens.InputTokens != 20 {
+		t.Errorf("tokens %+v, want 20 in, 3000 out (each message once)", last.Tokens)
+	}
+	if want := (20*4 + 3000*20) / 1e6; !closeTo(last.CostUSD, want) {
+		t.Errorf("cost %v, want %v", last.CostUSD, want)
 	}
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/tinehq/tine"
 )
 
-// Errors of a refused approval. ErrStale wraps tine.ErrState, since the run
-// changed under the approval; the others wrap tine.ErrPrivilege, since the
-// action lacks a person's consent. Tell them apart with errors.Is.
+// Errors of a refused approval. ErrStale and ErrUsed wrap tine.ErrState,
+// since the run changed under the approval or the approval was decided
+// already; the others wrap tine.ErrPrivilege, since the action lacks a
+// person's consent. Tell them apart with errors.Is.
 var (
 	// ErrNotApproved means the approval is still pending or was refused.
 	ErrNotApproved = fmt.Errorf("not approved: %w", tine.ErrPrivilege)
@@ -23,7 +24,7 @@ var (
 	// ErrExpired means the approval's time ran out before it was used.
 	ErrExpired = fmt.Errorf("approval expired: %w", tine.ErrPrivilege)
 	// ErrUsed means the approval was already decided or consumed.
-	ErrUsed = fmt.Errorf("approval already used: %w", tine.ErrPrivilege)
+	ErrUsed = fmt.Errorf("already used: %w", tine.ErrState)
 )
 
 // DefaultTTL is how long an approval lives when its request sets no
@@ -144,7 +145,7 @@ func stateErr(a *tine.Approval) error {
 	case tine.ApprovalExpired:
 		return fmt.Errorf("approval %s expired at %s: %w", a.ID, a.ExpiresAt.Format(time.RFC3339), ErrExpired)
 	}
-	return fmt.Errorf("approval %s is already %s: %w", a.ID, a.State, ErrUsed)
+	return fmt.Errorf("approval %s is %s: %w", a.ID, a.State, ErrUsed)
 }
 
 // change loads approval id in one transaction, expires it if its time is

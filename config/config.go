@@ -45,6 +45,7 @@ type Config struct {
 	Confine  Confine          `toml:"confine"`
 	Effects  Effects          `toml:"effects"`
 	Limits   Limits           `toml:"limits"`
+	Merge    Merge            `toml:"merge"`
 	Services []Service        `toml:"service"`
 	Fork     Fork             `toml:"fork"`
 	Agents   map[string]Agent `toml:"agent"` // by name; see Config.Agent for the built-in ones
@@ -300,6 +301,7 @@ type services struct {
 	Confine  Confine   `toml:"confine"`
 	Effects  Effects   `toml:"effects"`
 	Limits   Limits    `toml:"limits"`
+	Merge    Merge     `toml:"merge"`
 	Services []Service `toml:"service"`
 }
 
@@ -314,7 +316,7 @@ func parse(doc, file string) (*Config, error) {
 		return nil, decodeError(doc, file, err)
 	}
 	c := Default()
-	c.Network, c.Secrets, c.Confine, c.Effects, c.Limits, c.Services = s.Network, s.Secrets, s.Confine, s.Effects, s.Limits, s.Services
+	c.Network, c.Secrets, c.Confine, c.Effects, c.Limits, c.Merge, c.Services = s.Network, s.Secrets, s.Confine, s.Effects, s.Limits, s.Merge, s.Services
 	c.Limits.Set = LimitsSet{Memory: md.IsDefined("limits", "memory"), Pids: md.IsDefined("limits", "pids")}
 	d := &decoder{file: file, pos: scan(doc)}
 	if err := c.check(); err != nil {
@@ -410,7 +412,7 @@ func firstLine(s string) string {
 	return s
 }
 
-// check reports the first impossible value in [limits] and [[service]] as
+// check reports the first impossible value in [limits], [merge] and [[service]] as
 // a keyError, and fills in the default restart policy.
 func (c *Config) check() error {
 	if c.Limits.CPU < 0 || c.Limits.Pids < 0 {
@@ -430,6 +432,9 @@ func (c *Config) check() error {
 		return err
 	}
 	if err := c.Effects.check(); err != nil {
+		return err
+	}
+	if err := c.Merge.check(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}

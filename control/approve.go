@@ -117,13 +117,11 @@ func (p *Plane) runResolution(ctx context.Context, a *tine.Approval) (any, error
 	case tine.ActionDiscard:
 		return p.e.Discard(ctx, a.Run, false)
 	case tine.ActionChoose:
-		var o struct {
-			Promote bool `json:"promote"`
-		}
+		var o engine.ChooseOptions
 		if err := unmarshalArgs(a.Args, &o); err != nil {
 			return nil, err
 		}
-		return p.e.Choose(ctx, a.Group, a.Run, o.Promote)
+		return p.e.Choose(ctx, a.Group, a.Run, o)
 	case tine.ActionEffect:
 		return p.doEffect(ctx, a)
 	}

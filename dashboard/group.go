@@ -200,7 +200,7 @@ func (h *Handler) choose(w http.ResponseWriter, r *http.Request) {
 	if chosen != nil {
 		id = chosen.Run.ID
 	}
-	if _, err := h.e.Choose(context.WithoutCancel(ctx), c.Group.ID, id, mode == "promote"); err != nil {
+	if _, err := h.e.Choose(context.WithoutCancel(ctx), c.Group.ID, id, engine.ChooseOptions{Promote: mode == "promote"}); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,17 +13,27 @@ import (
 	"github.com/tinehq/tine/layer"
 )
 
-// ForkSummary is one fork's evidence in a comparison.
+// ForkSummary is one fork's evidence in a comparison, of its Work.
 type ForkSummary struct {
 	Run          *tine.Run `json:"run"`
-	Changed      int       `json:"files_changed"`
+	Changed      int       `json:"files_changed"` // files of its work: Work.Files
 	LinesAdded   int       `json:"lines_added"`
 	LinesDeleted int       `json:"lines_deleted"`
-	Ready        bool      `json:"ready"`            // live, and its merge into the parent is clean
-	NotReady     string    `json:"reason,omitempty"` // why not, when not ready
-	Conflicts    []string  `json:"conflicts,omitempty"`
-	Scope        string    `json:"merge_scope,omitempty"`
+	// Ready is tine's one readiness as far as the engine can tell it: the
+	// fork is live, its work holds real changes, and it merges cleanly
+	// into its parent. A fork-run's fork must besides have finished with
+	// its tests passed (or none configured): forkrun.Readiness.
+	Ready    bool   `json:"ready"`
+	NotReady string `json:"reason,omitempty"` // why not, when not ready
+	// MergesCleanly says that its merge into its parent plans without a
+	// conflict, whatever else it lacks to be ready.
+	MergesCleanly bool     `json:"merges_cleanly"`
+	Conflicts     []string `json:"conflicts,omitempty"`
+	Scope         string   `json:"merge_scope,omitempty"`
 }
+
+// NoChanges is the reason a fork whose work holds no change is not ready.
+const NoChanges = "no changes: the fork's work holds no change (byproducts such as caches and .git internals are not work)"
 
 // Comparison sets a group's forks side by side.
 type Comparison struct {
@@ -37,9 +46,9 @@ type Comparison struct {
 	Verdict *grouprec.Verdict `json:"verdict,omitempty"`
 }
 
-// Compare gathers each fork of group ref: what it changed, whether it is
-// ready (live, with a clean merge into its parent), and a heuristic
-// recommendation: the ready fork with the smallest diff.
+// Compare gathers each fork of group ref: its work (Work), whether it is
+// ready (live, with changes, and a clean merge into its parent), and a
+// heuristic recommendation: the ready fork with the smallest diff.
 func (e *Engine) Compare(ctx context.Context, ref string) (*Comparison, error) {
 	g, runs, err := e.findGroup(ctx, ref)
 	if err != nil {
@@ -55,11 +64,17 @@ func (e *Engine) Compare(ctx context.Context, ref string) (*Comparison, error) {
 		return nil, err
 	}
 	c := &Comparison{Group: g}
+	rec := grouprec.Open(e.lay.Group(g.Workspace, g.ID))
+	forkRun := rec.Forks()
 	for _, r := range runs {
-		c.Forks = append(c.Forks, e.summarize(ctx, Ref{w, r}))
+		s := e.summarize(ctx, Ref{w, r})
+		if f, ok := forkRun[r.ID]; ok {
+			narrowReady(&s, f)
+		}
+		c.Forks = append(c.Forks, s)
 	}
 	c.recommend()
-	if v := grouprec.Open(e.lay.Group(g.Workspace, g.ID)).Verdict(); v != nil {
+	if v := rec.Verdict(); v != nil {
 		c.Verdict, c.Rationale = v, v.Judge+" judge: "+v.Rationale
 		c.Recommended = v.Winner
 	}
@@ -91,63 +106,66 @@ func (e *Engine) summarize(ctx context.Context, r Ref) ForkSummary {
 		s.NotReady = "run is " + string(r.Run.State)
 		return s
 	}
-	err := e.withOrigin(ctx, r, func(be layer.Backend, br layer.Run, base []string) error {
-		changes, err := be.Changes(ctx, br, base)
-		if err != nil {
-			return err
-		}
-		s.Changed = len(changes)
+	if _, err := e.mergeTarget(ctx, r, ""); err != nil {
+		s.NotReady = err.Error()
+		return s
+	}
+	w, err := e.Work(ctx, r)
+	if err != nil {
+		s.NotReady = "merge check failed: " + err.Error()
+		return s
+	}
+	s.Changed, s.Scope = w.Files(), w.Scope
+	err = e.withOrigin(ctx, r, func(be layer.Backend, br layer.Run, base []string) error {
 		dir, release, err := be.Read(ctx, base, filepath.Join(br.Dir, "compare-"+tine.NewID("")))
 		if err != nil {
 			return err
 		}
 		defer release()
-		s.LinesAdded, s.LinesDeleted = lineCounts(changes, dir, br.View)
+		s.LinesAdded, s.LinesDeleted = lineCounts(w.Changes, dir, br.View)
 		return nil
 	})
 	if err != nil {
 		s.NotReady = err.Error()
 		return s
 	}
-	e.checkReady(ctx, r, &s)
+	checkReady(w, &s)
 	return s
 }
 
-// checkReady dry-runs the fork's merge into its parent.
-func (e *Engine) checkReady(ctx context.Context, r Ref, s *ForkSummary) {
-	dst, err := e.mergeTarget(ctx, r, "")
-	if err != nil {
-		s.NotReady = err.Error()
-		return
-	}
-	scratch, err := e.scratch(r)
-	if err != nil {
-		s.NotReady = err.Error()
-		return
-	}
-	defer os.RemoveAll(scratch)
-	o := MergeOptions{}
-	plan, err := newMergeTx(e, r, dst).plan(ctx, &o, scratch)
-	if err != nil {
-		s.NotReady = "merge check failed: " + err.Error()
-		return
-	}
-	s.Scope = plan.Scope
-	for _, c := range plan.Conflicts() {
+// checkReady says from fork's work w whether it is ready: changes, and a
+// clean merge into its parent.
+func checkReady(w *Work, s *ForkSummary) {
+	for _, c := range w.Plan.Conflicts() {
 		s.Conflicts = append(s.Conflicts, c.Path)
 	}
-	if len(s.Conflicts) > 0 {
-		s.NotReady = fmt.Sprintf("%d merge conflict(s) with %s", len(s.Conflicts), dst.Run.Name)
-		return
+	s.MergesCleanly = w.MergesCleanly()
+	switch {
+	case len(s.Conflicts) > 0:
+		s.NotReady = fmt.Sprintf("%d merge conflict(s) with %s", len(s.Conflicts), w.Target.Name)
+	case s.Changed == 0:
+		s.NotReady = NoChanges
+	default:
+		s.Ready = true
 	}
-	s.Ready = true
+}
+
+// narrowReady makes s, a fork of a fork-run, ready only if fork-run
+// found it ready too (finished, tests passed or none configured, ...): a
+// fork whose tests failed is not ready, however cleanly it merges. A fork
+// fork-run has not weighed yet (it weighs each once, from this
+// comparison, when its agents are done) is left as the engine sees it.
+func narrowReady(s *ForkSummary, f grouprec.ForkReadiness) {
+	if s.Ready && !f.Ready && f.NotReady != "" {
+		s.Ready, s.NotReady = false, f.NotReady
+	}
 }
 
 // recommend picks, as a heuristic, the ready fork with the smallest diff.
 func (c *Comparison) recommend() {
 	var ready []ForkSummary
 	for _, f := range c.Forks {
-		if f.Ready && f.Changed > 0 {
+		if f.Ready {
 			ready = append(ready, f)
 		}
 	}
@@ -201,10 +219,16 @@ type ChooseResult struct {
 	Discarded []*tine.Run    `json:"discarded"`
 }
 
+// ChooseOptions says how Choose keeps the chosen run.
+type ChooseOptions struct {
+	Promote   bool `json:"promote"`              // promote it rather than merge it into its parent
+	NoCommits bool `json:"no_commits,omitempty"` // merging, squash its commits (MergeOptions.NoCommits)
+}
+
 // Choose resolves group ref with run: by merging it into its parent, or by
 // promoting it. Only once that succeeded are the group's other live runs
-// discarded. An empty run with neither mode discards the whole group.
-func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*ChooseResult, error) {
+// discarded. An empty run discards the whole group.
+func (e *Engine) Choose(ctx context.Context, ref, run string, o ChooseOptions) (*ChooseResult, error) {
 	g, runs, err := e.findGroup(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -216,10 +240,10 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 			return nil, err
 		}
 		res.Chosen = chosen
-		if promote {
+		if o.Promote {
 			res.Promote, err = e.Promote(ctx, chosen.ID, false)
 		} else {
-			res.Merge, err = e.Merge(ctx, chosen.ID, MergeOptions{})
+			res.Merge, err = e.Merge(ctx, chosen.ID, MergeOptions{NoCommits: o.NoCommits})
 		}
 		if err != nil {
 			return res, err
@@ -235,7 +259,7 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 		}
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		detail := map[string]any{"group": g.ID, "promote": promote, "discarded": len(res.Discarded)}
+		detail := map[string]any{"group": g.ID, "promote": o.Promote, "discarded": len(res.Discarded)}
 		runID := ""
 		if res.Chosen != nil {
 			runID = res.Chosen.ID
@@ -245,7 +269,7 @@ func (e *Engine) Choose(ctx context.Context, ref, run string, promote bool) (*Ch
 	if err != nil {
 		return res, err
 	}
-	return res, e.recordResolution(g, runName(ctx, e.store, g.Parent), res, promote)
+	return res, e.recordResolution(g, runName(ctx, e.store, g.Parent), res, o.Promote)
 }
 
 func (e *Engine) chosenRun(ctx context.Context, g *tine.Group, runs []*tine.Run, ref string) (*tine.Run, error) {

@@ -32,20 +32,23 @@ func (e *Engine) Changes(ctx context.Context, r Ref) ([]layer.Change, error) {
 	return out, err
 }
 
-// Patch writes a unified diff of run r's changed text files since its fork
-// point to w; binary and very large files get a one-line note instead.
+// Patch writes a unified diff of the text files of run r's work (Work)
+// to w; binary and very large files get a one-line note instead. When its
+// merge cannot be planned, the work is read as for a run without a parent.
 func (e *Engine) Patch(ctx context.Context, r Ref, w io.Writer) error {
-	return e.withOrigin(ctx, r, func(be layer.Backend, br layer.Run, base []string) error {
-		changes, err := be.Changes(ctx, br, base)
-		if err != nil {
+	work, err := e.Work(ctx, r)
+	if err != nil {
+		if work, err = e.workAlone(ctx, r); err != nil {
 			return err
 		}
+	}
+	return e.withOrigin(ctx, r, func(be layer.Backend, br layer.Run, base []string) error {
 		dir, release, err := be.Read(ctx, base, filepath.Join(br.Dir, "patch-"+tine.NewID("")))
 		if err != nil {
 			return err
 		}
 		defer release()
-		return writePatches(w, changes, dir, br.View)
+		return writePatches(w, work.Changes, dir, br.View)
 	})
 }
 

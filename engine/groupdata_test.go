@@ -45,7 +45,7 @@ func TestChoose_WritesHistoryAndResolution(t *testing.T) {
 	os.MkdirAll(lg.Dir(), 0o755)
 	os.WriteFile(lg.Summary(), []byte(`{"outcome":"awaiting_choice"}`), 0o644)
 	writeFiles(t, f.e.Path(f.ref.Workspace, res.Forks[0]), map[string]string{"new.txt": "x\n"})
-	if _, err := f.e.Choose(f.ctx, g.ID, res.Forks[0].Name, false); err != nil {
+	if _, err := f.e.Choose(f.ctx, g.ID, res.Forks[0].Name, ChooseOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	hs, err := grouprec.HistoryIn(f.e.Layout()).Read()
@@ -100,7 +100,7 @@ func TestChoose_TellsTheControlPlane(t *testing.T) {
 	if err := grouprec.Open(f.e.Layout().Group(res.Group.Workspace, res.Group.ID)).SaveReport(&report{Verdict: v}, struct{}{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.e.Choose(f.ctx, res.Group.ID, res.Forks[0].Name, false); err != nil {
+	if _, err := f.e.Choose(f.ctx, res.Group.ID, res.Forks[0].Name, ChooseOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if spy.calls != 1 || spy.ws != f.ref.Workspace.ID || spy.chosen != res.Forks[0].ID || spy.v == nil || spy.v.Winner != v.Winner {

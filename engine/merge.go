@@ -30,10 +30,12 @@ type MergeOptions struct {
 	DryRun    bool     // plan and check only
 	TextMerge bool     // merge text files both sides changed line-wise
 	Force     bool     // apply even while commands run in the target
-	// Commits carries the run's commits since the fork point into the
-	// target's history too (git scope): replayed onto its HEAD with their
-	// messages and authors, or fast-forwarded to.
-	Commits bool
+	// NoCommits squashes: the run's commits since the fork point are not
+	// carried into the target's history, their changes land in its working
+	// tree with the rest. By default a git-scope merge carries them,
+	// replayed onto the target's HEAD with their messages and authors (or
+	// fast-forwarded to); the filesystem and paths scopes carry files only.
+	NoCommits bool `json:"no_commits,omitempty"`
 	// IncludeGitInternals carries what the run changed in the internals of
 	// the workspace's git directories (hooks, config; filesystem and paths
 	// scopes): left out otherwise, as git would run them on the target's
@@ -46,7 +48,7 @@ type MergeResult struct {
 	Run     *tine.Run      `json:"run"`
 	Target  *tine.Run      `json:"target"`
 	Plan    *merge.Plan    `json:"plan"`
-	Commits *merge.Commits `json:"commits,omitempty"` // with --commits: what lands in the target's history
+	Commits *merge.Commits `json:"commits,omitempty"` // the run's commits as they land in the target's history
 	Paths   []string       `json:"paths,omitempty"`   // the paths a paths-scope merge was narrowed to
 	DryRun  bool           `json:"dry_run"`
 	Applied bool           `json:"applied"`
@@ -56,7 +58,9 @@ type MergeResult struct {
 // It plans first; a plan with a conflict is reported (the result comes with
 // an error wrapping merge.ErrConflict) and nothing is written. Otherwise,
 // unless DryRun, the plan is applied to the target's files as a
-// transaction, and the run is marked merged.
+// transaction, the run's commits land in the target's history (git scope,
+// unless NoCommits; a commit that does not apply is a conflict too, found
+// before anything is written), and the run is marked merged.
 func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *MergeResult, err error) {
 	src, unlock, err := e.LockRun(ctx, ref)
 	if err != nil {
@@ -81,10 +85,10 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 		return nil, err
 	}
 	res = &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun, Paths: o.Paths}
-	if o.Commits && plan.Clean() {
+	if plan.Clean() && o.Scope == ScopeGit && !o.NoCommits {
 		defer e.giveGitToOwner(dst)
 		if res.Commits, err = merge.PlanCommits(ctx, e.Path(src.Workspace, src.Run), src.Run.GitHead, e.Path(dst.Workspace, dst.Run), scratch); err != nil {
-			return res, err
+			return res, m.recordCommitConflict(ctx, res, err)
 		}
 	}
 	if !plan.Clean() || o.DryRun {
@@ -203,16 +207,28 @@ func newMergeTx(e *Engine, src, dst Ref) *mergeTx { return &mergeTx{e: e, src: s
 
 // plan builds the merge plan in the chosen scope; staged content goes under scratch.
 func (m *mergeTx) plan(ctx context.Context, o *MergeOptions, scratch string) (*merge.Plan, error) {
+	p, _, err := m.planWork(ctx, o, scratch)
+	return p, err
+}
+
+// planWork is plan, returning too the run's changes the plan was made
+// from: outside the paths scope, its layer changes less the byproducts
+// of the target's tine.toml (Work).
+func (m *mergeTx) planWork(ctx context.Context, o *MergeOptions, scratch string) (*merge.Plan, []layer.Change, error) {
 	e, src, dst := m.e, m.src, m.dst
 	theirs, ours := e.Path(src.Workspace, src.Run), e.Path(dst.Workspace, dst.Run)
 	if err := e.chooseScope(src, theirs, o); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var plan *merge.Plan
+	var changes []layer.Change
 	err := e.withOrigin(ctx, src, func(be layer.Backend, br layer.Run, base []string) error {
-		changes, err := be.Changes(ctx, br, base)
-		if err != nil {
+		var err error
+		if changes, err = be.Changes(ctx, br, base); err != nil {
 			return err
+		}
+		if o.Scope != ScopePaths {
+			changes = dropByproducts(changes, e.byproducts(dst))
 		}
 		baseDir, release, err := be.Read(ctx, base, filepath.Join(scratch, "base"))
 		if err != nil {
@@ -231,7 +247,7 @@ func (m *mergeTx) plan(ctx context.Context, o *MergeOptions, scratch string) (*m
 			TextMerge: o.TextMerge, Scratch: scratch, IncludeGitInternals: o.IncludeGitInternals})
 		return err
 	})
-	return plan, err
+	return plan, changes, err
 }
 
 // gitPathMax is PATH_MAX. git opens every file by its path (and, listing
@@ -286,9 +302,6 @@ func (e *Engine) chooseScope(src Ref, theirs string, o *MergeOptions) error {
 			o.Scope = ScopeGit
 		}
 	}
-	if o.Commits && o.Scope != ScopeGit {
-		return tine.Optionf("%s needs the git scope: %w", tine.Opt("commits"), tine.ErrInvalid)
-	}
 	if o.IncludeGitInternals && o.Scope == ScopeGit {
 		return tine.Optionf("%s goes with %s or %s (the git scope never carries .git): %w", tine.Opt("include_git_internals"),
 			tine.Opt("scope", ScopeFilesystem), tine.Opt("paths"), tine.ErrInvalid)
@@ -324,6 +337,22 @@ func (m *mergeTx) recordPlan(ctx context.Context, res *MergeResult) error {
 		err = fmt.Errorf("%d conflicting path(s); nothing was written: %w", len(res.Plan.Conflicts()), merge.ErrConflict)
 	}
 	return err
+}
+
+// recordCommitConflict logs, for a merge whose files merge cleanly but
+// whose commits do not apply on the target's HEAD (err wraps
+// merge.ErrConflict), the conflict, and returns err; any other error is
+// returned as it is.
+func (m *mergeTx) recordCommitConflict(ctx context.Context, res *MergeResult, err error) error {
+	if !errors.Is(err, merge.ErrConflict) {
+		return err
+	}
+	detail := mergeDetail(res, "conflict")
+	detail["error"] = err.Error()
+	rerr := m.e.store.Update(ctx, func(tx tine.Tx) error {
+		return tx.AppendEvent(m.e.event(m.src.Workspace.ID, m.src.Run.ID, tine.EventMerge, detail))
+	})
+	return errors.Join(fmt.Errorf("%w; nothing was written (--no-commits merges the files alone)", err), rerr)
 }
 
 func (m *mergeTx) recordFailure(ctx context.Context, res *MergeResult, cause error) error {

@@ -213,7 +213,7 @@ func TestOwner_MergeCommitsKeepTheRepositoryTheOwners(t *testing.T) {
 		t.Fatalf("commit in the fork: %v %+v", err, res)
 	}
 	runtime.Of(e).Stop(ctx, fork)
-	if _, err := e.Merge(ctx, fork, engine.MergeOptions{Commits: true}); err != nil {
+	if _, err := e.Merge(ctx, fork, engine.MergeOptions{}); err != nil {
 		t.Fatalf("merge --commits: %v", err)
 	}
 	filepath.Walk(filepath.Join(path, ".git"), func(p string, fi os.FileInfo, err error) error {

@@ -232,7 +232,7 @@ func TestEngine_CompareAndChoose(t *testing.T) {
 					t.Errorf("small: +%d -%d", fs.LinesAdded, fs.LinesDeleted)
 				}
 			}
-			ch, err := f.e.Choose(f.ctx, res.Group.ID, small.ID, false)
+			ch, err := f.e.Choose(f.ctx, res.Group.ID, small.ID, ChooseOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +251,7 @@ func TestEngine_ChooseFailureDiscardsNothing(t *testing.T) {
 	res := f.fork(2)
 	writeFiles(t, f.view(res.Forks[0]), map[string]string{"a.txt": "fork\n"})
 	writeFiles(t, f.path, map[string]string{"a.txt": "source\n"})
-	if _, err := f.e.Choose(f.ctx, res.Group.ID, res.Forks[0].ID, false); !errors.Is(err, merge.ErrConflict) {
+	if _, err := f.e.Choose(f.ctx, res.Group.ID, res.Forks[0].ID, ChooseOptions{}); !errors.Is(err, merge.ErrConflict) {
 		t.Fatalf("Choose = %v, want ErrConflict", err)
 	}
 	for _, r := range res.Forks {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -123,6 +124,10 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	snap := ev.Snapshot()
 	fk.settle(snap)
 	state, reason := fk.outcome(ctx, res, err)
+	if state == BudgetKilled && endedByItself(snap, res) {
+		// The budget's stop came too late: the agent had finished.
+		state, reason = Finished, ""
+	}
 	if state == Finished {
 		// Finished only when the agent exited 0 with a result that is
 		// not an error.
@@ -209,6 +214,12 @@ func (fk *forkRun) outcome(ctx context.Context, res *runtime.ExecResult, err err
 	return Finished, ""
 }
 
+// endedByItself reports whether the agent ran to its own end, however a
+// stop asked meanwhile: it gave its result line and exited 0, unkilled.
+func endedByItself(s agent.Snapshot, res *runtime.ExecResult) bool {
+	return s.Result != "" && res != nil && res.Exit == 0 && !res.Killed && !res.TimedOut
+}
+
 // consume parses the agent's stdout into evidence, charging the budget
 // pool as cost arrives.
 func (fk *forkRun) consume(r io.Reader, p agent.Parser, ev *agent.Evidence) error {
@@ -233,22 +244,21 @@ func (fk *forkRun) onEvent(e agent.Event, ev *agent.Evidence) {
 		if err := pool.Charge(id, e.CostUSD); err != nil && (errors.Is(err, budget.ErrForkCap) || errors.Is(err, budget.ErrAggregateCap)) {
 			fk.stop(BudgetKilled, err.Error())
 		}
-	} else {
-		running, _ := ev.Cost()
-		if victim, ok := pool.Observe(id, running); ok {
-			fk.r.stopForBudget(victim)
-		}
+	} else if running, _ := ev.Cost(); e.Final {
+		// The agent's own total, given as it ends: the money is spent and
+		// nothing is left to stop, so the fork is settled, not killed.
+		pool.Finish(id, running)
+	} else if victim, ok := pool.Observe(id, running); ok {
+		fk.r.stopForBudget(victim)
 	}
 	snap := ev.Snapshot()
 	fk.r.update(func() { fk.f.Agent = snap })
 }
 
-// settle records the agent's final cost in the pool.
+// settle records the agent's final cost in the pool. The agent has ended:
+// a final cost over a cap is spent, and stops nothing.
 func (fk *forkRun) settle(s agent.Snapshot) {
 	if s.CostFinal {
-		if victim, ok := fk.r.pool.Observe(fk.f.Run, s.CostUSD); ok && victim == fk.f.Run {
-			fk.stop(BudgetKilled, fmt.Sprintf("its final cost of $%.4f crosses the per-fork budget", s.CostUSD))
-		}
 		fk.r.pool.Finish(fk.f.Run, s.CostUSD)
 		return
 	}
@@ -262,10 +272,10 @@ func (r *runner) stopForBudget(victim string) {
 		return
 	}
 	rep, spent := r.pool.Spent(), r.pool.SpentBy(victim)
-	why := fmt.Sprintf("stopped at $%.4f: all forks together reached $%.4f, over the aggregate budget of $%.2f (the most expensive fork in flight is stopped first)",
-		spent, rep.TotalUSD, rep.AggregateCap)
+	why := fmt.Sprintf("stopped at $%.4f: all forks together reached $%.4f, over the aggregate budget of $%s (the most expensive fork in flight is stopped first)",
+		spent, rep.TotalUSD, strconv.FormatFloat(rep.AggregateCap, 'f', -1, 64))
 	if rep.PerForkCap > 0 && spent > rep.PerForkCap {
-		why = fmt.Sprintf("stopped at $%.4f, over its budget of $%.2f", spent, rep.PerForkCap)
+		why = fmt.Sprintf("stopped at $%.4f, over its budget of $%s", spent, strconv.FormatFloat(rep.PerForkCap, 'f', -1, 64))
 	}
 	fk.stop(BudgetKilled, why)
 }

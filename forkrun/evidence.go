@@ -86,12 +86,12 @@ func (r *runner) forkFacts(ctx context.Context) []*forkFacts {
 		if err != nil {
 			continue
 		}
-		changes, err := r.e.Changes(ctx, ref)
+		w, err := r.e.Work(ctx, ref)
 		if err != nil {
 			continue
 		}
-		fc := &forkFacts{f: f, ref: ref, view: r.e.Path(ref.Workspace, ref.Run), changes: changes, ev: &evidence.Fork{}}
-		for _, c := range changes {
+		fc := &forkFacts{f: f, ref: ref, view: r.e.Path(ref.Workspace, ref.Run), changes: w.Changes, ev: &evidence.Fork{}}
+		for _, c := range w.Changes {
 			if c.Type != "dir" && evidence.IsTest(c.Path) {
 				fc.tests = append(fc.tests, c)
 				fc.ev.TestFiles = append(fc.ev.TestFiles, c.Path)

@@ -13,7 +13,6 @@ import (
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
-	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/runtime"
 )
@@ -25,10 +24,10 @@ type fakeHost struct {
 	PathFunc           func(w *tine.Workspace, r *tine.Run) string
 	ForkFunc           func(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error)
 	ForkPointFunc      func(ctx context.Context, r engine.Ref, fn func(dir string) error) error
-	ChangesFunc        func(ctx context.Context, r engine.Ref) ([]layer.Change, error)
+	WorkFunc           func(ctx context.Context, r engine.Ref) (*engine.Work, error)
 	PatchFunc          func(ctx context.Context, r engine.Ref, w io.Writer) error
 	CompareFunc        func(ctx context.Context, ref string) (*engine.Comparison, error)
-	ChooseFunc         func(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error)
+	ChooseFunc         func(ctx context.Context, ref, run string, promote engine.ChooseOptions) (*engine.ChooseResult, error)
 	ReportFunc         func(ctx context.Context, ref string) (*engine.GroupReport, error)
 	LaunchFunc         func(ctx context.Context, ws string, refs []string) error
 	ExecWithFunc       func(ctx context.Context, ref string, o runtime.ExecOptions) (*runtime.ExecResult, error)
@@ -55,8 +54,8 @@ func (f *fakeHost) Fork(ctx context.Context, ref string, o engine.ForkOptions) (
 func (f *fakeHost) ForkPoint(ctx context.Context, r engine.Ref, fn func(dir string) error) error {
 	return f.ForkPointFunc(ctx, r, fn)
 }
-func (f *fakeHost) Changes(ctx context.Context, r engine.Ref) ([]layer.Change, error) {
-	return f.ChangesFunc(ctx, r)
+func (f *fakeHost) Work(ctx context.Context, r engine.Ref) (*engine.Work, error) {
+	return f.WorkFunc(ctx, r)
 }
 func (f *fakeHost) Patch(ctx context.Context, r engine.Ref, w io.Writer) error {
 	return f.PatchFunc(ctx, r, w)
@@ -64,7 +63,7 @@ func (f *fakeHost) Patch(ctx context.Context, r engine.Ref, w io.Writer) error {
 func (f *fakeHost) Compare(ctx context.Context, ref string) (*engine.Comparison, error) {
 	return f.CompareFunc(ctx, ref)
 }
-func (f *fakeHost) Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error) {
+func (f *fakeHost) Choose(ctx context.Context, ref, run string, promote engine.ChooseOptions) (*engine.ChooseResult, error) {
 	return f.ChooseFunc(ctx, ref, run, promote)
 }
 func (f *fakeHost) Report(ctx context.Context, ref string) (*engine.GroupReport, error) {
@@ -153,8 +152,8 @@ func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
 			return &engine.ForkResult{Parent: src, Group: g, Forks: forkRuns}, nil
 		},
 		ForkPointFunc: func(_ context.Context, _ engine.Ref, fn func(string) error) error { return fn(t.TempDir()) },
-		ChangesFunc: func(context.Context, engine.Ref) ([]layer.Change, error) {
-			return nil, nil
+		WorkFunc: func(context.Context, engine.Ref) (*engine.Work, error) {
+			return &engine.Work{}, nil
 		},
 		PatchFunc: func(_ context.Context, r engine.Ref, w io.Writer) error {
 			_, err := io.WriteString(w, fr.forks[r.Run.ID].diff)
@@ -164,11 +163,11 @@ func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
 			c := &engine.Comparison{Group: g}
 			for _, r := range forkRuns {
 				f := fr.forks[r.ID]
-				c.Forks = append(c.Forks, engine.ForkSummary{Run: r, Changed: f.changed, LinesAdded: f.changed, Ready: true})
+				c.Forks = append(c.Forks, engine.ForkSummary{Run: r, Changed: f.changed, LinesAdded: f.changed, Ready: f.changed > 0, MergesCleanly: true})
 			}
 			return c, nil
 		},
-		ChooseFunc: func(_ context.Context, ref, run string, _ bool) (*engine.ChooseResult, error) {
+		ChooseFunc: func(_ context.Context, ref, run string, _ engine.ChooseOptions) (*engine.ChooseResult, error) {
 			fr.mu.Lock()
 			fr.chosen = append(fr.chosen, run)
 			fr.mu.Unlock()

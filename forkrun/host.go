@@ -9,7 +9,6 @@ import (
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/judge"
-	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/runtime"
 )
@@ -22,10 +21,10 @@ type Versions interface {
 	Path(w *tine.Workspace, r *tine.Run) string
 	Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error)
 	ForkPoint(ctx context.Context, r engine.Ref, fn func(dir string) error) error
-	Changes(ctx context.Context, r engine.Ref) ([]layer.Change, error)
+	Work(ctx context.Context, r engine.Ref) (*engine.Work, error)
 	Patch(ctx context.Context, r engine.Ref, w io.Writer) error
 	Compare(ctx context.Context, ref string) (*engine.Comparison, error)
-	Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error)
+	Choose(ctx context.Context, ref, run string, o engine.ChooseOptions) (*engine.ChooseResult, error)
 	Report(ctx context.Context, ref string) (*engine.GroupReport, error)
 }
 

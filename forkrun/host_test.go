@@ -55,7 +55,7 @@ func TestReadiness(t *testing.T) {
 		{"tests failed", Fork{State: Finished, Test: fail}, engine.ForkSummary{Changed: 1, Ready: true}, false, "tests failed"},
 		{"merge not clean", Fork{State: Finished, Test: pass}, engine.ForkSummary{Changed: 1, NotReady: "conflicts on a.txt"}, false, "conflicts on a.txt"},
 	} {
-		ready, why := readiness(&c.f, c.s, agent.CommandKind)
+		ready, why := Readiness(&c.f, c.s, agent.CommandKind)
 		if ready != c.ready || (c.why != "" && why != c.why) || (!ready && why == "") {
 			t.Errorf("%s: ready %v %q, want %v %q", c.name, ready, why, c.ready, c.why)
 		}
@@ -110,7 +110,7 @@ func TestRun_ResolveOutcomes(t *testing.T) {
 			fr := newFakeRun(t, &fakeFork{changed: 1, diff: "+a\n"})
 			if c.conflict {
 				choose := fr.ChooseFunc
-				fr.ChooseFunc = func(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error) {
+				fr.ChooseFunc = func(ctx context.Context, ref, run string, promote engine.ChooseOptions) (*engine.ChooseResult, error) {
 					choose(ctx, ref, run, promote)
 					return nil, fmt.Errorf("merging: %w", merge.ErrConflict)
 				}

@@ -42,17 +42,19 @@ func (r *runner) gather(ctx context.Context) error {
 			}
 			f := fk.f
 			f.FilesChanged, f.LinesAdded, f.LinesDeleted = s.Changed, s.LinesAdded, s.LinesDeleted
-			f.MergeClean, f.Conflicts = s.Ready, s.Conflicts
-			f.Ready, f.NotReady = readiness(f, s, r.o.Agent.Kind)
+			f.MergeClean, f.Conflicts = s.MergesCleanly, s.Conflicts
+			f.Ready, f.NotReady = Readiness(f, s, r.o.Agent.Kind)
 		}
 	})
 	return nil
 }
 
-// readiness: finished, its agent did its work (no error, no permission
-// denied), it changed something, tests passed (or none configured),
-// merge dry-run clean.
-func readiness(f *Fork, s engine.ForkSummary, kind agent.Kind) (bool, string) {
+// Readiness is tine's one readiness of a fork-run's fork f, whose work
+// engine.Compare summarised as s: finished, its agent did its work (no
+// error, no permission denied), its work holds real changes, its tests
+// passed (or none configured), and it merges cleanly into the source.
+// Every view that says "ready" of a fork-run's fork says this.
+func Readiness(f *Fork, s engine.ForkSummary, kind agent.Kind) (bool, string) {
 	switch {
 	case f.State != Finished && f.Reason != "":
 		return false, string(f.State) + ": " + f.Reason
@@ -70,8 +72,8 @@ func readiness(f *Fork, s engine.ForkSummary, kind agent.Kind) (bool, string) {
 	return true, ""
 }
 
-// NoChanges is the reason a fork whose agent changed nothing is not ready.
-const NoChanges = "no changes: the agent changed no file"
+// NoChanges is the reason a fork whose work holds no change is not ready.
+const NoChanges = engine.NoChanges
 
 // didWork reports whether f's agent did real work: it finished without
 // an error or a permission denied, and changed something.
@@ -220,7 +222,7 @@ func (r *runner) resolve(ctx context.Context) error {
 // merge merges the winner into the source through the engine's merge and
 // discards the other forks; a conflict is an outcome, not an error.
 func (r *runner) merge(ctx context.Context, winner *Fork) error {
-	res, err := r.e.Choose(ctx, r.rep.Group, winner.Run, false)
+	res, err := r.e.Choose(ctx, r.rep.Group, winner.Run, engine.ChooseOptions{})
 	var discarded []string
 	if res != nil {
 		for _, d := range res.Discarded {
@@ -235,7 +237,11 @@ func (r *runner) merge(ctx context.Context, winner *Fork) error {
 			}
 		}
 		r.update(func() { r.rep.Conflicts = paths })
-		r.setOutcome(OutcomeConflict, fmt.Sprintf("merging %s into %s conflicts on %d path(s); nothing was written and every fork is kept", winner.Name, r.rep.Source, len(paths)))
+		what := fmt.Sprintf("conflicts on %d path(s)", len(paths))
+		if len(paths) == 0 { // the files merge, the commits do not: the error says which
+			what = "conflicts: " + err.Error()
+		}
+		r.setOutcome(OutcomeConflict, fmt.Sprintf("merging %s into %s %s; nothing was written and every fork is kept", winner.Name, r.rep.Source, what))
 		return nil
 	}
 	if err != nil {

@@ -20,7 +20,8 @@
 // under an exclusive lock.
 //
 // The report's content is fork-run's (forkrun.Report); this package keeps
-// the parts others rely on: its version (Head) and its verdict (Verdict).
+// the parts others rely on: its version (Head), its verdict (Verdict) and
+// its forks' readiness (ForkReadiness).
 package grouprec
 
 import (
@@ -129,6 +130,33 @@ func (g Group) Verdict() *Verdict {
 		return nil
 	}
 	return rep.Verdict
+}
+
+// ForkReadiness is the part of a fork-run's fork that readers other than
+// fork-run use: whether fork-run found it ready (finished, its agent did
+// its work, real changes, tests passed or none configured, a clean
+// merge), and why not.
+type ForkReadiness struct {
+	Run      string `json:"run"` // id
+	State    string `json:"state"`
+	Ready    bool   `json:"ready"`
+	NotReady string `json:"not_ready,omitempty"`
+}
+
+// Forks returns the readiness of the forks of the group's report, by run
+// id; nil when there is no report.
+func (g Group) Forks() map[string]ForkReadiness {
+	var rep struct {
+		Forks []ForkReadiness `json:"forks"`
+	}
+	if readJSON(g.lay.Report(), &rep) != nil {
+		return nil
+	}
+	out := make(map[string]ForkReadiness, len(rep.Forks))
+	for _, f := range rep.Forks {
+		out[f.Run] = f
+	}
+	return out
 }
 
 // Resolution returns how the group was resolved, or nil when it was not

@@ -96,9 +96,9 @@ func preToolUse(ctx context.Context, ev Event, env Env) Response {
 	r := Response{Action: Pass, Decision: &d}
 	switch d.Verdict {
 	case classify.ForkFirst:
-		r.Action, r.Reason = Deny, forkFirstMessage(ev.Command, d, ev.Agent)
+		r.Action, r.Reason = Deny, forkFirstMessage(ev.Command, d, ev.Agent, env)
 	case classify.Deny:
-		r.Action, r.Reason = Deny, denyMessage(ev.Command, d, env.Role, ev.Agent)
+		r.Action, r.Reason = Deny, denyMessage(ev.Command, d, ev.Agent, env)
 	default:
 		return r
 	}

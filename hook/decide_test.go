@@ -316,3 +316,43 @@ func TestDecide_EffectNamesTheSamePush(t *testing.T) {
 		}
 	}
 }
+
+// TestDecide_AdviceFitsTheEffect: a refused npm publish is told to ask for
+// `tine effect run -- npm publish`, not for a git push (before, every
+// external change got the git-push advice).
+func TestDecide_AdviceFitsTheEffect(t *testing.T) {
+	ev, err := Parse(Claude, withCommand(t, readFixture(t, claudePre), "npm publish"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Decide(context.Background(), ev, Env{Run: "source", Role: classify.Source})
+	if r.Action != Deny || !strings.Contains(r.Reason, "`tine effect run -- npm publish`") || strings.Contains(r.Reason, "git-push") {
+		t.Errorf("npm publish: %s %q", r.Action, r.Reason)
+	}
+}
+
+// TestDecide_HostAdviceWorksOnTheHost: an agent started by a person on the
+// host (the run found from its directory) is never told to run what works
+// only inside a run (tine fork-self, tine effect, which answer "this
+// command works inside a run" there): fork-worthy work is a fork-run the
+// person starts, an external change something the person does.
+func TestDecide_HostAdviceWorksOnTheHost(t *testing.T) {
+	host := func(role classify.Role) Env {
+		return Env{Host: func(context.Context, string) (Env, bool) { return Env{Run: "app/source", Role: role}, true }}
+	}
+	for _, c := range []struct {
+		cmd  string
+		role classify.Role
+		want string
+	}{
+		{"npm update", classify.Source, "`tine fork-run 'app/source' --prompt TASK -n 2 --approach 'upgrade in place and fix breakages' --approach 'pin current versions and patch minimally'`"},
+		{"git push origin main", classify.Source, "Ask the person to run it themselves, from their terminal"},
+		{"npm publish", classify.Source, "Ask the person to run it themselves"},
+		{"git push origin main", classify.Fork, "ask the person to merge it (`tine merge` from a terminal)"},
+	} {
+		r := Handle(context.Background(), Claude, withCommand(t, readFixture(t, claudePre), c.cmd), host(c.role)).Response
+		if r.Action != Deny || !strings.Contains(r.Reason, c.want) || strings.Contains(r.Reason, "fork-self") || strings.Contains(r.Reason, "tine effect") {
+			t.Errorf("%s on the host (%s): %s %q", c.cmd, c.role, r.Action, r.Reason)
+		}
+	}
+}

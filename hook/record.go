@@ -56,6 +56,10 @@ type Env struct {
 	// get inside that run. It reports false for a directory no run
 	// manages.
 	Host func(ctx context.Context, dir string) (Env, bool)
+	// OnHost says that the agent runs on the host, outside the run Run
+	// names (found through Host): the commands that work only inside a
+	// run (tine fork-self, tine effect) are not what it is told to use.
+	OnHost bool
 }
 
 // forEvent returns env itself inside a run, else the run the host finds
@@ -76,6 +80,7 @@ func (e Env) forEvent(ctx context.Context, ev Event) Env {
 		if h.Role != classify.Fork {
 			h.Role = classify.Source
 		}
+		h.OnHost = true
 		return h
 	}
 	return e

@@ -102,7 +102,12 @@ type MergeRequest struct {
 	DryRun    bool     `json:"dry_run"`
 	TextMerge bool     `json:"text_merge"`
 	Force     bool     `json:"force"`
-	Commits   bool     `json:"commits"`
+	// NoCommits squashes the run's commits into the target's working tree
+	// instead of carrying them into its history (engine.MergeOptions).
+	NoCommits bool `json:"no_commits,omitempty"`
+	// Commits is what clients before commits were carried by default sent
+	// to ask for it; accepted, and without effect.
+	Commits bool `json:"commits,omitempty"`
 	// IncludeGitInternals carries the run's changes to .git hooks, config
 	// and other internals too (filesystem and paths scopes); a person's
 	// request only.
@@ -126,7 +131,7 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := s.e.Merge(ctxOf(r), r.PathValue("ref"), engine.MergeOptions{Into: req.Into, Scope: req.Scope,
-		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force, Commits: req.Commits,
+		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force, NoCommits: req.NoCommits,
 		IncludeGitInternals: req.IncludeGitInternals})
 	if err != nil && res != nil { // a conflict: the plan says where
 		writeErrWith(w, err, res)
@@ -212,6 +217,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 type ChooseRequest struct {
 	Run        string `json:"run"`
 	Promote    bool   `json:"promote"`
+	NoCommits  bool   `json:"no_commits,omitempty"` // merging, squash the run's commits
 	DiscardAll bool   `json:"discard_all"`
 }
 
@@ -239,7 +245,7 @@ func (s *Server) choose(w http.ResponseWriter, r *http.Request) {
 		s.requestApproval(w, r, actor, control.Resolution{Action: tine.ActionChoose, Run: req.Run, Group: r.PathValue("ref"), Args: body})
 		return
 	}
-	res, err := s.e.Choose(ctxOf(r), r.PathValue("ref"), req.Run, req.Promote)
+	res, err := s.e.Choose(ctxOf(r), r.PathValue("ref"), req.Run, engine.ChooseOptions{Promote: req.Promote, NoCommits: req.NoCommits})
 	handle(w, http.StatusOK, res, err)
 }
 

@@ -28,7 +28,8 @@
 //	                  (at least 1), among the forks that changed something
 //	                  with the same test outcome; 0 if nothing changed
 //
-// The highest score wins; equal scores go to the smallest run id. Because
+// The highest score wins; equal scores go to the first candidate in the
+// order given (a fork-run gives its forks in approach order). Because
 // changes outweigh the difference between passing and failing tests, a
 // fork that did nothing loses to one that did something unless the latter
 // is worse on nearly everything else, and then the confidence is near 0

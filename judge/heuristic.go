@@ -158,7 +158,8 @@ func (h Heuristic) Judge(_ context.Context, _ string, cands []Candidate) (*Verdi
 }
 
 // assess observes and scores every candidate and returns them best first,
-// ties in run id order, weighing the features by weight.
+// ties in the candidates' order (a fork-run's: its forks', the order of
+// its approaches), weighing the features by weight.
 func assess(cands []Candidate, weight Weights) []*assessed {
 	tr := trustOf(cands)
 	as := make([]*assessed, len(cands))
@@ -183,12 +184,7 @@ func assess(cands []Candidate, weight Weights) []*assessed {
 		}
 		a.score = round4(a.score * a.factor)
 	}
-	sort.SliceStable(as, func(i, j int) bool {
-		if as[i].score != as[j].score {
-			return as[i].score > as[j].score
-		}
-		return as[i].c.Run < as[j].c.Run
-	})
+	sort.SliceStable(as, func(i, j int) bool { return as[i].score > as[j].score })
 	return as
 }
 

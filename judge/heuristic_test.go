@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tinehq/tine/evidence"
 )
 
 func intp(i int) *int { return &i }
@@ -88,10 +90,12 @@ func TestHeuristic_Judge(t *testing.T) {
 		{"tests pass vs fail", []Candidate{done("a", failed), done("b", passed)}, "b", 0.85, 1, "tests passed (name-a failed)"},
 		{"tests pass vs time out", []Candidate{done("a", timedOut), done("b", passed)}, "b", 0.9, 1, "tests passed (name-a timed out)"},
 		{"tests pass vs two failing", []Candidate{done("a", failed), done("b", passed), done("c", failed)}, "b", 0.85, 1, "tests passed (others failed)"},
-		{"identical untested", []Candidate{done("b"), done("a")}, "a", 0, 0, "No evidence separates name-a and name-b"},
-		{"identical passing", []Candidate{done("b", passed), done("a", passed)}, "a", 0, 0, "first by run id"},
-		{"identical failing", []Candidate{done("a", failed), done("b", failed), done("c", failed)}, "a", 0, 0, "first by run id"},
-		{"top two tie, third fails", []Candidate{done("c", passed), done("a", failed), done("b", passed)}, "b", 0, 0, "No evidence separates name-b and name-c"},
+		// A tie goes to the first candidate given (a fork-run's approach
+		// order), not to the smallest (random) run id.
+		{"identical untested", []Candidate{done("b"), done("a")}, "b", 0, 0, "No evidence separates name-b and name-a"},
+		{"identical passing", []Candidate{done("b", passed), done("a", passed)}, "b", 0, 0, "name-b is first in approach order"},
+		{"identical failing", []Candidate{done("a", failed), done("b", failed), done("c", failed)}, "a", 0, 0, "first in approach order"},
+		{"top two tie, third fails", []Candidate{done("c", passed), done("a", failed), done("b", passed)}, "c", 0, 0, "No evidence separates name-c and name-b"},
 		{"smaller diff wins among passing", []Candidate{done("a", passed, lines(240)), done("b", passed, lines(12))}, "b", 0, 0,
 			"smaller diff among passing forks (12 lines vs 240 for name-a)"},
 		{"smaller diff wins among untested", []Candidate{done("a", lines(12)), done("b", lines(240))}, "a", 0, 0, "smaller diff"},
@@ -105,7 +109,7 @@ func TestHeuristic_Judge(t *testing.T) {
 		{"merge conflict loses", []Candidate{done("a", passed, conflict), done("b", passed)}, "b", 0.3, 0.5, "merges cleanly (name-a has merge conflicts)"},
 		{"error signals lose", []Candidate{done("a", output("panic: runtime error: index out of range\n")), done("b", output("all done\n"))}, "b", 0, 0,
 			"fewer error signals (0 vs 1 for name-a)"},
-		{"no-error lines are not signals", []Candidate{done("a", output("Found 0 errors.\nno errors\n")), done("b", output("all done\n"))}, "a", 0, 0, "first by run id"},
+		{"no-error lines are not signals", []Candidate{done("a", output("Found 0 errors.\nno errors\n")), done("b", output("all done\n"))}, "a", 0, 0, "first in approach order"},
 		{"test output signals count", []Candidate{done("a", failed, func(c *Candidate) { c.TestOutput = "--- FAIL: TestX\nFAIL\n" }), done("b", failed)}, "b", 0, 0, "fewer error signals (0 vs 2"},
 		{"passing beats untested, capped by separation", []Candidate{done("a"), done("b", passed)}, "b", 0.55, 0.65, "tests passed (name-a not run)"},
 		{"winner untested, capped", []Candidate{done("a", noChange), done("b", exit(3))}, "b", 0.24, 0.24, "Raw confidence is limited to 0.24 because no tests ran and its agent failed"},
@@ -113,6 +117,8 @@ func TestHeuristic_Judge(t *testing.T) {
 		{"single untested", []Candidate{done("a")}, "a", 0.4, 0.4, "Raw confidence is limited to 0.40 because no tests ran"},
 		{"single failing", []Candidate{done("a", failed)}, "a", 0, 0.1, "its tests failed"},
 		{"single passing without change", []Candidate{done("a", passed, noChange)}, "a", 0.1, 0.1, "it changed nothing"},
+		{"single passing, proving nothing", []Candidate{done("a", passed, func(c *Candidate) { c.Evidence = &evidence.Fork{Validity: evidence.ProvesNothing} })},
+			"a", 0.2, 0.2, "limited to 0.20 because its tests prove nothing (they pass on the fork point already)."},
 		{"single passing with conflicts", []Candidate{done("a", passed, conflict)}, "a", 0.6, 0.6, "does not merge cleanly"},
 	}
 	for _, tt := range tests {
@@ -161,20 +167,30 @@ func TestHeuristic_SharedEvidenceAddsNothing(t *testing.T) {
 	}
 }
 
+// TestHeuristic_Deterministic: the same candidates in the same order get
+// the same verdict, and a tie goes to the first of the tied in that order
+// (a fork-run's approach order), whatever their run ids.
 func TestHeuristic_Deterministic(t *testing.T) {
 	cands := []Candidate{
 		done("r3", passed, lines(40)), done("r1", passed, lines(40)), done("r2", failed),
 		done("r5", noChange), done("r4", passed, lines(40)),
 	}
-	want := judgeHeuristic(t, cands...)
-	if want.Winner != "r1" || want.RawConfidence != 0 {
-		t.Fatalf("winner %s raw confidence %v; want r1 (first of the tied by run id) and 0", want.Winner, want.RawConfidence)
-	}
+	tied := map[string]bool{"r1": true, "r3": true, "r4": true}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20 {
 		rng.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+		first := ""
+		for _, c := range cands {
+			if tied[c.Run] && first == "" {
+				first = c.Run
+			}
+		}
+		want := judgeHeuristic(t, cands...)
+		if want.Winner != first || want.RawConfidence != 0 {
+			t.Fatalf("order %v: winner %s raw confidence %v; want %s (first of the tied) and 0", runsOf(cands), want.Winner, want.RawConfidence, first)
+		}
 		if got := judgeHeuristic(t, cands...); !reflect.DeepEqual(got, want) {
-			t.Fatalf("order %v gave %+v; want %+v", runsOf(cands), got, want)
+			t.Fatalf("order %v gave %+v, then %+v", runsOf(cands), want, got)
 		}
 	}
 }

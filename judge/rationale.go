@@ -48,10 +48,10 @@ func tie(as []*assessed) string {
 		same = same && a.g == w.g
 	}
 	if same {
-		return fmt.Sprintf("No evidence separates %s (each: %s); %s is first by run id, so the raw confidence is 0.",
+		return fmt.Sprintf("No evidence separates %s (each: %s); %s is first in approach order, so the raw confidence is 0.",
 			joinAnd(names), summary(w), w.c.label())
 	}
-	return fmt.Sprintf("%s score the same (%.2f) on different evidence; %s is first by run id, so the raw confidence is 0.",
+	return fmt.Sprintf("%s score the same (%.2f) on different evidence; %s is first in approach order, so the raw confidence is 0.",
 		joinAnd(names), w.score, w.c.label())
 }
 
@@ -147,6 +147,8 @@ func weaknesses(a *assessed) []string {
 		out = append(out, "its tests failed")
 	case testsTimedOut:
 		out = append(out, "its tests timed out")
+	case testsProveNothing:
+		out = append(out, "its tests prove nothing (they pass on the fork point already)")
 	}
 	if !a.changed {
 		out = append(out, "it changed nothing")
@@ -162,6 +164,9 @@ func weaknesses(a *assessed) []string {
 	}
 	if len(a.penalties) > 0 {
 		out = append(out, "its evidence counts against it ("+strings.Join(a.penalties, "; ")+")")
+	}
+	if len(out) == 0 { // a reason is never empty
+		out = append(out, "its own evidence is not strong enough")
 	}
 	return out
 }

@@ -62,7 +62,7 @@ func TestServer_PendingApproval(t *testing.T) {
 	}
 	slices.Sort(api.sent)
 	want := []string{`POST /v1/runs/r1/discard {"force":false}`,
-		`POST /v1/runs/r1/merge {"into":"","scope":"","paths":null,"dry_run":false,"text_merge":false,"force":false,"commits":false}`}
+		`POST /v1/runs/r1/merge {"into":"","scope":"","paths":null,"dry_run":false,"text_merge":false,"force":false}`}
 	if !slices.Equal(api.sent, want) {
 		t.Errorf("sent %q", api.sent)
 	}

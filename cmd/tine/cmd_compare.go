@@ -16,9 +16,14 @@ func newCompare(a *app) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "compare GROUP",
 		Short: "Set a group's forks side by side",
-		Long: `For each fork of GROUP: approach, state, readiness (live, and its merge into
-its parent is clean), files changed, lines added and deleted. The
-recommendation is a heuristic: the smallest ready diff.`,
+		Long: `For each fork of GROUP: approach, state, readiness, files changed, lines
+added and deleted, in the fork's work: what its merge would carry (git
+scope: what git would stage; byproducts such as __pycache__ and .git
+internals left out). Ready means what it means everywhere in tine: live
+(a fork-run's fork: finished, its tests passed or none configured), real
+changes, and a clean merge into its parent; the JSON's merges_cleanly
+says the last alone. The recommendation is a heuristic: the smallest
+ready diff (a fork-run's judge makes it instead).`,
 		Example: `  tine compare g3xk9pq2a
   tine compare g3xk9pq2a --json`,
 		Args: exactArgs(1),

@@ -69,7 +69,9 @@ func TestControl_ForkSelfRequestApprove(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "rewritten\n" {
 		t.Errorf("after approval the source has %q", b)
 	}
-	if r := e.tine("approve", id[1]); r.code != 7 || !strings.Contains(r.stderr, "used") {
+	// Approving it again is "already used" (exit 5, wrong state), not a missing
+	// privilege (before: "insufficient privileges", exit 7).
+	if r := e.tine("approve", id[1]); r.code != 5 || !strings.Contains(r.stderr, "is consumed: already used") || strings.Contains(r.stderr, "privilege") {
 		t.Errorf("approving twice: %v", r)
 	}
 

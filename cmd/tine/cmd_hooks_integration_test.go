@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -79,7 +80,7 @@ func TestHook_HostWorkspace(t *testing.T) {
 	}{
 		{dir, hookPush, true, "external"},
 		{filepath.Join(dir, "sub"), hookPush, true, "external"},
-		{filepath.Join(dir, "sub"), "npm update", true, "tine fork-self"},
+		{filepath.Join(dir, "sub"), "npm update", true, "tine fork-run"},
 		{filepath.Join(dir, "sub"), "ls", false, ""},
 		{view, "npm update", false, ""},
 		{filepath.Join(view, "sub"), hookPush, true, "external"},
@@ -92,6 +93,7 @@ func TestHook_HostWorkspace(t *testing.T) {
 			t.Errorf("%s in %s: deny %v, want %v (%q)\n%v", c.command, c.cwd, denied, c.deny, c.why, r)
 		}
 	}
+	hostAdviceRuns(t, e, dir)
 	// An event with no cwd is decided for the hook's own directory.
 	ev := []byte(`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"` + hookPush + `"}}`)
 	if r := e.run(call{dir: filepath.Join(dir, "sub"), stdin: ev}, "hook", "codex"); !strings.Contains(r.stdout, `"deny"`) {
@@ -234,5 +236,28 @@ func TestHooks_CodexExecOnHost(t *testing.T) {
 				t.Errorf("tool outputs %q: codex ran the untrusted hook after all, or no command", outputs)
 			}
 		})
+	}
+}
+
+// hostAdviceRuns is issue 26's "the hooks' advice cannot be followed on
+// the host": the fork-run a hook on the host advises for fork-worthy work,
+// run as given (the task filled in, a command agent), works there. Before,
+// the hook advised tine fork-self, which answers "this command works
+// inside a run" (exit 5) on the host.
+func hostAdviceRuns(t *testing.T, e *env, dir string) {
+	t.Helper()
+	r := e.run(call{dir: dir, stdin: hostHookEvent(dir, "npm update")}, "hook", "claude")
+	m := regexp.MustCompile("`tine (fork-run [^`]*)`").FindStringSubmatch(strings.ReplaceAll(r.stdout, `\u0026`, "&"))
+	if m == nil {
+		t.Fatalf("the host's advice names no fork-run: %v", r)
+	}
+	words := strings.Split(strings.TrimSuffix(hostCmd(t, dir, "sh", "-c", "printf '%s\\0' "+strings.Replace(m[1], "TASK", "'upgrade the deps'", 1)), "\x00"), "\x00")
+	agent := filepath.Join(publicDir(t), "agent.sh")
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\necho done > done.txt\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := e.run(call{dir: dir}, append(words, "--agent-cmd", agent, "--merge-mode", "manual", "--json")...)
+	if run.code != 0 || strings.Contains(run.stderr, "inside a run") || !strings.Contains(run.stdout, `"outcome"`) {
+		t.Errorf("the advised %q on the host: %v", words, run)
 	}
 }

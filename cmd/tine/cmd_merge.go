@@ -15,7 +15,7 @@ import (
 
 func newMerge(a *app) *cobra.Command {
 	var o engine.MergeOptions
-	var git, fsys, asJSON bool
+	var git, fsys, commits, asJSON bool
 	c := &cobra.Command{
 		Use:   "merge RUN [--into TARGET] [--git | --filesystem | --paths P...]",
 		Short: "Carry RUN's changes into another run (its parent by default)",
@@ -26,10 +26,11 @@ lands or none of it, even across a crash.
   --git         the patch from the fork point's files to RUN's working tree
                 as git sees them (commits, staged, unstaged, untracked,
                 deletions, renames, modes, symlinks, binaries; ignored files
-                left out); default for git workspaces. With --commits, RUN's
-                commits since the fork point land in TARGET's history too:
-                replayed onto its HEAD with their messages and authors (or
-                fast-forwarded to), refused when one does not apply
+                left out); default for git workspaces. RUN's commits since
+                the fork point land in TARGET's history too: replayed onto
+                its HEAD with their messages and authors (or fast-forwarded
+                to), a conflict when one does not apply; --no-commits
+                squashes them into TARGET's working tree instead
   --filesystem  three-way at path granularity over every file: a path the
                 target changed too is a conflict unless both agree
   --paths P...  the filesystem merge narrowed to these paths
@@ -51,6 +52,8 @@ on your side at your next git command. The plan lists each path left out;
 			switch {
 			case git && fsys:
 				return usageErr(c, "--git and --filesystem exclude each other")
+			case commits && o.NoCommits:
+				return usageErr(c, "--commits and --no-commits exclude each other")
 			case git:
 				o.Scope = engine.ScopeGit
 			case fsys:
@@ -74,7 +77,9 @@ on your side at your next git command. The plan lists each path left out;
 	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "plan and check only; write nothing")
 	c.Flags().BoolVar(&o.TextMerge, "text-merge", false, "merge text files both sides changed, line by line")
 	c.Flags().BoolVar(&o.Force, "force", false, "apply even while tine exec commands run in the target")
-	c.Flags().BoolVar(&o.Commits, "commits", false, "carry RUN's commits into TARGET's history too (git scope)")
+	c.Flags().BoolVar(&o.NoCommits, "no-commits", false, "leave RUN's commits out of TARGET's history: their changes land uncommitted (git scope)")
+	c.Flags().BoolVar(&commits, "commits", false, "carry RUN's commits (the default)")
+	c.Flags().MarkDeprecated("commits", "commits are carried by default; --no-commits squashes them")
 	c.Flags().BoolVar(&o.IncludeGitInternals, "include-git-internals", false, "carry RUN's changes to .git hooks, config and other internals too (--filesystem, --paths)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan and outcome as JSON")
 	return c

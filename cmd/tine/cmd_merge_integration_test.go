@@ -121,7 +121,8 @@ func TestCLI_MergeGitEverydayChanges(t *testing.T) {
 	}
 }
 
-// TestCLI_MergeCommits carries a fork's commits into the source's history:
+// TestCLI_MergeCommits carries a fork's commits into the source's history
+// (the default):
 // fast-forward while the source's HEAD is the fork point, a replay with
 // messages and authors once it moved, and a refusal (exit 9, nothing
 // written) when a commit does not apply.
@@ -133,9 +134,9 @@ func TestCLI_MergeCommits(t *testing.T) {
 	e.execSh("source-3", "echo a3 > A && "+git+"commit -qam 'fork three'")
 	head := strings.TrimSpace(hostCmd(t, ws, "git", "rev-parse", "HEAD"))
 
-	out := e.ok("merge", "source-1", "--commits")
+	out := e.ok("merge", "source-1")
 	if !strings.Contains(out, "commits: 1 fast-forwarded") {
-		t.Errorf("merge --commits source-1:\n%s", out)
+		t.Errorf("merge source-1:\n%s", out)
 	}
 	if log := hostCmd(t, ws, "git", "log", "-1", "--format=%an %s"); strings.TrimSpace(log) != "Ada fork one" {
 		t.Errorf("source's HEAD after the fast-forward: %q", log)
@@ -143,7 +144,7 @@ func TestCLI_MergeCommits(t *testing.T) {
 	if st := hostCmd(t, ws, "git", "status", "--porcelain"); strings.TrimSpace(st) != "?? W" {
 		t.Errorf("git status after --commits: %q, want only the fork's uncommitted W", st)
 	}
-	out = e.ok("merge", "source-2", "--commits")
+	out = e.ok("merge", "source-2", "--commits") // the default, still accepted
 	if !strings.Contains(out, "commits: 1 replayed") {
 		t.Errorf("merge --commits source-2:\n%s", out)
 	}
@@ -151,11 +152,11 @@ func TestCLI_MergeCommits(t *testing.T) {
 		t.Errorf("source's history: %q", log)
 	}
 	before := readTestFile(t, ws, "A")
-	r := e.tine("merge", "source-3", "--commits", "--filesystem")
-	if r.code == 0 || !strings.Contains(r.stderr, "--commits needs the git scope") {
-		t.Errorf("--commits with --filesystem: %v", r)
+	r := e.tine("merge", "source-3", "--commits", "--no-commits")
+	if r.code != 2 || !strings.Contains(r.stderr, "exclude each other") {
+		t.Errorf("--commits with --no-commits: %v", r)
 	}
-	r = e.tine("merge", "source-3", "--commits")
+	r = e.tine("merge", "source-3")
 	if r.code != 9 || readTestFile(t, ws, "A") != before {
 		t.Errorf("a conflicting commit: %v; A = %q", r, readTestFile(t, ws, "A"))
 	}

@@ -26,7 +26,7 @@ type ops interface {
 	Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error)
 	Merge(ctx context.Context, ref string, o engine.MergeOptions) (*engine.MergeResult, error)
 	Promote(ctx context.Context, ref string, drop bool) (*engine.PromoteResult, error)
-	Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error)
+	Choose(ctx context.Context, ref, run string, o engine.ChooseOptions) (*engine.ChooseResult, error)
 	Start(ctx context.Context, ref string, o runtime.StartOptions) (*runtime.StartResult, error)
 	Stop(ctx context.Context, ref string) (*tine.Run, error)
 	Combine(ctx context.Context, ref string, takes []engine.Take, dryRun bool) (*engine.CombineResult, error)
@@ -187,7 +187,7 @@ func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions)
 		into = d.id(ctx, into)
 	}
 	res, p, err := d.cl.Merge(ctx, d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
-		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, Commits: o.Commits, IncludeGitInternals: o.IncludeGitInternals})
+		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, NoCommits: o.NoCommits, IncludeGitInternals: o.IncludeGitInternals})
 	if p != nil {
 		return nil, filed(p, "merge", ref)
 	}
@@ -205,8 +205,8 @@ func (d daemonOps) Promote(ctx context.Context, ref string, drop bool) (*engine.
 	return orNil(res, err)
 }
 
-func (d daemonOps) Choose(ctx context.Context, ref, run string, promote bool) (*engine.ChooseResult, error) {
-	req := httpapi.ChooseRequest{Run: run, Promote: promote, DiscardAll: run == ""}
+func (d daemonOps) Choose(ctx context.Context, ref, run string, o engine.ChooseOptions) (*engine.ChooseResult, error) {
+	req := httpapi.ChooseRequest{Run: run, Promote: o.Promote, NoCommits: o.NoCommits, DiscardAll: run == ""}
 	if run != "" {
 		req.Run = d.id(ctx, run)
 	}

@@ -87,8 +87,13 @@ func targetShadow(ctx context.Context, ours, dir string) ([]string, error) {
 }
 
 // runCommits lists the commits of theirs after forkHead, oldest first,
-// refusing merge commits.
+// refusing merge commits and a HEAD that does not descend from forkHead
+// (another branch checked out, or history rewritten): its commits are not
+// the run's work on top of the fork point.
 func runCommits(ctx context.Context, theirs, forkHead string) ([]string, error) {
+	if _, err := output(ctx, theirs, nil, "merge-base", "--is-ancestor", forkHead, "HEAD"); err != nil {
+		return nil, fmt.Errorf("merge: commits: the run's HEAD no longer descends from the fork point %s (another branch checked out, or history rewritten): %w", short(forkHead), plan.ErrConflict)
+	}
 	out, err := output(ctx, theirs, nil, "rev-list", "--reverse", "--parents", forkHead+"..HEAD")
 	if err != nil {
 		return nil, fmt.Errorf("merge: commits: list the run's commits since the fork point: %w", err)
