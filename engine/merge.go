@@ -352,7 +352,7 @@ func (m *mergeTx) recordCommitConflict(ctx context.Context, res *MergeResult, er
 	rerr := m.e.store.Update(ctx, func(tx tine.Tx) error {
 		return tx.AppendEvent(m.e.event(m.src.Workspace.ID, m.src.Run.ID, tine.EventMerge, detail))
 	})
-	return errors.Join(fmt.Errorf("%w; nothing was written (--no-commits merges the files alone)", err), rerr)
+	return errors.Join(tine.Optionf("%w; nothing was written (%s merges the files alone)", err, tine.Opt("no_commits")), rerr)
 }
 
 func (m *mergeTx) recordFailure(ctx context.Context, res *MergeResult, cause error) error {
