@@ -222,6 +222,10 @@ func mountReadOnly(layers []string, target string) (string, func() error, error)
 	}
 	// Held while the mount is up: a command that dies drops it, and the
 	// sweeper then knows the mount for a leftover (engine.sweepScratch).
+	// The target's directory may not exist yet (a combine's staging).
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return "", nil, err
+	}
 	unlock, err := flock.Lock(target + ".lock")
 	if err != nil {
 		return "", nil, err
