@@ -386,3 +386,31 @@ ready = { command = "[ \"$TINE_RUN\" = source ] || test -e flag-$TINE_RUN", time
 		t.Errorf("tine fork --wait: %+v", res.Live)
 	}
 }
+
+// A descriptor tine was started with (one a shell or a harness left open)
+// does not reach the services: it pinned what it named (a /dev/null of a
+// mount namespace gone) and kept CRIU from dumping a service.
+func TestLive_ServicesGetNoStrayDescriptor(t *testing.T) {
+	e, dir := liveWorkspace(t, false, map[string]string{"tine.toml": "[[service]]\nname = \"fds\"\ncommand = \"ls -l /proc/self/fd > fds.txt; exec sleep 600\"\nready = { command = \"test -s fds.txt\" }\n"})
+	stray, err := os.CreateTemp(t.TempDir(), "stray")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stray.Close()
+	cmd := exec.Command(tineBin, "start", "source")
+	cmd.Env = e.vars
+	for range 8 { // fds 3 to 10, not close-on-exec: above what tine passes its children itself
+		cmd.ExtraFiles = append(cmd.ExtraFiles, stray)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tine start: %v\n%s", err, out)
+	}
+	defer e.ok("stop", "source")
+	b, err := os.ReadFile(filepath.Join(dir, "fds.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), stray.Name()) {
+		t.Errorf("the service got the descriptor tine start was given:\n%s", b)
+	}
+}

@@ -96,6 +96,7 @@ func main() {
 	if supervisor.IsSupervisor() {
 		supervisor.Main()
 	}
+	closeStrayOnExec()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

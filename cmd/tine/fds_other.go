@@ -1,0 +1,6 @@
+//go:build !linux
+
+package main
+
+// closeStrayOnExec does nothing off Linux.
+func closeStrayOnExec() {}
