@@ -85,7 +85,7 @@ func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command strin
 		go func() {
 			defer wg.Done()
 			script := "TINE_APPROACH=" + shellQuote(f.Approach) + "; export TINE_APPROACH; " + command
-			req := httpapi.ExecRequest{Args: []string{"sh", "-c", script}, TimeoutS: timeout}
+			req := httpapi.ExecRequest{Args: []string{"sh", "-c", script}, TimeoutS: timeout, Env: t.env}
 			res, err := t.api.Exec(ctx, f.ID, req)
 			ran[i], errs[i] = res, unreachable(err)
 			msg := fmt.Sprintf("%s: exit %d after %.1fs", f.Name, res.Exit, res.Seconds)

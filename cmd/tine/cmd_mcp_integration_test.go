@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 )
 
 // mcpSession runs args (tine mcp, or tine exec RUN -- tine mcp) as an MCP
@@ -467,5 +468,31 @@ func TestMCP_CallersEnv(t *testing.T) {
 	fork := rep["forks"].([]any)[0].(map[string]any)["name"].(string)
 	if got := e.ok("exec", fork, "--", "cat", "mark.txt"); got != "mark=the-callers\n" {
 		t.Errorf("the agent's environment lacks the caller's variable: %q", got)
+	}
+	// fork_run's command too: it ran in the daemon's environment.
+	_, fr := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "copies": 1, "command": `echo "mark=$TINE_TEST_CALLER_MARK"`})
+	if out := fr["ran"].([]any)[0].(map[string]any)["stdout"]; out != "mark=the-callers\n" {
+		t.Errorf("the command's environment lacks the caller's variable: %q", out)
+	}
+}
+
+// TestMCP_CommandLeavesNoSupervisor: fork_run with a command runs it in
+// each fork through a supervisor launched for it, and stops that
+// supervisor once the command ended, as tine exec does; before, every
+// fork kept one running (~31 MiB each) until it was discarded.
+func TestMCP_CommandLeavesNoSupervisor(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	cs := e.mcpSession("mcp")
+	_, fr := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "copies": 2, "command": "echo hi"})
+	for _, f := range fr["forks"].([]any) {
+		name := f.(map[string]any)["name"].(string)
+		if st := psState(e, name); st != runtime.ProcStopped {
+			t.Errorf("%s: supervisor %s after fork_run's command ended, want stopped", name, st)
+		}
+	}
+	if st := psState(e, "source"); st != runtime.ProcStopped {
+		t.Errorf("source: supervisor %s, want stopped", st)
 	}
 }
