@@ -194,6 +194,11 @@ func (fk *forkRun) outcome(ctx context.Context, res *runtime.ExecResult, err err
 	fk.r.mu.Lock()
 	why, msg := fk.killWhy, fk.killMsg
 	fk.r.mu.Unlock()
+	if why == "" && (err != nil || res == nil || res.Exit != 0) {
+		if gone := fk.gone(); gone != "" {
+			return Canceled, gone + " while its agent ran"
+		}
+	}
 	switch {
 	case why != "":
 		return why, msg
@@ -294,6 +299,10 @@ func (fk *forkRun) runTest(ctx context.Context) {
 			fk.end(Canceled, "the fork-run was interrupted during tests")
 			return
 		}
+		if gone := fk.gone(); gone != "" {
+			fk.end(Canceled, gone+" during its tests")
+			return
+		}
 		fk.end(Failed, "test command: "+err.Error())
 		return
 	}
@@ -335,4 +344,15 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// gone says what became of fk's run when it is no longer live ("the fork
+// was discarded"): someone discarded or merged it while the fork-run ran,
+// which ended its agent or tests. "" while it is live.
+func (fk *forkRun) gone() string {
+	ref, err := fk.r.e.FindRun(context.Background(), fk.f.Run)
+	if err != nil || ref.Run.Active() {
+		return ""
+	}
+	return fmt.Sprintf("the fork was %s", ref.Run.State)
 }

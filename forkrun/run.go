@@ -210,7 +210,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	switch {
 	case ctx.Err() != nil:
 		err = fmt.Errorf("fork-run interrupted: %w", ctx.Err())
-		r.setOutcome(OutcomeCanceled, "interrupted before the forks were judged; they are kept: inspect them with tine summary, resolve them with tine choose or tine discard")
+		r.setOutcome(OutcomeCanceled, "interrupted before the forks were judged; "+r.keptNote())
 	case err == nil:
 		err = r.resolve(ctx)
 	}

@@ -496,3 +496,50 @@ func TestMCP_CommandLeavesNoSupervisor(t *testing.T) {
 		t.Errorf("source: supervisor %s, want stopped", st)
 	}
 }
+
+// waitAgents polls the fork-run report of group until n forks' agents run.
+func waitAgents(t *testing.T, cs *sdk.ClientSession, group string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for running := 0; running < n; {
+		if time.Now().After(deadline) {
+			t.Fatal("the agents were never seen running")
+		}
+		time.Sleep(100 * time.Millisecond)
+		_, rep := mcpCall(t, cs, false, "fork_report", map[string]any{"group": group})
+		running = 0
+		for _, f := range rep["forks"].([]any) {
+			if f.(map[string]any)["state"] == "running" {
+				running++
+			}
+		}
+	}
+}
+
+// TestMCP_DiscardedForksReportedTruthfully: forks discarded while their
+// agents ran are reported as discarded, and the fork-run's outcome does
+// not say they are kept; before, each fork failed "the supervisor hung
+// up: EOF" and the outcome said "the forks are kept".
+func TestMCP_DiscardedForksReportedTruthfully(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	cs := e.mcpSession("mcp")
+	_, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "wait", "copies": 2,
+		"agent_cmd": "echo started; sleep 3015", "merge_mode": "manual"})
+	group, _ := st["group"].(string)
+	waitAgents(t, cs, group, 2)
+	for _, f := range st["report"].(map[string]any)["forks"].([]any) {
+		mcpCall(t, cs, false, "discard", map[string]any{"run": f.(map[string]any)["name"], "force": true})
+	}
+	text, rep := mcpReport(t, cs, group)
+	for _, f := range rep["forks"].([]any) {
+		f := f.(map[string]any)
+		if reason, _ := f["reason"].(string); !strings.Contains(reason, "discarded") || strings.Contains(reason, "hung up") {
+			t.Errorf("%s: %s: %q, want it said discarded", f["name"], f["state"], reason)
+		}
+	}
+	if strings.Contains(text, "kept") || !strings.Contains(text, "discarded") {
+		t.Errorf("the report of a fork-run whose forks were all discarded: %s", text)
+	}
+}
