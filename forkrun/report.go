@@ -346,7 +346,7 @@ func resolvedDetail(h *grouprec.Resolution) string {
 }
 
 // Spend is what a fork-run's forks spent, as its budget pool counted it:
-// what tine cost and the MCP tool fork_cost show.
+// what tine cost and the MCP tool cost show.
 type Spend struct {
 	Group           string      `json:"group"`
 	Outcome         string      `json:"outcome"`

@@ -14,13 +14,14 @@ func newMCP(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve tine's tools to an agent over MCP (stdio)",
-		Long: `Speaks the Model Context Protocol on stdin and stdout: tools to fork a run
-and run an agent or command in every fork (fork_run; with a prompt, a
-fork-run the daemon runs, tests and judges), follow it (fork_report),
-compare and diff the forks (inspect_branches, diff_branches, fork_cost),
-and merge, choose or discard them (merge_or_select,
-terminate_branch), plus fork, summary, compare, rollback and discard. Each
-tool is a request to tine serve, which must be running.
+		Long: `Speaks the Model Context Protocol on stdin and stdout. The tools are tine's
+commands of the same names: fork, fork_run (with command: run it in every
+fork; with prompt: a fork-run the daemon runs, tests and judges),
+fork_run_report, cancel_fork_run, list_runs (ls), compare, diff, cost,
+summary, ps, merge (and promote), choose, discard, rollback and effect.
+Each tool is a request to tine serve, which must be running; fork-runs and
+fork_run's commands run in tine mcp's own environment, as tine's commands
+send theirs.
 
 Inside a run (TINE_SOCKET and TINE_CAPABILITY set) every request is signed
 with the run's capability: the run may act on itself and its direct forks,
