@@ -107,7 +107,7 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	}()
 	env := append(agent.Env(prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
 	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, runtime.ExecOptions{
-		Args: argv, Env: append(env, fk.env...), Base: o.BaseEnv,
+		Args: argv, Env: append(append(env, fk.r.pass...), fk.env...), Base: o.BaseEnv,
 		Stdout: io.MultiWriter(logf, pw), Stderr: logf,
 		Timeout: o.AgentTimeout, Kill: fk.kill,
 	})
@@ -129,6 +129,9 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 		if why := snap.Failure(agent.HasResultLine(o.Agent.Kind)); why != "" {
 			state, reason = Failed, withStderr(why, snap, stderr)
 		}
+	}
+	if state == Failed {
+		reason = withheldHint(reason, reason+"\n"+stderr+"\n"+snap.ResultText, fk.r.rep.Withheld)
 	}
 	fk.r.update(func() {
 		fk.f.Agent, fk.f.AgentStderr = snap, stderr

@@ -32,6 +32,7 @@ type runner struct {
 	// that declare services were started with them, and keep them.
 	sourceRunning bool
 	conv          *Conversation // what the forks continue; nil: new conversations
+	pass          []string      // the agent's credentials, passed to it although secret (agentSecrets)
 
 	emitMu sync.Mutex // serialises Progress calls
 	mu     sync.Mutex // guards rep and the forks in it
@@ -155,6 +156,7 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	}
 	r := newRunner(e, o, pool, fr, assigned, notes, started)
 	r.sourceRunning, r.conv, r.rep.Conversation = running, conv, conv
+	r.pass, r.rep.Withheld = agentSecrets(&r.o, agentEnviron(src, o.BaseEnv, o.AgentEnv))
 	if err := os.MkdirAll(r.dir.Dir(), 0o755); err != nil {
 		return nil, err
 	}
@@ -191,7 +193,8 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	r.emit()
 	quit, saved := make(chan struct{}), make(chan struct{})
 	go r.saver(quit, saved)
-	r.event(tine.EventForkRunStart, map[string]any{"group": r.rep.Group, "forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode})
+	r.event(tine.EventForkRunStart, map[string]any{"group": r.rep.Group, "forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode,
+		"withheld": r.rep.Withheld, "passed": envNames(r.pass)})
 	ids := make([]string, len(r.rep.Forks))
 	for i, f := range r.rep.Forks {
 		ids[i] = f.Run

@@ -70,6 +70,13 @@ func newCodexEnv(t *testing.T) *codexEnv {
 // CODEX_HOME/config.toml whose model provider it is.
 func codexMock(t *testing.T, script func(*agentmock.OpenAIRequest) agentmock.OpenAITurn) *codexEnv {
 	t.Helper()
+	return codexMockKey(t, script, "TINE_MOCK_OPENAI_KEY")
+}
+
+// codexMockKey is codexMock with a provider whose key codex reads from
+// the variable key (its env_key).
+func codexMockKey(t *testing.T, script func(*agentmock.OpenAIRequest) agentmock.OpenAITurn, key string) *codexEnv {
+	t.Helper()
 	m, err := agentmock.NewOpenAI(script)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +88,7 @@ func codexMock(t *testing.T, script func(*agentmock.OpenAIRequest) agentmock.Ope
 name = "mock"
 base_url = "` + m.URL + `"
 wire_api = "responses"
-env_key = "TINE_MOCK_OPENAI_KEY"
+env_key = "` + key + `"
 request_max_retries = 0
 stream_max_retries = 0
 `
@@ -91,7 +98,7 @@ stream_max_retries = 0
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &codexEnv{mock: m, home: home, vars: []string{"CODEX_HOME=" + home, "TINE_MOCK_OPENAI_KEY=mock"}}
+	return &codexEnv{mock: m, home: home, vars: []string{"CODEX_HOME=" + home, key + "=mock"}}
 }
 
 // codexScript is the mock model: a prompt to remember something gets an
@@ -415,5 +422,42 @@ func TestCodex_ExecInAConfinedFork(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status BUG\n" {
 		t.Errorf("app.txt in the source: %q", b)
+	}
+}
+
+// TestCodex_CustomProviderKey: a codex whose provider takes its key from
+// a variable of its own naming (model_providers.X.env_key, how OpenRouter,
+// Azure and self-hosted setups are written) gets that variable in every
+// fork, as OPENAI_API_KEY is passed, although *_API_KEY is a secret
+// shape: before, every fork failed "Missing environment variable". A
+// tine.toml that names it a secret withholds it, and then the fork's
+// failure names the variable and the [secrets] inherit line that passes it.
+func TestCodex_CustomProviderKey(t *testing.T) {
+	requireCodex(t)
+	cx := codexMockKey(t, codexScript, "TINE_TEST_ROUTER_API_KEY")
+	e, dir := codexWorkspace(t, false)
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex", "--merge-mode", "manual")
+	if len(rep.Forks) != 1 || rep.Forks[0].State != forkrun.Finished {
+		t.Fatalf("a fork of a codex with a custom provider key: %+v\n%v", rep.Forks, r)
+	}
+
+	toml := "[fork]\ntest_command = \"sh check.sh\"\n[secrets]\nenv = [\"TINE_TEST_ROUTER_API_KEY\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "tine.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, r = e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex", "--merge-mode", "manual")
+	if len(rep.Forks) != 1 {
+		t.Fatalf("forks %+v\n%v", rep.Forks, r)
+	}
+	f := rep.Forks[0]
+	if f.State != forkrun.Failed || !strings.Contains(f.Reason, "TINE_TEST_ROUTER_API_KEY") ||
+		!strings.Contains(f.Reason, `[secrets] inherit = ["TINE_TEST_ROUTER_API_KEY"]`) {
+		t.Errorf("a fork whose provider key tine.toml withholds: %s: %s", f.State, f.Reason)
+	}
+	if !slices.Contains(rep.Withheld, "TINE_TEST_ROUTER_API_KEY") {
+		t.Errorf("the report's withheld variables: %v", rep.Withheld)
+	}
+	if !strings.Contains(e.ok("events"), `"withheld":["TINE_TEST_ROUTER_API_KEY"`) {
+		t.Errorf("the fork-run's start event does not name the withheld variable:\n%s", e.ok("events"))
 	}
 }

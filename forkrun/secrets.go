@@ -1,0 +1,70 @@
+package forkrun
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/internal/account"
+	"github.com/tinehq/tine/secrets"
+)
+
+// agentSecrets decides what of env, the environment the forks' agents
+// start from, crosses into them: the variables the agent authenticates
+// with (agent.Credentials) are passed, as ANTHROPIC_API_KEY is, unless
+// [secrets] env names them; every other secret is withheld. It returns
+// the variables passed (NAME=VALUE, to add to the agent's environment,
+// which grants them) and the names withheld.
+func agentSecrets(o *Options, env []string) (pass, withheld []string) {
+	policy := o.Secrets.Policy()
+	declared := secrets.Policy{Env: o.Secrets.Env} // the file's own, without the defaults
+	granted := envNames(o.AgentEnv)
+	for _, acc := range o.Accounts {
+		granted = append(granted, envNames(acc.Environ())...)
+	}
+	for _, name := range agent.Credentials(o.Agent, env) {
+		v := account.Getenv(env, name)
+		if v == "" || !policy.Secret(name) || declared.Secret(name) {
+			continue
+		}
+		pass = append(pass, name+"="+v)
+		granted = append(granted, name)
+	}
+	_, withheld = policy.Strip(env, granted)
+	return pass, withheld
+}
+
+// envNames returns the names of env's variables.
+func envNames(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		out = append(out, name)
+	}
+	return out
+}
+
+// withheldHint adds to why, an agent's failure, the withheld variables it
+// may have needed, and the [secrets] inherit line that passes them: those
+// output (its stderr and result) names, else all of them, at most five.
+func withheldHint(why, output string, withheld []string) string {
+	if len(withheld) == 0 {
+		return why
+	}
+	var named []string
+	for _, name := range withheld {
+		if strings.Contains(output, name) {
+			named = append(named, name)
+		}
+	}
+	how := "needed"
+	if len(named) == 0 {
+		named, how = withheld[:min(len(withheld), 5)], "may have needed"
+	}
+	quoted := make([]string, len(named))
+	for i, n := range named {
+		quoted[i] = fmt.Sprintf("%q", n)
+	}
+	return fmt.Sprintf("%s; tine withheld %s from the agent as secret, which it %s: to pass it, add [secrets] inherit = [%s] to tine.toml",
+		why, strings.Join(named, ", "), how, strings.Join(quoted, ", "))
+}
