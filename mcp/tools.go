@@ -25,7 +25,7 @@ type ForkInput struct {
 	AggregateBudgetUSD *float64 `json:"aggregate_budget_usd,omitempty" jsonschema:"fork_run with prompt: budget of all forks together in US dollars; 0: no cap"`
 	MergeMode          string   `json:"merge_mode,omitempty" jsonschema:"fork_run with prompt: auto, auto_with_fallback (default), vote or manual; from inside a run only auto_with_fallback or manual"`
 	Judge              string   `json:"judge,omitempty" jsonschema:"fork_run with prompt: heuristic (default) or llm (host only)"`
-	Session            string   `json:"session,omitempty" jsonschema:"fork_run with prompt: the agent session every fork continues, each in a session of its own (default: claude, the newest session started in the workspace or below it; codex, the one the run's hook reported)"`
+	Session            string   `json:"session,omitempty" jsonschema:"fork_run with prompt: the agent session every fork continues, each in a session of its own (default: the one the run's hook reported, else the newest session started in the workspace or below it)"`
 	Fresh              bool     `json:"fresh,omitempty" jsonschema:"fork_run with prompt: start the agents without a conversation"`
 }
 

@@ -461,3 +461,40 @@ func TestCodex_CustomProviderKey(t *testing.T) {
 		t.Errorf("the fork-run's start event does not name the withheld variable:\n%s", e.ok("events"))
 	}
 }
+
+// TestCodex_ContinuesNewestSession: with no --session and no session
+// reported by a hook, the forks continue the newest codex session started
+// in the workspace (its rollout under CODEX_HOME/sessions), as Claude's
+// do, and the report says so; the forks' own sessions are not taken for
+// it next time. Before, codex forks silently started fresh.
+func TestCodex_ContinuesNewestSession(t *testing.T) {
+	cx := newCodexEnv(t)
+	e, dir := codexWorkspace(t, false)
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex", "--merge-mode", "manual")
+	if rep.Conversation != nil || !strings.Contains(strings.Join(rep.Notes, "\n"), "no codex session was started in "+dir) {
+		t.Errorf("without a session: conversation %+v, notes %q\n%v", rep.Conversation, rep.Notes, r)
+	}
+	cmd := exec.Command("codex", "exec", "--json", "--skip-git-repo-check", "please remember PINEAPPLE")
+	cmd.Dir, cmd.Env = dir, append(testEnviron(), cx.vars...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out)
+	}
+	p, _ := agent.NewParser(agent.Codex)
+	ev := agent.NewEvidence(0, 0)
+	agent.Consume(bytes.NewReader(out), p, ev)
+	session := ev.Snapshot().SessionID
+	base := len(cx.mock.Requests())
+	for i := range 2 { // the second time the first's forks' sessions are newer
+		rep, r = e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex", "--merge-mode", "manual")
+		if c := rep.Conversation; c == nil || c.Session != session || c.From != forkrun.FromNewest {
+			t.Fatalf("fork-run %d: conversation %+v, want %s, the newest; notes %q\n%v", i, c, session, rep.Notes, r)
+		}
+		checkCodexForks(t, rep, 1)
+	}
+	for i, q := range cx.mock.Requests()[base:] {
+		if users := q.UserTexts(); !strings.Contains(strings.Join(users, "\n"), "please remember PINEAPPLE") {
+			t.Errorf("request %d of the forks does not continue the session: %q", i, users)
+		}
+	}
+}
