@@ -658,3 +658,36 @@ func TestUser_ForkRunFindsTheAgentOnTheirPATH(t *testing.T) {
 		t.Errorf("the command agent ran as %q", got)
 	}
 }
+
+// TestUser_ServeWhileTheSystemDaemonRuns: a normal user's tine serve,
+// while the system daemon serves them, says where their workspaces are
+// (the system daemon's, with their names and paths) and how to run a
+// daemon of their own, exit 4; before, it silently started a second,
+// empty daemon over a state directory of theirs.
+func TestUser_ServeWhileTheSystemDaemonRuns(t *testing.T) {
+	_, ann, sock, dir := userWorkspace(t)
+	ann.ok(dir, "init", ".")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ann.bin, "serve")
+	cmd.Env, cmd.Dir = ann.vars, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(ann.uid), Gid: uint32(ann.gid)}}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("tine serve as a normal user started a daemon of its own while the system daemon serves them:\n%s", out.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Errorf("tine serve: %v, want exit 4\n%s", err, out.String())
+	}
+	for _, want := range []string{sock, "app", dir, "TINE_HOME="} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("tine serve does not say %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Count(strings.TrimSpace(out.String()), "\n") > 0 {
+		t.Errorf("not one line:\n%s", out.String())
+	}
+}
