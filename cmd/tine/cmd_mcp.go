@@ -26,7 +26,9 @@ send theirs.
 Inside a run (TINE_SOCKET and TINE_CAPABILITY set) every request is signed
 with the run's capability: the run may act on itself and its direct forks,
 and merging, promoting, choosing and discarding wait for a person's
-tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned.
+tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned;
+a normal user the system daemon serves (no TINE_HOME) talks to it, as
+their other commands do.
 
 A line on stdin that is not a JSON-RPC message gets a JSON-RPC error reply
 (-32700 or -32600) and the server goes on. Once started it works from /,
@@ -71,6 +73,11 @@ func (a *app) mcpOptions() (mcp.Options, error) {
 			return mcp.Options{}, err
 		}
 		return mcp.Options{API: mcp.NewClient(sock, capPath), Self: c.Run}, nil // a run's agents get the run's environment
+	}
+	// A normal user's daemon is the system daemon, as for their other
+	// commands; it runs their forks' processes as them.
+	if a.remote() && !a.inRun {
+		return mcp.Options{API: mcp.NewClient(daemonSocket(), ""), Env: os.Environ()}, nil
 	}
 	// engine.Engine.SocketPath, without opening the store the daemon holds.
 	home, err := filepath.Abs(a.home)
