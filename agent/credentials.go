@@ -119,3 +119,31 @@ func truthy(v string) bool {
 	v = strings.ToLower(strings.TrimSpace(v))
 	return v != "" && v != "0" && v != "false" && v != "no"
 }
+
+// claudeCloudFiles are the credential files Claude Code reads for each
+// cloud provider, by the variable that turns it on ("~/" the home).
+var claudeCloudFiles = map[string][]string{
+	"CLAUDE_CODE_USE_BEDROCK": {"~/.aws"},
+	"CLAUDE_CODE_USE_VERTEX":  {"~/.config/gcloud"},
+}
+
+// CredentialFiles returns the files agent cfg authenticates with, as
+// [Credentials] finds its variables: Claude Code on Bedrock reads ~/.aws,
+// on Vertex ~/.config/gcloud and the file GOOGLE_APPLICATION_CREDENTIALS
+// names. Paths under the home start with "~/".
+func CredentialFiles(cfg Config, env []string) []string {
+	if cfg.Kind != Claude {
+		return nil
+	}
+	settings := claudeSettingsEnv(ClaudeConfigDir(env))
+	var out []string
+	for _, on := range []string{"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"} {
+		if truthy(lastEnv(env, on)) || truthy(settings[on]) {
+			out = append(out, claudeCloudFiles[on]...)
+			if f := lastEnv(env, "GOOGLE_APPLICATION_CREDENTIALS"); on == "CLAUDE_CODE_USE_VERTEX" && filepath.IsAbs(f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}

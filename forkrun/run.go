@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/errcode"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/runtime"
 )
@@ -156,7 +157,9 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	}
 	r := newRunner(e, o, pool, fr, assigned, notes, started)
 	r.sourceRunning, r.conv, r.rep.Conversation = running, conv, conv
-	r.pass, r.rep.Withheld = agentSecrets(&r.o, agentEnviron(src, o.BaseEnv, o.AgentEnv))
+	agentEnv := agentEnviron(src, o.BaseEnv, o.AgentEnv)
+	r.pass, r.rep.Withheld = agentSecrets(&r.o, agentEnv)
+	r.rep.Notes = append(r.rep.Notes, hiddenCredentialNotes(&r.o, agentEnv, account.Getenv(agentEnv, "HOME"), src.Workspace.Path)...)
 	if err := os.MkdirAll(r.dir.Dir(), 0o755); err != nil {
 		return nil, err
 	}

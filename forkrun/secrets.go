@@ -2,9 +2,12 @@ package forkrun
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tinehq/tine/agent"
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/secrets"
 )
@@ -67,4 +70,24 @@ func withheldHint(why, output string, withheld []string) string {
 	}
 	return fmt.Sprintf("%s; tine withheld %s from the agent as secret, which it %s: to pass it, add [secrets] inherit = [%s] to tine.toml",
 		why, strings.Join(named, ", "), how, strings.Join(quoted, ", "))
+}
+
+// hiddenCredentialNotes say which files the agent authenticates with
+// (agent.CredentialFiles) the forks do not see, and the [secrets] inherit
+// line that shows them; home is the owner's, dir the workspace path.
+func hiddenCredentialNotes(o *Options, env []string, home, dir string) []string {
+	policy := o.Secrets.Policy()
+	hidden := policy.Hidden(home, dir)
+	var notes []string
+	for _, f := range agent.CredentialFiles(o.Agent, env) {
+		abs := f
+		if rest, ok := strings.CutPrefix(f, "~/"); ok {
+			abs = filepath.Join(home, rest)
+		}
+		if slices.ContainsFunc(hidden, func(h string) bool { return fstree.Within(abs, h) || abs == h }) {
+			notes = append(notes, fmt.Sprintf("%s authenticates with %s, which tine hides from forks as a secret: to show it, add [secrets] inherit = [%q] to tine.toml",
+				o.Agent.Kind, f, f))
+		}
+	}
+	return notes
 }

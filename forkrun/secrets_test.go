@@ -35,3 +35,16 @@ func TestWithheldHint(t *testing.T) {
 		t.Errorf("none withheld: %s", got)
 	}
 }
+
+func TestHiddenCredentialNotes(t *testing.T) {
+	env := []string{"HOME=/home/ann", "CLAUDE_CONFIG_DIR=/nonexistent", "CLAUDE_CODE_USE_BEDROCK=1"}
+	o := &Options{Agent: agent.Config{Kind: agent.Claude}}
+	notes := hiddenCredentialNotes(o, env, "/home/ann", "/srv/app")
+	if len(notes) != 1 || !strings.Contains(notes[0], `[secrets] inherit = ["~/.aws"]`) {
+		t.Errorf("bedrock with ~/.aws hidden: %q", notes)
+	}
+	o.Secrets = config.Secrets{Inherit: []string{"~/.aws"}}
+	if notes := hiddenCredentialNotes(o, env, "/home/ann", "/srv/app"); len(notes) != 0 {
+		t.Errorf("~/.aws inherited: %q", notes)
+	}
+}
