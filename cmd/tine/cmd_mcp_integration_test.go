@@ -422,6 +422,7 @@ func TestMCP_CommandProgressAndCancel(t *testing.T) {
 			t.Errorf("fork %s: the command ran on after the call was cancelled", id)
 		}
 	}
+	noSupervisors(e, forks) // nor the supervisors launched for it
 }
 
 // TestMCP_DoesNotPinTheMount: tine mcp started in the workspace leaves
@@ -565,7 +566,7 @@ func noSupervisors(e *env, runs []string) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		if st := psState(e, r); st != runtime.ProcStopped {
-			e.t.Errorf("%s: supervisor %s after cancel_fork_run, want stopped", r, st)
+			e.t.Errorf("%s: supervisor %s after the cancel, want stopped", r, st)
 		}
 	}
 }
