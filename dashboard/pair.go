@@ -3,14 +3,14 @@ package dashboard
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"io"
+	"errors"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -58,7 +58,10 @@ func (h *Handler) pair(ctx context.Context, ws *tine.Workspace, c *engine.Compar
 }
 
 // diffChanges lists the paths either fork changed where their files now
-// differ (under roots da and db), and counts those where they agree.
+// differ (under roots da and db), and counts those where they agree. The
+// forks own their views, so both are read beneath them (fstree.Root): a
+// fork swapping a directory for a symlink to a host path has that path
+// compared as a symlink, never its target.
 func diffChanges(ca, cb []layer.Change, da, db string) ([]pathDiff, int) {
 	ka, kb := kinds(ca), kinds(cb)
 	paths := map[string]bool{}
@@ -68,10 +71,13 @@ func diffChanges(ca, cb []layer.Change, da, db string) ([]pathDiff, int) {
 	for p := range kb {
 		paths[p] = true
 	}
+	ra, rb := openView(da), openView(db)
+	defer closeView(ra)
+	defer closeView(rb)
 	var out []pathDiff
 	same := 0
 	for p := range paths {
-		if samePath(filepath.Join(da, p), filepath.Join(db, p)) {
+		if samePath(ra, rb, p) {
 			same++
 			continue
 		}
@@ -79,6 +85,22 @@ func diffChanges(ca, cb []layer.Change, da, db string) ([]pathDiff, int) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, same
+}
+
+// openView opens the view dir as a Root, nil when it cannot be opened
+// (every path then compares as different).
+func openView(dir string) *fstree.Root {
+	r, err := fstree.OpenRoot(dir)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+func closeView(r *fstree.Root) {
+	if r != nil {
+		r.Close()
+	}
 }
 
 func kinds(cs []layer.Change) map[string]string {
@@ -89,44 +111,31 @@ func kinds(cs []layer.Change) map[string]string {
 	return out
 }
 
-// samePath reports whether a and b have the same type and content (or
-// link target); both missing counts as the same. Directories compare equal
-// by type: their entries are compared as paths of their own.
-func samePath(a, b string) bool {
-	fa, ea := os.Lstat(a)
-	fb, eb := os.Lstat(b)
+// samePath reports whether p has the same type and content (or link
+// target) beneath a and b; both missing counts as the same. Directories
+// compare equal by type: their entries are compared as paths of their
+// own. A symlink on the way to p on either side makes p differ.
+func samePath(a, b *fstree.Root, p string) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	fa, ea := a.Lstat(p)
+	fb, eb := b.Lstat(p)
 	switch {
 	case ea != nil || eb != nil:
-		return os.IsNotExist(ea) && os.IsNotExist(eb)
+		return errors.Is(ea, fs.ErrNotExist) && errors.Is(eb, fs.ErrNotExist)
 	case fa.Mode().Type() != fb.Mode().Type():
 		return false
 	case fa.Mode()&os.ModeSymlink != 0:
-		ta, _ := os.Readlink(a)
-		tb, _ := os.Readlink(b)
+		ta, _ := a.Readlink(p)
+		tb, _ := b.Readlink(p)
 		return ta == tb
 	case !fa.Mode().IsRegular():
 		return true
 	case fa.Size() != fb.Size() || fa.Size() > maxCompareBytes:
 		return false
 	}
-	return sameContent(a, b)
-}
-
-func sameContent(a, b string) bool {
-	ba, err1 := readAll(a)
-	bb, err2 := readAll(b)
-	return err1 == nil && err2 == nil && bytes.Equal(ba, bb)
-}
-
-func readAll(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxCompareBytes+1))
-	if len(b) > maxCompareBytes {
-		return nil, fmt.Errorf("%s is too large to compare", p)
-	}
-	return b, err
+	ba, _, err1 := a.ReadFileBeneath(p, maxCompareBytes+1)
+	bb, _, err2 := b.ReadFileBeneath(p, maxCompareBytes+1)
+	return err1 == nil && err2 == nil && len(ba) <= maxCompareBytes && bytes.Equal(ba, bb)
 }

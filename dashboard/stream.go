@@ -29,11 +29,8 @@ type streamEvent struct {
 // the one of that stamp (its version, grouprec.Group.Seq): fork-run
 // rewrites it as forks progress, which logs no event.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		h.failCode(w, http.StatusNotImplemented, "this connection cannot stream events")
-		return
-	}
+	// Through the wrappers around w (an access log), by their Unwrap.
+	fl := http.NewResponseController(w)
 	after := h.streamStart(r)
 	watch := h.watchReport(r)
 	hd := w.Header()
@@ -41,7 +38,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, "retry: 2000\n\n")
-	fl.Flush()
+	if err := fl.Flush(); err != nil {
+		return // the header is out: nothing more to say on this connection
+	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	quiet := time.Now()

@@ -17,6 +17,7 @@ type Diagnosis struct {
 	Store      *StoreCheck   `json:"store"`
 	Unknown    []string      `json:"unknown"`    // directories the next command will move aside
 	Quarantine []Quarantined `json:"quarantine"` // what was moved aside before
+	Leftovers  []Leftover    `json:"leftovers"`  // what commands that died left in runs
 	Advice     []string      `json:"advice"`     // what to do, one sentence each
 }
 
@@ -47,6 +48,7 @@ func Diagnose(ctx context.Context, home string, opts ...Option) (*Diagnosis, err
 	if r.Quarantine, err = ListQuarantine(home); err != nil {
 		return nil, err
 	}
+	r.Leftovers = leftovers(home)
 	r.Advice = advice(r)
 	return r, nil
 }
@@ -130,6 +132,9 @@ func advice(r *Diagnosis) []string {
 		out = append(out, fmt.Sprintf("Put back the store with id %s at %s (the one these workspaces were made with) and run tine doctor again.", c.Marker, c.Path), setAside)
 	case StoreUnrecorded:
 		out = append(out, fmt.Sprintf("If another copy of the store knows these workspaces, put it back at %s and run tine doctor again.", c.Path), setAside)
+	}
+	if len(r.Leftovers) > 0 {
+		out = append(out, "Commands that died left what is listed as left over (a run frozen by a freezer that is gone, a fork point still mounted read-only, a merge's staging): \"tine gc\" thaws and removes them, and so does any tine command that opens the state directory while the run's workspace is free.")
 	}
 	if len(r.Unknown) > 0 {
 		out = append(out, "The store has no record of the directories listed as unknown (a crash before a record was committed, or lost commits); the next tine command moves them into the quarantine.")

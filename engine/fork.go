@@ -45,6 +45,9 @@ type ForkResult struct {
 	Version *tine.Version `json:"version"`
 	Forks   []*tine.Run   `json:"forks"`
 	Live    []LiveReport  `json:"live,omitempty"` // how each fork's processes were started
+	// Seal says what sealing the parent cost when it was sealed by copy
+	// rather than by rename (nil then).
+	Seal *SealReport `json:"seal,omitempty"`
 }
 
 // Fork records the run's current files as a version (the fork point) and
@@ -61,6 +64,8 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "fork")
+	defer made()
 	be, err := e.backend(p.Workspace.Backend)
 	if err != nil {
 		return nil, err
@@ -158,7 +163,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if moved {
 		st.finishMove(ctx, be, v)
 	}
-	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks}
+	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks, Seal: st.report()}
 	res.Live = e.rt.StartForks(ctx, p, forks, mode, o.NoWait)
 	e.obs.Forked(p.Workspace.Backend, mode, len(forks), time.Since(start))
 	return res, nil
@@ -188,7 +193,10 @@ func (m *sealTx) seal(ctx context.Context, be layer.Backend, kind tine.VersionKi
 	now := e.now().UTC()
 	lay := &tine.Layer{ID: tine.NewID(tine.PrefixLayer), Workspace: p.Workspace.ID, CreatedAt: now}
 	dir := e.lay.Workspace(p.Workspace.ID).Layer(lay.ID)
-	paths, err := be.Seal(ctx, e.backendRun(p.Workspace, p.Run), e.layerPaths(base), dir)
+	if err := noteLayer(ctx, lay.ID); err != nil {
+		return nil, nil, err
+	}
+	paths, err := m.sealCopy(ctx, be, base, dir)
 	u.add(func() error { return be.RemoveLayer(ctx, dir) })
 	if err != nil {
 		return nil, nil, fmt.Errorf("sealing %s: %w", p.Run.Name, err)
@@ -202,6 +210,7 @@ func (m *sealTx) seal(ctx context.Context, be layer.Backend, kind tine.VersionKi
 	for _, path := range paths {
 		v.Layers = append(v.Layers, filepath.Base(path))
 	}
+	m.noteSealed(v)
 	return lay, v, nil
 }
 

@@ -106,6 +106,9 @@ func (e *Engine) checkInitPath(o InitOptions) (path, name string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %v: %w", o.Path, err, tine.ErrInvalid)
 	}
+	if err := checkRealFS(path); err != nil {
+		return "", "", err
+	}
 	if path == "/" || fstree.Within(e.home, path) || fstree.Within(path, e.home) {
 		return "", "", fmt.Errorf("%s overlaps tine's state directory %s: %w", path, e.home, tine.ErrInvalid)
 	}
@@ -537,6 +540,9 @@ func (t *initTx) adoptSource(ctx context.Context, be layer.Backend, r *tine.Run,
 // activate gives run r its view of layers and, for the source of a stacking
 // backend, binds that view onto the workspace path.
 func (e *Engine) activate(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, br layer.Run, layers []string, version string, u *undo) error {
+	if err := noteRun(ctx, r.ID); err != nil {
+		return err
+	}
 	if err := e.activateView(ctx, be, br, layers, u); err != nil {
 		return err
 	}

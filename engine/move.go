@@ -31,6 +31,10 @@ type moveJournal struct {
 type sealTx struct {
 	e *Engine
 	p Ref
+	// busy is set when something held p's view, so it could not be
+	// sealed by rename; cost says what a seal by copy copied.
+	busy bool
+	cost *SealReport
 }
 
 func newSealTx(e *Engine, p Ref) *sealTx { return &sealTx{e: e, p: p} }
@@ -79,7 +83,11 @@ func deltaAtLeast(dir string, minBytes int64, minFiles int) bool {
 func (m *sealTx) sealMove(ctx context.Context, be layer.Backend, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, bool, error) {
 	e, p := m.e, m.p
 	mv, ok := be.(layer.Mover)
-	if !ok || e.rt.Busy(p) { // a supervisor holds the view mounted
+	if !ok {
+		return nil, nil, false, nil
+	}
+	if e.rt.Busy(p) { // a supervisor holds the view mounted
+		m.busy = true
 		return nil, nil, false, nil
 	}
 	base, err := e.version(ctx, p.Run.Base)
@@ -91,6 +99,7 @@ func (m *sealTx) sealMove(ctx context.Context, be layer.Backend, kind tine.Versi
 		return nil, nil, false, nil // copying a small delta is cheaper than the unmount's sync
 	}
 	if e.detach(p.Workspace, p.Run, br) != nil {
+		m.busy = true
 		return nil, nil, false, nil // something holds the view: copy instead
 	}
 	now := e.now().UTC()

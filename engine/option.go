@@ -35,6 +35,7 @@ type Option func(*options)
 
 type options struct {
 	open     func(path string) (StoreFile, error)
+	server   string // the store's server, for WithStoreServer; "" for a store file
 	drivers  layer.Drivers
 	warnings io.Writer
 	runtime  func(*Engine) Runtime      // see WithRuntime
@@ -47,8 +48,30 @@ type options struct {
 // tine.ErrStore for a file that is not a store. Required.
 func WithStore[S StoreFile](open func(path string) (S, error)) Option {
 	return func(o *options) {
+		o.server = ""
 		o.open = func(path string) (StoreFile, error) {
 			st, err := open(path)
+			if err != nil {
+				return nil, err
+			}
+			return st, nil
+		}
+	}
+}
+
+// WithStoreServer says the store is not a file of the state directory but
+// a database on a server (PostgreSQL, see package store): open connects to
+// it, and where names it in messages (its URL without a password). It
+// replaces WithStore. The state directory still records the store's id
+// beside its workspaces, so a store that is not theirs (an empty database,
+// another state directory's) is refused as a foreign store file is; tine
+// doctor --rebuild refuses to refill a server's store, whose backups are
+// the server's.
+func WithStoreServer[S StoreFile](where string, open func() (S, error)) Option {
+	return func(o *options) {
+		o.server = where
+		o.open = func(string) (StoreFile, error) {
+			st, err := open()
 			if err != nil {
 				return nil, err
 			}

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -30,6 +32,8 @@ func (e *Engine) Promote(ctx context.Context, ref string, dropSourceChanges bool
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "promote")
+	defer made()
 	if p.Run.Role != tine.RoleFork {
 		return nil, fmt.Errorf("%s is the %s, not a fork: %w", p.Run.Name, p.Run.Role, tine.ErrState)
 	}
@@ -96,8 +100,19 @@ func (e *Engine) checkSourceUnchanged(ctx context.Context, src, fork Ref, since 
 	if err != nil {
 		return err
 	}
+	// Both views are written by others (the source's user, the fork): read
+	// them beneath their roots.
+	srcView, err := fstree.OpenRoot(e.Path(src.Workspace, src.Run))
+	if err != nil {
+		return err
+	}
+	defer srcView.Close()
+	forkView, err := fstree.OpenRoot(e.Path(fork.Workspace, fork.Run))
+	if err != nil {
+		return err
+	}
+	defer forkView.Close()
 	var lost []string
-	srcView, forkView := e.Path(src.Workspace, src.Run), e.Path(fork.Workspace, fork.Run)
 	for _, c := range changes {
 		if !samePathIn(srcView, forkView, c.Path) {
 			lost = append(lost, c.Path)
@@ -114,44 +129,45 @@ func (e *Engine) checkSourceUnchanged(ctx context.Context, src, fork Ref, since 
 		fork.Run.Name, strings.Join(show, ", "), tine.Opt("drop_source_changes"), tine.ErrUnmerged)
 }
 
-// promote switches the roles in the store first, then the files.
-func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*PromoteResult, error) {
-	saved, err := e.save(ctx, be, src, "retired by promoting "+p.Run.Name)
+// promote seals the old source's files as a version (and, for a flat
+// backend, the fork's, to be activated in the workspace directory) and
+// switches the roles, recording both in one store transaction, then moves
+// the files. Nothing is recorded until every copy is whole: a failure
+// before (a full disk) removes the copies, and the workspace is exactly as
+// it was, so a retry once space is freed starts afresh.
+func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (res *PromoteResult, err error) {
+	recorded := false
+	defer func() {
+		if !recorded {
+			err = e.diskFull(err, "promoting "+p.Run.Name, p.Workspace.Path, "nothing changed")
+		}
+	}()
+	var u undo
+	defer u.run(&err)
+	savedLay, saved, err := newSealTx(e, src).seal(ctx, be, tine.VersionSaved, "retired by promoting "+p.Run.Name, &u)
 	if err != nil {
 		return nil, err
 	}
-	if err := faultPointCtx(ctx); err != nil { // the source saved, nothing switched
+	if err := faultPointCtx(ctx); err != nil { // the source sealed, nothing recorded
 		return nil, err
 	}
 	oldBr, newBr := e.backendRun(src.Workspace, src.Run), e.backendRun(p.Workspace, p.Run)
+	var freshLay *tine.Layer
 	var fresh *tine.Version
 	if !e.backends.stacking(p.Workspace.Backend) {
 		// A flat source lives in the workspace directory: the fork's files
 		// will be activated there from a version of them.
-		if fresh, err = e.save(ctx, be, p, "promoted"); err != nil {
+		if freshLay, fresh, err = newSealTx(e, p).seal(ctx, be, tine.VersionSaved, "promoted", &u); err != nil {
 			return nil, err
 		}
-		if err := faultPointCtx(ctx); err != nil { // the fork saved too
+		if err := faultPointCtx(ctx); err != nil { // the fork sealed too
 			return nil, err
 		}
 	}
-	name := src.Run.Name
-	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		src.Run.Role, src.Run.State, src.Run.Name = tine.RoleRetired, tine.StateDiscarded, retiredName(tx, src)
-		if err := tx.UpdateRun(src.Run); err != nil {
-			return err
-		}
-		p.Run.Role, p.Run.Name, p.Run.Resolution = tine.RoleSource, name, tine.ResolutionPromoted
-		if fresh != nil {
-			p.Run.Base = fresh.ID
-		}
-		return firstError(tx.UpdateRun(p.Run),
-			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventPromote, map[string]any{"retired": src.Run.ID, "saved": saved.ID})),
-			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, tine.EventRetire, map[string]any{"promoted": p.Run.ID, "saved": saved.ID})))
-	})
-	if err != nil {
+	if err := e.switchRoles(ctx, p, src, savedLay, saved, freshLay, fresh); err != nil {
 		return nil, err
 	}
+	u, recorded = nil, true // the versions are the store's now
 	e.obs.Promoted()
 	if fresh != nil {
 		// The new source's files will be made again from fresh: a crash
@@ -172,6 +188,32 @@ func (e *Engine) promote(ctx context.Context, be layer.Backend, p, src Ref) (*Pr
 		e.warn("%s is the source now, but the effects it asked for as a fork were not offered: %v", p.Run.Name, err)
 	}
 	return &PromoteResult{Run: p.Run, Retired: src.Run, Saved: saved}, nil
+}
+
+// switchRoles records, in one transaction, the old source's files as the
+// version saved (its layer savedLay), the fork's as fresh (freshLay; nil
+// for a stacking backend), the old source retired and the fork the source.
+func (e *Engine) switchRoles(ctx context.Context, p, src Ref, savedLay *tine.Layer, saved *tine.Version, freshLay *tine.Layer, fresh *tine.Version) error {
+	name := src.Run.Name
+	return e.store.Update(ctx, func(tx tine.Tx) error {
+		if err := e.putSaved(tx, src, savedLay, saved); err != nil {
+			return err
+		}
+		if fresh != nil {
+			if err := e.putSaved(tx, p, freshLay, fresh); err != nil {
+				return err
+			}
+			p.Run.Base = fresh.ID
+		}
+		src.Run.Role, src.Run.State, src.Run.Name = tine.RoleRetired, tine.StateDiscarded, retiredName(tx, src)
+		if err := tx.UpdateRun(src.Run); err != nil {
+			return err
+		}
+		p.Run.Role, p.Run.Name, p.Run.Resolution = tine.RoleSource, name, tine.ResolutionPromoted
+		return firstError(tx.UpdateRun(p.Run),
+			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventPromote, map[string]any{"retired": src.Run.ID, "saved": saved.ID})),
+			tx.AppendEvent(e.event(src.Workspace.ID, src.Run.ID, tine.EventRetire, map[string]any{"promoted": p.Run.ID, "saved": saved.ID})))
+	})
 }
 
 // switchFiles puts the new source's files at the workspace path and removes
@@ -224,14 +266,23 @@ func retiredName(tx tine.Tx, src Ref) string {
 	}
 }
 
-// samePathIn reports whether rel has the same signature under both roots
-// (both missing counts as the same).
-func samePathIn(a, b, rel string) bool {
-	_, ea := fstree.Lstat(a + "/" + rel)
-	_, eb := fstree.Lstat(b + "/" + rel)
-	if ea != nil || eb != nil {
-		return os.IsNotExist(ea) && os.IsNotExist(eb)
+// samePathIn reports whether rel has the same signature beneath both
+// roots (both missing counts as the same). A symlink on the way to rel on
+// either side makes it differ: nothing is compared through one.
+func samePathIn(a, b *fstree.Root, rel string) bool {
+	pa, releaseA, ea := a.Pin(rel)
+	if ea == nil {
+		defer releaseA()
+		_, ea = fstree.Lstat(pa)
 	}
-	same, err := fstree.SamePath(a+"/"+rel, b+"/"+rel)
+	pb, releaseB, eb := b.Pin(rel)
+	if eb == nil {
+		defer releaseB()
+		_, eb = fstree.Lstat(pb)
+	}
+	if ea != nil || eb != nil {
+		return errors.Is(ea, fs.ErrNotExist) && errors.Is(eb, fs.ErrNotExist)
+	}
+	same, err := fstree.SamePath(pa, pb)
 	return err == nil && same
 }

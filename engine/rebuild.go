@@ -108,6 +108,9 @@ func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildResult
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
 	defer unlock()
+	if o.server != "" {
+		return nil, fmt.Errorf("tine doctor --rebuild makes a SQLite store file again; the store %s is on a server, whose own backups restore it: %w", o.server, tine.ErrUnsupported)
+	}
 	st, c, err := o.checkStore(ctx, home, false)
 	if err != nil {
 		return nil, err

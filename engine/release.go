@@ -299,7 +299,7 @@ func (r *releaseTx) stage(ctx context.Context, br layer.Run, v *tine.Version, j 
 	}
 	// Processes outside tine may still change the view: an entry that
 	// vanishes while it is copied is left out, not an error.
-	if err := fstree.Copy(ctx, br.View, j.Stage, fstree.CopyOptions{SkipVanished: true}); err != nil {
+	if err := fstree.Copy(ctx, br.View, j.Stage, fstree.CopyOptions{SkipVanished: true, KeepPins: true}); err != nil {
 		return fmt.Errorf("copying the source's files into %s (nothing changed; the workspace is as it was): %w", w.Path, err)
 	}
 	if err := faultPoint("release"); err != nil {
@@ -529,7 +529,9 @@ func (r *releaseTx) rollForward(ctx context.Context, j *releaseJournal) error {
 		if fi, err := fstree.Lstat(p); err != nil || !fi.IsDir() {
 			continue // replaced or deleted by a layer above
 		}
-		dropOverlayXattrs(p)
+		if err := dropOverlayXattrs(p); err != nil {
+			return err
+		}
 		if err := fstree.Lchtimes(p, time.Unix(0, d.Atime), time.Unix(0, d.Mtime)); err != nil {
 			return err
 		}
@@ -610,7 +612,7 @@ func (m *mover) apply(root, rel, dst string) error {
 			if err := m.apply(root, r, dst); err != nil {
 				return err
 			}
-			if err := fstree.Remove(s); err != nil {
+			if err := removeEmptyDir(s); err != nil {
 				return err
 			}
 		default:
@@ -631,7 +633,9 @@ func (m *mover) apply(root, rel, dst string) error {
 				return err
 			}
 			if fi.IsDir() {
-				dropOverlayXattrs(d)
+				if err := dropOverlayXattrs(d); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -640,7 +644,8 @@ func (m *mover) apply(root, rel, dst string) error {
 
 // move renames s to d (replacing a non-directory d). Across mounts, or for
 // a pinned entry (chattr +i, +a) that cannot be renamed, it copies s to
-// scratch, verifies the copy, renames it to d and only then deletes s.
+// scratch, verifies the copy, renames it to d, pins it as s was, and only
+// then deletes s (a crash before leaves s to move again).
 func (m *mover) move(s, d string) error {
 	if err := faultPoint("release"); err != nil {
 		return err
@@ -674,7 +679,40 @@ func (m *mover) move(s, d string) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
+	if err := pinAs(s, d); err != nil {
+		return err
+	}
 	return fstree.Purge(s)
+}
+
+// pinAs gives d the chattr +i and +a of s, unless a directory: the
+// journal's directory times are set after every move, and a pinned
+// directory's cannot be.
+func pinAs(s, d string) error {
+	p, err := fstree.ReadPins(s)
+	if fi, serr := fstree.Lstat(d); serr != nil || fi.IsDir() {
+		return serr
+	}
+	if err == nil {
+		err = fstree.SetPins(d, p)
+	}
+	return err
+}
+
+// removeEmptyDir removes the applied directory s of a layer, which may be
+// pinned (chattr +i, +a): a seal keeps the flags of what it copies.
+func removeEmptyDir(s string) error {
+	err := fstree.Remove(s)
+	if errors.Is(err, fs.ErrPermission) && pinned(s) {
+		return fstree.Purge(s)
+	}
+	return err
+}
+
+// pinned reports whether p is immutable or append-only.
+func pinned(p string) bool {
+	pins, err := fstree.ReadPins(p)
+	return err == nil && pins != 0
 }
 
 // copyEntry copies the entry s (of any type) to d, which must not exist.
@@ -687,7 +725,7 @@ func copyEntry(ctx context.Context, s, d string) error {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err
 		}
-		return fstree.Copy(ctx, s, d, fstree.CopyOptions{})
+		return fstree.Copy(ctx, s, d, fstree.CopyOptions{KeepPins: true})
 	}
 	if !fi.Mode().IsRegular() {
 		// Copy only copies a directory's contents: hand it one holding s.
@@ -849,7 +887,7 @@ func stripOverlay(p string) error {
 		}
 		if q == p {
 			if !d.IsDir() {
-				dropOverlayXattrs(q)
+				return dropOverlayXattrs(q)
 			}
 			return nil
 		}
@@ -860,8 +898,7 @@ func stripOverlay(p string) error {
 		if isWhiteout(fi) {
 			return fstree.Remove(q)
 		}
-		dropOverlayXattrs(q)
-		return nil
+		return dropOverlayXattrs(q)
 	})
 }
 
@@ -875,13 +912,30 @@ func xattrNames(p string) []string {
 	return names
 }
 
-// dropOverlayXattrs removes overlay's extended attributes from p.
-func dropOverlayXattrs(p string) {
+// overlayPins is where overlay records the chattr +i and +a of an upper
+// entry (set through a view) instead of on the inode.
+const overlayPins = overlayXattr + "protattr"
+
+// dropOverlayXattrs removes overlay's extended attributes from p, turning
+// its record of p's chattr +i and +a into the flags themselves, last (a
+// pinned file's attributes cannot be changed). A directory's record is
+// dropped: its times are set after every move, which a pin would refuse.
+func dropOverlayXattrs(p string) error {
+	var pins fstree.Pins
 	for _, n := range xattrNames(p) {
-		if strings.HasPrefix(n, overlayXattr) {
-			fstree.Lremovexattr(p, n)
+		if !strings.HasPrefix(n, overlayXattr) {
+			continue
 		}
+		if n == overlayPins {
+			v, _ := fstree.Lgetxattr(p, n)
+			pins = fstree.ParsePins(string(v))
+		}
+		fstree.Lremovexattr(p, n)
 	}
+	if fi, err := fstree.Lstat(p); err != nil || fi.IsDir() {
+		return err
+	}
+	return fstree.SetPins(p, pins)
 }
 
 // syncDirMeta gives directory d the owner, mode and extended attributes of
@@ -959,15 +1013,5 @@ func removeTree(dir string) error {
 		}
 		return nil
 	})
-	err := os.RemoveAll(dir)
-	if errors.Is(err, os.ErrPermission) {
-		fstree.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				fstree.Chmod(p, 0o700)
-			}
-			return nil
-		})
-		err = os.RemoveAll(dir)
-	}
-	return err
+	return fstree.Purge(dir)
 }

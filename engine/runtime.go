@@ -70,10 +70,14 @@ type LiveReport struct {
 
 // LiveProcess is a process carried into a fork by a live fork.
 type LiveProcess struct {
-	Service string  `json:"service,omitempty"`
-	Pid     int     `json:"pid"`   // the parent's process
-	Child   int     `json:"child"` // its copy in the fork
-	PauseMS float64 `json:"pause_ms"`
+	Service string `json:"service,omitempty"`
+	Pid     int    `json:"pid"`   // the parent's process
+	Child   int    `json:"child"` // its copy in the fork
+	// Engine is how it was carried: LivePtrace (the process forked
+	// itself) or LiveCRIU (its tree checkpointed and restored).
+	Engine  string  `json:"engine,omitempty"`
+	PauseMS float64 `json:"pause_ms"`          // how long the parent's process was stopped
+	TookMS  float64 `json:"took_ms,omitempty"` // CRIU: checkpoint and restore, start to end
 }
 
 // WithRuntime gives the engine its runtime, made from the engine itself

@@ -88,6 +88,10 @@ func (o *options) checkStore(ctx context.Context, home string, create bool) (Sto
 		return nil, nil, fmt.Errorf("state directory: %w", err)
 	}
 	c.Marker = readMarker(home)
+	if o.server != "" {
+		c.Path = o.server
+		return o.checkServer(ctx, c, home)
+	}
 	fi, err := os.Stat(c.Path)
 	switch {
 	case errors.Is(err, os.ErrNotExist) && len(c.Dirs) > 0:
@@ -104,6 +108,25 @@ func (o *options) checkStore(ctx context.Context, home string, create bool) (Sto
 		return nil, c, nil
 	}
 	st, err := o.open(c.Path)
+	if errors.Is(err, tine.ErrStore) {
+		return nil, c.refuse(StoreDamaged, fmt.Sprintf("the store %s is damaged", c.Path), err), nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.identify(ctx, st, home); err != nil || !c.Usable() {
+		st.Close()
+		return nil, c, err
+	}
+	return st, c, nil
+}
+
+// checkServer classifies a store on a server (WithStoreServer). There is
+// no file to find missing or empty: the server's store is opened, made if
+// it is new, and identified like a store file. A server that cannot be
+// reached is an error, not a verdict on the store.
+func (o *options) checkServer(ctx context.Context, c *StoreCheck, home string) (StoreFile, *StoreCheck, error) {
+	st, err := o.open("")
 	if errors.Is(err, tine.ErrStore) {
 		return nil, c.refuse(StoreDamaged, fmt.Sprintf("the store %s is damaged", c.Path), err), nil
 	}

@@ -184,6 +184,7 @@ func (s *sweeper) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 			}
 		}
 	}
+	s.sweepMaking(ctx, be, w, runs, layers)
 	s.removeUnknown(ctx, be, w, runs, layers)
 	for _, r := range runs {
 		if r.Active() {
@@ -316,7 +317,7 @@ func bindSource(w *tine.Workspace, br layer.Run) error {
 // view holds is saved as a version first, so even a wrong guess loses nothing.
 func (s *sweeper) finishRollback(ctx context.Context, be layer.Backend, w *tine.Workspace, r *tine.Run, br layer.Run, v *tine.Version, have string) error {
 	e := s.e
-	e.warn("run %s: finishing an interrupted rollback to %s", r.Name, r.Base)
+	e.say("run %s: finishing an interrupted rollback to %s", r.Name, r.Base)
 	if old, err := e.version(ctx, have); err == nil {
 		if rs, ok := be.(layer.Restorer); ok {
 			if err := rs.Restore(ctx, br, e.layerPaths(old)); err != nil {

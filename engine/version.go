@@ -18,6 +18,8 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "checkpoint")
+	defer made()
 	be, err := e.backend(p.Workspace.Backend)
 	if err != nil {
 		return nil, err
@@ -65,6 +67,8 @@ func (e *Engine) Rollback(ctx context.Context, ref, to string) (res *RollbackRes
 		return nil, err
 	}
 	defer unlock()
+	ctx, made := e.startMaking(ctx, p.Workspace.ID, "rollback")
+	defer made()
 	target, err := e.findVersion(ctx, p.Workspace, to)
 	if err != nil {
 		return nil, err
@@ -125,11 +129,15 @@ func (e *Engine) save(ctx context.Context, be layer.Backend, p Ref, label string
 	if err != nil {
 		return nil, err
 	}
-	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		return firstError(tx.PutLayer(lay), tx.PutVersion(v),
-			tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventSaved, map[string]any{"version": v.ID, "reason": label})))
-	})
+	err = e.store.Update(ctx, func(tx tine.Tx) error { return e.putSaved(tx, p, lay, v) })
 	return v, err
+}
+
+// putSaved records v, run p's files sealed in the new layer lay, and the
+// event saying so.
+func (e *Engine) putSaved(tx tine.Tx, p Ref, lay *tine.Layer, v *tine.Version) error {
+	return firstError(tx.PutLayer(lay), tx.PutVersion(v),
+		tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventSaved, map[string]any{"version": v.ID, "reason": v.Label})))
 }
 
 // detach unmounts a stacking backend's view of r (and, for the source, the

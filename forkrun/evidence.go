@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -177,18 +178,16 @@ func (r *runner) ownChecks(ctx context.Context, fc *forkFacts) {
 	if len(fc.tests) == 0 || r.o.Test == "" {
 		return
 	}
-	dir, err := r.scratch(fc.ref, "forkpoint")
+	dir, held, err := r.scratch(fc.ref, "forkpoint")
 	if err == nil {
 		defer os.RemoveAll(dir)
+		defer held.Close()
 		err = r.e.ForkPoint(ctx, fc.ref, func(base string) error {
-			if err := fstree.Copy(ctx, base, dir, fstree.CopyOptions{}); err != nil {
-				return err
-			}
-			return fstree.CopyAttrs(base, dir) // the run's owner may write where its tests run
+			return copyInto(ctx, base, held, fstree.CopyOptions{})
 		})
 	}
 	if err == nil {
-		err = overlayTests(dir, fc.view, fc.tests)
+		err = overlayTests(held, fc.view, fc.tests)
 	}
 	if err != nil {
 		fc.ev.AtForkPoint = &evidence.Check{Command: r.o.Test, Error: err.Error()}
@@ -233,16 +232,14 @@ func (r *runner) crossTests(ctx context.Context, facts []*forkFacts) {
 
 // crossTest runs fork fc's code with rival rv's test files.
 func (r *runner) crossTest(ctx context.Context, fc, rv *forkFacts) *evidence.Check {
-	dir, err := r.scratch(fc.ref, "with-"+rv.f.Name)
+	dir, held, err := r.scratch(fc.ref, "with-"+rv.f.Name)
 	if err == nil {
 		defer os.RemoveAll(dir)
-		err = fstree.Copy(ctx, fc.view, dir, fstree.CopyOptions{SkipVanished: true})
+		defer held.Close()
+		err = copyInto(ctx, fc.view, held, fstree.CopyOptions{SkipVanished: true})
 	}
 	if err == nil {
-		err = fstree.CopyAttrs(fc.view, dir)
-	}
-	if err == nil {
-		err = overlayTests(dir, rv.view, rv.tests)
+		err = overlayTests(held, rv.view, rv.tests)
 	}
 	if err != nil {
 		return &evidence.Check{Command: r.o.Test, Error: err.Error()}
@@ -251,38 +248,73 @@ func (r *runner) crossTest(ctx context.Context, fc, rv *forkFacts) *evidence.Che
 }
 
 // scratch makes an empty directory for a check in run's scratch
-// directory, which the run sees and may write (engine.ScratchDir).
-func (r *runner) scratch(run engine.Ref, name string) (string, error) {
-	dir := filepath.Join(r.e.ScratchDir(run), name)
+// directory, which the run sees and may write (engine.ScratchDir), and
+// returns its path (for the check, which runs in the run) and the
+// directory held open, which the caller closes. The run can swap the name
+// for a symlink meanwhile, so tine writes into the directory only through
+// what it holds.
+func (r *runner) scratch(run engine.Ref, name string) (string, *fstree.Root, error) {
+	parent := r.e.ScratchDir(run)
+	dir := filepath.Join(parent, name)
 	os.RemoveAll(dir)
-	return dir, os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", nil, err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	p, err := fstree.OpenRoot(parent)
+	if err != nil {
+		return "", nil, err
+	}
+	defer p.Close()
+	held, err := p.OpenRoot(name)
+	return dir, held, err
+}
+
+// copyInto copies the tree src into the held empty directory dst and
+// gives dst src's owner, mode and times: the run's owner may write where
+// its tests run.
+func copyInto(ctx context.Context, src string, dst *fstree.Root, o fstree.CopyOptions) error {
+	p, release, err := dst.Pin(".")
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := fstree.Copy(ctx, src, p, o); err != nil {
+		return err
+	}
+	return fstree.CopyAttrs(src, p)
 }
 
 // overlayTests puts the test files of changes, as they are in view, into
-// dir: changed and added files are copied, deleted ones removed.
-func overlayTests(dir, view string, changes []layer.Change) error {
+// dst: changed and added files are copied, deleted ones removed. Both are
+// trees a run writes, so each file is read beneath the view and written
+// beneath dst, following no symlink (fstree.Root).
+func overlayTests(dst *fstree.Root, view string, changes []layer.Change) error {
+	src, err := fstree.OpenRoot(view)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
 	for _, c := range changes {
-		dst := filepath.Join(dir, filepath.FromSlash(c.Path))
 		if c.Kind == layer.Deleted {
-			if err := os.RemoveAll(dst); err != nil {
+			if err := dst.RemoveAll(c.Path); err != nil {
 				return err
 			}
 			continue
 		}
-		src := filepath.Join(view, filepath.FromSlash(c.Path))
-		st, err := os.Lstat(src)
-		if err != nil || !st.Mode().IsRegular() {
+		if fi, err := src.Lstat(c.Path); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		b, err := os.ReadFile(src)
+		b, fi, err := src.ReadFileBeneath(c.Path, -1)
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := dst.MkdirAll(path.Dir(c.Path), 0o755); err != nil {
 			return err
 		}
-		os.Remove(dst)
-		if err := os.WriteFile(dst, b, st.Mode().Perm()); err != nil {
+		if err := dst.WriteFile(c.Path, b, fi.Mode().Perm()); err != nil {
 			return err
 		}
 	}
@@ -308,18 +340,36 @@ func (r *runner) holdout(ctx context.Context, run engine.Ref) *evidence.Check {
 	if r.o.HoldoutDir == "" {
 		return r.check(ctx, run.Run.ID, "", r.o.Holdout)
 	}
-	dir, err := r.scratch(run, "holdout")
+	dir, held, err := r.scratch(run, "holdout")
 	if err == nil {
 		defer os.RemoveAll(dir)
-		err = fstree.Copy(ctx, r.o.HoldoutDir, dir, fstree.CopyOptions{})
-	}
-	if err == nil {
-		err = fstree.CopyAttrs(r.o.HoldoutDir, dir)
+		defer held.Close()
+		err = r.copyHoldout(ctx, run.Workspace, held)
 	}
 	if err != nil {
 		return &evidence.Check{Command: r.o.Holdout, Error: "copying the holdout directory: " + err.Error()}
 	}
 	return r.checkWith(ctx, run.Run.ID, "", r.o.Holdout, []string{HoldoutEnv + "=" + dir})
+}
+
+// copyHoldout copies the holdout directory into dst. It is the person's
+// directory, whose name they may swap: it is opened once, checked to be
+// w's owner's through the descriptor, and copied from that.
+func (r *runner) copyHoldout(ctx context.Context, w *tine.Workspace, dst *fstree.Root) error {
+	src, err := fstree.OpenRoot(r.o.HoldoutDir)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	p, release, err := src.Pin(".")
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := checkHoldoutDir(p, w); err != nil {
+		return err
+	}
+	return copyInto(ctx, p, dst, fstree.CopyOptions{})
 }
 
 // HoldoutEnv names, in the holdout command's environment, the copy of the

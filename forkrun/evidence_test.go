@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/layer"
 )
 
@@ -33,7 +34,12 @@ func TestOverlayTests(t *testing.T) {
 		{Path: "tests/run.sh", Kind: layer.Added, Type: "file"},
 		{Path: "old_test.go", Kind: layer.Deleted, Type: "file"},
 	}
-	if err := overlayTests(dir, view, changes); err != nil {
+	held, err := fstree.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := overlayTests(held, view, changes); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{"calc_test.go": "new test", "tests/run.sh": "new script", "calc.go": "the other side's code"} {

@@ -231,7 +231,7 @@ func checkCommandAgent(cmd, dir, path string) error {
 		return nil
 	}
 	if _, err := agent.LookPath(prog, path); err != nil {
-		return fmt.Errorf("agent program %q not found on the agent's PATH (%s): %w", prog, path, tine.ErrUnsupported)
+		return fmt.Errorf("agent program %q not found on PATH %s (the agent's, as the caller gave it): %w", prog, path, tine.ErrUnsupported)
 	}
 	return nil
 }

@@ -89,6 +89,30 @@ func TestCopy_Pinned(t *testing.T) {
 	must(t, fstree.RemoveAll(dst))
 }
 
+// TestCopy_KeepPins: with KeepPins every entry keeps its source's
+// immutable and append-only flags (a copy backend's fork or version of a
+// workspace holding chattr'd files, which lost them, and so did the
+// workspace once released), a hard link to an immutable file included;
+// Purge still removes the copy.
+func TestCopy_KeepPins(t *testing.T) {
+	root := chattrDir(t)
+	src, dst := filepath.Join(root, "src"), filepath.Join(root, "dst")
+	pinnedTree(t, src)
+	chattr(t, "-i", filepath.Join(src, "sub/immutable"))
+	must(t, os.Link(filepath.Join(src, "sub/immutable"), filepath.Join(src, "sub/link")))
+	chattr(t, "+i", filepath.Join(src, "sub/immutable"))
+	t.Cleanup(func() { exec.Command("chattr", "-R", "-i", "-a", dst).Run() })
+	must(t, os.Mkdir(dst, 0o755))
+	must(t, fstree.Copy(context.Background(), src, dst, fstree.CopyOptions{KeepPins: true}))
+	for name, want := range map[string]fstree.Pins{"plain": 0, "sub": 0, "sub/immutable": 0x10, "sub/link": 0x10,
+		"sub/append.log": 0x20, "frozen": 0x10, "frozen/inside": 0, ".": 0} {
+		if got, err := fstree.ReadPins(filepath.Join(dst, name)); err != nil || got != want {
+			t.Errorf("%s: pins %#x, %v; want %#x", name, got, err, want)
+		}
+	}
+	must(t, fstree.Purge(dst))
+}
+
 // TestMoveContents_Pinned: an immutable entry cannot be renamed; the error
 // names it and wraps ErrPinned, and everything moved before it is moved
 // back.

@@ -77,3 +77,30 @@ func clearPinned(root string) (bool, error) {
 	})
 	return found, err
 }
+
+// Pins are the chattr flags that pin a file where it is: immutable (+i),
+// append-only (+a). They are set last, after a file's content, metadata
+// and any rename, since a pinned file can be neither written nor renamed.
+type Pins int
+
+// The pins, as linux/fs.h numbers them.
+const (
+	PinImmutable Pins = 0x10 // FS_IMMUTABLE_FL, chattr +i
+	PinAppend    Pins = 0x20 // FS_APPEND_FL, chattr +a
+)
+
+// ParsePins reads pins written as chattr's letters "i" and "a", as
+// overlayfs records an upper entry's in its trusted.overlay.protattr
+// attribute; other letters are ignored.
+func ParsePins(letters string) Pins {
+	var p Pins
+	for _, c := range letters {
+		switch c {
+		case 'i':
+			p |= PinImmutable
+		case 'a':
+			p |= PinAppend
+		}
+	}
+	return p
+}

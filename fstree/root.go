@@ -1,10 +1,12 @@
 package fstree
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // A Root is a directory held open by a descriptor, beneath which paths
@@ -55,3 +57,72 @@ func (r *Root) Name() string { return r.name }
 
 // Join returns the filesystem path of rel, for messages: never open it.
 func (r *Root) Join(rel string) string { return filepath.Join(r.name, filepath.FromSlash(rel)) }
+
+// MkdirAll makes directory rel beneath r with perm (before the umask),
+// and any of its parents missing; a symlink on the way is an error.
+func (r *Root) MkdirAll(rel string, perm fs.FileMode) error {
+	if rel == "." || rel == "" {
+		return nil
+	}
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		if err := r.mkdir(strings.Join(parts[:i+1], "/"), perm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mkdir makes directory rel beneath r, whose parent exists, unless a
+// directory is there.
+func (r *Root) mkdir(rel string, perm fs.FileMode) error {
+	p, release, err := r.Pin(rel)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = Mkdir(p, perm)
+	if errors.Is(err, fs.ErrExist) {
+		if fi, lerr := Lstat(p); lerr == nil && fi.IsDir() {
+			return nil
+		}
+	}
+	return err
+}
+
+// WriteFile replaces whatever is at rel beneath r (a file, an empty
+// directory; rel's parent must exist) with a new regular file holding
+// data, mode perm (before the umask).
+func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode) error {
+	p, release, err := r.Pin(rel)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openFileFlags, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// RemoveAll removes rel beneath r and everything below it, reached through
+// rel's parent held open; a rel already gone is no error.
+func (r *Root) RemoveAll(rel string) error {
+	p, release, err := r.Pin(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer release()
+	return os.RemoveAll(p)
+}

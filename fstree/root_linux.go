@@ -162,3 +162,14 @@ func (r *Root) Pin(rel string) (p string, release func(), err error) {
 // IsSymlinkErr reports whether err says a path met a symlink where a Root
 // follows none (ELOOP).
 func IsSymlinkErr(err error) bool { return errors.Is(err, unix.ELOOP) }
+
+// OpenRoot opens the directory rel beneath r as a Root of its own, which
+// the caller closes: a directory reached without following a symlink, so
+// one whose name others can swap.
+func (r *Root) OpenRoot(rel string) (*Root, error) {
+	fd, err := r.OpenAt(rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	if err != nil {
+		return nil, err
+	}
+	return &Root{name: r.Join(rel), fd: fd}, nil
+}

@@ -66,3 +66,13 @@ func (r *Root) Pin(rel string) (p string, release func(), err error) {
 
 // IsSymlinkErr reports whether err says a path met a symlink.
 func IsSymlinkErr(err error) bool { return errors.Is(err, syscall.ELOOP) }
+
+// OpenRoot opens the directory rel beneath r as a Root of its own, which
+// the caller closes; a symlink at rel is refused.
+func (r *Root) OpenRoot(rel string) (*Root, error) {
+	f, err := r.OpenFile(rel, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	return &Root{name: r.Join(rel), f: f, own: true}, nil
+}

@@ -4,6 +4,7 @@ package fstree
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -182,4 +183,30 @@ func readXattrBuf(get func([]byte) (int, error)) ([]byte, error) {
 		}
 		return buf[:n], nil
 	}
+}
+
+// heldPrefix returns the path naming directory f, held open at p, through
+// its descriptor: the entries below are reached from the directory itself,
+// whatever becomes of the names above it.
+func heldPrefix(f *os.File, _ string) string { return fmt.Sprintf("/proc/self/fd/%d", f.Fd()) }
+
+// lchmod sets the permission bits of p, not following a symlink at p: the
+// entry is opened with O_PATH|O_NOFOLLOW and changed through its
+// descriptor, and a symlink (whose bits mean nothing) is left as it is.
+func lchmod(p string, mode fs.FileMode) error {
+	return at("chmod", p, func(r atPath) error {
+		fd, err := openat(r.dir, r.name, unix.O_PATH|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return nil
+		}
+		return unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", fd), unixMode(mode))
+	})
 }

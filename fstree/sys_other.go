@@ -39,3 +39,15 @@ func renameNoReplace(oldpath, newpath string) error {
 
 // copyXattrs does nothing: extended attributes are copied on Linux only.
 func copyXattrs(_, _ string, _ xattrPolicy) error { return nil }
+
+// heldPrefix returns p: off Linux a held directory's entries are named by
+// path.
+func heldPrefix(_ *os.File, p string) string { return p }
+
+// lchmod sets the permission bits of p, leaving a symlink's alone.
+func lchmod(p string, mode fs.FileMode) error {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil
+	}
+	return os.Chmod(p, mode)
+}

@@ -78,7 +78,7 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Time{})
-	uc, ok := conn.(*net.UnixConn)
+	uc, ok := unixConn(conn)
 	if !ok {
 		fmt.Fprint(conn, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
 		return

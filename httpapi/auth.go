@@ -79,19 +79,20 @@ func (s *Server) inside(r *http.Request) (*http.Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v: %w", RequestHeader, err, tine.ErrInvalid)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	if !sameArgs(req.Args, body) {
-		return nil, fmt.Errorf("the body is not what was signed: %w", capability.ErrForged)
-	}
 	run, err := s.verifier.Verify(r.Context(), req, capability.PurposeControl, r.Method+" "+r.URL.Path)
 	if err != nil {
 		return nil, err
 	}
 	if run != p.run {
 		return nil, fmt.Errorf("a capability of run %s used from inside run %s: %w", run, p.run, capability.ErrScope)
+	}
+	// Only now, the signature good, is the body read.
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if !sameArgs(req.Args, body) {
+		return nil, fmt.Errorf("the body is not what was signed: %w", capability.ErrForged)
 	}
 	actor, err := s.e.FindRun(r.Context(), run)
 	if err != nil {

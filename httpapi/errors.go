@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/tinehq/tine"
@@ -20,7 +21,12 @@ type Error struct {
 // errorOf is the answer's body of err.
 func errorOf(err error) (int, Error) {
 	k := errcode.Of(err)
-	return k.Status, Error{Error: err.Error(), Code: k.Code, Parts: tine.OptionParts(err)}
+	status := k.Status
+	var be *bodyError
+	if errors.As(err, &be) {
+		status = be.status // 413, 408: still invalid to a client
+	}
+	return status, Error{Error: err.Error(), Code: k.Code, Parts: tine.OptionParts(err)}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -33,6 +39,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // writeErr answers err with the status and code errcode gives its kind.
 func writeErr(w http.ResponseWriter, err error) {
+	var be *bodyError
+	if errors.As(err, &be) {
+		w.Header().Set("Connection", "close") // what is left of the body is not read
+	}
 	status, e := errorOf(err)
 	writeJSON(w, status, e)
 }

@@ -23,7 +23,7 @@ import (
 // its run's own socket (RunSockets). Use it as the people's
 // http.Server.ConnContext.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	uc, ok := c.(*net.UnixConn)
+	uc, ok := unixConn(c)
 	if !ok {
 		return ctx
 	}
@@ -37,7 +37,7 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 func runConnContext(run string, supervisor func() int) func(context.Context, net.Conn) context.Context {
 	return func(ctx context.Context, c net.Conn) context.Context {
 		p := peer{run: run, own: true}
-		if uc, ok := c.(*net.UnixConn); ok {
+		if uc, ok := unixConn(c); ok {
 			p.foreign = foreignToRun(uc, supervisor)
 		}
 		return context.WithValue(ctx, peerKey, p)
@@ -68,6 +68,20 @@ func nsOf(path string) (nsID, error) {
 func credOf(uc *net.UnixConn) (pid, pidfd int, err error) {
 	cred, pidfd, err := ucredOf(uc)
 	return int(cred.Pid), pidfd, err
+}
+
+// peerUIDOfConn is the uid of the peer of uc (SO_PEERCRED).
+func peerUIDOfConn(uc *net.UnixConn) (int, bool) {
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var cred *unix.Ucred
+	cerr := raw.Control(func(fd uintptr) { cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	if cerr != nil || err != nil || cred == nil {
+		return 0, false
+	}
+	return int(cred.Uid), true
 }
 
 // ucredOf is credOf with the peer's uid and gid.

@@ -34,11 +34,16 @@ type RunSockets struct {
 	e       *engine.Engine
 	h       http.Handler
 	t       Timeouts
+	limit   *ConnLimiter // one pool for every run's socket
 	mu      sync.Mutex
 	socks   map[string]*runSocket // by run id
 	closed  bool
 	lastErr string
 }
+
+// runHeader bounds a request's header on a run's socket: it carries the
+// request signed, its body within (the largest route's, base64).
+const runHeader = maxBody*4/3 + 16<<10
 
 // runSocket is one run's listener and its server.
 type runSocket struct {
@@ -48,9 +53,11 @@ type runSocket struct {
 }
 
 // NewRunSockets returns the run sockets of e, each serving h (wrapped in
-// Handler) within t. Nothing listens until Sync.
-func NewRunSockets(e *engine.Engine, h http.Handler, t Timeouts) *RunSockets {
-	rs := &RunSockets{e: e, t: t, socks: map[string]*runSocket{}}
+// Handler) within t; their connections together are bounded by l, per
+// user (the runs of one user share their share). Nothing listens until
+// Sync.
+func NewRunSockets(e *engine.Engine, h http.Handler, t Timeouts, l Limits) *RunSockets {
+	rs := &RunSockets{e: e, t: t, limit: NewConnLimiter(l), socks: map[string]*runSocket{}}
 	rs.h = rs.Handler(h)
 	return rs
 }
@@ -147,7 +154,8 @@ func (rs *RunSockets) listen(r engine.Ref) (*runSocket, error) {
 	}
 	ref := r
 	srv := NewHTTPServer(rs.h, rs.t, runConnContext(r.Run.ID, func() int { return runtime.Of(rs.e).SupervisorPid(ref) }))
-	go srv.Serve(ln)
+	srv.MaxHeaderBytes = runHeader
+	go srv.Serve(rs.limit.Listener(ln))
 	return &runSocket{path: path, ino: inode(path), srv: srv}, nil
 }
 

@@ -3,9 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,18 +54,28 @@ func WithHookObserver(f func(agent, decision string, d time.Duration)) Option {
 	return func(s *Server) { s.hooks = f }
 }
 
-// ServeHTTP checks the token and dispatches.
+// ServeHTTP checks the token and, from inside a run, the signature, bounds
+// the body by its route and dispatches. A refused request's body is never
+// read, and its connection is closed.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.token != "" && !s.authorized(r) {
-		writeJSON(w, http.StatusUnauthorized, Error{Error: "a bearer token is required", Code: "unauthorized"})
+		unauthorized(w)
 		return
 	}
-	r, err := s.inside(r)
+	r, err := s.inside(s.limitBody(w, r))
 	if err != nil {
+		w.Header().Set("Connection", "close")
 		writeErr(w, err)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// unauthorized answers a request without the bearer token, closing its
+// connection rather than reading its body.
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	writeJSON(w, http.StatusUnauthorized, Error{Error: "a bearer token is required", Code: "unauthorized"})
 }
 
 func (s *Server) authorized(r *http.Request) bool { return bearerOK(r, s.token) }
@@ -124,24 +132,6 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/approvals", s.approvals)
 	m.HandleFunc("POST /v1/approvals/{id}/approve", s.ownApproval(s.approve))
 	m.HandleFunc("POST /v1/approvals/{id}/refuse", s.ownApproval(s.refuse))
-}
-
-// decode reads a JSON body into v; an empty body leaves v as it is, and
-// anything after the one JSON value is refused.
-func decode(r *http.Request, v any) error {
-	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
-		return err
-	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("request body: %v: %w", err, tine.ErrInvalid)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("request body: more than one JSON value: %w", tine.ErrInvalid)
-	}
-	return nil
 }
 
 // handle runs f and writes its result or error.
@@ -405,7 +395,7 @@ func RequireToken(token string, h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !bearerOK(r, token) {
-			writeJSON(w, http.StatusUnauthorized, Error{Error: "a bearer token is required", Code: "unauthorized"})
+			unauthorized(w)
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -87,6 +87,28 @@ type Mover interface {
 	MaxDepth() int
 }
 
+// Incremental is implemented by stacking backends that can seal a run
+// whose view stays mounted (a busy source: a shell has its cwd in it) in
+// O(change) instead of copying its whole delta each time. SealOnto records
+// r's current files into the new layer l and returns the resulting
+// version's layers. prev are the layers of the last version sealed from r
+// over base (base plus the layers earlier seals stacked on it), or nil.
+// When the backend still knows what prev holds, l holds only what r
+// changed since (changed entries, whiteouts for deletions) and the version
+// is prev plus l; otherwise l is a copy of r's whole delta (Whole is set)
+// and the version is base plus l. A stack that would grow too deep is
+// handled as Seal handles it.
+type Incremental interface {
+	SealOnto(ctx context.Context, r Run, base, prev []string, l string) ([]string, SealCost, error)
+}
+
+// SealCost is what a seal by copy copied.
+type SealCost struct {
+	Whole bool  `json:"whole"` // the whole delta was copied, not only what changed since the last seal
+	Files int   `json:"files"` // entries copied (files, directories, links, whiteouts)
+	Bytes int64 `json:"bytes"` // bytes of file data copied
+}
+
 // Run is what a backend needs to know of a run: where its private state and
 // its view live.
 type Run struct {

@@ -6,7 +6,8 @@
 // The table ($TINE_HOME is the state directory; <ws>, <r>, <l>, <g>, <v>
 // are ids):
 //
-//	$TINE_HOME/tine.db                          Store: the store
+//	$TINE_HOME/tine.db                          Store: the store (a SQLite database)
+//	$TINE_HOME/config.toml                      Config: [store] url, when the store is on a server instead
 //	$TINE_HOME/store-id                         StoreID: the id of the store the workspaces below were made with
 //	$TINE_HOME/quarantine/                      Quarantine: directories the store had no record of, moved aside
 //	$TINE_HOME/probes.json                      Probes: remembered backend probes, per filesystem and uid
@@ -24,6 +25,7 @@
 //	  init.json                                 Workspace.InitJournal: an init in progress
 //	  release.json                              Workspace.ReleaseJournal: a release in progress
 //	  release/pending                           Workspace.ReleasePending: present while a release is unfinished
+//	  making/<op>-<id>.json                     Workspace.Making: the runs and layers a fork, checkpoint, rollback or promote creates before it records them
 //	  layers/<l>/                               Workspace.Layer: an immutable layer
 //	  groups/<g>/                               Workspace.Group: a fork group (see Group)
 //	  runs/<r>/                                 Workspace.Run: a run (see Run)
@@ -35,6 +37,7 @@
 //	view/ upper/ work/  View, Upper, Work: the run's files (the backend decides which exist)
 //	merge.json      MergeJournal: a merge into this run in progress
 //	seal.json       SealJournal: a seal-by-rename in progress
+//	sealed          Sealed: the last version sealed by copy from the run's view
 //	sessions/       Sessions: tine exec pids without a supervisor
 //	sup/            Sup: the supervisor's pid file, socket, log, adopted.json, egress.jsonl
 //	logs/<svc>.log  Log: service logs
@@ -63,6 +66,10 @@ func (l Layout) Root() string { return l.root }
 
 // Store is the store's database.
 func (l Layout) Store() string { return filepath.Join(l.root, "tine.db") }
+
+// Config is the state directory's configuration file: its [store] table
+// says where the store is when it is not Store (see package store).
+func (l Layout) Config() string { return filepath.Join(l.root, "config.toml") }
 
 // StoreID is the file naming the store the workspaces were made with.
 func (l Layout) StoreID() string { return filepath.Join(l.root, "store-id") }
@@ -147,6 +154,13 @@ func (w Workspace) ReleasePending() string { return filepath.Join(w.ReleaseDir()
 // Layers holds the workspace's layers.
 func (w Workspace) Layers() string { return filepath.Join(w.dir, "layers") }
 
+// MakingDir holds the making journals of commands creating directories
+// they have not recorded yet.
+func (w Workspace) MakingDir() string { return filepath.Join(w.dir, "making") }
+
+// Making is the making journal named name.
+func (w Workspace) Making(name string) string { return filepath.Join(w.MakingDir(), name+".json") }
+
 // Layer is layer l's directory.
 func (w Workspace) Layer(l string) string { return filepath.Join(w.Layers(), l) }
 
@@ -176,6 +190,10 @@ func (r Run) Base() string { return filepath.Join(r.dir, "base") }
 
 // View is where a backend mounts or keeps the run's files.
 func (r Run) View() string { return filepath.Join(r.dir, "view") }
+
+// Sealed names the last version sealed by copy from the run's view, which
+// the next seal by copy stacks on (layer.Incremental).
+func (r Run) Sealed() string { return filepath.Join(r.dir, "sealed") }
 
 // MergeJournal is the journal of a merge into the run.
 func (r Run) MergeJournal() string { return filepath.Join(r.dir, "merge.json") }

@@ -2,6 +2,8 @@
 
 package livefork
 
+import "context"
+
 // Check returns ErrUnsupported: live fork needs Linux on x86-64.
 func Check(pid int) error { return ErrUnsupported }
 
@@ -16,3 +18,14 @@ func (s *Session) Fork(pid int, t Target) (Result, error) { return Result{Pid: p
 
 // Close has nothing to release here.
 func (s *Session) Close() error { return nil }
+
+// CRIUDump returns ErrUnsupported: the CRIU engine needs Linux on x86-64.
+func CRIUDump(ctx context.Context, s DumpSpec) (*Dump, error) { return nil, ErrUnsupported }
+
+// Restore returns ErrUnsupported: the CRIU engine needs Linux on x86-64.
+func (d *Dump) Restore(ctx context.Context, r RestoreSpec) (Restored, error) {
+	return Restored{}, ErrUnsupported
+}
+
+// ImagesDir returns ErrUnsupported: the CRIU engine needs Linux on x86-64.
+func ImagesDir(dir string) (string, func(), error) { return "", nil, ErrUnsupported }

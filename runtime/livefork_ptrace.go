@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
@@ -29,12 +30,11 @@ type candidate struct {
 
 // liveForks carries the parent's processes into the forks: each eligible
 // process is forked live by ptrace; services whose process is refused, or
-// whose live fork fails, are started fresh instead. --live=criu is
-// offered only where criu check passes; tine does not drive CRIU yet, so
-// it falls back to rerun with the reason either way.
+// whose live fork fails, are started fresh instead. --live=criu carries
+// whole trees by CRIU instead (criuForks).
 func (m *Manager) liveForks(ctx context.Context, p engine.Ref, forks []*tine.Run, mode string, noWait bool) []engine.LiveReport {
 	if mode == engine.LiveCRIU {
-		return m.criuFallback(ctx, p, forks, noWait)
+		return m.criuForks(ctx, p, forks, noWait)
 	}
 	if why := m.deniesSetns(p); why != "" {
 		return m.rerunAll(ctx, p, forks, map[string]string{"(all)": why}, noWait)
@@ -54,15 +54,6 @@ func (m *Manager) liveForks(ctx context.Context, p engine.Ref, forks []*tine.Run
 		m.finishLive(ctx, p, engine.Ref{Workspace: p.Workspace, Run: f}, &reports[i], cands, results[f.ID], noWait)
 	}
 	return reports
-}
-
-// criuFallback reruns every fork, saying why CRIU was not used.
-func (m *Manager) criuFallback(ctx context.Context, p engine.Ref, forks []*tine.Run, noWait bool) []engine.LiveReport {
-	why := "criu check passed, but tine cannot drive CRIU yet"
-	if err := livefork.CRIUProbe(ctx); err != nil {
-		why = err.Error()
-	}
-	return m.rerunAll(ctx, p, forks, map[string]string{"criu": why}, noWait)
 }
 
 // deniesSetns says why p's processes cannot be forked live by ptrace when
@@ -288,6 +279,8 @@ type liveOutcome struct {
 	res      livefork.Result
 	err      error
 	confined *confine.Plan // what the copy was confined by (nil: nothing more than its origin)
+	engine   string        // engine.LiveCRIU for a tree restored by CRIU; "" for ptrace
+	took     time.Duration // CRIU: checkpoint and restore, start to end
 }
 
 func failAll(forks []launched, live []candidate, err error) map[string]map[int]liveOutcome {
@@ -349,8 +342,7 @@ func (m *Manager) finishLive(ctx context.Context, p, r engine.Ref, rep *engine.L
 		case c.Refused != "":
 			rep.Refused[label] = c.Refused
 		case tried && o.err == nil && o.res.Child > 0:
-			rep.Forked = append(rep.Forked, engine.LiveProcess{Service: c.Service, Pid: c.Pid, Child: o.res.Child,
-				PauseMS: float64(o.res.Pause.Microseconds()) / 1000})
+			rep.Forked = append(rep.Forked, liveProcess(c, o))
 			a := Adopted{Service: c.Service, Pid: o.res.Child, Start: supervisor.StartTime(o.res.Child), Origin: c.Pid, Run: p.Run.ID}
 			if o.confined != nil {
 				a.Confinement = &o.confined.Applied
@@ -381,6 +373,19 @@ func (m *Manager) finishLive(ctx context.Context, p, r engine.Ref, rep *engine.L
 	if err != nil {
 		rep.Error = err.Error()
 	}
+}
+
+// liveProcess reports candidate c carried into a fork as o says.
+func liveProcess(c candidate, o liveOutcome) engine.LiveProcess {
+	lp := engine.LiveProcess{Service: c.Service, Pid: c.Pid, Child: o.res.Child, Engine: o.engine,
+		PauseMS: float64(o.res.Pause.Microseconds()) / 1000}
+	if lp.Engine == "" {
+		lp.Engine = engine.LivePtrace
+	}
+	if o.took > 0 {
+		lp.TookMS = float64(o.took.Microseconds()) / 1000
+	}
+	return lp
 }
 
 func procLabel(c candidate) string {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/internal/atomicfile"
 	"golang.org/x/sys/unix"
@@ -70,43 +70,36 @@ func carryLogins(acct account.Account, forkDir, forkHome, name string, toFork fu
 	return out
 }
 
-// openBeneath opens rel below dir without following a symbolic link on
-// the way below dir (nor leaving it).
-func openBeneath(dir, rel string, flags int) (*os.File, error) {
-	// dir itself is tine's (a layer, a process's root, the home passwd names).
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
-	}
-	defer unix.Close(fd)
-	how := &unix.OpenHow{Flags: uint64(flags) | unix.O_CLOEXEC | unix.O_NOFOLLOW,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
-	f, err := unix.Openat2(fd, rel, how)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: filepath.Join(dir, rel), Err: err}
-	}
-	return os.NewFile(uintptr(f), filepath.Join(dir, rel)), nil
-}
-
-// readBeneath reads the regular file rel below dir (openBeneath), of at
-// most maxLogin bytes.
+// readBeneath reads the regular file rel below dir (fstree.Root: no
+// symbolic link followed on the way, nothing outside dir reached), of at
+// most maxLogin bytes. dir itself is tine's (a layer, a process's root,
+// the home passwd names).
 func readBeneath(dir, rel string) ([]byte, error) {
-	f, err := openBeneath(dir, rel, unix.O_RDONLY|unix.O_NONBLOCK)
+	r, err := fstree.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxLogin {
-		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: unix.EINVAL}
+	defer r.Close()
+	b, fi, err := r.ReadFileBeneath(rel, maxLogin)
+	if err != nil {
+		return nil, err
 	}
-	return io.ReadAll(io.LimitReader(f, maxLogin))
+	if fi.Size() > maxLogin {
+		return nil, &os.PathError{Op: "read", Path: r.Join(rel), Err: unix.EINVAL}
+	}
+	return b, nil
 }
 
 // writeBeneath replaces the file rel below dir with data, belonging to uid
-// and gid, mode 0600, durably, through rel's directory reached by
-// openBeneath (which must exist).
+// and gid, mode 0600, durably, through rel's directory opened beneath dir
+// (fstree.Root; it must exist).
 func writeBeneath(dir, rel string, data []byte, uid, gid int) error {
-	d, err := openBeneath(dir, filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+	r, err := fstree.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	d, err := r.OpenFile(filepath.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}

@@ -6,41 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/tinehq/tine"
 )
-
-func TestStore_ID(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "tine.db")
-	s := openAt(t, path)
-	id, created, err := s.ID(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(id) < 10 || id[0] != 's' {
-		t.Errorf("id = %q", id)
-	}
-	if d := time.Since(created); d < 0 || d > time.Minute {
-		t.Errorf("created_at = %v, %v ago", created, d)
-	}
-	again, err := openWith(path, syncFull)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
-	if id2, _, _ := again.ID(context.Background()); id2 != id {
-		t.Errorf("reopened id = %q, want %q", id2, id)
-	}
-	other := openTest(t)
-	if id3, _, _ := other.ID(context.Background()); id3 == id {
-		t.Errorf("two stores share id %q", id)
-	}
-	if err := s.Check(context.Background()); err != nil {
-		t.Errorf("Check on a sound store: %v", err)
-	}
-}
 
 func TestStore_OpenDamaged(t *testing.T) {
 	t.Run("NotADatabase", func(t *testing.T) {

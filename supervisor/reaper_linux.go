@@ -49,6 +49,7 @@ func (r *reaper) reap() {
 func (r *reaper) spawn(path string, args []string, attr *os.ProcAttr) (int, <-chan syscall.WaitStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	raisePids()
 	p, err := os.StartProcess(path, args, attr)
 	if err != nil {
 		return 0, nil, err

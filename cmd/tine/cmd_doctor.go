@@ -18,8 +18,10 @@ func newDoctor(a *app) *cobra.Command {
 		Short: "Check the store and the state directory, and say how to recover",
 		Long: `Checks the state directory without changing it: whether its store is there,
 readable and the one its workspaces were made with, which directories the
-store has no record of, and what the quarantine holds (directories tine moved
-aside instead of deleting). It says what to do for each problem.
+store has no record of, what commands that died left in runs (a run left
+frozen, a fork point left mounted, a merge's staging; tine gc removes
+them), and what the quarantine holds (directories tine moved aside instead
+of deleting). It says what to do for each problem.
 
 Every other command refuses (exit status 10) while the store is missing,
 empty, damaged or not the workspaces' own; tine never starts a fresh store
@@ -53,9 +55,13 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 				return usageErr(c, "--purge, --set-aside and --rebuild are separate steps; run one, then the other")
 			}
 			ctx := c.Context()
+			opts, err := a.engineOptions()
+			if err != nil {
+				return err
+			}
 			switch {
 			case purge:
-				done, err := engine.Purge(ctx, a.home, a.engineOptions()...)
+				done, err := engine.Purge(ctx, a.home, opts...)
 				for _, q := range done {
 					fmt.Fprintf(a.stderr, "tine: purged %s (%s from %s, %s)\n", q.Name, q.Kind, q.From, size(q.Bytes))
 				}
@@ -63,7 +69,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			case setAside:
-				moved, err := engine.SetAside(ctx, a.home, a.engineOptions()...)
+				moved, err := engine.SetAside(ctx, a.home, opts...)
 				for _, q := range moved {
 					fmt.Fprintf(a.stderr, "tine: moved %s aside to %s\n", q.From, q.Dir)
 				}
@@ -71,7 +77,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			case rebuild:
-				rep, err := engine.Rebuild(ctx, a.home, a.engineOptions()...)
+				rep, err := engine.Rebuild(ctx, a.home, opts...)
 				if rep != nil && err == nil {
 					printRebuild(a.stderr, rep)
 				} else if rep != nil {
@@ -83,7 +89,7 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 					return err
 				}
 			}
-			r, err := engine.Diagnose(ctx, a.home, a.engineOptions()...)
+			r, err := engine.Diagnose(ctx, a.home, opts...)
 			if err != nil {
 				return err
 			}
@@ -122,6 +128,17 @@ func printDiagnosis(w io.Writer, r *engine.Diagnosis) {
 		fmt.Fprintf(w, "unknown to the store: %d\n", len(r.Unknown))
 		for _, d := range r.Unknown {
 			fmt.Fprintf(w, "  %q\n", d)
+		}
+	}
+	if len(r.Leftovers) > 0 {
+		fmt.Fprintf(w, "left over by commands that died: %d\n", len(r.Leftovers))
+		for _, l := range r.Leftovers {
+			switch l.Kind {
+			case "frozen":
+				fmt.Fprintf(w, "  frozen  %q (its freezer, pid %d, is gone)\n", l.Path, l.Pid)
+			default:
+				fmt.Fprintf(w, "  %s  %q\n", l.Kind, l.Path)
+			}
 		}
 	}
 	fmt.Fprintf(w, "quarantine: %d entries\n", len(r.Quarantine))

@@ -60,6 +60,7 @@ with tine serve running on the host.`,
 			for _, f := range res.Forks {
 				fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, display.Text(f.Approach))
 			}
+			a.printSeal(res.Parent.Name, res.Seal)
 			a.printLive(res.Live)
 			return nil
 		},

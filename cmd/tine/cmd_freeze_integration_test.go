@@ -146,6 +146,11 @@ func TestFreeze_KilledForkThawedByNextCommand(t *testing.T) {
 	if s.answersWithin(2 * time.Second) {
 		t.Fatal("the source answers with its freezer and watchdog killed: the test froze nothing")
 	}
+	// tine doctor, which changes nothing, says so and how it is put right.
+	if r := s.tine("doctor"); !strings.Contains(r.stdout, "left over by commands that died: 1") ||
+		!strings.Contains(r.stdout, "frozen  ") || !strings.Contains(r.stdout, "tine gc") {
+		t.Errorf("tine doctor did not report the abandoned freeze: %v", r)
+	}
 	r := s.tine("ls")
 	if r.code != 0 || !strings.Contains(r.stderr, "thawed source") {
 		t.Errorf("tine ls did not say it thawed the source: %v", r)
@@ -219,6 +224,9 @@ func TestScratch_KilledMergeLeftoversRemoved(t *testing.T) {
 			}
 			kill(cmd)
 			left := scratchMounts(dir)
+			if r := e.tine("doctor", "--json"); !strings.Contains(r.stdout, `"kind": "scratch"`) {
+				t.Errorf("tine doctor did not report the merge's leftover: %v", r)
+			}
 			r := e.tine("gc")
 			if r.code != 0 {
 				t.Fatalf("%v", r)

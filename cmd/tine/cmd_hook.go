@@ -16,7 +16,7 @@ import (
 	"github.com/tinehq/tine/hook"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/layout"
-	"github.com/tinehq/tine/sqlite"
+	"github.com/tinehq/tine/store"
 )
 
 func newHook(a *app) *cobra.Command {
@@ -124,10 +124,11 @@ func hostRun(ctx context.Context, home, dir string) (hook.Env, bool) {
 // live run they are: the source for the workspace's own directory, a fork
 // for its view under home. A directory of no workspace is (nil, nil, nil).
 func runAt(ctx context.Context, home, dir string) (*tine.Workspace, *tine.Run, error) {
-	db := layout.New(home).Store()
-	if _, err := os.Stat(db); err != nil {
-		return nil, nil, nil
+	st, err := store.Open(home)
+	if err != nil || st == nil {
+		return nil, nil, err
 	}
+	defer st.Close()
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return nil, nil, err
@@ -135,11 +136,6 @@ func runAt(ctx context.Context, home, dir string) (*tine.Workspace, *tine.Run, e
 	if real, err = filepath.Abs(real); err != nil {
 		return nil, nil, err
 	}
-	st, err := sqlite.Open(db)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer st.Close()
 	var ws *tine.Workspace
 	var run *tine.Run
 	err = st.View(ctx, func(tx tine.Tx) error {

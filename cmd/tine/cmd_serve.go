@@ -103,13 +103,17 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	api := httpapi.New(e, "", httpapi.WithHookObserver(m.ObserveHook))
 	// Every run gets a socket of its own; what arrives on it is the run's.
 	// The people's socket refuses code inside runs.
-	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "")), httpapi.DefaultTimeouts)
+	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "")), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
 	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(routes(e, m, api, token))) }
+	// Each pool of listeners bounds its connections, in all and per peer:
+	// the people's sockets (per user), the runs' (in RunSockets), TCP
+	// (per address).
+	people := httpapi.NewConnLimiter(httpapi.DefaultLimits)
 	servers := []*http.Server{httpapi.NewHTTPServer(h(""), httpapi.DefaultTimeouts, httpapi.ConnContext)}
-	lns := []net.Listener{uln}
+	lns := []net.Listener{people.Listener(uln)}
 	if sysLn != nil {
 		servers = append(servers, httpapi.NewHTTPServer(h(""), httpapi.DefaultTimeouts, httpapi.ConnContext))
-		lns = append(lns, sysLn)
+		lns = append(lns, people.Listener(sysLn))
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -132,7 +136,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 			return err
 		}
 		servers = append(servers, httpapi.NewHTTPServer(h(token), httpapi.DefaultTimeouts, nil))
-		lns = append(lns, tln)
+		lns = append(lns, httpapi.NewConnLimiter(httpapi.DefaultLimits).Listener(tln))
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), layout.New(e.Home()).Token())
 	}
 	errc := make(chan error, len(servers))
@@ -241,8 +245,12 @@ type statusWriter struct {
 }
 
 // Unwrap lets http.ResponseController reach the connection (tine exec's
-// attach hijacks it).
+// attach hijacks it, the dashboard's event stream flushes it).
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush sends what was written so far, for a handler that asks for an
+// http.Flusher.
+func (s *statusWriter) Flush() { http.NewResponseController(s.ResponseWriter).Flush() }
 
 func (s *statusWriter) WriteHeader(code int) {
 	s.code = code

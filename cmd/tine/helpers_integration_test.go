@@ -110,7 +110,7 @@ func testEnviron(extra ...string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "TINE_HOME" || k == "PWD" || strings.HasPrefix(k, "GIT_") {
+		if k == "TINE_HOME" || k == "TINE_STORE_URL" || k == "PWD" || strings.HasPrefix(k, "GIT_") {
 			continue
 		}
 		out = append(out, kv)

@@ -11,22 +11,31 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/layer/builtin"
 	"github.com/tinehq/tine/runtime"
-	"github.com/tinehq/tine/sqlite"
+	"github.com/tinehq/tine/store"
 )
 
-// engineOptions wires the engine: the SQLite store, tine's backends in the
-// order auto tries them, warnings to standard error, the process runtime
-// (warning there too) and the control plane. Every command that
-// opens a state directory (engine.Open, doctor's Diagnose, SetAside,
-// Rebuild and Purge) passes these.
-func (a *app) engineOptions() []engine.Option {
+// engineOptions wires the engine: the store ($TINE_STORE_URL or the state
+// directory's config.toml chooses it; SQLite in the state directory by
+// default), tine's backends in the order auto tries them, warnings to
+// standard error, the process runtime (warning there too) and the control
+// plane. Every command that opens a state directory (engine.Open,
+// doctor's Diagnose, SetAside, Rebuild and Purge) passes these.
+func (a *app) engineOptions() ([]engine.Option, error) {
+	u, err := store.URL(a.home)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Option(u)
+	if err != nil {
+		return nil, err
+	}
 	return []engine.Option{
-		engine.WithStore(sqlite.Open),
+		st,
 		engine.WithBackends(builtin.Backends()...),
 		engine.WithWarnings(a.stderr),
 		runtime.With(runtime.Options{Warnings: a.stderr}),
 		control.With(),
-	}
+	}, nil
 }
 
 // open opens the engine, sweeping first.
@@ -34,7 +43,11 @@ func (a *app) open(ctx context.Context) (*engine.Engine, error) {
 	if err := a.insideRun(); err != nil {
 		return nil, err
 	}
-	return engine.Open(ctx, a.home, a.engineOptions()...)
+	opts, err := a.engineOptions()
+	if err != nil {
+		return nil, err
+	}
+	return engine.Open(ctx, a.home, opts...)
 }
 
 // inRun reports whether this process runs inside a run (tine gives every

@@ -10,14 +10,17 @@ package main
 // never holds the hidden file's content.
 
 import (
+	"bytes"
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
@@ -257,4 +260,117 @@ func TestRace_InitSwap(t *testing.T) {
 		}
 	})
 	t.Logf("%d inits, %d took", n, inits)
+}
+
+// TestRace_ForkRunEvidence: fork-run's evidence copies a fork's changed
+// test files into a scratch copy of the fork point and runs the tests
+// there; a fork flipping the directory holding its test to a symlink at a
+// hidden host path while the evidence is gathered never has the hidden
+// file copied in (the test prints what it was given, into the report).
+func TestRace_ForkRunEvidence(t *testing.T) {
+	e, _ := forkRunWorkspace(t, "")
+	hidden, marker := testkit.Hidden(t, "x_test.sh")
+	// The agent writes its test, then waits for the flipper to start.
+	agent := `mkdir t && echo own > t/x_test.sh && for i in $(seq 400); do [ -L t.flip ] || [ -L t ] && break; sleep 0.05; done`
+	test := `cat t/x_test.sh t.flip/x_test.sh 2>/dev/null; true`
+	gathered, n, seen := 0, 0, map[string]bool{}
+	for start := time.Now(); n < 8 && time.Since(start) < raceBudget; n++ {
+		cmd := exec.Command(tineBin, "fork-run", "source", "--json", "--prompt", "p", "-n", "1",
+			"--agent-cmd", agent, "--test", test, "--merge-mode", "manual")
+		cmd.Env = e.vars
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stop := flipWhenMade(t, e, seen, hidden)
+		err := cmd.Wait()
+		stop()
+		var rep forkrun.Report
+		if json.Unmarshal(out.Bytes(), &rep) != nil || len(rep.Forks) != 1 {
+			t.Fatalf("round %d: %v\n%s", n, err, out.String())
+		}
+		// Only the evidence's copy counts: in its own view the fork, root
+		// here, reads what it likes.
+		if ev := rep.Forks[0].Evidence; ev != nil && ev.AtForkPoint != nil {
+			if strings.Contains(ev.AtForkPoint.Output, marker) {
+				t.Fatalf("round %d: the hidden file was copied into the fork's tests: %s", n, ev.AtForkPoint.Output)
+			}
+			if ev.AtForkPoint.Error == "" {
+				gathered++
+			}
+		}
+	}
+	t.Logf("%d fork-runs, %d gathered evidence at the fork point", n, gathered)
+	if gathered == 0 {
+		t.Fatal("no fork-run gathered evidence: the race was never run")
+	}
+}
+
+// flipWhenMade waits for a fork's view (one not in seen) to hold the
+// directory t with x_test.sh, then flips t with a symlink to target
+// (testkit.Flip) until stop is called.
+func flipWhenMade(t *testing.T, e *env, seen map[string]bool, target string) (stop func() int) {
+	t.Helper()
+	pattern := filepath.Join(e.home, "workspaces", "*", "runs", "*", "view", "t", "x_test.sh")
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		ms, _ := filepath.Glob(pattern)
+		for _, m := range ms {
+			if dir := filepath.Dir(m); !seen[dir] {
+				seen[dir] = true
+				return testkit.Flip(t, map[string]string{dir: target})
+			}
+		}
+	}
+	t.Fatal("the fork never made its test")
+	return nil
+}
+
+// TestRace_Promote: promote refuses while the source has changes since
+// the fork that the fork lacks, and compares the two to know. A fork
+// flipping its directory to a symlink at a hidden host path holding the
+// source's new content must never pass for holding that change: before,
+// the comparison followed the symlink, the promote went through, and the
+// source's change was lost.
+func TestRace_Promote(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := raceWorkspace(e, false)
+	hidden, marker := testkit.Hidden(t, "f")
+	body, err := os.ReadFile(filepath.Join(hidden, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	n := rounds(func(i int) {
+		if err := os.WriteFile(filepath.Join(ws, "d", "f"), []byte("base\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var f jsonFork
+		e.okJSON(&f, "fork", "source", "--json")
+		fork := f.Forks[0].Name
+		dir := filepath.Join(e.path(fork), "d")
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte("the fork's own\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "d", "f"), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(filepath.Join(ws, "d", "f"), 0o600) // the hidden file's mode, which the comparison checks too
+		stop := testkit.Flip(t, map[string]string{dir: hidden})
+		r := e.tine("promote", fork)
+		stop()
+		if r.code == 0 {
+			if b, _ := os.ReadFile(filepath.Join(ws, "d", "f")); !strings.Contains(string(b), marker) {
+				t.Fatalf("round %d: promote went through and lost the source's change to d/f (now %q): %v", i, b, r)
+			}
+			return
+		}
+		refused++
+		e.tine("discard", fork)
+	})
+	t.Logf("%d promotes, %d refused", n, refused)
 }

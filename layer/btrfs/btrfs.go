@@ -127,7 +127,7 @@ func capture(ctx context.Context, src, dst string) error {
 	if err := createSubvolume(dst); err != nil {
 		return err
 	}
-	err := fstree.Copy(ctx, src, dst, fstree.CopyOptions{Reflink: true, SkipVanished: true})
+	err := fstree.Copy(ctx, src, dst, fstree.CopyOptions{Reflink: true, SkipVanished: true, KeepPins: true})
 	if err == nil {
 		err = setReadOnly(dst)
 	}

@@ -66,11 +66,11 @@ func (b *Backend) Activate(ctx context.Context, r layer.Run, layers []string) er
 	}
 	created, err := mkdirView(r.View)
 	if err == nil {
-		err = fstree.Copy(ctx, layers[0], r.View, b.opt)
+		err = fstree.Copy(ctx, layers[0], r.View, b.copyOptions())
 	}
 	if err != nil {
 		if created {
-			_ = fstree.RemoveAll(r.View)
+			_ = fstree.Purge(r.View)
 		}
 		return fmt.Errorf("%s: activate %s: %w", b.name, r.ID, err)
 	}
@@ -133,12 +133,22 @@ func (b *Backend) copyNew(ctx context.Context, src, dst string) error {
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return err
 	}
-	opt := b.opt
+	opt := b.copyOptions()
 	opt.SkipVanished = true
 	if err := fstree.Copy(ctx, src, dst, opt); err != nil {
-		return errors.Join(err, fstree.RemoveAll(dst))
+		return errors.Join(err, fstree.Purge(dst))
 	}
 	return nil
+}
+
+// copyOptions is how the backend copies: as set, and keeping every file's
+// chattr +i and +a, so that a layer and a view hold the files as the
+// workspace had them (and a promoted fork's or a rolled back source's
+// workspace directory keeps them).
+func (b *Backend) copyOptions() fstree.CopyOptions {
+	opt := b.opt
+	opt.KeepPins = true
+	return opt
 }
 
 // RemoveRun removes r.View and the contents of r.Dir, tolerating either

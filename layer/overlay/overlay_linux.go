@@ -79,7 +79,7 @@ func (b *Backend) Import(ctx context.Context, dir, l string, move bool) error {
 			return err
 		}
 	}
-	if err := fstree.Copy(ctx, dir, l, fstree.CopyOptions{}); err != nil {
+	if err := fstree.Copy(ctx, dir, l, fstree.CopyOptions{KeepPins: true}); err != nil {
 		return err
 	}
 	if move {
@@ -135,6 +135,7 @@ func (b *Backend) SealMove(ctx context.Context, r layer.Run, l string) error {
 	if err := os.Rename(upper(r), l); err != nil {
 		return fmt.Errorf("overlay: seal-by-rename of %s: %w", r.ID, err)
 	}
+	removeManifests(r) // they describe the delta just moved
 	if err := os.Mkdir(upper(r), 0o755); err != nil {
 		return err
 	}
@@ -153,7 +154,10 @@ func (b *Backend) MaxDepth() int { return b.maxDepth }
 // sealCopy is how Seal copies: r may be running, and processes outside tine
 // (git gc in the workspace) may change what it copies meanwhile, so an
 // entry that vanishes mid-copy is left out, not an error.
-var sealCopy = fstree.CopyOptions{SkipVanished: true}
+// The chattr +i and +a of its files are kept, as flags: overlay keeps those
+// set through a view in an attribute of the upper entry, which it honours
+// in an upper directory only.
+var sealCopy = fstree.CopyOptions{SkipVanished: true, KeepPins: true, PinsXattr: "trusted.overlay.protattr"}
 
 // Seal copies r's upper directory, whiteouts and opaque marks included, into
 // the new layer l, and returns base plus l. r's mount is not touched, and r
@@ -191,6 +195,7 @@ func (b *Backend) Deactivate(ctx context.Context, r layer.Run) error {
 			return err
 		}
 	}
+	removeManifests(r)
 	return nil
 }
 

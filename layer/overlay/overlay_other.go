@@ -50,3 +50,8 @@ func (b *Backend) SealMove(ctx context.Context, r layer.Run, l string) error { r
 
 // MaxDepth reports the stack depth past which Seal compacts.
 func (b *Backend) MaxDepth() int { return b.maxDepth }
+
+// SealOnto is not supported off Linux.
+func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string, l string) ([]string, layer.SealCost, error) {
+	return nil, layer.SealCost{}, errLinux
+}

@@ -30,13 +30,29 @@ func hostileKeys(marks string) map[string]string {
 	out["commit.gpgSign"] = "true"
 	out["log.showSignature"] = "true"
 	out["core.hooksPath"] = filepath.Join(marks, "hooks")
+	out[gitHooks] = "" // not a key: hooks in the repository's own .git/hooks
 	return out
 }
 
-// arm writes the hostile configuration into the repository at dir (its
-// .git/config and, for good measure, hooks in .git/hooks and an included
-// file), and attributes that name the drivers for every path.
+// gitHooks stands, among hostileKeys, for the repository's .git/hooks.
+const gitHooks = ".git/hooks"
+
+// enablers are the keys that make git reach a hostile key's command.
+var enablers = map[string]map[string]string{
+	"gpg.program": {"commit.gpgSign": "true", "log.showSignature": "true"},
+}
+
+// arm writes the whole hostile configuration into the repository at dir.
 func arm(t *testing.T, dir, marks string) {
+	t.Helper()
+	armWith(t, dir, marks, hostileKeys(marks))
+}
+
+// armWith writes keys into the repository at dir (its .git/config and,
+// for good measure, an included file), hooks in the directory
+// core.hooksPath may name (and in .git/hooks when keys has gitHooks), and
+// attributes that name the drivers for every path.
+func armWith(t *testing.T, dir, marks string, keys map[string]string) {
 	t.Helper()
 	hooks := filepath.Join(marks, "hooks")
 	gittest.Must(t, os.MkdirAll(hooks, 0o755))
@@ -44,11 +60,16 @@ func arm(t *testing.T, dir, marks string) {
 		"post-checkout", "post-merge", "pre-auto-gc", "fsmonitor-watchman", "post-rewrite", "sendemail-validate"} {
 		script := fmt.Sprintf("#!/bin/sh\ntouch %s/hook-%s\n", marks, h)
 		gittest.Must(t, os.WriteFile(filepath.Join(hooks, h), []byte(script), 0o755))
-		gittest.Must(t, os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755))
-		gittest.Must(t, os.WriteFile(filepath.Join(dir, ".git", "hooks", h), []byte(script), 0o755))
+		if _, ok := keys[gitHooks]; ok {
+			gittest.Must(t, os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755))
+			gittest.Must(t, os.WriteFile(filepath.Join(dir, ".git", "hooks", h), []byte(script), 0o755))
+		}
 	}
 	included := filepath.Join(marks, "included")
-	for k, v := range hostileKeys(marks) {
+	for k, v := range keys {
+		if k == gitHooks {
+			continue
+		}
 		gittest.Git(t, dir, "config", k, v)
 		gittest.Git(t, dir, "config", "--file", included, k, v)
 	}
@@ -135,6 +156,47 @@ func TestCommits_RunsNothingEitherRepositoryConfigures(t *testing.T) {
 			if got := gittest.Git(t, ours, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "ls-files", "-s", "a"); !strings.Contains(got, gittest.Git(t, theirs, "-c", "core.fsmonitor=false", "rev-parse", "HEAD:a")) {
 				t.Errorf("the target's index entry of a is %q, not the commit's", got)
 			}
+		})
+	}
+}
+
+// Each key alone, so that one key's command failing does not hide
+// another's: a plan and a replay of commits run none of it. Before the
+// private git directory, the clean and process filters, core.hooksPath
+// and .git/hooks ran (as root, in the daemon); the other keys were already
+// kept off by the planner's flags (--no-ext-diff, --no-textconv,
+// core.fsmonitor=false), and their cases keep them off.
+func TestGit_RunsNoConfiguredCommandPerKey(t *testing.T) {
+	keys := hostileKeys("MARKS")
+	for k := range keys {
+		if _, isEnabler := enablers["gpg.program"][k]; isEnabler || k == "filter.evil.required" {
+			continue
+		}
+		t.Run(k, func(t *testing.T) {
+			marks := t.TempDir()
+			one := map[string]string{k: strings.ReplaceAll(keys[k], "MARKS", marks)}
+			for ek, ev := range enablers[k] {
+				one[ek] = ev
+			}
+			theirs, ours, head := gittest.Pair(t, map[string]string{"a": "a\n", "b": "b\n"})
+			gittest.Write(t, theirs, map[string]string{"a": "a2\n"})
+			gittest.Git(t, theirs, "commit", "-qam", "run: a2")
+			gittest.Write(t, theirs, map[string]string{"new": "n\n"})
+			gittest.Write(t, ours, map[string]string{"b": "b2\n"})
+			gittest.Git(t, ours, "commit", "-qam", "target: b2")
+			armWith(t, theirs, marks, one)
+			armWith(t, ours, marks, one)
+			if _, err := Plan(context.Background(), optsT(t, theirs, head, ours, t.TempDir())); err != nil {
+				t.Errorf("Plan: %v", err)
+			}
+			c, err := PlanCommits(context.Background(), theirs, head, ours, t.TempDir())
+			if err == nil {
+				err = LandCommits(context.Background(), ours, c)
+			}
+			if err != nil {
+				t.Errorf("commits: %v", err)
+			}
+			noMarks(t, marks)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/gitcmd"
 )
 
@@ -113,11 +114,16 @@ func beneath(top, p string) (string, error) {
 	return rel, nil
 }
 
-// copyBeneath copies the regular file rel beneath top, opened without
-// following a symbolic link on the way, to dst (replaced), and returns what
-// the opened file was.
+// copyBeneath copies the regular file rel beneath top, opened beneath it
+// (fstree.Root: no symbolic link followed on the way, top never left), to
+// dst (replaced), and returns what the opened file was.
 func copyBeneath(top, rel, dst string) (fs.FileInfo, error) {
-	in, err := openBeneath(top, rel)
+	root, err := fstree.OpenRoot(top)
+	if err != nil {
+		return nil, err
+	}
+	in, err := root.Open(rel)
+	root.Close()
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,213 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/testkit"
+	"golang.org/x/sys/unix"
+)
+
+// busyFork is what the busy-source tests read of tine fork --json.
+type busyFork struct {
+	jsonFork
+	Seal *struct {
+		Whole   bool  `json:"whole"`
+		Files   int   `json:"files"`
+		Bytes   int64 `json:"bytes"`
+		Busy    bool  `json:"busy"`
+		Holders []struct {
+			Pid     int    `json:"pid"`
+			Command string `json:"command"`
+			Uses    string `json:"uses"`
+		} `json:"holders"`
+	} `json:"seal"`
+}
+
+// holdSource starts a shell with its cwd in dir and a file there open, as
+// a developer's terminal or editor is, killed at cleanup.
+func holdSource(t *testing.T, dir, file string) int {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "exec 3<"+file+"; exec sleep 600")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for range 100 { // until the shell has opened the file and become sleep
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", cmd.Process.Pid)); strings.TrimSpace(string(b)) == "sleep" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd.Process.Pid
+}
+
+// bigDelta gives the source (at ws) a delta larger than tine seals by
+// copy when idle: n files in new directories.
+func bigDelta(t *testing.T, ws string, n int) {
+	t.Helper()
+	for i := range n {
+		p := filepath.Join(ws, "node_modules", fmt.Sprintf("p%02d", i%50), fmt.Sprintf("f%05d.js", i))
+		if i%50 == i {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(p, bytes.Repeat([]byte{'x'}, 1000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// layerBytes is the disk used by the layer of a version.
+func (e *env) layerBytes(ws, layer string) int64 {
+	e.t.Helper()
+	st := e.treeState(ws)
+	n, err := fstree.DiskUsage(filepath.Join(e.home, "workspaces", st.Workspace.ID, "layers", layer))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// TestCLI_BusySourceForksCopyTheChange forks a source with a shell's cwd
+// (and an open file) in it again and again: the first fork copies its
+// 3,000-file delta and says why, each later one copies only what changed
+// since the one before (asserted on what it copied and the disk its layer
+// uses), and every fork holds exactly the source's files, through
+// deletions, renames, hard links, extended attributes and a directory
+// removed and made again. Before tine sealed a busy source incrementally,
+// every fork copied the whole delta again.
+func TestCLI_BusySourceForksCopyTheChange(t *testing.T) {
+	t.Parallel()
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := e.workspaceDir("busy")
+	makeFiles(t, ws, 100)
+	e.ok("init", "--backend", "overlay", ws)
+	bigDelta(t, ws, 3000)
+	pid := holdSource(t, ws, "d00/s0/f0000.txt")
+
+	var f busyFork
+	e.okJSON(&f, "fork", "source", "--name", "f1", "--json")
+	if f.Seal == nil || !f.Seal.Busy || !f.Seal.Whole || f.Seal.Files < 3000 {
+		t.Fatalf("first fork of the busy source: seal %+v, want the whole delta copied, busy", f.Seal)
+	}
+	found := false
+	for _, h := range f.Seal.Holders {
+		found = found || h.Pid == pid && h.Uses == "cwd" && h.Command == "sleep"
+	}
+	if !found {
+		t.Errorf("first fork: holders %+v, want pid %d sleep with its cwd in the source", f.Seal.Holders, pid)
+	}
+	requireSameTree(t, "fork f1", mustSnapshot(t, ws), mustSnapshot(t, e.path("f1")), compareOpts{links: true})
+	wholeBytes := e.layerBytes("busy", f.Version.Layers[len(f.Version.Layers)-1])
+
+	changes := []string{
+		`printf 'one line\n' >> d00/s0/f0000.txt; printf 'new\n' > node_modules/p01/new.js`,
+		`rm node_modules/p02/f00002.js d00/s1/f0010.txt; mv node_modules/p03/f00003.js d00/moved.js`,
+		`ln node_modules/p04/f00004.js d00/hard.js; touch xattr`,
+		`rm -r node_modules/p06 d00/s2; mkdir node_modules/p06 d00/s2; printf 'again\n' > node_modules/p06/x.js`,
+		`mv node_modules/p07 node_modules/p07-renamed; mv d00/s3 d00/s3-renamed; chmod 600 d00/s4/f0040.txt`,
+		`printf 'both\n' > d00/hard.js; printf 'in renamed\n' > node_modules/p07-renamed/f00007.js`,
+	}
+	for i, script := range changes {
+		hostSh(t, ws, script)
+		if strings.Contains(script, "touch xattr") {
+			if err := unix.Lsetxattr(filepath.Join(ws, "node_modules/p05/f00005.js"), "user.tag", []byte("v1"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // a change in the same clock tick as a seal is copied twice
+		name := fmt.Sprintf("f%d", i+2)
+		var g busyFork
+		e.okJSON(&g, "fork", "source", "--name", name, "--json")
+		if g.Seal == nil || g.Seal.Whole || g.Seal.Files > 20 || g.Seal.Bytes > 20_000 {
+			t.Errorf("fork %s after %q: seal %+v, want only the change copied", name, script, g.Seal)
+		}
+		if got := e.layerBytes("busy", g.Version.Layers[len(g.Version.Layers)-1]); got > 200_000 || got*10 > wholeBytes {
+			t.Errorf("fork %s: its layer uses %d bytes of disk, the whole delta's %d", name, got, wholeBytes)
+		}
+		requireSameTree(t, "fork "+name, mustSnapshot(t, ws), mustSnapshot(t, e.path(name)), compareOpts{links: true})
+	}
+	out := e.ok("fork", "source", "--name", "text")
+	re := regexp.MustCompile(fmt.Sprintf(`source busy \(pid %d sleep has its cwd in it[^)]*\): copied \d+ changed files \([^)]+\) in \d+ ms`, pid))
+	if !re.MatchString(out) {
+		t.Errorf("tine fork printed %q, want a line matching %s", out, re)
+	}
+}
+
+// TestCLI_BusySourceKilledForksLoseNothing kills forks of a busy source
+// (a shell's cwd and an open file in it) at every fault point of a fork
+// and at random moments, after a change each time: the next command
+// removes what a killed fork left, the forks made before keep their files,
+// and the next fork, which stacks on the last recorded seal, holds exactly
+// the source's files.
+func TestCLI_BusySourceKilledForksLoseNothing(t *testing.T) {
+	t.Parallel()
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := e.workspaceDir("busykill")
+	makeFiles(t, ws, 100)
+	e.ok("init", "--backend", "overlay", ws)
+	bigDelta(t, ws, 2500)
+	holdSource(t, ws, "d00/s0/f0000.txt")
+	e.ok("fork", "source", "--name", "first")
+	first := mustSnapshot(t, ws)
+	checked := map[string]bool{}
+	checkAfterKill(t, e, ws, first, checked)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for i := range 24 {
+		hostSh(t, ws, fmt.Sprintf(`printf '%d\n' >> d00/s0/f0000.txt; printf 'k\n' > node_modules/p%02d/k%d.js; rm -f node_modules/p%02d/f%05d.js; mv node_modules/p%02d d00/p%d`,
+			i, i%20, i, (i+7)%20, (i+7)%20, 20+i, i))
+		want := mustSnapshot(t, ws)
+		cmd := exec.Command(tineBin, "fork", "source", "--name", fmt.Sprintf("k%d", i))
+		cmd.Env = e.vars
+		delay := time.Duration(rng.Intn(120)) * time.Millisecond
+		if i < 12 { // every fault point of a fork, then random moments
+			cmd.Env = append(cmd.Env, fmt.Sprintf("TINE_TEST_KILL_AT=fork:%d", i))
+			delay = time.Minute
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil && !strings.Contains(err.Error(), "killed") {
+				t.Errorf("tine fork: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(delay):
+			cmd.Process.Kill()
+			<-done
+		}
+		checkAfterKill(t, e, ws, want, checked)
+		name := fmt.Sprintf("after%d", i)
+		var f jsonFork
+		e.okJSON(&f, "fork", "source", "--name", name, "--json")
+		requireSameTree(t, "fork "+name, want, mustSnapshot(t, e.path(name)), compareOpts{links: true})
+		checked[f.Forks[0].ID] = true
+		if rng.Intn(3) == 0 {
+			e.ok("discard", name) // a chain whose forks are gone still serves
+		}
+	}
+	requireSameTree(t, "fork first at the end", first, mustSnapshot(t, e.path("first")), compareOpts{links: true})
+}

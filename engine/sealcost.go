@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/atomicfile"
+	"github.com/tinehq/tine/internal/procfs"
+	"github.com/tinehq/tine/layer"
+)
+
+// SealReport says what sealing a run by copy cost, when it could not be
+// sealed by rename in O(1): something held its view (Busy, and Holders
+// names what was found), or its delta was too small to be worth the
+// unmount.
+type SealReport struct {
+	// Whole is set when the run's whole delta was copied: the first seal
+	// since the view was last sealed by rename, or a new chain of layers;
+	// otherwise only what changed since the last seal was.
+	Whole bool    `json:"whole"`
+	Files int     `json:"files"` // entries copied
+	Bytes int64   `json:"bytes"` // bytes of file data copied
+	MS    float64 `json:"ms"`    // how long the seal took
+	Busy  bool    `json:"busy"`  // something held the run's view
+	// Holders are processes found using the run's view (or the
+	// workspace path), at most three.
+	Holders []procfs.Holder `json:"holders,omitempty"`
+}
+
+// maxHolders bounds the processes a SealReport names.
+const maxHolders = 3
+
+// sealCopy seals run p by copy into the new layer dir: only what changed
+// since its last seal when its backend can (layer.Incremental), its whole
+// delta otherwise. It records what it cost in m.cost.
+func (m *sealTx) sealCopy(ctx context.Context, be layer.Backend, base *tine.Version, dir string) ([]string, error) {
+	e, p := m.e, m.p
+	br := e.backendRun(p.Workspace, p.Run)
+	inc, ok := be.(layer.Incremental)
+	if !ok {
+		return be.Seal(ctx, br, e.layerPaths(base), dir)
+	}
+	start := time.Now()
+	paths, cost, err := inc.SealOnto(ctx, br, e.layerPaths(base), m.lastSealed(ctx, base), dir)
+	if err != nil {
+		return nil, err
+	}
+	m.cost = &SealReport{Whole: cost.Whole, Files: cost.Files, Bytes: cost.Bytes,
+		MS: float64(time.Since(start).Microseconds()) / 1000}
+	return paths, nil
+}
+
+// lastSealed returns the layers of the last version sealed by copy from
+// p's view over base, or nil when there is none (p was sealed by rename
+// since, or that seal was never recorded).
+func (m *sealTx) lastSealed(ctx context.Context, base *tine.Version) []string {
+	e, p := m.e, m.p
+	b, err := os.ReadFile(e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed())
+	if err != nil {
+		return nil
+	}
+	v, err := e.version(ctx, strings.TrimSpace(string(b)))
+	if err != nil || v.Run != p.Run.ID || v.Parent != base.ID || len(v.Layers) <= len(base.Layers) ||
+		!slices.Equal(v.Layers[:len(base.Layers)], base.Layers) {
+		return nil
+	}
+	return e.layerPaths(v)
+}
+
+// noteSealed names v as the last version sealed by copy from p's view,
+// for the next seal to stack on. It may be written before v is recorded:
+// lastSealed only takes a version the store has.
+func (m *sealTx) noteSealed(v *tine.Version) {
+	if m.cost == nil {
+		return
+	}
+	e, p := m.e, m.p
+	if err := atomicfile.Write(e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed(), []byte(v.ID), 0o644); err != nil {
+		e.warn("%s: %v (its next fork copies its whole delta)", p.Run.Name, err)
+	}
+}
+
+// report returns what the seal by copy cost, naming the processes that
+// held p's view if that is why it was not sealed by rename; nil when it
+// was sealed by rename.
+func (m *sealTx) report() *SealReport {
+	if m.cost == nil {
+		return nil
+	}
+	if m.busy {
+		e, p := m.e, m.p
+		dirs := []string{e.backendRun(p.Workspace, p.Run).View}
+		if p.Run.Role == tine.RoleSource {
+			dirs = append(dirs, p.Workspace.Path)
+		}
+		m.cost.Busy, m.cost.Holders = true, procfs.Holders("", dirs, maxHolders)
+	}
+	return m.cost
+}

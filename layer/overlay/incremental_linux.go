@@ -1,0 +1,430 @@
+package overlay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/layer"
+	"golang.org/x/sys/unix"
+)
+
+var _ layer.Incremental = (*Backend)(nil)
+
+// ChainMax is how many layers incremental seals stack on a run's base
+// before the next seal copies the run's whole delta again, starting a new
+// chain: it bounds the depth forks of a busy source are mounted with.
+const ChainMax = 16
+
+// redirectMax is the longest redirect SealOnto writes; a directory whose
+// path in the previous version is longer is copied instead. Overlay's own
+// default limit for the redirects it makes is 256.
+const redirectMax = 256
+
+// SealOnto seals r, whose view may stay mounted and in use, into the new
+// layer l. When the manifest of prev's top layer (written by the seal
+// that made it) is still there, l gets only what changed in r's upper
+// directory since: entries whose inode or ctime differ, a whiteout for
+// each entry gone, a directory's mark (opaque, or a redirect to where the
+// previous version has it) where it is no longer the same directory; the
+// version is prev plus l. Otherwise l is a copy of the whole upper
+// directory over base. Either way it writes l's manifest for the next seal.
+// Hard links, extended attributes, sparse files and long paths are kept.
+func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string, l string) ([]string, layer.SealCost, error) {
+	if len(base)+1 > b.maxDepth {
+		paths, err := b.Seal(ctx, r, base, l) // compacts
+		return paths, layer.SealCost{Whole: true}, err
+	}
+	stamp, err := takeStamp(r)
+	if err != nil {
+		return nil, layer.SealCost{}, err
+	}
+	old := loadManifest(r, base, prev)
+	if old != nil && (len(prev)+1 > b.maxDepth || len(prev)-len(base) >= ChainMax) {
+		old = nil
+	}
+	if err := os.Mkdir(l, 0o755); err != nil {
+		return nil, layer.SealCost{}, err
+	}
+	cp, err := fstree.NewEntryCopier(ctx, sealCopy, upper(r), l)
+	if err != nil {
+		return nil, layer.SealCost{}, err
+	}
+	defer cp.Close()
+	s := &sealer{ctx: ctx, upper: upper(r), view: r.View, out: l, old: old, stamp: stamp,
+		next: newManifest(base, l), cp: cp}
+	s.cost.Whole = old == nil
+	if err := s.root(); err != nil {
+		return nil, s.cost, fmt.Errorf("overlay: seal %s: %w", r.ID, err)
+	}
+	keep := ""
+	out := append([]string{}, base...)
+	if old != nil {
+		keep, out = old.Top, append(out, prev[len(base):]...)
+	}
+	if err := s.next.save(r, keep); err != nil {
+		return nil, s.cost, err
+	}
+	return append(out, l), s.cost, nil
+}
+
+// takeStamp returns the current ctime of r's filesystem, read back from a
+// file it touches: the filesystem's clock (coarser than the system's)
+// stamps every change after it with a ctime at least as late.
+func takeStamp(r layer.Run) (int64, error) {
+	p := filepath.Join(r.Dir, "seal.stamp")
+	os.Remove(p)
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		return 0, err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return 0, err
+	}
+	return st.Ctim.Nano(), nil
+}
+
+// sealer is one SealOnto's walk of the upper directory.
+type sealer struct {
+	ctx              context.Context
+	upper, view, out string
+	old              *manifest // nil: copy everything as it is (a whole delta over base)
+	next             *manifest
+	stamp            int64
+	cp               *fstree.EntryCopier
+	cost             layer.SealCost
+}
+
+// below is where the previous version holds a directory's former
+// contents, beneath the new layer: at path, or nowhere (ok false).
+type below struct {
+	path string
+	ok   bool
+}
+
+func (b below) join(name string) below { return below{joinRel(b.path, name), b.ok} }
+
+// ent is what the walk needs of an entry's stat.
+type ent struct {
+	kind         uint8
+	ino, rdev    uint64
+	ctime, btime int64
+	size         int64
+}
+
+func (s *sealer) root() error {
+	st, err := statEntry(s.upper)
+	if err != nil {
+		return err
+	}
+	if _, err := s.dir("", below{ok: s.old != nil}, s.old == nil); err != nil {
+		return err
+	}
+	s.next.add("", mentry{Ino: st.ino, Btime: st.btime, Kind: kindDir, Stamp: s.stamp})
+	return s.meta("", s.old == nil)
+}
+
+// dir seals the entries of the upper directory rel into out/rel, which
+// exists, and reports whether it wrote anything there. Entries that are
+// the same as in the previous version, at low, are left to it; entries it
+// had that are gone become whiteouts. verbatim copies every entry as it
+// is (a whole delta).
+func (s *sealer) dir(rel string, low below, verbatim bool) (bool, error) {
+	names, err := readNames(filepath.Join(s.upper, rel))
+	if err != nil && !gone(err) {
+		return false, err
+	}
+	wrote := false
+	present := make(map[string]bool, len(names))
+	for _, name := range names {
+		if err := s.ctx.Err(); err != nil {
+			return false, err
+		}
+		crel := joinRel(rel, name)
+		st, err := statEntry(filepath.Join(s.upper, crel))
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		var there, w bool
+		if st.kind == kindDir {
+			there, w, err = s.subdir(crel, st, low.join(name), verbatim)
+		} else {
+			there, w, err = s.entry(crel, st, low.join(name), verbatim)
+		}
+		if err != nil {
+			return false, err
+		}
+		present[name], wrote = there, wrote || w
+	}
+	if !low.ok {
+		return wrote, nil
+	}
+	for _, name := range s.old.kids[low.path] {
+		if present[name] || s.old.at(joinRel(low.path, name)).Kind == kindWhiteout {
+			continue
+		}
+		if err := fstree.Mknod(filepath.Join(s.out, rel, name), fs.ModeDevice|fs.ModeCharDevice, 0); err != nil {
+			return false, err
+		}
+		s.cost.Files++
+		wrote = true
+	}
+	return wrote, nil
+}
+
+// entry seals the non-directory rel, described by st, whose former
+// version (if any) is at low in the previous version. It reports whether
+// rel is still there and whether it copied it.
+func (s *sealer) entry(rel string, st ent, low below, verbatim bool) (bool, bool, error) {
+	if !verbatim && low.ok {
+		if o := s.old.at(low.path); o != nil && s.unchanged(o, st) {
+			s.next.add(rel, *o)
+			return true, false, nil
+		}
+	}
+	dst := filepath.Join(s.out, rel)
+	if err := s.cp.Copy(filepath.ToSlash(rel)); err != nil {
+		return false, false, err
+	}
+	fi, err := fstree.Lstat(dst)
+	if gone(err) {
+		return false, false, nil // gone while copied
+	}
+	if err != nil {
+		return false, false, err
+	}
+	s.cost.Files++
+	if fi.Mode().IsRegular() {
+		s.cost.Bytes += fi.Size()
+	}
+	s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: st.kind, Stamp: s.stamp})
+	return true, true, nil
+}
+
+// unchanged reports whether the upper entry st is the one the previous
+// version shows, o, as it was then. A whiteout is a whiteout whatever its
+// inode (overlay shares one inode among its whiteouts).
+func (s *sealer) unchanged(o *mentry, st ent) bool {
+	if st.kind == kindWhiteout || o.Kind == kindWhiteout {
+		return st.kind == o.Kind
+	}
+	return o.Kind == st.kind && o.Ino != 0 && o.Ino == st.ino && sameBirth(o.Btime, st.btime) && st.ctime < o.Stamp
+}
+
+func sameBirth(a, b int64) bool { return a == 0 || b == 0 || a == b }
+
+// How an incremental seal writes a directory of the upper directory.
+const (
+	asIs     = iota // the whole delta: as it is, overlay marks included
+	merged          // plain: what the previous version has at the same place shows through
+	redirect        // its former contents are elsewhere in the previous version
+	opaque          // new: hides everything below it
+	viewCopy        // a directory renamed from the version below the delta: copied from the view
+)
+
+// subdir seals the upper directory rel, described by st, whose former
+// contents (if any) are at low in the previous version. It reports, as
+// entry does, whether it is still there and whether it wrote anything.
+func (s *sealer) subdir(rel string, st ent, low below, verbatim bool) (bool, bool, error) {
+	how, from := s.classify(rel, st, low, verbatim)
+	dst := filepath.Join(s.out, rel)
+	if err := fstree.Mkdir(dst, 0o700); err != nil {
+		return false, false, err
+	}
+	if how == viewCopy {
+		return s.copyView(rel, st)
+	}
+	inner := below{}
+	switch how {
+	case merged:
+		inner = below{low.path, low.ok}
+	case redirect:
+		inner = below{from, true}
+	}
+	wrote, err := s.dir(rel, inner, verbatim)
+	if err != nil {
+		return false, false, err
+	}
+	o := (*mentry)(nil)
+	if low.ok {
+		o = s.old.at(low.path)
+	}
+	kind := st.kind
+	if isOpaque(filepath.Join(s.upper, rel)) {
+		kind = kindOpaque
+	}
+	if how == merged && !wrote && o != nil && st.ctime < o.Stamp {
+		s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: o.Kind, Stamp: o.Stamp})
+		return true, false, fstree.Remove(dst) // nothing changed here
+	}
+	if err := s.meta(rel, verbatim); err != nil {
+		if gone(err) {
+			return false, false, fstree.Purge(dst)
+		}
+		return false, false, err
+	}
+	if err := s.mark(dst, how, from); err != nil {
+		return false, false, err
+	}
+	s.cost.Files++
+	s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: kind, Stamp: s.stamp})
+	return true, true, nil
+}
+
+// classify decides how the upper directory rel is written, and for a
+// redirect, where the previous version has its former contents.
+func (s *sealer) classify(rel string, st ent, low below, verbatim bool) (int, string) {
+	if verbatim {
+		return asIs, ""
+	}
+	p := filepath.Join(s.upper, rel)
+	up := isOpaque(p)
+	var o *mentry
+	if low.ok {
+		o = s.old.at(low.path)
+	}
+	if o != nil && (o.Kind == kindDir || o.Kind == kindOpaque) &&
+		(o.Ino == 0 || o.Ino == st.ino && sameBirth(o.Btime, st.btime)) && (!up || o.Kind == kindOpaque) {
+		return merged, ""
+	}
+	if st.btime != 0 {
+		if from, ok := s.old.byDir[dirKey{st.ino, st.btime}]; ok && len(from)+1 <= redirectMax {
+			return redirect, from
+		}
+	}
+	switch {
+	case up:
+		return opaque, ""
+	case hasRedirect(p):
+		return viewCopy, ""
+	case o != nil:
+		return opaque, "" // something else was there
+	}
+	return merged, ""
+}
+
+// mark gives the new layer's directory dst the overlay mark how asks for.
+func (s *sealer) mark(dst string, how int, from string) error {
+	switch how {
+	case opaque:
+		return fstree.Lsetxattr(dst, "trusted.overlay.opaque", []byte("y"))
+	case redirect:
+		return fstree.Lsetxattr(dst, "trusted.overlay.redirect", []byte("/"+from))
+	}
+	return nil
+}
+
+// meta gives out/rel the metadata of upper/rel: with overlay's own
+// attributes when verbatim, without them otherwise (the new layer's
+// directory is marked for what it is in the new stack, by mark).
+func (s *sealer) meta(rel string, verbatim bool) error {
+	src := filepath.Join(s.upper, rel)
+	fi, err := fstree.Lstat(src)
+	if err != nil {
+		return err
+	}
+	return fstree.CopyMeta(src, filepath.Join(s.out, rel), fi, fstree.MetaOptions{UserTree: !verbatim})
+}
+
+// copyView copies the directory rel as the run's view shows it: a
+// directory renamed from the version below the run's delta, whose former
+// place in the previous version the seal cannot name. The entries of the
+// upper directory it copied are recorded with their inode unknown, so the
+// next seal compares them by path (and copies the files again), while
+// what came from below the delta stays in the copy.
+func (s *sealer) copyView(rel string, st ent) (bool, bool, error) {
+	dst := filepath.Join(s.out, rel)
+	if err := fstree.Copy(s.ctx, filepath.Join(s.view, rel), dst, sealCopy); err != nil {
+		if gone(err) {
+			return false, false, fstree.Purge(dst)
+		}
+		return false, false, err
+	}
+	if err := fstree.Lsetxattr(dst, "trusted.overlay.opaque", []byte("y")); err != nil {
+		return false, false, err
+	}
+	s.next.add(rel, mentry{Kind: kindDir, Stamp: s.stamp})
+	err := fstree.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dst {
+			return err
+		}
+		sub, _ := filepath.Rel(s.out, p)
+		s.cost.Files++
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			s.cost.Bytes += info.Size()
+		}
+		up := filepath.Join(s.upper, sub)
+		e, err := statEntry(up)
+		if err != nil {
+			return nil // not in the delta (or gone): it stays as copied
+		}
+		if e.kind == kindDir && isOpaque(up) {
+			e.kind = kindOpaque
+		}
+		s.next.add(filepath.ToSlash(sub), mentry{Kind: e.kind, Stamp: s.stamp})
+		return nil
+	})
+	return true, true, err
+}
+
+// gone reports whether err says an entry is no longer there.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// readNames lists directory dir.
+func readNames(dir string) ([]string, error) {
+	f, err := fstree.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// statEntry stats p without following a symlink: statx for the birth
+// time where the path fits one call, lstat (any length) otherwise.
+func statEntry(p string) (ent, error) {
+	if len(p) < unix.PathMax-64 {
+		var sx unix.Statx_t
+		err := unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &sx)
+		if err != nil {
+			return ent{}, &fs.PathError{Op: "statx", Path: p, Err: err}
+		}
+		e := ent{ino: sx.Ino, rdev: uint64(unix.Mkdev(sx.Rdev_major, sx.Rdev_minor)), size: int64(sx.Size),
+			ctime: sx.Ctime.Sec*1e9 + int64(sx.Ctime.Nsec)}
+		if sx.Mask&unix.STATX_BTIME != 0 {
+			e.btime = sx.Btime.Sec*1e9 + int64(sx.Btime.Nsec)
+		}
+		e.kind = kindOfMode(uint32(sx.Mode), e.rdev)
+		return e, nil
+	}
+	fi, err := fstree.Lstat(p)
+	if err != nil {
+		return ent{}, err
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	e := ent{ino: st.Ino, rdev: st.Rdev, size: st.Size, ctime: st.Ctim.Nano()}
+	e.kind = kindOfMode(st.Mode, e.rdev)
+	return e, nil
+}
+
+func kindOfMode(mode uint32, rdev uint64) uint8 {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return kindDir
+	case unix.S_IFCHR:
+		if rdev == 0 {
+			return kindWhiteout
+		}
+	}
+	return kindFile
+}

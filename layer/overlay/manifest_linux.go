@@ -1,0 +1,163 @@
+package overlay
+
+import (
+	"bytes"
+	"encoding/gob"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tinehq/tine/internal/atomicfile"
+	"github.com/tinehq/tine/layer"
+)
+
+// Kinds of manifest entry.
+const (
+	kindFile     uint8 = iota // anything that is not a directory or a whiteout
+	kindDir                   // a directory that lets the layers below show through
+	kindOpaque                // a directory that hides them
+	kindWhiteout              // a deletion
+)
+
+// mentry is one entry of a manifest: which inode of the run's upper
+// directory the sealed version shows at a path, and since when.
+type mentry struct {
+	Ino   uint64 // 0: unknown (copied through the view), never taken for unchanged
+	Btime int64  // birth time in ns, 0 when the filesystem does not say
+	Kind  uint8
+	Stamp int64 // ctime stamp of the seal that copied it: a later ctime means changed
+}
+
+// manifest says what the version made of Base plus the layers up to Top
+// shows of a run's upper directory: every entry of the upper directory at
+// the last seal, by path, with the inode it was copied from. The next
+// incremental seal compares the upper directory with it.
+type manifest struct {
+	Base  []string
+	Top   string
+	Paths []string // slash-separated, relative to the root; "" is the root
+	Ents  []mentry
+
+	byPath map[string]int
+	byDir  map[dirKey]string
+	kids   map[string][]string
+}
+
+// dirKey identifies a directory across seals: inode and birth time, so a
+// reused inode number is not taken for the directory that had it.
+type dirKey struct {
+	ino   uint64
+	btime int64
+}
+
+func newManifest(base []string, top string) *manifest {
+	return &manifest{Base: base, Top: top}
+}
+
+func (m *manifest) add(p string, e mentry) {
+	m.Paths = append(m.Paths, p)
+	m.Ents = append(m.Ents, e)
+}
+
+// index builds the lookups of a loaded manifest.
+func (m *manifest) index() {
+	m.byPath = make(map[string]int, len(m.Paths))
+	m.byDir = map[dirKey]string{}
+	m.kids = map[string][]string{}
+	for i, p := range m.Paths {
+		m.byPath[p] = i
+		e := m.Ents[i]
+		if (e.Kind == kindDir || e.Kind == kindOpaque) && e.Ino != 0 && e.Btime != 0 {
+			m.byDir[dirKey{e.Ino, e.Btime}] = p
+		}
+		if p != "" {
+			dir, name := splitRel(p)
+			m.kids[dir] = append(m.kids[dir], name)
+		}
+	}
+}
+
+// at returns the entry at p, or nil.
+func (m *manifest) at(p string) *mentry {
+	if i, ok := m.byPath[p]; ok {
+		return &m.Ents[i]
+	}
+	return nil
+}
+
+// splitRel splits a relative slash path into its directory ("" at the
+// root) and name.
+func splitRel(p string) (string, string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// joinRel joins a name onto a relative slash path.
+func joinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// manifestPath is where the manifest of layer l sealed from r is kept.
+func manifestPath(r layer.Run, l string) string {
+	return filepath.Join(r.Dir, "seal-"+filepath.Base(l)+".manifest")
+}
+
+// loadManifest returns the manifest of prev's top layer if it describes
+// prev over base, nil otherwise (a seal that never got recorded, a chain
+// started afresh, an unreadable file).
+func loadManifest(r layer.Run, base, prev []string) *manifest {
+	if len(prev) <= len(base) || !slices.Equal(prev[:len(base)], base) {
+		return nil
+	}
+	top := prev[len(prev)-1]
+	b, err := os.ReadFile(manifestPath(r, top))
+	if err != nil {
+		return nil
+	}
+	m := &manifest{}
+	if gob.NewDecoder(bytes.NewReader(b)).Decode(m) != nil || m.Top != top || !slices.Equal(m.Base, base) ||
+		len(m.Paths) != len(m.Ents) {
+		return nil
+	}
+	if _, err := os.Stat(top); err != nil {
+		return nil
+	}
+	m.index()
+	return m
+}
+
+// save writes m beside r's delta and removes the manifests of r other
+// than m's and keep's (the previous one, still needed if m's seal is not
+// recorded).
+func (m *manifest) save(r layer.Run, keep string) error {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(m); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(manifestPath(r, m.Top), buf.Bytes(), 0o600); err != nil {
+		return err
+	}
+	old, _ := filepath.Glob(filepath.Join(r.Dir, "seal-*.manifest"))
+	for _, p := range old {
+		if p != manifestPath(r, m.Top) && (keep == "" || p != manifestPath(r, keep)) {
+			os.Remove(p)
+		}
+	}
+	return nil
+}
+
+// removeManifests drops every manifest of r: its delta was moved into a
+// layer or removed, so none describes it any more.
+func removeManifests(r layer.Run) {
+	old, _ := filepath.Glob(filepath.Join(r.Dir, "seal-*.manifest"))
+	for _, p := range old {
+		os.Remove(p)
+	}
+}

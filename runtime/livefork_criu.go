@@ -1,0 +1,217 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/confine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/livefork"
+	"github.com/tinehq/tine/supervisor"
+)
+
+// criuForks carries each of the parent's services into the forks by
+// CRIU: its whole process tree, threads included, is checkpointed once
+// with the parent left running and restored into every fork at once. A
+// service CRIU cannot carry, or whose checkpoint or restore fails, is
+// started fresh in the fork instead, its report saying why; a failed
+// restore leaves nothing of the tree in the fork.
+func (m *Manager) criuForks(ctx context.Context, p engine.Ref, forks []*tine.Run, noWait bool) []engine.LiveReport {
+	if err := livefork.CRIUProbe(ctx); err != nil {
+		return m.rerunAll(ctx, p, forks, map[string]string{"criu": err.Error()}, noWait)
+	}
+	cands, err := m.candidates(ctx, p)
+	if err != nil {
+		return m.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()}, noWait)
+	}
+	reports := make([]engine.LiveReport, len(forks))
+	launched := m.launchForks(ctx, p, forks, reports)
+	cands = m.criuCandidates(p, launched, cands)
+	results := m.restoreAll(ctx, p, launched, cands)
+	for i, f := range forks {
+		reports[i].Mode = engine.LiveCRIU
+		if !reports[i].Started {
+			continue
+		}
+		m.finishLive(ctx, p, engine.Ref{Workspace: p.Workspace, Run: f}, &reports[i], cands, results[f.ID], noWait)
+	}
+	return reports
+}
+
+// criuCandidates are the parent's services, each with the reason CRIU
+// cannot carry it, or none: CRIU carries whole trees, so ptrace's
+// refusals (threads, children) do not hold; a tine exec process is left
+// out.
+func (m *Manager) criuCandidates(p engine.Ref, forks []launched, cands []candidate) []candidate {
+	why := ""
+	for _, f := range forks {
+		if f.pid != 0 {
+			why = criuConfinable(readConfinement(m.supDir(p)), readConfinement(m.supDir(f.ref)))
+			break
+		}
+	}
+	var out []candidate
+	for _, c := range cands {
+		if c.Service == "" {
+			continue
+		}
+		c.Refused = why
+		if c.Pid == 0 {
+			c.Refused = "not running"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// criuConfinable says why a tree restored by CRIU would not be confined as
+// the fork's own processes are, or is "". A restored tree keeps what it
+// had in the parent (its seccomp filters, credentials, no_new_privs: CRIU
+// restores them), and CRIU can add nothing: no Landlock domain (the
+// kernel lets a thread restrict only itself), no dropped capabilities, no
+// stricter filter.
+func criuConfinable(src, fork *confine.Applied) string {
+	var s, f confine.Applied
+	if src != nil {
+		s = *src
+	}
+	if fork != nil {
+		f = *fork
+	}
+	var more []string
+	if f.Landlock > 0 && (s.Landlock == 0 || !slices.Equal(f.Writable, s.Writable)) {
+		more = append(more, "a Landlock ruleset")
+	}
+	if f.Caps != 0 && f.Caps != s.Caps {
+		more = append(more, "dropped capabilities")
+	}
+	if (f.Seccomp && !s.Seccomp) || (f.DenyMounts && !s.DenyMounts) || (f.DenySetID && !s.DenySetID) || f.Denied > s.Denied {
+		more = append(more, "a stricter seccomp filter")
+	}
+	if f.Scoped && !s.Scoped {
+		more = append(more, "Landlock scoping")
+	}
+	if len(more) == 0 {
+		return ""
+	}
+	return "the fork confines its processes by " + strings.Join(more, ", ") +
+		", which CRIU cannot give a restored tree (it restores the parent's own confinement); [confine] off lets CRIU carry it"
+}
+
+// restoreAll checkpoints each qualifying service's tree once and
+// restores it into every launched fork at once. It returns, per fork, the
+// outcome of each candidate.
+func (m *Manager) restoreAll(ctx context.Context, p engine.Ref, forks []launched, cands []candidate) map[string]map[int]liveOutcome {
+	out := map[string]map[int]liveOutcome{}
+	for _, f := range forks {
+		if f.pid != 0 {
+			out[f.ref.Run.ID] = map[int]liveOutcome{}
+		}
+	}
+	for _, c := range cands {
+		if c.Refused != "" {
+			continue
+		}
+		var mu sync.Mutex
+		m.criuService(ctx, p, forks, c, func(f launched, o liveOutcome) {
+			mu.Lock()
+			out[f.ref.Run.ID][c.Pid] = o
+			mu.Unlock()
+		})
+	}
+	return out
+}
+
+// criuService checkpoints service c of p into a tmpfs of p's supervisor
+// directory (mode 0700: the images hold the process's memory), restores
+// it into each fork in parallel, and removes the images.
+func (m *Manager) criuService(ctx context.Context, p engine.Ref, forks []launched, c candidate, done func(launched, liveOutcome)) {
+	dir, remove, err := livefork.ImagesDir(filepath.Join(m.supDir(p), fmt.Sprintf("criu-%d", c.Pid)))
+	var d *livefork.Dump
+	if err == nil {
+		defer remove()
+		d, err = livefork.CRIUDump(ctx, livefork.DumpSpec{Pid: c.Pid, Namespaces: m.supervised(p), Dir: dir, Hidden: m.hiddenIn(p)})
+	}
+	var wg sync.WaitGroup
+	for _, f := range forks {
+		if f.pid == 0 {
+			continue
+		}
+		if err != nil {
+			done(f, liveOutcome{err: err})
+			continue
+		}
+		wg.Go(func() { done(f, m.restoreInto(ctx, d, f, c)) })
+	}
+	wg.Wait()
+}
+
+// hiddenIn lists the paths p's view covers, below which a file its
+// processes hold is checkpointed as external.
+func (m *Manager) hiddenIn(p engine.Ref) []string {
+	hidden := []string{m.lay.Root()}
+	if a := readConfinement(m.supDir(p)); a != nil {
+		hidden = append(hidden, a.Hidden...)
+	}
+	return hidden
+}
+
+// restoreInto restores d, the tree of c, into fork f. On failure any
+// process criu left in the fork's cgroup is killed.
+func (m *Manager) restoreInto(ctx context.Context, d *livefork.Dump, f launched, c candidate) liveOutcome {
+	cg, err := cgroup.Load(f.ref.Run.ID)
+	if err != nil {
+		return liveOutcome{err: err}
+	}
+	work, err := os.MkdirTemp(m.supDir(f.ref), "criu-restore-")
+	if err != nil {
+		return liveOutcome{err: err}
+	}
+	defer os.RemoveAll(work)
+	before, _ := cg.Procs()
+	r, err := d.Restore(ctx, livefork.RestoreSpec{Namespaces: f.pid, PidBase: supervisor.PidBase, CgroupProcs: cg.ProcsFiles(), WorkDir: work,
+		Files: func(e livefork.ExternalFile) (string, int, error) { return m.criuFile(f.ref, c, e) }})
+	child := 0
+	if err == nil {
+		after, _ := cg.Procs()
+		if child = hostPid(processes(after, nil), r.NSPid); child == 0 {
+			err = fmt.Errorf("criu restored pid %d, which is not in %s's cgroup", r.NSPid, f.ref.Run.Name)
+		}
+	}
+	if err != nil {
+		killNew(cg, before)
+		return liveOutcome{err: err}
+	}
+	return liveOutcome{res: livefork.Result{Pid: c.Pid, Child: child, Pause: d.Pause}, took: d.Took + r.Took, engine: engine.LiveCRIU}
+}
+
+// killNew kills the processes in cg that were not in it before.
+func killNew(cg *cgroup.Group, before []int) {
+	after, _ := cg.Procs()
+	for _, pid := range after {
+		if !slices.Contains(before, pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// criuFile is the fork's replacement for a file the tree of c held
+// outside its view: /dev/null for /dev/null, the fork's log of c for its
+// standard output and error. Anything else refuses the restore.
+func (m *Manager) criuFile(r engine.Ref, c candidate, e livefork.ExternalFile) (string, int, error) {
+	switch {
+	case e.Path == "/dev/null":
+		return "/dev/null", os.O_RDWR, nil
+	case e.FD == 1 || e.FD == 2:
+		return filepath.Join(m.LogDir(r), logName(c)+".log"), os.O_WRONLY | os.O_APPEND | os.O_CREATE, nil
+	}
+	return "", 0, fmt.Errorf("%w: fd %d of process %d is %s, outside the run's view", livefork.ErrCRIUFailed, e.FD, e.Pid, e.Path)
+}
