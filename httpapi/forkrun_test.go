@@ -144,7 +144,7 @@ func TestServer_StartForkRunErrors(t *testing.T) {
 	}{
 		{"NoPrompt", "source", forkrun.Request{Prompt: " ", AgentCmd: "true"}, tine.ErrInvalid, `needs "prompt"`},
 		{"BadMode", "source", forkrun.Request{Prompt: "x", AgentCmd: "true", MergeMode: "sometimes"}, tine.ErrInvalid, "merge mode"},
-		{"NoBinary", "source", forkrun.Request{Prompt: "x", AgentCmd: "no-such-agent-program --go"}, tine.ErrUnsupported, "not found on the agent's PATH"},
+		{"NoBinary", "source", forkrun.Request{Prompt: "x", AgentCmd: "no-such-agent-program --go"}, tine.ErrUnsupported, "not found on PATH"},
 		{"NoRun", "nosuch", forkrun.Request{Prompt: "x", AgentCmd: "true"}, tine.ErrNotFound, "nosuch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,7 +182,7 @@ func TestAPI_ForkRunErrors(t *testing.T) {
 		{"POST", "/v1/runs/source/fork-run", `{}`, 400, "invalid", `needs "prompt"`},
 		{"POST", "/v1/runs/source/fork-run", `{"prompt": "x", "agent_cmd": "true", "merge_mode": "sometimes"}`, 400, "invalid", "merge mode"},
 		{"POST", "/v1/runs/source/fork-run", `{"prompt": "x", "agent_cmd": "true", "copies": 2}`, 400, "invalid", "copies"},
-		{"POST", "/v1/runs/source/fork-run", `{"prompt": "x", "agent_cmd": "no-such-agent-program --go"}`, 501, "unsupported", "not found on the agent's PATH"},
+		{"POST", "/v1/runs/source/fork-run", `{"prompt": "x", "agent_cmd": "no-such-agent-program --go"}`, 501, "unsupported", "not found on PATH"},
 		{"POST", "/v1/runs/source/fork-run", `{"prompt": "x", "agent_cmd": "./nope.sh"}`, 501, "unsupported", "not an executable"},
 		{"POST", "/v1/runs/nosuch/fork-run", `{"prompt": "x", "agent_cmd": "true"}`, 404, "not_found", "nosuch"},
 		{"GET", "/v1/groups/" + g + "/report", nil, 404, "not_found", "has no fork-run report"},
