@@ -108,7 +108,7 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	}()
 	env := append(agent.Env(prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
 	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, runtime.ExecOptions{
-		Args: argv, Env: append(env, fk.env...), Base: o.BaseEnv,
+		Args: argv, Env: append(append(env, fk.r.pass...), fk.env...), Base: o.BaseEnv,
 		Stdout: io.MultiWriter(logf, pw), Stderr: logf,
 		Timeout: o.AgentTimeout, Kill: fk.kill,
 	})
@@ -134,6 +134,9 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 		if why := snap.Failure(agent.HasResultLine(o.Agent.Kind)); why != "" {
 			state, reason = Failed, withStderr(why, snap, stderr)
 		}
+	}
+	if state == Failed {
+		reason = withheldHint(reason, reason+"\n"+stderr+"\n"+snap.ResultText, fk.r.rep.Withheld)
 	}
 	fk.r.update(func() {
 		fk.f.Agent, fk.f.AgentStderr = snap, stderr
@@ -199,6 +202,11 @@ func (fk *forkRun) outcome(ctx context.Context, res *runtime.ExecResult, err err
 	fk.r.mu.Lock()
 	why, msg := fk.killWhy, fk.killMsg
 	fk.r.mu.Unlock()
+	if why == "" && (err != nil || res == nil || res.Exit != 0) {
+		if gone := fk.gone(); gone != "" {
+			return Canceled, gone + " while its agent ran"
+		}
+	}
 	switch {
 	case why != "":
 		return why, msg
@@ -304,6 +312,10 @@ func (fk *forkRun) runTest(ctx context.Context) {
 			fk.end(Canceled, "the fork-run was interrupted during tests")
 			return
 		}
+		if gone := fk.gone(); gone != "" {
+			fk.end(Canceled, gone+" during its tests")
+			return
+		}
 		fk.end(Failed, "test command: "+err.Error())
 		return
 	}
@@ -345,4 +357,15 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// gone says what became of fk's run when it is no longer live ("the fork
+// was discarded"): someone discarded or merged it while the fork-run ran,
+// which ended its agent or tests. "" while it is live.
+func (fk *forkRun) gone() string {
+	ref, err := fk.r.e.FindRun(context.Background(), fk.f.Run)
+	if err != nil || ref.Run.Active() {
+		return ""
+	}
+	return fmt.Sprintf("the fork was %s", ref.Run.State)
 }

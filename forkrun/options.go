@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/budget"
+	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/judge"
@@ -71,6 +72,10 @@ type Options struct {
 	// checks start from: the workspace owner's, as the person who asked
 	// had it (a fork-run in the daemon); nil: this process's own.
 	BaseEnv []string
+	// Secrets is [secrets] of tine.toml: what the forks' processes do not
+	// get of BaseEnv. The variables the agent authenticates with
+	// (agent.Credentials) are passed to it unless its env names them.
+	Secrets config.Secrets
 	Session string
 	Fresh   bool
 	// Prices add to or replace the built-in prices of the agent's models

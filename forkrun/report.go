@@ -131,6 +131,10 @@ type Report struct {
 	Threshold float64   `json:"confidence_threshold"`
 	TestCmd   string    `json:"test_command,omitempty"`
 	Notes     []string  `json:"notes,omitempty"` // e.g. N reduced to the number of accounts
+	// Withheld names the variables of the caller's environment that the
+	// forks' agents do not get: secrets by [secrets] and tine's defaults,
+	// less what the agent authenticates with (agent.Credentials).
+	Withheld []string `json:"withheld,omitempty"`
 	// Conversation is the agent session the forks continued; nil when they
 	// started new conversations.
 	Conversation *Conversation   `json:"conversation,omitempty"`
@@ -214,6 +218,7 @@ func (r *Report) clone() *Report {
 		c.Forks[i] = &cf
 	}
 	c.Notes = append([]string(nil), r.Notes...)
+	c.Withheld = append([]string(nil), r.Withheld...)
 	return &c
 }
 
@@ -346,7 +351,7 @@ func resolvedDetail(h *grouprec.Resolution) string {
 }
 
 // Spend is what a fork-run's forks spent, as its budget pool counted it:
-// what tine cost and the MCP tool fork_cost show.
+// what tine cost and the MCP tool cost show.
 type Spend struct {
 	Group           string      `json:"group"`
 	Outcome         string      `json:"outcome"`

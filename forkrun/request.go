@@ -107,6 +107,7 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 	if o.Mode, err = ParseMergeMode(cmpOr(req.MergeMode, fc.MergeMode)); err != nil {
 		return o, err
 	}
+	o.Secrets = cfg.Secrets
 	if err := configureAgent(&o, cfg, src, req); err != nil {
 		return o, err
 	}

@@ -162,14 +162,14 @@ func (r *runner) resolve(ctx context.Context) error {
 	if len(cands) == 0 {
 		r.update(func() {
 			r.rep.Outcome = OutcomeNoWinner
-			r.rep.OutcomeDetail = "no fork finished, so none was judged; the forks are kept: inspect them with tine summary, resolve with tine choose or tine discard"
+			r.rep.OutcomeDetail = "no fork finished, so none was judged; " + r.keptNote()
 		})
 		return ErrNoJudgeable
 	}
 	if why := r.noWork(); why != "" {
 		r.update(func() {
 			r.rep.Outcome = OutcomeNoWinner
-			r.rep.OutcomeDetail = "no fork did real work, so none was judged (" + why + "); the forks are kept: inspect them with tine summary, resolve with tine choose or tine discard"
+			r.rep.OutcomeDetail = "no fork did real work, so none was judged (" + why + "); " + r.keptNote()
 		})
 		return ErrNoWork
 	}
@@ -276,4 +276,27 @@ func (r *runner) workspaceJudge() judge.Judge {
 	}
 	h.Weights, _ = r.e.JudgeWeights(r.rep.Workspace)
 	return h
+}
+
+// keptNote says what is left of the forks to inspect and resolve: all of
+// them, or, when some were discarded (or merged) by someone else while the
+// fork-run ran, which ones are gone and which are kept.
+func (r *runner) keptNote() string {
+	const next = "inspect them with tine summary, resolve them with tine choose or tine discard"
+	var kept, gone []string
+	for _, f := range r.rep.Forks { // the slice and the names do not change once made
+		ref, err := r.e.FindRun(context.Background(), f.Run)
+		if err == nil && !ref.Run.Active() {
+			gone = append(gone, fmt.Sprintf("%s was %s", f.Name, ref.Run.State))
+			continue
+		}
+		kept = append(kept, f.Name)
+	}
+	switch {
+	case len(gone) == 0:
+		return "the forks are kept: " + next
+	case len(kept) == 0:
+		return strings.Join(gone, ", ") + " while the fork-run ran: no fork is left to resolve"
+	}
+	return fmt.Sprintf("%s while the fork-run ran; %s kept: %s", strings.Join(gone, ", "), strings.Join(kept, ", "), next)
 }

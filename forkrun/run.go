@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/errcode"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/runtime"
 )
@@ -32,6 +33,7 @@ type runner struct {
 	// that declare services were started with them, and keep them.
 	sourceRunning bool
 	conv          *Conversation // what the forks continue; nil: new conversations
+	pass          []string      // the agent's credentials, passed to it although secret (agentSecrets)
 
 	emitMu sync.Mutex // serialises Progress calls
 	mu     sync.Mutex // guards rep and the forks in it
@@ -155,6 +157,9 @@ func start(ctx context.Context, e Host, o Options) (*Handle, error) {
 	}
 	r := newRunner(e, o, pool, fr, assigned, notes, started)
 	r.sourceRunning, r.conv, r.rep.Conversation = running, conv, conv
+	agentEnv := agentEnviron(src, o.BaseEnv, o.AgentEnv)
+	r.pass, r.rep.Withheld = agentSecrets(&r.o, agentEnv)
+	r.rep.Notes = append(r.rep.Notes, hiddenCredentialNotes(&r.o, agentEnv, account.Getenv(agentEnv, "HOME"), src.Workspace.Path)...)
 	if err := os.MkdirAll(r.dir.Dir(), 0o755); err != nil {
 		return nil, err
 	}
@@ -191,7 +196,8 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	r.emit()
 	quit, saved := make(chan struct{}), make(chan struct{})
 	go r.saver(quit, saved)
-	r.event(tine.EventForkRunStart, map[string]any{"group": r.rep.Group, "forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode})
+	r.event(tine.EventForkRunStart, map[string]any{"group": r.rep.Group, "forks": len(r.rep.Forks), "agent": r.rep.Agent, "merge_mode": r.o.Mode,
+		"withheld": r.rep.Withheld, "passed": envNames(r.pass)})
 	ids := make([]string, len(r.rep.Forks))
 	for i, f := range r.rep.Forks {
 		ids[i] = f.Run
@@ -210,7 +216,7 @@ func (r *runner) run(ctx context.Context) (*Report, error) {
 	switch {
 	case ctx.Err() != nil:
 		err = fmt.Errorf("fork-run interrupted: %w", ctx.Err())
-		r.setOutcome(OutcomeCanceled, "interrupted before the forks were judged; they are kept: inspect them with tine summary, resolve them with tine choose or tine discard")
+		r.setOutcome(OutcomeCanceled, "interrupted before the forks were judged; "+r.keptNote())
 	case err == nil:
 		err = r.resolve(ctx)
 	}

@@ -19,7 +19,7 @@ import (
 // How a fork-run's conversation was chosen (Conversation.From).
 const (
 	FromGiven  = "given"  // --session (Options.Session)
-	FromNewest = "newest" // claude: the newest transcript of the workspace in Claude Code's store
+	FromNewest = "newest" // the newest session started in the workspace in the agent's store (Claude's projects, Codex's sessions)
 	FromHook   = "hook"   // the session the run's hook last reported (claude: when Claude's store has it)
 )
 
@@ -41,10 +41,10 @@ type Conversation struct {
 }
 
 // chooseConversation finds the conversation the forks continue, before
-// anything is forked: o.Session when given (it must exist), else for
-// Claude the newest session started in the workspace or below it in
-// Claude Code's store (sessions tine's forks made skipped), for Codex the
-// one the run's hook reported (it must exist). nil, with a note, when the
+// anything is forked: o.Session when given (it must exist), else the one
+// the run's hook reported, else the newest session started in the
+// workspace or below it in the agent's store (sessions tine's forks made
+// skipped). nil, with a note, when the
 // forks start new conversations (o.Fresh, or none found). accounts are
 // the forks' accounts: each must see the session.
 func chooseConversation(ctx context.Context, e Records, src engine.Ref, o *Options, accounts []budget.Account) (*Conversation, string, error) {
@@ -56,14 +56,28 @@ func chooseConversation(ctx context.Context, e Records, src engine.Ref, o *Optio
 	case o.Agent.Kind == agent.Claude:
 		return claudeConversation(ctx, e, src, o, accounts)
 	}
+	return codexConversation(ctx, e, src, o)
+}
+
+// codexConversation is chooseConversation for Codex: o.Session, else the
+// session the run's hook reported, else the newest session started in the
+// workspace or below it in Codex's store (CODEX_HOME/sessions), sessions
+// tine's forks made skipped.
+func codexConversation(ctx context.Context, e Records, src engine.Ref, o *Options) (*Conversation, string, error) {
+	home := agent.CodexHome(agentEnviron(src, o.BaseEnv, o.AgentEnv))
 	c := &Conversation{Session: o.Session, From: FromGiven}
 	if c.Session == "" {
 		c.Session, c.From = e.AgentSession(ctx, src, string(o.Agent.Kind)), FromHook
-		if c.Session == "" {
-			return nil, "", nil
-		}
 	}
-	home := agent.CodexHome(agentEnviron(src, o.BaseEnv, o.AgentEnv))
+	if c.Session == "" {
+		forks := forkSessions(e, src.Workspace.ID)
+		s, err := agent.LatestCodexSession(home, src.Workspace.Path, func(id string) bool { return forks[id] })
+		if err != nil {
+			return nil, fmt.Sprintf("no codex session was started in %s or below it (%s): the forks start new conversations; a session given with --session (session over MCP) is continued",
+				src.Workspace.Path, filepath.Join(home, "sessions")), nil
+		}
+		c.Session, c.From, c.Cwd = s.ID, FromNewest, s.Cwd
+	}
 	base, err := agent.CodexSessionUsage(home, c.Session)
 	if err != nil {
 		return nil, "", tine.Optionf("%s: %w (%s names another, %s starts without one): %w", sessionOrigin(c.From), err, tine.Opt("session"), tine.Opt("fresh"), tine.ErrInvalid)

@@ -315,6 +315,10 @@ func (s *Server) evidence(w http.ResponseWriter, r *http.Request) {
 type ExecRequest struct {
 	Args     []string `json:"args"`
 	TimeoutS float64  `json:"timeout_s"`
+	// Env is the caller's environment, which the command's is made from
+	// (as tine exec's; only the identity of another user's); nil, or
+	// asked from inside a run: the daemon's account of the owner's.
+	Env []string `json:"env,omitempty"`
 }
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
@@ -323,12 +327,32 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
+	actor, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork)
+	if !ok {
 		return
 	}
+	ref, err := s.e.FindRun(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	// A person's environment, as the owner's (only their identity when
+	// the caller is another user); a run's request gets the daemon's
+	// account of the owner.
+	var base []string
+	if actor == nil && req.Env != nil {
+		base = callerEnv(ref.Workspace, req.Env, peerUID(r))
+	}
+	st, _ := s.rt.ProcState(ref)
 	// The request's own context: a client that hangs up (an MCP call
 	// cancelled) kills the command, whose output no one would read.
-	res, err := s.rt.ExecCapture(r.Context(), r.PathValue("ref"), req.Args, time.Duration(req.TimeoutS*float64(time.Second)))
+	res, err := s.rt.ExecWith(r.Context(), ref.Run.ID, runtime.ExecOptions{Args: req.Args, Base: base,
+		Timeout: time.Duration(req.TimeoutS * float64(time.Second))})
+	// A supervisor launched for this command is stopped, as tine exec
+	// does: fork_run's commands left one running in every fork.
+	if st != runtime.ProcRunning {
+		s.rt.StopIdle(r.Context(), ref.Run.ID)
+	}
 	handle(w, http.StatusOK, res, err)
 }
 

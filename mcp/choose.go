@@ -12,8 +12,11 @@ import (
 
 // choose resolves group in.Group with in.Run: POST choose, or for a dry
 // run, the chosen fork's merge plan and the forks that would be discarded.
-func (t *tools) choose(ctx context.Context, in MergeInput, dry bool) (*answer, error) {
-	if dry {
+func (t *tools) choose(ctx context.Context, in ChooseInput) (*answer, error) {
+	if in.Group == "" || in.Run == "" {
+		return nil, inputErr("choose needs group and run (the group's fork to keep)")
+	}
+	if in.DryRun == nil || *in.DryRun {
 		return t.chooseDry(ctx, in)
 	}
 	res, p, err := t.api.Choose(ctx, in.Group, httpapi.ChooseRequest{Run: in.Run, Promote: in.Promote})
@@ -28,7 +31,7 @@ func (t *tools) choose(ctx context.Context, in MergeInput, dry bool) (*answer, e
 	return &answer{Note: note, Data: res}, nil
 }
 
-func (t *tools) chooseDry(ctx context.Context, in MergeInput) (*answer, error) {
+func (t *tools) chooseDry(ctx context.Context, in ChooseInput) (*answer, error) {
 	c, err := t.comparison(ctx, in.Group)
 	if err != nil {
 		return nil, err

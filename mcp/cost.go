@@ -27,7 +27,7 @@ type costEvidence struct {
 	LinesDeleted int       `json:"lines_deleted"`
 }
 
-func (t *tools) cost(ctx context.Context, in BranchesInput) (*answer, error) {
+func (t *tools) cost(ctx context.Context, in RunsInput) (*answer, error) {
 	switch {
 	case in.Group != "" && in.Run != "":
 		return nil, inputErr("give group or run, not both")
@@ -72,7 +72,7 @@ func (t *tools) groupCost(ctx context.Context, group string) (*answer, error) {
 	return &answer{Note: costNote, Data: map[string]any{"cost": noCost, "group": c.Group.ID, "evidence": ev}}, nil
 }
 
-// budgetAnswer is fork_cost of a fork-run's group.
+// budgetAnswer is cost of a fork-run's group.
 func budgetAnswer(rep *forkrun.Report) *answer {
 	v := rep.Spend()
 	so := ""
@@ -83,7 +83,7 @@ func budgetAnswer(rep *forkrun.Report) *answer {
 	return &answer{Note: note, Data: v}
 }
 
-// forkSpendAnswer is fork_cost of one fork of a fork-run, with ev, the
+// forkSpendAnswer is cost of one fork of a fork-run, with ev, the
 // evidence of its changes.
 func forkSpendAnswer(rep *forkrun.Report, f *forkrun.Fork, ev map[string]any) *answer {
 	note := fmt.Sprintf("%s spent $%.4f (%s) in fork-run %s, whose forks spent $%.4f in all; caps: %s.",

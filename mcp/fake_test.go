@@ -51,8 +51,8 @@ func TestServer_PendingApproval(t *testing.T) {
 	api := pendingDaemon()
 	cs := session(t, Options{API: api, Self: "r1"})
 	for tool, args := range map[string]map[string]any{
-		"merge_or_select":  {"run": "r1", "dry_run": false},
-		"terminate_branch": {"run": "r1"},
+		"merge":   {"run": "r1", "dry_run": false},
+		"discard": {"run": "r1"},
 	} {
 		var p pending
 		text := ok(t, cs, tool, args, &p)
@@ -68,18 +68,18 @@ func TestServer_PendingApproval(t *testing.T) {
 	}
 }
 
-// Inside a run, fork_run and fork_cost default to the caller's own run;
-// merge_or_select is a dry run unless told otherwise.
+// Inside a run, fork and cost default to the caller's own run;
+// merge is a dry run unless told otherwise.
 func TestServer_Defaults(t *testing.T) {
 	api := &fakeAPI{do: func(method, path string, body any) (int, any, error) {
 		return http.StatusNotFound, nil, fmt.Errorf("stop here: %w", tine.ErrNotFound)
 	}}
 	cs := session(t, Options{API: api, Self: "r1"})
-	fails(t, cs, "fork_run", map[string]any{"approaches": []string{"a", "b"}}, "stop here")
-	fails(t, cs, "fork_cost", map[string]any{}, "stop here")
-	fails(t, cs, "merge_or_select", map[string]any{"run": "r1"}, "stop here")
+	fails(t, cs, "fork", map[string]any{"approaches": []string{"a", "b"}}, "stop here")
+	fails(t, cs, "cost", map[string]any{}, "stop here")
+	fails(t, cs, "merge", map[string]any{"run": "r1"}, "stop here")
 	if body, _ := json.Marshal(httpapi.ForkRequest{Copies: 2, Approaches: []string{"a", "b"}}); api.sent[0] != "POST /v1/runs/r1/fork "+string(body) {
-		t.Errorf("fork_run sent %s", api.sent[0])
+		t.Errorf("fork sent %s", api.sent[0])
 	}
 	if api.sent[1] != "GET /v1/runs/r1/diff null" || !strings.Contains(api.sent[2], `"dry_run":true`) {
 		t.Errorf("sent %q", api.sent[1:])
@@ -88,7 +88,7 @@ func TestServer_Defaults(t *testing.T) {
 
 func TestServer_PatchTruncated(t *testing.T) {
 	cs := session(t, Options{API: &fakeAPI{}})
-	text := ok(t, cs, "diff_branches", map[string]any{"run": "r1", "patch": true}, nil)
+	text := ok(t, cs, "diff", map[string]any{"run": "r1", "patch": true}, nil)
 	if !strings.HasPrefix(text, "The patch of r1 is 90000 bytes; only the first") {
 		t.Errorf("a long patch: %.200s", text)
 	}
@@ -103,7 +103,7 @@ func TestServer_ForkQueued(t *testing.T) {
 		return http.StatusAccepted, map[string]any{"queued": true, "message": "tine forks source when this turn stops: say so and end the turn"}, nil
 	}}
 	cs := session(t, Options{API: api, Self: "r1"})
-	if text := ok(t, cs, "fork_run", map[string]any{"copies": 2}, nil); !strings.HasPrefix(text, "Not forked yet: tine forks source when this turn stops") {
+	if text := ok(t, cs, "fork", map[string]any{"copies": 2}, nil); !strings.HasPrefix(text, "Not forked yet: tine forks source when this turn stops") {
 		t.Errorf("a queued fork: %s", text)
 	}
 }
@@ -112,9 +112,9 @@ func TestServer_ForkQueued(t *testing.T) {
 func TestServer_OddAnswer(t *testing.T) {
 	api := &fakeAPI{do: func(method, path string, body any) (int, any, error) { return http.StatusOK, map[string]any{}, nil }}
 	cs := session(t, Options{API: api})
-	fails(t, cs, "merge_or_select", map[string]any{"run": "r1"}, "tine mcp: merge_or_select:")
-	fails(t, cs, "fork_run", map[string]any{"run": "r1"}, "the daemon's answer to a fork")
-	fails(t, cs, "fork_cost", map[string]any{"group": "g1"}, "tine mcp: fork_cost:") // the server lives on
+	fails(t, cs, "merge", map[string]any{"run": "r1"}, "tine mcp: merge:")
+	fails(t, cs, "fork", map[string]any{"run": "r1"}, "the daemon's answer to a fork")
+	fails(t, cs, "cost", map[string]any{"group": "g1"}, "tine mcp: cost:") // the server lives on
 }
 
 // effect sends the request as tine effect does, for the caller's own run,

@@ -12,11 +12,14 @@ import (
 // prompt, else a fork (running command in every fork, if given).
 func (t *tools) forkRun(ctx context.Context, in ForkInput) (*answer, error) {
 	if in.Prompt == "" {
-		if in.Agent != "" || in.AgentCmd != "" || in.Test != nil || in.TestTimeoutS != 0 || in.BudgetUSD != nil ||
-			in.AggregateBudgetUSD != nil || in.MergeMode != "" || in.Judge != "" || in.Session != "" || in.Fresh {
+		switch {
+		case in.Agent != "" || in.AgentCmd != "" || in.Test != nil || in.TestTimeoutS != 0 || in.BudgetUSD != nil ||
+			in.AggregateBudgetUSD != nil || in.MergeMode != "" || in.Judge != "" || in.Session != "" || in.Fresh:
 			return nil, inputErr("agent, agent_cmd, test, budgets, merge_mode, judge, session and fresh belong to a fork-run: give prompt (the task) too")
+		case in.Command == "":
+			return nil, inputErr("fork_run runs something in every fork: give command (a shell command) or prompt (a task for an agent); fork only makes the forks")
 		}
-		return t.fork(ctx, in)
+		return t.forkCommand(ctx, in)
 	}
 	req, err := forkRunRequest(in)
 	if err != nil {
@@ -32,7 +35,7 @@ func (t *tools) forkRun(ctx context.Context, in ForkInput) (*answer, error) {
 		return nil, unreachable(err)
 	}
 	if st.Queued {
-		note := "Not started yet: " + st.Message + ". Then follow it with fork_report group=" + run + "."
+		note := "Not started yet: " + st.Message + ". Then follow it with fork_run_report group=" + run + "."
 		return &answer{Note: note, Data: map[string]any{"queued": true, "message": st.Message, "warnings": st.Warnings}}, nil
 	}
 	if st.Report == nil || st.Group == "" {
@@ -40,8 +43,8 @@ func (t *tools) forkRun(ctx context.Context, in ForkInput) (*answer, error) {
 	}
 	v := reportOf(st.Report)
 	note := fmt.Sprintf("started a fork-run of %s in group %s: %d fork(s) (%s), agent %s, merge mode %s. It runs in the daemon; this call does not wait. "+
-		"Follow it with fork_report group=%s (outcome %q until it ends) and fork_cost group=%s; diff_branches shows a fork's changes.",
-		st.Report.Source, st.Group, len(v.Forks), forkNames(v.Forks), st.Report.Agent, st.Report.Mode, st.Group, forkrun.OutcomeRunning, st.Group)
+		"Follow it with fork_run_report group=%s (outcome %q until it ends) and cost group=%s; diff shows a fork's changes; cancel_fork_run group=%s stops it.",
+		st.Report.Source, st.Group, len(v.Forks), forkNames(v.Forks), st.Report.Agent, st.Report.Mode, st.Group, forkrun.OutcomeRunning, st.Group, st.Group)
 	if len(st.Warnings) > 0 {
 		note += " Warnings: " + strings.Join(st.Warnings, "; ") + "."
 	}
@@ -77,7 +80,7 @@ func forkRunRequest(in ForkInput) (forkrun.Request, error) {
 	return req, nil
 }
 
-// reportView is a fork-run's report as fork_report shows it: what an
+// reportView is a fork-run's report as fork_run_report shows it: what an
 // agent needs to decide, without the agents' output.
 type reportView struct {
 	Group         string          `json:"group"`
@@ -183,14 +186,14 @@ func reportNote(v reportView) string {
 				done++
 			}
 		}
-		return fmt.Sprintf("fork-run %s is running: %d of %d fork(s) done, $%.4f spent. Call fork_report again later.", v.Group, done, len(v.Forks), v.TotalUSD)
+		return fmt.Sprintf("fork-run %s is running: %d of %d fork(s) done, $%.4f spent. Call fork_run_report again later (cancel_fork_run stops it).", v.Group, done, len(v.Forks), v.TotalUSD)
 	}
 	note := fmt.Sprintf("fork-run %s: %s.", v.Group, v.Outcome)
 	if v.OutcomeDetail != "" {
 		note = fmt.Sprintf("fork-run %s: %s: %s.", v.Group, v.Outcome, strings.TrimSuffix(v.OutcomeDetail, "."))
 	}
 	if v.Resolution == nil && v.Winner != "" && (v.Outcome == forkrun.OutcomeAwaitingChoice || v.Outcome == forkrun.OutcomeReported) {
-		note += fmt.Sprintf(" To keep %s: merge_or_select group=%s run=%s (from inside a run, a request a person approves).", v.Winner, v.Group, v.Winner)
+		note += fmt.Sprintf(" To keep %s: choose group=%s run=%s (from inside a run, a request a person approves).", v.Winner, v.Group, v.Winner)
 	}
 	return note
 }

@@ -48,7 +48,7 @@ func TestServer_ForkRunPrompt(t *testing.T) {
 	text := ok(t, cs, "fork_run", map[string]any{"prompt": "fix it", "copies": 2, "approaches": []string{"fix", "rewrite"},
 		"agent_cmd": "./agent.sh", "test": "make test", "test_timeout_s": 60, "budget_usd": 0, "aggregate_budget_usd": 3,
 		"merge_mode": "manual", "judge": "heuristic", "timeout_s": 120}, &out)
-	for _, want := range []string{"group g1", "app-1, app-2", "fork_report group=g1", "tine.toml:3: unknown key"} {
+	for _, want := range []string{"group g1", "app-1, app-2", "fork_run_report group=g1", "tine.toml:3: unknown key"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("answer lacks %q: %s", want, text)
 		}
@@ -79,7 +79,7 @@ func TestServer_ForkRunInput(t *testing.T) {
 	fails(t, cs, "fork_run", map[string]any{"prompt": "x", "merge_mode": "sometimes"}, "merge_mode")
 	fails(t, cs, "fork", map[string]any{"prompt": "x"}, "prompt")
 	fails(t, cs, "fork_run", map[string]any{"prompt": "x"}, "the daemon refuses")
-	fails(t, cs, "fork_report", map[string]any{"group": ""}, "group is required")
+	fails(t, cs, "fork_run_report", map[string]any{"group": ""}, "group is required")
 	if len(api.sent) != 1 {
 		t.Errorf("sent %q", api.sent)
 	}
@@ -96,10 +96,10 @@ func TestServer_ForkReport(t *testing.T) {
 	}}
 	cs := session(t, Options{API: api})
 	var v reportView
-	text := ok(t, cs, "fork_report", map[string]any{"group": "g1"}, &v)
-	if !strings.Contains(text, "fork-run g1: reported: manual mode") || !strings.Contains(text, "merge_or_select group=g1 run=app-1") ||
+	text := ok(t, cs, "fork_run_report", map[string]any{"group": "g1"}, &v)
+	if !strings.Contains(text, "fork-run g1: reported: manual mode") || !strings.Contains(text, "choose group=g1 run=app-1") ||
 		strings.Contains(text, "long output") {
-		t.Errorf("fork_report: %s", text)
+		t.Errorf("fork_run_report: %s", text)
 	}
 	a, b := v.Forks[0], v.Forks[1]
 	if v.Winner != "app-1" || v.Verdict == nil || v.Verdict.Confidence != 0.9 || v.Verdict.Rationale != "app-1's tests pass" || v.TotalUSD != 0.75 {
@@ -111,7 +111,7 @@ func TestServer_ForkReport(t *testing.T) {
 	if b.State != forkrun.Failed || b.Reason != "exit 127" || b.Tests != "none" {
 		t.Errorf("second fork %+v", b)
 	}
-	fails(t, cs, "fork_report", map[string]any{"group": "g2"}, "no /v1/groups/g2/report")
+	fails(t, cs, "fork_run_report", map[string]any{"group": "g2"}, "no /v1/groups/g2/report")
 }
 
 // fork_cost of a fork-run's group, or of one of its forks, is the budget
@@ -128,15 +128,15 @@ func TestServer_ForkCostBudget(t *testing.T) {
 	}}
 	cs := session(t, Options{API: api})
 	var v forkrun.Spend
-	text := ok(t, cs, "fork_cost", map[string]any{"group": "g1"}, &v)
+	text := ok(t, cs, "cost", map[string]any{"group": "g1"}, &v)
 	if !strings.Contains(text, "spent $0.7500 in all; caps: per fork $5.00, all forks none") {
 		t.Errorf("fork_cost: %s", text)
 	}
 	if len(v.Forks) != 2 || v.Forks[0].Tokens != 120 || v.Forks[1].USD != 0.5 || v.PerForkCapUSD != 5 {
 		t.Errorf("spend %+v", v)
 	}
-	if text := ok(t, cs, "fork_cost", map[string]any{"run": "app-2"}, nil); !strings.Contains(text, "app-2 spent $0.5000 (failed) in fork-run g1") {
+	if text := ok(t, cs, "cost", map[string]any{"run": "app-2"}, nil); !strings.Contains(text, "app-2 spent $0.5000 (failed) in fork-run g1") {
 		t.Errorf("fork_cost of a fork: %s", text)
 	}
-	fails(t, cs, "fork_cost", map[string]any{"group": "g2"}, "no /v1/groups/g2/compare") // the comparison's answer
+	fails(t, cs, "cost", map[string]any{"group": "g2"}, "no /v1/groups/g2/compare") // the comparison's answer
 }

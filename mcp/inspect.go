@@ -15,13 +15,7 @@ const (
 	maxChanges = 500      // changed paths listed
 )
 
-func (t *tools) inspect(ctx context.Context, in BranchesInput) (*answer, error) {
-	switch {
-	case in.Group != "" && in.Run != "":
-		return nil, inputErr("give group or run, not both")
-	case in.Group != "":
-		return t.compare(ctx, GroupInput{Group: in.Group})
-	}
+func (t *tools) listRuns(ctx context.Context, in ListInput) (*answer, error) {
 	rows, err := t.lineage(ctx, in.Run)
 	if err != nil {
 		return nil, err
@@ -113,7 +107,8 @@ func (t *tools) patch(ctx context.Context, run string) (*answer, error) {
 	return &answer{Text: text}, nil
 }
 
-func (t *tools) summary(ctx context.Context, in RunInput) (*answer, error) {
+// ps is tine ps, with how many paths the run changed.
+func (t *tools) ps(ctx context.Context, in RunInput) (*answer, error) {
 	if in.Run == "" {
 		return nil, inputErr("run is required")
 	}
@@ -128,4 +123,26 @@ func (t *tools) summary(ctx context.Context, in RunInput) (*answer, error) {
 	note := fmt.Sprintf("%s (%s, %s): %s; %d path(s) changed since its fork point.",
 		ps.Run.Name, ps.Run.ID, ps.Run.Role, ps.State, len(d.Changes))
 	return &answer{Note: note, Data: map[string]any{"ps": ps, "diff": layer.Summarize(d.Changes)}}, nil
+}
+
+// summary is tine summary: one fork of a fork-run, its evidence and
+// readiness.
+func (t *tools) summary(ctx context.Context, in RunInput) (*answer, error) {
+	if in.Run == "" {
+		return nil, inputErr("run is required")
+	}
+	s, err := t.api.Summary(ctx, in.Run)
+	if err != nil {
+		return nil, unreachable(err)
+	}
+	ready := "ready to merge"
+	if !s.Ready {
+		ready = "not ready: " + s.NotReady
+	}
+	note := fmt.Sprintf("%s (group %s, run %s): %s", s.Run, s.Group, s.RunState, s.Fork.State)
+	if s.Fork.Reason != "" {
+		note += " (" + s.Fork.Reason + ")"
+	}
+	note += "; " + ready + "."
+	return &answer{Note: note, Data: s}, nil
 }

@@ -14,9 +14,9 @@ import (
 
 // The tools the issue names, and which of them change state.
 var wantTools = map[string]string{
-	"fork_run": "additive", "inspect_branches": "read-only", "diff_branches": "read-only",
-	"merge_or_select": "destructive", "terminate_branch": "destructive", "fork_cost": "read-only",
-	"fork_report": "read-only", "fork": "additive", "summary": "read-only", "compare": "read-only", "rollback": "destructive", "discard": "destructive",
+	"fork": "additive", "fork_run": "additive", "fork_run_report": "read-only", "cancel_fork_run": "destructive",
+	"list_runs": "read-only", "compare": "read-only", "diff": "read-only", "cost": "read-only", "summary": "read-only", "ps": "read-only",
+	"merge": "destructive", "choose": "destructive", "discard": "destructive", "rollback": "destructive",
 	"effect": "additive",
 }
 
@@ -72,7 +72,7 @@ func TestServer_Session(t *testing.T) {
 	cs := session(t, Options{API: NewClient(d.sock, "")})
 
 	var fr forkAnswer
-	text := ok(t, cs, "fork_run", map[string]any{"run": "source", "copies": 2, "approaches": []string{"rewrite", "patch"}}, &fr)
+	text := ok(t, cs, "fork", map[string]any{"run": "source", "copies": 2, "approaches": []string{"rewrite", "patch"}}, &fr)
 	if len(fr.Forks) != 2 || fr.Forks[0].Approach != "rewrite" || fr.Forks[1].Approach != "patch" || fr.Group == "" {
 		t.Fatalf("fork_run: %s", text)
 	}
@@ -86,7 +86,7 @@ func TestServer_Session(t *testing.T) {
 			Changed int `json:"files_changed"`
 		} `json:"forks"`
 	}
-	text = ok(t, cs, "inspect_branches", map[string]any{"group": fr.Group}, &cmp)
+	text = ok(t, cs, "compare", map[string]any{"group": fr.Group}, &cmp)
 	if len(cmp.Forks) != 2 || cmp.Forks[0].Changed != 2 || cmp.Forks[1].Changed != 0 {
 		t.Errorf("inspect_branches: %s", text)
 	}
@@ -95,7 +95,7 @@ func TestServer_Session(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"runs"`
 	}
-	ok(t, cs, "inspect_branches", map[string]any{"run": "source"}, &rows)
+	ok(t, cs, "list_runs", map[string]any{"run": "source"}, &rows)
 	if len(rows.Runs) != 3 {
 		t.Errorf("inspect_branches run=source: %+v", rows)
 	}
@@ -103,32 +103,32 @@ func TestServer_Session(t *testing.T) {
 	var diff struct {
 		Changes []layer.Change `json:"changes"`
 	}
-	ok(t, cs, "diff_branches", map[string]any{"run": a.Name}, &diff)
+	ok(t, cs, "diff", map[string]any{"run": a.Name}, &diff)
 	if len(diff.Changes) != 2 || diff.Changes[0].Path != "a.txt" || diff.Changes[1].Path != "new.txt" {
 		t.Errorf("diff_branches: %+v", diff.Changes)
 	}
-	if text := ok(t, cs, "diff_branches", map[string]any{"run": a.Name, "patch": true}, nil); !strings.Contains(text, "+rewritten") || !strings.Contains(text, "+hello") {
+	if text := ok(t, cs, "diff", map[string]any{"run": a.Name, "patch": true}, nil); !strings.Contains(text, "+rewritten") || !strings.Contains(text, "+hello") {
 		t.Errorf("diff_branches patch: %s", text)
 	}
 
-	text = ok(t, cs, "merge_or_select", map[string]any{"run": a.Name}, nil)
+	text = ok(t, cs, "merge", map[string]any{"run": a.Name}, nil)
 	if !strings.Contains(text, "Dry run") || d.read(t, "a.txt") != "original\n" {
 		t.Fatalf("merge_or_select dry run: %s; source has %q", text, d.read(t, "a.txt"))
 	}
 	var mo mergeOut
-	text = ok(t, cs, "merge_or_select", map[string]any{"run": a.Name, "dry_run": false}, &mo)
+	text = ok(t, cs, "merge", map[string]any{"run": a.Name, "dry_run": false}, &mo)
 	if !mo.Applied || d.read(t, "a.txt") != "rewritten\n" || d.read(t, "new.txt") != "hello\n" {
 		t.Fatalf("merge_or_select: %s", text)
 	}
 
-	if text := ok(t, cs, "fork_cost", map[string]any{"group": fr.Group}, nil); !strings.Contains(text, "no cost recorded") {
+	if text := ok(t, cs, "cost", map[string]any{"group": fr.Group}, nil); !strings.Contains(text, "no cost recorded") {
 		t.Errorf("fork_cost: %s", text)
 	}
-	text = ok(t, cs, "terminate_branch", map[string]any{"run": b.Name}, nil)
+	text = ok(t, cs, "discard", map[string]any{"run": b.Name}, nil)
 	if !strings.Contains(text, "discarded "+b.Name) {
 		t.Errorf("terminate_branch: %s", text)
 	}
-	fails(t, cs, "diff_branches", map[string]any{"run": b.ID}, "discarded")
+	fails(t, cs, "diff", map[string]any{"run": b.ID}, "discarded")
 }
 
 func TestServer_Select(t *testing.T) {
@@ -142,17 +142,17 @@ func TestServer_Select(t *testing.T) {
 	d.write(t, fr.Forks[1].ID, "a.txt", "two\n")
 
 	args := map[string]any{"run": fr.Forks[1].Name, "group": fr.Group}
-	text := ok(t, cs, "merge_or_select", args, nil)
+	text := ok(t, cs, "choose", args, nil)
 	if !strings.Contains(text, "Dry run") || !strings.Contains(text, fr.Forks[0].Name) || d.read(t, "a.txt") != "original\n" {
 		t.Fatalf("choose, dry run: %s", text)
 	}
 	args["dry_run"] = false
-	text = ok(t, cs, "merge_or_select", args, nil)
+	text = ok(t, cs, "choose", args, nil)
 	if d.read(t, "a.txt") != "two\n" || !strings.Contains(text, "discarded "+fr.Forks[0].Name+", "+fr.Forks[2].Name) {
 		t.Errorf("choose: %s", text)
 	}
-	if text := ok(t, cs, "summary", map[string]any{"run": fr.Forks[1].ID}, nil); !strings.Contains(text, "1 path(s) changed") {
-		t.Errorf("summary: %s", text)
+	if text := ok(t, cs, "ps", map[string]any{"run": fr.Forks[1].ID}, nil); !strings.Contains(text, "1 path(s) changed") {
+		t.Errorf("ps: %s", text)
 	}
 }
 
@@ -183,21 +183,26 @@ func TestServer_Errors(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"fork_run", map[string]any{"run": "source", "copies": 0}, "minimum"},
-		{"fork_run", map[string]any{"run": "source", "copies": 17}, "maximum"},
-		{"fork_run", map[string]any{"copies": 1}, "run is required"},
-		{"fork_run", map[string]any{"run": "nope"}, "not found"},
-		{"fork_run", map[string]any{"run": "source", "copies": 1, "approaches": []string{"a", "b"}}, "2 approaches for 1 copies"},
-		{"fork_run", map[string]any{"run": "source", "bogus": true}, "bogus"},
-		{"diff_branches", map[string]any{}, "run"},
-		{"diff_branches", map[string]any{"run": "nope", "patch": true}, "not found"},
-		{"inspect_branches", map[string]any{"group": "g1", "run": "source"}, "not both"},
-		{"inspect_branches", map[string]any{"group": "gnope0000"}, "not found"},
+		{"fork", map[string]any{"run": "source", "copies": 0}, "minimum"},
+		{"fork_run", map[string]any{"run": "source", "copies": 17, "command": "true"}, "maximum"},
+		{"fork", map[string]any{"copies": 1}, "run is required"},
+		{"fork", map[string]any{"run": "nope"}, "not found"},
+		{"fork", map[string]any{"run": "source", "copies": 1, "approaches": []string{"a", "b"}}, "2 approaches for 1 copies"},
+		{"fork", map[string]any{"run": "source", "bogus": true}, "bogus"},
+		{"fork", map[string]any{"run": "source", "command": "true"}, "command"},
+		{"fork_run", map[string]any{"run": "source"}, "give command"},
+		{"diff", map[string]any{}, "run"},
+		{"diff", map[string]any{"run": "nope", "patch": true}, "not found"},
+		{"compare", map[string]any{"group": "gnope0000"}, "not found"},
 		{"compare", map[string]any{"group": ""}, "group is required"},
-		{"fork_cost", map[string]any{}, "run is required"},
-		{"merge_or_select", map[string]any{"run": "nope"}, "not found"},
-		{"merge_or_select", map[string]any{"run": "source", "group": "g", "into": "x"}, "into does not go with group"},
-		{"terminate_branch", map[string]any{"run": "nope"}, "not found"},
+		{"cost", map[string]any{}, "run is required"},
+		{"cost", map[string]any{"group": "g1", "run": "source"}, "not both"},
+		{"merge", map[string]any{"run": "nope"}, "not found"},
+		{"merge", map[string]any{"run": "source", "promote": true, "into": "x"}, "into does not go with promote"},
+		{"choose", map[string]any{"group": "g"}, "run"},
+		{"discard", map[string]any{"run": "nope"}, "not found"},
+		{"summary", map[string]any{"run": "source"}, "not a fork"},
+		{"cancel_fork_run", map[string]any{"group": "source"}, "no fork-run"},
 		{"rollback", map[string]any{"run": "source", "to": "nope"}, "not found"},
 	} {
 		t.Run(c.tool, func(t *testing.T) { fails(t, cs, c.tool, c.args, c.want) })
@@ -209,8 +214,8 @@ func TestServer_Errors(t *testing.T) {
 
 func TestServer_NoDaemon(t *testing.T) {
 	cs := session(t, Options{API: NewClient(filepath.Join(t.TempDir(), "none.sock"), "")})
-	fails(t, cs, "summary", map[string]any{"run": "source"}, "is tine serve running?")
-	fails(t, cs, "diff_branches", map[string]any{"run": "source", "patch": true}, "is tine serve running?")
+	fails(t, cs, "ps", map[string]any{"run": "source"}, "is tine serve running?")
+	fails(t, cs, "diff", map[string]any{"run": "source", "patch": true}, "is tine serve running?")
 }
 
 // write puts a file into run's view, as an agent working in it would.
@@ -245,7 +250,7 @@ func TestServer_FramingMatchesSpec(t *testing.T) {
 	spec := fixture(t, "spec-2025-06-18.tool-results-and-errors.jsonl", 4)
 	d := newDaemon(t, map[string]string{"a.txt": "x\n"})
 	cs := session(t, Options{API: NewClient(d.sock, "")})
-	res, _ := call(t, cs, "fork_run", map[string]any{"run": "nope"})
+	res, _ := call(t, cs, "fork", map[string]any{"run": "nope"})
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)

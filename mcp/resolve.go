@@ -52,15 +52,13 @@ func pendingAnswer(p *httpapi.Pending) (*answer, error) {
 		Args: a.Args, ExpiresAt: a.ExpiresAt, Approve: cmd}}, nil
 }
 
-func (t *tools) mergeOrSelect(ctx context.Context, in MergeInput) (*answer, error) {
+// mergeRun is the merge tool: a run merged into its parent (or into), or
+// promoted.
+func (t *tools) mergeRun(ctx context.Context, in MergeInput) (*answer, error) {
 	dry := in.DryRun == nil || *in.DryRun
 	switch {
 	case in.Run == "":
 		return nil, inputErr("run is required")
-	case in.Group != "" && in.Into != "":
-		return nil, inputErr("into does not go with group: the chosen fork merges into the group's parent")
-	case in.Group != "":
-		return t.choose(ctx, in, dry)
 	case in.Promote && in.Into != "":
 		return nil, inputErr("into does not go with promote")
 	case in.Promote:
@@ -81,12 +79,12 @@ func (t *tools) merge(ctx context.Context, run, into string, dry bool) (*answer,
 // API's answer holds the plan, which httpapi.Client does not return).
 func conflictHint(err error) error {
 	if errors.Is(err, merge.ErrConflict) {
-		return fmt.Errorf("%w (diff_branches shows the run's changes; the target changed the same paths)", err)
+		return fmt.Errorf("%w (diff shows the run's changes; the target changed the same paths)", err)
 	}
 	return err
 }
 
-// mergeOut is a merge plan as merge_or_select reports it.
+// mergeOut is a merge plan as merge reports it.
 type mergeOut struct {
 	Run     string          `json:"run"`
 	Target  string          `json:"target"`

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/httpapi"
@@ -27,9 +28,9 @@ type Options struct {
 }
 
 // instructions tell the client what the tools are for.
-const instructions = `tine forks this workspace (a run) into copy-on-write forks that each see their own copy of the files.
-Fork to try approaches side by side (fork_run), compare them (inspect_branches, diff_branches, fork_cost), then keep one (merge_or_select) and drop the rest (terminate_branch).
-fork_run with a prompt starts a fork-run in the daemon: an agent per fork, tests, a judge, then its merge mode; it answers at once, follow it with fork_report.
+const instructions = `tine forks this workspace (a run) into copy-on-write forks, in a group, that each see their own copy of the files; the tools are tine's commands of the same names.
+Fork to try approaches side by side (fork, or fork_run to run a command or an agent in every fork), look at them (compare, diff, fork_run_report, summary, cost), then keep one (choose, or merge) and drop the rest (discard).
+fork_run with a prompt starts a fork-run in the daemon: an agent per fork, tests, a judge, then its merge mode; it answers at once, follow it with fork_run_report and stop it with cancel_fork_run.
 From inside a run, merging, promoting, choosing and discarding are only requested: a person approves each with "tine approve ID".`
 
 // NewServer returns an MCP server whose tools call the daemon through
@@ -40,9 +41,10 @@ func NewServer(o Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "tine", Title: "tine", Version: o.Version},
 		&sdk.ServerOptions{Instructions: instructions})
-	t := &tools{api: httpapi.Over(o.API), self: o.Self, env: o.Env}
-	t.addBranchTools(s)
-	t.addLifecycleTools(s)
+	t := &tools{api: httpapi.Over(o.API), self: o.Self, env: o.Env, commands: map[string]*commandRun{}}
+	t.addForkTools(s)
+	t.addReadTools(s)
+	t.addResolveTools(s)
 	t.addEffectTools(s)
 	return s
 }
@@ -52,6 +54,9 @@ type tools struct {
 	api  *httpapi.Client // over Options.API
 	self string
 	env  []string // Options.Env
+
+	mu       sync.Mutex
+	commands map[string]*commandRun // fork_run commands running, by group id
 }
 
 // unreachable adds a hint to an error of a daemon that could not be reached.

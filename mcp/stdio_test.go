@@ -128,7 +128,7 @@ func TestServer_GuidanceInStructuredContent(t *testing.T) {
 		Guidance string `json:"guidance"`
 	}
 	text := ok(t, cs, "fork_run", map[string]any{"prompt": "fix it"}, &out)
-	if out.Group != "g1" || !strings.Contains(out.Guidance, "fork_report group=g1") || !strings.Contains(text, out.Guidance) {
+	if out.Group != "g1" || !strings.Contains(out.Guidance, "fork_run_report group=g1") || !strings.Contains(text, out.Guidance) {
 		t.Errorf("structured %+v; text %s", out, text)
 	}
 }

@@ -70,6 +70,13 @@ func newCodexEnv(t *testing.T) *codexEnv {
 // CODEX_HOME/config.toml whose model provider it is.
 func codexMock(t *testing.T, script func(*agentmock.OpenAIRequest) agentmock.OpenAITurn) *codexEnv {
 	t.Helper()
+	return codexMockKey(t, script, "TINE_MOCK_OPENAI_KEY")
+}
+
+// codexMockKey is codexMock with a provider whose key codex reads from
+// the variable key (its env_key).
+func codexMockKey(t *testing.T, script func(*agentmock.OpenAIRequest) agentmock.OpenAITurn, key string) *codexEnv {
+	t.Helper()
 	m, err := agentmock.NewOpenAI(script)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +88,7 @@ func codexMock(t *testing.T, script func(*agentmock.OpenAIRequest) agentmock.Ope
 name = "mock"
 base_url = "` + m.URL + `"
 wire_api = "responses"
-env_key = "TINE_MOCK_OPENAI_KEY"
+env_key = "` + key + `"
 request_max_retries = 0
 stream_max_retries = 0
 `
@@ -91,7 +98,7 @@ stream_max_retries = 0
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &codexEnv{mock: m, home: home, vars: []string{"CODEX_HOME=" + home, "TINE_MOCK_OPENAI_KEY=mock"}}
+	return &codexEnv{mock: m, home: home, vars: []string{"CODEX_HOME=" + home, key + "=mock"}}
 }
 
 // codexScript is the mock model: a prompt to remember something gets an
@@ -415,5 +422,79 @@ func TestCodex_ExecInAConfinedFork(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != "status BUG\n" {
 		t.Errorf("app.txt in the source: %q", b)
+	}
+}
+
+// TestCodex_CustomProviderKey: a codex whose provider takes its key from
+// a variable of its own naming (model_providers.X.env_key, how OpenRouter,
+// Azure and self-hosted setups are written) gets that variable in every
+// fork, as OPENAI_API_KEY is passed, although *_API_KEY is a secret
+// shape: before, every fork failed "Missing environment variable". A
+// tine.toml that names it a secret withholds it, and then the fork's
+// failure names the variable and the [secrets] inherit line that passes it.
+func TestCodex_CustomProviderKey(t *testing.T) {
+	requireCodex(t)
+	cx := codexMockKey(t, codexScript, "TINE_TEST_ROUTER_API_KEY")
+	e, dir := codexWorkspace(t, false)
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex", "--merge-mode", "manual")
+	if len(rep.Forks) != 1 || rep.Forks[0].State != forkrun.Finished {
+		t.Fatalf("a fork of a codex with a custom provider key: %+v\n%v", rep.Forks, r)
+	}
+
+	toml := "[fork]\ntest_command = \"sh check.sh\"\n[secrets]\nenv = [\"TINE_TEST_ROUTER_API_KEY\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "tine.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, r = e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex", "--merge-mode", "manual")
+	if len(rep.Forks) != 1 {
+		t.Fatalf("forks %+v\n%v", rep.Forks, r)
+	}
+	f := rep.Forks[0]
+	if f.State != forkrun.Failed || !strings.Contains(f.Reason, "TINE_TEST_ROUTER_API_KEY") ||
+		!strings.Contains(f.Reason, `[secrets] inherit = ["TINE_TEST_ROUTER_API_KEY"]`) {
+		t.Errorf("a fork whose provider key tine.toml withholds: %s: %s", f.State, f.Reason)
+	}
+	if !slices.Contains(rep.Withheld, "TINE_TEST_ROUTER_API_KEY") {
+		t.Errorf("the report's withheld variables: %v", rep.Withheld)
+	}
+	if !strings.Contains(e.ok("events"), `"withheld":["TINE_TEST_ROUTER_API_KEY"`) {
+		t.Errorf("the fork-run's start event does not name the withheld variable:\n%s", e.ok("events"))
+	}
+}
+
+// TestCodex_ContinuesNewestSession: with no --session and no session
+// reported by a hook, the forks continue the newest codex session started
+// in the workspace (its rollout under CODEX_HOME/sessions), as Claude's
+// do, and the report says so; the forks' own sessions are not taken for
+// it next time. Before, codex forks silently started fresh.
+func TestCodex_ContinuesNewestSession(t *testing.T) {
+	cx := newCodexEnv(t)
+	e, dir := codexWorkspace(t, false)
+	rep, r := e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex", "--merge-mode", "manual")
+	if rep.Conversation != nil || !strings.Contains(strings.Join(rep.Notes, "\n"), "no codex session was started in "+dir) {
+		t.Errorf("without a session: conversation %+v, notes %q\n%v", rep.Conversation, rep.Notes, r)
+	}
+	cmd := exec.Command("codex", "exec", "--json", "--skip-git-repo-check", "please remember PINEAPPLE")
+	cmd.Dir, cmd.Env = dir, append(testEnviron(), cx.vars...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out)
+	}
+	p, _ := agent.NewParser(agent.Codex)
+	ev := agent.NewEvidence(0, 0)
+	agent.Consume(bytes.NewReader(out), p, ev)
+	session := ev.Snapshot().SessionID
+	base := len(cx.mock.Requests())
+	for i := range 2 { // the second time the first's forks' sessions are newer
+		rep, r = e.forkRunWith(call{vars: cx.vars}, "source", "--prompt", "fix app.txt", "-n", "1", "--agent", "codex", "--merge-mode", "manual")
+		if c := rep.Conversation; c == nil || c.Session != session || c.From != forkrun.FromNewest {
+			t.Fatalf("fork-run %d: conversation %+v, want %s, the newest; notes %q\n%v", i, c, session, rep.Notes, r)
+		}
+		checkCodexForks(t, rep, 1)
+	}
+	for i, q := range cx.mock.Requests()[base:] {
+		if users := q.UserTexts(); !strings.Contains(strings.Join(users, "\n"), "please remember PINEAPPLE") {
+			t.Errorf("request %d of the forks does not continue the session: %q", i, users)
+		}
 	}
 }

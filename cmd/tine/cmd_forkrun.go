@@ -116,7 +116,7 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f.IntVar(&fl.parallel, "parallel", 0, "agents running at once (default all)")
 	f.StringVar(&fl.configFile, "config", "", "read this file instead of the workspace's tine.toml")
 	f.StringVar(&fl.live, "live", "", "what RUN's processes become in each fork (see tine fork --help)")
-	f.StringVar(&fl.session, "session", "", "agent session every fork continues, each in a session of its own (default: claude, the newest session started in the workspace or below it in Claude Code's store; codex, the one RUN's hook last reported)")
+	f.StringVar(&fl.session, "session", "", "agent session every fork continues, each in a session of its own (default: the one RUN's hook last reported, else the newest session started in the workspace or below it in the agent's store: Claude Code's projects, Codex's sessions)")
 	f.BoolVar(&fl.stopEarly, "stop-when-confident", false, "once a finished fork's tests and holdout (or regression) pass with confidence over the threshold, stop the forks still running (their changes kept); needs --holdout-test or --regression-test")
 	f.BoolVar(&fl.synthesize, "synthesize", false, "one more fork, once the others ended, whose agent gets the task with their diffs and test results and combines their best parts; judged with the rest")
 	f.BoolVar(&fl.fresh, "fresh", false, "start the agents without a conversation (default [agent.NAME] fresh)")

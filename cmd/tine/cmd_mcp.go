@@ -14,18 +14,21 @@ func newMCP(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve tine's tools to an agent over MCP (stdio)",
-		Long: `Speaks the Model Context Protocol on stdin and stdout: tools to fork a run
-and run an agent or command in every fork (fork_run; with a prompt, a
-fork-run the daemon runs, tests and judges), follow it (fork_report),
-compare and diff the forks (inspect_branches, diff_branches, fork_cost),
-and merge, choose or discard them (merge_or_select,
-terminate_branch), plus fork, summary, compare, rollback and discard. Each
-tool is a request to tine serve, which must be running.
+		Long: `Speaks the Model Context Protocol on stdin and stdout. The tools are tine's
+commands of the same names: fork, fork_run (with command: run it in every
+fork; with prompt: a fork-run the daemon runs, tests and judges),
+fork_run_report, cancel_fork_run, list_runs (ls), compare, diff, cost,
+summary, ps, merge (and promote), choose, discard, rollback and effect.
+Each tool is a request to tine serve, which must be running; fork-runs and
+fork_run's commands run in tine mcp's own environment, as tine's commands
+send theirs.
 
 Inside a run (TINE_SOCKET and TINE_CAPABILITY set) every request is signed
 with the run's capability: the run may act on itself and its direct forks,
 and merging, promoting, choosing and discarding wait for a person's
-tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned.
+tine approve. On the host it talks to $TINE_HOME/ctl/tine.sock unsigned;
+a normal user the system daemon serves (no TINE_HOME) talks to it, as
+their other commands do.
 
 A line on stdin that is not a JSON-RPC message gets a JSON-RPC error reply
 (-32700 or -32600) and the server goes on. Once started it works from /,
@@ -70,6 +73,11 @@ func (a *app) mcpOptions() (mcp.Options, error) {
 			return mcp.Options{}, err
 		}
 		return mcp.Options{API: mcp.NewClient(sock, capPath), Self: c.Run}, nil // a run's agents get the run's environment
+	}
+	// A normal user's daemon is the system daemon, as for their other
+	// commands; it runs their forks' processes as them.
+	if a.remote() && !a.inRun {
+		return mcp.Options{API: mcp.NewClient(daemonSocket(), ""), Env: os.Environ()}, nil
 	}
 	// engine.Engine.SocketPath, without opening the store the daemon holds.
 	home, err := filepath.Abs(a.home)

@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/runtime"
 )
 
 // mcpSession runs args (tine mcp, or tine exec RUN -- tine mcp) as an MCP
@@ -84,7 +85,7 @@ func TestMCP_Host(t *testing.T) {
 	cs := e.mcpSession("mcp")
 
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 13 {
+	if err != nil || len(tools.Tools) != 15 {
 		t.Fatalf("tools/list: %v %v", tools, err)
 	}
 	for _, tool := range tools.Tools {
@@ -112,33 +113,33 @@ func TestMCP_Host(t *testing.T) {
 		t.Errorf("the keep fork changed a.txt: %q", got)
 	}
 
-	if text, _ := mcpCall(t, cs, false, "inspect_branches", map[string]any{"group": fr["group"]}); !strings.Contains(text, a) {
-		t.Errorf("inspect_branches: %s", text)
+	if text, _ := mcpCall(t, cs, false, "compare", map[string]any{"group": fr["group"]}); !strings.Contains(text, a) {
+		t.Errorf("compare: %s", text)
 	}
-	if text, _ := mcpCall(t, cs, false, "diff_branches", map[string]any{"run": a, "patch": true}); !strings.Contains(text, "+rewritten") {
-		t.Errorf("diff_branches: %s", text)
+	if text, _ := mcpCall(t, cs, false, "diff", map[string]any{"run": a, "patch": true}); !strings.Contains(text, "+rewritten") {
+		t.Errorf("diff: %s", text)
 	}
-	mcpCall(t, cs, false, "merge_or_select", map[string]any{"run": a})
+	mcpCall(t, cs, false, "merge", map[string]any{"run": a})
 	if got := readFile(t, dir, "a.txt"); got != "original\n" {
 		t.Fatalf("a dry run merged: %q", got)
 	}
-	if _, m := mcpCall(t, cs, false, "merge_or_select", map[string]any{"run": a, "dry_run": false}); m["applied"] != true {
+	if _, m := mcpCall(t, cs, false, "merge", map[string]any{"run": a, "dry_run": false}); m["applied"] != true {
 		t.Fatalf("merge: %v", m)
 	}
 	if got := readFile(t, dir, "a.txt"); got != "rewritten\n" {
 		t.Errorf("after the merge the source has %q", got)
 	}
-	mcpCall(t, cs, false, "terminate_branch", map[string]any{"run": b})
+	mcpCall(t, cs, false, "discard", map[string]any{"run": b})
 	mcpCall(t, cs, true, "fork_run", map[string]any{"run": "source", "copies": 0})
-	mcpCall(t, cs, true, "summary", map[string]any{"run": "nope"})
+	mcpCall(t, cs, true, "ps", map[string]any{"run": "nope"})
 }
 
-// mcpReport polls fork_report until the fork-run of group ended.
+// mcpReport polls fork_run_report until the fork-run of group ended.
 func mcpReport(t *testing.T, cs *sdk.ClientSession, group string) (string, map[string]any) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		text, rep := mcpCall(t, cs, false, "fork_report", map[string]any{"group": group})
+		text, rep := mcpCall(t, cs, false, "fork_run_report", map[string]any{"group": group})
 		if rep["outcome"] != "running" {
 			return text, rep
 		}
@@ -161,12 +162,12 @@ func TestMCP_ForkRun(t *testing.T) {
 	text, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "fix a.txt", "copies": 2,
 		"approaches": []string{"fix", "noop"}, "agent_cmd": agent, "test": "grep -q fixed a.txt", "merge_mode": "manual", "budget_usd": 1})
 	group, _ := st["group"].(string)
-	if group == "" || !strings.Contains(text, "fork_report group="+group) {
+	if group == "" || !strings.Contains(text, "fork_run_report group="+group) {
 		t.Fatalf("fork_run with a prompt: %s", text)
 	}
 	text, rep := mcpReport(t, cs, group)
-	if rep["outcome"] != "reported" || rep["winner"] != "source-1" || !strings.Contains(text, "merge_or_select group="+group) {
-		t.Fatalf("fork_report: %s", text)
+	if rep["outcome"] != "reported" || rep["winner"] != "source-1" || !strings.Contains(text, "choose group="+group) {
+		t.Fatalf("fork_run_report: %s", text)
 	}
 	if v, _ := rep["verdict"].(map[string]any); v == nil || v["judge"] != "heuristic" || v["rationale"] == "" {
 		t.Errorf("verdict %v", rep["verdict"])
@@ -182,14 +183,14 @@ func TestMCP_ForkRun(t *testing.T) {
 	if f := rep["forks"].([]any)[0].(map[string]any); f["files_changed"] != 1.0 || f["lines_added"] != 1.0 {
 		t.Errorf("the fix fork's changes: %v", f)
 	}
-	if text, _ := mcpCall(t, cs, false, "fork_cost", map[string]any{"group": group}); !strings.Contains(text, "spent $0.0200 in all; caps: per fork $1.00") {
-		t.Errorf("fork_cost: %s", text)
+	if text, _ := mcpCall(t, cs, false, "cost", map[string]any{"group": group}); !strings.Contains(text, "spent $0.0200 in all; caps: per fork $1.00") {
+		t.Errorf("cost: %s", text)
 	}
 	if got := readFile(t, dir, "a.txt"); got != "original\n" {
 		t.Errorf("manual mode changed the source: %q", got)
 	}
 	mcpCall(t, cs, true, "fork_run", map[string]any{"run": "source", "prompt": "x", "agent_cmd": "no-such-agent-program"})
-	mcpCall(t, cs, true, "fork_report", map[string]any{"group": "g12345678"})
+	mcpCall(t, cs, true, "fork_run_report", map[string]any{"group": "g12345678"})
 }
 
 // A daemon stopped while its fork-run runs cancels it: the agents are
@@ -207,7 +208,7 @@ func TestMCP_ForkRunDaemonStops(t *testing.T) {
 			t.Fatal("the agents were never seen running")
 		}
 		time.Sleep(100 * time.Millisecond)
-		_, rep := mcpCall(t, cs, false, "fork_report", map[string]any{"group": group})
+		_, rep := mcpCall(t, cs, false, "fork_run_report", map[string]any{"group": group})
 		running = 0
 		for _, f := range rep["forks"].([]any) {
 			if f.(map[string]any)["state"] == "running" {
@@ -278,22 +279,22 @@ func TestMCP_InsideRun(t *testing.T) {
 	e.execSh("source-1", "echo mine > a.txt")
 	cs := e.mcpSession("exec", "source-1", "--", "tine", "mcp")
 
-	if text, _ := mcpCall(t, cs, false, "diff_branches", map[string]any{"run": "source-1", "patch": true}); !strings.Contains(text, "+mine") {
+	if text, _ := mcpCall(t, cs, false, "diff", map[string]any{"run": "source-1", "patch": true}); !strings.Contains(text, "+mine") {
 		t.Errorf("a signed patch from inside: %s", text)
 	}
-	text, _ := mcpCall(t, cs, false, "merge_or_select", map[string]any{"run": "source-1"})
+	text, _ := mcpCall(t, cs, false, "merge", map[string]any{"run": "source-1"})
 	if !strings.Contains(text, "Dry run") {
 		t.Errorf("dry run from inside: %s", text)
 	}
-	text, p := mcpCall(t, cs, false, "merge_or_select", map[string]any{"run": "source-1", "dry_run": false})
+	text, p := mcpCall(t, cs, false, "merge", map[string]any{"run": "source-1", "dry_run": false})
 	id, _ := p["approval"].(string)
 	if id == "" || !strings.Contains(text, "tine approve "+id) || readFile(t, dir, "a.txt") != "original\n" {
 		t.Fatalf("merge from inside: %s", text)
 	}
-	if text, _ := mcpCall(t, cs, false, "terminate_branch", map[string]any{"run": "source-1"}); !strings.Contains(text, "tine approve") {
+	if text, _ := mcpCall(t, cs, false, "discard", map[string]any{"run": "source-1"}); !strings.Contains(text, "tine approve") {
 		t.Errorf("discard from inside: %s", text)
 	}
-	mcpCall(t, cs, true, "diff_branches", map[string]any{"run": "source-2"})
+	mcpCall(t, cs, true, "diff", map[string]any{"run": "source-2"})
 	e.ok("approve", id)
 	if got := readFile(t, dir, "a.txt"); got != "mine\n" {
 		t.Errorf("after approval the source has %q", got)
@@ -327,7 +328,7 @@ func TestMCP_StdioFraming(t *testing.T) {
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"ExampleClient","version":"1.0.0"}}}`)
 	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	res := send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"summary","arguments":{"run":"source"}}}`)["result"].(map[string]any)
+	res := send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ps","arguments":{"run":"source"}}}`)["result"].(map[string]any)
 	content := res["content"].([]any)[0].(map[string]any)
 	if res["isError"] != true || content["type"] != "text" || !strings.Contains(content["text"].(string), "tine serve") {
 		t.Errorf("without a daemon: %v", res)
@@ -421,6 +422,7 @@ func TestMCP_CommandProgressAndCancel(t *testing.T) {
 			t.Errorf("fork %s: the command ran on after the call was cancelled", id)
 		}
 	}
+	noSupervisors(e, forks) // nor the supervisors launched for it
 }
 
 // TestMCP_DoesNotPinTheMount: tine mcp started in the workspace leaves
@@ -468,4 +470,171 @@ func TestMCP_CallersEnv(t *testing.T) {
 	if got := e.ok("exec", fork, "--", "cat", "mark.txt"); got != "mark=the-callers\n" {
 		t.Errorf("the agent's environment lacks the caller's variable: %q", got)
 	}
+	// fork_run's command too: it ran in the daemon's environment.
+	_, fr := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "copies": 1, "command": `echo "mark=$TINE_TEST_CALLER_MARK"`})
+	if out := fr["ran"].([]any)[0].(map[string]any)["stdout"]; out != "mark=the-callers\n" {
+		t.Errorf("the command's environment lacks the caller's variable: %q", out)
+	}
+}
+
+// TestMCP_CommandLeavesNoSupervisor: fork_run with a command runs it in
+// each fork through a supervisor launched for it, and stops that
+// supervisor once the command ended, as tine exec does; before, every
+// fork kept one running (~31 MiB each) until it was discarded.
+func TestMCP_CommandLeavesNoSupervisor(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	cs := e.mcpSession("mcp")
+	_, fr := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "copies": 2, "command": "echo hi"})
+	for _, f := range fr["forks"].([]any) {
+		name := f.(map[string]any)["name"].(string)
+		if st := psState(e, name); st != runtime.ProcStopped {
+			t.Errorf("%s: supervisor %s after fork_run's command ended, want stopped", name, st)
+		}
+	}
+	if st := psState(e, "source"); st != runtime.ProcStopped {
+		t.Errorf("source: supervisor %s, want stopped", st)
+	}
+}
+
+// waitAgents polls the fork-run report of group until n forks' agents run.
+func waitAgents(t *testing.T, cs *sdk.ClientSession, group string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for running := 0; running < n; {
+		if time.Now().After(deadline) {
+			t.Fatal("the agents were never seen running")
+		}
+		time.Sleep(100 * time.Millisecond)
+		_, rep := mcpCall(t, cs, false, "fork_run_report", map[string]any{"group": group})
+		running = 0
+		for _, f := range rep["forks"].([]any) {
+			if f.(map[string]any)["state"] == "running" {
+				running++
+			}
+		}
+	}
+}
+
+// TestMCP_DiscardedForksReportedTruthfully: forks discarded while their
+// agents ran are reported as discarded, and the fork-run's outcome does
+// not say they are kept; before, each fork failed "the supervisor hung
+// up: EOF" and the outcome said "the forks are kept".
+func TestMCP_DiscardedForksReportedTruthfully(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	cs := e.mcpSession("mcp")
+	_, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "wait", "copies": 2,
+		"agent_cmd": "echo started; sleep 3015", "merge_mode": "manual"})
+	group, _ := st["group"].(string)
+	waitAgents(t, cs, group, 2)
+	for _, f := range st["report"].(map[string]any)["forks"].([]any) {
+		mcpCall(t, cs, false, "discard", map[string]any{"run": f.(map[string]any)["name"], "force": true})
+	}
+	text, rep := mcpReport(t, cs, group)
+	for _, f := range rep["forks"].([]any) {
+		f := f.(map[string]any)
+		if reason, _ := f["reason"].(string); !strings.Contains(reason, "discarded") || strings.Contains(reason, "hung up") {
+			t.Errorf("%s: %s: %q, want it said discarded", f["name"], f["state"], reason)
+		}
+	}
+	if strings.Contains(text, "kept") || !strings.Contains(text, "discarded") {
+		t.Errorf("the report of a fork-run whose forks were all discarded: %s", text)
+	}
+}
+
+// noProcess fails t when a process whose command line holds mark lives.
+func noProcess(t *testing.T, mark, what string) {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, p := range ents {
+		if b, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline")); err == nil && strings.Contains(string(b), mark) {
+			t.Errorf("%s: pid %s %q", what, p.Name(), b)
+		}
+	}
+}
+
+// noSupervisors waits a little for every fork of runs to have no
+// supervisor running.
+func noSupervisors(e *env, runs []string) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, r := range runs {
+		for psState(e, r) != runtime.ProcStopped && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if st := psState(e, r); st != runtime.ProcStopped {
+			e.t.Errorf("%s: supervisor %s after the cancel, want stopped", r, st)
+		}
+	}
+}
+
+// TestMCP_CancelForkRun: cancel_fork_run stops a whole group, a fork-run
+// in the daemon or a fork_run command running over MCP, and says what
+// became of each fork; no agent, command or supervisor is left. Before
+// there was no MCP tool to stop a fork-run.
+func TestMCP_CancelForkRun(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	cs := e.mcpSession("mcp")
+
+	_, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "wait", "copies": 2,
+		"agent_cmd": "echo started; sleep 3016", "merge_mode": "manual"})
+	group, _ := st["group"].(string)
+	waitAgents(t, cs, group, 2)
+	text, rep := mcpCall(t, cs, false, "cancel_fork_run", map[string]any{"group": group})
+	var names []string
+	for _, f := range rep["forks"].([]any) {
+		f := f.(map[string]any)
+		names = append(names, f["name"].(string))
+		if f["state"] != "canceled" || !strings.Contains(text, f["name"].(string)+" canceled") {
+			t.Errorf("fork %v after cancel_fork_run: %s", f, text)
+		}
+	}
+	if rep["outcome"] != "canceled" {
+		t.Errorf("outcome after cancel_fork_run: %s", text)
+	}
+	noProcess(t, "3016", "an agent outlived cancel_fork_run")
+	noSupervisors(e, names)
+	mcpCall(t, cs, true, "cancel_fork_run", map[string]any{"group": group}) // it ended
+
+	// A fork_run command, canceled by its parent's name from another call.
+	call := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{
+			"run": "source", "copies": 2, "command": "touch started; sleep 3017"}})
+		if err != nil {
+			t.Errorf("fork_run: %v", err)
+		}
+		call <- res
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	var started []string
+	for len(started) < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		started = started[:0]
+		for _, r := range e.ls() {
+			if r.Group != group && r.Role != "source" && fileExists(filepath.Join(e.path(r.ID), "started")) {
+				started = append(started, r.Name)
+			}
+		}
+	}
+	if len(started) < 2 {
+		t.Fatalf("the command did not start in 2 forks: %v", started)
+	}
+	text, _ = mcpCall(t, cs, false, "cancel_fork_run", map[string]any{"group": "source"})
+	for _, name := range started {
+		if !strings.Contains(text, name+" killed") {
+			t.Errorf("cancel_fork_run of a command does not say %s was killed: %s", name, text)
+		}
+	}
+	res := <-call
+	if res == nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "killed") {
+		t.Errorf("the canceled fork_run answered %+v", res)
+	}
+	noProcess(t, "3017", "a command outlived cancel_fork_run")
+	noSupervisors(e, started)
 }

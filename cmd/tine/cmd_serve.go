@@ -52,13 +52,18 @@ every local user on /run/tine/tine.sock (or $TINE_DAEMON_SOCKET; mode
 0666, its directory made 0755): each caller is told by SO_PEERCRED and
 sees and acts only on their own workspaces and those granted to one of
 their groups (tine init --group); root sees all. Their runs' processes run
-as them.`,
+as them. A normal user's tine serve while the system daemon serves them
+(no TINE_HOME or --home) is refused, exit 4, naming their workspaces
+there: their commands go to it already.`,
 		Example: `  tine serve
   sudo tine serve --system
   tine serve --listen 127.0.0.1:7070
   curl --unix-socket /var/lib/tine/ctl/tine.sock http://tine/v1/runs`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := a.servedAlready(c.Context()); err != nil {
+				return err
+			}
 			e, err := a.open(c.Context())
 			if err != nil {
 				return err

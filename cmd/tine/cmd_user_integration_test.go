@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/mnt"
@@ -656,5 +657,72 @@ func TestUser_ForkRunFindsTheAgentOnTheirPATH(t *testing.T) {
 	}
 	if got := ann.ok(dir, "exec", rep.Forks[0].Name, "--", "cat", "agent.uid"); got != strconv.Itoa(ann.uid)+"\n" {
 		t.Errorf("the command agent ran as %q", got)
+	}
+}
+
+// TestUser_ServeWhileTheSystemDaemonRuns: a normal user's tine serve,
+// while the system daemon serves them, says where their workspaces are
+// (the system daemon's, with their names and paths) and how to run a
+// daemon of their own, exit 4; before, it silently started a second,
+// empty daemon over a state directory of theirs.
+func TestUser_ServeWhileTheSystemDaemonRuns(t *testing.T) {
+	_, ann, sock, dir := userWorkspace(t)
+	ann.ok(dir, "init", ".")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ann.bin, "serve")
+	cmd.Env, cmd.Dir = ann.vars, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(ann.uid), Gid: uint32(ann.gid)}}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("tine serve as a normal user started a daemon of its own while the system daemon serves them:\n%s", out.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Errorf("tine serve: %v, want exit 4\n%s", err, out.String())
+	}
+	for _, want := range []string{sock, "app", dir, "TINE_HOME="} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("tine serve does not say %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Count(strings.TrimSpace(out.String()), "\n") > 0 {
+		t.Errorf("not one line:\n%s", out.String())
+	}
+}
+
+// TestUser_MCPThroughTheSystemDaemon: a normal user's tine mcp talks to
+// the system daemon that serves them, as their other commands do: their
+// agent sees their workspace, and fork_run's command runs in the forks as
+// them, in their environment, leaving no supervisor. Before, tine mcp
+// looked for a daemon in the user's own state directory ("is tine serve
+// running?").
+func TestUser_MCPThroughTheSystemDaemon(t *testing.T) {
+	e, ann, _, dir := userWorkspace(t)
+	ann.ok(dir, "init", ".")
+	cmd := exec.Command(ann.bin, "mcp")
+	cmd.Env, cmd.Dir, cmd.Stderr = append(append([]string{}, ann.vars...), "TINE_TEST_CALLER_MARK=anns"), dir, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(ann.uid), Gid: uint32(ann.gid)}}
+	c := sdk.NewClient(&sdk.Implementation{Name: "tine-test", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if text, _ := mcpCall(t, cs, false, "list_runs", nil); !strings.Contains(text, dir) {
+		t.Errorf("list_runs as the user: %s", text)
+	}
+	_, fr := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "app/source", "copies": 1, "command": `echo "$(id -u) $TINE_TEST_CALLER_MARK"`})
+	ran := fr["ran"].([]any)[0].(map[string]any)
+	if want := fmt.Sprintf("%d anns\n", ann.uid); ran["stdout"] != want {
+		t.Errorf("fork_run's command as the user: %q, want %q", ran["stdout"], want)
+	}
+	name := fr["forks"].([]any)[0].(map[string]any)["name"].(string)
+	var ps runtime.PS
+	e.okJSON(&ps, "ps", "app/"+name, "--json")
+	if ps.State != runtime.ProcStopped {
+		t.Errorf("%s: supervisor %s after fork_run's command, want stopped", name, ps.State)
 	}
 }

@@ -64,6 +64,29 @@ func (a *app) rootOnly() error {
 		a.cmd, a.cmd, a.cmd, tine.ErrPrivilege)
 }
 
+// servedAlready refuses tine serve for a normal user the system daemon
+// serves (no state directory of their own chosen): it would start a
+// second, empty daemon. It says where their workspaces are instead.
+func (a *app) servedAlready(ctx context.Context) error {
+	if !a.remote() || a.inRun {
+		return nil
+	}
+	where := "none yet (tine init makes one)"
+	if states, err := a.daemon().Workspaces(ctx); err == nil && len(states) > 0 {
+		var names []string
+		for i, st := range states {
+			if i == 5 {
+				names = append(names, fmt.Sprintf("and %d more", len(states)-i))
+				break
+			}
+			names = append(names, st.Workspace.Name+" ("+display.Path(st.Workspace.Path)+")")
+		}
+		where = strings.Join(names, ", ")
+	}
+	return fmt.Errorf("the system tine daemon serves you already on %s, with your workspaces: %s; your tine commands go to it (tine ls); TINE_HOME=DIR tine serve runs a daemon of your own over another state directory: %w",
+		display.Path(daemonSocket()), where, tine.ErrExists)
+}
+
 // remoteOr runs remote with the system daemon's client when this command
 // goes through it, else local with an open engine.
 func (a *app) remoteOr(ctx context.Context, remote func(*httpapi.Client) error, local func(*engine.Engine) error) error {
