@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/store/sqltx"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -146,7 +147,7 @@ func (s *Store) SetID(ctx context.Context, id string, created time.Time) error {
 		return fmt.Errorf("sqlite: set store id: empty id: %w", tine.ErrInvalid)
 	}
 	_, err := s.write.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('id', ?), ('created_at', ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, id, fmt.Sprint(unixNano(created)))
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, id, fmt.Sprint(created.UnixNano()))
 	if err != nil {
 		return fmt.Errorf("sqlite: set store id: %w", wrapDamage(wrapBusy(err)))
 	}
@@ -192,7 +193,7 @@ func (s *Store) do(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func
 		return fmt.Errorf("sqlite: begin: %w", wrapBusy(err))
 	}
 	defer func() { _ = sqlTx.Rollback() }() // no-op once committed
-	if err := fn(&tx{ctx: ctx, tx: sqlTx, now: s.now}); err != nil {
+	if err := fn(sqltx.New(ctx, conn{sqlTx}, &dialect, s.now)); err != nil {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
