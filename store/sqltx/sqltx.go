@@ -80,23 +80,25 @@ func New(ctx context.Context, db DB, d *Dialect, now func() time.Time) *Tx {
 }
 
 // Numbered rewrites the ? placeholders of query as $1, $2, … in order,
-// leaving those in quoted strings and identifiers alone.
+// leaving alone those in quoted strings and identifiers and in -- comments.
 func Numbered(query string) string {
 	if !strings.Contains(query, "?") {
 		return query
 	}
 	var b strings.Builder
 	n := 0
-	var quote byte
+	var end byte // what closes the string, identifier or comment the scan is in
 	for i := 0; i < len(query); i++ {
 		c := query[i]
 		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
+		case end != 0:
+			if c == end {
+				end = 0
 			}
 		case c == '\'' || c == '"':
-			quote = c
+			end = c
+		case c == '-' && strings.HasPrefix(query[i:], "--"):
+			end = '\n'
 		case c == '?':
 			n++
 			b.WriteString("$" + strconv.Itoa(n))
