@@ -176,18 +176,6 @@ ALTER TABLE workspaces ADD COLUMN grant_gids INTEGER[] NOT NULL DEFAULT '{}';
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
 
-// migrate applies the migrations the database lacks, each in its own
-// transaction under the store's writer lock, so that several processes
-// opening one database at once apply each step once.
-func (s *Store) migrate(ctx context.Context) error {
-	for {
-		done, err := s.migrateStep(ctx)
-		if err != nil || done {
-			return err
-		}
-	}
-}
-
 // schema returns PostgreSQL's schema: the version is the one row of the
 // table schema_version, made by the first step.
 func schema() *sqltx.Schema {
@@ -210,11 +198,11 @@ func schema() *sqltx.Schema {
 	}
 }
 
-// migrateStep applies the next migration, or reports done if there is none.
-func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
-	err = s.write(ctx, func(tx pgx.Tx) error {
-		done, err = schema().Step(ctx, conn{tx})
-		return err
+// migrate applies the migrations the database lacks, each in its own
+// transaction under the store's writer lock, so that several processes
+// opening one database at once apply each step once.
+func (s *Store) migrate(ctx context.Context) error {
+	return schema().Migrate(ctx, func(fn func(sqltx.DB) error) error {
+		return s.write(ctx, func(tx pgx.Tx) error { return fn(conn{tx}) })
 	})
-	return done, err
 }

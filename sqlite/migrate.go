@@ -184,18 +184,6 @@ func adoptOwners(ctx context.Context, db *sql.DB, dir string) error {
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
 
-// migrate applies the migrations db lacks, each in its own transaction.
-// Several processes may migrate at once: each step rereads the version
-// after taking the write lock, so a step is never applied twice.
-func migrate(ctx context.Context, db *sql.DB) error {
-	for {
-		done, err := migrateStep(ctx, db)
-		if err != nil || done {
-			return err
-		}
-	}
-}
-
 // schema returns SQLite's schema: the version is PRAGMA user_version.
 func schema() *sqltx.Schema {
 	return &sqltx.Schema{
@@ -211,18 +199,10 @@ func schema() *sqltx.Schema {
 	}
 }
 
-// migrateStep applies the next migration, or reports done if there is none.
-func migrateStep(ctx context.Context, db *sql.DB) (done bool, err error) {
-	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write pool's _txlock
-	if err != nil {
-		return false, fmt.Errorf("migrate: %w", wrapBusy(err))
-	}
-	defer func() { _ = tx.Rollback() }()
-	if done, err = schema().Step(ctx, conn{tx}); err != nil || done {
-		return done, err
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("migrate: commit: %w", wrapBusy(err))
-	}
-	return false, nil
+// migrate applies the migrations db lacks, each in its own transaction
+// begun by BEGIN IMMEDIATE (the write pool's _txlock): several processes
+// may migrate at once, and each step rereads the version after taking the
+// write lock, so a step is never applied twice.
+func migrate(ctx context.Context, db *sql.DB) error {
+	return schema().Migrate(ctx, func(fn func(sqltx.DB) error) error { return do(ctx, db, nil, fn) })
 }

@@ -20,10 +20,25 @@ type Schema struct {
 	SetVersion func(ctx context.Context, db DB, v int) error
 }
 
+// Migrate applies the migrations the database lacks, each in its own
+// transaction: write runs fn in a transaction that holds the database's
+// write lock, committed when fn returns nil, so that of several processes
+// migrating at once each step is applied by one.
+func (s *Schema) Migrate(ctx context.Context, write func(fn func(DB) error) error) error {
+	for {
+		var done bool
+		err := write(func(db DB) (err error) {
+			done, err = s.Step(ctx, db)
+			return err
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
 // Step applies the next migration the database db is a transaction of
-// lacks, or reports done if it lacks none. The caller runs it in a
-// transaction that holds the database's write lock, so that of several
-// processes migrating at once each step is applied by one. A database
+// lacks, or reports done if it lacks none; see Migrate. A database
 // written by a newer tine, at a version Migrations do not reach, fails
 // wrapping tine.ErrUnsupported.
 func (s *Schema) Step(ctx context.Context, db DB) (done bool, err error) {
