@@ -52,11 +52,6 @@ func violated(err error, code string) (string, bool) {
 	return "", false
 }
 
-// notFound returns the error for a missing record: `run "rabc": not found`.
-func notFound(what, id string) error {
-	return fmt.Errorf("%s %q: %w", what, id, tine.ErrNotFound)
-}
-
 // password matches a password in a key=value connection string.
 var password = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 

@@ -3,10 +3,9 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/store/sqltx"
 )
 
 // migrations are the schema changes in order: migrations[i] takes the
@@ -177,47 +176,33 @@ ALTER TABLE workspaces ADD COLUMN grant_gids INTEGER[] NOT NULL DEFAULT '{}';
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
 
+// schema returns PostgreSQL's schema: the version is the one row of the
+// table schema_version, made by the first step.
+func schema() *sqltx.Schema {
+	return &sqltx.Schema{
+		Migrations: migrations,
+		Version: func(ctx context.Context, db sqltx.DB) (v int, err error) {
+			if _, err := db.Exec(ctx, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"); err != nil {
+				return 0, err
+			}
+			err = db.QueryRow(ctx, "SELECT version FROM schema_version").Scan(&v)
+			if errors.Is(err, pgx.ErrNoRows) {
+				_, err = db.Exec(ctx, "INSERT INTO schema_version (version) VALUES (0)")
+			}
+			return v, err
+		},
+		SetVersion: func(ctx context.Context, db sqltx.DB, v int) error {
+			_, err := db.Exec(ctx, "UPDATE schema_version SET version = ?", v)
+			return err
+		},
+	}
+}
+
 // migrate applies the migrations the database lacks, each in its own
 // transaction under the store's writer lock, so that several processes
 // opening one database at once apply each step once.
 func (s *Store) migrate(ctx context.Context) error {
-	for {
-		done, err := s.migrateStep(ctx)
-		if err != nil || done {
-			return err
-		}
-	}
-}
-
-// migrateStep applies the next migration, or reports done if there is none.
-func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
-	err = s.write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"); err != nil {
-			return fmt.Errorf("read schema version: %w", err)
-		}
-		var v int
-		err := tx.QueryRow(ctx, "SELECT version FROM schema_version").Scan(&v)
-		if errors.Is(err, pgx.ErrNoRows) {
-			_, err = tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES (0)")
-		}
-		if err != nil {
-			return fmt.Errorf("read schema version: %w", err)
-		}
-		switch {
-		case v == len(migrations):
-			done = true
-			return nil
-		case v > len(migrations):
-			return fmt.Errorf("schema version %d is newer than this tine knows (%d); upgrade tine: %w",
-				v, len(migrations), tine.ErrUnsupported)
-		}
-		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
-		}
-		if _, err := tx.Exec(ctx, "UPDATE schema_version SET version = $1", v+1); err != nil {
-			return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
-		}
-		return nil
+	return schema().Migrate(ctx, func(fn func(sqltx.DB) error) error {
+		return s.write(ctx, func(tx pgx.Tx) error { return fn(conn{tx}) })
 	})
-	return done, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/store/sqltx"
 )
 
 // LockTimeout is how long a transaction waits for a lock, the writer lock
@@ -42,6 +43,7 @@ type Store struct {
 	now     func() time.Time
 	begin   string // the statement that begins an Update: see write
 	channel string // the LISTEN/NOTIFY channel of appended events, unquoted
+	dialect *sqltx.Dialect
 }
 
 var _ tine.Store = (*Store)(nil)
@@ -97,6 +99,7 @@ func (s *Store) init(ctx context.Context) error {
 	if len(s.channel) > 63 { // PostgreSQL's longest name
 		s.channel = fmt.Sprintf("tine_events.%x", uint32(hash))
 	}
+	s.dialect = newDialect(s.channel)
 	return s.migrate(ctx)
 }
 
@@ -161,7 +164,7 @@ func (s *Store) Close() error {
 func (s *Store) View(ctx context.Context, fn func(tine.Tx) error) error {
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	return s.do(ctx, opts, func(ptx pgx.Tx) error {
-		return fn(&tx{ctx: ctx, tx: ptx, now: s.now, channel: s.channel})
+		return fn(sqltx.New(ctx, conn{ptx}, s.dialect, s.now))
 	})
 }
 
@@ -172,7 +175,7 @@ func (s *Store) View(ctx context.Context, fn func(tine.Tx) error) error {
 // tine.ErrBusy.
 func (s *Store) Update(ctx context.Context, fn func(tine.Tx) error) error {
 	return s.write(ctx, func(ptx pgx.Tx) error {
-		return fn(&tx{ctx: ctx, tx: ptx, now: s.now, channel: s.channel})
+		return fn(sqltx.New(ctx, conn{ptx}, s.dialect, s.now))
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/store/storetest"
 )
 
 func TestStore_OpenDamaged(t *testing.T) {
@@ -39,8 +40,8 @@ func TestStore_OpenDamaged(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < 200; i++ {
-			w := &tine.Workspace{ID: tine.NewID(tine.PrefixWorkspace), Name: "w" + tine.NewID(""), Path: "/p/" + tine.NewID(""), Backend: "copy", CreatedAt: at(1)}
-			update(t, s, func(tx tine.Tx) error { return tx.PutWorkspace(w) })
+			w := &tine.Workspace{ID: tine.NewID(tine.PrefixWorkspace), Name: "w" + tine.NewID(""), Path: "/p/" + tine.NewID(""), Backend: "copy", CreatedAt: storetest.At(1)}
+			storetest.Update(t, s, func(tx tine.Tx) error { return tx.PutWorkspace(w) })
 		}
 		s.Close()
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -78,7 +79,7 @@ func benchmarkCommit(b *testing.B, synchronous string) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	ev := &tine.Event{Time: at(1), Kind: "bench"}
+	ev := &tine.Event{Time: storetest.At(1), Kind: "bench"}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := s.Update(ctx, func(tx tine.Tx) error { return tx.AppendEvent(ev) }); err != nil {
@@ -101,10 +102,10 @@ func BenchmarkCheck(b *testing.B) {
 	s := openTest(b)
 	ctx := context.Background()
 	for i := 0; i < 200; i++ {
-		w := &tine.Workspace{ID: tine.NewID(tine.PrefixWorkspace), Name: "w" + tine.NewID(""), Path: "/p/" + tine.NewID(""), Backend: "copy", CreatedAt: at(1)}
-		update(b, s, func(tx tine.Tx) error {
+		w := &tine.Workspace{ID: tine.NewID(tine.PrefixWorkspace), Name: "w" + tine.NewID(""), Path: "/p/" + tine.NewID(""), Backend: "copy", CreatedAt: storetest.At(1)}
+		storetest.Update(b, s, func(tx tine.Tx) error {
 			for j := 0; j < 10; j++ {
-				if err := tx.AppendEvent(&tine.Event{Time: at(1), Kind: "bench", Detail: []byte(`{"a":"some detail text"}`)}); err != nil {
+				if err := tx.AppendEvent(&tine.Event{Time: storetest.At(1), Kind: "bench", Detail: []byte(`{"a":"some detail text"}`)}); err != nil {
 					return err
 				}
 			}

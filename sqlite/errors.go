@@ -50,11 +50,6 @@ func isForeignKey(err error) bool {
 	return code(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
-// notFound returns the error for a missing record: `run "rabc": not found`.
-func notFound(what, id string) error {
-	return fmt.Errorf("%s %q: %w", what, id, tine.ErrNotFound)
-}
-
 // wrapFull says, of err from opening or writing the store, that the disk
 // holding dir is full, when it is: SQLite says only that it cannot open
 // the file (it cannot make its log) or that an I/O failed.

@@ -7,12 +7,12 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/store/sqltx"
 )
 
 // migrations are the schema changes in order: migrations[i] takes the
-// database from PRAGMA user_version i to i+1. Append only; never edit one
-// that has shipped.
+// database from PRAGMA user_version i to i+1 (see sqltx.Schema). Append
+// only; never edit one that has shipped.
 var migrations = []string{
 	// 1: the initial schema. Times are Unix nanoseconds in UTC; empty
 	// strings, not NULLs, stand for absent references.
@@ -184,44 +184,25 @@ func adoptOwners(ctx context.Context, db *sql.DB, dir string) error {
 // SchemaVersion is the schema version this package writes.
 func SchemaVersion() int { return len(migrations) }
 
-// migrate applies the migrations db lacks, each in its own transaction.
-// Several processes may migrate at once: each step rereads the version
-// after taking the write lock, so a step is never applied twice.
-func migrate(ctx context.Context, db *sql.DB) error {
-	for {
-		done, err := migrateStep(ctx, db)
-		if err != nil || done {
+// schema returns SQLite's schema: the version is PRAGMA user_version.
+func schema() *sqltx.Schema {
+	return &sqltx.Schema{
+		Migrations: migrations,
+		Version: func(ctx context.Context, db sqltx.DB) (v int, err error) {
+			err = db.QueryRow(ctx, "PRAGMA user_version").Scan(&v)
+			return v, err
+		},
+		SetVersion: func(ctx context.Context, db sqltx.DB, v int) error {
+			_, err := db.Exec(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
 			return err
-		}
+		},
 	}
 }
 
-// migrateStep applies the next migration, or reports done if there is none.
-func migrateStep(ctx context.Context, db *sql.DB) (done bool, err error) {
-	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write pool's _txlock
-	if err != nil {
-		return false, fmt.Errorf("migrate: %w", wrapBusy(err))
-	}
-	defer func() { _ = tx.Rollback() }()
-	var v int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return false, fmt.Errorf("migrate: read schema version: %w", err)
-	}
-	switch {
-	case v == len(migrations):
-		return true, nil
-	case v > len(migrations):
-		return false, fmt.Errorf("schema version %d is newer than this tine knows (%d); upgrade tine: %w",
-			v, len(migrations), tine.ErrUnsupported)
-	}
-	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-		return false, fmt.Errorf("migrate to schema version %d: %w", v+1, err)
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
-		return false, fmt.Errorf("migrate to schema version %d: %w", v+1, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("migrate to schema version %d: %w", v+1, wrapBusy(err))
-	}
-	return false, nil
+// migrate applies the migrations db lacks, each in its own transaction
+// begun by BEGIN IMMEDIATE (the write pool's _txlock): several processes
+// may migrate at once, and each step rereads the version after taking the
+// write lock, so a step is never applied twice.
+func migrate(ctx context.Context, db *sql.DB) error {
+	return schema().Migrate(ctx, func(fn func(sqltx.DB) error) error { return do(ctx, db, nil, fn) })
 }

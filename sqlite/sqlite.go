@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/store/sqltx"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -146,7 +147,7 @@ func (s *Store) SetID(ctx context.Context, id string, created time.Time) error {
 		return fmt.Errorf("sqlite: set store id: empty id: %w", tine.ErrInvalid)
 	}
 	_, err := s.write.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('id', ?), ('created_at', ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, id, fmt.Sprint(unixNano(created)))
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, id, fmt.Sprint(created.UnixNano()))
 	if err != nil {
 		return fmt.Errorf("sqlite: set store id: %w", wrapDamage(wrapBusy(err)))
 	}
@@ -174,25 +175,32 @@ func (s *Store) Close() error {
 // View runs fn in a read-only transaction: it sees one consistent snapshot
 // and any write it attempts fails.
 func (s *Store) View(ctx context.Context, fn func(tine.Tx) error) error {
-	return s.do(ctx, s.read, &sql.TxOptions{ReadOnly: true}, fn)
+	return do(ctx, s.read, &sql.TxOptions{ReadOnly: true}, s.records(ctx, fn))
 }
 
 // Update runs fn in a read-write transaction, committed when fn returns nil
 // and rolled back when it returns an error or panics. Updates are serialized,
 // across processes too; fn must not call Update on the same Store.
 func (s *Store) Update(ctx context.Context, fn func(tine.Tx) error) error {
-	return s.do(ctx, s.write, nil, fn)
+	return do(ctx, s.write, nil, s.records(ctx, fn))
 }
 
-// do runs fn in a transaction on db. The deferred rollback also runs when fn
-// panics, before the panic goes on up the stack.
-func (s *Store) do(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(tine.Tx) error) error {
+// records gives fn, a View or Update callback, the records of the
+// transaction do runs it in.
+func (s *Store) records(ctx context.Context, fn func(tine.Tx) error) func(sqltx.DB) error {
+	return func(c sqltx.DB) error { return fn(sqltx.New(ctx, c, &dialect, s.now)) }
+}
+
+// do runs fn in a transaction on db begun with opts, committed when fn
+// returns nil. The deferred rollback also runs when fn panics, before the
+// panic goes on up the stack.
+func do(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(sqltx.DB) error) error {
 	sqlTx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", wrapBusy(err))
 	}
 	defer func() { _ = sqlTx.Rollback() }() // no-op once committed
-	if err := fn(&tx{ctx: ctx, tx: sqlTx, now: s.now}); err != nil {
+	if err := fn(conn{sqlTx}); err != nil {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {

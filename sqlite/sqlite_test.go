@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
@@ -37,48 +36,6 @@ func openAt(t testing.TB, path string) *Store {
 		}
 	})
 	return s
-}
-
-// update runs fn in an Update and fails t on error.
-func update(t testing.TB, s *Store, fn func(tine.Tx) error) {
-	t.Helper()
-	if err := s.Update(context.Background(), fn); err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-}
-
-// view runs fn in a View and fails t on error.
-func view(t testing.TB, s *Store, fn func(tine.Tx) error) {
-	t.Helper()
-	if err := s.View(context.Background(), fn); err != nil {
-		t.Fatalf("View: %v", err)
-	}
-}
-
-// at returns a fixed time with a nanosecond part, in a zone other than UTC,
-// to check that times come back equal and in UTC.
-func at(sec int) time.Time {
-	return time.Date(2025, 3, 1, 12, 0, sec, 123456789, time.FixedZone("X", 3600))
-}
-
-func testWorkspace(id string) *tine.Workspace {
-	return &tine.Workspace{ID: id, Name: "name-" + id, Path: "/src/" + id, Backend: "overlay", UID: 1001, GID: 1001, Groups: []int{27, 1003}, CreatedAt: at(0)}
-}
-
-func testRun(id, ws, name string) *tine.Run {
-	return &tine.Run{
-		ID: id, Workspace: ws, Name: name, Parent: "rparent", Role: tine.RoleFork,
-		State: tine.StateActive, Base: "vbase", Origin: "vorigin", Group: "g1", Approach: "tabs",
-		GitHead: "abc123", Resolution: tine.ResolutionMerged, CreatedAt: at(1), UpdatedAt: at(2),
-	}
-}
-
-// seed puts workspaces w1 and w2 into s.
-func seed(t testing.TB, s *Store) {
-	t.Helper()
-	update(t, s, func(tx tine.Tx) error {
-		return errors.Join(tx.PutWorkspace(testWorkspace("w1")), tx.PutWorkspace(testWorkspace("w2")))
-	})
 }
 
 // pragma returns the value of PRAGMA name on connection c.
@@ -138,7 +95,7 @@ func TestStore_OpenOddPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "tine.db")
-	seed(t, openAt(t, path))
+	storetest.Seed(t, openAt(t, path))
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("database not at %q: %v", path, err)
 	}
@@ -158,7 +115,7 @@ func TestStore_Migrate(t *testing.T) {
 		if got := userVersion(t, s); got != SchemaVersion() {
 			t.Errorf("user_version = %d, want %d", got, SchemaVersion())
 		}
-		seed(t, s)
+		storetest.Seed(t, s)
 	})
 	t.Run("Reopen", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "tine.db")
@@ -166,13 +123,13 @@ func TestStore_Migrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seed(t, s)
+		storetest.Seed(t, s)
 		s.Close()
 		s = openAt(t, path)
 		if got := userVersion(t, s); got != SchemaVersion() {
 			t.Errorf("user_version = %d, want %d", got, SchemaVersion())
 		}
-		view(t, s, func(tx tine.Tx) error {
+		storetest.View(t, s, func(tx tine.Tx) error {
 			_, err := tx.Workspace("w1")
 			return err
 		})
@@ -183,7 +140,7 @@ func TestStore_Migrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seed(t, s)
+		storetest.Seed(t, s)
 		s.Close()
 		old := migrations
 		migrations = append(migrations[:len(old):len(old)],
@@ -227,7 +184,7 @@ func TestStore_Migrate(t *testing.T) {
 			}
 		}
 		s := openAt(t, path)
-		view(t, s, func(tx tine.Tx) error {
+		storetest.View(t, s, func(tx tine.Tx) error {
 			w, err := tx.Workspace("w1")
 			if err == nil && (w.UID != uid || w.GID != gid || w.Groups != nil) {
 				t.Errorf("workspace owner %d:%d groups %v, want %d:%d and none", w.UID, w.GID, w.Groups, uid, gid)
@@ -254,7 +211,7 @@ func TestStore_Migrate(t *testing.T) {
 
 func BenchmarkAppendEvent(b *testing.B) {
 	s := openTest(b)
-	seed(b, s)
+	storetest.Seed(b, s)
 	detail := json.RawMessage(`{"reason":"benchmark","n":1}`)
 	for b.Loop() {
 		err := s.Update(context.Background(), func(tx tine.Tx) error {
@@ -268,11 +225,11 @@ func BenchmarkAppendEvent(b *testing.B) {
 
 func BenchmarkPutRunUpdateRun(b *testing.B) {
 	s := openTest(b)
-	seed(b, s)
+	storetest.Seed(b, s)
 	i := 0
 	for b.Loop() {
 		i++
-		r := testRun("r"+strconv.Itoa(i), "w1", "n"+strconv.Itoa(i))
+		r := storetest.TestRun("r"+strconv.Itoa(i), "w1", "n"+strconv.Itoa(i))
 		err := s.Update(context.Background(), func(tx tine.Tx) error {
 			if err := tx.PutRun(r); err != nil {
 				return err

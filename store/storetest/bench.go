@@ -20,8 +20,8 @@ import (
 func BenchmarkFork(b *testing.B, fresh Fresh) {
 	s := fresh(b)()
 	ctx := context.Background()
-	seed(b, s)
-	update(b, s, func(tx tine.Tx) error {
+	Seed(b, s)
+	Update(b, s, func(tx tine.Tx) error {
 		return errors.Join(tx.PutRun(&tine.Run{ID: "r1", Workspace: "w1", Name: "source", Role: tine.RoleSource, State: tine.StateActive, Base: "v0"}),
 			tx.PutVersion(&tine.Version{ID: "v0", Workspace: "w1", Kind: tine.VersionFork, Layers: []string{"l0"}}))
 	})

@@ -22,9 +22,9 @@ import (
 // succeed and none may be lost, which holds only if writers serialize.
 func testConcurrentWriters(t *testing.T, open func() engine.StoreFile) {
 	stores := []tine.Store{open(), open()}
-	seed(t, stores[0])
-	update(t, stores[0], func(tx tine.Tx) error {
-		r := testRun("r1", "w1", "counter")
+	Seed(t, stores[0])
+	Update(t, stores[0], func(tx tine.Tx) error {
+		r := TestRun("r1", "w1", "counter")
 		r.Approach = "0"
 		return tx.PutRun(r)
 	})
@@ -46,7 +46,7 @@ func testConcurrentWriters(t *testing.T, open func() engine.StoreFile) {
 		})
 	}
 	wg.Wait()
-	view(t, stores[1], func(tx tine.Tx) error {
+	View(t, stores[1], func(tx tine.Tx) error {
 		r, err := tx.Run("r1")
 		if err == nil && r.Approach != strconv.Itoa(goroutines*loops) {
 			t.Errorf("counter = %s, want %d", r.Approach, goroutines*loops)
@@ -114,7 +114,7 @@ func testEventsInCommitOrder(t *testing.T, open func() engine.StoreFile) {
 	go func() { wg.Wait(); close(done) }()
 	var seen []int64
 	follow := func() {
-		view(t, stores[1], func(tx tine.Tx) error {
+		View(t, stores[1], func(tx tine.Tx) error {
 			f := tine.EventFilter{}
 			if len(seen) > 0 {
 				f.After = seen[len(seen)-1]
@@ -136,7 +136,7 @@ func testEventsInCommitOrder(t *testing.T, open func() engine.StoreFile) {
 		follow()
 	}
 	var want []int64
-	view(t, stores[0], func(tx tine.Tx) error {
+	View(t, stores[0], func(tx tine.Tx) error {
 		evs, err := tx.Events(tine.EventFilter{})
 		for _, e := range evs {
 			want = append(want, e.Seq)
@@ -156,13 +156,13 @@ func testEventsInCommitOrder(t *testing.T, open func() engine.StoreFile) {
 // while it runs does not show in its later reads.
 func testViewSnapshot(t *testing.T, open func() engine.StoreFile) {
 	reader, writer := open(), open()
-	seed(t, writer)
-	view(t, reader, func(tx tine.Tx) error {
+	Seed(t, writer)
+	View(t, reader, func(tx tine.Tx) error {
 		before, err := tx.Workspaces()
 		if err != nil {
 			return err
 		}
-		update(t, writer, func(tx tine.Tx) error { return tx.PutWorkspace(testWorkspace("w3")) })
+		Update(t, writer, func(tx tine.Tx) error { return tx.PutWorkspace(TestWorkspace("w3")) })
 		after, err := tx.Workspaces()
 		if len(after) != len(before) {
 			t.Errorf("a View saw %d workspaces, then %d after another's commit; want one snapshot", len(before), len(after))
@@ -254,14 +254,14 @@ func findFork(tx tine.Tx, parent, request string) (*forkDetail, error) {
 // processes at once lands once.
 func testForkRequestKey(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error { return tx.PutRun(testRun("r1", "w1", "source")) })
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error { return tx.PutRun(TestRun("r1", "w1", "source")) })
 	errBoom := errors.New("boom")
 	var landed bool
 	if err := s.Update(context.Background(), forkTx("a", "r1", "req-a", 3, errBoom, &landed)); !errors.Is(err, errBoom) {
 		t.Fatalf("failing fork: %v, want boom", err)
 	}
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		d, err := findFork(tx, "r1", "req-a")
 		if d != nil {
 			t.Error("a fork whose transaction failed is found by its request key")
@@ -295,7 +295,7 @@ func testForkRequestKey(t *testing.T, open func() engine.StoreFile) {
 	if made != 1 {
 		t.Errorf("a request retried from two handles at once made %d forks, want 1", made)
 	}
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		d, err := findFork(tx, "r1", "req-b")
 		if err != nil || d == nil {
 			t.Fatalf("fork of req-b not found: %v", err)

@@ -17,7 +17,7 @@ import (
 func capabilityOf(t *testing.T, s tine.Store, run string) *tine.Capability {
 	t.Helper()
 	var c *tine.Capability
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		var err error
 		c, err = tx.Capability(run)
 		return err
@@ -35,14 +35,14 @@ func testSetCapability(t *testing.T, open func() engine.StoreFile) {
 		secret  []byte
 		revoked bool
 	}{
-		{"First", setCap("r1", "s1", at(1)), 1, []byte("s1"), false},
-		{"Replace", setCap("r1", "s2", at(2)), 2, []byte("s2"), false},
+		{"First", setCap("r1", "s1", At(1)), 1, []byte("s1"), false},
+		{"Replace", setCap("r1", "s2", At(2)), 2, []byte("s2"), false},
 		{"Revoke", func(tx tine.Tx) error { return tx.RevokeCapability("r1") }, 2, nil, true},
-		{"ReissueAfterRevoke", setCap("r1", "s3", at(3)), 3, []byte("s3"), false},
+		{"ReissueAfterRevoke", setCap("r1", "s3", At(3)), 3, []byte("s3"), false},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			update(t, s, st.fn)
+			Update(t, s, st.fn)
 			c := capabilityOf(t, s, "r1")
 			if c.Generation != st.gen || c.Revoked != st.revoked || !bytes.Equal(c.Secret, st.secret) {
 				t.Errorf("got gen %d revoked %v secret %q, want %d %v %q",
@@ -67,7 +67,7 @@ func testSetCapabilitySetsFields(t *testing.T, open func() engine.StoreFile) {
 	seedRuns(t, s)
 	c := &tine.Capability{Run: "r1", Secret: []byte("x"), Generation: 9, Revoked: true}
 	before := time.Now()
-	update(t, s, func(tx tine.Tx) error { return tx.SetCapability(c) })
+	Update(t, s, func(tx tine.Tx) error { return tx.SetCapability(c) })
 	if c.Generation != 1 || c.Revoked || c.IssuedAt.Before(before) || c.IssuedAt.After(time.Now()) {
 		t.Errorf("after SetCapability: %+v, want generation 1, not revoked, issued now", c)
 	}
@@ -86,10 +86,10 @@ func testCapabilityErrors(t *testing.T, open func() engine.StoreFile) {
 			tine.ErrNotFound, `capability of run "r1": not found`},
 		{"RevokeMissing", func(tx tine.Tx) error { return tx.RevokeCapability("r1") },
 			tine.ErrNotFound, `capability of run "r1": not found`},
-		{"SetNoRun", setCap("rx", "s", at(1)), tine.ErrNotFound, `run "rx": not found`},
-		{"SetEmptySecret", setCap("r1", "", at(1)), tine.ErrInvalid,
+		{"SetNoRun", setCap("rx", "s", At(1)), tine.ErrNotFound, `run "rx": not found`},
+		{"SetEmptySecret", setCap("r1", "", At(1)), tine.ErrInvalid,
 			`set capability of run "r1": empty secret: invalid argument`},
-		{"NonceNoRun", func(tx tine.Tx) error { _, err := tx.SeeNonce("rx", "n", at(1), at(2)); return err },
+		{"NonceNoRun", func(tx tine.Tx) error { _, err := tx.SeeNonce("rx", "n", At(1), At(2)); return err },
 			tine.ErrNotFound, `run "rx": not found`},
 	}
 	for _, tt := range tests {
@@ -111,17 +111,17 @@ func testSeeNonce(t *testing.T, open func() engine.StoreFile) {
 		now, until time.Time
 		seen       bool
 	}{
-		{"First", "r1", "n1", at(0), at(10), false},
-		{"Replay", "r1", "n1", at(5), at(15), true},
-		{"OtherRun", "r2", "n1", at(5), at(15), false},
-		{"OtherNonce", "r1", "n2", at(5), at(15), false},
-		{"ReplayAtExpiry", "r1", "n1", at(10), at(20), true},
-		{"AfterExpiryForgotten", "r1", "n1", at(11), at(21), false},
-		{"ReplayAfterReRecord", "r1", "n1", at(12), at(22), true},
+		{"First", "r1", "n1", At(0), At(10), false},
+		{"Replay", "r1", "n1", At(5), At(15), true},
+		{"OtherRun", "r2", "n1", At(5), At(15), false},
+		{"OtherNonce", "r1", "n2", At(5), At(15), false},
+		{"ReplayAtExpiry", "r1", "n1", At(10), At(20), true},
+		{"AfterExpiryForgotten", "r1", "n1", At(11), At(21), false},
+		{"ReplayAfterReRecord", "r1", "n1", At(12), At(22), true},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			update(t, s, func(tx tine.Tx) error {
+			Update(t, s, func(tx tine.Tx) error {
 				seen, err := tx.SeeNonce(st.run, st.nonce, st.now, st.until)
 				if seen != st.seen {
 					t.Errorf("SeeNonce(%s, %s) = %v, want %v", st.run, st.nonce, seen, st.seen)
@@ -135,10 +135,10 @@ func testSeeNonce(t *testing.T, open func() engine.StoreFile) {
 func testSeeNoncePrunes(t *testing.T, open func() engine.StoreFile) {
 	s := open()
 	seedRuns(t, s)
-	update(t, s, func(tx tine.Tx) error {
-		_, err1 := tx.SeeNonce("r1", "old", at(0), at(1))
-		_, err2 := tx.SeeNonce("r2", "new", at(0), at(9))
-		_, err3 := tx.SeeNonce("r1", "now", at(5), at(9))
+	Update(t, s, func(tx tine.Tx) error {
+		_, err1 := tx.SeeNonce("r1", "old", At(0), At(1))
+		_, err2 := tx.SeeNonce("r2", "new", At(0), At(9))
+		_, err3 := tx.SeeNonce("r1", "now", At(5), At(9))
 		return errors.Join(err1, err2, err3)
 	})
 	// "old" expired at 1 and was forgotten at 5; the others are remembered.
@@ -146,8 +146,8 @@ func testSeeNoncePrunes(t *testing.T, open func() engine.StoreFile) {
 		run, nonce string
 		seen       bool
 	}{{"r1", "old", false}, {"r2", "new", true}, {"r1", "now", true}} {
-		update(t, s, func(tx tine.Tx) error {
-			seen, err := tx.SeeNonce(c.run, c.nonce, at(6), at(7))
+		Update(t, s, func(tx tine.Tx) error {
+			seen, err := tx.SeeNonce(c.run, c.nonce, At(6), At(7))
 			if seen != c.seen {
 				t.Errorf("SeeNonce(%s, %s) after pruning = %v, want %v", c.run, c.nonce, seen, c.seen)
 			}
@@ -159,18 +159,18 @@ func testSeeNoncePrunes(t *testing.T, open func() engine.StoreFile) {
 func testCapabilityCascades(t *testing.T, open func() engine.StoreFile) {
 	s := open()
 	seedRuns(t, s)
-	update(t, s, func(tx tine.Tx) error {
-		_, err := tx.SeeNonce("r1", "n", at(0), at(9))
-		return errors.Join(setCap("r1", "s", at(0))(tx), setCap("r2", "s", at(0))(tx), err)
+	Update(t, s, func(tx tine.Tx) error {
+		_, err := tx.SeeNonce("r1", "n", At(0), At(9))
+		return errors.Join(setCap("r1", "s", At(0))(tx), setCap("r2", "s", At(0))(tx), err)
 	})
-	update(t, s, func(tx tine.Tx) error { return tx.DeleteRun("r2") })
+	Update(t, s, func(tx tine.Tx) error { return tx.DeleteRun("r2") })
 	if c := capabilityOf(t, s, "r1"); c == nil {
 		t.Fatal("r1 lost its capability when r2 was deleted")
 	}
-	update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
+	Update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
 	// The same ids again: nothing of the old runs' may come back.
-	update(t, s, func(tx tine.Tx) error {
-		return errors.Join(tx.PutWorkspace(testWorkspace("w1")), tx.PutRun(testRun("r1", "w1", "a")))
+	Update(t, s, func(tx tine.Tx) error {
+		return errors.Join(tx.PutWorkspace(TestWorkspace("w1")), tx.PutRun(TestRun("r1", "w1", "a")))
 	})
 	err := s.View(context.Background(), func(tx tine.Tx) error {
 		_, err := tx.Capability("r1")
@@ -179,8 +179,8 @@ func testCapabilityCascades(t *testing.T, open func() engine.StoreFile) {
 	if !errors.Is(err, tine.ErrNotFound) {
 		t.Errorf("capability of a deleted run's id: %v, want ErrNotFound", err)
 	}
-	update(t, s, func(tx tine.Tx) error {
-		seen, err := tx.SeeNonce("r1", "n", at(1), at(9))
+	Update(t, s, func(tx tine.Tx) error {
+		seen, err := tx.SeeNonce("r1", "n", At(1), At(9))
 		if seen {
 			t.Error("a deleted run's nonce is remembered for a new run of its id")
 		}
@@ -192,7 +192,7 @@ func testApproval(id, ws, run, group string, state tine.ApprovalState, sec int) 
 	return &tine.Approval{
 		ID: id, Workspace: ws, Run: run, Group: group, Action: tine.ActionMerge,
 		Args: json.RawMessage(`{"into":"r0"}`), Evidence: json.RawMessage(`{"tests":"pass"}`),
-		State: state, Fingerprint: "fp", RequestedBy: run, CreatedAt: at(sec), ExpiresAt: at(sec + 30),
+		State: state, Fingerprint: "fp", RequestedBy: run, CreatedAt: At(sec), ExpiresAt: At(sec + 30),
 	}
 }
 
@@ -200,7 +200,7 @@ func testApproval(id, ws, run, group string, state tine.ApprovalState, sec int) 
 func approvalOf(t *testing.T, s tine.Store, id string) *tine.Approval {
 	t.Helper()
 	var a *tine.Approval
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		var err error
 		a, err = tx.Approval(id)
 		return err
@@ -220,11 +220,11 @@ func utc(a *tine.Approval) *tine.Approval {
 
 func testApprovalRoundTrip(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
+	Seed(t, s)
 	bare := testApproval("a2", "w1", "", "g1", tine.ApprovalPending, 1)
 	bare.Args, bare.Evidence = nil, nil
 	decided := testApproval("a3", "w1", "r1", "", tine.ApprovalApproved, 1)
-	decided.DecidedAt, decided.DecidedBy = at(5), "alice"
+	decided.DecidedAt, decided.DecidedBy = At(5), "alice"
 	tests := []struct {
 		name string
 		a    *tine.Approval
@@ -235,7 +235,7 @@ func testApprovalRoundTrip(t *testing.T, open func() engine.StoreFile) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			update(t, s, func(tx tine.Tx) error { return tx.PutApproval(tt.a) })
+			Update(t, s, func(tx tine.Tx) error { return tx.PutApproval(tt.a) })
 			got := approvalOf(t, s, tt.a.ID)
 			if diff := cmp.Diff(utc(tt.a), got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
@@ -249,15 +249,15 @@ func testApprovalRoundTrip(t *testing.T, open func() engine.StoreFile) {
 
 func testUpdateApproval(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
+	Seed(t, s)
 	a := testApproval("a1", "w1", "r1", "", tine.ApprovalPending, 1)
-	update(t, s, func(tx tine.Tx) error { return tx.PutApproval(a) })
+	Update(t, s, func(tx tine.Tx) error { return tx.PutApproval(a) })
 	changed := *a
-	changed.State, changed.DecidedAt, changed.DecidedBy = tine.ApprovalApproved, at(3), "bob"
+	changed.State, changed.DecidedAt, changed.DecidedBy = tine.ApprovalApproved, At(3), "bob"
 	changed.Action, changed.Fingerprint = tine.ActionDiscard, "other" // fixed fields: ignored
-	update(t, s, func(tx tine.Tx) error { return tx.UpdateApproval(&changed) })
+	Update(t, s, func(tx tine.Tx) error { return tx.UpdateApproval(&changed) })
 	want := utc(a)
-	want.State, want.DecidedAt, want.DecidedBy = tine.ApprovalApproved, at(3).UTC(), "bob"
+	want.State, want.DecidedAt, want.DecidedBy = tine.ApprovalApproved, At(3).UTC(), "bob"
 	if diff := cmp.Diff(want, approvalOf(t, s, "a1")); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -265,8 +265,8 @@ func testUpdateApproval(t *testing.T, open func() engine.StoreFile) {
 
 func testApprovalErrors(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error {
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error {
 		return tx.PutApproval(testApproval("a1", "w1", "r1", "", tine.ApprovalPending, 1))
 	})
 	badJSON := testApproval("a9", "w1", "r1", "", tine.ApprovalPending, 1)
@@ -302,14 +302,14 @@ func testApprovalErrors(t *testing.T, open func() engine.StoreFile) {
 
 func testApprovals(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
+	Seed(t, s)
 	all := []*tine.Approval{
 		testApproval("a2", "w1", "r2", "g1", tine.ApprovalApproved, 2),
 		testApproval("a1", "w1", "r1", "", tine.ApprovalPending, 1),
 		testApproval("a3", "w1", "r1", "g1", tine.ApprovalPending, 2),
 		testApproval("a4", "w2", "r9", "", tine.ApprovalPending, 0),
 	}
-	update(t, s, func(tx tine.Tx) error {
+	Update(t, s, func(tx tine.Tx) error {
 		var errs []error
 		for _, a := range all {
 			errs = append(errs, tx.PutApproval(a))
@@ -330,7 +330,7 @@ func testApprovals(t *testing.T, open func() engine.StoreFile) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			view(t, s, func(tx tine.Tx) error {
+			View(t, s, func(tx tine.Tx) error {
 				got, err := tx.Approvals(tt.f)
 				if diff := cmp.Diff(tt.want, ids(got, func(a *tine.Approval) string { return a.ID })); diff != "" {
 					t.Errorf("(-want +got):\n%s", diff)
@@ -343,13 +343,13 @@ func testApprovals(t *testing.T, open func() engine.StoreFile) {
 
 func testApprovalsGoWithWorkspace(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error {
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error {
 		return errors.Join(tx.PutApproval(testApproval("a1", "w1", "r1", "", tine.ApprovalPending, 1)),
 			tx.PutApproval(testApproval("a2", "w2", "r2", "", tine.ApprovalPending, 1)))
 	})
-	update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
-	view(t, s, func(tx tine.Tx) error {
+	Update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
+	View(t, s, func(tx tine.Tx) error {
 		got, err := tx.Approvals(tine.ApprovalFilter{})
 		if diff := cmp.Diff([]string{"a2"}, ids(got, func(a *tine.Approval) string { return a.ID })); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)

@@ -15,7 +15,7 @@ import (
 
 func testRoundTrip(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
+	Seed(t, s)
 	tests := []struct {
 		name string
 		put  func(tine.Tx) error
@@ -23,15 +23,15 @@ func testRoundTrip(t *testing.T, open func() engine.StoreFile) {
 		want any
 	}{
 		{"Workspace", nil,
-			func(tx tine.Tx) (any, error) { return tx.Workspace("w1") }, testWorkspace("w1")},
+			func(tx tine.Tx) (any, error) { return tx.Workspace("w1") }, TestWorkspace("w1")},
 		{"WorkspaceByPath", nil,
-			func(tx tine.Tx) (any, error) { return tx.WorkspaceByPath("/src/w1") }, testWorkspace("w1")},
+			func(tx tine.Tx) (any, error) { return tx.WorkspaceByPath("/src/w1") }, TestWorkspace("w1")},
 		{"WorkspaceByName", nil,
-			func(tx tine.Tx) (any, error) { return tx.WorkspaceByName("name-w1") }, testWorkspace("w1")},
-		{"Run", func(tx tine.Tx) error { return tx.PutRun(testRun("r1", "w1", "fix-1")) },
-			func(tx tine.Tx) (any, error) { return tx.Run("r1") }, testRun("r1", "w1", "fix-1")},
+			func(tx tine.Tx) (any, error) { return tx.WorkspaceByName("name-w1") }, TestWorkspace("w1")},
+		{"Run", func(tx tine.Tx) error { return tx.PutRun(TestRun("r1", "w1", "fix-1")) },
+			func(tx tine.Tx) (any, error) { return tx.Run("r1") }, TestRun("r1", "w1", "fix-1")},
 		{"RunByName", nil,
-			func(tx tine.Tx) (any, error) { return tx.RunByName("w1", "fix-1") }, testRun("r1", "w1", "fix-1")},
+			func(tx tine.Tx) (any, error) { return tx.RunByName("w1", "fix-1") }, TestRun("r1", "w1", "fix-1")},
 		{"Version", func(tx tine.Tx) error { return tx.PutVersion(testVersion("v1", "l1", "l2")) },
 			func(tx tine.Tx) (any, error) { return tx.Version("v1") }, testVersion("v1", "l1", "l2")},
 		{"VersionNoLayers", func(tx tine.Tx) error { return tx.PutVersion(testVersion("v2")) },
@@ -44,9 +44,9 @@ func testRoundTrip(t *testing.T, open func() engine.StoreFile) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.put != nil {
-				update(t, s, tt.put)
+				Update(t, s, tt.put)
 			}
-			view(t, s, func(tx tine.Tx) error {
+			View(t, s, func(tx tine.Tx) error {
 				got, err := tt.get(tx)
 				if err != nil {
 					return err
@@ -90,7 +90,7 @@ func testPutSetsTimes(t *testing.T, open func() engine.StoreFile) {
 	w := &tine.Workspace{ID: "w1", Name: "w", Path: "/w"}
 	r := &tine.Run{ID: "r1", Workspace: "w1", Name: "src", Role: tine.RoleSource, State: stateOther}
 	e := &tine.Event{Workspace: "w1", Kind: "created"}
-	update(t, s, func(tx tine.Tx) error {
+	Update(t, s, func(tx tine.Tx) error {
 		return errors.Join(tx.PutWorkspace(w), tx.PutRun(r), tx.AppendEvent(e))
 	})
 	for name, ts := range map[string]time.Time{"workspace": w.CreatedAt, "run": r.CreatedAt, "event": e.Time} {
@@ -105,7 +105,7 @@ func testPutSetsTimes(t *testing.T, open func() engine.StoreFile) {
 
 func testNotFound(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
+	Seed(t, s)
 	tests := []struct {
 		name string
 		fn   func(tine.Tx) error
@@ -118,13 +118,13 @@ func testNotFound(t *testing.T, open func() engine.StoreFile) {
 		{"Run", func(tx tine.Tx) error { _, err := tx.Run("rabc"); return err }, `run "rabc": not found`},
 		{"RunByName", func(tx tine.Tx) error { _, err := tx.RunByName("w1", "fix"); return err }, `run "fix": not found`},
 		{"RunByNameOtherWorkspace", func(tx tine.Tx) error {
-			if err := tx.PutRun(testRun("r1", "w1", "fix")); err != nil {
+			if err := tx.PutRun(TestRun("r1", "w1", "fix")); err != nil {
 				return err
 			}
 			_, err := tx.RunByName("w2", "fix")
 			return err
 		}, `run "fix": not found`},
-		{"UpdateRun", func(tx tine.Tx) error { return tx.UpdateRun(testRun("rx", "w1", "x")) }, `run "rx": not found`},
+		{"UpdateRun", func(tx tine.Tx) error { return tx.UpdateRun(TestRun("rx", "w1", "x")) }, `run "rx": not found`},
 		{"DeleteRun", func(tx tine.Tx) error { return tx.DeleteRun("rx") }, `run "rx": not found`},
 		{"Version", func(tx tine.Tx) error { _, err := tx.Version("vx"); return err }, `version "vx": not found`},
 		{"DeleteVersion", func(tx tine.Tx) error { return tx.DeleteVersion("vx") }, `version "vx": not found`},
@@ -132,7 +132,7 @@ func testNotFound(t *testing.T, open func() engine.StoreFile) {
 		{"DeleteLayer", func(tx tine.Tx) error { return tx.DeleteLayer("lx") }, `layer "lx": not found`},
 		{"Group", func(tx tine.Tx) error { _, err := tx.Group("gx"); return err }, `group "gx": not found`},
 		{"DeleteGroup", func(tx tine.Tx) error { return tx.DeleteGroup("gx") }, `group "gx": not found`},
-		{"PutRunNoWorkspace", func(tx tine.Tx) error { return tx.PutRun(testRun("r9", "wx", "a")) }, `workspace "wx": not found`},
+		{"PutRunNoWorkspace", func(tx tine.Tx) error { return tx.PutRun(TestRun("r9", "wx", "a")) }, `workspace "wx": not found`},
 		{"PutVersionNoWorkspace", func(tx tine.Tx) error {
 			v := testVersion("v9")
 			v.Workspace = "wx"
@@ -151,9 +151,9 @@ func testNotFound(t *testing.T, open func() engine.StoreFile) {
 
 func testExists(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error {
-		return errors.Join(tx.PutRun(testRun("r1", "w1", "fix-1")), tx.PutVersion(testVersion("v1")),
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error {
+		return errors.Join(tx.PutRun(TestRun("r1", "w1", "fix-1")), tx.PutVersion(testVersion("v1")),
 			tx.PutLayer(testLayer("l1")), tx.PutGroup(testGroup("g1")))
 	})
 	ws := func(id, name, path string) *tine.Workspace {
@@ -167,13 +167,13 @@ func testExists(t *testing.T, open func() engine.StoreFile) {
 		{"WorkspaceID", func(tx tine.Tx) error { return tx.PutWorkspace(ws("w1", "n", "/p")) }, `workspace id "w1"`},
 		{"WorkspaceName", func(tx tine.Tx) error { return tx.PutWorkspace(ws("w3", "name-w1", "/p")) }, `workspace name "name-w1"`},
 		{"WorkspacePath", func(tx tine.Tx) error { return tx.PutWorkspace(ws("w3", "n", "/src/w2")) }, `workspace path "/src/w2"`},
-		{"RunID", func(tx tine.Tx) error { return tx.PutRun(testRun("r1", "w1", "other")) }, `run id "r1"`},
-		{"RunName", func(tx tine.Tx) error { return tx.PutRun(testRun("r2", "w1", "fix-1")) }, `run name "fix-1" in workspace "w1"`},
+		{"RunID", func(tx tine.Tx) error { return tx.PutRun(TestRun("r1", "w1", "other")) }, `run id "r1"`},
+		{"RunName", func(tx tine.Tx) error { return tx.PutRun(TestRun("r2", "w1", "fix-1")) }, `run name "fix-1" in workspace "w1"`},
 		{"RunRename", func(tx tine.Tx) error {
-			if err := tx.PutRun(testRun("r2", "w1", "fix-2")); err != nil {
+			if err := tx.PutRun(TestRun("r2", "w1", "fix-2")); err != nil {
 				return err
 			}
-			return tx.UpdateRun(testRun("r2", "w1", "fix-1"))
+			return tx.UpdateRun(TestRun("r2", "w1", "fix-1"))
 		}, `run name "fix-1" in workspace "w1"`},
 		{"Version", func(tx tine.Tx) error { return tx.PutVersion(testVersion("v1")) }, `version id "v1"`},
 		{"Layer", func(tx tine.Tx) error { return tx.PutLayer(testLayer("l1")) }, `layer id "l1"`},
@@ -192,11 +192,11 @@ func testExists(t *testing.T, open func() engine.StoreFile) {
 
 func testRunNamePerWorkspace(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error {
-		return errors.Join(tx.PutRun(testRun("r1", "w1", "fix")), tx.PutRun(testRun("r2", "w2", "fix")))
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error {
+		return errors.Join(tx.PutRun(TestRun("r1", "w1", "fix")), tx.PutRun(TestRun("r2", "w2", "fix")))
 	})
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		for ws, id := range map[string]string{"w1": "r1", "w2": "r2"} {
 			r, err := tx.RunByName(ws, "fix")
 			if err != nil {
@@ -212,19 +212,19 @@ func testRunNamePerWorkspace(t *testing.T, open func() engine.StoreFile) {
 
 func testUpdateRun(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error { return tx.PutRun(testRun("r1", "w1", "fix")) })
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error { return tx.PutRun(TestRun("r1", "w1", "fix")) })
 	before := time.Now()
 	r := &tine.Run{ID: "r1", Workspace: "w1", Name: "fix-renamed", Role: tine.RoleSource,
 		State: tine.StateDiscarded, Base: "v9"}
-	update(t, s, func(tx tine.Tx) error { return tx.UpdateRun(r) })
+	Update(t, s, func(tx tine.Tx) error { return tx.UpdateRun(r) })
 	if r.UpdatedAt.Before(before) || r.UpdatedAt.After(time.Now()) {
 		t.Errorf("UpdatedAt = %v, want now", r.UpdatedAt)
 	}
-	if !r.CreatedAt.Equal(at(1)) {
-		t.Errorf("CreatedAt = %v, want the stored %v", r.CreatedAt, at(1))
+	if !r.CreatedAt.Equal(At(1)) {
+		t.Errorf("CreatedAt = %v, want the stored %v", r.CreatedAt, At(1))
 	}
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		got, err := tx.Run("r1")
 		if diff := cmp.Diff(r, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
@@ -235,10 +235,10 @@ func testUpdateRun(t *testing.T, open func() engine.StoreFile) {
 
 func testRuns(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
+	Seed(t, s)
 	mk := func(id, ws, parent, group string, state tine.State, sec int) *tine.Run {
 		return &tine.Run{ID: id, Workspace: ws, Name: "n" + id, Parent: parent, Group: group,
-			Role: tine.RoleFork, State: state, CreatedAt: at(sec), UpdatedAt: at(sec)}
+			Role: tine.RoleFork, State: state, CreatedAt: At(sec), UpdatedAt: At(sec)}
 	}
 	// Inserted out of creation order; r3 and r4 share a creation time, so
 	// insertion order breaks the tie.
@@ -249,7 +249,7 @@ func testRuns(t *testing.T, open func() engine.StoreFile) {
 		mk("r3", "w1", "r2", "g2", tine.StateDiscarded, 3),
 		mk("r5", "w2", "", "", tine.StateActive, 0),
 	}
-	update(t, s, func(tx tine.Tx) error {
+	Update(t, s, func(tx tine.Tx) error {
 		var errs []error
 		for _, r := range runs {
 			errs = append(errs, tx.PutRun(r))
@@ -271,7 +271,7 @@ func testRuns(t *testing.T, open func() engine.StoreFile) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			view(t, s, func(tx tine.Tx) error {
+			View(t, s, func(tx tine.Tx) error {
 				got, err := tx.Runs(tt.f)
 				if diff := cmp.Diff(tt.want, ids(got, func(r *tine.Run) string { return r.ID })); diff != "" {
 					t.Errorf("(-want +got):\n%s", diff)
@@ -284,19 +284,19 @@ func testRuns(t *testing.T, open func() engine.StoreFile) {
 
 func testLists(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error {
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error {
 		var errs []error
 		for i, id := range []string{"c", "a", "b"} { // same creation time: insertion order
 			v, l, g := testVersion("v"+id), testLayer("l"+id), testGroup("g"+id)
 			if i == 0 {
-				v.CreatedAt, l.CreatedAt, g.CreatedAt = at(9), at(9), at(9)
+				v.CreatedAt, l.CreatedAt, g.CreatedAt = At(9), At(9), At(9)
 			}
 			errs = append(errs, tx.PutVersion(v), tx.PutLayer(l), tx.PutGroup(g))
 		}
 		return errors.Join(errs...)
 	})
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		ws, err1 := tx.Workspaces()
 		vs, err2 := tx.Versions("w1")
 		ls, err3 := tx.Layers("w1")
@@ -317,7 +317,7 @@ func testLists(t *testing.T, open func() engine.StoreFile) {
 
 // fill puts one run, version, layer, group and two events into workspace ws.
 func fill(tx tine.Tx, ws string) error {
-	r := testRun("r"+ws, ws, "fix")
+	r := TestRun("r"+ws, ws, "fix")
 	v, l, g := testVersion("v"+ws), testLayer("l"+ws), testGroup("g"+ws)
 	v.Workspace, l.Workspace, g.Workspace = ws, ws, ws
 	return errors.Join(tx.PutRun(r), tx.PutVersion(v), tx.PutLayer(l), tx.PutGroup(g),
@@ -337,10 +337,10 @@ func counts(tx tine.Tx, ws string) ([5]int, error) {
 
 func testDeleteWorkspace(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error { return errors.Join(fill(tx, "w1"), fill(tx, "w2")) })
-	update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
-	view(t, s, func(tx tine.Tx) error {
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error { return errors.Join(fill(tx, "w1"), fill(tx, "w2")) })
+	Update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
+	View(t, s, func(tx tine.Tx) error {
 		if _, err := tx.Workspace("w1"); !errors.Is(err, tine.ErrNotFound) {
 			t.Errorf("Workspace(w1) after delete: %v, want ErrNotFound", err)
 		}
@@ -359,12 +359,12 @@ func testDeleteWorkspace(t *testing.T, open func() engine.StoreFile) {
 
 func testDeleteOne(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
-	update(t, s, func(tx tine.Tx) error { return fill(tx, "w1") })
-	update(t, s, func(tx tine.Tx) error {
+	Seed(t, s)
+	Update(t, s, func(tx tine.Tx) error { return fill(tx, "w1") })
+	Update(t, s, func(tx tine.Tx) error {
 		return errors.Join(tx.DeleteRun("rw1"), tx.DeleteVersion("vw1"), tx.DeleteLayer("lw1"), tx.DeleteGroup("gw1"))
 	})
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		got, err := counts(tx, "w1")
 		if want := [5]int{0, 0, 0, 0, 2}; got != want {
 			t.Errorf("runs, versions, layers, groups, events = %v, want %v", got, want)
@@ -375,14 +375,14 @@ func testDeleteOne(t *testing.T, open func() engine.StoreFile) {
 
 func testEvents(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
+	Seed(t, s)
 	var appended []*tine.Event
-	update(t, s, func(tx tine.Tx) error {
+	Update(t, s, func(tx tine.Tx) error {
 		for i := range 6 {
 			e := &tine.Event{Workspace: []string{"w1", "w2"}[i%2], Run: []string{"", "r1", "r2"}[i%3],
 				Kind: tine.EventKind("k" + strconv.Itoa(i)), Detail: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)}
 			if i == 0 {
-				e.Time, e.Detail = at(7), nil
+				e.Time, e.Detail = At(7), nil
 			}
 			if err := tx.AppendEvent(e); err != nil {
 				return err
@@ -396,7 +396,7 @@ func testEvents(t *testing.T, open func() engine.StoreFile) {
 			t.Errorf("Seq %d after %d, want increasing", e.Seq, appended[i-1].Seq)
 		}
 	}
-	if !appended[0].Time.Equal(at(7)) {
+	if !appended[0].Time.Equal(At(7)) {
 		t.Errorf("AppendEvent replaced a set Time: %v", appended[0].Time)
 	}
 	seqs := func(idx ...int) []int64 {
@@ -422,7 +422,7 @@ func testEvents(t *testing.T, open func() engine.StoreFile) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			view(t, s, func(tx tine.Tx) error {
+			View(t, s, func(tx tine.Tx) error {
 				got, err := tx.Events(tt.f)
 				var gotSeqs []int64
 				for _, e := range got {
@@ -436,7 +436,7 @@ func testEvents(t *testing.T, open func() engine.StoreFile) {
 		})
 	}
 	t.Run("RoundTrip", func(t *testing.T) {
-		view(t, s, func(tx tine.Tx) error {
+		View(t, s, func(tx tine.Tx) error {
 			got, err := tx.Events(tine.EventFilter{})
 			if diff := cmp.Diff(appended, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
@@ -448,12 +448,12 @@ func testEvents(t *testing.T, open func() engine.StoreFile) {
 
 func testEventSeqNotReused(t *testing.T, open func() engine.StoreFile) {
 	s := open()
-	seed(t, s)
+	Seed(t, s)
 	e1 := &tine.Event{Workspace: "w1", Kind: "a"}
-	update(t, s, func(tx tine.Tx) error { return tx.AppendEvent(e1) })
-	update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
+	Update(t, s, func(tx tine.Tx) error { return tx.AppendEvent(e1) })
+	Update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
 	e2 := &tine.Event{Workspace: "w2", Kind: "b"}
-	update(t, s, func(tx tine.Tx) error { return tx.AppendEvent(e2) })
+	Update(t, s, func(tx tine.Tx) error { return tx.AppendEvent(e2) })
 	if e2.Seq <= e1.Seq {
 		t.Errorf("Seq %d reused after delete (first was %d)", e2.Seq, e1.Seq)
 	}
@@ -488,7 +488,7 @@ func testRollback(t *testing.T, open func() engine.StoreFile) {
 					}
 				}()
 				return s.Update(context.Background(), func(tx tine.Tx) error {
-					if err := tx.PutWorkspace(testWorkspace("w1")); err != nil {
+					if err := tx.PutWorkspace(TestWorkspace("w1")); err != nil {
 						return err
 					}
 					return tt.fail()
@@ -497,14 +497,14 @@ func testRollback(t *testing.T, open func() engine.StoreFile) {
 			if !errors.Is(err, errBoom) {
 				t.Fatalf("Update = %v, want boom", err)
 			}
-			view(t, s, func(tx tine.Tx) error {
+			View(t, s, func(tx tine.Tx) error {
 				if _, err := tx.Workspace("w1"); !errors.Is(err, tine.ErrNotFound) {
 					t.Errorf("Workspace after rollback: %v, want ErrNotFound", err)
 				}
 				return nil
 			})
 			// The writer is free again.
-			update(t, s, func(tx tine.Tx) error { return tx.PutWorkspace(testWorkspace("w-" + tt.name)) })
+			Update(t, s, func(tx tine.Tx) error { return tx.PutWorkspace(TestWorkspace("w-" + tt.name)) })
 		})
 	}
 }
@@ -512,12 +512,12 @@ func testRollback(t *testing.T, open func() engine.StoreFile) {
 func testViewReadOnly(t *testing.T, open func() engine.StoreFile) {
 	s := open()
 	err := s.View(context.Background(), func(tx tine.Tx) error {
-		return tx.PutWorkspace(testWorkspace("w1"))
+		return tx.PutWorkspace(TestWorkspace("w1"))
 	})
 	if err == nil {
 		t.Fatal("PutWorkspace inside View succeeded")
 	}
-	view(t, s, func(tx tine.Tx) error {
+	View(t, s, func(tx tine.Tx) error {
 		if _, err := tx.Workspace("w1"); !errors.Is(err, tine.ErrNotFound) {
 			t.Errorf("Workspace: %v, want ErrNotFound", err)
 		}

@@ -64,37 +64,40 @@ func Run(t *testing.T, fresh Fresh) {
 	t.Run("ID", func(t *testing.T) { testID(t, fresh) })
 }
 
-// update runs fn in an Update and fails tb on error.
-func update(tb testing.TB, s tine.Store, fn func(tine.Tx) error) {
+// Update runs fn in an Update and fails tb on error.
+func Update(tb testing.TB, s tine.Store, fn func(tine.Tx) error) {
 	tb.Helper()
 	if err := s.Update(context.Background(), fn); err != nil {
 		tb.Fatalf("Update: %v", err)
 	}
 }
 
-// view runs fn in a View and fails tb on error.
-func view(tb testing.TB, s tine.Store, fn func(tine.Tx) error) {
+// View runs fn in a View and fails tb on error.
+func View(tb testing.TB, s tine.Store, fn func(tine.Tx) error) {
 	tb.Helper()
 	if err := s.View(context.Background(), fn); err != nil {
 		tb.Fatalf("View: %v", err)
 	}
 }
 
-// at returns a fixed time with a nanosecond part, in a zone other than UTC,
+// At returns a fixed time with a nanosecond part, in a zone other than UTC,
 // to check that times come back equal and in UTC.
-func at(sec int) time.Time {
+func At(sec int) time.Time {
 	return time.Date(2025, 3, 1, 12, 0, sec, 123456789, time.FixedZone("X", 3600))
 }
 
-func testWorkspace(id string) *tine.Workspace {
-	return &tine.Workspace{ID: id, Name: "name-" + id, Path: "/src/" + id, Backend: "overlay", UID: 1001, GID: 1001, Groups: []int{27, 1003}, CreatedAt: at(0)}
+// TestWorkspace returns a workspace with every field set, called id.
+func TestWorkspace(id string) *tine.Workspace {
+	return &tine.Workspace{ID: id, Name: "name-" + id, Path: "/src/" + id, Backend: "overlay", UID: 1001, GID: 1001, Groups: []int{27, 1003}, CreatedAt: At(0)}
 }
 
-func testRun(id, ws, name string) *tine.Run {
+// TestRun returns a run of workspace ws with every field set, called id
+// and named name.
+func TestRun(id, ws, name string) *tine.Run {
 	return &tine.Run{
 		ID: id, Workspace: ws, Name: name, Parent: "rparent", Role: tine.RoleFork,
 		State: tine.StateActive, Base: "vbase", Origin: "vorigin", Group: "g1", Approach: "tabs",
-		GitHead: "abc123", Resolution: tine.ResolutionMerged, CreatedAt: at(1), UpdatedAt: at(2),
+		GitHead: "abc123", Resolution: tine.ResolutionMerged, CreatedAt: At(1), UpdatedAt: At(2),
 	}
 }
 
@@ -103,31 +106,31 @@ func testVersion(id string, layers ...string) *tine.Version {
 		layers = []string{}
 	}
 	return &tine.Version{ID: id, Workspace: "w1", Parent: "v0", Run: "r1", Kind: tine.VersionFork,
-		Label: "before refactor", Layers: layers, CreatedAt: at(3)}
+		Label: "before refactor", Layers: layers, CreatedAt: At(3)}
 }
 
 func testLayer(id string) *tine.Layer {
-	return &tine.Layer{ID: id, Workspace: "w1", Bytes: 1 << 40, CreatedAt: at(4)}
+	return &tine.Layer{ID: id, Workspace: "w1", Bytes: 1 << 40, CreatedAt: At(4)}
 }
 
 func testGroup(id string) *tine.Group {
-	return &tine.Group{ID: id, Workspace: "w1", Parent: "r1", Version: "v1", CreatedAt: at(5)}
+	return &tine.Group{ID: id, Workspace: "w1", Parent: "r1", Version: "v1", CreatedAt: At(5)}
 }
 
-// seed puts workspaces w1 and w2 into s.
-func seed(tb testing.TB, s tine.Store) {
+// Seed puts workspaces w1 and w2 into s.
+func Seed(tb testing.TB, s tine.Store) {
 	tb.Helper()
-	update(tb, s, func(tx tine.Tx) error {
-		return errors.Join(tx.PutWorkspace(testWorkspace("w1")), tx.PutWorkspace(testWorkspace("w2")))
+	Update(tb, s, func(tx tine.Tx) error {
+		return errors.Join(tx.PutWorkspace(TestWorkspace("w1")), tx.PutWorkspace(TestWorkspace("w2")))
 	})
 }
 
 // seedRuns puts workspaces w1 and w2 and runs r1 and r2 of w1 into s.
 func seedRuns(tb testing.TB, s tine.Store) {
 	tb.Helper()
-	seed(tb, s)
-	update(tb, s, func(tx tine.Tx) error {
-		return errors.Join(tx.PutRun(testRun("r1", "w1", "a")), tx.PutRun(testRun("r2", "w1", "b")))
+	Seed(tb, s)
+	Update(tb, s, func(tx tine.Tx) error {
+		return errors.Join(tx.PutRun(TestRun("r1", "w1", "a")), tx.PutRun(TestRun("r2", "w1", "b")))
 	})
 }
 

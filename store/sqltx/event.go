@@ -1,4 +1,4 @@
-package sqlite
+package sqltx
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 const eventCols = "seq, time, workspace, run, kind, detail"
 
 // scanEvent reads a row of eventCols.
-func scanEvent(s scanner) (*tine.Event, error) {
+func scanEvent(s Row) (*tine.Event, error) {
 	var e tine.Event
 	var ts int64
 	var detail []byte
@@ -24,9 +24,11 @@ func scanEvent(s scanner) (*tine.Event, error) {
 	return &e, nil
 }
 
-// AppendEvent adds e to the log, setting its Seq and, if zero, its Time. A
-// Detail that is not valid JSON wraps tine.ErrInvalid.
-func (t *tx) AppendEvent(e *tine.Event) error {
+// AppendEvent adds e to the log, setting its Seq and, if zero, its Time,
+// with the dialect's AppendEvent statement (PostgreSQL's also notifies
+// the store's followers). A Detail that is not valid JSON wraps
+// tine.ErrInvalid.
+func (t *Tx) AppendEvent(e *tine.Event) error {
 	var detail any // NULL when empty
 	if len(e.Detail) > 0 {
 		if !json.Valid(e.Detail) {
@@ -35,20 +37,15 @@ func (t *tx) AppendEvent(e *tine.Event) error {
 		detail = string(e.Detail)
 	}
 	t.stamp(&e.Time)
-	res, err := t.tx.ExecContext(t.ctx,
-		"INSERT INTO events (time, workspace, run, kind, detail) VALUES (?, ?, ?, ?, ?)",
-		unixNano(e.Time), e.Workspace, e.Run, string(e.Kind), detail)
-	if err != nil {
-		return fmt.Errorf("append event %q: %w", e.Kind, err)
-	}
-	if e.Seq, err = res.LastInsertId(); err != nil {
+	args := append([]any{unixNano(e.Time), e.Workspace, e.Run, string(e.Kind), detail}, t.d.EventArgs...)
+	if err := t.db.QueryRow(t.ctx, t.d.AppendEvent, args...).Scan(&e.Seq); err != nil {
 		return fmt.Errorf("append event %q: %w", e.Kind, err)
 	}
 	return nil
 }
 
 // Events lists the events that match f in sequence order.
-func (t *tx) Events(f tine.EventFilter) ([]*tine.Event, error) {
+func (t *Tx) Events(f tine.EventFilter) ([]*tine.Event, error) {
 	var w filter
 	w.add("seq > ?", f.After)
 	w.eq("workspace", f.Workspace)

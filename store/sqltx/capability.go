@@ -1,4 +1,4 @@
-package postgres
+package sqltx
 
 import (
 	"fmt"
@@ -9,8 +9,9 @@ import (
 
 const capabilityCols = "run, secret, generation, issued_at, revoked"
 
-// scanCapability reads a row of capabilityCols.
-func scanCapability(s scanner) (*tine.Capability, error) {
+// scanCapability reads a row of capabilityCols. A revoked capability's
+// erased secret is nil.
+func scanCapability(s Row) (*tine.Capability, error) {
 	var c tine.Capability
 	var issued int64
 	if err := s.Scan(&c.Run, &c.Secret, &c.Generation, &issued, &c.Revoked); err != nil {
@@ -28,58 +29,58 @@ func scanCapability(s scanner) (*tine.Capability, error) {
 // (1 for the first), c.IssuedAt to now if zero, and c.Revoked to false. It
 // wraps tine.ErrNotFound if the run does not exist and tine.ErrInvalid if
 // the secret is empty.
-func (t *tx) SetCapability(c *tine.Capability) error {
+func (t *Tx) SetCapability(c *tine.Capability) error {
 	if len(c.Secret) == 0 {
 		return fmt.Errorf("set capability of run %q: empty secret: %w", c.Run, tine.ErrInvalid)
 	}
 	t.stamp(&c.IssuedAt)
 	var gen int
-	err := t.tx.QueryRow(t.ctx, `INSERT INTO capabilities (`+capabilityCols+`)
-		VALUES ($1, $2, 1, $3, false)
+	err := t.db.QueryRow(t.ctx, `INSERT INTO capabilities (`+capabilityCols+`)
+		VALUES (?, ?, 1, ?, false)
 		ON CONFLICT (run) DO UPDATE SET secret = excluded.secret,
 			generation = capabilities.generation + 1, issued_at = excluded.issued_at, revoked = false
 		RETURNING generation`, c.Run, c.Secret, unixNano(c.IssuedAt)).Scan(&gen)
-	if _, ok := violated(err, codeForeignKey); ok {
-		return notFound("run", c.Run)
+	if t.d.ForeignKey(err) {
+		return NotFound("run", c.Run)
 	}
 	if err != nil {
-		return fmt.Errorf("set capability of run %q: %w", c.Run, wrapBusy(err))
+		return fmt.Errorf("set capability of run %q: %w", c.Run, err)
 	}
 	c.Generation, c.Revoked = gen, false
 	return nil
 }
 
 // Capability returns run's capability, revoked or not.
-func (t *tx) Capability(run string) (*tine.Capability, error) {
+func (t *Tx) Capability(run string) (*tine.Capability, error) {
 	return get(t, scanCapability, "capability of run", run,
-		"SELECT "+capabilityCols+" FROM capabilities WHERE run = $1", run)
+		"SELECT "+capabilityCols+" FROM capabilities WHERE run = ?", run)
 }
 
 // RevokeCapability marks run's capability revoked and erases its secret;
 // the generation stays, so the next SetCapability raises it.
-func (t *tx) RevokeCapability(run string) error {
-	tag, err := t.exec("UPDATE capabilities SET revoked = true, secret = '' WHERE run = $1", run)
+func (t *Tx) RevokeCapability(run string) error {
+	n, err := t.db.Exec(t.ctx, "UPDATE capabilities SET revoked = true, secret = ? WHERE run = ?", []byte{}, run)
 	if err != nil {
 		return fmt.Errorf("revoke capability of run %q: %w", run, err)
 	}
-	return affected(tag, "capability of run", run)
+	return affected(n, "capability of run", run)
 }
 
 // SeeNonce forgets every nonce whose time has passed by now, then records
 // that run used nonce, to be remembered until the time until, and reports
 // whether run had already used it. It wraps tine.ErrNotFound if the run
 // does not exist.
-func (t *tx) SeeNonce(run, nonce string, now, until time.Time) (bool, error) {
-	if _, err := t.exec("DELETE FROM nonces WHERE expires_at < $1", unixNano(now)); err != nil {
+func (t *Tx) SeeNonce(run, nonce string, now, until time.Time) (bool, error) {
+	if _, err := t.db.Exec(t.ctx, "DELETE FROM nonces WHERE expires_at < ?", unixNano(now)); err != nil {
 		return false, fmt.Errorf("prune nonces: %w", err)
 	}
-	tag, err := t.exec(`INSERT INTO nonces (run, nonce, expires_at) VALUES ($1, $2, $3)
+	n, err := t.db.Exec(t.ctx, `INSERT INTO nonces (run, nonce, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (run, nonce) DO NOTHING`, run, nonce, unixNano(until))
-	if _, ok := violated(err, codeForeignKey); ok {
-		return false, notFound("run", run)
+	if t.d.ForeignKey(err) {
+		return false, NotFound("run", run)
 	}
 	if err != nil {
 		return false, fmt.Errorf("record nonce of run %q: %w", run, err)
 	}
-	return tag.RowsAffected() == 0, nil
+	return n == 0, nil
 }

@@ -1,31 +1,14 @@
-package postgres
+package sqltx
 
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/tinehq/tine"
 )
 
 const approvalCols = "id, workspace, run, grp, action, args, evidence, state, fingerprint, " +
 	"requested_by, created_at, expires_at, decided_at, decided_by"
-
-// optNano encodes a time that may be zero: the zero time is 0.
-func optNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return unixNano(t)
-}
-
-// fromOptNano decodes optNano.
-func fromOptNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return fromUnixNano(n)
-}
 
 // jsonCol encodes an optional JSON column: NULL when empty.
 func jsonCol(b json.RawMessage) any {
@@ -36,7 +19,7 @@ func jsonCol(b json.RawMessage) any {
 }
 
 // scanApproval reads a row of approvalCols.
-func scanApproval(s scanner) (*tine.Approval, error) {
+func scanApproval(s Row) (*tine.Approval, error) {
 	var a tine.Approval
 	var args, evidence []byte
 	var created, expires, decided int64
@@ -58,7 +41,7 @@ func scanApproval(s scanner) (*tine.Approval, error) {
 // PutApproval inserts a, setting its CreatedAt to now if zero. It wraps
 // tine.ErrNotFound if a's workspace does not exist and tine.ErrInvalid if
 // Args or Evidence is not JSON.
-func (t *tx) PutApproval(a *tine.Approval) error {
+func (t *Tx) PutApproval(a *tine.Approval) error {
 	for _, c := range []struct {
 		name string
 		b    json.RawMessage
@@ -68,37 +51,37 @@ func (t *tx) PutApproval(a *tine.Approval) error {
 		}
 	}
 	t.stamp(&a.CreatedAt)
-	return t.insert("approval", a.Workspace, keys{"approvals_id": fmt.Sprintf("approval id %q", a.ID)},
-		"INSERT INTO approvals ("+approvalCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+	return t.insert("approval", "approvals", a.Workspace, []uniqueKey{idKey("approvals", "approval", a.ID)},
+		"INSERT INTO approvals ("+approvalCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		a.ID, a.Workspace, a.Run, a.Group, a.Action, jsonCol(a.Args), jsonCol(a.Evidence), a.State,
 		a.Fingerprint, a.RequestedBy, unixNano(a.CreatedAt), optNano(a.ExpiresAt),
 		optNano(a.DecidedAt), a.DecidedBy)
 }
 
 // Approval returns the approval with the given id.
-func (t *tx) Approval(id string) (*tine.Approval, error) {
+func (t *Tx) Approval(id string) (*tine.Approval, error) {
 	return get(t, scanApproval, "approval", id,
-		"SELECT "+approvalCols+" FROM approvals WHERE id = $1", id)
+		"SELECT "+approvalCols+" FROM approvals WHERE id = ?", id)
 }
 
 // UpdateApproval rewrites the decision of the approval with a's id: its
 // State, DecidedAt and DecidedBy.
-func (t *tx) UpdateApproval(a *tine.Approval) error {
-	tag, err := t.exec("UPDATE approvals SET state = $1, decided_at = $2, decided_by = $3 WHERE id = $4",
+func (t *Tx) UpdateApproval(a *tine.Approval) error {
+	n, err := t.db.Exec(t.ctx, "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ? WHERE id = ?",
 		a.State, optNano(a.DecidedAt), a.DecidedBy, a.ID)
 	if err != nil {
 		return fmt.Errorf("update approval %q: %w", a.ID, err)
 	}
-	return affected(tag, "approval", a.ID)
+	return affected(n, "approval", a.ID)
 }
 
 // Approvals lists the approvals that match f in creation order.
-func (t *tx) Approvals(f tine.ApprovalFilter) ([]*tine.Approval, error) {
+func (t *Tx) Approvals(f tine.ApprovalFilter) ([]*tine.Approval, error) {
 	var w filter
 	w.eq("workspace", f.Workspace)
 	w.eq("run", f.Run)
 	w.eq("grp", f.Group)
 	w.eq("state", string(f.State))
 	return list(t, scanApproval, "approvals",
-		"SELECT "+approvalCols+" FROM approvals"+w.String()+" ORDER BY created_at, ord", w.args...)
+		"SELECT "+approvalCols+" FROM approvals"+w.String()+t.inOrder(), w.args...)
 }
