@@ -73,7 +73,7 @@ func increment(tx tine.Tx) error {
 	if err := tx.UpdateRun(r); err != nil {
 		return err
 	}
-	return tx.AppendEvent(&tine.Event{Workspace: "w1", Run: "r1", Kind: "increment"})
+	return tx.AppendEvent(&tine.Event{Workspace: "w1", Run: "r1", Kind: tine.EventCheckpoint})
 }
 
 // readCounter reads run r1.

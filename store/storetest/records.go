@@ -89,7 +89,7 @@ func testPutSetsTimes(t *testing.T, open func() engine.StoreFile) {
 	before := time.Now()
 	w := &tine.Workspace{ID: "w1", Name: "w", Path: "/w"}
 	r := &tine.Run{ID: "r1", Workspace: "w1", Name: "src", Role: tine.RoleSource, State: stateOther}
-	e := &tine.Event{Workspace: "w1", Kind: "created"}
+	e := &tine.Event{Workspace: "w1", Kind: tine.EventInit}
 	Update(t, s, func(tx tine.Tx) error {
 		return errors.Join(tx.PutWorkspace(w), tx.PutRun(r), tx.AppendEvent(e))
 	})
@@ -321,8 +321,8 @@ func fill(tx tine.Tx, ws string) error {
 	v, l, g := testVersion("v"+ws), testLayer("l"+ws), testGroup("g"+ws)
 	v.Workspace, l.Workspace, g.Workspace = ws, ws, ws
 	return errors.Join(tx.PutRun(r), tx.PutVersion(v), tx.PutLayer(l), tx.PutGroup(g),
-		tx.AppendEvent(&tine.Event{Workspace: ws, Kind: "a"}),
-		tx.AppendEvent(&tine.Event{Workspace: ws, Run: r.ID, Kind: "b"}))
+		tx.AppendEvent(&tine.Event{Workspace: ws, Kind: tine.EventFork}),
+		tx.AppendEvent(&tine.Event{Workspace: ws, Run: r.ID, Kind: tine.EventMerge}))
 }
 
 // counts returns how many runs, versions, layers, groups and events ws has.
@@ -449,10 +449,10 @@ func testEvents(t *testing.T, open func() engine.StoreFile) {
 func testEventSeqNotReused(t *testing.T, open func() engine.StoreFile) {
 	s := open()
 	Seed(t, s)
-	e1 := &tine.Event{Workspace: "w1", Kind: "a"}
+	e1 := &tine.Event{Workspace: "w1", Kind: tine.EventFork}
 	Update(t, s, func(tx tine.Tx) error { return tx.AppendEvent(e1) })
 	Update(t, s, func(tx tine.Tx) error { return tx.DeleteWorkspace("w1") })
-	e2 := &tine.Event{Workspace: "w2", Kind: "b"}
+	e2 := &tine.Event{Workspace: "w2", Kind: tine.EventMerge}
 	Update(t, s, func(tx tine.Tx) error { return tx.AppendEvent(e2) })
 	if e2.Seq <= e1.Seq {
 		t.Errorf("Seq %d reused after delete (first was %d)", e2.Seq, e1.Seq)
@@ -462,7 +462,7 @@ func testEventSeqNotReused(t *testing.T, open func() engine.StoreFile) {
 func testEventBadDetail(t *testing.T, open func() engine.StoreFile) {
 	s := open()
 	err := s.Update(context.Background(), func(tx tine.Tx) error {
-		return tx.AppendEvent(&tine.Event{Kind: "x", Detail: json.RawMessage("{nope")})
+		return tx.AppendEvent(&tine.Event{Kind: tine.EventSaved, Detail: json.RawMessage("{nope")})
 	})
 	if !errors.Is(err, tine.ErrInvalid) {
 		t.Errorf("err = %v, want ErrInvalid", err)
