@@ -8,7 +8,8 @@ import (
 )
 
 func newStop(a *app) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   "stop RUN",
 		Short: "Stop a run's processes, keeping its files",
 		Long: `Stops every process of RUN: SIGTERM to its services and commands, SIGKILL
@@ -22,9 +23,14 @@ link. RUN's files stay as they are; tine start brings it back.`,
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					return a.printJSON(r)
+				}
 				fmt.Fprintf(a.stdout, "stopped %s\n", r.Name)
 				return nil
 			})
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the stopped run as JSON")
+	return c
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -158,6 +159,8 @@ roll back to, and discards what you do not keep.`,
 		root.AddCommand(c(a))
 	}
 	refuseUnknownSubcommands(root)
+	groupCommands(root)
+	versionFlag(root)
 	return root
 }
 
@@ -197,8 +200,11 @@ func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) err
 	return fn(e)
 }
 
-// printJSON writes v as indented JSON.
+// printJSON writes v as indented JSON; an empty list is [], never null.
 func (a *app) printJSON(v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {
+		v = []struct{}{}
+	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
