@@ -160,6 +160,7 @@ roll back to, and discards what you do not keep.`,
 	}
 	refuseUnknownSubcommands(root)
 	groupCommands(root)
+	registerCompletions(root, a)
 	versionFlag(root)
 	return root
 }
