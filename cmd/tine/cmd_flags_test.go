@@ -38,8 +38,8 @@ func checkRefusals(t *testing.T, cases []refusal) {
 // The helper itself: a command line that opens the store is caught.
 func TestCheckRefusals_CatchesAnOpenedStore(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	_, _, code := runCLI("--home", home, "ls")
-	if _, err := os.Lstat(home); err != nil || code != exitOK {
-		t.Fatalf("tine ls on an empty state directory: exit %d, %v; checkRefusals relies on it making the directory", code, err)
+	_, _, code := runCLI("--home", home, "checkpoint", "x")
+	if _, err := os.Lstat(home); err != nil || code != exitNotFound {
+		t.Fatalf("tine checkpoint x on an empty state directory: exit %d, %v; checkRefusals relies on it making the directory", code, err)
 	}
 }

@@ -46,6 +46,7 @@ var badInputs = [][]string{
 func TestErrorLines(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
+	e.ok("init", e.workspaceDir("app")) // a store, so a missing run is "no run"
 	var got strings.Builder
 	for _, args := range badInputs {
 		r := e.tine(args...)

@@ -34,6 +34,9 @@ func (a *app) open(ctx context.Context) (*engine.Engine, error) {
 	if err := a.insideRun(); err != nil {
 		return nil, err
 	}
+	if err := a.noState(); err != nil {
+		return nil, err
+	}
 	return engine.Open(ctx, a.home, a.engineOptions()...)
 }
 
