@@ -27,8 +27,9 @@ step() {
 	"$@"
 }
 
-go build -o /usr/local/bin/tine ./cmd/tine
-echo "installed $(command -v tine)"
+echo "building tine..."
+go build -ldflags "$(sh scripts/ldflags.sh)" -o /usr/local/bin/tine ./cmd/tine
+echo "installed $(command -v tine): $(tine version)"
 
 # A directory of its own (never another tour's or anyone's files), and
 # a state directory in it; whatever way the tour ends, the servers it
