@@ -19,6 +19,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/errcode"
+	"github.com/tinehq/tine/internal/buildinfo"
 	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/runtime"
 )
@@ -101,9 +102,10 @@ func parsePages() map[string]*template.Template {
 // controls (its file names, an agent's output, an approach label) visible,
 // as the CLI shows them.
 var funcs = template.FuncMap{
-	"path":    display.Path,  // a file name: quoted unless printable UTF-8
-	"text":    display.Text,  // one line of text: control characters escaped
-	"lines":   display.Block, // text over lines (a <pre>): newlines and tabs kept
+	"version": func() string { return buildinfo.Read().Short() }, // the footer's
+	"path":    display.Path,                                      // a file name: quoted unless printable UTF-8
+	"text":    display.Text,                                      // one line of text: control characters escaped
+	"lines":   display.Block,                                     // text over lines (a <pre>): newlines and tabs kept
 	"short":   short,
 	"seconds": seconds,
 	"usd":     usd,

@@ -126,7 +126,7 @@ func TestHandler_Pages(t *testing.T) {
 		code       int
 		want       []string
 	}{
-		{"Overview", "/ui/", 200, []string{"<svg", a.Name, b.Name, "&lt;script&gt;alert(1)&lt;/script&gt;", "group " + g, "Activity"}},
+		{"Overview", "/ui/", 200, []string{"<svg", a.Name, b.Name, "&lt;script&gt;alert(1)&lt;/script&gt;", "group " + g, "Activity", "<footer class=\"muted small\">tine v"}},
 		{"Group", "/ui/groups/" + g, 200, []string{`class="winner"`, "recommended", "—", "hello from fork one", "choose (merge)", "discard all"}},
 		{"GroupPair", "/ui/groups/" + g + "?a=" + a.ID + "&b=" + b.ID, 200, []string{"1 path(s) differ", "main.txt"}},
 		{"GroupPairOutsider", "/ui/groups/" + g + "?a=" + a.ID + "&b=" + f.src.Run.ID, 400, nil},

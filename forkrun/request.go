@@ -85,8 +85,8 @@ func Configure(cfg *config.Config, src engine.Ref, req Request, getenv func(stri
 	if req.N == nil && len(req.Approaches) > 0 {
 		o.N = len(req.Approaches) // one fork per approach
 	}
-	if o.N > fc.MaxBranches {
-		return o, fmt.Errorf("-n %d is over [fork] max_branches = %d: %w", o.N, fc.MaxBranches, tine.ErrInvalid)
+	if o.N < 1 || o.N > fc.MaxBranches {
+		return o, fmt.Errorf("-n %d: use 1 to %d forks ([fork] max_branches = %d): %w", o.N, fc.MaxBranches, fc.MaxBranches, tine.ErrInvalid)
 	}
 	o.StopWhenConfident, o.Synthesize = req.StopWhenConfident, req.Synthesize
 	o.Test = or(req.Test, fc.TestCommand)

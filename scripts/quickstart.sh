@@ -15,6 +15,7 @@ fi
 if ! command -v git >/dev/null; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null
 fi
-go build -o /usr/local/bin/tine ./cmd/tine
-echo "installed $(command -v tine)"
+echo "building tine (a minute or two the first time: Go fetches and compiles its dependencies)..."
+go build -ldflags "$(sh scripts/ldflags.sh)" -o /usr/local/bin/tine ./cmd/tine
+echo "installed $(command -v tine): $(tine version)"
 exec tine demo

@@ -27,16 +27,19 @@ step() {
 	"$@"
 }
 
-go build -o /usr/local/bin/tine ./cmd/tine
-echo "installed $(command -v tine)"
+echo "building tine..."
+go build -ldflags "$(sh scripts/ldflags.sh)" -o /usr/local/bin/tine ./cmd/tine
+echo "installed $(command -v tine): $(tine version)"
 
-demo=/tmp/tine-demo
+# A directory of its own (never another tour's or anyone's files), and
+# a state directory in it; whatever way the tour ends, the servers it
+# started are stopped (the files stay, to explore).
+demo=$(mktemp -d /tmp/tine-tour.XXXXXX)
 export TINE_HOME="$demo/state"
-if [ -d "$demo" ]; then
-	tine release --force "$demo/app" >/dev/null 2>&1 || true
-	tine release --force "$demo/web" >/dev/null 2>&1 || true
-	rm -rf "$demo"
-fi
+stop_servers() {
+	tine stop --all web/source >/dev/null 2>&1 || true
+}
+trap stop_servers EXIT
 mkdir -p "$demo/app/src"
 cd "$demo/app"
 printf 'def greet(name):\n    return "hello " + name\n' >src/greet.py
@@ -103,6 +106,8 @@ step curl -s http://127.0.0.1:8002/index.html
 step tine ps web/source-1
 step tine logs web/source-1 dev --tail 3
 step tine stop web/source
+step tine stop web/source --all
 step tine ls
-printf '\nThe sample workspaces stay at %s and %s (state in %s).\n' "$demo/app" "$demo/web" "$TINE_HOME"
+printf '\nThe sample workspaces stay at %s and %s (state in %s), their servers stopped;\n' "$demo/app" "$demo/web" "$TINE_HOME"
+printf 'tine release --force %s %s and rm -rf %s remove them.\n' "$demo/app" "$demo/web" "$demo"
 printf 'Try: TINE_HOME=%s tine exec source-2 -- python3 src/main.py\n' "$TINE_HOME"

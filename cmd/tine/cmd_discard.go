@@ -4,30 +4,44 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 )
 
 func newDiscard(a *app) *cobra.Command {
 	var force, asJSON bool
 	c := &cobra.Command{
-		Use:   "discard RUN|GROUP",
+		Use:   "discard RUN|GROUP...",
 		Short: "Stop a fork (or every fork of a group) and remove its files",
 		Long: `Marks the run (or each live run of the group) discarded, then unmounts it and
 removes its delta. Lineage, versions and events remain. A run whose changes
-were never merged or promoted is refused (exit status 6) unless --force.`,
+were never merged or promoted is refused (exit status 6) unless --force.
+Several runs or groups are discarded in the order given; the first that
+fails stops the rest (those before it stay discarded).`,
 		Example: `  tine discard source-2
+  tine discard source-2 source-3
   tine discard g3xk9pq2a --force`,
-		Args: exactArgs(1),
+		Args: minArgs(1, "one or more RUN or GROUP"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
-				runs, err := op.Discard(c.Context(), args[0], force)
-				if asJSON && runs != nil {
-					if jerr := a.printJSON(runs); jerr != nil {
-						return jerr
+				all := []*tine.Run{}
+				var err error
+				for _, ref := range args {
+					var runs []*tine.Run
+					runs, err = op.Discard(c.Context(), ref, force)
+					all = append(all, runs...)
+					if !asJSON {
+						for _, r := range runs {
+							fmt.Fprintf(a.stdout, "discarded %s (%s)\n", r.Name, r.ID)
+						}
 					}
-				} else {
-					for _, r := range runs {
-						fmt.Fprintf(a.stdout, "discarded %s (%s)\n", r.Name, r.ID)
+					if err != nil {
+						break
+					}
+				}
+				if asJSON && (err == nil || len(all) > 0) {
+					if jerr := a.printJSON(all); jerr != nil {
+						return jerr
 					}
 				}
 				return err

@@ -17,17 +17,22 @@ import (
 
 func newExport(a *app) *cobra.Command {
 	var format string
+	var asJSON bool
 	c := &cobra.Command{
-		Use:   "export GROUP [--format md|json]",
+		Use:   "export GROUP [--format md|json] [--json]",
 		Short: "A report of a group of forks, to attach to a pull request",
 		Long: `Prints a report of GROUP: the fork point, each fork side by side (approach,
 state, files and lines changed, readiness to merge), the recommended winner
 and why, each fork's changed paths and history, and the approvals asked for.
---format md (default) is Markdown for a pull request; json is the same data.`,
+--format md (default) is Markdown for a pull request; json (or --json, as
+elsewhere) is the same data.`,
 		Example: `  tine export g1a2b3c4d > report.md
   tine export g1a2b3c4d --format json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if asJSON {
+				format = "json"
+			}
 			if format != "md" && format != "json" {
 				return usageErr(c, "--format is md or json")
 			}
@@ -51,6 +56,7 @@ and why, each fork's changed paths and history, and the approvals asked for.
 		},
 	}
 	c.Flags().StringVar(&format, "format", "md", "md or json")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (--format json)")
 	return c
 }
 

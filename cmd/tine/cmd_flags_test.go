@@ -16,7 +16,7 @@ type refusal struct {
 
 // checkRefusals runs each command line against a state directory that does
 // not exist, outside any run, and checks its exit status and one-line
-// error, that it printed nothing else and that it created no state.
+// error (a JSON object under --json), that it printed nothing else and that it created no state.
 func checkRefusals(t *testing.T, cases []refusal) {
 	t.Helper()
 	t.Setenv("TINE_CAPABILITY", "")
@@ -25,7 +25,7 @@ func checkRefusals(t *testing.T, cases []refusal) {
 		home := filepath.Join(t.TempDir(), "home")
 		out, errOut, code := runCLI(append([]string{"--home", home}, c.args...)...)
 		line := strings.TrimSuffix(errOut, "\n")
-		if code != c.code || out != "" || !strings.HasPrefix(line, "tine: ") || strings.Contains(line, "\n") || !strings.Contains(line, c.msg) {
+		if code != c.code || out != "" || !strings.HasPrefix(line, "tine: ") && !strings.HasPrefix(line, `{"error":`) || strings.Contains(line, "\n") || !strings.Contains(line, c.msg) {
 			t.Errorf("tine %s: exit %d, stdout %q, stderr %q; want exit %d and one line with %q",
 				strings.Join(c.args, " "), code, out, errOut, c.code, c.msg)
 		}
@@ -38,8 +38,8 @@ func checkRefusals(t *testing.T, cases []refusal) {
 // The helper itself: a command line that opens the store is caught.
 func TestCheckRefusals_CatchesAnOpenedStore(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
-	_, _, code := runCLI("--home", home, "ls")
-	if _, err := os.Lstat(home); err != nil || code != exitOK {
-		t.Fatalf("tine ls on an empty state directory: exit %d, %v; checkRefusals relies on it making the directory", code, err)
+	_, _, code := runCLI("--home", home, "checkpoint", "x")
+	if _, err := os.Lstat(home); err != nil || code != exitNotFound {
+		t.Fatalf("tine checkpoint x on an empty state directory: exit %d, %v; checkRefusals relies on it making the directory", code, err)
 	}
 }

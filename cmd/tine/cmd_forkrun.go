@@ -97,7 +97,8 @@ the judge failed, 2 for bad flags, 7 when the agent's binary is missing,
 	f := c.Flags()
 	f.StringVar(&fl.prompt, "prompt", "", "the task given to every agent")
 	f.StringVar(&fl.promptFile, "prompt-file", "", "read the task from a file (- for standard input)")
-	f.IntVarP(&fl.n, "n", "n", 0, "number of forks (default: the number of approaches, else 3)")
+	f.IntVarP(&fl.n, "copies", "n", 0, "number of forks (default: the number of approaches, else 3)")
+	f.SetNormalizeFunc(oldFlagNames) // --n, as before -n/--copies
 	f.StringArrayVar(&fl.approaches, "approach", nil, "approach of the next fork (repeatable)")
 	f.StringVar(&fl.agentName, "agent", "", "agent: claude, codex, command or an [agent.NAME] of tine.toml (default [fork] agent, else claude)")
 	f.StringVar(&fl.agentCmd, "agent-cmd", "", "run this shell command as the agent (sh -c, at the workspace path, with TINE_PROMPT, TINE_APPROACH, TINE_RUN, TINE_FORK_INDEX; it reports cost by printing {\"tine_cost_usd\": X} lines)")
@@ -166,7 +167,7 @@ func forkRunRequest(c *cobra.Command, fl forkRunFlags) (forkrun.Request, error) 
 	if set("agent") {
 		r.Agent = fl.agentName
 	}
-	if set("n") {
+	if set("copies") {
 		r.N = &fl.n
 	}
 	if set("test") {

@@ -321,6 +321,7 @@ func TestForkRun_RefusesBeforeForking(t *testing.T) {
 		{[]string{"--agent-cmd", "./no-such-agent.sh"}, exitUnsupported, "not an executable file"},
 		{[]string{"--agent-cmd", "true", "--merge-mode", "yolo"}, exitUsage, "merge mode"},
 		{[]string{"--agent-cmd", "true", "-n", "9"}, exitUsage, "max_branches"},
+		{[]string{"--agent-cmd", "true", "-n", "0"}, exitUsage, "use 1 to 8 forks ([fork] max_branches = 8)"},
 		{[]string{"--agent-cmd", "true", "--judge", "llm"}, exitUsage, "[judge.llm] model"},
 		{[]string{"--agent-cmd", "true", "--budget", "-1"}, exitUsage, "budget"},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/user"
@@ -13,7 +14,7 @@ import (
 
 func newInit(a *app) *cobra.Command {
 	var o engine.InitOptions
-	var asJSON bool
+	var asJSON, force bool
 	var groups []string
 	c := &cobra.Command{
 		Use:   "init [PATH]",
@@ -23,13 +24,21 @@ func newInit(a *app) *cobra.Command {
 With the overlay backend the directory's contents become the base layer and
 the source's overlay is mounted at the same path, so editors keep working.
 auto picks overlay as root on Linux, else btrfs or reflink where the
-filesystem can, else copy.`,
+filesystem can, else copy.
+
+/, a home directory (anyone's), a directory holding one, or a directory
+holding another person's files is refused (exit 2) unless --force.`,
 		Example: `  tine init ~/src/app
   tine init --backend copy --name app .`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Path = args[0]
+			}
+			if !force {
+				if err := initGuard(cmp.Or(o.Path, ".")); err != nil {
+					return err
+				}
 			}
 			var err error
 			if o.Groups, err = groupIDs(groups); err != nil {
@@ -56,6 +65,7 @@ filesystem can, else copy.`,
 	c.Flags().BoolVar(&o.Net, "net", false, "give every run its own network namespace and address")
 	c.Flags().StringArrayVar(&groups, "group", nil, "let this group's members (a name or gid) see and act on the workspace through the daemon; repeatable")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	c.Flags().BoolVar(&force, "force", false, "take / , a home directory or a directory holding another person's files too")
 	return c
 }
 

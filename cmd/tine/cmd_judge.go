@@ -99,7 +99,8 @@ func (a *app) printJudgeStats(st forkrun.JudgeStats) error {
 }
 
 func newJudgeResetWeights(a *app) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   "reset-weights WORKSPACE",
 		Short: "Forget the heuristic judge's weights learned in WORKSPACE: the built-in ones apply again",
 		Args:  exactArgs(1),
@@ -112,8 +113,13 @@ func newJudgeResetWeights(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return a.printJSON(map[string]any{"workspace": args[0], "reset": true})
+			}
 			fmt.Fprintf(a.stdout, "weights of %s reset to the built-in ones\n", args[0])
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
+	return c
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -14,7 +15,7 @@ import (
 )
 
 func newLogs(a *app) *cobra.Command {
-	var follow bool
+	var follow, asJSON bool
 	var lines int
 	c := &cobra.Command{
 		Use:   "logs RUN [SERVICE]",
@@ -45,7 +46,7 @@ bytes on a terminal).`,
 				return a.printLogs(c.Context(), ls.Services, func(name string, off int64) (string, int64, error) {
 					chunk, err := cl.LogChunk(c.Context(), ref, name, off)
 					return chunk.Text, chunk.Offset, err
-				}, lines, follow, len(args) == 1)
+				}, logView{prefix: len(args) == 1, json: asJSON}, lines, follow)
 			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				r, err := e.FindRun(c.Context(), args[0])
@@ -58,12 +59,13 @@ bytes on a terminal).`,
 				}
 				return a.printLogs(c.Context(), names, func(name string, off int64) (string, int64, error) {
 					return runtime.Of(e).ReadLog(r, name, off, logChunk)
-				}, lines, follow, len(args) == 1)
+				}, logView{prefix: len(args) == 1, json: asJSON}, lines, follow)
 			})
 		},
 	}
 	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines")
 	c.Flags().IntVarP(&lines, "tail", "n", 0, "print only the last N lines of each log (0: all)")
+	c.Flags().BoolVar(&asJSON, "json", false, `print JSON Lines: {"service", "line"} per line`)
 	return c
 }
 
@@ -76,15 +78,23 @@ type readLogFunc func(service string, offset int64) (string, int64, error)
 
 // logView is how tine logs prints: each line after its service's name
 // when it prints more than one service, and, on a terminal, with the
-// control characters of the services' output escaped (terminalText).
+// control characters of the services' output escaped (terminalText); with
+// --json as JSON Lines.
 type logView struct {
 	w      io.Writer
 	prefix bool
 	tty    bool
+	json   bool
 }
 
-func (a *app) printLogs(ctx context.Context, names []string, read readLogFunc, tail int, follow, prefix bool) error {
-	v := logView{w: a.stdout, prefix: prefix, tty: isTerminal(a.stdout)}
+// logLine is one line of tine logs --json.
+type logLine struct {
+	Service string `json:"service"`
+	Line    string `json:"line"`
+}
+
+func (a *app) printLogs(ctx context.Context, names []string, read readLogFunc, v logView, tail int, follow bool) error {
+	v.w, v.tty = a.stdout, isTerminal(a.stdout)
 	offsets := map[string]int64{}
 	for _, n := range names {
 		off, err := v.print(read, n, tail, 0)
@@ -141,6 +151,11 @@ func (v logView) print(read readLogFunc, name string, tail int, offset int64) (i
 
 func (v logView) lines(lines []string, name string) {
 	for _, line := range lines {
+		if v.json {
+			b, _ := json.Marshal(logLine{Service: name, Line: strings.TrimSuffix(line, "\n")})
+			fmt.Fprintf(v.w, "%s\n", b)
+			continue
+		}
 		if v.tty {
 			line = display.Block(line)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -40,7 +41,7 @@ func newLs(a *app) *cobra.Command {
 				}
 				return a.printRuns(rows)
 			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+			err := a.withEngine(c.Context(), func(e *engine.Engine) error {
 				states, err := e.Records(c.Context(), firstArg(args))
 				if err != nil {
 					return err
@@ -67,6 +68,14 @@ func newLs(a *app) *cobra.Command {
 				}
 				return a.printRuns(rows)
 			})
+			if errors.Is(err, errNoState) && firstArg(args) == "" {
+				if asJSON {
+					return a.printJSON([]runRow{})
+				}
+				fmt.Fprintf(a.stderr, "no runs: nothing is under management in %s; tine init DIR takes a directory under management\n", a.home)
+				return nil
+			}
+			return err
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
@@ -75,6 +84,10 @@ func newLs(a *app) *cobra.Command {
 }
 
 func (a *app) printRuns(rows []runRow) error {
+	if len(rows) == 0 {
+		fmt.Fprintln(a.stderr, "no runs: tine init DIR takes a directory under management")
+		return nil
+	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKSPACE\tNAME\tID\tROLE\tSTATE\tPROCESSES\tADDRESS\tPARENT\tAPPROACH\tPATH")
 	for _, r := range rows {

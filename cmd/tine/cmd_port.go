@@ -7,6 +7,7 @@ import (
 
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/runtime"
+	"github.com/tinehq/tine/supervisor"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
@@ -16,6 +17,7 @@ import (
 func newPort(a *app) *cobra.Command {
 	var hostPort int
 	var hostIP string
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "port RUN [PORT]",
 		Short: "Publish a run's port on the host, or list published ports",
@@ -35,7 +37,7 @@ host. Ports stay published while RUN runs. Without PORT, lists them.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				return a.listPorts(c, args[0])
+				return a.listPorts(c, args[0], asJSON)
 			}
 			port, err := strconv.Atoi(args[1])
 			if err != nil {
@@ -54,19 +56,34 @@ host. Ports stay published while RUN runs. Without PORT, lists them.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return a.printJSON(portJSON{Run: args[0], Ports: []supervisor.Port{{Port: port, HostAddr: pub.HostAddr}}})
+			}
 			fmt.Fprintf(a.stdout, "%s -> %s:%d\n", pub.HostAddr, args[0], port)
 			return nil
 		},
 	}
 	c.Flags().IntVar(&hostPort, "host-port", 0, "host port to listen on (0: a free one)")
 	c.Flags().StringVar(&hostIP, "host-ip", "127.0.0.1", "host address to listen on")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the published ports as JSON")
 	return c
 }
 
-func (a *app) listPorts(c *cobra.Command, ref string) error {
+// portJSON is tine port --json: RUN's published ports, and its own
+// address when it has a network of its own.
+type portJSON struct {
+	Run   string            `json:"run"`
+	Ports []supervisor.Port `json:"ports"`
+	Addr  string            `json:"addr,omitempty"`
+}
+
+func (a *app) listPorts(c *cobra.Command, ref string, asJSON bool) error {
 	ps, err := a.ps(c.Context(), ref)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		return a.printJSON(portJSON{Run: ps.Run.Name, Ports: append([]supervisor.Port{}, ps.Ports...), Addr: ps.Addr})
 	}
 	for _, p := range ps.Ports {
 		fmt.Fprintf(a.stdout, "%s -> %s:%d\n", p.HostAddr, ps.Run.Name, p.Port)

@@ -11,7 +11,8 @@ import (
 )
 
 func newRefuse(a *app) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:     "refuse APPROVAL",
 		Short:   "Refuse a resolution a run asked for",
 		Example: `  tine refuse a1b2c3d4`,
@@ -29,8 +30,13 @@ func newRefuse(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return a.printJSON(ap)
+			}
 			fmt.Fprintf(a.stdout, "refused %s (%s of %s)\n", ap.ID, ap.Action, ap.Run)
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the refused approval as JSON")
+	return c
 }

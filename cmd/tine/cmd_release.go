@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 )
 
 func newRelease(a *app) *cobra.Command {
-	var force bool
+	var force, asJSON bool
 	c := &cobra.Command{
 		Use:   "release WORKSPACE",
 		Short: "Stop managing a workspace, leaving plain files as the source sees them",
@@ -24,19 +25,26 @@ a name or an id.`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stdout, "released %s: %s holds plain files\n", w.Name, w.Path)
-				return nil
+				return a.printReleased(w, asJSON)
 			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				w, err := e.Release(c.Context(), args[0], force)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stdout, "released %s: %s holds plain files\n", w.Name, w.Path)
-				return nil
+				return a.printReleased(w, asJSON)
 			})
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "remove forks even if their changes were never merged")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the released workspace as JSON")
 	return c
+}
+
+func (a *app) printReleased(w *tine.Workspace, asJSON bool) error {
+	if asJSON {
+		return a.printJSON(w)
+	}
+	fmt.Fprintf(a.stdout, "released %s: %s holds plain files\n", w.Name, w.Path)
+	return nil
 }

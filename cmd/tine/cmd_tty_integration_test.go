@@ -406,3 +406,23 @@ func TestExecTTY_InteractiveCodex(t *testing.T) {
 		t.Errorf("leaving codex:\n%s", s)
 	}
 }
+
+// tine exec -t and tine shell end when their standard input ends (issue
+// 28: with </dev/null an interactive shell missed the one ^D, typed before
+// it read, and both hung for ever).
+func TestExecTTY_EndsWithItsInput(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	e.ok("init", e.workspaceDir("app"))
+	for _, args := range [][]string{{"exec", "-t", "source", "--", "bash"}, {"shell", "source"}, {"exec", "-t", "source", "--", "cat"}} {
+		start := time.Now()
+		r := e.run(call{stdin: nil}, args...)
+		if r.code != 0 || time.Since(start) > 30*time.Second {
+			t.Errorf("tine %v </dev/null: exit %d after %s\n%v", args, r.code, time.Since(start).Round(time.Millisecond), r)
+		}
+	}
+	r := e.run(call{stdin: []byte("echo from-stdin\n")}, "exec", "-t", "source", "--", "bash")
+	if r.code != 0 || !strings.Contains(r.stdout, "from-stdin") {
+		t.Errorf("tine exec -t bash with a script on stdin:\n%v", r)
+	}
+}

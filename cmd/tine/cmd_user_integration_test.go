@@ -272,7 +272,7 @@ func TestUser_ThroughTheSystemDaemon(t *testing.T) {
 	}
 	for _, args := range [][]string{{"exec", "app/source", "--", "id"}, {"diff", "app/source"}, {"stop", "app/source"},
 		{"release", "app"}, {"fork", "app/source"}} {
-		if r := bob.tine("/", nil, args...); r.code != exitNotFound || !strings.Contains(r.stderr, "not found") {
+		if r := bob.tine("/", nil, args...); r.code != exitNotFound || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("another user: %v, want not found (exit 3)", r)
 		}
 	}
@@ -375,7 +375,7 @@ func TestUser_ChoosesThroughTheSystemDaemon(t *testing.T) {
 	for _, args := range [][]string{{"summary", f1}, {"compare", g}, {"cost", g}, {"cost", f1}, {"export", g}, {"tree", "app"},
 		{"path", f1}, {"logs", "app/source"}, {"events", "app"}, {"pending", "app"}, {"stats", "app/source"}, {"port", "app/source"},
 		{"port", "app/source", "9000"}, {"approve", asks["merge"]}, {"refuse", asks["discard"]}} {
-		if r := bob.tine("/", nil, args...); r.code != exitNotFound || !strings.Contains(r.stderr, "not found") {
+		if r := bob.tine("/", nil, args...); r.code != exitNotFound || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("another user: %v, want not found (exit 3)", r)
 		}
 	}

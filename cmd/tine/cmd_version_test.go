@@ -89,3 +89,35 @@ func TestVersion_BuiltFromCheckout(t *testing.T) {
 		t.Errorf("tine version --json = %+v, want commit %s", got, head)
 	}
 }
+
+// A binary built as scripts/quickstart.sh and .ci/run build it names a
+// semantic version and its commit, even without the toolchain's VCS stamp
+// (-buildvcs=false, as in a git worktree).
+func TestVersion_StampedByTheProjectsBuild(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	flags, err := exec.Command("sh", "../../scripts/ldflags.sh").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "tine")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", strings.TrimSpace(string(flags)), "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version", "--json").Output()
+	var got struct {
+		buildinfo.Info
+		Short string `json:"short"`
+	}
+	if err != nil || json.Unmarshal(out, &got) != nil {
+		t.Fatalf("tine version --json: %v %q", err, out)
+	}
+	rev := strings.TrimSpace(string(head))
+	if got.Commit != rev || !strings.HasPrefix(got.Short, "v") || !strings.Contains(got.Short, rev[:12]) {
+		t.Errorf("tine version --json = %+v, want a semantic version naming commit %s", got, rev)
+	}
+}

@@ -765,14 +765,15 @@ func lineDiff(a, b []string) string {
 }
 
 // requireOneLineError checks the form of every failing tine command: one
-// line on standard error, starting "tine:", and the documented status.
+// line on standard error, starting "tine:" (a JSON object under --json),
+// and the documented status.
 func requireOneLineError(t *testing.T, r result, code int) {
 	t.Helper()
 	if r.code != code {
 		t.Errorf("exit status %d, want %d\n%v", r.code, code, r)
 	}
 	msg := strings.TrimSuffix(r.stderr, "\n")
-	if !strings.HasPrefix(msg, "tine: ") || strings.Contains(msg, "\n") {
+	if !strings.HasPrefix(msg, "tine: ") && !(slices.Contains(r.args, "--json") && strings.HasPrefix(msg, `{"error":`)) || strings.Contains(msg, "\n") {
 		t.Errorf("stderr should be one line starting \"tine: \", got %q", r.stderr)
 	}
 	if r.stdout != "" {

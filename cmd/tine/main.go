@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -16,7 +17,6 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/buildinfo"
-	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/sandbox"
 	"github.com/tinehq/tine/supervisor"
@@ -104,15 +104,13 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
-	if err != nil && isCobraUsage(err) {
-		err = fmt.Errorf("%w (see tine --help): %w", err, tine.ErrInvalid)
+	c, err := root.ExecuteC()
+	if u := cobraUsage(c, err); u != nil {
+		err = u
 	}
 	err = needsDaemon(err)
 	if err != nil && err.Error() != "" {
-		// An error may name what a run controls (a path, a run name):
-		// its control characters are shown, never sent to the terminal.
-		fmt.Fprintf(stderr, "tine: %s\n", display.Block(message(err)))
+		printError(stderr, err, wantsJSON(args))
 	}
 	return exitCode(err)
 }
@@ -145,9 +143,7 @@ roll back to, and discards what you do not keep.`,
 	root.SetVersionTemplate(buildinfo.Read().String() + "\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %w (see %s --help)", tine.ErrInvalid, err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.PersistentFlags().StringVar(&a.home, "home", defaultHome(), "state directory (env TINE_HOME)")
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		a.homeSet, a.cmd = c.Flags().Changed("home"), cmdPath(c)
@@ -163,6 +159,10 @@ roll back to, and discards what you do not keep.`,
 	} {
 		root.AddCommand(c(a))
 	}
+	refuseUnknownSubcommands(root)
+	groupCommands(root)
+	registerCompletions(root, a)
+	versionFlag(root)
 	return root
 }
 
@@ -202,8 +202,11 @@ func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) err
 	return fn(e)
 }
 
-// printJSON writes v as indented JSON.
+// printJSON writes v as indented JSON; an empty list is [], never null.
 func (a *app) printJSON(v any) error {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {
+		v = []struct{}{}
+	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
@@ -248,18 +251,4 @@ func maxArgs(n int) cobra.PositionalArgs {
 // usageErr is a command-line mistake: exit status 2.
 func usageErr(c *cobra.Command, msg string) error {
 	return fmt.Errorf("%s (see %s --help): %w", msg, c.CommandPath(), tine.ErrInvalid)
-}
-
-// isCobraUsage recognises the command-line errors cobra makes itself, which
-// do not pass through the flag error hook.
-func isCobraUsage(err error) bool {
-	if errors.Is(err, tine.ErrInvalid) {
-		return false
-	}
-	for _, p := range []string{"unknown command", "if any flags in the group", "required flag", "accepts ", "requires at least", "invalid argument"} {
-		if strings.HasPrefix(err.Error(), p) {
-			return true
-		}
-	}
-	return false
 }

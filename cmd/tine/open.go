@@ -43,6 +43,9 @@ func (a *app) open(ctx context.Context) (*engine.Engine, error) {
 	if err := a.insideRun(); err != nil {
 		return nil, err
 	}
+	if err := a.noState(); err != nil {
+		return nil, err
+	}
 	opts, err := a.engineOptions()
 	if err != nil {
 		return nil, err

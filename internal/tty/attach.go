@@ -91,10 +91,24 @@ func (s *Session) followSize() {
 	}
 }
 
-// feed types what in reads into the terminal; at its end, ^D if typeEOF.
+// EOFRepeat is how often the end of a non-terminal input is typed again
+// (^D) while the command runs.
+const EOFRepeat = 200 * time.Millisecond
+
+// feed types what in reads into the terminal; at its end, if typeEOF, ^D,
+// again every EOFRepeat until the command ends: a command that was not
+// reading yet (a shell still setting up its line editor, which discards
+// what was typed before) misses one ^D, as a person's typed too early, and
+// would wait for input that never comes.
 func (s *Session) feed(in io.Reader, typeEOF bool) {
-	if _, err := io.Copy(s.master, in); err == nil && typeEOF {
-		s.master.Write([]byte{eof})
+	if _, err := io.Copy(s.master, in); err != nil || !typeEOF {
+		return
+	}
+	for !s.ending.Load() {
+		if _, err := s.master.Write([]byte{eof}); err != nil {
+			return
+		}
+		time.Sleep(EOFRepeat)
 	}
 }
 
