@@ -21,7 +21,7 @@ type CombineRequest struct {
 // (tine combine): a person's, like a cell.
 func (s *Server) combine(w http.ResponseWriter, r *http.Request) {
 	var req CombineRequest
-	if !personsOnly(w, r, "a combine is a person's, not asked from inside a run (merge_or_select asks for a merge)") || !decodeOrFail(w, r, &req) {
+	if !personsOnly(w, r, "a combine is a person's, not asked from inside a run (MCP merge asks for a merge)") || !decodeOrFail(w, r, &req) {
 		return
 	}
 	res, err := s.e.Combine(ctxOf(r), r.PathValue("ref"), req.Takes, req.DryRun)
