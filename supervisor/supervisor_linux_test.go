@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,8 +82,9 @@ func TestSupervisor_Exec(t *testing.T) {
 	if code != 7 || len(lines) != 3 || lines[0] != "run's file" || lines[1] != "test-run" {
 		t.Fatalf("exec: status %d, output %q", code, out)
 	}
-	if lines[2] == "" || len(lines[2]) > 2 {
-		t.Errorf("pid inside the run's pid namespace = %s, want a small number", lines[2])
+	// In its own pid namespace, from PidBase up (CRIU restores pids there).
+	if n, err := strconv.Atoi(lines[2]); err != nil || n < PidBase || n > PidBase+100 {
+		t.Errorf("pid inside the run's pid namespace = %s, want one just above %d", lines[2], PidBase)
 	}
 	if b, _ := os.ReadFile(filepath.Join(spec.Workspace, "f")); string(b) != "host's file\n" {
 		t.Errorf("host's workspace changed: %q", b)
