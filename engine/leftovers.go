@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/tinehq/tine"
-	"github.com/tinehq/tine/internal/flock"
-	"github.com/tinehq/tine/internal/procfs"
+	"github.com/tinehq/tine/internal/freezerec"
 	"github.com/tinehq/tine/layout"
 )
 
@@ -29,40 +26,26 @@ func leftovers(home string) []Leftover {
 	out := []Leftover{}
 	wss, _ := os.ReadDir(layout.New(home).Workspaces())
 	for _, ws := range wss {
-		runs := layout.New(home).Workspace(ws.Name()).Runs()
-		ents, _ := os.ReadDir(runs)
-		for _, r := range ents {
+		runs, _ := os.ReadDir(layout.New(home).Workspace(ws.Name()).Runs())
+		for _, r := range runs {
 			if r.IsDir() {
-				out = append(out, runLeftovers(filepath.Join(runs, r.Name()))...)
+				out = append(out, runLeftovers(layout.New(home).Run(ws.Name(), r.Name()))...)
 			}
 		}
 	}
 	return out
 }
 
-// runLeftovers is leftovers of one run directory.
-func runLeftovers(dir string) []Leftover {
+// runLeftovers is leftovers of one run.
+func runLeftovers(r layout.Run) []Leftover {
 	var out []Leftover
-	if b, err := os.ReadFile(filepath.Join(dir, "frozen.json")); err == nil {
-		var rec struct {
-			Pid   int    `json:"pid"`
-			Start string `json:"start"`
-		}
-		if json.Unmarshal(b, &rec) != nil || !procfs.Alive("", rec.Pid, rec.Start) {
-			out = append(out, Leftover{Kind: "frozen", Path: dir, Pid: rec.Pid})
-		}
+	// A record that cannot be read is abandoned too, as ThawAbandoned
+	// takes it.
+	if rec, err := freezerec.Read(r.Frozen()); err == nil && !rec.Alive() || err != nil && !errors.Is(err, fs.ErrNotExist) {
+		out = append(out, Leftover{Kind: "frozen", Path: r.Dir(), Pid: rec.Pid})
 	}
-	ents, _ := os.ReadDir(dir)
-	for _, ent := range ents {
-		_, id, ok := strings.Cut(ent.Name(), "-")
-		if !ok || !ent.IsDir() || !tine.LooksLikeID("", id) {
-			continue
-		}
-		p := filepath.Join(dir, ent.Name())
-		if unlock, free := flock.Try(p + ".lock"); free {
-			unlock()
-			out = append(out, Leftover{Kind: "scratch", Path: p})
-		}
+	for _, p := range deadScratch(r.Dir()) {
+		out = append(out, Leftover{Kind: "scratch", Path: p})
 	}
 	return out
 }

@@ -24,6 +24,26 @@ import (
 // merge holds; a mount whose lock file is held is another command's, in
 // use (tine diff, for one, reads without the workspace's lock).
 func (e *Engine) sweepScratch(dir string) []string {
+	var out []string
+	for _, p := range deadScratch(dir) {
+		err := mnt.UnmountAll(p)
+		if err == nil {
+			err = removeTree(p)
+		}
+		os.Remove(p + ".lock")
+		if err != nil {
+			e.warn("removing %s, left by a command that died: %v", p, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// deadScratch lists the scratch directories of run directory dir that no
+// live command holds: those whose lock file (ID.lock beside a mount of the
+// overlay backend's) nobody holds. It changes nothing.
+func deadScratch(dir string) []string {
 	ents, _ := os.ReadDir(dir)
 	var out []string
 	for _, ent := range ents {
@@ -32,21 +52,10 @@ func (e *Engine) sweepScratch(dir string) []string {
 			continue
 		}
 		p := filepath.Join(dir, ent.Name())
-		unlock, free := flock.Try(p + ".lock")
-		if !free {
-			continue
+		if unlock, free := flock.Try(p + ".lock"); free {
+			unlock()
+			out = append(out, p)
 		}
-		err := mnt.UnmountAll(p)
-		if err == nil {
-			err = removeTree(p)
-		}
-		os.Remove(p + ".lock")
-		unlock()
-		if err != nil {
-			e.warn("removing %s, left by a command that died: %v", p, err)
-			continue
-		}
-		out = append(out, p)
 	}
 	return out
 }

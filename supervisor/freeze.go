@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/cgroup"
-	"github.com/tinehq/tine/internal/atomicfile"
+	"github.com/tinehq/tine/internal/freezerec"
 	"github.com/tinehq/tine/internal/procfs"
 	"github.com/tinehq/tine/internal/testhook"
 )
@@ -56,17 +55,6 @@ type watchSpec struct {
 	Limit  time.Duration `json:"limit"` // how long it waits for a heartbeat
 }
 
-// freezeRecord is what a freezer writes before freezing a run's group.
-type freezeRecord struct {
-	Pid      int       `json:"pid"`      // the freezer
-	Start    string    `json:"start"`    // its start time (procfs.Stat.StartTime)
-	Watchdog int       `json:"watchdog"` // the watchdog's pid, 0 if none could start
-	At       time.Time `json:"at"`
-}
-
-// alive reports whether the freezer the record names still runs.
-func (r freezeRecord) alive() bool { return procfs.Alive("", r.Pid, r.Start) }
-
 // Freeze freezes group cg of the run called name and returns the function
 // that thaws it. It records the freeze at path first and starts a
 // watchdog (see above); thawing removes both. A group left partly frozen
@@ -76,8 +64,8 @@ func Freeze(ctx context.Context, cg *cgroup.Group, path, name string) (func(), e
 	if err != nil {
 		return nil, fmt.Errorf("freezing %s: %w", name, err)
 	}
-	rec := freezeRecord{Pid: me.Pid, Start: me.StartTime, At: time.Now().UTC()}
-	if err := writeRecord(path, rec); err != nil {
+	rec := freezerec.Record{Pid: me.Pid, Start: me.StartTime, At: time.Now().UTC()}
+	if err := freezerec.Write(path, rec); err != nil {
 		return nil, fmt.Errorf("freezing %s: recording the freeze: %w", name, err)
 	}
 	// The watchdog starts (an exec of tine, some milliseconds) while the
@@ -108,7 +96,7 @@ func Freeze(ctx context.Context, cg *cgroup.Group, path, name string) (func(), e
 	}
 	if wd != nil {
 		rec.Watchdog = wd.pid
-		writeRecord(path, rec) // for whoever looks; the watchdog needs only the freezer's pid
+		freezerec.Write(path, rec) // for whoever looks; the watchdog needs only the freezer's pid
 	}
 	testhook.Pause("frozen")
 	return func() {
@@ -126,23 +114,6 @@ func freezeLimit() time.Duration {
 	return FreezeLimit
 }
 
-func writeRecord(path string, rec freezeRecord) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, b, 0o600)
-}
-
-func readRecord(path string) (freezeRecord, error) {
-	var rec freezeRecord
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return rec, err
-	}
-	return rec, json.Unmarshal(b, &rec)
-}
-
 // Abandoned says what ThawAbandoned put right.
 type Abandoned struct {
 	Pid    int  // the freezer that died
@@ -155,11 +126,11 @@ type Abandoned struct {
 // A caller must hold what every freezer of the group holds (the
 // workspace's lock), so that no new freeze begins meanwhile.
 func ThawAbandoned(cg *cgroup.Group, path string) (*Abandoned, error) {
-	rec, err := readRecord(path)
+	rec, err := freezerec.Read(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	case err == nil && rec.alive():
+	case err == nil && rec.Alive():
 		return nil, nil
 	}
 	out := &Abandoned{Pid: rec.Pid}

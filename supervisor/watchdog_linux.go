@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/cgroup"
+	"github.com/tinehq/tine/internal/freezerec"
 )
 
 // watchdogArgv0 marks the re-executed tine binary that must become a
@@ -108,7 +109,7 @@ func watchdogMain() {
 	}
 	// Only the freeze this watchdog guards: a record gone, or naming
 	// another freezer, means it was thawed and maybe frozen again since.
-	if rec, err := readRecord(spec.Record); err != nil || rec.Pid != spec.Pid || rec.Start != spec.Start {
+	if rec, err := freezerec.Read(spec.Record); err != nil || rec.Pid != spec.Pid || rec.Start != spec.Start {
 		os.Exit(0)
 	}
 	cg, err := cgroup.Load(spec.Cgroup)
@@ -151,4 +152,6 @@ func watch(limit time.Duration) string {
 }
 
 // procAlive reports whether the freezer spec names still runs.
-func procAlive(spec watchSpec) bool { return freezeRecord{Pid: spec.Pid, Start: spec.Start}.alive() }
+func procAlive(spec watchSpec) bool {
+	return freezerec.Record{Pid: spec.Pid, Start: spec.Start}.Alive()
+}
