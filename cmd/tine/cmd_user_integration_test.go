@@ -726,3 +726,39 @@ func TestUser_MCPThroughTheSystemDaemon(t *testing.T) {
 		t.Errorf("%s: supervisor %s after fork_run's command, want stopped", name, ps.State)
 	}
 }
+
+// TestUser_RealClaudeOnTheirPATH is TestUser_ForkRunFindsTheAgentOnTheirPATH
+// with the real Claude Code against the mock Messages API: found on the
+// user's PATH only, run through the system daemon as the user, with the
+// user's permissions (bypassPermissions), it writes its file in the fork
+// with no permission denied.
+func TestUser_RealClaudeOnTheirPATH(t *testing.T) {
+	requireClaude(t)
+	real, _ := exec.LookPath("claude")
+	mock := answerMock(t)
+	_, ann, _, dir := userWorkspace(t)
+	home := publicDir(t)
+	bin := filepath.Join(home, "bin")
+	os.MkdirAll(bin, 0o755)
+	if err := os.Symlink(real, filepath.Join(bin, "claude-of-ann")); err != nil {
+		t.Fatal(err)
+	}
+	hostCmd(t, "/", "chown", "-R", fmt.Sprintf("%d:%d", ann.uid, ann.gid), home)
+	os.WriteFile(filepath.Join(dir, "tine.toml"), []byte("[agent.mine]\nkind = \"claude\"\nbinary = \"claude-of-ann\"\n"), 0o644)
+	os.Chown(filepath.Join(dir, "tine.toml"), ann.uid, ann.gid)
+	ann.ok(dir, "init", ".")
+	vars := append(mock.Env(home), "PATH="+bin+":/usr/local/bin:/usr/bin:/bin")
+	r := ann.tine(dir, vars, "fork-run", "source", "--json", "-n", "1", "--prompt", "write the answer to answer.txt",
+		"--merge-mode", "manual", "--agent", "mine")
+	var rep forkrun.Report
+	if json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Forks) != 1 {
+		t.Fatalf("fork-run with the real claude on the user's PATH: %v", r)
+	}
+	f := rep.Forks[0]
+	if f.Agent.Result != "success" || f.Agent.DenialsTotal != 0 {
+		t.Errorf("the user's claude: result %q, denials %d (%s); stderr %s", f.Agent.Result, f.Agent.DenialsTotal, f.Reason, f.AgentStderr)
+	}
+	if got := ann.ok(dir, "exec", f.Name, "--", "cat", "answer.txt"); got != "42\n" {
+		t.Errorf("answer.txt in the fork: %q", got)
+	}
+}
