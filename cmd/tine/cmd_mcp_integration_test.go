@@ -202,20 +202,7 @@ func TestMCP_ForkRunDaemonStops(t *testing.T) {
 	_, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "wait", "copies": 2,
 		"agent_cmd": "echo started; sleep 3013", "merge_mode": "manual"})
 	group, _ := st["group"].(string)
-	deadline := time.Now().Add(time.Minute)
-	for running := 0; running < 2; {
-		if time.Now().After(deadline) {
-			t.Fatal("the agents were never seen running")
-		}
-		time.Sleep(100 * time.Millisecond)
-		_, rep := mcpCall(t, cs, false, "fork_run_report", map[string]any{"group": group})
-		running = 0
-		for _, f := range rep["forks"].([]any) {
-			if f.(map[string]any)["state"] == "running" {
-				running++
-			}
-		}
-	}
+	waitAgents(t, cs, group, 2)
 	d.stop(t)
 	var c forkrun.Spend
 	e.okJSON(&c, "cost", group, "--json")
@@ -454,14 +441,8 @@ func TestMCP_CallersEnv(t *testing.T) {
 	e, _ := mcpWorkspace(t)
 	d := e.serve()
 	defer d.stop(t)
-	cmd := exec.Command(tineBin, "mcp")
-	cmd.Env, cmd.Stderr = append(append([]string(nil), e.vars...), "TINE_TEST_CALLER_MARK=the-callers"), os.Stderr
-	c := sdk.NewClient(&sdk.Implementation{Name: "tine-test", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	e.vars = append(e.vars, "TINE_TEST_CALLER_MARK=the-callers") // the caller's, not the daemon's (started before)
+	cs := e.mcpSession("mcp")
 	_, st := mcpCall(t, cs, false, "fork_run", map[string]any{"run": "source", "prompt": "p", "copies": 1,
 		"agent_cmd": `echo "mark=$TINE_TEST_CALLER_MARK" > mark.txt`, "merge_mode": "manual"})
 	group, _ := st["group"].(string)
