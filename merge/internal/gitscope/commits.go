@@ -257,7 +257,7 @@ func output(ctx context.Context, repo string, env []string, args ...string) (str
 
 // outputIn is output with stdin.
 func outputIn(ctx context.Context, repo string, env []string, stdin []byte, args ...string) (string, error) {
-	out, err := runWith(ctx, nil, repo, environ(env...), stdin, args...) // the user's repository: git's own durability
+	out, err := runWith(ctx, nil, repo, gitcmd.Env(env...), stdin, args...) // the user's repository: git's own durability
 	return string(out), err
 }
 

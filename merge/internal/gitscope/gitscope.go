@@ -107,6 +107,3 @@ func run(ctx context.Context, dir string, env []string, stdin []byte, args ...st
 func runWith(ctx context.Context, extra []string, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
 	return gitcmd.Run(ctx, dir, env, slices.Concat(planConfig, extra), stdin, args...)
 }
-
-// environ is gitcmd's environment for git plus extra.
-func environ(extra ...string) []string { return gitcmd.Env(extra...) }

@@ -253,7 +253,7 @@ func joinSections(changes []*change) ([]byte, []int) {
 
 // apply runs git apply in the mirror, outside any repository.
 func (m *merger) apply(ctx context.Context, patch []byte, args ...string) ([]byte, error) {
-	env := environ("GIT_CEILING_DIRECTORIES=" + m.repo.scratch)
+	env := gitcmd.Env("GIT_CEILING_DIRECTORIES=" + m.repo.scratch)
 	args = append([]string{"apply", "--binary", "--whitespace=nowarn"}, args...)
 	return run(ctx, m.tree, env, patch, args...)
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/tinehq/tine/internal/gitcmd"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/merge/internal/plan"
 )
@@ -125,7 +126,7 @@ func (g *repository) plainPaths(ctx context.Context, paths []string, idx *indexI
 	if len(paths) == 0 {
 		return plain, nil
 	}
-	env := environ("GIT_DIR="+g.shadow, "GIT_WORK_TREE="+g.top, "GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"))
+	env := gitcmd.Env("GIT_DIR="+g.shadow, "GIT_WORK_TREE="+g.top, "GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"))
 	var in bytes.Buffer
 	for _, p := range paths {
 		plain[p] = true

@@ -77,7 +77,7 @@ func realPath(p string) (string, error) {
 // locate finds the repository's index and object directory, and checks
 // that g.top is the top of its work tree.
 func (g *repository) locate(ctx context.Context) (objects string, err error) {
-	out, err := run(ctx, g.top, environ(), nil, "rev-parse", "--show-toplevel", "--git-path", "objects", "--git-path", "index", "--absolute-git-dir")
+	out, err := run(ctx, g.top, gitcmd.Env(), nil, "rev-parse", "--show-toplevel", "--git-path", "objects", "--git-path", "index", "--absolute-git-dir")
 	if err != nil {
 		return "", err
 	}
@@ -112,7 +112,7 @@ func (g *repository) prepare(objects string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("merge: scratch objects: %w", err)
 	}
-	g.addEnv = environ("GIT_DIR="+g.shadow, "GIT_WORK_TREE="+g.top,
+	g.addEnv = gitcmd.Env("GIT_DIR="+g.shadow, "GIT_WORK_TREE="+g.top,
 		"GIT_INDEX_FILE="+filepath.Join(g.scratch, "index"), "GIT_OBJECT_DIRECTORY="+dir)
 	g.env = append(g.addEnv[:len(g.addEnv):len(g.addEnv)], "GIT_ALTERNATE_OBJECT_DIRECTORIES="+quoteAlternate(objects))
 	return nil
@@ -301,7 +301,7 @@ func (g *repository) stage(ctx context.Context, dir, index string, specs []strin
 			present = append(present, p)
 		}
 	}
-	env := environ("GIT_DIR="+g.shadow, "GIT_WORK_TREE="+dir, "GIT_INDEX_FILE="+index,
+	env := gitcmd.Env("GIT_DIR="+g.shadow, "GIT_WORK_TREE="+dir, "GIT_INDEX_FILE="+index,
 		"GIT_OBJECT_DIRECTORY="+filepath.Join(g.scratch, "objects"))
 	present, err := g.notIgnored(ctx, dir, env, present, tracked)
 	if err != nil || len(present) == 0 {
