@@ -46,6 +46,12 @@ const (
 	DestructiveCleanup Category = "destructive_cleanup"
 	// DestructiveDatabase drops or wipes data (DROP, TRUNCATE, DELETE without WHERE).
 	DestructiveDatabase Category = "destructive_database"
+	// RemoteCode runs code downloaded by the same line (curl … | sh,
+	// bash <(curl …)): what it does is not shown anywhere.
+	RemoteCode Category = "remote_code"
+	// SecretUpload sends a credential file over HTTP (curl -d @.npmrc), to
+	// any host, this machine's included.
+	SecretUpload Category = "secret_upload"
 	// ExternalMutation changes the outside world (git push, deploys, POSTs, email).
 	ExternalMutation Category = "external_mutation"
 )
@@ -53,14 +59,14 @@ const (
 // categoryOrder is the order categories are reported in.
 var categoryOrder = []Category{
 	DependencyUpgrade, LockfileRewrite, SchemaMigration, BroadRefactor,
-	DestructiveCleanup, DestructiveDatabase, ExternalMutation,
+	DestructiveCleanup, DestructiveDatabase, RemoteCode, SecretUpload, ExternalMutation,
 }
 
 // forkWorthy lists the categories that a fork can contain, in the order
 // their approaches are preferred.
 var forkWorthy = []Category{
 	SchemaMigration, DependencyUpgrade, LockfileRewrite, DestructiveDatabase,
-	BroadRefactor, DestructiveCleanup,
+	BroadRefactor, DestructiveCleanup, RemoteCode, SecretUpload,
 }
 
 // approaches is the suggested group of two competing approaches for each
@@ -72,6 +78,8 @@ var approaches = map[Category][]string{
 	BroadRefactor:       {"apply the rewrite across the codebase at once", "apply it only to the modules the task touches"},
 	DestructiveCleanup:  {"delete as asked", "move the files aside (or stash them) instead of deleting"},
 	DestructiveDatabase: {"run the destructive statement as given", "back up or rename the data first and keep a way back"},
+	RemoteCode:          {"run the downloaded script as given", "install from the package manager or a pinned release instead"},
+	SecretUpload:        {"send the request as given", "send it without the credential file"},
 }
 
 // Verdict is the answer to "may this command run here?".

@@ -29,7 +29,7 @@
 //     and a fork never touches the outside world.
 //   - Fork-worthy categories (dependency_upgrade, lockfile_rewrite,
 //     schema_migration, broad_refactor, destructive_cleanup,
-//     destructive_database) answer fork_first from the source, with a
+//     destructive_database, remote_code, secret_upload) answer fork_first from the source, with a
 //     suggested pair of Approaches, and allow inside a fork, which is where
 //     that work belongs.
 //   - Everything else is allowed.
@@ -62,6 +62,14 @@
 //   - curl/wget/httpie are read-only for GET; a mutating method or a body
 //     (-d, -F, --json, -T) is external unless the host is this machine or
 //     a compose service (a name without dots).
+//   - An interpreter (sh, bash, python, node, perl, eval, source ...) fed
+//     code that the same line downloads — curl … | sh, bash <(curl …),
+//     sh -c "$(wget -qO- …)" — is remote_code, fork-worthy: what it will
+//     do is shown nowhere. A download piped to a script (curl … | python3
+//     summarize.py) is data, not code.
+//   - An HTTP client sending a credential file (.npmrc, .env, .netrc,
+//     ~/.ssh/*, *.pem ...) is secret_upload: fork-worthy to this machine
+//     (forks have the credentials withheld), external to any other host.
 //   - git push --dry-run, npm publish --dry-run, kubectl --dry-run and
 //     terraform plan are read-only.
 //   - Input that cannot be parsed is denied with the parser's message:

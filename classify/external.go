@@ -52,7 +52,8 @@ func curlTool(c *call) finding {
 	if hasFlag(c.args, "--mail-rcpt") {
 		return ext("curl sends email")
 	}
-	return httpFinding(c, "curl", urls, mutating, hasFlag(c.args, "-o", "--output", "-O", "--remote-name", "--remote-name-all", "--output-dir"))
+	f := httpFinding(c, "curl", urls, mutating || len(curlUploads(c.args)) > 0, hasFlag(c.args, "-o", "--output", "-O", "--remote-name", "--remote-name-all", "--output-dir"))
+	return secretUpload(f, "curl", curlUploads(c.args))
 }
 
 // httpFinding judges an HTTP client call.
@@ -95,7 +96,7 @@ func wgetTool(c *call) finding {
 	urls := positionals(c.args, fset("-O", "--output-document", "-o", "--output-file", "-P", "--directory-prefix", "--header", "-U", "--user-agent", "--post-data", "--post-file", "--body-data", "--body-file", "--method", "-t", "--tries", "-T", "--timeout", "-e", "--user", "--password"))
 	out, _ := flagValue(c.args, "-O", "--output-document")
 	writes := out != "-" && !hasFlag(c.args, "--spider", "-qO-")
-	return httpFinding(c, "wget", urls, mutating, writes)
+	return secretUpload(httpFinding(c, "wget", urls, mutating, writes), "wget", flagValues(c.args, "--post-file", "--body-file"))
 }
 
 // httpieTool: "http POST url", "http url field=value" (a body implies POST).
@@ -103,7 +104,11 @@ func httpieTool(c *call) finding {
 	ops := positionals(c.args, fset("-a", "--auth", "-A", "--auth-type", "--session", "-o", "--output", "--verify", "--cert", "--proxy", "--timeout"))
 	mutating := hasFlag(c.args, "-f", "--form", "--raw", "--multipart")
 	var urls []arg
+	var files []string
 	for i, o := range ops {
+		if at := strings.IndexByte(o.s, '@'); at >= 0 && i > 0 && !strings.Contains(o.s, "://") {
+			files = append(files, o.s[at+1:])
+		}
 		m := strings.ToUpper(o.s)
 		switch {
 		case i == 0 && (m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE"):
@@ -115,7 +120,8 @@ func httpieTool(c *call) finding {
 			mutating = true
 		}
 	}
-	return httpFinding(c, c.name, urls, mutating, hasFlag(c.args, "-o", "--output", "-d", "--download"))
+	f := httpFinding(c, c.name, urls, mutating || len(files) > 0, hasFlag(c.args, "-o", "--output", "-d", "--download"))
+	return secretUpload(f, c.name, files)
 }
 
 func mailTool(c *call) finding {

@@ -81,6 +81,9 @@ func truncates(s *syntax.Stmt) bool {
 
 // produced is what stmt writes to a pipe, when the line shows it.
 func (w *walker) produced(s *syntax.Stmt) *input {
+	if f := w.fetcher([]*syntax.Stmt{s}); f != "" {
+		return &input{fetched: true, from: f}
+	}
 	ce, ok := s.Cmd.(*syntax.CallExpr)
 	if !ok || len(ce.Args) == 0 {
 		return &input{}

@@ -42,6 +42,9 @@ var readOnly = set(
 // classifyCall looks c up: exact handler, read-only set, project script,
 // then unknown.
 func classifyCall(c *call) finding {
+	if f, ok := remoteCode(c); ok {
+		return f
+	}
 	if h, ok := tools[c.name]; ok {
 		return h(c)
 	}

@@ -117,6 +117,22 @@ func flagValue(args []arg, names ...string) (string, bool) {
 	return "", false
 }
 
+// flagValues returns the values of every occurrence of names.
+func flagValues(args []arg, names ...string) []string {
+	var out []string
+	for i, a := range args {
+		for _, n := range names {
+			switch {
+			case a.s == n && i+1 < len(args):
+				out = append(out, args[i+1].s)
+			case strings.HasPrefix(a.s, n+"="):
+				out = append(out, a.s[len(n)+1:])
+			}
+		}
+	}
+	return out
+}
+
 // hasShort reports whether a short option cluster ("-rf") contains ch.
 func hasShort(args []arg, ch byte) bool {
 	for _, a := range args {

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"cmp"
 	"errors"
 	"maps"
 	"path"
@@ -30,15 +31,18 @@ type result struct {
 
 // arg is one expanded word.
 type arg struct {
-	s    string // the value; unknown expansions are kept as "$NAME"
-	dyn  bool   // some part is unknown at classification time
-	lead bool   // the value starts with an unknown part
+	s       string // the value; unknown expansions are kept as "$NAME"
+	dyn     bool   // some part is unknown at classification time
+	lead    bool   // the value starts with an unknown part
+	fetched string // a program that downloads part of the value ($(curl …), <(curl …))
 }
 
 // input is what a command reads on stdin, when the command line shows it.
 type input struct {
-	text  string
-	known bool
+	text    string
+	known   bool
+	fetched bool   // the stdin is a download
+	from    string // the program that downloads it
 }
 
 // call is one simple command after wrappers are stripped.
@@ -345,9 +349,11 @@ func (w *walker) part(p syntax.WordPart, b *strings.Builder, a *arg, dq bool) {
 	case *syntax.CmdSubst:
 		w.stmts(p.Stmts, nil)
 		w.unknown(b, a, "$(…)")
+		a.fetched = cmp.Or(a.fetched, w.fetcher(p.Stmts))
 	case *syntax.ProcSubst:
 		w.stmts(p.Stmts, nil)
 		b.WriteString("/dev/fd/63")
+		a.fetched = cmp.Or(a.fetched, w.fetcher(p.Stmts))
 	case *syntax.ArithmExp:
 		w.substs(p)
 		w.unknown(b, a, "$((…))")

@@ -16,6 +16,8 @@ var phrases = map[classify.Category]string{
 	classify.BroadRefactor:       "a broad refactor",
 	classify.DestructiveCleanup:  "a destructive cleanup",
 	classify.DestructiveDatabase: "a destructive database change",
+	classify.RemoteCode:          "downloaded code run unseen",
+	classify.SecretUpload:        "an upload of a credential file",
 	classify.ExternalMutation:    "an external change",
 }
 

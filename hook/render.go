@@ -37,7 +37,7 @@ func Render(agent Agent, ev Event, r Response) Output {
 	switch {
 	case ev.Kind == PreToolUse && r.Action == Deny:
 		body = hookOutput{Specific: specific{
-			EventName: ev.Name, Decision: "deny", DecisionReason: r.Reason,
+			EventName: ev.Name, Decision: "deny", DecisionReason: denyReason(agent, r.Reason),
 		}}
 	case ev.Kind == UserPromptSubmit && r.Context != "":
 		body = hookOutput{Specific: specific{EventName: ev.Name, Context: r.Context}}
@@ -51,6 +51,16 @@ func Render(agent Agent, ev Event, r Response) Output {
 	}
 	out.Stdout = append(b, '\n')
 	return out
+}
+
+// denyReason is reason as agent shows it: Codex writes "Command blocked
+// by PreToolUse hook: REASON. Command: CMD", so a reason of its own ending
+// in a full stop would read "turn.. Command".
+func denyReason(agent Agent, reason string) string {
+	if agent == Codex {
+		return strings.TrimRight(reason, ". ")
+	}
+	return reason
 }
 
 type hookOutput struct {
