@@ -66,9 +66,9 @@ func (fk *forkRun) end(s State, reason string) {
 // its end by itself (and the fork is to be tested).
 func (fk *forkRun) runAgent(ctx context.Context) bool {
 	o := &fk.r.o
-	session := ""
+	session, dir := "", ""
 	if fk.r.conv != nil {
-		session = fk.r.conv.Session
+		session, dir = fk.r.conv.Session, fk.r.conv.Dir
 	}
 	cfg := o.Agent
 	cfg.Confined = fk.r.e.ConfinesWrites(ctx, fk.f.Run)
@@ -108,7 +108,7 @@ func (fk *forkRun) runAgent(ctx context.Context) bool {
 	}()
 	env := append(agent.Env(prompt, fk.f.Approach, fk.f.Name, fk.f.Index), o.AgentEnv...)
 	res, err := fk.r.e.ExecWith(ctx, fk.f.Run, runtime.ExecOptions{
-		Args: argv, Env: append(append(env, fk.r.pass...), fk.env...), Base: o.BaseEnv,
+		Args: argv, Env: append(append(env, fk.r.pass...), fk.env...), Base: o.BaseEnv, Dir: dir,
 		Stdout: io.MultiWriter(logf, pw), Stderr: logf,
 		Timeout: o.AgentTimeout, Kill: fk.kill,
 	})

@@ -33,6 +33,12 @@ type Conversation struct {
 	// rollout. Cwd is where a Claude session was started.
 	Transcript string `json:"transcript,omitempty"`
 	Cwd        string `json:"cwd,omitempty"`
+	// Dir is where each fork's agent continues it, relative to the
+	// workspace: the directory the session was started in when it is
+	// inside the workspace (empty: the workspace path). Claude Code
+	// releases before 2.1.300 resume only sessions of the directory they
+	// start in.
+	Dir string `json:"dir,omitempty"`
 	// BaseUSD (claude) and BaseTokens (codex) are the session's running
 	// totals when forked, which the agents' own totals include: they are
 	// not charged to the forks.
@@ -130,7 +136,20 @@ func claudeConversation(ctx context.Context, e Records, src engine.Ref, o *Optio
 			return nil, "", tine.Optionf("account %s: %w: its forks could not continue the conversation (%s starts without one): %w", acc.Name, err, tine.Opt("fresh"), tine.ErrInvalid)
 		}
 	}
-	return &Conversation{Session: s.ID, From: from, Transcript: s.Transcript, Cwd: s.Cwd, BaseUSD: s.CostUSD}, "", nil
+	return &Conversation{Session: s.ID, From: from, Transcript: s.Transcript, Cwd: s.Cwd, Dir: startDir(src.Workspace.Path, s.Cwd), BaseUSD: s.CostUSD}, "", nil
+}
+
+// startDir is cwd relative to the workspace at ws when it is a directory
+// below it, else "" (the workspace path itself).
+func startDir(ws, cwd string) string {
+	rel, err := filepath.Rel(ws, cwd)
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+		return ""
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return ""
+	}
+	return rel
 }
 
 // describe says in a line what the forks continue.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,6 +39,9 @@ type ExecResult struct {
 type ExecOptions struct {
 	Args []string
 	Env  []string // added to the run's environment, after it; kept even where they are secrets of the run (an account's own)
+	// Dir is the directory the command starts in, relative to the
+	// workspace path and below it; empty: the workspace path.
+	Dir string
 	// Base, when not nil, is the environment the command's is made from,
 	// the workspace owner's (a caller's of the daemon); nil: this
 	// process's own.
@@ -71,6 +75,9 @@ func (m *Manager) ExecWith(ctx context.Context, ref string, o ExecOptions) (*Exe
 	if len(o.Args) == 0 {
 		return nil, fmt.Errorf("exec needs a command: %w", tine.ErrInvalid)
 	}
+	if o.Dir != "" && !filepath.IsLocal(o.Dir) {
+		return nil, fmt.Errorf("exec directory %q is not below the workspace: %w", o.Dir, tine.ErrInvalid)
+	}
 	r, cl, err := m.Client(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -80,7 +87,7 @@ func (m *Manager) ExecWith(ctx context.Context, ref string, o ExecOptions) (*Exe
 		base, from = o.Base, r.Workspace.UID
 	}
 	env := account.Setenv(runenv.For(r.Workspace, r.Run, base, from), o.Env...)
-	x := supervisor.Exec{Args: o.Args, Env: env, Dir: r.Workspace.Path, Tree: true, Grant: envNames(o.Env)}
+	x := supervisor.Exec{Args: o.Args, Env: env, Dir: filepath.Join(r.Workspace.Path, o.Dir), Tree: true, Grant: envNames(o.Env)}
 	out, errOut := &tail{max: MaxOutput}, &tail{max: MaxOutput}
 	res := &ExecResult{Run: r.Run.Name, Args: o.Args}
 	t0 := time.Now()

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
 )
@@ -21,7 +23,9 @@ readable and the one its workspaces were made with, which directories the
 store has no record of, what commands that died left in runs (a run left
 frozen, a fork point left mounted, a merge's staging; tine gc removes
 them), and what the quarantine holds (directories tine moved aside instead
-of deleting). It says what to do for each problem.
+of deleting). It says what to do for each problem, and
+which release of each agent (claude, codex) is on your PATH against the
+range tine supports and CI tests (the oldest and the newest).
 
 Every other command refuses (exit status 10) while the store is missing,
 empty, damaged or not the workspaces' own; tine never starts a fresh store
@@ -93,10 +97,12 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 			if err != nil {
 				return err
 			}
+			agents := agent.CheckInstalled(ctx, os.Getenv("PATH"))
 			if asJSON {
-				err = a.printJSON(r)
+				err = a.printJSON(doctorReport{Diagnosis: r, Agents: agents})
 			} else {
 				printDiagnosis(a.stdout, r)
+				printAgents(a.stdout, agents)
 			}
 			if err == nil && !r.Store.Usable() {
 				err = fmt.Errorf("%w: %s", tine.ErrStore, r.Store.Problem)
@@ -109,6 +115,21 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "make a missing or damaged store again from the manifests in the state directory")
 	c.Flags().BoolVar(&setAside, "set-aside", false, "move what a refused store cannot vouch for into the quarantine, so tine can go on")
 	return c
+}
+
+// doctorReport is tine doctor --json: the state directory's diagnosis and
+// the agents found on the caller's PATH.
+type doctorReport struct {
+	*engine.Diagnosis
+	Agents []agent.Installed `json:"agents"`
+}
+
+// printAgents writes the agents' versions against the supported ranges.
+func printAgents(w io.Writer, agents []agent.Installed) {
+	fmt.Fprintln(w, "agents:")
+	for _, in := range agents {
+		fmt.Fprintf(w, "  %-6s %s\n", in.Kind, display.Text(in.Note))
+	}
 }
 
 // printDiagnosis writes what tine doctor found, for people.

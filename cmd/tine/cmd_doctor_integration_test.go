@@ -80,3 +80,41 @@ func TestDoctor_LostStore(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctor_AgentVersions is issue 26's "agent versions are a range":
+// tine doctor finds claude and codex on the caller's PATH and places each
+// release in the supported range CI tests (the oldest and the newest): a
+// release in range is supported, an older one is named with what it lacks,
+// a missing one says fork-runs with it fail.
+func TestDoctor_AgentVersions(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	bin := t.TempDir()
+	for name, out := range map[string]string{"claude": "2.0.14 (Claude Code)", "codex": "codex-cli 0.165.0"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rep struct {
+		Agents []struct {
+			Kind, Version, Verdict, Note string
+		} `json:"agents"`
+	}
+	r := e.run(call{vars: []string{"PATH=" + bin + ":/usr/bin:/bin"}}, "doctor", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Agents) != 2 {
+		t.Fatalf("doctor --json: %v %v", err, r)
+	}
+	want := map[string]string{"claude": "older", "codex": "supported"}
+	for _, a := range rep.Agents {
+		if a.Verdict != want[a.Kind] {
+			t.Errorf("%s %s: %s (%s), want %s", a.Kind, a.Version, a.Verdict, a.Note, want[a.Kind])
+		}
+	}
+	if !strings.Contains(rep.Agents[0].Note, "older than 2.1.197") {
+		t.Errorf("claude's note does not say what is supported: %q", rep.Agents[0].Note)
+	}
+	r = e.run(call{vars: []string{"PATH=" + t.TempDir()}}, "doctor")
+	if !strings.Contains(r.stdout, "claude is not on PATH") || !strings.Contains(r.stdout, "codex is not on PATH") {
+		t.Errorf("doctor with no agents on PATH:\n%v", r)
+	}
+}
