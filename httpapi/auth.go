@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/access"
 )
 
 // RequestHeader carries a request signed with a run's capability: the
@@ -41,8 +42,8 @@ type peer struct {
 	// foreign is set on a run's own socket when the caller is inside
 	// another run.
 	foreign bool
-	why     string  // on the people's socket: what showed it is no person
-	user    *caller // on the people's socket: the peer's user
+	why     string         // on the people's socket: what showed it is no person
+	user    *access.Caller // on the people's socket: the peer's user
 }
 
 // actorOf is the run a request acts for, or nil for a person (the host).
