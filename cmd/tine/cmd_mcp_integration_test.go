@@ -619,3 +619,57 @@ func TestMCP_CancelForkRun(t *testing.T) {
 	noProcess(t, "3017", "a command outlived cancel_fork_run")
 	noSupervisors(e, started)
 }
+
+// TestMCP_CancelForkRunFromAnotherSession: cancel_fork_run in a second
+// MCP session (another tine mcp process) stops the command a fork_run of
+// the first runs in a group's forks: each fork's command is killed, both
+// answers say so fork by fork, and no command or supervisor is left.
+// Before, the second session's cancel reached only fork-runs in the
+// daemon ("no fork-run of group … runs in this daemon") and the command
+// ran on.
+func TestMCP_CancelForkRunFromAnotherSession(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	first, second := e.mcpSession("mcp"), e.mcpSession("mcp")
+	call := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := first.CallTool(context.Background(), &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{
+			"run": "source", "copies": 2, "command": "touch started; sleep 3018"}})
+		if err != nil {
+			t.Errorf("fork_run: %v", err)
+		}
+		call <- res
+	}()
+	var started []string
+	group := ""
+	deadline := time.Now().Add(20 * time.Second)
+	for len(started) < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		started = started[:0]
+		for _, r := range e.ls() {
+			if r.Role != "source" && fileExists(filepath.Join(e.path(r.ID), "started")) {
+				started, group = append(started, r.Name), r.Group
+			}
+		}
+	}
+	if len(started) < 2 {
+		t.Fatalf("the command did not start in 2 forks: %v", started)
+	}
+	text, _ := mcpCall(t, second, false, "cancel_fork_run", map[string]any{"group": group})
+	for _, name := range started {
+		if !strings.Contains(text, name+" killed") {
+			t.Errorf("the second session's cancel_fork_run does not say %s was killed: %s", name, text)
+		}
+	}
+	select {
+	case res := <-call:
+		if res == nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "killed") {
+			t.Errorf("the first session's fork_run answered %+v", res)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first session's fork_run still runs after the second session's cancel_fork_run")
+	}
+	noProcess(t, "3018", "a command outlived another session's cancel_fork_run")
+	noSupervisors(e, started)
+}
