@@ -85,7 +85,7 @@ func (a *app) dashboardDaemon() (*httpapi.Client, error) {
 	}
 	sock := layout.New(home).Socket()
 	if !daemonUp(sock) {
-		return nil, fmt.Errorf("no tine daemon serves %s (nor the system daemon you): start tine serve --listen 127.0.0.1:PORT, or sudo tine setup daemon: %w",
+		return nil, fmt.Errorf("no tine daemon serves %s and no system daemon serves you: start tine serve --listen 127.0.0.1:PORT, or sudo tine setup daemon: %w",
 			home, tine.ErrUnsupported)
 	}
 	return httpapi.NewClient(sock, nil), nil

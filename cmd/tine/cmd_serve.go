@@ -55,7 +55,12 @@ sees and acts only on their own workspaces and those granted to one of
 their groups (tine init --group); root sees all. Their runs' processes run
 as them. A normal user's tine serve while the system daemon serves them
 (no TINE_HOME or --home) is refused, exit 4, naming their workspaces
-there: their commands go to it already.`,
+there and tine dashboard: their commands go to it already.
+
+The system daemon also listens on TCP for the dashboard: on --listen ADDR,
+or by itself on a free loopback port. Every request there needs the bearer
+token, or on /ui/ a normal user's dashboard token (tine dashboard hands it
+out over the unix socket), which shows only that user's workspaces.`,
 		Example: `  tine serve
   sudo tine serve --system
   tine serve --listen 127.0.0.1:7070
