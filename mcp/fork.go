@@ -132,8 +132,9 @@ func (t *tools) runningCommand(ref string) (string, *commandRun) {
 // runInForks runs command in every fork of group at once through the
 // daemon, reporting each fork's end as progress. A cancelled ctx (the
 // client cancelled the call, or went away; cancel_fork_run) ends the
-// requests, and the daemon kills each command's process tree; a fork
-// whose command cancel_fork_run killed gets a result that says so. The
+// requests, and the daemon kills each command's process tree; each fork
+// whose command was killed so gets a result, and a progress message, that
+// says so. The
 // commands are the group's in the daemon, so a cancel_fork_run of another
 // session (POST /v1/groups/{g}/cancel) kills them too.
 func (t *tools) runInForks(ctx context.Context, group string, forks []*tine.Run, command string, timeout float64) ([]*runtime.ExecResult, error) {
@@ -150,7 +151,9 @@ func (t *tools) runInForks(ctx context.Context, group string, forks []*tine.Run,
 			req := httpapi.ExecRequest{Args: []string{"sh", "-c", script}, TimeoutS: timeout, Env: t.env, Group: group}
 			t0 := time.Now()
 			res, err := t.api.Exec(ctx, f.ID, req)
-			if err != nil && errors.Is(context.Cause(ctx), errCanceled) {
+			// Cancelled (cancel_fork_run, or the client cancelled the call):
+			// the daemon killed the command.
+			if err != nil && ctx.Err() != nil {
 				res, err = &runtime.ExecResult{Run: f.Name, Args: req.Args, Exit: -1, Killed: true, Seconds: time.Since(t0).Seconds()}, nil
 			}
 			ran[i], errs[i] = res, unreachable(err)

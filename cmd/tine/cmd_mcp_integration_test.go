@@ -332,7 +332,9 @@ func TestMCP_StdioFraming(t *testing.T) {
 // TestMCP_CommandProgressAndCancel: fork_run with a command reports the
 // fork and each fork's end as progress notifications of the call's
 // token; a call the client cancels stops the command in every fork (the
-// daemon kills it when the request goes away).
+// daemon kills it when the request goes away), leaves no supervisor, and
+// says of each fork that it was killed (before, nothing was said once the
+// call was cancelled).
 func TestMCP_CommandProgressAndCancel(t *testing.T) {
 	e, _ := mcpWorkspace(t)
 	d := e.serve()
@@ -381,8 +383,10 @@ func TestMCP_CommandProgressAndCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	call := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{
-			"run": "source", "copies": 2, "command": "touch started; sleep 4; touch late"}})
+		params := &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{
+			"run": "source", "copies": 2, "command": "touch started; sleep 4; touch late"}}
+		params.SetProgressToken("p2")
+		_, err := cs.CallTool(ctx, params)
 		call <- err
 	}()
 	var forks []string
@@ -410,6 +414,18 @@ func TestMCP_CommandProgressAndCancel(t *testing.T) {
 		}
 	}
 	noSupervisors(e, forks) // nor the supervisors launched for it
+	// What became of each fork is said, after the cancel, as progress.
+	var killed []string
+	mu.Lock()
+	for _, p := range got {
+		if p.ProgressToken == "p2" && strings.Contains(p.Message, "killed") {
+			killed = append(killed, p.Message)
+		}
+	}
+	mu.Unlock()
+	if len(killed) != 2 {
+		t.Errorf("progress after the cancel: %v, want each of the 2 forks said killed", killed)
+	}
 }
 
 // TestMCP_DoesNotPinTheMount: tine mcp started in the workspace leaves
