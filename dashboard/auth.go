@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/tinehq/tine/internal/access"
 )
 
 // cookieName holds the bearer token in the browser after a ?token= visit.
@@ -22,9 +24,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.tokenVisit(w, r) {
 			return
 		}
-		if !h.authorized(r) {
-			h.failCode(w, http.StatusUnauthorized, "a bearer token is required: open the dashboard once with ?token=TOKEN")
+		c, ok := h.authorized(r)
+		if !ok {
+			h.failCode(w, http.StatusUnauthorized, "a token is required: open the URL tine dashboard prints (?token=TOKEN)")
 			return
+		}
+		if c != nil { // a normal user's token: their workspaces only
+			r = r.WithContext(access.With(r.Context(), c))
 		}
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -50,10 +56,13 @@ func secure(hd http.Header) {
 // stay in the address bar or the history.
 func (h *Handler) tokenVisit(w http.ResponseWriter, r *http.Request) bool {
 	q := r.URL.Query()
-	if r.Method != http.MethodGet || !q.Has("token") || !h.validToken(q.Get("token")) {
+	if r.Method != http.MethodGet || !q.Has("token") {
 		return false
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.token, Path: "/ui/",
+	if _, ok := h.validToken(q.Get("token")); !ok {
+		return false
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: q.Get("token"), Path: "/ui/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	q.Del("token")
 	u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
@@ -61,17 +70,31 @@ func (h *Handler) tokenVisit(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// authorized reports whether r carries the token as a bearer token or cookie.
-func (h *Handler) authorized(r *http.Request) bool {
+// authorized reports whether r carries a valid token as a bearer token or
+// cookie, and whose: a nil caller for the daemon's own token (every
+// workspace), a normal user for theirs (WithUsers).
+func (h *Handler) authorized(r *http.Request) (*access.Caller, bool) {
 	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return h.validToken(got)
 	}
 	c, err := r.Cookie(cookieName)
-	return err == nil && h.validToken(c.Value)
+	if err != nil {
+		return nil, false
+	}
+	return h.validToken(c.Value)
 }
 
-func (h *Handler) validToken(s string) bool {
-	return subtle.ConstantTimeCompare([]byte(s), []byte(h.token)) == 1
+// validToken reports whether s is the daemon's token (a nil caller) or a
+// user's.
+func (h *Handler) validToken(s string) (*access.Caller, bool) {
+	if subtle.ConstantTimeCompare([]byte(s), []byte(h.token)) == 1 {
+		return nil, true
+	}
+	if h.users == nil {
+		return nil, false
+	}
+	c := h.users(s)
+	return c, c != nil
 }
 
 // checkCSRF refuses a state-changing request from another origin or

@@ -43,6 +43,7 @@ type Handler struct {
 	mux   *http.ServeMux
 	tmpl  map[string]*template.Template
 
+	users   UserTokens      // nil: only the daemon's own token opens it
 	starter ForkRunStarter  // nil: the dashboard starts no fork-runs
 	started startedForkRuns // the warnings of the fork-runs started here
 }
@@ -71,15 +72,15 @@ func randomToken() string {
 func (h *Handler) routes() {
 	m := h.mux
 	m.HandleFunc("GET /ui/{$}", h.overview)
-	m.HandleFunc("GET /ui/groups/{g}", h.group)
-	m.HandleFunc("GET /ui/groups/{g}/forkrun", h.forkRunFragment)
-	m.HandleFunc("GET /ui/runs/{r}", h.run)
+	m.HandleFunc("GET /ui/groups/{g}", h.own(h.group))
+	m.HandleFunc("GET /ui/groups/{g}/forkrun", h.own(h.forkRunFragment))
+	m.HandleFunc("GET /ui/runs/{r}", h.own(h.run))
 	m.HandleFunc("GET /ui/events/stream", h.stream)
-	m.HandleFunc("POST /ui/approvals/{id}/{decision}", h.decide)
-	m.HandleFunc("POST /ui/groups/{g}/choose", h.choose)
-	m.HandleFunc("POST /ui/runs/{r}/discard", h.discard)
-	m.HandleFunc("POST /ui/runs/{r}/rollback", h.rollback)
-	m.HandleFunc("POST /ui/runs/{r}/fork-run", h.startForkRun)
+	m.HandleFunc("POST /ui/approvals/{id}/{decision}", h.own(h.decide))
+	m.HandleFunc("POST /ui/groups/{g}/choose", h.own(h.choose))
+	m.HandleFunc("POST /ui/runs/{r}/discard", h.own(h.discard))
+	m.HandleFunc("POST /ui/runs/{r}/rollback", h.own(h.rollback))
+	m.HandleFunc("POST /ui/runs/{r}/fork-run", h.own(h.startForkRun))
 	static, _ := fs.Sub(assets, "assets")
 	m.Handle("GET /ui/assets/", http.StripPrefix("/ui/assets/", http.FileServerFS(static)))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"github.com/tinehq/tine/internal/access"
 	"math"
 	"net/http"
 	"slices"
@@ -30,6 +31,16 @@ type ForkRunStarter func(ctx context.Context, ref string, req forkrun.Request) (
 
 // Option configures the Handler New returns.
 type Option func(*Handler)
+
+// UserTokens returns the normal user a dashboard token stands for, or nil
+// when it stands for none.
+type UserTokens func(token string) *access.Caller
+
+// WithUsers lets normal users' tokens open the dashboard (on a listener
+// with a token): each sees and acts on only the workspaces they may use.
+func WithUsers(check UserTokens) Option {
+	return func(h *Handler) { h.users = check }
+}
 
 // WithForkRuns offers, on the page of every live run, a form that starts
 // a fork-run of it with start; without it (a dashboard without a daemon)

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
+	"github.com/tinehq/tine/internal/account"
 	"net/http"
 	"net/url"
 
@@ -75,6 +76,9 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	if c := callerOf(ctx); c != nil {
+		states = c.Records(states)
+	}
 	p := overviewPage{page: h.livePage(ctx, "tine", "overview"), Done: doneMessages[r.URL.Query().Get("done")]}
 	names := runNames(states)
 	for _, st := range states {
@@ -89,6 +93,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	pending = callerOf(ctx).Approvals(ctx, h.e.Store(), pending)
 	for _, a := range pending {
 		p.Approvals = append(p.Approvals, approvalOf(a, names))
 	}
@@ -147,6 +152,7 @@ func (h *Handler) feed(ctx context.Context, f tine.EventFilter, names map[string
 	if err != nil {
 		return nil, err
 	}
+	evs = callerOf(ctx).Events(ctx, h.e.Store(), evs)
 	evs = evs[max(0, len(evs)-feedLen):]
 	out := make([]eventView, 0, len(evs))
 	for i := len(evs) - 1; i >= 0; i-- {
@@ -199,12 +205,16 @@ func orDefault(s, d string) string {
 // decide is POST /ui/approvals/{id}/approve or refuse.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	by := "dashboard"
+	if c := callerOf(r.Context()); c != nil { // a normal user decides as themselves
+		by = account.Lookup(c.UID, c.GID).Name
+	}
 	var err error
 	switch r.PathValue("decision") {
 	case "approve":
-		_, err = h.cp.Approve(context.WithoutCancel(r.Context()), id, "dashboard")
+		_, err = h.cp.Approve(context.WithoutCancel(r.Context()), id, by)
 	case "refuse":
-		_, err = h.cp.Refuse(context.WithoutCancel(r.Context()), id, "dashboard")
+		_, err = h.cp.Refuse(context.WithoutCancel(r.Context()), id, by)
 	default:
 		h.failCode(w, http.StatusNotFound, "no action "+r.PathValue("decision")+" on approvals")
 		return

@@ -85,16 +85,17 @@ func (h *Handler) streamStart(r *http.Request) int64 {
 // send writes the events after *after and advances it; it returns how
 // many it wrote.
 func (h *Handler) send(w http.ResponseWriter, r *http.Request, after *int64) (int, error) {
-	evs, err := h.e.Events(r.Context(), tine.EventFilter{After: *after, Limit: 100})
-	if err != nil {
+	all, err := h.e.Events(r.Context(), tine.EventFilter{After: *after, Limit: 100})
+	if err != nil || len(all) == 0 {
 		return 0, err
 	}
+	evs := callerOf(r.Context()).Events(r.Context(), h.e.Store(), all)
+	*after = all[len(all)-1].Seq // past another user's events too
 	for _, ev := range evs {
 		b, _ := json.Marshal(streamEvent{Seq: ev.Seq, Workspace: ev.Workspace, Run: ev.Run, Kind: ev.Kind})
 		if _, err := fmt.Fprintf(w, "id: %d\nevent: tine\ndata: %s\n\n", ev.Seq, b); err != nil {
 			return 0, err
 		}
-		*after = ev.Seq
 	}
 	return len(evs), nil
 }
@@ -115,6 +116,9 @@ func (h *Handler) watchReport(r *http.Request) *reportWatch {
 	}
 	g, _, err := h.e.Group(r.Context(), q.Get("group"))
 	if err != nil {
+		return nil
+	}
+	if _, err := callerOf(r.Context()).Workspace(r.Context(), h.e.Store(), g.Workspace); err != nil {
 		return nil
 	}
 	stamp, _ := strconv.ParseInt(q.Get("report"), 10, 64)

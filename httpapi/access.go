@@ -7,6 +7,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/access"
 )
 
 // A person on the people's socket acts as their own user (SO_PEERCRED):
@@ -17,34 +18,15 @@ import (
 // by its capability's lineage scope instead, and TCP requests by the
 // bearer token.
 
-// caller is the user behind a person's request on a unix socket.
-type caller struct {
-	uid, gid int
-	gids     map[int]bool // primary and supplementary groups
-}
-
 // callerOf returns who made r, or nil when r may see every workspace: root
 // and the daemon's own user, a request on TCP (the token's holder), and
 // code inside a run.
-func callerOf(r *http.Request) *caller {
+func callerOf(r *http.Request) *access.Caller {
 	p, ok := r.Context().Value(peerKey).(peer)
-	if !ok || p.user == nil || p.run != "" || p.user.uid == 0 || p.user.uid == os.Geteuid() {
+	if !ok || p.user == nil || p.run != "" || p.user.UID == 0 || p.user.UID == os.Geteuid() {
 		return nil
 	}
 	return p.user
-}
-
-// mayUse reports whether c may see and act on w (a nil caller may use all).
-func (c *caller) mayUse(w *tine.Workspace) bool {
-	if c == nil || w.UID == c.uid {
-		return true
-	}
-	for _, g := range w.Groups {
-		if c.gids[g] {
-			return true
-		}
-	}
-	return false
 }
 
 // ownRun wraps a route naming a run ({ref}): a run of a workspace the
@@ -107,7 +89,7 @@ func (s *Server) own(h http.HandlerFunc, find func(*http.Request) (*tine.Workspa
 	return func(w http.ResponseWriter, r *http.Request) {
 		if c := callerOf(r); c != nil {
 			ws, err := find(r)
-			if err != nil || !c.mayUse(ws) {
+			if err != nil || !c.MayUse(ws) {
 				ref := r.PathValue("ref")
 				if ref == "" {
 					ref = r.PathValue("id")
@@ -122,48 +104,14 @@ func (s *Server) own(h http.HandlerFunc, find func(*http.Request) (*tine.Workspa
 
 // visible keeps the workspaces' states the caller of r may use.
 func visible(r *http.Request, states []engine.WorkspaceRecords) []engine.WorkspaceRecords {
-	c := callerOf(r)
-	if c == nil {
-		return states
+	if c := callerOf(r); c != nil {
+		return c.Records(states)
 	}
-	out := []engine.WorkspaceRecords{}
-	for _, st := range states {
-		if c.mayUse(st.Workspace) {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// usable returns the ids of the workspaces the caller of r may use, or nil
-// when it may use all.
-func (s *Server) usable(r *http.Request) map[string]bool {
-	c := callerOf(r)
-	if c == nil {
-		return nil
-	}
-	out := map[string]bool{}
-	s.e.Store().View(r.Context(), func(tx tine.Tx) error {
-		all, err := tx.Workspaces()
-		for _, w := range all {
-			if c.mayUse(w) {
-				out[w.ID] = true
-			}
-		}
-		return err
-	})
-	return out
+	return states
 }
 
 // visibleEvents keeps the events of workspaces the caller of r may use
 // (never nil).
 func (s *Server) visibleEvents(r *http.Request, evs []*tine.Event) []*tine.Event {
-	mine := s.usable(r)
-	out := []*tine.Event{}
-	for _, ev := range evs {
-		if mine == nil || mine[ev.Workspace] {
-			out = append(out, ev)
-		}
-	}
-	return out
+	return callerOf(r).Events(r.Context(), s.e.Store(), evs)
 }

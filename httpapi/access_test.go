@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/engine/enginetest"
+	"github.com/tinehq/tine/internal/access"
 	"github.com/tinehq/tine/internal/mnt"
 )
 
@@ -42,16 +43,16 @@ func TestAccess_OwnWorkspacesOnly(t *testing.T) {
 	}
 	t.Cleanup(func() { e.Close() })
 	s := New(e, "")
-	ann := &caller{uid: 4001, gid: 4001, gids: map[int]bool{4001: true}}
-	annInTeam := &caller{uid: 4001, gid: 4001, gids: map[int]bool{4001: true, 4100: true}}
-	do := func(c *caller, method, path string) (int, string) {
+	ann := access.New(4001, 4001)
+	annInTeam := access.New(4001, 4001, 4100)
+	do := func(c *access.Caller, method, path string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader("{}"))
 		req = req.WithContext(context.WithValue(req.Context(), peerKey, peer{user: c}))
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
 		return rec.Code, rec.Body.String()
 	}
-	names := func(c *caller) []string {
+	names := func(c *access.Caller) []string {
 		code, body := do(c, "GET", "/v1/workspaces")
 		var st []engine.WorkspaceRecords
 		if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
@@ -70,7 +71,7 @@ func TestAccess_OwnWorkspacesOnly(t *testing.T) {
 	if got := strings.Join(names(annInTeam), ","); got != "ann,team" {
 		t.Errorf("ann in group 4100 sees %s, want ann,team", got)
 	}
-	if got := strings.Join(names(&caller{uid: 0, gids: map[int]bool{}}), ","); got != "ann,bob,team" {
+	if got := strings.Join(names(access.New(0, 0)), ","); got != "ann,bob,team" {
 		t.Errorf("root sees %s, want all", got)
 	}
 	for _, c := range []struct{ method, path string }{

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -319,6 +320,10 @@ type ExecRequest struct {
 	// (as tine exec's; only the identity of another user's); nil, or
 	// asked from inside a run: the daemon's account of the owner's.
 	Env []string `json:"env,omitempty"`
+	// Group, when set, is the group the run is a fork of, whose command
+	// this is (MCP's fork_run): POST /v1/groups/{g}/cancel kills it, from
+	// any client.
+	Group string `json:"group,omitempty"`
 }
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
@@ -343,10 +348,22 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	if actor == nil && req.Env != nil {
 		base = callerEnv(ref.Workspace, req.Env, peerUID(r))
 	}
-	st, _ := s.rt.ProcState(ref)
 	// The request's own context: a client that hangs up (an MCP call
-	// cancelled) kills the command, whose output no one would read.
-	res, err := s.rt.ExecWith(r.Context(), ref.Run.ID, runtime.ExecOptions{Args: req.Args, Base: base,
+	// cancelled) kills the command, whose output no one would read; so
+	// does a cancel of its group.
+	ctx := r.Context()
+	if req.Group != "" {
+		if ref.Run.Group != req.Group {
+			writeErr(w, fmt.Errorf("%s is not a fork of group %s: %w", ref.Run.Name, req.Group, tine.ErrInvalid))
+			return
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer s.forkRuns.addCommand(req.Group, KilledCommand{Run: ref.Run.ID, Name: ref.Run.Name}, cancel)()
+	}
+	st, _ := s.rt.ProcState(ref)
+	res, err := s.rt.ExecWith(ctx, ref.Run.ID, runtime.ExecOptions{Args: req.Args, Base: base,
 		Timeout: time.Duration(req.TimeoutS * float64(time.Second))})
 	// A supervisor launched for this command is stopped, as tine exec
 	// does: fork_run's commands left one running in every fork.

@@ -13,6 +13,7 @@ import (
 	"github.com/tinehq/tine/capability"
 	"github.com/tinehq/tine/control"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/access"
 )
 
 // RequestHeader carries a request signed with a run's capability: the
@@ -41,8 +42,8 @@ type peer struct {
 	// foreign is set on a run's own socket when the caller is inside
 	// another run.
 	foreign bool
-	why     string  // on the people's socket: what showed it is no person
-	user    *caller // on the people's socket: the peer's user
+	why     string         // on the people's socket: what showed it is no person
+	user    *access.Caller // on the people's socket: the peer's user
 }
 
 // actorOf is the run a request acts for, or nil for a person (the host).
@@ -158,10 +159,12 @@ func (s *Server) requestApproval(w http.ResponseWriter, r *http.Request, actor *
 		"message": fmt.Sprintf("waiting for a person: tine approve %s", a.ID)})
 }
 
-// PersonOnly wraps h (the dashboard, the metrics) so that requests from
-// inside a run are refused: those on a run's own socket, and those on the
-// people's socket from a process that is not a person (ConnContext); and
-// so are people who may not see every workspace (callerOf).
+// PersonOnly wraps h (the metrics, which count every workspace) so that
+// requests from inside a run are refused: those on a run's own socket, and
+// those on the people's socket from a process that is not a person
+// (ConnContext); and so are people who may not see every workspace
+// (callerOf). The dashboard, which shows each person theirs, is wrapped by
+// People instead.
 func PersonOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p, _ := r.Context().Value(peerKey).(peer); p.run != "" {

@@ -323,3 +323,16 @@ func AttachPath(ref string) string { return runPath(ref, "attach") }
 func (c *Client) Refuse(ctx context.Context, id string, req DecideRequest) (*tine.Approval, error) {
 	return post[tine.Approval](ctx, c, "/v1/approvals/"+url.PathEscape(id)+"/refuse", req)
 }
+
+// Dashboard returns the URL of the caller's dashboard, with their token.
+func (c *Client) Dashboard(ctx context.Context) (*DashboardLink, error) {
+	return post[DashboardLink](ctx, c, "/v1/dashboard", nil)
+}
+
+// RevokeDashboard makes the caller's dashboard token open nothing; the
+// next Dashboard makes another.
+func (c *Client) RevokeDashboard(ctx context.Context) (*DashboardLink, error) {
+	var l DashboardLink
+	_, err := c.Do(ctx, http.MethodDelete, "/v1/dashboard", nil, &l)
+	return &l, err
+}

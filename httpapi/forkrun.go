@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -42,8 +43,17 @@ type ForkRunStarted struct {
 // ForkRunCanceled is the answer (202) to POST /v1/groups/{g}/cancel.
 type ForkRunCanceled struct {
 	Group   string          `json:"group"`
-	Report  *forkrun.Report `json:"report"` // as it stood when canceled
+	Report  *forkrun.Report `json:"report"` // as it stood when canceled; nil for commands
 	Message string          `json:"message"`
+	// Killed are the forks whose fork_run command (ExecRequest.Group) it
+	// killed, when no fork-run of the group ran in the daemon.
+	Killed []KilledCommand `json:"killed,omitempty"`
+}
+
+// KilledCommand is a fork whose group's command a cancel killed.
+type KilledCommand struct {
+	Run  string `json:"run"` // its id
+	Name string `json:"name"`
 }
 
 // forkRuns are the fork-runs this server started and that have not ended.
@@ -55,7 +65,17 @@ type forkRuns struct {
 	closed  bool
 	running map[string]*runningForkRun   // by group id
 	queued  map[string][]forkrun.Options // by source run id: asked for mid-turn
-	wg      sync.WaitGroup
+	// commands are the commands running for a group in its forks
+	// (ExecRequest.Group: MCP's fork_run), by group id.
+	commands map[string]map[*groupCommand]bool
+	wg       sync.WaitGroup
+}
+
+// groupCommand is a command running in a fork for its group, and what
+// kills it.
+type groupCommand struct {
+	fork   KilledCommand
+	cancel context.CancelFunc
 }
 
 // runningForkRun is one fork-run under way and what cancels it.
@@ -66,7 +86,49 @@ type runningForkRun struct {
 
 func newForkRuns() *forkRuns {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &forkRuns{ctx: ctx, cancel: cancel, running: map[string]*runningForkRun{}, queued: map[string][]forkrun.Options{}}
+	return &forkRuns{ctx: ctx, cancel: cancel, running: map[string]*runningForkRun{}, queued: map[string][]forkrun.Options{},
+		commands: map[string]map[*groupCommand]bool{}}
+}
+
+// addCommand records a command running in fork for group, which cancel
+// kills, until the returned function is called.
+func (f *forkRuns) addCommand(group string, fork KilledCommand, cancel context.CancelFunc) (done func()) {
+	c := &groupCommand{fork: fork, cancel: cancel}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.commands[group] == nil {
+		f.commands[group] = map[*groupCommand]bool{}
+	}
+	f.commands[group][c] = true
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.commands[group], c)
+		if len(f.commands[group]) == 0 {
+			delete(f.commands, group)
+		}
+	}
+}
+
+// cancelCommands kills the commands running for group and returns their
+// forks.
+func (f *forkRuns) cancelCommands(group string) []KilledCommand {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []KilledCommand
+	for c := range f.commands[group] {
+		c.cancel()
+		out = append(out, c.fork)
+	}
+	slices.SortFunc(out, func(a, b KilledCommand) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// hasCommands reports whether commands run for group.
+func (f *forkRuns) hasCommands(group string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.commands[group]) > 0
 }
 
 // start starts a fork-run of o and keeps its handle until it ends.
@@ -329,6 +391,15 @@ func (s *Server) cancelForkRun(w http.ResponseWriter, r *http.Request) {
 	}
 	fr := s.forkRuns.get(g.ID)
 	if fr == nil {
+		if killed := s.forkRuns.cancelCommands(g.ID); len(killed) > 0 {
+			names := make([]string, len(killed))
+			for i, k := range killed {
+				names[i] = k.Name
+			}
+			writeJSON(w, http.StatusAccepted, ForkRunCanceled{Group: g.ID, Killed: killed,
+				Message: "killed the group's command in " + strings.Join(names, ", ") + "; the forks are kept"})
+			return
+		}
 		writeErr(w, fmt.Errorf("no fork-run of group %s runs in this daemon (it ended, or a tine fork-run command runs it: interrupt that): %w",
 			g.ID, tine.ErrNotFound))
 		return
@@ -358,7 +429,7 @@ func (s *Server) groupOf(ctx context.Context, ref string) (*tine.Group, error) {
 		return nil, err
 	}
 	for i := len(groups) - 1; i >= 0; i-- {
-		if groups[i].Parent == run.Run.ID && (s.forkRuns.get(groups[i].ID) != nil || hasReport(s.e, groups[i])) {
+		if groups[i].Parent == run.Run.ID && (s.forkRuns.get(groups[i].ID) != nil || s.forkRuns.hasCommands(groups[i].ID) || hasReport(s.e, groups[i])) {
 			return groups[i], nil
 		}
 	}

@@ -19,7 +19,7 @@ func (s *Server) judgeStats(w http.ResponseWriter, r *http.Request) {
 	}
 	var mayUse func(*tine.Workspace) bool
 	if c := callerOf(r); c != nil {
-		mayUse = c.mayUse
+		mayUse = c.MayUse
 	}
 	st, err := forkrun.JudgeStatsOf(r.Context(), s.e, mayUse)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/access"
 	"github.com/tinehq/tine/internal/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -179,14 +180,14 @@ func judgePeer(uc *net.UnixConn) peer {
 // userOf is who the peer is: its uid and groups (its gid and the
 // supplementary groups in /proc/PID/status, read while the caller checks
 // the pid is still the peer's).
-func userOf(cred unix.Ucred, pid int) *caller {
-	c := &caller{uid: int(cred.Uid), gid: int(cred.Gid), gids: map[int]bool{int(cred.Gid): true}}
+func userOf(cred unix.Ucred, pid int) *access.Caller {
+	c := access.New(int(cred.Uid), int(cred.Gid))
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	for _, line := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "Groups:"); ok {
 			for _, f := range strings.Fields(rest) {
 				if g, err := strconv.Atoi(f); err == nil {
-					c.gids[g] = true
+					c.Groups[g] = true
 				}
 			}
 		}

@@ -27,7 +27,8 @@ type Server struct {
 	mux      *http.ServeMux
 	start    time.Time
 	hooks    func(agent, decision string, d time.Duration)
-	forkRuns *forkRuns // the fork-runs it started that have not ended
+	forkRuns *forkRuns  // the fork-runs it started that have not ended
+	dash     *Dashboard // nil: no dashboard over TCP (POST /v1/dashboard says so)
 }
 
 // New returns a server of e, its runtime and its control plane (runtime.Of,
@@ -132,6 +133,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/approvals", s.approvals)
 	m.HandleFunc("POST /v1/approvals/{id}/approve", s.ownApproval(s.approve))
 	m.HandleFunc("POST /v1/approvals/{id}/refuse", s.ownApproval(s.refuse))
+	m.HandleFunc("POST /v1/dashboard", s.dashboardLink)
+	m.HandleFunc("DELETE /v1/dashboard", s.revokeDashboard)
 }
 
 // handle runs f and writes its result or error.
@@ -249,7 +252,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	c := callerOf(r)
 	if f.Workspace != "" {
 		ws, err := s.e.FindWorkspace(r.Context(), f.Workspace)
-		if err == nil && !c.mayUse(ws) {
+		if err == nil && !c.MayUse(ws) {
 			err = fmt.Errorf("no workspace %q (see tine ls): %w", f.Workspace, tine.ErrNotFound)
 		}
 		if err != nil {
@@ -324,20 +327,13 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ws := r.URL.Query().Get("workspace"); ws != "" && callerOf(r) != nil {
-		if w2, err := s.e.FindWorkspace(r.Context(), ws); err != nil || !callerOf(r).mayUse(w2) {
+		if w2, err := s.e.FindWorkspace(r.Context(), ws); err != nil || !callerOf(r).MayUse(w2) {
 			writeErr(w, fmt.Errorf("no workspace %q (see tine ls): %w", ws, tine.ErrNotFound))
 			return
 		}
 	}
 	list, err := s.cp.Pending(r.Context(), r.URL.Query().Get("workspace"))
-	mine := s.usable(r)
-	out := []*tine.Approval{}
-	for _, a := range list {
-		if mine == nil || mine[a.Workspace] {
-			out = append(out, a)
-		}
-	}
-	list = out
+	list = callerOf(r).Approvals(r.Context(), s.e.Store(), list)
 	handle(w, http.StatusOK, list, err)
 }
 
@@ -367,7 +363,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request) {
 // people's socket is who SO_PEERCRED says, whatever the request says.
 func decider(r *http.Request, req DecideRequest) string {
 	if c := callerOf(r); c != nil {
-		return account.Lookup(c.uid, c.gid).Name
+		return account.Lookup(c.UID, c.GID).Name
 	}
 	return orDefault(req.By, "api")
 }

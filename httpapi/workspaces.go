@@ -29,8 +29,8 @@ func (s *Server) initWorkspace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := engine.InitOptions{Path: req.Path, Backend: req.Backend, Name: req.Name, Net: req.Net, Groups: req.Groups}
-	if p, ok := r.Context().Value(peerKey).(peer); ok && p.user != nil && p.user.uid != os.Geteuid() {
-		o.Owner = &engine.Owner{UID: p.user.uid, GID: p.user.gid}
+	if p, ok := r.Context().Value(peerKey).(peer); ok && p.user != nil && p.user.UID != os.Geteuid() {
+		o.Owner = &engine.Owner{UID: p.user.UID, GID: p.user.GID}
 	}
 	ref, err := s.e.Init(ctxOf(r), o)
 	handle(w, http.StatusCreated, ref, err)
@@ -52,7 +52,7 @@ func peerUID(r *http.Request) int { return peerUIDOf(r.Context()) }
 // peerUIDOf is peerUID of the request whose context ctx is.
 func peerUIDOf(ctx context.Context) int {
 	if p, ok := ctx.Value(peerKey).(peer); ok && p.user != nil {
-		return p.user.uid
+		return p.user.UID
 	}
 	return os.Geteuid()
 }

@@ -86,6 +86,10 @@ func (l Layout) History() string { return filepath.Join(l.root, "history.jsonl")
 // Token is the bearer token of the daemon's TCP listener.
 func (l Layout) Token() string { return filepath.Join(l.root, "token") }
 
+// UserTokens is the directory of the dashboard tokens the daemon hands
+// to normal users, one file per uid (root's alone).
+func (l Layout) UserTokens() string { return filepath.Join(l.root, "user-tokens") }
+
 // Control is the daemon's directory.
 func (l Layout) Control() string { return filepath.Join(l.root, "ctl") }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/runtime"
 )
 
@@ -46,6 +47,9 @@ func (t *tools) cancelForkRun(ctx context.Context, in CancelInput) (*answer, err
 	if err != nil {
 		return nil, unreachable(err)
 	}
+	if len(cr.Killed) > 0 { // a fork_run command another session runs
+		return t.killedElsewhere(ctx, cr), nil
+	}
 	rep, err := t.awaitEnd(ctx, cr.Group)
 	if err != nil {
 		return nil, err
@@ -57,6 +61,25 @@ func (t *tools) cancelForkRun(ctx context.Context, in CancelInput) (*answer, err
 	}
 	note := fmt.Sprintf("canceled fork-run %s (outcome %s): %s. Forks kept are resolved with choose or discard.", rep.Group, rep.Outcome, forkStates(v.Forks))
 	return &answer{Note: note, Data: v}, nil
+}
+
+// killedElsewhere answers a cancel that killed the commands a fork_run
+// of another session (or process) runs in the group's forks: it waits
+// for them to end and says each fork's.
+func (t *tools) killedElsewhere(ctx context.Context, cr *httpapi.ForkRunCanceled) *answer {
+	forks := make([]*tine.Run, len(cr.Killed))
+	parts := make([]string, len(cr.Killed))
+	for i, k := range cr.Killed {
+		forks[i], parts[i] = &tine.Run{ID: k.Run, Name: k.Name}, k.Name+" killed"
+	}
+	data := map[string]any{"group": cr.Group, "killed": cr.Killed}
+	if left := t.awaitKilled(ctx, forks); len(left) > 0 {
+		data["still_running"] = left
+		return &answer{Note: fmt.Sprintf("canceling the command another fork_run runs in group %s: still ending after %s in %s; ps shows what runs.",
+			cr.Group, killWait, strings.Join(left, ", ")), Data: data}
+	}
+	return &answer{Note: fmt.Sprintf("canceled the command another fork_run ran in group %s: %s. The forks are kept: discard drops them.",
+		cr.Group, strings.Join(parts, ", ")), Data: data}
 }
 
 // killWait bounds how long cancel_fork_run waits for the daemon to kill

@@ -99,7 +99,7 @@ func (t *tools) forkCommand(ctx context.Context, in ForkInput) (*answer, error) 
 	t.mu.Lock()
 	t.commands[res.Group.ID] = c
 	t.mu.Unlock()
-	ran, err := t.runInForks(ctx, res.Forks, in.Command, in.TimeoutS)
+	ran, err := t.runInForks(ctx, res.Group.ID, res.Forks, in.Command, in.TimeoutS)
 	c.ran = ran
 	close(c.done)
 	t.mu.Lock()
@@ -129,12 +129,15 @@ func (t *tools) runningCommand(ref string) (string, *commandRun) {
 	return "", nil
 }
 
-// runInForks runs command in every fork at once through the daemon,
-// reporting each fork's end as progress. A cancelled ctx (the client
-// cancelled the call, or went away; cancel_fork_run) ends the requests,
-// and the daemon kills each command's process tree; a fork whose command
-// cancel_fork_run killed gets a result that says so.
-func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command string, timeout float64) ([]*runtime.ExecResult, error) {
+// runInForks runs command in every fork of group at once through the
+// daemon, reporting each fork's end as progress. A cancelled ctx (the
+// client cancelled the call, or went away; cancel_fork_run) ends the
+// requests, and the daemon kills each command's process tree; each fork
+// whose command was killed so gets a result, and a progress message, that
+// says so. The
+// commands are the group's in the daemon, so a cancel_fork_run of another
+// session (POST /v1/groups/{g}/cancel) kills them too.
+func (t *tools) runInForks(ctx context.Context, group string, forks []*tine.Run, command string, timeout float64) ([]*runtime.ExecResult, error) {
 	ran := make([]*runtime.ExecResult, len(forks))
 	errs := make([]error, len(forks))
 	var wg sync.WaitGroup
@@ -145,10 +148,12 @@ func (t *tools) runInForks(ctx context.Context, forks []*tine.Run, command strin
 		go func() {
 			defer wg.Done()
 			script := "TINE_APPROACH=" + shellQuote(f.Approach) + "; export TINE_APPROACH; " + command
-			req := httpapi.ExecRequest{Args: []string{"sh", "-c", script}, TimeoutS: timeout, Env: t.env}
+			req := httpapi.ExecRequest{Args: []string{"sh", "-c", script}, TimeoutS: timeout, Env: t.env, Group: group}
 			t0 := time.Now()
 			res, err := t.api.Exec(ctx, f.ID, req)
-			if err != nil && errors.Is(context.Cause(ctx), errCanceled) {
+			// Cancelled (cancel_fork_run, or the client cancelled the call):
+			// the daemon killed the command.
+			if err != nil && ctx.Err() != nil {
 				res, err = &runtime.ExecResult{Run: f.Name, Args: req.Args, Exit: -1, Killed: true, Seconds: time.Since(t0).Seconds()}, nil
 			}
 			ran[i], errs[i] = res, unreachable(err)

@@ -29,8 +29,9 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context
 	}
 	p := &progress{send: func(done, total int, msg string) {
 		// A notification that cannot be sent (the client went away) is
-		// not the call's failure.
-		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok,
+		// not the call's failure. One sent after the client cancelled the
+		// call still goes: it says what became of each fork.
+		_ = req.Session.NotifyProgress(context.WithoutCancel(ctx), &sdk.ProgressNotificationParams{ProgressToken: tok,
 			Progress: float64(done), Total: float64(total), Message: msg})
 	}}
 	return context.WithValue(ctx, progressKey{}, p)

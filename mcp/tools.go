@@ -125,7 +125,7 @@ const (
 		`Use fork instead to only make the forks.`
 	reportDesc = `Where a fork-run (fork_run with prompt) stands: its outcome (running until it ends), the winner and the judge's verdict, and per fork its state and why, tests, files and lines changed, cost and score. ` +
 		`Use summary for one fork's whole evidence, cost for the spend.`
-	cancelDesc = `Stop a whole fork-run (tine fork-run interrupted): a fork_run with prompt running in the daemon, or a fork_run with command this server is running. ` +
+	cancelDesc = `Stop a whole fork-run (tine fork-run interrupted): a fork_run with prompt running in the daemon, or a fork_run with command running in its forks (from this session or another). ` +
 		`Every fork's agent, tests or command are killed, the forks kept; it waits for the end and says what happened to each fork. Use discard afterwards to drop forks, or to stop and drop one fork.`
 	listDesc    = `List live runs (tine ls): with run, that run and its direct forks; with neither, every run the caller may see. Use compare to set one group's forks side by side.`
 	compareDesc = `Set a group's forks side by side (tine compare): files and lines changed, readiness to merge, a recommendation. Use diff for what one fork changed, fork_run_report for a fork-run's agents and verdict.`

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -18,8 +19,11 @@ import (
 )
 
 // command builds the re-execution of this binary in a new mount namespace
-// (and, without root, a user namespace mapping the caller to root, which is
-// what lets it mount).
+// (and, without root, a user namespace mapping the caller to themselves:
+// the command runs as the user's own uid, as it would through the system
+// daemon, not as root of the namespace; pip, initdb and ssh behave by
+// it). The child keeps the namespace's capabilities as ambient ones to
+// mount, and drops them before it executes the command.
 func command(spec Spec) (*exec.Cmd, error) {
 	env, err := encode(spec)
 	if err != nil {
@@ -29,9 +33,10 @@ func command(spec Spec) (*exec.Cmd, error) {
 	attr := &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	if os.Geteuid() != 0 {
 		attr.Cloneflags = syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
+		attr.AmbientCaps = allCaps()
 	}
 	if spec.NetSetup != nil {
 		attr.Unshareflags |= syscall.CLONE_NEWNET
@@ -72,6 +77,11 @@ func enter(spec Spec) (int, error) {
 	if err != nil {
 		return ExitNotFound, err
 	}
+	// The command gets none of the namespace's capabilities: it runs as
+	// the user does.
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return ExitCannotRun, fmt.Errorf("dropping the sandbox's capabilities: %w", err)
+	}
 	if spec.Confine != nil {
 		if err := confine.Apply(*spec.Confine); err != nil {
 			return ExitCannotRun, fmt.Errorf("confining the command: %w", err)
@@ -82,6 +92,23 @@ func enter(spec Spec) (int, error) {
 		return ExitNotFound, fmt.Errorf("%s: %w", spec.Args[0], err)
 	}
 	return ExitCannotRun, fmt.Errorf("%s: %w", spec.Args[0], err)
+}
+
+// allCaps is every capability the kernel knows (0 to cap_last_cap): the
+// child, a user of its own namespace rather than its root, keeps them
+// through its execution to mount and set its network up.
+func allCaps() []uintptr {
+	last := uintptr(unix.CAP_LAST_CAP)
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 0 {
+			last = uintptr(n)
+		}
+	}
+	caps := make([]uintptr, 0, last+1)
+	for c := uintptr(0); c <= last; c++ {
+		caps = append(caps, c)
+	}
+	return caps
 }
 
 // report writes c to descriptor fd, the parent's pipe, and closes it.

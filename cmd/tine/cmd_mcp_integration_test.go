@@ -332,7 +332,9 @@ func TestMCP_StdioFraming(t *testing.T) {
 // TestMCP_CommandProgressAndCancel: fork_run with a command reports the
 // fork and each fork's end as progress notifications of the call's
 // token; a call the client cancels stops the command in every fork (the
-// daemon kills it when the request goes away).
+// daemon kills it when the request goes away), leaves no supervisor, and
+// says of each fork that it was killed (before, nothing was said once the
+// call was cancelled).
 func TestMCP_CommandProgressAndCancel(t *testing.T) {
 	e, _ := mcpWorkspace(t)
 	d := e.serve()
@@ -381,8 +383,10 @@ func TestMCP_CommandProgressAndCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	call := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{
-			"run": "source", "copies": 2, "command": "touch started; sleep 4; touch late"}})
+		params := &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{
+			"run": "source", "copies": 2, "command": "touch started; sleep 4; touch late"}}
+		params.SetProgressToken("p2")
+		_, err := cs.CallTool(ctx, params)
 		call <- err
 	}()
 	var forks []string
@@ -410,6 +414,18 @@ func TestMCP_CommandProgressAndCancel(t *testing.T) {
 		}
 	}
 	noSupervisors(e, forks) // nor the supervisors launched for it
+	// What became of each fork is said, after the cancel, as progress.
+	var killed []string
+	mu.Lock()
+	for _, p := range got {
+		if p.ProgressToken == "p2" && strings.Contains(p.Message, "killed") {
+			killed = append(killed, p.Message)
+		}
+	}
+	mu.Unlock()
+	if len(killed) != 2 {
+		t.Errorf("progress after the cancel: %v, want each of the 2 forks said killed", killed)
+	}
 }
 
 // TestMCP_DoesNotPinTheMount: tine mcp started in the workspace leaves
@@ -617,5 +633,59 @@ func TestMCP_CancelForkRun(t *testing.T) {
 		t.Errorf("the canceled fork_run answered %+v", res)
 	}
 	noProcess(t, "3017", "a command outlived cancel_fork_run")
+	noSupervisors(e, started)
+}
+
+// TestMCP_CancelForkRunFromAnotherSession: cancel_fork_run in a second
+// MCP session (another tine mcp process) stops the command a fork_run of
+// the first runs in a group's forks: each fork's command is killed, both
+// answers say so fork by fork, and no command or supervisor is left.
+// Before, the second session's cancel reached only fork-runs in the
+// daemon ("no fork-run of group … runs in this daemon") and the command
+// ran on.
+func TestMCP_CancelForkRunFromAnotherSession(t *testing.T) {
+	e, _ := mcpWorkspace(t)
+	d := e.serve()
+	defer d.stop(t)
+	first, second := e.mcpSession("mcp"), e.mcpSession("mcp")
+	call := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := first.CallTool(context.Background(), &sdk.CallToolParams{Name: "fork_run", Arguments: map[string]any{
+			"run": "source", "copies": 2, "command": "touch started; sleep 3018"}})
+		if err != nil {
+			t.Errorf("fork_run: %v", err)
+		}
+		call <- res
+	}()
+	var started []string
+	group := ""
+	deadline := time.Now().Add(20 * time.Second)
+	for len(started) < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		started = started[:0]
+		for _, r := range e.ls() {
+			if r.Role != "source" && fileExists(filepath.Join(e.path(r.ID), "started")) {
+				started, group = append(started, r.Name), r.Group
+			}
+		}
+	}
+	if len(started) < 2 {
+		t.Fatalf("the command did not start in 2 forks: %v", started)
+	}
+	text, _ := mcpCall(t, second, false, "cancel_fork_run", map[string]any{"group": group})
+	for _, name := range started {
+		if !strings.Contains(text, name+" killed") {
+			t.Errorf("the second session's cancel_fork_run does not say %s was killed: %s", name, text)
+		}
+	}
+	select {
+	case res := <-call:
+		if res == nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "killed") {
+			t.Errorf("the first session's fork_run answered %+v", res)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first session's fork_run still runs after the second session's cancel_fork_run")
+	}
+	noProcess(t, "3018", "a command outlived another session's cancel_fork_run")
 	noSupervisors(e, started)
 }

@@ -516,3 +516,32 @@ func TestExec_SandboxRefreshedSignInReachesTheHome(t *testing.T) {
 	}
 	ann.ok(top, "release", "--force", ws)
 }
+
+// TestExec_SandboxRunsAsTheUser: a normal user's tine exec without the
+// daemon runs the command as the user's own uid and gid, in the source
+// and in a fork, as it does through the system daemon; the files the user
+// owns are theirs inside, and the command holds no capability. Before,
+// it ran as uid 0 of a user namespace of its own (pip, initdb and ssh
+// behaved differently than under the daemon).
+func TestExec_SandboxRunsAsTheUser(t *testing.T) {
+	testkit.RequireRoot(t, "making the user's directories")
+	ann := asUser(t, "tineuser", filepath.Join(t.TempDir(), "no-daemon.sock"))
+	top := publicDir(t)
+	os.Chown(top, ann.uid, ann.gid)
+	ws := filepath.Join(top, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chown(ws, ann.uid, ann.gid)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	os.Chown(filepath.Join(ws, "a.txt"), ann.uid, ann.gid)
+	ann.vars = append(ann.vars, "TINE_HOME="+filepath.Join(top, "state"), "TINE_NO_DAEMON=1")
+	ann.ok(ws, "init", "--backend", "copy", ".")
+	ann.ok(ws, "fork", "ws/source", "-n", "1")
+	want := fmt.Sprintf("%d %d %d 0000000000000000\n", ann.uid, ann.gid, ann.uid)
+	for _, run := range []string{"ws/source", "ws/source-1"} {
+		out := ann.ok(ws, "exec", run, "--", "sh", "-c", `echo "$(id -u) $(id -g) $(stat -c %u a.txt) $(grep CapEff /proc/self/status | cut -f2)"`)
+		if out != want {
+			t.Errorf("tine exec %s as uid %d: id -u, id -g, a.txt's owner, capabilities: %q, want %q", run, ann.uid, out, want)
+		}
+	}
+	ann.ok(top, "release", "--force", ws)
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/access"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/metrics"
 	"github.com/tinehq/tine/runtime"
@@ -54,7 +55,12 @@ sees and acts only on their own workspaces and those granted to one of
 their groups (tine init --group); root sees all. Their runs' processes run
 as them. A normal user's tine serve while the system daemon serves them
 (no TINE_HOME or --home) is refused, exit 4, naming their workspaces
-there: their commands go to it already.`,
+there and tine dashboard: their commands go to it already.
+
+The system daemon also listens on TCP for the dashboard: on --listen ADDR,
+or by itself on a free loopback port. Every request there needs the bearer
+token, or on /ui/ a normal user's dashboard token (tine dashboard hands it
+out over the unix socket), which shows only that user's workspaces.`,
 		Example: `  tine serve
   sudo tine serve --system
   tine serve --listen 127.0.0.1:7070
@@ -98,13 +104,34 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	}
 	m := metrics.New(metrics.WithSource(metrics.EngineSource(e)), metrics.WithForkRuns(e), metrics.WithErrorLog(log.New(a.stderr, "tine serve: ", 0)))
 	e.SetObserver(m)
+	// The system daemon serves every user's dashboard (tine dashboard) on
+	// loopback, at a free port unless --listen says where.
+	if system && listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	var tln net.Listener
+	var token string
+	if listen != "" {
+		if token, err = loadToken(e.Home()); err == nil {
+			tln, err = net.Listen("tcp", listen)
+		}
+		if err != nil {
+			uln.Close()
+			return err
+		}
+	}
+	users := access.NewTokens(e.Layout().UserTokens())
 	// One API for every listener: the fork-runs it starts are seen, and
 	// canceled, from any of them.
-	api := httpapi.New(e, "", httpapi.WithHookObserver(m.ObserveHook))
+	opts := []httpapi.Option{httpapi.WithHookObserver(m.ObserveHook)}
+	if tln != nil {
+		opts = append(opts, httpapi.WithDashboard(httpapi.Dashboard{URL: "http://" + tln.Addr().String(), Token: token, Users: users}))
+	}
+	api := httpapi.New(e, "", opts...)
 	// Every run gets a socket of its own; what arrives on it is the run's.
 	// The people's socket refuses code inside runs.
-	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "")), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
-	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(routes(e, m, api, token))) }
+	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "", nil)), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
+	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(routes(e, m, api, token, users))) }
 	// Each pool of listeners bounds its connections, in all and per peer:
 	// the people's sockets (per user), the runs' (in RunSockets), TCP
 	// (per address).
@@ -125,19 +152,10 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	if sysLn != nil {
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s for every local user\n", daemonSocket())
 	}
-	if listen != "" {
-		token, err := loadToken(e.Home())
-		if err != nil {
-			return err
-		}
-		tln, err := net.Listen("tcp", listen)
-		if err != nil {
-			uln.Close()
-			return err
-		}
+	if tln != nil {
 		servers = append(servers, httpapi.NewHTTPServer(h(token), httpapi.DefaultTimeouts, nil))
 		lns = append(lns, httpapi.NewConnLimiter(httpapi.DefaultLimits).Listener(tln))
-		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), layout.New(e.Home()).Token())
+		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s; tine dashboard prints each user's URL)\n", tln.Addr(), layout.New(e.Home()).Token())
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
@@ -165,6 +183,22 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 		return nil
 	}
 	return err
+}
+
+// userTokens is who a dashboard token stands for: its user as the
+// account database describes them now (a user deleted has none).
+func userTokens(t *access.Tokens) dashboard.UserTokens {
+	return func(tok string) *access.Caller {
+		uid, ok := t.Check(tok)
+		if !ok {
+			return nil
+		}
+		c, err := access.Of(uid)
+		if err != nil {
+			return nil
+		}
+		return c
+	}
 }
 
 // listenUnix listens on path with the given mode, refusing to take over a
@@ -272,12 +306,18 @@ func forkRunStarter(api *httpapi.Server) dashboard.ForkRunStarter {
 
 // routes serves api at /v1/, the metrics at /metrics and the dashboard
 // at /ui/ (those two for people only), behind the bearer token when there
-// is one.
-func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string) http.Handler {
+// is one. The dashboard also opens with a normal user's token (users),
+// showing only what they may use, as it does for a normal user on a unix
+// socket.
+func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string, users *access.Tokens) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.RequireToken(token, api))
 	mux.Handle("GET /metrics", httpapi.PersonOnly(httpapi.RequireToken(token, m.Handler())))
-	mux.Handle("/ui/", httpapi.PersonOnly(dashboard.New(e, token, dashboard.WithForkRuns(forkRunStarter(api)))))
+	opts := []dashboard.Option{dashboard.WithForkRuns(forkRunStarter(api))}
+	if users != nil {
+		opts = append(opts, dashboard.WithUsers(userTokens(users)))
+	}
+	mux.Handle("/ui/", httpapi.People(dashboard.New(e, token, opts...)))
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	return mux
 }

@@ -662,9 +662,10 @@ func TestUser_ForkRunFindsTheAgentOnTheirPATH(t *testing.T) {
 
 // TestUser_ServeWhileTheSystemDaemonRuns: a normal user's tine serve,
 // while the system daemon serves them, says where their workspaces are
-// (the system daemon's, with their names and paths) and how to run a
-// daemon of their own, exit 4; before, it silently started a second,
-// empty daemon over a state directory of theirs.
+// (the system daemon's, with their names and paths), that tine dashboard
+// prints their dashboard's URL there, and how to run a daemon of their
+// own, exit 4; before, it silently started a second, empty daemon over a
+// state directory of theirs, then named no dashboard.
 func TestUser_ServeWhileTheSystemDaemonRuns(t *testing.T) {
 	_, ann, sock, dir := userWorkspace(t)
 	ann.ok(dir, "init", ".")
@@ -683,7 +684,7 @@ func TestUser_ServeWhileTheSystemDaemonRuns(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
 		t.Errorf("tine serve: %v, want exit 4\n%s", err, out.String())
 	}
-	for _, want := range []string{sock, "app", dir, "TINE_HOME="} {
+	for _, want := range []string{sock, "app", dir, "tine dashboard", "TINE_HOME="} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("tine serve does not say %q:\n%s", want, out.String())
 		}

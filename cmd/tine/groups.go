@@ -16,7 +16,7 @@ var commandGroups = []struct {
 	{"forkrun", "Fork-run and choosing:", []string{"fork-run", "compare", "choose", "summary", "cost", "combine", "promote", "export", "judge"}},
 	{"runs", "Runs, versions and services:", []string{"tree", "log", "path", "checkpoint", "rollback", "start", "stop", "ps", "stats", "port", "logs", "release"}},
 	{"inside", "Inside a run, and answering its requests:", []string{"fork-self", "request", "effect", "cell", "pending", "approve", "refuse", "hook"}},
-	{"setup", "Daemon and setup:", []string{"setup", "serve", "mcp", "completion", "version"}},
+	{"setup", "Daemon and setup:", []string{"setup", "serve", "dashboard", "mcp", "completion", "version"}},
 	{"trouble", "Troubleshooting:", []string{"doctor", "gc", "events"}},
 }
 

@@ -155,7 +155,7 @@ roll back to, and discards what you do not keep.`,
 		newStart, newStop, newPs, newStats, newPort, newLogs, newGC, newServe,
 		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEffect, newCell, newEvents, newExport,
 		newHook, newSetup, newMCP, newForkRun, newJudge, newSummary, newCost, newDemo, newDemoAgent, newDoctor,
-		newVersion,
+		newVersion, newDashboard,
 	} {
 		root.AddCommand(c(a))
 	}

@@ -83,7 +83,7 @@ func (a *app) servedAlready(ctx context.Context) error {
 		}
 		where = strings.Join(names, ", ")
 	}
-	return fmt.Errorf("the system tine daemon serves you already on %s, with your workspaces: %s; your tine commands go to it (tine ls); TINE_HOME=DIR tine serve runs a daemon of your own over another state directory: %w",
+	return fmt.Errorf("the system tine daemon serves you already on %s, with your workspaces: %s; your tine commands go to it (tine ls) and tine dashboard prints the URL of your dashboard there; TINE_HOME=DIR tine serve runs a daemon of your own over another state directory: %w",
 		display.Path(daemonSocket()), where, tine.ErrExists)
 }
 
