@@ -4,15 +4,20 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/livefork"
+	"github.com/tinehq/tine/runtime"
 )
 
 // threadedPy is a threaded HTTP server (four idle threads besides) holding
@@ -52,9 +57,8 @@ require("http").createServer((req, res) => {
 }).listen(8000, "0.0.0.0");
 `
 
-// criuToml runs cmd as the service "web"; [confine] is off, which CRIU
-// needs (a restored tree keeps its parent's confinement: see
-// TestLiveFork_CRIURefusedByConfinement).
+// criuToml runs cmd as the service "web", with [confine] off (the
+// confined case is TestLiveFork_CRIUConfined).
 func criuToml(cmd string) string {
 	return "[network]\nisolate = true\n[confine]\noff = true\n[[service]]\nname = \"web\"\ncommand = \"" + cmd + "\"\nready = { port = 8000 }\n"
 }
@@ -136,16 +140,171 @@ func criuForkTwoWays(t *testing.T, name, body, cmd string) {
 	}
 }
 
-// A fork confines its processes by Landlock and a stricter seccomp filter,
-// which a tree restored by CRIU would not get: the service is restarted,
-// and tine fork says why.
-func TestLiveFork_CRIURefusedByConfinement(t *testing.T) {
+// probePy is a threaded server whose threads try to write and read: GET
+// /write?p=PATH writes PATH.main from the request's thread (a new one,
+// cloned from the main thread) and PATH.worker from a worker thread
+// started before any fork, answering "main:RESULT worker:RESULT", each ok
+// or an errno name; GET /read?p=PATH reads PATH so; GET / answers its
+// random secret.
+const probePy = `import http.server, socketserver, threading, os, queue, errno, urllib.parse
+secret = os.urandom(8).hex()
+jobs = queue.Queue()
+def write(path):
+    try:
+        with open(path, "w") as f:
+            f.write("x")
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+def read(path):
+    try:
+        with open(path, "rb") as f:
+            f.read()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+def worker():
+    while True:
+        do, path, out = jobs.get()
+        out.put(do(path))
+threading.Thread(target=worker, daemon=True).start()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        u = urllib.parse.urlparse(self.path)
+        body = secret
+        if u.path == "/write":
+            path = urllib.parse.parse_qs(u.query)["p"][0]
+            out = queue.Queue()
+            jobs.put((write, path + ".worker", out))
+            body = "main:" + write(path + ".main") + " worker:" + out.get()
+        if u.path == "/read":
+            path = urllib.parse.parse_qs(u.query)["p"][0]
+            out = queue.Queue()
+            jobs.put((read, path, out))
+            body = "main:" + read(path) + " worker:" + out.get()
+        body = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+S(("0.0.0.0", 8000), H).serve_forever()
+`
+
+// A fork confines its processes (Landlock, a stricter seccomp filter,
+// dropped capabilities, no_new_privs) beyond what CRIU restores of the
+// source's: the tree restored by CRIU is left stopped and each of its
+// threads confined as the fork's own processes are before it runs, so a
+// service forked live is no less confined than the same service
+// restarted in a fork: thread by thread, and in what its threads (one
+// started before the fork, one after) may write.
+func TestLiveFork_CRIUConfined(t *testing.T) {
 	requireCRIU(t)
-	toml := strings.Replace(criuToml("exec python3 threaded.py"), "[confine]\noff = true\n", "", 1)
-	e, _ := liveWorkspace(t, true, map[string]string{"tine.toml": toml, "threaded.py": threadedPy})
+	toml := "[network]\nisolate = true\n[[service]]\nname = \"web\"\ncommand = \"exec python3 probe.py\"\nready = { port = 8000 }\n"
+	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": toml, "probe.py": probePy})
 	e.ok("start", "source")
-	out := e.ok("fork", "source", "--live", "criu", "--wait")
-	if !strings.Contains(out, "restarted web") || !strings.Contains(out, "which CRIU cannot give a restored tree") {
-		t.Errorf("tine fork --live criu of a confined run says:\n%s", out)
+	secret := get(e.ps("source").Run.Addr, "/")
+	var live, rerun engine.ForkResult
+	e.okJSON(&live, "fork", "source", "--live", "criu", "--wait", "--json")
+	e.okJSON(&rerun, "fork", "source", "--live", "rerun", "--wait", "--json")
+	rep := live.Live[0]
+	if len(rep.Forked) != 1 || rep.Forked[0].Engine != engine.LiveCRIU || len(rep.Restarted) != 0 {
+		t.Fatalf("the fork's report: %+v, want web forked live by CRIU", rep)
 	}
+	if got := get(rep.Addr, "/"); got != secret {
+		t.Errorf("the fork answers %q, want the source's secret %q", got, secret)
+	}
+	restored := rep.Forked[0].Child
+	restarted := servicePid(t, e.ps(rerun.Live[0].Run), "probe.py")
+	want := threadConfinement(t, restarted)[0]
+	for i, got := range threadConfinement(t, restored) {
+		if !noLessConfined(got, want) {
+			t.Errorf("thread %d of the restored service: %+v; a restarted one: %+v", i, got, want)
+		}
+	}
+	// Landlock shows in what a thread may reach: a process outside its
+	// domain, such as its supervisor (pid 1 of its namespace), which its
+	// parent's unconfined copy in the source may read.
+	src := e.ps("source").Run.Addr
+	if got := get(src, "/read?p=/proc/1/environ"); got != "main:ok worker:ok" {
+		t.Errorf("the source's service reads its supervisor's environment: %q", got)
+	}
+	for _, addr := range []string{rep.Addr, rerun.Live[0].Addr} {
+		if got := get(addr, "/read?p=/proc/1/environ"); got != "main:EACCES worker:EACCES" {
+			t.Errorf("the service at %s reads its supervisor's environment: %q, want Landlock's EACCES", addr, got)
+		}
+		if got := get(addr, "/write?p="+filepath.Join(dir, "probe")); got != "main:ok worker:ok" {
+			t.Errorf("a write to the workspace at %s: %q", addr, got)
+		}
+	}
+}
+
+// threadStatus is what /proc/PID/task/TID/status says of a thread's
+// confinement.
+type threadStatus struct {
+	NoNewPrivs, Seccomp, Filters int
+	CapEff, CapPrm, CapBnd       uint64
+}
+
+// threadConfinement reads the confinement of every thread of pid.
+func threadConfinement(t *testing.T, pid int) []threadStatus {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("threads of %d: %v", pid, err)
+	}
+	var out []threadStatus
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, task.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s threadStatus
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			v = strings.TrimSpace(v)
+			n, _ := strconv.Atoi(v)
+			c, _ := strconv.ParseUint(v, 16, 64)
+			switch k {
+			case "NoNewPrivs":
+				s.NoNewPrivs = n
+			case "Seccomp":
+				s.Seccomp = n
+			case "Seccomp_filters":
+				s.Filters = n
+			case "CapEff":
+				s.CapEff = c
+			case "CapPrm":
+				s.CapPrm = c
+			case "CapBnd":
+				s.CapBnd = c
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// noLessConfined reports whether a thread confined as got is held at
+// least as tightly as one confined as want.
+func noLessConfined(got, want threadStatus) bool {
+	subset := func(a, b uint64) bool { return a&^b == 0 }
+	return got.NoNewPrivs >= want.NoNewPrivs && got.Seccomp >= want.Seccomp && got.Filters >= want.Filters &&
+		subset(got.CapEff, want.CapEff) && subset(got.CapPrm, want.CapPrm) && subset(got.CapBnd, want.CapBnd)
+}
+
+// servicePid is the host pid of the process of ps whose command holds
+// word.
+func servicePid(t *testing.T, ps runtime.PS, word string) int {
+	t.Helper()
+	for _, p := range ps.Processes {
+		if strings.Contains(p.Command, word) {
+			return p.Pid
+		}
+	}
+	t.Fatalf("no %s in %s: %+v", word, ps.Run.Name, ps.Processes)
+	return 0
 }
