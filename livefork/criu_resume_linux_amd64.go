@@ -23,11 +23,10 @@ import (
 // every descriptor but the standard ones in its scripts, hence FIFOs in
 // the restore's work directory, which the fork sees at the same path.)
 type resumeHook struct {
-	script       string
-	notify, ack  *os.File // opened read-write by tine: neither end blocks
-	notifyPath   string
-	ackPath      string
-	readNotified chan string
+	script      string
+	notify, ack *os.File // opened read-write by tine: neither end blocks
+	notifyPath  string
+	ackPath     string
 }
 
 // resumeScript is the action script; %[1]q and %[2]q are the FIFOs.

@@ -9,58 +9,11 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/livefork"
 	"github.com/tinehq/tine/supervisor"
 )
-
-// criuForks carries each of the parent's services into the forks by
-// CRIU: its whole process tree, threads included, is checkpointed once
-// with the parent left running and restored into every fork at once. A
-// service CRIU cannot carry, or whose checkpoint or restore fails, is
-// started fresh in the fork instead, its report saying why; a failed
-// restore leaves nothing of the tree in the fork.
-func (m *Manager) criuForks(ctx context.Context, p engine.Ref, forks []*tine.Run, noWait bool) []engine.LiveReport {
-	if err := livefork.CRIUProbe(ctx); err != nil {
-		return m.rerunAll(ctx, p, forks, map[string]string{"criu": err.Error()}, noWait)
-	}
-	cands, err := m.candidates(ctx, p)
-	if err != nil {
-		return m.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()}, noWait)
-	}
-	reports := make([]engine.LiveReport, len(forks))
-	launched := m.launchForks(ctx, p, forks, reports)
-	cands = criuCandidates(cands)
-	results := m.restoreAll(ctx, p, launched, cands)
-	for i, f := range forks {
-		reports[i].Mode = engine.LiveCRIU
-		if !reports[i].Started {
-			continue
-		}
-		m.finishLive(ctx, p, engine.Ref{Workspace: p.Workspace, Run: f}, &reports[i], cands, results[f.ID], noWait)
-	}
-	return reports
-}
-
-// criuCandidates are the parent's services: CRIU carries whole trees,
-// so ptrace's refusals (threads, children) do not hold; a tine exec
-// process is left out.
-func criuCandidates(cands []candidate) []candidate {
-	var out []candidate
-	for _, c := range cands {
-		if c.Service == "" {
-			continue
-		}
-		c.Refused = ""
-		if c.Pid == 0 {
-			c.Refused = "not running"
-		}
-		out = append(out, c)
-	}
-	return out
-}
 
 // restoreAll checkpoints each qualifying service's tree once and
 // restores it into every launched fork at once. It returns, per fork, the
@@ -73,9 +26,6 @@ func (m *Manager) restoreAll(ctx context.Context, p engine.Ref, forks []launched
 		}
 	}
 	for _, c := range cands {
-		if c.Refused != "" {
-			continue
-		}
 		var mu sync.Mutex
 		m.criuService(ctx, p, forks, c, func(f launched, o liveOutcome) {
 			mu.Lock()

@@ -135,7 +135,7 @@ func criuForkTwoWays(t *testing.T, name, body, cmd string) {
 	if got := get(src, "/"); got != state {
 		t.Errorf("the source answers %q after the forks, want %q", got, state)
 	}
-	if out := e.ok("fork", "source", "--live", "criu"); !strings.Contains(out, "web forked live by CRIU in") {
+	if out := e.ok("fork", "source", "--live", "criu"); !strings.Contains(out, "    web: forked live by CRIU in") {
 		t.Errorf("tine fork --live criu says:\n%s", out)
 	}
 }
@@ -307,4 +307,48 @@ func servicePid(t *testing.T, ps runtime.PS, word string) int {
 	}
 	t.Fatalf("no %s in %s: %+v", word, ps.Run.Name, ps.Processes)
 	return 0
+}
+
+// tine fork --live auto carries each service as its [[service]] live
+// says: a single-threaded process by ptrace, a threaded server by CRIU, a
+// service marked live = "restart" started fresh; tine fork and tine ps
+// say which and why, service by service.
+func TestLiveFork_Auto(t *testing.T) {
+	requireCRIU(t)
+	toml := "[network]\nisolate = true\n" +
+		"[[service]]\nname = \"web\"\ncommand = \"exec python3 threaded.py\"\nready = { port = 8000 }\n" +
+		"[[service]]\nname = \"single\"\ncommand = \"exec python3 -c 'import time\\nwhile True: time.sleep(1)'\"\n" +
+		"[[service]]\nname = \"db\"\ncommand = \"exec sleep 1000\"\nlive = \"restart\"\n"
+	e, _ := liveWorkspace(t, true, map[string]string{"tine.toml": toml, "threaded.py": threadedPy})
+	e.ok("start", "source")
+	src := e.ps("source").Run.Addr
+	state := get(src, "/inc")
+	var res engine.ForkResult
+	e.okJSON(&res, "fork", "source", "--live", "auto", "--wait", "--json")
+	rep := res.Live[0]
+	got := map[string]engine.LiveChoice{}
+	for _, c := range rep.Choices {
+		got[c.Service] = c
+	}
+	if c := got["web"]; c.Engine != engine.LiveCRIU || !strings.Contains(c.Why, "threads") || c.PauseMS <= 0 || c.TookMS <= 0 {
+		t.Errorf("web: %+v, want forked live by CRIU for its threads", c)
+	}
+	if c := got["single"]; c.Engine != engine.LivePtrace || c.Why != "a single-threaded process" {
+		t.Errorf("single: %+v, want forked live by ptrace", c)
+	}
+	if c := got["db"]; c.Engine != engine.LiveRerun || c.Why != `live = "restart" in tine.toml` {
+		t.Errorf("db: %+v, want restarted for its live = \"restart\"", c)
+	}
+	if got := get(rep.Addr, "/"); got != state {
+		t.Errorf("the fork's web answers %q, want the source's %q", got, state)
+	}
+	out := e.ok("fork", "source", "--live", "auto")
+	for _, want := range []string{"    web: forked live by CRIU in ", "    single: forked live by ptrace (pause ", "    db: restarted: live = \"restart\" in tine.toml"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tine fork --live auto does not say %q:\n%s", want, out)
+		}
+	}
+	if out := e.ok("ps", rep.Run); !strings.Contains(out, "at fork: web: forked live by CRIU in ") || !strings.Contains(out, "at fork: db: restarted: ") {
+		t.Errorf("tine ps %s does not say how its services came:\n%s", rep.Run, out)
+	}
 }
