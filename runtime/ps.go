@@ -57,9 +57,9 @@ type PS struct {
 	Adopted     []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork
 	// Live says how the live fork that made the run carried each of its
 	// parent's services: by which engine and why, or restarted and why.
-	Live []engine.LiveChoice `json:"live,omitempty"`
-	Processes   []Process                  `json:"processes"`
-	Stats       *cgroup.Stats              `json:"stats,omitempty"`
+	Live      []engine.LiveChoice `json:"live,omitempty"`
+	Processes []Process           `json:"processes"`
+	Stats     *cgroup.Stats       `json:"stats,omitempty"`
 }
 
 // PS reports run ref's supervisor, services, ports, processes and
