@@ -3,9 +3,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -57,10 +59,9 @@ require("http").createServer((req, res) => {
 }).listen(8000, "0.0.0.0");
 `
 
-// criuToml runs cmd as the service "web", with [confine] off (the
-// confined case is TestLiveFork_CRIUConfined).
+// criuToml runs cmd as the service "web", confined as by default.
 func criuToml(cmd string) string {
-	return "[network]\nisolate = true\n[confine]\noff = true\n[[service]]\nname = \"web\"\ncommand = \"" + cmd + "\"\nready = { port = 8000 }\n"
+	return "[network]\nisolate = true\n[[service]]\nname = \"web\"\ncommand = \"" + cmd + "\"\nready = { port = 8000 }\n"
 }
 
 func requireCRIU(t *testing.T) {
@@ -90,7 +91,7 @@ func get(addr, path string) string {
 
 func TestLiveFork_CRIUThreadedPython(t *testing.T) {
 	requireCRIU(t)
-	criuForkTwoWays(t, "threaded.py", threadedPy, "exec python3 threaded.py")
+	criuForkWays(t, 2, "threaded.py", threadedPy, "exec python3 threaded.py")
 }
 
 func TestLiveFork_CRIUNode(t *testing.T) {
@@ -98,14 +99,14 @@ func TestLiveFork_CRIUNode(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("requires node")
 	}
-	criuForkTwoWays(t, "server.js", counterJS, "exec node server.js")
+	criuForkWays(t, 4, "server.js", counterJS, "exec node server.js")
 }
 
-// criuForkTwoWays starts a server holding a secret and a counter, counts
-// twice, forks it live 2 ways by CRIU, and checks that every fork answers
+// criuForkWays starts a server holding a secret and a counter, counts
+// twice, forks it live n ways by CRIU, and checks that every fork answers
 // at the same port on its own address with the source's secret and count,
 // that each then counts on its own, and that the source serves on.
-func criuForkTwoWays(t *testing.T, name, body, cmd string) {
+func criuForkWays(t *testing.T, n int, name, body, cmd string) {
 	e, _ := liveWorkspace(t, true, map[string]string{"tine.toml": criuToml(cmd), name: body})
 	e.ok("start", "source")
 	src := e.ps("source").Run.Addr
@@ -115,7 +116,7 @@ func criuForkTwoWays(t *testing.T, name, body, cmd string) {
 		t.Fatalf("the source answers %q", state)
 	}
 	var res engine.ForkResult
-	e.okJSON(&res, "fork", "source", "--live", "criu", "-n", "2", "--wait", "--json")
+	e.okJSON(&res, "fork", "source", "--live", "criu", "-n", fmt.Sprint(n), "--wait", "--json")
 	for i, rep := range res.Live {
 		if !rep.Started || len(rep.Forked) != 1 || rep.Forked[0].Engine != engine.LiveCRIU || len(rep.Restarted) != 0 {
 			t.Fatalf("fork %d's report: %+v", i, rep)
@@ -129,8 +130,10 @@ func criuForkTwoWays(t *testing.T, name, body, cmd string) {
 	if got := get(res.Live[0].Addr, "/inc"); got != secret+" 3" {
 		t.Errorf("fork 1 counts to %q", got)
 	}
-	if got := get(res.Live[1].Addr, "/"); got != state {
-		t.Errorf("fork 2 sees %q after fork 1 counted, want %q", got, state)
+	for _, rep := range res.Live[1:] {
+		if got := get(rep.Addr, "/"); got != state {
+			t.Errorf("%s sees %q after fork 1 counted, want %q", rep.Run, got, state)
+		}
 	}
 	if got := get(src, "/"); got != state {
 		t.Errorf("the source answers %q after the forks, want %q", got, state)
@@ -350,5 +353,148 @@ func TestLiveFork_Auto(t *testing.T) {
 	}
 	if out := e.ok("ps", rep.Run); !strings.Contains(out, "at fork: web: forked live by CRIU in ") || !strings.Contains(out, "at fork: db: restarted: ") {
 		t.Errorf("tine ps %s does not say how its services came:\n%s", rep.Run, out)
+	}
+}
+
+// Redis holding keys in memory only (no RDB, no AOF) forked live 4 ways
+// (--live auto: its threads send it to CRIU): every fork has the keys,
+// then each fork's writes stay its own.
+func TestLiveFork_CRIURedis(t *testing.T) {
+	requireCRIU(t)
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("requires redis-server (.ci/run installs it)")
+	}
+	toml := "[network]\nisolate = true\n[[service]]\nname = \"redis\"\n" +
+		"command = \"exec redis-server --port 6379 --bind 0.0.0.0 --protected-mode no --save '' --appendonly no\"\nready = { port = 6379 }\n"
+	e, dir := liveWorkspace(t, true, map[string]string{"tine.toml": toml})
+	e.ok("start", "source")
+	src := e.ps("source").Run.Addr
+	for i := range 100 {
+		redisDo(t, src, "SET", fmt.Sprint("k", i), fmt.Sprint("v", i))
+	}
+	var res engine.ForkResult
+	e.okJSON(&res, "fork", "source", "--live", "auto", "-n", "4", "--wait", "--json")
+	for _, rep := range res.Live {
+		if len(rep.Choices) != 1 || rep.Choices[0].Engine != engine.LiveCRIU {
+			t.Fatalf("%s: %+v, want redis forked live by CRIU", rep.Run, rep)
+		}
+		if got := redisDo(t, rep.Addr, "DBSIZE"); got != "100" {
+			t.Errorf("%s holds %s keys, want the source's 100", rep.Run, got)
+		}
+		if got := redisDo(t, rep.Addr, "GET", "k42"); got != "v42" {
+			t.Errorf("%s: GET k42 = %q", rep.Run, got)
+		}
+		redisDo(t, rep.Addr, "SET", "mine", rep.Run)
+	}
+	for _, rep := range res.Live {
+		if got := redisDo(t, rep.Addr, "GET", "mine"); got != rep.Run {
+			t.Errorf("%s: GET mine = %q, want its own write", rep.Run, got)
+		}
+	}
+	if got := redisDo(t, src, "GET", "mine"); got != "" {
+		t.Errorf("the source sees a fork's write: %q", got)
+	}
+	if ents, _ := filepath.Glob(filepath.Join(dir, "*.rdb")); len(ents) != 0 {
+		t.Errorf("redis wrote %v: the keys were not in memory only", ents)
+	}
+}
+
+// redisDo sends one command to the Redis at addr:6379 and returns its
+// reply's value ("" for a nil reply).
+func redisDo(t *testing.T, addr string, args ...string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr+":6379", 5*time.Second)
+	if err != nil {
+		t.Fatalf("redis at %s: %v", addr, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	req := fmt.Sprintf("*%d\r\n", len(args))
+	for _, a := range args {
+		req += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("redis %v at %s: %v", args, addr, err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch line[0] {
+	case '$':
+		n, _ := strconv.Atoi(line[1:])
+		if n < 0 {
+			return ""
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(r, b); err != nil {
+			t.Fatal(err)
+		}
+		return string(b[:n])
+	case '-':
+		t.Fatalf("redis %v at %s: %s", args, addr, line)
+	}
+	return line[1:]
+}
+
+// peerPy holds a connection to the "echo" service (outside its tree)
+// open: GET /peer sends a line over it and answers what came back, or the
+// error.
+const peerPy = `import http.server, socket, time
+for _ in range(50):
+    try:
+        peer = socket.create_connection(("127.0.0.1", 9000))
+        break
+    except OSError:
+        time.sleep(0.1)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        try:
+            peer.settimeout(3)
+            peer.sendall(b"ping\n")
+            got = peer.recv(100)
+            body = ("echo " + got.decode().strip()) if got else "closed"
+        except OSError as e:
+            body = type(e).__name__
+        body = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+http.server.HTTPServer(("0.0.0.0", 8000), H).serve_forever()
+`
+
+// A service's established TCP connection to a server outside its tree
+// is closed in each fork, where the process sees it reset (not a hang);
+// the source's connection works on.
+func TestLiveFork_CRIUConnectionReset(t *testing.T) {
+	requireCRIU(t)
+	toml := "[network]\nisolate = true\n" +
+		"[[service]]\nname = \"echo\"\ncommand = \"exec python3 -c 'import socketserver\\nclass H(socketserver.StreamRequestHandler):\\n    def handle(self):\\n        for l in self.rfile: self.wfile.write(l)\\nsocketserver.ThreadingTCPServer((\\\"0.0.0.0\\\", 9000), H).serve_forever()'\"\nready = { port = 9000 }\nlive = \"restart\"\n" +
+		"[[service]]\nname = \"web\"\ncommand = \"exec python3 peer.py\"\nready = { port = 8000 }\nlive = \"criu\"\n"
+	e, _ := liveWorkspace(t, true, map[string]string{"tine.toml": toml, "peer.py": peerPy})
+	e.ok("start", "source")
+	src := e.ps("source").Run.Addr
+	if got := get(src, "/peer"); got != "echo ping" {
+		t.Fatalf("the source's web: %q", got)
+	}
+	var res engine.ForkResult
+	e.okJSON(&res, "fork", "source", "--live", "auto", "--wait", "--json")
+	rep := res.Live[0]
+	if len(rep.Forked) != 1 || rep.Forked[0].Service != "web" || rep.Forked[0].Engine != engine.LiveCRIU {
+		t.Fatalf("the fork's report: %+v, want web forked live by CRIU", rep)
+	}
+	start := time.Now()
+	if got := get(rep.Addr, "/peer"); got != "ConnectionResetError" && got != "BrokenPipeError" {
+		t.Errorf("the fork's web on its inherited connection: %q, want a reset", got)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the fork's web took %v to see its connection gone", d)
+	}
+	if got := get(src, "/peer"); got != "echo ping" {
+		t.Errorf("the source's web after the fork: %q", got)
 	}
 }
