@@ -48,21 +48,30 @@ func CRIUDump(ctx context.Context, s DumpSpec) (*Dump, error) {
 	return d, nil
 }
 
-// ImagesDir makes dir, mode 0700, with a tmpfs mounted on it for a
-// Dump's images (they hold the tree's memory, secrets included); remove
-// unmounts it and removes dir.
+// ImagesDir makes a tmpfs of its own, mode 0700, for a Dump's images
+// (they hold the tree's memory, secrets included), mounted at dir (made
+// and removed, mode 0700) only for as long as it takes to open it: it is
+// reached after by the returned path, /proc/self/fd/N, of this process's
+// descriptor (criu gets a copy). remove closes it, and the kernel frees
+// the tmpfs with its last descriptor: however tine ends, even killed mid
+// dump, the images go with it and criu, and nothing is left mounted.
 func ImagesDir(dir string) (string, func(), error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", nil, fmt.Errorf("the CRIU images directory: %w", err)
 	}
+	defer os.Remove(dir)
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "mode=0700"); err != nil {
-		os.Remove(dir)
 		return "", nil, fmt.Errorf("a tmpfs for the CRIU images: %w", err)
 	}
-	return dir, func() {
-		syscall.Unmount(dir, syscall.MNT_DETACH)
-		os.RemoveAll(dir)
-	}, nil
+	f, err := os.Open(dir)
+	if uerr := syscall.Unmount(dir, syscall.MNT_DETACH); err == nil && uerr != nil {
+		f.Close()
+		err = uerr
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("a tmpfs for the CRIU images: %w", err)
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", f.Fd()), func() { f.Close() }, nil
 }
 
 // Restore restores d into the namespaces and cgroups r names. criu kills

@@ -498,3 +498,76 @@ func TestLiveFork_CRIUConnectionReset(t *testing.T) {
 		t.Errorf("the source's web after the fork: %q", got)
 	}
 }
+
+// tine killed (SIGKILL) while criu dumps a service: the source serves on
+// with its state, no fork holds a copy of it, and nothing of the dump
+// (its tmpfs of the service's memory) is left mounted or on disk.
+func TestLiveFork_CRIUKilledMidDump(t *testing.T) {
+	requireCRIU(t)
+	body := "import os\nballast = bytearray(os.urandom(1 << 20)) * 200\n" + threadedPy
+	e, _ := liveWorkspace(t, true, map[string]string{"tine.toml": criuToml("exec python3 threaded.py"), "threaded.py": body})
+	e.ok("start", "source")
+	src := e.ps("source").Run.Addr
+	state := get(src, "/inc")
+	cmd := exec.Command(tineBin, "fork", "source", "--live", "criu", "-n", "2")
+	cmd.Env = e.vars
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(criuProcs("dump")) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("criu dump never ran")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitFor(t, func() bool { return len(criuProcs("")) == 0 })
+	if got := get(src, "/"); got != state {
+		t.Errorf("the source answers %q after tine was killed mid-dump, want %q", got, state)
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(mounts), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], e.home) && strings.Contains(line, " - tmpfs ") {
+			t.Errorf("a tmpfs is left mounted in the state directory: %s", line)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(e.home, "workspaces", "*", "runs", "*", "sup", "criu-*")); len(left) != 0 {
+		t.Errorf("CRIU images left: %v", left)
+	}
+	if copies := processesRunning("threaded.py"); len(copies) != 1 {
+		t.Errorf("%d processes run threaded.py (%v), want the source's alone", len(copies), copies)
+	}
+}
+
+// criuProcs lists the pids of criu processes whose command line holds
+// word.
+func criuProcs(word string) []int {
+	var out []int
+	for _, pid := range processesRunning("criu") {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if args := strings.Split(string(b), "\x00"); filepath.Base(args[0]) == "criu" && strings.Contains(string(b), word) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// processesRunning lists the pids whose command line holds word.
+func processesRunning(word string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(string(b), word) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
