@@ -9,6 +9,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/livefork"
 )
 
 func newDoctor(a *app) *cobra.Command {
@@ -93,10 +94,15 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 			if err != nil {
 				return err
 			}
+			live := livefork.Engines(ctx)
 			if asJSON {
-				err = a.printJSON(r)
+				err = a.printJSON(struct {
+					*engine.Diagnosis
+					LiveFork []livefork.Engine `json:"live_fork"`
+				}{r, live})
 			} else {
 				printDiagnosis(a.stdout, r)
+				printEngines(a.stdout, live)
 			}
 			if err == nil && !r.Store.Usable() {
 				err = fmt.Errorf("%w: %s", tine.ErrStore, r.Store.Problem)
@@ -152,6 +158,22 @@ func printDiagnosis(w io.Writer, r *engine.Diagnosis) {
 }
 
 // printRebuild writes what tine doctor --rebuild did, for people.
+// printEngines says which live-fork engines this host has, and why not.
+func printEngines(w io.Writer, engines []livefork.Engine) {
+	fmt.Fprintln(w, "live-fork engines:")
+	for _, e := range engines {
+		name := e.Name
+		if e.Version != "" {
+			name += " " + e.Version
+		}
+		if e.Available {
+			fmt.Fprintf(w, "  %s: available\n", name)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: unavailable: %s\n", name, display.Text(e.Why))
+	}
+}
+
 func printRebuild(w io.Writer, rep *engine.RebuildResult) {
 	for _, q := range rep.SetAside {
 		fmt.Fprintf(w, "tine: moved the %s store %s aside to %s\n", rep.Was, q.From, q.Dir)
