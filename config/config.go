@@ -237,7 +237,21 @@ type Service struct {
 	Env     map[string]string `toml:"env"`
 	Ready   Ready             `toml:"ready"`
 	Restart string            `toml:"restart"` // "no" (default), "on-failure" or "always"
+	// Live is how a live fork (tine fork --live auto, ptrace or criu)
+	// carries the service into its forks: "auto" (default), "criu",
+	// "ptrace" or "restart" (never live: started fresh in each fork).
+	Live string `toml:"live"`
 }
+
+// How a live fork carries a service (Service.Live). Auto forks a
+// single-threaded process by ptrace (cheapest), any other tree by CRIU,
+// and restarts what neither can carry.
+const (
+	LiveAuto    = "auto"
+	LiveCRIU    = "criu"
+	LivePtrace  = "ptrace"
+	LiveRestart = "restart"
+)
 
 // Ready says how to tell that a service is up: a TCP port that accepts
 // connections, or a command that exits 0. With neither, a service is ready
@@ -522,6 +536,13 @@ func (s *Service) check() (key string, err error) {
 	case RestartNo, RestartOnFailure, RestartAlways:
 	default:
 		return "restart", fmt.Errorf("service %q: restart %q: use no, on-failure or always", s.Name, s.Restart)
+	}
+	switch s.Live {
+	case "":
+		s.Live = LiveAuto
+	case LiveAuto, LiveCRIU, LivePtrace, LiveRestart:
+	default:
+		return "live", fmt.Errorf("service %q: live %q: use auto, criu, ptrace or restart", s.Name, s.Live)
 	}
 	return "", nil
 }

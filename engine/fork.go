@@ -19,7 +19,7 @@ type ForkOptions struct {
 	Copies     int      // number of forks, 1 to MaxCopies
 	Name       string   // name prefix (the exact name when Copies is 1); default the parent's name
 	Approaches []string // the i-th fork gets the i-th approach
-	Live       string   // live-state mode: "" (rerun when the parent runs), none, rerun or ptrace
+	Live       string   // live-state mode: "" (rerun when the parent runs), none, rerun, ptrace, criu or auto
 	// Request is the caller's key for this call, recorded with the fork so
 	// that ForkLanded can tell a client that lost its answer whether the
 	// fork happened; "" records none.
@@ -83,7 +83,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err != nil {
 		return nil, err
 	}
-	if mode == LivePtrace || mode == LiveCRIU {
+	if mode == LivePtrace || mode == LiveCRIU || mode == LiveAuto {
 		if err := e.rt.CheckLiveFork(ctx, p, o.AllowSecrets); err != nil {
 			return nil, err
 		}

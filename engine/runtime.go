@@ -51,6 +51,10 @@ const (
 	LiveRerun  = "rerun"  // each fork starts its services fresh
 	LivePtrace = "ptrace" // each eligible process is forked live; the rest rerun
 	LiveCRIU   = "criu"   // whole trees checkpointed and restored, where criu works
+	// LiveAuto lets each service's [[service]] live choose: a
+	// single-threaded process by ptrace, any other tree by CRIU, else
+	// restarted.
+	LiveAuto = "auto"
 )
 
 // LiveReport says how one fork's processes were started.
@@ -62,6 +66,8 @@ type LiveReport struct {
 	Forked    []LiveProcess     `json:"forked,omitempty"`    // processes carried over live
 	Restarted []string          `json:"restarted,omitempty"` // services started fresh
 	Refused   map[string]string `json:"refused,omitempty"`   // process → why it was not forked live
+	// Choices say, service by service, how each reached the fork.
+	Choices []LiveChoice `json:"choices,omitempty"`
 	// Services are the fork's supervised services as they were when the
 	// fork returned: ready, or still starting (ForkOptions.NoWait), or failed.
 	Services []tine.ServiceStatus `json:"services,omitempty"`
@@ -78,6 +84,19 @@ type LiveProcess struct {
 	Engine  string  `json:"engine,omitempty"`
 	PauseMS float64 `json:"pause_ms"`          // how long the parent's process was stopped
 	TookMS  float64 `json:"took_ms,omitempty"` // CRIU: checkpoint and restore, start to end
+	// Why says why this engine was chosen ("5 threads", "live = criu").
+	Why string `json:"why,omitempty"`
+}
+
+// LiveChoice says how one service of a fork's parent reached the fork:
+// carried live by an engine, or restarted, and why. A fork records its
+// choices; tine fork and tine ps print them.
+type LiveChoice struct {
+	Service string  `json:"service"`
+	Engine  string  `json:"engine"` // LiveCRIU, LivePtrace, or LiveRerun: restarted
+	Why     string  `json:"why,omitempty"`
+	PauseMS float64 `json:"pause_ms,omitempty"`
+	TookMS  float64 `json:"took_ms,omitempty"`
 }
 
 // WithRuntime gives the engine its runtime, made from the engine itself

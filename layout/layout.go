@@ -221,6 +221,10 @@ func (r Run) Sup() string { return filepath.Join(r.dir, "sup") }
 // Adopted lists the processes forked live into the run.
 func (r Run) Adopted() string { return filepath.Join(r.Sup(), "adopted.json") }
 
+// LiveChoices says how a live fork carried each of the parent's services
+// into the run (engine.LiveChoice).
+func (r Run) LiveChoices() string { return filepath.Join(r.Sup(), "live.json") }
+
 // Hidden lists the paths outside the workspace kept from the run's
 // processes besides the usual (a holdout's files; engine.ForkOptions.Hide).
 func (r Run) Hidden() string { return filepath.Join(r.dir, "hidden.json") }

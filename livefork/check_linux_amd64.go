@@ -131,3 +131,6 @@ func checkFDs(pid, _ int) ([]string, error) {
 	}
 	return r, nil
 }
+
+// ptraceSupported says the ptrace engine works on this platform.
+const ptraceSupported = true

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tinehq/tine/confine"
 )
 
 // CRIUDump checkpoints the tree of s.Pid into s.Dir with criu, leaving it
@@ -46,25 +48,35 @@ func CRIUDump(ctx context.Context, s DumpSpec) (*Dump, error) {
 	return d, nil
 }
 
-// ImagesDir makes dir, mode 0700, with a tmpfs mounted on it for a
-// Dump's images (they hold the tree's memory, secrets included); remove
-// unmounts it and removes dir.
+// ImagesDir makes a tmpfs of its own, mode 0700, for a Dump's images
+// (they hold the tree's memory, secrets included), mounted at dir (made
+// and removed, mode 0700) only for as long as it takes to open it: it is
+// reached after by the returned path, /proc/self/fd/N, of this process's
+// descriptor (criu gets a copy). remove closes it, and the kernel frees
+// the tmpfs with its last descriptor: however tine ends, even killed mid
+// dump, the images go with it and criu, and nothing is left mounted.
 func ImagesDir(dir string) (string, func(), error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", nil, fmt.Errorf("the CRIU images directory: %w", err)
 	}
+	defer os.Remove(dir)
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "mode=0700"); err != nil {
-		os.Remove(dir)
 		return "", nil, fmt.Errorf("a tmpfs for the CRIU images: %w", err)
 	}
-	return dir, func() {
-		syscall.Unmount(dir, syscall.MNT_DETACH)
-		os.RemoveAll(dir)
-	}, nil
+	f, err := os.Open(dir)
+	if uerr := syscall.Unmount(dir, syscall.MNT_DETACH); err == nil && uerr != nil {
+		f.Close()
+		err = uerr
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("a tmpfs for the CRIU images: %w", err)
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", f.Fd()), func() { f.Close() }, nil
 }
 
 // Restore restores d into the namespaces and cgroups r names. criu kills
-// what it restored when it fails, so a failed restore leaves no tree.
+// what it restored when it fails, so a failed restore leaves no tree; a
+// tree that cannot be confined as r says is killed by Restore.
 func (d *Dump) Restore(ctx context.Context, r RestoreSpec) (Restored, error) {
 	imgs, err := os.Open(d.Dir)
 	if err != nil {
@@ -96,12 +108,33 @@ func (d *Dump) Restore(ctx context.Context, r RestoreSpec) (Restored, error) {
 		files = append(files, f)
 		args = append(args, "--inherit-fd", fmt.Sprintf("fd[%d]:%s", 2+len(files), e.Key))
 	}
+	var h *resumeHook
+	if r.Confine != nil {
+		if h, err = newResumeHook(r.WorkDir); err != nil {
+			return Restored{}, err
+		}
+		defer h.close()
+		args = append(args, "--leave-stopped", "--action-script", h.script)
+	}
 	start := time.Now()
 	if err := lowerPids(ctx, r.Namespaces, r.PidBase); err != nil {
 		return Restored{}, err
 	}
-	err = runCRIU(ctx, r.Namespaces, r.CgroupProcs, pidRange(r.PidBase), args, files, filepath.Join(r.WorkDir, "restore.log"))
-	res := Restored{Took: time.Since(start)}
+	res := Restored{}
+	restore := func() error {
+		return runCRIU(ctx, r.Namespaces, r.CgroupProcs, pidRange(r.PidBase), args, files, filepath.Join(r.WorkDir, "restore.log"))
+	}
+	if h == nil {
+		err = restore()
+	} else {
+		err = h.run(restore, func(nspid int) error {
+			if res.Pid = restoredRoot(r.Namespaces, nspid, r.CgroupProcs); res.Pid == 0 {
+				return fmt.Errorf("%w: the restored pid %d is not in the namespace of process %d", ErrCRIUFailed, nspid, r.Namespaces)
+			}
+			return release(res.Pid, r.Confine)
+		})
+	}
+	res.Took = time.Since(start)
 	if err != nil {
 		return res, err
 	}
@@ -109,8 +142,63 @@ func (d *Dump) Restore(ctx context.Context, r RestoreSpec) (Restored, error) {
 	if err != nil {
 		return res, fmt.Errorf("criu restore wrote no pid file: %w", err)
 	}
-	res.NSPid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-	return res, err
+	if res.NSPid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
+		return res, fmt.Errorf("criu restore's pid file: %w", err)
+	}
+	if res.Pid == 0 {
+		res.Pid = restoredRoot(r.Namespaces, res.NSPid, r.CgroupProcs)
+	}
+	return res, nil
+}
+
+// release confines the tree of root, restored stopped, as plan says (criu
+// restores the source's own confinement, seccomp filters and credentials,
+// but no Landlock domain and nothing of the fork's), then lets it run. A
+// tree that cannot be confined is killed, whole.
+func release(root int, plan *confine.Plan) error {
+	tree := treePids(root)
+	if err := confineStopped(tree, plan); err != nil {
+		killTree(tree)
+		return fmt.Errorf("%w: confining the restored tree as the fork's processes are: %w", ErrCRIUFailed, err)
+	}
+	for _, pid := range tree {
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	return nil
+}
+
+func killTree(pids []int) {
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// restoredRoot is the host pid of the process whose pid is nspid in the
+// pid namespace of process ns (the fork's supervisor), found among the
+// processes of the cgroups criu was put in, else among ns's children
+// (the restored root is reparented to ns, the namespace's init, when criu
+// exits).
+func restoredRoot(ns, nspid int, cgroups []string) int {
+	want, err := os.Readlink(procPath(ns, "ns", "pid"))
+	if err != nil {
+		return 0
+	}
+	cands, _ := childPids(ns)
+	for _, procs := range cgroups {
+		b, _ := os.ReadFile(procs)
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				cands = append(cands, pid)
+			}
+		}
+	}
+	for _, pid := range cands {
+		ns, _ := os.Readlink(procPath(pid, "ns", "pid"))
+		if p, err := nsPid(pid); err == nil && p == nspid && ns == want {
+			return pid
+		}
+	}
+	return 0
 }
 
 // runCRIU runs criu with args inside the mount, pid, network, UTS and IPC

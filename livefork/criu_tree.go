@@ -3,6 +3,8 @@ package livefork
 import (
 	"errors"
 	"time"
+
+	"github.com/tinehq/tine/confine"
 )
 
 // The CRIU engine checkpoints a whole process tree, threads included, with
@@ -77,10 +79,16 @@ type RestoreSpec struct {
 	// for a service's stdout and stderr, /dev/null for /dev/null. An error
 	// refuses the restore.
 	Files func(ExternalFile) (path string, flag int, err error)
+	// Confine is how the fork confines its processes; the restored tree
+	// is left stopped, each of its threads confined so (by injected
+	// system calls, as a ptrace copy is), and only then let run. nil
+	// leaves the tree with the source's confinement, which criu restores.
+	Confine *confine.Plan
 }
 
 // Restored is a tree restored into a fork.
 type Restored struct {
 	NSPid int           // the root's pid in the fork's pid namespace
-	Took  time.Duration // criu restore, start to end
+	Pid   int           // the root's host pid
+	Took  time.Duration // criu restore and confinement, start to end
 }

@@ -29,3 +29,6 @@ func (d *Dump) Restore(ctx context.Context, r RestoreSpec) (Restored, error) {
 
 // ImagesDir returns ErrUnsupported: the CRIU engine needs Linux on x86-64.
 func ImagesDir(dir string) (string, func(), error) { return "", nil, ErrUnsupported }
+
+// ptraceSupported says the ptrace engine works on this platform.
+const ptraceSupported = false

@@ -197,6 +197,7 @@ func (m *Manager) restartHeir(ctx context.Context, origin engine.Ref, h heir) bo
 			}
 		}
 	}
+	m.forgetChoices(h.ref, services)
 	detail := map[string]any{"origin": origin.Run.ID, "services": services, "pids": pids}
 	// NoWait: stopping a run is not held up by its forks' ready checks.
 	if _, err := m.start(ctx, h.ref, StartOptions{Services: true, NoWait: true}); err != nil {

@@ -21,13 +21,13 @@ func (m *Manager) liveMode(p engine.Ref, mode string) (string, error) {
 		return engine.LiveNone, nil
 	case engine.LiveNone:
 		return mode, nil
-	case engine.LiveRerun, engine.LivePtrace, engine.LiveCRIU:
+	case engine.LiveRerun, engine.LivePtrace, engine.LiveCRIU, engine.LiveAuto:
 		if os.Geteuid() != 0 {
 			return "", tine.Optionf("%s needs root: %w", tine.Opt("live", mode), tine.ErrPrivilege)
 		}
 		return mode, nil
 	}
-	return "", tine.Optionf("%s: use none, rerun, ptrace or criu: %w", tine.Opt("live", mode), tine.ErrInvalid)
+	return "", tine.Optionf("%s: use none, rerun, ptrace, criu or auto: %w", tine.Opt("live", mode), tine.ErrInvalid)
 }
 
 // startForks starts each fork's processes as mode says, waiting for their
@@ -37,7 +37,7 @@ func (m *Manager) startForks(ctx context.Context, p engine.Ref, forks []*tine.Ru
 	if mode == engine.LiveNone {
 		return nil
 	}
-	if mode == engine.LivePtrace || mode == engine.LiveCRIU {
+	if mode == engine.LivePtrace || mode == engine.LiveCRIU || mode == engine.LiveAuto {
 		return m.liveForks(ctx, p, forks, mode, noWait)
 	}
 	return m.rerunAll(ctx, p, forks, nil, noWait)

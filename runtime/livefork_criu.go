@@ -6,105 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 
-	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
-	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/livefork"
 	"github.com/tinehq/tine/supervisor"
 )
-
-// criuForks carries each of the parent's services into the forks by
-// CRIU: its whole process tree, threads included, is checkpointed once
-// with the parent left running and restored into every fork at once. A
-// service CRIU cannot carry, or whose checkpoint or restore fails, is
-// started fresh in the fork instead, its report saying why; a failed
-// restore leaves nothing of the tree in the fork.
-func (m *Manager) criuForks(ctx context.Context, p engine.Ref, forks []*tine.Run, noWait bool) []engine.LiveReport {
-	if err := livefork.CRIUProbe(ctx); err != nil {
-		return m.rerunAll(ctx, p, forks, map[string]string{"criu": err.Error()}, noWait)
-	}
-	cands, err := m.candidates(ctx, p)
-	if err != nil {
-		return m.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()}, noWait)
-	}
-	reports := make([]engine.LiveReport, len(forks))
-	launched := m.launchForks(ctx, p, forks, reports)
-	cands = m.criuCandidates(p, launched, cands)
-	results := m.restoreAll(ctx, p, launched, cands)
-	for i, f := range forks {
-		reports[i].Mode = engine.LiveCRIU
-		if !reports[i].Started {
-			continue
-		}
-		m.finishLive(ctx, p, engine.Ref{Workspace: p.Workspace, Run: f}, &reports[i], cands, results[f.ID], noWait)
-	}
-	return reports
-}
-
-// criuCandidates are the parent's services, each with the reason CRIU
-// cannot carry it, or none: CRIU carries whole trees, so ptrace's
-// refusals (threads, children) do not hold; a tine exec process is left
-// out.
-func (m *Manager) criuCandidates(p engine.Ref, forks []launched, cands []candidate) []candidate {
-	why := ""
-	for _, f := range forks {
-		if f.pid != 0 {
-			why = criuConfinable(readConfinement(m.supDir(p)), readConfinement(m.supDir(f.ref)))
-			break
-		}
-	}
-	var out []candidate
-	for _, c := range cands {
-		if c.Service == "" {
-			continue
-		}
-		c.Refused = why
-		if c.Pid == 0 {
-			c.Refused = "not running"
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// criuConfinable says why a tree restored by CRIU would not be confined as
-// the fork's own processes are, or is "". A restored tree keeps what it
-// had in the parent (its seccomp filters, credentials, no_new_privs: CRIU
-// restores them), and CRIU can add nothing: no Landlock domain (the
-// kernel lets a thread restrict only itself), no dropped capabilities, no
-// stricter filter.
-func criuConfinable(src, fork *confine.Applied) string {
-	var s, f confine.Applied
-	if src != nil {
-		s = *src
-	}
-	if fork != nil {
-		f = *fork
-	}
-	var more []string
-	if f.Landlock > 0 && (s.Landlock == 0 || !slices.Equal(f.Writable, s.Writable)) {
-		more = append(more, "a Landlock ruleset")
-	}
-	if f.Caps != 0 && f.Caps != s.Caps {
-		more = append(more, "dropped capabilities")
-	}
-	if (f.Seccomp && !s.Seccomp) || (f.DenyMounts && !s.DenyMounts) || (f.DenySetID && !s.DenySetID) || f.Denied > s.Denied {
-		more = append(more, "a stricter seccomp filter")
-	}
-	if f.Scoped && !s.Scoped {
-		more = append(more, "Landlock scoping")
-	}
-	if len(more) == 0 {
-		return ""
-	}
-	return "the fork confines its processes by " + strings.Join(more, ", ") +
-		", which CRIU cannot give a restored tree (it restores the parent's own confinement); [confine] off lets CRIU carry it"
-}
 
 // restoreAll checkpoints each qualifying service's tree once and
 // restores it into every launched fork at once. It returns, per fork, the
@@ -117,9 +26,6 @@ func (m *Manager) restoreAll(ctx context.Context, p engine.Ref, forks []launched
 		}
 	}
 	for _, c := range cands {
-		if c.Refused != "" {
-			continue
-		}
 		var mu sync.Mutex
 		m.criuService(ctx, p, forks, c, func(f launched, o liveOutcome) {
 			mu.Lock()
@@ -176,13 +82,16 @@ func (m *Manager) restoreInto(ctx context.Context, d *livefork.Dump, f launched,
 		return liveOutcome{err: err}
 	}
 	defer os.RemoveAll(work)
+	plan, err := m.copyConfinement(f.ref)
+	if err != nil {
+		return liveOutcome{err: err}
+	}
 	before, _ := cg.Procs()
 	r, err := d.Restore(ctx, livefork.RestoreSpec{Namespaces: f.pid, PidBase: supervisor.PidBase, CgroupProcs: cg.ProcsFiles(), WorkDir: work,
-		Files: func(e livefork.ExternalFile) (string, int, error) { return m.criuFile(f.ref, c, e) }})
-	child := 0
+		Files:   func(e livefork.ExternalFile) (string, int, error) { return m.criuFile(f.ref, c, e) },
+		Confine: plan})
 	if err == nil {
-		after, _ := cg.Procs()
-		if child = hostPid(processes(after, nil), r.NSPid); child == 0 {
+		if after, _ := cg.Procs(); !slices.Contains(after, r.Pid) {
 			err = fmt.Errorf("criu restored pid %d, which is not in %s's cgroup", r.NSPid, f.ref.Run.Name)
 		}
 	}
@@ -190,7 +99,7 @@ func (m *Manager) restoreInto(ctx context.Context, d *livefork.Dump, f launched,
 		killNew(cg, before)
 		return liveOutcome{err: err}
 	}
-	return liveOutcome{res: livefork.Result{Pid: c.Pid, Child: child, Pause: d.Pause}, took: d.Took + r.Took, engine: engine.LiveCRIU}
+	return liveOutcome{res: livefork.Result{Pid: c.Pid, Child: r.Pid, Pause: d.Pause}, took: d.Took + r.Took, engine: engine.LiveCRIU, confined: plan}
 }
 
 // killNew kills the processes in cg that were not in it before.

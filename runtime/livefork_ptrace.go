@@ -2,10 +2,13 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +18,7 @@ import (
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/confine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/livefork"
 	"github.com/tinehq/tine/supervisor"
 )
@@ -26,28 +30,40 @@ type candidate struct {
 	Service string // "" for a tine exec process
 	Pid     int    // host pid
 	Refused string // why it cannot be forked live, or ""
+	Engine  string // how it is carried (choose): engine.LivePtrace or engine.LiveCRIU
+	Why     string // why that engine
 }
 
-// liveForks carries the parent's processes into the forks: each eligible
-// process is forked live by ptrace; services whose process is refused, or
-// whose live fork fails, are started fresh instead. --live=criu carries
-// whole trees by CRIU instead (criuForks).
+// liveForks carries the parent's processes into the forks, each by the
+// engine chosen for it (choose): ptrace makes a process fork itself into
+// each fork, CRIU checkpoints a service's whole tree once and restores it
+// into every fork. Services neither carries, or whose live fork fails,
+// are started fresh instead, the report saying why.
 func (m *Manager) liveForks(ctx context.Context, p engine.Ref, forks []*tine.Run, mode string, noWait bool) []engine.LiveReport {
 	if mode == engine.LiveCRIU {
-		return m.criuForks(ctx, p, forks, noWait)
+		if err := livefork.CRIUProbe(ctx); err != nil {
+			return m.rerunAll(ctx, p, forks, map[string]string{"criu": err.Error()}, noWait)
+		}
 	}
-	if why := m.deniesSetns(p); why != "" {
+	if why := m.deniesSetns(p); why != "" && mode == engine.LivePtrace {
 		return m.rerunAll(ctx, p, forks, map[string]string{"(all)": why}, noWait)
 	}
 	cands, err := m.candidates(ctx, p)
 	if err != nil {
 		return m.rerunAll(ctx, p, forks, map[string]string{"(all)": err.Error()}, noWait)
 	}
+	cands = m.choose(ctx, p, cands, mode)
 	reports := make([]engine.LiveReport, len(forks))
 	launched := m.launchForks(ctx, p, forks, reports)
-	live := eligible(cands)
-	results := m.injectAll(ctx, p, launched, live)
+	results := m.injectAll(ctx, p, launched, byEngine(cands, engine.LivePtrace))
+	for id, got := range m.restoreAll(ctx, p, launched, byEngine(cands, engine.LiveCRIU)) {
+		if results[id] == nil {
+			results[id] = map[int]liveOutcome{}
+		}
+		maps.Copy(results[id], got)
+	}
 	for i, f := range forks {
+		reports[i].Mode = mode
 		if !reports[i].Started {
 			continue
 		}
@@ -157,10 +173,11 @@ func hasChild(procs []Process, pid int) bool {
 	return false
 }
 
-func eligible(cands []candidate) []candidate {
+// byEngine are the candidates carried by engine eng.
+func byEngine(cands []candidate, eng string) []candidate {
 	var out []candidate
 	for _, c := range cands {
-		if c.Refused == "" {
+		if c.Refused == "" && c.Engine == eng {
 			out = append(out, c)
 		}
 	}
@@ -341,8 +358,13 @@ func (m *Manager) finishLive(ctx context.Context, p, r engine.Ref, rep *engine.L
 		switch {
 		case c.Refused != "":
 			rep.Refused[label] = c.Refused
+			rep.Choices = appendRestarted(rep.Choices, c, c.Refused)
 		case tried && o.err == nil && o.res.Child > 0:
-			rep.Forked = append(rep.Forked, liveProcess(c, o))
+			lp := liveProcess(c, o)
+			rep.Forked = append(rep.Forked, lp)
+			if c.Service != "" {
+				rep.Choices = append(rep.Choices, engine.LiveChoice{Service: c.Service, Engine: lp.Engine, Why: lp.Why, PauseMS: lp.PauseMS, TookMS: lp.TookMS})
+			}
 			a := Adopted{Service: c.Service, Pid: o.res.Child, Start: supervisor.StartTime(o.res.Child), Origin: c.Pid, Run: p.Run.ID}
 			if o.confined != nil {
 				a.Confinement = &o.confined.Applied
@@ -352,13 +374,15 @@ func (m *Manager) finishLive(ctx context.Context, p, r engine.Ref, rep *engine.L
 				skip[c.Service] = true
 			}
 		case tried:
-			rep.Refused[label] = fmt.Sprintf("live fork failed: %v", o.err)
+			why := fmt.Sprintf("live fork failed: %v", o.err)
+			rep.Refused[label] = why
+			rep.Choices = appendRestarted(rep.Choices, c, why)
 		}
 	}
 	if len(rep.Refused) == 0 {
 		rep.Refused = nil
 	}
-	if err := m.writeAdopted(r, adopted); err != nil {
+	if err := errors.Join(m.writeAdopted(r, adopted), m.writeChoices(r, rep.Choices)); err != nil {
 		rep.Error = err.Error()
 	}
 	res, err := m.start(ctx, r, StartOptions{Services: true, Skip: skip, NoWait: noWait})
@@ -378,7 +402,7 @@ func (m *Manager) finishLive(ctx context.Context, p, r engine.Ref, rep *engine.L
 // liveProcess reports candidate c carried into a fork as o says.
 func liveProcess(c candidate, o liveOutcome) engine.LiveProcess {
 	lp := engine.LiveProcess{Service: c.Service, Pid: c.Pid, Child: o.res.Child, Engine: o.engine,
-		PauseMS: float64(o.res.Pause.Microseconds()) / 1000}
+		PauseMS: float64(o.res.Pause.Microseconds()) / 1000, Why: c.Why}
 	if lp.Engine == "" {
 		lp.Engine = engine.LivePtrace
 	}
@@ -386,6 +410,49 @@ func liveProcess(c candidate, o liveOutcome) engine.LiveProcess {
 		lp.TookMS = float64(o.took.Microseconds()) / 1000
 	}
 	return lp
+}
+
+// appendRestarted records that service c was restarted, and why; a tine
+// exec process is not a service, and is not recorded.
+func appendRestarted(choices []engine.LiveChoice, c candidate, why string) []engine.LiveChoice {
+	if c.Service == "" {
+		return choices
+	}
+	return append(choices, engine.LiveChoice{Service: c.Service, Engine: engine.LiveRerun, Why: why})
+}
+
+// writeChoices records how r's services reached it (tine ps shows it).
+func (m *Manager) writeChoices(r engine.Ref, choices []engine.LiveChoice) error {
+	b, err := json.Marshal(choices)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(m.lay.Run(r.Workspace.ID, r.Run.ID).LiveChoices(), b, 0o644)
+}
+
+// forgetChoices drops from r's record the services started again fresh
+// (their live copies ended with their origin).
+func (m *Manager) forgetChoices(r engine.Ref, services []string) {
+	all := m.readChoices(r)
+	keep := slices.DeleteFunc(slices.Clone(all), func(c engine.LiveChoice) bool { return slices.Contains(services, c.Service) })
+	if len(keep) != len(all) {
+		if err := m.writeChoices(r, keep); err != nil {
+			m.warn("updating %s's live fork record: %v", r.Run.Name, err)
+		}
+	}
+}
+
+// readChoices is what writeChoices recorded for r, or nil.
+func (m *Manager) readChoices(r engine.Ref) []engine.LiveChoice {
+	b, err := os.ReadFile(m.lay.Run(r.Workspace.ID, r.Run.ID).LiveChoices())
+	if err != nil {
+		return nil
+	}
+	var out []engine.LiveChoice
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
 }
 
 func procLabel(c candidate) string {

@@ -55,8 +55,11 @@ type PS struct {
 	Services    []supervisor.ServiceStatus `json:"services,omitempty"`
 	Ports       []supervisor.Port          `json:"ports,omitempty"`
 	Adopted     []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork
-	Processes   []Process                  `json:"processes"`
-	Stats       *cgroup.Stats              `json:"stats,omitempty"`
+	// Live says how the live fork that made the run carried each of its
+	// parent's services: by which engine and why, or restarted and why.
+	Live      []engine.LiveChoice `json:"live,omitempty"`
+	Processes []Process           `json:"processes"`
+	Stats     *cgroup.Stats       `json:"stats,omitempty"`
 }
 
 // PS reports run ref's supervisor, services, ports, processes and
@@ -89,6 +92,7 @@ func (m *Manager) PS(ctx context.Context, ref string) (*PS, error) {
 		out.Services, out.Ports, out.HostPorts = s.Services, s.Ports, s.HostPorts
 	}
 	out.Adopted = m.adopted(r)
+	out.Live = m.readChoices(r)
 	if cg, err := cgroup.Load(r.Run.ID); err == nil {
 		pids, _ := cg.Procs()
 		out.Processes = processes(pids, out.Services)

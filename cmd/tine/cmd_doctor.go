@@ -11,6 +11,7 @@ import (
 	"github.com/tinehq/tine/agent"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/livefork"
 )
 
 func newDoctor(a *app) *cobra.Command {
@@ -98,11 +99,13 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 				return err
 			}
 			agents := agent.CheckInstalled(ctx, os.Getenv("PATH"))
+			live := livefork.Engines(ctx)
 			if asJSON {
-				err = a.printJSON(doctorReport{Diagnosis: r, Agents: agents})
+				err = a.printJSON(doctorReport{Diagnosis: r, Agents: agents, LiveFork: live})
 			} else {
 				printDiagnosis(a.stdout, r)
 				printAgents(a.stdout, agents)
+				printEngines(a.stdout, live)
 			}
 			if err == nil && !r.Store.Usable() {
 				err = fmt.Errorf("%w: %s", tine.ErrStore, r.Store.Problem)
@@ -117,11 +120,12 @@ Exit status: 0 when commands can use the store, 10 when they refuse.`,
 	return c
 }
 
-// doctorReport is tine doctor --json: the state directory's diagnosis and
-// the agents found on the caller's PATH.
+// doctorReport is tine doctor --json: the state directory's diagnosis,
+// the agents found on the caller's PATH and the live-fork engines.
 type doctorReport struct {
 	*engine.Diagnosis
-	Agents []agent.Installed `json:"agents"`
+	Agents   []agent.Installed `json:"agents"`
+	LiveFork []livefork.Engine `json:"live_fork"`
 }
 
 // printAgents writes the agents' versions against the supported ranges.
@@ -173,6 +177,22 @@ func printDiagnosis(w io.Writer, r *engine.Diagnosis) {
 }
 
 // printRebuild writes what tine doctor --rebuild did, for people.
+// printEngines says which live-fork engines this host has, and why not.
+func printEngines(w io.Writer, engines []livefork.Engine) {
+	fmt.Fprintln(w, "live-fork engines:")
+	for _, e := range engines {
+		name := e.Name
+		if e.Version != "" {
+			name += " " + e.Version
+		}
+		if e.Available {
+			fmt.Fprintf(w, "  %s: available\n", name)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: unavailable: %s\n", name, display.Text(e.Why))
+	}
+}
+
 func printRebuild(w io.Writer, rep *engine.RebuildResult) {
 	for _, q := range rep.SetAside {
 		fmt.Fprintf(w, "tine: moved the %s store %s aside to %s\n", rep.Was, q.From, q.Dir)

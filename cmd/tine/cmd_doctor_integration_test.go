@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/livefork"
 )
 
 // TestDoctor_LostStore is the regression for the bug where, with tine.db
@@ -116,5 +118,29 @@ func TestDoctor_AgentVersions(t *testing.T) {
 	r = e.run(call{vars: []string{"PATH=" + t.TempDir()}}, "doctor")
 	if !strings.Contains(r.stdout, "claude is not on PATH") || !strings.Contains(r.stdout, "codex is not on PATH") {
 		t.Errorf("doctor with no agents on PATH:\n%v", r)
+// tine doctor says which live-fork engines this host has, and why not:
+// here ptrace, and CRIU when it is installed at version 4 and criu check
+// passes; a criu older than 4 first on the PATH is named, with its
+// version.
+func TestDoctor_LiveForkEngines(t *testing.T) {
+	e := newEnv(t)
+	var d struct {
+		LiveFork []livefork.Engine `json:"live_fork"`
+	}
+	e.okJSON(&d, "doctor", "--json")
+	if len(d.LiveFork) != 2 || d.LiveFork[0].Name != "ptrace" || d.LiveFork[1].Name != "criu" {
+		t.Fatalf("tine doctor's live-fork engines: %+v", d.LiveFork)
+	}
+	if crit := d.LiveFork[1]; crit.Available != (livefork.CRIUProbe(context.Background()) == nil) {
+		t.Errorf("criu: %+v", crit)
+	}
+	old := t.TempDir()
+	fake := "#!/bin/sh\necho 'Version: 3.17'\n"
+	if err := os.WriteFile(filepath.Join(old, "criu"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := e.run(call{vars: []string{"PATH=" + old + ":" + os.Getenv("PATH")}}, "doctor").stdout
+	if !strings.Contains(out, "live-fork engines:\n  ptrace: available\n  criu 3.17: unavailable: criu 3.17 is older than 4") {
+		t.Errorf("tine doctor with criu 3.17 on the PATH says:\n%s", out)
 	}
 }

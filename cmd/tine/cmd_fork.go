@@ -54,7 +54,7 @@ until every ready check has passed or failed (each up to its ready timeout).`,
 	c.Flags().StringVar(&o.Name, "name", "", "name prefix of the forks")
 	c.Flags().StringArrayVar(&o.Approaches, "approach", nil, "approach of the next fork (repeatable)")
 	c.Flags().BoolVar(&o.AllowSecrets, "allow-secrets", false, "let a live fork (ptrace, criu) copy processes whose environment holds secrets of [secrets]")
-	c.Flags().StringVar(&o.Live, "live", "", "what the parent's processes become in each fork: none, rerun (start services fresh), ptrace (fork processes live) or criu; default rerun when RUN is running, else none")
+	c.Flags().StringVar(&o.Live, "live", "", "what the parent's processes become in each fork: none, rerun (start services fresh), ptrace (fork processes live), criu (checkpoint and restore whole trees) or auto (each service as its [[service]] live says: ptrace for a single-threaded process, else CRIU, else rerun); default rerun when RUN is running, else none")
 	c.Flags().BoolVar(&wait, "wait", false, "wait until the forks' services pass their ready checks")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
@@ -74,17 +74,21 @@ func (a *app) printLive(reps []engine.LiveReport) {
 			fmt.Fprint(a.stdout, "running")
 		}
 		for _, p := range r.Forked {
-			if p.Engine == engine.LiveCRIU {
-				fmt.Fprintf(a.stdout, "; %s forked live by CRIU in %.0f ms (pid %d -> %d, pause %.1f ms)", display.Text(dash(p.Service)), p.TookMS, p.Pid, p.Child, p.PauseMS)
-				continue
+			if p.Service == "" {
+				fmt.Fprintf(a.stdout, "; forked live pid %d -> %d (parent paused %.1f ms)", p.Pid, p.Child, p.PauseMS)
 			}
-			fmt.Fprintf(a.stdout, "; forked live %s (pid %d -> %d, parent paused %.1f ms)", display.Text(dash(p.Service)), p.Pid, p.Child, p.PauseMS)
 		}
-		if len(r.Restarted) > 0 {
+		if len(r.Restarted) > 0 && len(r.Choices) == 0 {
 			fmt.Fprintf(a.stdout, "; restarted %s", strings.Join(r.Restarted, ", "))
 		}
 		fmt.Fprintln(a.stdout)
+		for _, c := range r.Choices {
+			fmt.Fprintf(a.stdout, "    %s\n", liveChoiceLine(c))
+		}
 		for proc, why := range r.Refused {
+			if !strings.HasPrefix(proc, "pid ") && len(r.Choices) > 0 {
+				continue // a service: its choice said it
+			}
 			fmt.Fprintf(a.stdout, "    not forked live: %s: %s\n", display.Text(proc), display.Text(why))
 		}
 		if line := servicesLine(r.Services); line != "" {
@@ -94,6 +98,25 @@ func (a *app) printLive(reps []engine.LiveReport) {
 			fmt.Fprintf(a.stdout, "    error: %s\n", display.Text(r.Error))
 		}
 	}
+}
+
+// liveChoiceLine says how a live fork carried a service: "web: forked
+// live by CRIU in 84 ms (pause 41.0 ms): 5 threads", "db: restarted:
+// live = "restart" in tine.toml".
+func liveChoiceLine(c engine.LiveChoice) string {
+	var how string
+	switch c.Engine {
+	case engine.LiveCRIU:
+		how = fmt.Sprintf("forked live by CRIU in %.0f ms (pause %.1f ms)", c.TookMS, c.PauseMS)
+	case engine.LivePtrace:
+		how = fmt.Sprintf("forked live by ptrace (pause %.1f ms)", c.PauseMS)
+	default:
+		how = "restarted"
+	}
+	if c.Why != "" {
+		how += ": " + c.Why
+	}
+	return display.Text(c.Service) + ": " + display.Text(how)
 }
 
 // servicesLine says each service's state, "web ready, api starting", with

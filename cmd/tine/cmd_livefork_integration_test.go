@@ -250,7 +250,7 @@ command = "exec /usr/bin/python3 sock.py"
 		t.Errorf("forked live %+v, restarted %v; want none live and all four restarted", rep.Forked, rep.Restarted)
 	}
 	out := e.ok("fork", "source", "--live", "ptrace")
-	if !strings.Contains(out, "not forked live: threads") || !strings.Contains(out, "restarted") {
+	if !strings.Contains(out, "    threads: restarted: ") || !strings.Contains(out, "gosleeper: restarted: ") {
 		t.Errorf("tine fork does not say what was refused and restarted:\n%s", out)
 	}
 	after := e.ps("source")

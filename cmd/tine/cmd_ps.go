@@ -99,6 +99,9 @@ func (a *app) printPS(ps *runtime.PS) error {
 		fmt.Fprintf(tw, "forked live: %s pid %d (from the parent's pid %d), confined by %s\n",
 			display.Text(dash(a.Service)), a.Pid, a.Origin, display.Text(confined))
 	}
+	for _, c := range ps.Live {
+		fmt.Fprintf(tw, "at fork: %s\n", liveChoiceLine(c))
+	}
 	for _, p := range ps.Ports {
 		fmt.Fprintf(tw, "port %d published at %s\n", p.Port, p.HostAddr)
 	}

@@ -49,7 +49,7 @@ var flagWords = map[string][]string{
 	"backend":    {"auto", "overlay", "btrfs", "reflink", "copy"},
 	"merge-mode": {"auto", "auto_with_fallback", "vote", "manual"},
 	"agent":      {"claude", "codex", "command"},
-	"live":       {"none", "rerun", "ptrace", "criu"},
+	"live":       {"none", "rerun", "ptrace", "criu", "auto"},
 	"judge":      {"heuristic", "llm"},
 	"format":     {"md", "json"},
 }
