@@ -118,7 +118,10 @@ func TestDoctor_AgentVersions(t *testing.T) {
 	r = e.run(call{vars: []string{"PATH=" + t.TempDir()}}, "doctor")
 	if !strings.Contains(r.stdout, "claude is not on PATH") || !strings.Contains(r.stdout, "codex is not on PATH") {
 		t.Errorf("doctor with no agents on PATH:\n%v", r)
-// tine doctor says which live-fork engines this host has, and why not:
+	}
+}
+
+// TestDoctor_LiveForkEngines: tine doctor says which live-fork engines this host has, and why not:
 // here ptrace, and CRIU when it is installed at version 4 and criu check
 // passes; a criu older than 4 first on the PATH is named, with its
 // version.
