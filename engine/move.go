@@ -32,9 +32,10 @@ type sealTx struct {
 	e *Engine
 	p Ref
 	// busy is set when something held p's view, so it could not be
-	// sealed by rename; cost says what a seal by copy copied.
-	busy bool
-	cost *SealReport
+	// sealed by rename; running when that was p's own commands or
+	// services. cost says what a seal by copy copied.
+	busy, running bool
+	cost          *SealReport
 }
 
 func newSealTx(e *Engine, p Ref) *sealTx { return &sealTx{e: e, p: p} }
@@ -87,7 +88,7 @@ func (m *sealTx) sealMove(ctx context.Context, be layer.Backend, kind tine.Versi
 		return nil, nil, false, nil
 	}
 	if e.rt.Busy(p) { // a supervisor holds the view mounted
-		m.busy = true
+		m.busy, m.running = true, true
 		return nil, nil, false, nil
 	}
 	base, err := e.version(ctx, p.Run.Base)

@@ -26,6 +26,9 @@ type SealReport struct {
 	Bytes int64   `json:"bytes"` // bytes of file data copied
 	MS    float64 `json:"ms"`    // how long the seal took
 	Busy  bool    `json:"busy"`  // something held the run's view
+	// Running is set when what held it was the run's own commands or
+	// services (Holders is then empty: /proc is not searched).
+	Running bool `json:"running,omitempty"`
 	// Holders are processes found using the run's view (or the
 	// workspace path), at most three.
 	Holders []procfs.Holder `json:"holders,omitempty"`
@@ -86,10 +89,15 @@ func (m *sealTx) noteSealed(v *tine.Version) {
 
 // report returns what the seal by copy cost, naming the processes that
 // held p's view if that is why it was not sealed by rename; nil when it
-// was sealed by rename.
+// was sealed by rename. When p's own commands held it, /proc is not
+// searched: tine knows them, and the search costs a readlink per process.
 func (m *sealTx) report() *SealReport {
 	if m.cost == nil {
 		return nil
+	}
+	if m.running {
+		m.cost.Busy, m.cost.Running = true, true
+		return m.cost
 	}
 	if m.busy {
 		e, p := m.e, m.p

@@ -27,6 +27,7 @@ type busyFork struct {
 		Files   int   `json:"files"`
 		Bytes   int64 `json:"bytes"`
 		Busy    bool  `json:"busy"`
+		Running bool  `json:"running"`
 		Holders []struct {
 			Pid     int    `json:"pid"`
 			Command string `json:"command"`
@@ -149,6 +150,29 @@ func TestCLI_BusySourceForksCopyTheChange(t *testing.T) {
 	re := regexp.MustCompile(fmt.Sprintf(`source busy \(pid %d sleep has its cwd in it[^)]*\): copied \d+ changed files \([^)]+\) in \d+ ms`, pid))
 	if !re.MatchString(out) {
 		t.Errorf("tine fork printed %q, want a line matching %s", out, re)
+	}
+}
+
+// TestCLI_RunningSourceForkSearchesNoProc forks a source whose own service
+// holds its view: the fork says the source's commands run in it and names
+// no holder, because tine knows them. Before, every such fork searched
+// /proc (a readlink per process and per descriptor: 7 ms with 100
+// processes, and it grows with the machine's), the running-source fork's
+// extra cost in docs/benchmarks.md.
+func TestCLI_RunningSourceForkSearchesNoProc(t *testing.T) {
+	toml := `[[service]]
+name = "ticker"
+command = "while :; do sleep 0.1; done"
+`
+	e, _ := liveWorkspace(t, false, map[string]string{"tine.toml": toml})
+	e.ok("start", "source")
+	var f busyFork
+	e.okJSON(&f, "fork", "source", "--live", "none", "--json")
+	if f.Seal == nil || !f.Seal.Busy || !f.Seal.Running || len(f.Seal.Holders) != 0 {
+		t.Fatalf("fork of a running source: seal %+v, want busy, running, no holders searched", f.Seal)
+	}
+	if out := e.ok("fork", "source", "--live", "none"); !strings.Contains(out, "source busy (its commands run in it)") {
+		t.Errorf("tine fork printed %q, want it to say the source's commands run in it", out)
 	}
 }
 

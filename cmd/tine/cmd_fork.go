@@ -149,6 +149,9 @@ func (a *app) printSeal(parent string, s *engine.SealReport) {
 	why := display.Text(parent) + " sealed by copy"
 	if s.Busy {
 		who := []string{"its view is in use"}
+		if s.Running {
+			who = []string{"its commands run in it"}
+		}
 		if len(s.Holders) > 0 {
 			who = nil
 		}

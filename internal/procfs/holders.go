@@ -17,8 +17,10 @@ type Holder struct {
 
 // Holders returns up to max processes, other than this one, that use one
 // of dirs (absolute paths), under the proc mount at root ("/proc" when
-// empty): first those whose working directory or root is in one of them,
-// then those with a file open in one. Processes it may not look into, and
+// empty): those whose working directory or root is in one of them, or,
+// only when there is none (the usual holder is a shell or an editor with
+// its cwd there, and every process's descriptors cost a readlink each),
+// those with a file open in one. Processes it may not look into, and
 // those that end while it reads, are left out; off Linux it finds none.
 func Holders(root string, dirs []string, max int) []Holder {
 	if root == "" {
@@ -48,8 +50,11 @@ func Holders(root string, dirs []string, max int) []Holder {
 			}
 		}
 	}
+	if len(out) > 0 {
+		return out
+	}
 	for _, pid := range pids {
-		if len(out) < max && !seen[pid] && openIn(filepath.Join(root, strconv.Itoa(pid), "fd"), dirs) {
+		if len(out) < max && openIn(filepath.Join(root, strconv.Itoa(pid), "fd"), dirs) {
 			add(pid, "open file")
 		}
 	}
