@@ -30,9 +30,9 @@ type groupPage struct {
 	// PairA and PairB are the runs the compare selector shows chosen: the
 	// pair compared, or the first two forks.
 	PairA, PairB string
-	Done      string
-	Warnings  []string    // tine.toml's problems, when this dashboard just started the fork-run
-	FR        forkRunView // the fork-run's report; empty for a group of tine fork
+	Done         string
+	Warnings     []string    // tine.toml's problems, when this dashboard just started the fork-run
+	FR           forkRunView // the fork-run's report; empty for a group of tine fork
 }
 
 // forkRow is one fork of the comparison, with its patch.
