@@ -51,6 +51,8 @@ type eventView struct {
 	RunName string
 	RunHref string
 	Detail  string
+	// Sentence says the event in words, runs by their names.
+	Sentence string
 }
 
 // approvalView is a pending approval with what its evidence says.
@@ -153,7 +155,7 @@ func (h *Handler) feed(ctx context.Context, f tine.EventFilter, names map[string
 	out := make([]eventView, 0, len(evs))
 	for i := len(evs) - 1; i >= 0; i-- {
 		ev := evs[i]
-		v := eventView{Event: ev, Detail: short(240, string(ev.Detail))}
+		v := eventView{Event: ev, Detail: short(240, string(ev.Detail)), Sentence: sentence(ev, names)}
 		if ev.Run != "" {
 			v.RunName, v.RunHref = orDefault(names[ev.Run], ev.Run), runHref(ev.Run)
 		}

@@ -138,6 +138,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 		servers = append(servers, httpapi.NewHTTPServer(h(token), httpapi.DefaultTimeouts, nil))
 		lns = append(lns, httpapi.NewConnLimiter(httpapi.DefaultLimits).Listener(tln))
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s)\n", tln.Addr(), layout.New(e.Home()).Token())
+		fmt.Fprintf(a.stdout, "tine serve: dashboard at %s\n", dashboardURL(tln.Addr(), token))
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
