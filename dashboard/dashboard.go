@@ -92,7 +92,7 @@ func parsePages() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, p := range pages {
 		t := template.New(p).Funcs(funcs)
-		out[p] = template.Must(t.ParseFS(assets, "assets/layout.html", "assets/"+p+".html"))
+		out[p] = template.Must(t.ParseFS(assets, "assets/layout.html", "assets/parts/*.html", "assets/"+p+".html"))
 	}
 	return out
 }
@@ -103,16 +103,17 @@ func parsePages() map[string]*template.Template {
 // controls (its file names, an agent's output, an approach label) visible,
 // as the CLI shows them.
 var funcs = template.FuncMap{
-	"version": func() string { return buildinfo.Read().Short() }, // the footer's
-	"path":    display.Path,                                      // a file name: quoted unless printable UTF-8
-	"text":    display.Text,                                      // one line of text: control characters escaped
-	"lines":   display.Block,                                     // text over lines (a <pre>): newlines and tabs kept
-	"short":   short,
-	"seconds": seconds,
-	"usd":     usd,
-	"capUSD":  capUSD,
-	"when":    func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
-	"evCheck": evCheck,
+	"version":    func() string { return buildinfo.Read().Short() }, // the footer's
+	"path":       display.Path,                                      // a file name: quoted unless printable UTF-8
+	"text":       display.Text,                                      // one line of text: control characters escaped
+	"lines":      display.Block,                                     // text over lines (a <pre>): newlines and tabs kept
+	"short":      short,
+	"collapseAt": func() int { return collapseAt },
+	"seconds":    seconds,
+	"usd":        usd,
+	"capUSD":     capUSD,
+	"when":       func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"evCheck":    evCheck,
 }
 
 // evCheckView is one evidence command's outcome in a fork's card: which

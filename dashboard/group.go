@@ -27,9 +27,12 @@ type groupPage struct {
 	Rows      []forkRow
 	Winner    *forkRow
 	Pair      *pairView
-	Done      string
-	Warnings  []string    // tine.toml's problems, when this dashboard just started the fork-run
-	FR        forkRunView // the fork-run's report; empty for a group of tine fork
+	// PairA and PairB are the runs the compare selector shows chosen: the
+	// pair compared, or the first two forks.
+	PairA, PairB string
+	Done         string
+	Warnings     []string    // tine.toml's problems, when this dashboard just started the fork-run
+	FR           forkRunView // the fork-run's report; empty for a group of tine fork
 }
 
 // forkRow is one fork of the comparison, with its patch.
@@ -83,6 +86,7 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 			p.Winner = &p.Rows[i]
 		}
 	}
+	p.PairA, p.PairB = pairChoice(r.URL.Query(), p.Rows)
 	if q := r.URL.Query(); q.Get("a") != "" || q.Get("b") != "" {
 		if p.Pair, err = h.pair(ctx, ws, c, q.Get("a"), q.Get("b")); err != nil {
 			h.fail(w, r, err)
@@ -90,6 +94,19 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.render(w, http.StatusOK, "group", p)
+}
+
+// pairChoice is what the compare selector shows chosen: the forks of the
+// query (?a=&b=), each of those missing the first (a) or second (b) fork.
+func pairChoice(q url.Values, rows []forkRow) (a, b string) {
+	a, b = q.Get("a"), q.Get("b")
+	if a == "" && len(rows) > 0 {
+		a = rows[0].Run.ID
+	}
+	if b == "" && len(rows) > 1 {
+		b = rows[1].Run.ID
+	}
+	return a, b
 }
 
 func (h *Handler) forkRows(ctx context.Context, ws *tine.Workspace, c *engine.Comparison) []forkRow {

@@ -27,6 +27,7 @@ type overviewPage struct {
 	Feed       []eventView
 	Approvals  []approvalView
 	Done       string
+	TreeView   treeView // the trees' filter and expanded groups
 }
 
 type workspaceView struct {
@@ -51,6 +52,8 @@ type eventView struct {
 	RunName string
 	RunHref string
 	Detail  string
+	// Sentence says the event in words, runs by their names.
+	Sentence string
 }
 
 // approvalView is a pending approval with what its evidence says.
@@ -81,8 +84,9 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	p := overviewPage{page: h.livePage(ctx, "tine", "overview"), Done: doneMessages[r.URL.Query().Get("done")]}
 	names := runNames(states)
+	p.TreeView = treeViewOf(r.URL.Query())
 	for _, st := range states {
-		p.Workspaces = append(p.Workspaces, h.workspaceView(st, names))
+		p.Workspaces = append(p.Workspaces, h.workspaceView(st, names, p.TreeView))
 	}
 	if p.Feed, err = h.feed(ctx, tine.EventFilter{}, names); err != nil {
 		h.fail(w, r, err)
@@ -105,7 +109,7 @@ func (h *Handler) livePage(ctx context.Context, title, kind string) page {
 	return page{Title: title, Kind: kind, CSRF: h.csrf, After: lastSeq(ctx, h.e), Live: true}
 }
 
-func (h *Handler) workspaceView(st engine.WorkspaceRecords, names map[string]string) workspaceView {
+func (h *Handler) workspaceView(st engine.WorkspaceRecords, names map[string]string, view treeView) workspaceView {
 	proc := func(r *tine.Run) string {
 		if !r.Active() {
 			return runtime.ProcStopped
@@ -113,7 +117,7 @@ func (h *Handler) workspaceView(st engine.WorkspaceRecords, names map[string]str
 		s, _ := h.rt.ProcState(engine.Ref{Workspace: st.Workspace, Run: r})
 		return s
 	}
-	v := workspaceView{Workspace: st.Workspace, Tree: layoutTree(st, proc)}
+	v := workspaceView{Workspace: st.Workspace, Tree: layoutTree(st, proc, view)}
 	for _, g := range st.Groups {
 		row := groupRow{Group: g, Href: groupHref(g.ID), Parent: names[g.Parent], ForkRun: h.forkRunSummary(g)}
 		if row.ForkRun != nil {
@@ -157,7 +161,7 @@ func (h *Handler) feed(ctx context.Context, f tine.EventFilter, names map[string
 	out := make([]eventView, 0, len(evs))
 	for i := len(evs) - 1; i >= 0; i-- {
 		ev := evs[i]
-		v := eventView{Event: ev, Detail: short(240, string(ev.Detail))}
+		v := eventView{Event: ev, Detail: short(240, string(ev.Detail)), Sentence: sentence(ev, names)}
 		if ev.Run != "" {
 			v.RunName, v.RunHref = orDefault(names[ev.Run], ev.Run), runHref(ev.Run)
 		}

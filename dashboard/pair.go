@@ -22,7 +22,8 @@ const maxCompareBytes = 4 << 20
 type pairView struct {
 	A, B  forkRow
 	Paths []pathDiff
-	Same  int // paths both changed the same way
+	Same  int       // paths both changed the same way
+	Patch patchView // from a's files to b's, at the paths that differ
 }
 
 // pathDiff is one path the two forks left different.
@@ -52,9 +53,22 @@ func (h *Handler) pair(ctx context.Context, ws *tine.Workspace, c *engine.Compar
 		return nil, err
 	}
 	v := &pairView{A: forkRow{ForkSummary: *fa, Href: runHref(fa.Run.ID)}, B: forkRow{ForkSummary: *fb, Href: runHref(fb.Run.ID)}}
-	v.A.Patch, v.B.Patch = h.patch(ctx, ra), h.patch(ctx, rb)
 	v.Paths, v.Same = diffChanges(ca, cb, h.e.Path(ws, fa.Run), h.e.Path(ws, fb.Run))
+	v.Patch = h.patchBetween(ctx, ra, rb, v.Paths)
 	return v, nil
+}
+
+// patchBetween is the diff from a's files to b's at paths.
+func (h *Handler) patchBetween(ctx context.Context, a, b engine.Ref, paths []pathDiff) patchView {
+	ps := make([]string, len(paths))
+	for i, p := range paths {
+		ps[i] = p.Path
+	}
+	var buf bytes.Buffer
+	if err := h.e.PatchBetween(ctx, a, b, ps, &buf); err != nil {
+		return patchView{Err: err.Error()}
+	}
+	return splitPatch(buf.String())
 }
 
 // diffChanges lists the paths either fork changed where their files now

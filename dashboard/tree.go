@@ -29,6 +29,8 @@ type Tree struct {
 	Nodes  []Node
 	Edges  []Edge
 	Groups []GroupBox
+	// Shown and Total count the runs drawn and the workspace's runs.
+	Shown, Total int
 }
 
 // Node is one run in the tree.
@@ -41,7 +43,8 @@ type Node struct {
 	Mark      string // the resolved outcome, if any
 	Approach  string // cut to fit
 	Marks     []Mark
-	MoreMarks int // versions not drawn
+	MoreMarks int        // versions not drawn
+	Collapsed *Collapsed // a group drawn as one node, or nil
 }
 
 // Mark is a version recorded from a run: a small marker on its node.
@@ -104,17 +107,22 @@ func outcome(r *tine.Run) string {
 // treeLayout places st's runs: each leaf gets a column of its own, each
 // parent is centred over its forks, and a group's forks sit side by side.
 type treeLayout struct {
-	st       engine.WorkspaceRecords
-	proc     func(*tine.Run) string
-	children map[string][]*tine.Run
-	next     int // the next free column
-	seen     map[string]bool
-	t        *Tree
+	st        engine.WorkspaceRecords
+	collapsed map[string]*Collapsed
+	proc      func(*tine.Run) string
+	children  map[string][]*tine.Run
+	next      int // the next free column
+	seen      map[string]bool
+	t         *Tree
 }
 
-// layoutTree lays out the runs of st; proc gives a run's process state.
-func layoutTree(st engine.WorkspaceRecords, proc func(*tine.Run) string) *Tree {
-	l := &treeLayout{st: st, proc: proc, children: map[string][]*tine.Run{}, seen: map[string]bool{}, t: &Tree{}}
+// layoutTree lays out the runs of st that view shows; proc gives a run's
+// process state.
+func layoutTree(st engine.WorkspaceRecords, proc func(*tine.Run) string, view treeView) *Tree {
+	total := len(st.Runs)
+	st, collapsed := view.apply(st)
+	l := &treeLayout{st: st, collapsed: collapsed, proc: proc, children: map[string][]*tine.Run{}, seen: map[string]bool{},
+		t: &Tree{Total: total, Shown: len(st.Runs)}}
 	ids := map[string]bool{}
 	for _, r := range st.Runs {
 		ids[r.ID] = true
@@ -185,6 +193,9 @@ func (l *treeLayout) find(id string) *Node {
 
 // node draws run r at x, y with its versions as markers.
 func (l *treeLayout) node(r *tine.Run, x, y int) Node {
+	if c := l.collapsed[r.ID]; c != nil {
+		return Node{X: x, Y: y, Run: r, Href: c.Expand, State: "collapsed", Approach: short(approachN, r.Approach), Collapsed: c}
+	}
 	n := Node{X: x, Y: y, Run: r, Href: runHref(r.ID), State: runState(r), Proc: l.proc(r),
 		Mark: outcome(r), Approach: short(approachN, r.Approach)}
 	for _, v := range l.st.Versions {

@@ -68,10 +68,10 @@ step tine merge source-2 --dry-run
 step tine merge source-2
 step cat src/greet.py src/config.py
 if ! step tine discard source-3; then
-	echo "(refused with exit status 6: source-3 deleted a file that was never merged; --force discards anyway)"
+	echo "(refused with exit status 6: source-3 deleted a file that was never merged; --unmerged discards anyway)"
 fi
-step tine discard --force source-1
-step tine discard --force source-3
+step tine discard --unmerged source-1
+step tine discard --unmerged source-3
 step tine tree
 
 # Live runs: a dev server declared in tine.toml, forked while it runs. Each
@@ -109,5 +109,5 @@ step tine stop web/source
 step tine stop web/source --all
 step tine ls
 printf '\nThe sample workspaces stay at %s and %s (state in %s), their servers stopped;\n' "$demo/app" "$demo/web" "$TINE_HOME"
-printf 'tine release --force %s %s and rm -rf %s remove them.\n' "$demo/app" "$demo/web" "$demo"
+printf 'tine release --unmerged %s %s and rm -rf %s remove them.\n' "$demo/app" "$demo/web" "$demo"
 printf 'Try: TINE_HOME=%s tine exec source-2 -- python3 src/main.py\n' "$TINE_HOME"

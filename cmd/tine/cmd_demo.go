@@ -200,7 +200,7 @@ func (a *app) demoSummary(rep *forkrun.Report, dir string, passed bool) {
 	fmt.Fprintln(w, "\nExplore:")
 	fmt.Fprintf(w, "  tine ls; tine log %s/source; tine events\n", filepath.Base(dir))
 	fmt.Fprintf(w, "  tine serve --listen 127.0.0.1:7070   # the dashboard at /ui/\n")
-	fmt.Fprintf(w, "  tine release --force %s   # when done\n", dir)
+	fmt.Fprintf(w, "  tine release --unmerged %s   # when done\n", dir)
 }
 
 // runTests runs the sample's tests on the host in dir and reports whether

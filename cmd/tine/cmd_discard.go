@@ -9,18 +9,20 @@ import (
 )
 
 func newDiscard(a *app) *cobra.Command {
-	var force, asJSON bool
+	var unmerged, whileRunning, force, asJSON bool
 	c := &cobra.Command{
 		Use:   "discard RUN|GROUP...",
 		Short: "Stop a fork (or every fork of a group) and remove its files",
 		Long: `Marks the run (or each live run of the group) discarded, then unmounts it and
 removes its delta. Lineage, versions and events remain. A run whose changes
-were never merged or promoted is refused (exit status 6) unless --force.
-Several runs or groups are discarded in the order given; the first that
-fails stops the rest (those before it stay discarded).`,
+were never merged or promoted is refused (exit status 6) unless
+--unmerged; without supervisors (not root), one where tine exec commands
+run is refused (exit status 8) unless --while-running. Several runs or
+groups are discarded in the order given; the first that fails stops the
+rest (those before it stay discarded).`,
 		Example: `  tine discard source-2
   tine discard source-2 source-3
-  tine discard g3xk9pq2a --force`,
+  tine discard g3xk9pq2a --unmerged`,
 		Args: minArgs(1, "one or more RUN or GROUP"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
@@ -28,7 +30,7 @@ fails stops the rest (those before it stay discarded).`,
 				var err error
 				for _, ref := range args {
 					var runs []*tine.Run
-					runs, err = op.Discard(c.Context(), ref, force)
+					runs, err = op.Discard(c.Context(), ref, unmerged || whileRunning || force)
 					all = append(all, runs...)
 					if !asJSON {
 						for _, r := range runs {
@@ -48,7 +50,9 @@ fails stops the rest (those before it stay discarded).`,
 			})
 		},
 	}
-	c.Flags().BoolVar(&force, "force", false, "discard even unmerged changes")
+	c.Flags().BoolVar(&unmerged, "unmerged", false, "discard even work never merged or promoted")
+	c.Flags().BoolVar(&whileRunning, "while-running", false, "discard even while tine exec commands run in the run (no supervisor)")
+	deprecatedForce(c, &force, "--unmerged (or --while-running)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the discarded runs as JSON")
 	return c
 }

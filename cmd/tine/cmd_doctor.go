@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/agent"
@@ -215,15 +216,7 @@ func btoi(b bool) int {
 	return 0
 }
 
-// size prints a byte count for people.
+// size prints a byte count for people, in powers of 1024 ("1.5 MiB").
 func size(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+	return humanize.IBytes(uint64(max(n, 0)))
 }

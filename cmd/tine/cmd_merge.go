@@ -15,7 +15,7 @@ import (
 
 func newMerge(a *app) *cobra.Command {
 	var o engine.MergeOptions
-	var git, fsys, commits, asJSON bool
+	var git, fsys, commits, force, asJSON bool
 	c := &cobra.Command{
 		Use:   "merge RUN [--into TARGET] [--git | --filesystem | --paths P...]",
 		Short: "Carry RUN's changes into another run (its parent by default)",
@@ -59,6 +59,7 @@ on your side at your next git command. The plan lists each path left out;
 			case fsys:
 				o.Scope = engine.ScopeFilesystem
 			}
+			o.Force = o.Force || force
 			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
 				res, err := op.Merge(c.Context(), args[0], o)
 				if res != nil {
@@ -76,10 +77,11 @@ on your side at your next git command. The plan lists each path left out;
 	c.Flags().StringArrayVar(&o.Paths, "paths", nil, "merge only these workspace-relative paths (repeatable)")
 	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "plan and check only; write nothing")
 	c.Flags().BoolVar(&o.TextMerge, "text-merge", false, "merge text files both sides changed, line by line")
-	c.Flags().BoolVar(&o.Force, "force", false, "apply even while tine exec commands run in the target")
+	c.Flags().BoolVar(&o.Force, "while-running", false, "apply even while tine exec commands run in the target (no supervisor)")
+	deprecatedForce(c, &force, "--while-running")
 	c.Flags().BoolVar(&o.NoCommits, "no-commits", false, "leave RUN's commits out of TARGET's history: their changes land uncommitted (git scope)")
 	c.Flags().BoolVar(&commits, "commits", false, "carry RUN's commits (the default)")
-	c.Flags().MarkDeprecated("commits", "commits are carried by default; --no-commits squashes them")
+	deprecate(c, "commits", "commits are carried by default; --no-commits squashes them")
 	c.Flags().BoolVar(&o.IncludeGitInternals, "include-git-internals", false, "carry RUN's changes to .git hooks, config and other internals too (--filesystem, --paths)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan and outcome as JSON")
 	return c

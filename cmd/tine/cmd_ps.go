@@ -108,7 +108,7 @@ func (a *app) printPS(ps *runtime.PS) error {
 	if len(ps.Processes) > 0 {
 		fmt.Fprintln(tw, "PID\tNSPID\tSERVICE\tRSS\tSTATE\tCOMMAND")
 		for _, p := range ps.Processes {
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", p.Pid, p.NSPid, display.Text(dash(p.Service)), bytesStr(p.RSSBytes), p.State, display.Text(trunc(p.Command, 60)))
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\n", p.Pid, p.NSPid, display.Text(dash(p.Service)), size(p.RSSBytes), p.State, display.Text(trunc(p.Command, 60)))
 		}
 	}
 	return tw.Flush()
@@ -126,20 +126,6 @@ func trunc(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
-}
-
-func bytesStr(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f := float64(n)
-	i := 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") + " " + units[i]
 }
 
 // printRefused lists what a run's egress policy refused, and when a

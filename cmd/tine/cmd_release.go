@@ -9,26 +9,26 @@ import (
 )
 
 func newRelease(a *app) *cobra.Command {
-	var force, asJSON bool
+	var unmerged, force, asJSON bool
 	c := &cobra.Command{
 		Use:   "release WORKSPACE",
 		Short: "Stop managing a workspace, leaving plain files as the source sees them",
 		Long: `Unmounts the workspace and leaves its directory holding, as plain files,
 exactly what the source run sees. Every fork is removed; forks with changes
-never merged or promoted are refused unless --force. WORKSPACE is a path,
+never merged or promoted are refused (exit status 6) unless --unmerged. WORKSPACE is a path,
 a name or an id.`,
 		Example: `  tine release ~/src/app`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if a.remote() {
-				w, err := a.remoteRelease(c.Context(), args[0], force)
+				w, err := a.remoteRelease(c.Context(), args[0], unmerged || force)
 				if err != nil {
 					return err
 				}
 				return a.printReleased(w, asJSON)
 			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				w, err := e.Release(c.Context(), args[0], force)
+				w, err := e.Release(c.Context(), args[0], unmerged || force)
 				if err != nil {
 					return err
 				}
@@ -36,7 +36,8 @@ a name or an id.`,
 			})
 		},
 	}
-	c.Flags().BoolVar(&force, "force", false, "remove forks even if their changes were never merged")
+	c.Flags().BoolVar(&unmerged, "unmerged", false, "remove forks even if their changes were never merged or promoted")
+	deprecatedForce(c, &force, "--unmerged")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the released workspace as JSON")
 	return c
 }

@@ -156,6 +156,11 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 		servers = append(servers, httpapi.NewHTTPServer(h(token), httpapi.DefaultTimeouts, nil))
 		lns = append(lns, httpapi.NewConnLimiter(httpapi.DefaultLimits).Listener(tln))
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s (bearer token in %s; tine dashboard prints each user's URL)\n", tln.Addr(), layout.New(e.Home()).Token())
+		if sysLn == nil {
+			// Not the system daemon's: its output goes to a journal that
+			// more than root may read, and tine dashboard gives root's URL.
+			fmt.Fprintf(a.stdout, "tine serve: dashboard at %s\n", dashboardURL(tln.Addr(), token))
+		}
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {

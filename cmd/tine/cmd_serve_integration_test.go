@@ -204,14 +204,14 @@ func TestServe_CLIGoesThroughTheDaemon(t *testing.T) {
 	if r.code != 9 || !strings.Contains(r.stdout, "conflict") {
 		t.Errorf("a conflicting merge through the daemon: %v", r)
 	}
-	if r := e.tine("discard", "source-2"); r.code != 6 || !strings.Contains(r.stderr, "use --force to discard anyway") {
+	if r := e.tine("discard", "source-2"); r.code != 6 || !strings.Contains(r.stderr, "use --unmerged to discard anyway") {
 		t.Errorf("discarding unmerged work through the daemon: %v (want the CLI's flag in the daemon's message)", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\n" {
 		t.Errorf("source after the merges: %q", b)
 	}
 	e.ok("checkpoint", "source-2", "--label", "two")
-	e.ok("discard", "--force", "source-2")
+	e.ok("discard", "--unmerged", "source-2")
 	if rows := e.ls(); len(rows) != 2 {
 		t.Errorf("runs after discard: %+v", rows)
 	}

@@ -30,7 +30,7 @@ func newStats(a *app) *cobra.Command {
 			}
 			s := ps.Stats
 			fmt.Fprintf(a.stdout, "%s: %s\nmemory    %s (peak %s)\ncpu       %v\nprocesses %d\nfrozen    %v\n",
-				ps.Run.Name, ps.State, bytesStr(s.MemoryBytes), bytesStr(s.MemoryPeakBytes), s.CPUUsage.Round(time.Millisecond), s.Pids, s.Frozen)
+				ps.Run.Name, ps.State, size(s.MemoryBytes), size(s.MemoryPeakBytes), s.CPUUsage.Round(time.Millisecond), s.Pids, s.Frozen)
 			return nil
 		},
 	}

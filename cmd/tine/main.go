@@ -147,6 +147,7 @@ roll back to, and discards what you do not keep.`,
 	root.PersistentFlags().StringVar(&a.home, "home", defaultHome(), "state directory (env TINE_HOME)")
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
 		a.homeSet, a.cmd = c.Flags().Changed("home"), cmdPath(c)
+		warnDeprecated(c, stderr)
 	}
 	for _, c := range []func(*app) *cobra.Command{
 		newInit, newRelease, newFork, newExec, newShell, newPath, newLs, newTree, newLog,

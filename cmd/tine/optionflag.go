@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/tinehq/tine"
@@ -15,12 +16,25 @@ var flagNames = map[string]string{
 	"prompt":     "--prompt or --prompt-file",
 }
 
-// flagOf names an option of a request as the flag that sets it: a scope
-// by its own flag (--git, --filesystem, --paths), another value as
-// --field=value.
-func flagOf(o tine.Option) string {
+// forceFlag names the API's one force by what the refusal err says it
+// would override: commands running in the target (--while-running) or
+// work never merged or promoted (--unmerged).
+func forceFlag(err error) string {
+	if errors.Is(err, tine.ErrBusy) {
+		return "--while-running"
+	}
+	return "--unmerged"
+}
+
+// flagOf names an option of a request, in the refusal err, as the flag
+// that sets it: a scope by its own flag (--git, --filesystem, --paths),
+// force by what it overrides, another value as --field=value.
+func flagOf(o tine.Option, err error) string {
 	f, ok := flagNames[o.Field]
-	if !ok {
+	switch {
+	case o.Field == "force":
+		f = forceFlag(err)
+	case !ok:
 		f = "--" + strings.ReplaceAll(o.Field, "_", "-")
 	}
 	switch {
@@ -36,7 +50,7 @@ func flagOf(o tine.Option) string {
 // it names (tine.OptionError) said as this command line's flags.
 func message(err error) string {
 	if parts := tine.OptionParts(err); parts != nil {
-		return tine.JoinParts(parts, flagOf)
+		return tine.JoinParts(parts, func(o tine.Option) string { return flagOf(o, err) })
 	}
 	return err.Error()
 }

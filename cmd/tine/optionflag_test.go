@@ -14,7 +14,7 @@ import (
 // flag that sets it.
 func TestFlagOf(t *testing.T) {
 	for o, want := range map[tine.Option]string{
-		tine.Opt("copies"): "--copies", tine.Opt("into"): "--into", tine.Opt("force"): "--force",
+		tine.Opt("copies"): "--copies", tine.Opt("into"): "--into", tine.Opt("force"): "--unmerged",
 		tine.Opt("paths"): "--paths", tine.Opt("commits"): "--commits", tine.Opt("name"): "--name",
 		tine.Opt("backend"): "--backend", tine.Opt("take"): "--take", tine.Opt("write"): "--write",
 		tine.Opt("net"): "--net", tine.Opt("path"): "--path", tine.Opt("session"): "--session",
@@ -25,7 +25,7 @@ func TestFlagOf(t *testing.T) {
 		tine.Opt("stop_when_confident"): "--stop-when-confident", tine.Opt("holdout"): "--holdout-test",
 		tine.Opt("regression"): "--regression-test", tine.Opt("holdout_dir"): "--holdout-dir", tine.Opt("prompt"): "--prompt or --prompt-file",
 	} {
-		if got := flagOf(o); got != want {
+		if got := flagOf(o, tine.ErrUnmerged); got != want {
 			t.Errorf("flagOf(%s) = %q, want %q", o, got, want)
 		}
 	}
@@ -36,7 +36,7 @@ func TestFlagOf(t *testing.T) {
 func TestMessage_NamesFlags(t *testing.T) {
 	local := fmt.Errorf("discard source-2: %w", tine.Optionf("not discarding: %s never merged or promoted; use %s to discard anyway: %w", "source-2", tine.Opt("force"), tine.ErrUnmerged))
 	const api = "discard source-2: not discarding: source-2 never merged or promoted; use force to discard anyway: unmerged changes"
-	const cli = "discard source-2: not discarding: source-2 never merged or promoted; use --force to discard anyway: unmerged changes"
+	const cli = "discard source-2: not discarding: source-2 never merged or promoted; use --unmerged to discard anyway: unmerged changes"
 	if local.Error() != api {
 		t.Fatalf("Error() = %q, want the API's words %q", local.Error(), api)
 	}
@@ -50,5 +50,18 @@ func TestMessage_NamesFlags(t *testing.T) {
 	}
 	if got := message(errors.New("plain --x")); got != "plain --x" {
 		t.Errorf("message of a plain error = %q", got)
+	}
+}
+
+// The API's one force is said as the flag for what the refusal would
+// override: commands running in the target, or work never merged.
+func TestMessage_ForceByWhatItOverrides(t *testing.T) {
+	busy := tine.Optionf("2 process(es) run in source (%v); wait for them or use %s: %w", []int{7, 8}, tine.Opt("force"), tine.ErrBusy)
+	if got, want := message(busy), "2 process(es) run in source ([7 8]); wait for them or use --while-running: busy"; got != want {
+		t.Errorf("message = %q, want %q", got, want)
+	}
+	unmerged := tine.Optionf("not releasing: use %s: %w", tine.Opt("force"), tine.ErrUnmerged)
+	if got, want := message(unmerged), "not releasing: use --unmerged: unmerged changes"; got != want {
+		t.Errorf("message = %q, want %q", got, want)
 	}
 }

@@ -2,9 +2,10 @@ package procfs
 
 import (
 	"os"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
 // Holder is a process that uses a directory: its working directory or
@@ -23,48 +24,46 @@ type Holder struct {
 // those with a file open in one. Processes it may not look into, and
 // those that end while it reads, are left out; off Linux it finds none.
 func Holders(root string, dirs []string, max int) []Holder {
-	if root == "" {
-		root = "/proc"
-	}
-	ents, err := os.ReadDir(root)
+	fs, err := open(root)
 	if err != nil {
 		return nil
 	}
-	var pids []int
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != os.Getpid() {
-			pids = append(pids, pid)
-		}
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return nil
 	}
 	var out []Holder
 	seen := map[int]bool{}
-	add := func(pid int, uses string) {
-		comm, _ := os.ReadFile(filepath.Join(root, strconv.Itoa(pid), "comm"))
-		out = append(out, Holder{Pid: pid, Command: strings.TrimSpace(string(comm)), Uses: uses})
-		seen[pid] = true
+	add := func(p procfs.Proc, uses string) {
+		comm, _ := p.Comm()
+		out = append(out, Holder{Pid: p.PID, Command: comm, Uses: uses})
+		seen[p.PID] = true
 	}
-	for _, pid := range pids {
-		for _, link := range []string{"cwd", "root"} {
-			if len(out) < max && !seen[pid] && linkIn(filepath.Join(root, strconv.Itoa(pid), link), dirs) {
-				add(pid, link)
+	self := os.Getpid()
+	for _, p := range procs {
+		cwd, _ := p.Cwd()
+		rootDir, _ := p.RootDir()
+		for _, l := range []struct{ target, uses string }{{cwd, "cwd"}, {rootDir, "root"}} {
+			if len(out) < max && p.PID != self && !seen[p.PID] && in(l.target, dirs) {
+				add(p, l.uses)
 			}
 		}
 	}
 	if len(out) > 0 {
 		return out
 	}
-	for _, pid := range pids {
-		if len(out) < max && openIn(filepath.Join(root, strconv.Itoa(pid), "fd"), dirs) {
-			add(pid, "open file")
+	for _, p := range procs {
+		if len(out) < max && p.PID != self && openIn(p, dirs) {
+			add(p, "open file")
 		}
 	}
 	return out
 }
 
-// linkIn reports whether the symlink at p names a path in one of dirs.
-func linkIn(p string, dirs []string) bool {
-	target, err := os.Readlink(p)
-	if err != nil || target == "/" {
+// in reports whether target, a path a link of /proc names, is in one of
+// dirs.
+func in(target string, dirs []string) bool {
+	if target == "" || target == "/" {
 		return false
 	}
 	for _, d := range dirs {
@@ -75,17 +74,11 @@ func linkIn(p string, dirs []string) bool {
 	return false
 }
 
-// openIn reports whether a descriptor in the fd directory names a path in
-// one of dirs.
-func openIn(fdDir string, dirs []string) bool {
-	ents, err := os.ReadDir(fdDir)
+// openIn reports whether a descriptor of p names a path in one of dirs.
+func openIn(p procfs.Proc, dirs []string) bool {
+	targets, err := p.FileDescriptorTargets()
 	if err != nil {
 		return false
 	}
-	for _, e := range ents {
-		if linkIn(filepath.Join(fdDir, e.Name()), dirs) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(targets, func(t string) bool { return in(t, dirs) })
 }

@@ -26,7 +26,7 @@ func fakeProc(t *testing.T, procs map[string]struct{ cwd, fd string }) string {
 	return root
 }
 
-func TestHolders(t *testing.T) {
+func TestHolders_CwdBeforeDescriptors(t *testing.T) {
 	t.Run("CwdFirstDescriptorsNotRead", func(t *testing.T) {
 		// A shell with its cwd in the view is found; the descriptors of
 		// every process are then not read (a readlink each, the cost of
@@ -59,12 +59,4 @@ func TestHolders(t *testing.T) {
 			t.Fatalf("Holders = %+v, want 3", got)
 		}
 	})
-}
-
-// BenchmarkHolders searches this machine's /proc for a directory nobody
-// uses: the worst case, every process's cwd, root and descriptors read.
-func BenchmarkHolders(b *testing.B) {
-	for b.Loop() {
-		Holders("", []string{"/nonexistent/tine-bench"}, 3)
-	}
 }

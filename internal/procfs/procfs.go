@@ -1,14 +1,16 @@
-// Package procfs reads the few fields of /proc/PID/stat that tine needs:
-// parent, process group, session and start time. It is the one parser of
-// that file in tine.
+// Package procfs reads what tine needs of /proc: a process's parent,
+// process group, session and start time (through
+// github.com/prometheus/procfs, the one reader of /proc/PID/stat in tine),
+// the processes that hold a directory, and the TCP listeners of a network
+// namespace.
 package procfs
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
+	"fmt"
 	"strconv"
+
+	"github.com/prometheus/procfs"
 )
 
 // Stat is the part of /proc/PID/stat tine uses.
@@ -38,71 +40,63 @@ func Alive(root string, pid int, start string) bool {
 	return err == nil && s.StartTime == start && !s.Exited()
 }
 
-// ErrFormat means a stat line could not be parsed.
-var ErrFormat = errors.New("malformed /proc stat line")
-
-// ParseStat parses one /proc/PID/stat line. The command name, field 2, is
-// parenthesised and may hold spaces and parentheses: fields are counted
-// from the last ')'.
-func ParseStat(b []byte) (Stat, error) {
-	open := bytes.IndexByte(b, '(')
-	i := bytes.LastIndexByte(b, ')')
-	if open < 1 || i < open {
-		return Stat{}, ErrFormat
-	}
-	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
-	if err != nil {
-		return Stat{}, ErrFormat
-	}
-	f := bytes.Fields(b[i+1:])
-	// After the name: state(3) ppid(4) pgrp(5) session(6) ... starttime(22).
-	if len(f) < 20 || len(f[0]) != 1 {
-		return Stat{}, ErrFormat
-	}
-	s := Stat{Pid: pid, State: f[0][0], StartTime: string(f[19])}
-	for j, p := range []*int{&s.PPid, &s.PGrp, &s.Session} {
-		if *p, err = strconv.Atoi(string(f[1+j])); err != nil {
-			return Stat{}, ErrFormat
-		}
-	}
-	return s, nil
-}
-
 // Read reads the stat of pid under the proc mount at root ("/proc" when
 // empty).
 func Read(root string, pid int) (Stat, error) {
-	if root == "" {
-		root = "/proc"
-	}
-	b, err := os.ReadFile(filepath.Join(root, strconv.Itoa(pid), "stat"))
+	fs, err := open(root)
 	if err != nil {
 		return Stat{}, err
 	}
-	return ParseStat(b)
+	p, err := fs.Proc(pid)
+	if err != nil {
+		return Stat{}, err
+	}
+	return stat(p)
 }
 
 // All returns the stat of every process visible under root ("/proc" when
 // empty). Processes that end while it reads are skipped.
 func All(root string) ([]Stat, error) {
-	if root == "" {
-		root = "/proc"
-	}
-	ents, err := os.ReadDir(root)
+	fs, err := open(root)
 	if err != nil {
 		return nil, err
 	}
-	var out []Stat
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if s, err := Read(root, pid); err == nil {
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Stat, 0, len(procs))
+	for _, p := range procs {
+		if s, err := stat(p); err == nil {
 			out = append(out, s)
 		}
 	}
 	return out, nil
 }
+
+// open is the proc file system mounted at root ("/proc" when empty).
+func open(root string) (procfs.FS, error) {
+	if root == "" {
+		root = procfs.DefaultMountPoint
+	}
+	return procfs.NewFS(root)
+}
+
+// stat reads p's stat: the fields tine uses.
+func stat(p procfs.Proc) (Stat, error) {
+	ps, err := p.Stat()
+	if err != nil {
+		return Stat{}, err
+	}
+	if len(ps.State) != 1 {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: state %q: %w", p.PID, ps.State, ErrFormat)
+	}
+	return Stat{Pid: ps.PID, State: ps.State[0], PPid: ps.PPID, PGrp: ps.PGRP, Session: ps.Session,
+		StartTime: strconv.FormatUint(ps.Starttime, 10)}, nil
+}
+
+// ErrFormat means a stat line could not be parsed.
+var ErrFormat = errors.New("malformed /proc stat line")
 
 // Tree returns the pids, among procs, that belong to session sid or descend
 // from root: what a command started as a session leader left behind, even

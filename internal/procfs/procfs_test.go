@@ -2,13 +2,27 @@ package procfs
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 )
 
-func TestParseStat(t *testing.T) {
-	line := "4242 (we ird) (name)) S 1 4242 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10\n"
-	s, err := ParseStat([]byte(line))
+// A command name holding spaces and parentheses: fields are counted from
+// the last ')'. A line that is not a stat line is an error.
+func TestRead_Names(t *testing.T) {
+	root := t.TempDir()
+	write := func(pid, line string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("4242", "4242 (we ird) (name)) S 1 4242 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 8245248 224 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n")
+	s, err := Read(root, 4242)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -16,10 +30,16 @@ func TestParseStat(t *testing.T) {
 	if s != want {
 		t.Errorf("got %+v, want %+v", s, want)
 	}
-	for _, bad := range []string{"", "12", "12 (x) S 1 2", "x (y) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20", "1 (a) S x 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"} {
-		if _, err := ParseStat([]byte(bad)); err == nil {
-			t.Errorf("ParseStat(%q) = nil error", bad)
+	for i, bad := range []string{"", "12", "12 (x) S 1 2", "1 (a) S x 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"} {
+		pid := strconv.Itoa(100 + i)
+		write(pid, bad)
+		if _, err := Read(root, 100+i); err == nil {
+			t.Errorf("Read of %q = nil error", bad)
 		}
+	}
+	all, err := All(root)
+	if err != nil || len(all) != 1 || all[0] != want {
+		t.Errorf("All = %+v, %v; want only %+v", all, err, want)
 	}
 }
 

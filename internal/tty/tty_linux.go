@@ -3,39 +3,50 @@ package tty
 import (
 	"fmt"
 	"os"
-	"strconv"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
-// Open allocates a pseudo-terminal: its master, which tine keeps, and its
-// slave, the terminal the command gets. The master is non-blocking (read
-// deadlines work on it); neither is inherited across exec unless passed.
+// Open allocates a pseudo-terminal (github.com/creack/pty): its master,
+// which tine keeps, and its slave, the terminal the command gets. The
+// master is non-blocking (read deadlines work on it); the slave is
+// blocking, as a command expects its terminal; neither is inherited across
+// exec unless passed.
 func Open() (master, slave *os.File, err error) {
-	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	m, slave, err := pty.Open()
 	if err != nil {
 		return nil, nil, fmt.Errorf("allocating a terminal: %w", err)
 	}
-	n, err := unix.IoctlGetUint32(mfd, unix.TIOCGPTN)
-	if err == nil {
-		err = unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0) // unlockpt
-	}
+	slave.Fd() // opened non-blocking by the os package; Fd makes it blocking
+	// pty's ioctls went through m.Fd, which left the master blocking, and
+	// an os.File once blocking stays so: a non-blocking copy replaces it.
+	master, err = nonBlocking(m)
 	if err != nil {
-		unix.Close(mfd)
+		slave.Close()
 		return nil, nil, fmt.Errorf("allocating a terminal: %w", err)
 	}
-	name := "/dev/pts/" + strconv.FormatUint(uint64(n), 10)
-	sfd, err := unix.Open(name, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	return master, slave, nil
+}
+
+// nonBlocking returns a non-blocking duplicate of f, which it closes.
+func nonBlocking(f *os.File) (*os.File, error) {
+	defer f.Close()
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		unix.Close(mfd)
-		return nil, nil, fmt.Errorf("opening %s: %w", name, err)
+		return nil, err
 	}
-	return os.NewFile(uintptr(mfd), "/dev/ptmx"), os.NewFile(uintptr(sfd), name), nil
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
 // SetSize sets the window size of the terminal of f (a master or a slave);
 // the kernel sends SIGWINCH to its foreground process group when it
-// changes.
+// changes. Not pty.Setsize: it calls f.Fd, which makes a master blocking
+// and ends its read deadlines.
 func SetSize(f *os.File, s Size) error {
 	return control(f, func(fd int) error {
 		return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: s.Rows, Col: s.Cols})
