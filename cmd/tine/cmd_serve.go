@@ -32,6 +32,7 @@ import (
 func newServe(a *app) *cobra.Command {
 	var listen string
 	var system bool
+	var nf nodeFlags
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the tine daemon: the JSON API on a unix socket (and TCP)",
@@ -69,17 +70,29 @@ there: their commands go to it already.`,
 				return err
 			}
 			defer e.Close()
-			return a.serve(e, listen, system)
+			return a.serve(e, listen, system, nf)
 		},
 	}
+	addNodeFlags(c, &nf)
 	c.Flags().StringVar(&listen, "listen", "", "also serve on this TCP address, with the bearer token")
 	c.Flags().BoolVar(&system, "system", false, "also serve every local user on "+httpapi.SystemSocket+" (or $TINE_DAEMON_SOCKET)")
 	return c
 }
 
-func (a *app) serve(e *engine.Engine, listen string, system bool) error {
+func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	say := func(format string, args ...any) { fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...) }
+	nd, err := a.startNode(ctx, e, nf, listen, say)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stop()
+		if nerr := nd.wait(); nerr != nil {
+			say("node: %v", nerr)
+		}
+	}()
 	sock := e.Layout().Socket()
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return err
@@ -104,7 +117,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	// Every run gets a socket of its own; what arrives on it is the run's.
 	// The people's socket refuses code inside runs.
 	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "")), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
-	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(routes(e, m, api, token))) }
+	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(nd.guard(routes(e, m, api, token)))) }
 	// Each pool of listeners bounds its connections, in all and per peer:
 	// the people's sockets (per user), the runs' (in RunSockets), TCP
 	// (per address).
@@ -117,7 +130,6 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	say := func(format string, args ...any) { fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...) }
 	go runSocks.Watch(watchCtx, time.Second, say)
 	go runtime.Of(e).WatchCopies(watchCtx, 2*time.Second, say)
 	go runtime.Of(e).WatchLogins(watchCtx, 5*time.Second, say)
