@@ -64,23 +64,34 @@ func (f *Fleet) Close() { f.pool.Close() }
 // Where returns the database's URL without its password.
 func (f *Fleet) Where() string { return f.where }
 
-// migrate applies, under the fleet's advisory lock, River's migrations
-// and the fleet's that the database lacks, all in one transaction, so
-// that nodes starting at once apply each once.
+// migrate applies, under the fleet's advisory lock (held by a connection
+// of its own), River's migrations, each in a transaction of its own as
+// River needs, and then the fleet's, so that nodes starting at once apply
+// each once.
 func (f *Fleet) migrate(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, coalesce(hashtext(current_schema()), 0))", lockClass); err != nil {
-			return err
+	c, err := f.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	lock := "SELECT pg_advisory_lock($1, coalesce(hashtext(current_schema()), 0))"
+	if _, err := c.Exec(ctx, lock, lockClass); err != nil {
+		return err
+	}
+	defer func() {
+		unlock := "SELECT pg_advisory_unlock($1, coalesce(hashtext(current_schema()), 0))"
+		if _, err := c.Exec(context.WithoutCancel(ctx), unlock, lockClass); err != nil {
+			_ = c.Conn().Close(context.WithoutCancel(ctx)) // closing releases it
 		}
-		m, err := rivermigrate.New(riverpgxv5.New(f.pool), &rivermigrate.Config{Logger: f.logger})
-		if err != nil {
-			return err
-		}
-		if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
-			return fmt.Errorf("river's tables: %w", err)
-		}
-		return migrateFleet(ctx, tx)
-	})
+	}()
+	m, err := rivermigrate.New(riverpgxv5.New(f.pool), &rivermigrate.Config{Logger: f.logger})
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river's tables: %w", err)
+	}
+	return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return migrateFleet(ctx, tx) })
 }
 
 // migrations are the fleet's schema changes in order; append only. Times

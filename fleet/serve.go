@@ -148,4 +148,3 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 }
 
 var _ river.Worker[taskArgs] = (*worker)(nil)
-

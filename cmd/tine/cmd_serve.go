@@ -117,7 +117,9 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	// Every run gets a socket of its own; what arrives on it is the run's.
 	// The people's socket refuses code inside runs.
 	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "")), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
-	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(nd.guard(routes(e, m, api, token)))) }
+	h := func(token string) http.Handler {
+		return runSocks.Handler(a.accessLog(nd.guard(routes(e, m, api, token))))
+	}
 	// Each pool of listeners bounds its connections, in all and per peer:
 	// the people's sockets (per user), the runs' (in RunSockets), TCP
 	// (per address).

@@ -88,7 +88,11 @@ func (fl submitFlags) specs(ctx context.Context) ([]fleet.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := forkrun.Request{Prompt: fl.prompt, Approaches: fl.approaches, Agent: fl.agent, AgentCmd: fl.command}
+	prompt := fl.prompt
+	if prompt == "" {
+		prompt = fl.command // a command agent's task is its command (TINE_PROMPT)
+	}
+	req := forkrun.Request{Prompt: prompt, Approaches: fl.approaches, Agent: fl.agent, AgentCmd: fl.command}
 	if fl.n > 0 {
 		req.N = &fl.n
 	}

@@ -191,9 +191,9 @@ func writeAPIError(w http.ResponseWriter, err error) {
 
 // fleetStatus is what tine tasks and GET /v1/fleet show.
 type fleetStatus struct {
-	Nodes []fleet.Node    `json:"nodes"`
-	Tasks []*fleet.Task   `json:"tasks"`
-	Queue map[string]int  `json:"queue"` // tasks by state
+	Nodes []fleet.Node   `json:"nodes"`
+	Tasks []*fleet.Task  `json:"tasks"`
+	Queue map[string]int `json:"queue"` // tasks by state
 }
 
 // status gathers the fleet's nodes and tasks.
@@ -218,4 +218,3 @@ func status(ctx context.Context, f *fleet.Fleet) (*fleetStatus, error) {
 	}
 	return st, nil
 }
-
