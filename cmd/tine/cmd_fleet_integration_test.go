@@ -156,8 +156,9 @@ func TestFleet_ThreeNodes(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	url := pgtest.URL(t)
 	repo, commit := fleetRepo(t)
-	var nodes []*fleetNode
-	for _, name := range []string{"n1", "n2", "n3"} {
+	listen := freeAddr(t)
+	nodes := []*fleetNode{startNode(t, url, "n1", "--capacity", "2", "--listen", listen)}
+	for _, name := range []string{"n2", "n3"} {
 		nodes = append(nodes, startNode(t, url, name, "--capacity", "2"))
 	}
 	dev := newEnv(t)
@@ -204,6 +205,14 @@ func TestFleet_ThreeNodes(t *testing.T) {
 	}
 
 	t.Run("API", func(t *testing.T) { checkFleetAPI(t, nodes, st) })
+	t.Run("TCP", func(t *testing.T) { checkFleetTCP(t, nodes[0], listen) })
+	t.Run("Refused", func(t *testing.T) {
+		mine := newEnv(t) // a SQLite store and no TINE_FLEET_URL
+		requireOneLineError(t, mine.tine("tasks"), exitUsage)
+		requireOneLineError(t, dev.tine("submit", "--command", "true"), exitUsage)
+		requireOneLineError(t, dev.tine("submit", "--repo", repo, "--commit", "nosuch", "--command", "true"), exitNotFound)
+		requireOneLineError(t, dev.tine("submit", "--repo", repo), exitUsage)
+	})
 	t.Run("OthersWorkspaces", func(t *testing.T) {
 		// Every node's tine opens the one store, which lists the other
 		// nodes' workspaces: it writes nothing of theirs (before, each
@@ -247,6 +256,46 @@ func checkFleetAPI(t *testing.T, nodes []*fleetNode, st *fleetStatus) {
 		return
 	}
 	t.Error("no task ran on a node other than n1")
+}
+
+// freeAddr returns a loopback address with a port free now.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// checkFleetTCP: on TCP, the fleet's status needs the node's bearer
+// token (it lists every task's repository and prompt), and the node
+// registered the address it listens on.
+func checkFleetTCP(t *testing.T, n *fleetNode, listen string) {
+	resp, err := http.Get("http://" + listen + "/v1/fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /v1/fleet on TCP without the token: %d, want 401", resp.StatusCode)
+	}
+	token, err := os.ReadFile(filepath.Join(n.e.home, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "http://"+listen+"/v1/fleet", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st fleetStatus
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(st.Nodes) != 3 || st.Nodes[0].Address != "http://"+listen {
+		t.Errorf("GET /v1/fleet on TCP with the token: %d, nodes %+v; want n1 at http://%s", resp.StatusCode, st.Nodes, listen)
+	}
 }
 
 // checkFetch: the developer's own workspace, a clone of the repository,

@@ -55,10 +55,16 @@ sees and acts only on their own workspaces and those granted to one of
 their groups (tine init --group); root sees all. Their runs' processes run
 as them. A normal user's tine serve while the system daemon serves them
 (no TINE_HOME or --home) is refused, exit 4, naming their workspaces
-there: their commands go to it already.`,
+there: their commands go to it already.
+
+With --node NAME (the store must be PostgreSQL's) it is also a node of a
+fleet: it registers, heartbeats, marks lost the tasks of nodes that stopped
+heartbeating, and runs up to --capacity queued tasks (tine submit) at once;
+see tine tasks and docs/cluster.md.`,
 		Example: `  tine serve
   sudo tine serve --system
   tine serve --listen 127.0.0.1:7070
+  TINE_STORE_URL=postgres://tine@db/tine tine serve --node build-1 --capacity 4
   curl --unix-socket /var/lib/tine/ctl/tine.sock http://tine/v1/runs`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -118,7 +124,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	// The people's socket refuses code inside runs.
 	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "")), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
 	h := func(token string) http.Handler {
-		return runSocks.Handler(a.accessLog(nd.guard(routes(e, m, api, token))))
+		return runSocks.Handler(a.accessLog(nd.guard(token, routes(e, m, api, token))))
 	}
 	// Each pool of listeners bounds its connections, in all and per peer:
 	// the people's sockets (per user), the runs' (in RunSockets), TCP

@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/fleet"
+	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/layer/builtin"
 	"github.com/tinehq/tine/livefork"
 	"github.com/tinehq/tine/store"
@@ -114,17 +115,19 @@ func liveForkEngines(ctx context.Context) []string {
 	return out
 }
 
-// guard answers GET /v1/fleet (the fleet's nodes and tasks) and refuses a
-// request about a run whose workspace lives on another node, with 421 and
-// that node's name and address: its files, processes and mounts are there.
-func (nd *node) guard(next http.Handler) http.Handler {
+// guard answers GET /v1/fleet (the fleet's nodes and tasks: for people
+// who see every workspace, with the bearer token on TCP) and refuses a
+// request of such a person about a run whose workspace lives on another
+// node, with 421 and that node's name and address: its files, processes
+// and mounts are there.
+func (nd *node) guard(token string, next http.Handler) http.Handler {
 	if nd == nil {
 		return next
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/fleet", nd.fleetStatus)
-	mux.Handle("/v1/runs/{ref}", nd.home(next))
-	mux.Handle("/v1/runs/{ref}/", nd.home(next))
+	mux.Handle("GET /v1/fleet", httpapi.RequireToken(token, httpapi.PersonOnly(http.HandlerFunc(nd.fleetStatus))))
+	mux.Handle("/v1/runs/{ref}", httpapi.RequireToken(token, nd.home(next)))
+	mux.Handle("/v1/runs/{ref}/", httpapi.RequireToken(token, nd.home(next)))
 	mux.Handle("/", next)
 	return mux
 }
@@ -144,6 +147,10 @@ func (nd *node) fleetStatus(w http.ResponseWriter, r *http.Request) {
 // and answers one about a run on another node with where it lives.
 func (nd *node) home(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !httpapi.SeesAll(r) {
+			next.ServeHTTP(w, r) // the API shows them their own workspaces alone
+			return
+		}
 		ref, err := nd.e.FindRun(r.Context(), r.PathValue("ref"))
 		if err != nil {
 			next.ServeHTTP(w, r) // the API says what is wrong with ref
