@@ -25,7 +25,7 @@ const LostAfter = 3
 type NodeInfo struct {
 	Name     string        `json:"name"`
 	Address  string        `json:"address,omitempty"` // where its API answers (tine serve --listen), "" for none
-	Capacity int           `json:"capacity"`          // tasks it runs at once
+	Capacity int           `json:"capacity"`          // tasks it runs at once; 0 for an API that takes none
 	Backends []string      `json:"backends"`          // the file backends that work on it
 	LiveFork []string      `json:"live_fork"`         // the live-fork engines it has (ptrace, criu)
 	Beat     time.Duration `json:"-"`                 // its heartbeat period
@@ -63,8 +63,8 @@ func (f *Fleet) Register(ctx context.Context, n NodeInfo) (lost []string, err er
 	if err := checkName(n.Name); err != nil {
 		return nil, err
 	}
-	if n.Capacity < 1 {
-		return nil, fmt.Errorf("node %s: capacity %d: it must take at least one task: %w", n.Name, n.Capacity, tine.ErrInvalid)
+	if n.Capacity < 0 {
+		return nil, fmt.Errorf("node %s: capacity %d: 0 (an API that takes no tasks) or more: %w", n.Name, n.Capacity, tine.ErrInvalid)
 	}
 	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO fleet_nodes (name, address, capacity, backends, live_fork, beat_every, state, started_at, beat_at)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
@@ -45,19 +46,14 @@ func (f *Fleet) Serve(ctx context.Context, c NodeConfig) error {
 	for _, id := range lost {
 		say("task %s was running when node %s last stopped: marked lost", id, c.Info.Name)
 	}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &worker{f: f, node: c.Info.Name, run: c.Run, say: say})
-	rc, err := river.NewClient(riverpgxv5.New(f.pool), &river.Config{
-		Logger:            f.logger,
-		ID:                c.Info.Name,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: c.Info.Capacity}},
-		Workers:           workers,
-		JobTimeout:        -1, // a fork-run takes as long as its agents
-		FetchCooldown:     50 * time.Millisecond,
-		FetchPollInterval: time.Second,
-	})
+	if c.Info.Capacity == 0 {
+		say("node %s: serving the fleet's API, taking no tasks (capacity 0)", c.Info.Name)
+		f.tend(ctx, c.Info, say)
+		return f.Stop(context.WithoutCancel(ctx), c.Info.Name)
+	}
+	rc, err := f.workClient(c, say)
 	if err != nil {
-		return fmt.Errorf("fleet: %w", err)
+		return err
 	}
 	if err := rc.Start(ctx); err != nil {
 		return fmt.Errorf("fleet: start taking tasks: %w", err)
@@ -71,6 +67,26 @@ func (f *Fleet) Serve(ctx context.Context, c NodeConfig) error {
 		err = serr
 	}
 	return err
+}
+
+// workClient returns the River client that works up to c's capacity of
+// tasks at once.
+func (f *Fleet) workClient(c NodeConfig, say func(string, ...any)) (*river.Client[pgx.Tx], error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &worker{f: f, node: c.Info.Name, run: c.Run, say: say})
+	rc, err := river.NewClient(riverpgxv5.New(f.pool), &river.Config{
+		Logger:            f.logger,
+		ID:                c.Info.Name,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: c.Info.Capacity}},
+		Workers:           workers,
+		JobTimeout:        -1, // a fork-run takes as long as its agents
+		FetchCooldown:     50 * time.Millisecond,
+		FetchPollInterval: time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	return rc, nil
 }
 
 // tend heartbeats and reaps every beat until ctx ends.

@@ -206,6 +206,7 @@ func TestFleet_ThreeNodes(t *testing.T) {
 
 	t.Run("API", func(t *testing.T) { checkFleetAPI(t, nodes, st) })
 	t.Run("TCP", func(t *testing.T) { checkFleetTCP(t, nodes[0], listen) })
+	t.Run("APISubmit", func(t *testing.T) { checkAPISubmit(t, nodes[1], repo, commit) })
 	t.Run("Refused", func(t *testing.T) {
 		mine := newEnv(t) // a SQLite store and no TINE_FLEET_URL
 		requireOneLineError(t, mine.tine("tasks"), exitUsage)
@@ -256,6 +257,48 @@ func checkFleetAPI(t *testing.T, nodes []*fleetNode, st *fleetStatus) {
 		return
 	}
 	t.Error("no task ran on a node other than n1")
+}
+
+// checkAPISubmit: POST /v1/fleet/tasks queues a task, once per key, and
+// GET /v1/fleet/tasks/{id} answers it.
+func checkAPISubmit(t *testing.T, n *fleetNode, repo, commit string) {
+	cl := n.api()
+	body := `{"repo": "` + repo + `", "key": "api-1", "request": {"prompt": "p", "agent_cmd": "true", "n": 1}}`
+	var ids []string
+	for range 2 {
+		resp, err := cl.Post("http://tine/v1/fleet/tasks", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []submitted
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated || len(out) != 1 {
+			t.Fatalf("POST /v1/fleet/tasks: %d %+v", resp.StatusCode, out)
+		}
+		ids = append(ids, out[0].ID)
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("one key posted twice gave tasks %v", ids)
+	}
+	resp, err := cl.Get("http://tine/v1/fleet/tasks/" + ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tk fleet.Task
+	json.NewDecoder(resp.Body).Decode(&tk)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || tk.ID != ids[0] || tk.Commit != commit || tk.Key != "api-1" {
+		t.Errorf("GET /v1/fleet/tasks/%s: %d %+v", ids[0], resp.StatusCode, tk)
+	}
+	resp, err = cl.Post("http://tine/v1/fleet/tasks", "application/json", strings.NewReader(`{"request": {"prompt": "p"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("POST /v1/fleet/tasks without a repository: %d, want 400", resp.StatusCode)
+	}
 }
 
 // freeAddr returns a loopback address with a port free now.

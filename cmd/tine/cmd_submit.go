@@ -75,18 +75,12 @@ commit is not found.`,
 // specs checks the flags and returns the tasks they ask for.
 func (fl submitFlags) specs(ctx context.Context) ([]fleet.Spec, error) {
 	switch {
-	case fl.repo == "":
-		return nil, fmt.Errorf("--repo is required: %w", tine.ErrInvalid)
 	case fl.prompt == "" && fl.command == "":
 		return nil, fmt.Errorf("give --prompt, --command or both: %w", tine.ErrInvalid)
-	case fl.count < 1 || fl.count > 1000:
+	case fl.count < 1:
 		return nil, fmt.Errorf("--count %d: 1 to 1000: %w", fl.count, tine.ErrInvalid)
 	case fl.n < 0:
 		return nil, fmt.Errorf("-n %d: %w", fl.n, tine.ErrInvalid)
-	}
-	repo, commit, err := resolveRepo(ctx, fl.repo, fl.commit)
-	if err != nil {
-		return nil, err
 	}
 	prompt := fl.prompt
 	if prompt == "" {
@@ -99,12 +93,43 @@ func (fl submitFlags) specs(ctx context.Context) ([]fleet.Spec, error) {
 	if fl.test != "" {
 		req.Test = &fl.test
 	}
+	return taskSpecs(ctx, submitRequest{Repo: fl.repo, Commit: fl.commit, Request: req, Key: fl.key, Count: fl.count})
+}
+
+// submitRequest is a submission of tasks: tine submit's flags, and the
+// body of POST /v1/fleet/tasks.
+type submitRequest struct {
+	Repo    string          `json:"repo"`
+	Commit  string          `json:"commit,omitempty"` // default the repository's HEAD
+	Request forkrun.Request `json:"request"`
+	Key     string          `json:"key,omitempty"`
+	Count   int             `json:"count,omitempty"` // default 1
+}
+
+// taskSpecs checks r and returns the tasks it asks for, its repository
+// resolved here (a local path made absolute) and its commit to a hash.
+func taskSpecs(ctx context.Context, r submitRequest) ([]fleet.Spec, error) {
+	if r.Count == 0 {
+		r.Count = 1
+	}
+	switch {
+	case r.Repo == "":
+		return nil, fmt.Errorf("a task needs a repository (--repo): %w", tine.ErrInvalid)
+	case r.Request.Prompt == "":
+		return nil, fmt.Errorf("a task needs a prompt or a command agent (--prompt, --command): %w", tine.ErrInvalid)
+	case r.Count < 1 || r.Count > 1000:
+		return nil, fmt.Errorf("count %d: 1 to 1000: %w", r.Count, tine.ErrInvalid)
+	}
+	repo, commit, err := resolveRepo(ctx, r.Repo, r.Commit)
+	if err != nil {
+		return nil, err
+	}
 	by := submitter()
 	var out []fleet.Spec
-	for i := range fl.count {
-		s := fleet.Spec{Repo: repo, Commit: commit, Request: req, By: by, Key: fl.key}
-		if fl.key != "" && fl.count > 1 {
-			s.Key = fmt.Sprintf("%s-%d", fl.key, i+1)
+	for i := range r.Count {
+		s := fleet.Spec{Repo: repo, Commit: commit, Request: r.Request, By: by, Key: r.Key}
+		if r.Key != "" && r.Count > 1 {
+			s.Key = fmt.Sprintf("%s-%d", r.Key, i+1)
 		}
 		out = append(out, s)
 	}
@@ -174,13 +199,9 @@ type submitted struct {
 
 // submit queues specs and prints their ids.
 func (a *app) submit(ctx context.Context, f *fleet.Fleet, specs []fleet.Spec, asJSON bool) error {
-	var out []submitted
-	for _, s := range specs {
-		id, dup, err := f.Submit(ctx, s)
-		if err != nil {
-			return err
-		}
-		out = append(out, submitted{ID: id, Duplicate: dup})
+	out, err := submitAll(ctx, f, specs)
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		return a.printJSON(out)
@@ -189,4 +210,17 @@ func (a *app) submit(ctx context.Context, f *fleet.Fleet, specs []fleet.Spec, as
 		fmt.Fprintln(a.stdout, s.ID)
 	}
 	return nil
+}
+
+// submitAll queues specs in order.
+func submitAll(ctx context.Context, f *fleet.Fleet, specs []fleet.Spec) ([]submitted, error) {
+	var out []submitted
+	for _, s := range specs {
+		id, dup, err := f.Submit(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, submitted{ID: id, Duplicate: dup})
+	}
+	return out, nil
 }

@@ -34,7 +34,7 @@ type nodeFlags struct {
 func addNodeFlags(c *cobra.Command, n *nodeFlags) {
 	f := c.Flags()
 	f.StringVar(&n.name, "node", "", "serve as this node of a fleet (the store must be PostgreSQL's): register, heartbeat and take queued tasks")
-	f.IntVar(&n.capacity, "capacity", 1, "with --node: tasks run at once")
+	f.IntVar(&n.capacity, "capacity", 1, "with --node: tasks run at once (0: serve the fleet's API, take no tasks)")
 	f.DurationVar(&n.beat, "heartbeat", fleet.DefaultBeat, "with --node: heartbeat period; a node silent for 3 periods is lost")
 	f.StringVar(&n.tasksDir, "tasks-dir", "", "with --node: where tasks' workspaces are made (default: the state directory's path with -tasks appended)")
 	f.StringVar(&n.address, "address", "", "with --node: the address other nodes and clients reach this node's API at (default: http:// and --listen's address)")
@@ -125,7 +125,10 @@ func (nd *node) guard(token string, next http.Handler) http.Handler {
 		return next
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /v1/fleet", httpapi.RequireToken(token, httpapi.PersonOnly(http.HandlerFunc(nd.fleetStatus))))
+	people := func(h http.HandlerFunc) http.Handler { return httpapi.RequireToken(token, httpapi.PersonOnly(h)) }
+	mux.Handle("GET /v1/fleet", people(nd.fleetStatus))
+	mux.Handle("POST /v1/fleet/tasks", people(nd.submitTasks))
+	mux.Handle("GET /v1/fleet/tasks/{id}", people(nd.task))
 	mux.Handle("/v1/runs/{ref}", httpapi.RequireToken(token, nd.home(next)))
 	mux.Handle("/v1/runs/{ref}/", httpapi.RequireToken(token, nd.home(next)))
 	mux.Handle("/", next)
@@ -139,8 +142,45 @@ func (nd *node) fleetStatus(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, err)
 		return
 	}
+	writeAPIJSON(w, http.StatusOK, st)
+}
+
+// submitTasks queues the tasks a submitRequest asks for (its repository
+// resolved on this node) and answers their ids.
+func (nd *node) submitTasks(w http.ResponseWriter, r *http.Request) {
+	var req submitRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		writeAPIError(w, fmt.Errorf("the body is not a submission: %v: %w", err, tine.ErrInvalid))
+		return
+	}
+	specs, err := taskSpecs(r.Context(), req)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	out, err := submitAll(r.Context(), nd.f, specs)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	writeAPIJSON(w, http.StatusCreated, out)
+}
+
+// task answers one task with its report.
+func (nd *node) task(w http.ResponseWriter, r *http.Request) {
+	t, err := nd.f.Task(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	writeAPIJSON(w, http.StatusOK, t)
+}
+
+// writeAPIJSON answers v as JSON with status code.
+func writeAPIJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(st)
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
 }
 
 // home passes a request about a run on this node (or on none) to next,
