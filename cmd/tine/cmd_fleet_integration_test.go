@@ -428,4 +428,16 @@ func TestFleet_NodeLost(t *testing.T) {
 	if slices.Contains(other.taken(t), task) {
 		t.Errorf("node %s ran the lost task %s again", other.name, task)
 	}
+	back := startNode(t, url, victim.name)
+	time.Sleep(2 * time.Second)
+	var again fleetStatus
+	dev.okJSON(&again, "tasks", "--json")
+	for _, x := range again.Tasks {
+		if x.ID == task && x.State != fleet.TaskLost {
+			t.Errorf("task %s after its node came back: %s", task, x.State)
+		}
+	}
+	if slices.Contains(back.taken(t), task) {
+		t.Errorf("node %s, back, ran its lost task %s", back.name, task)
+	}
 }
