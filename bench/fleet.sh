@@ -25,6 +25,9 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	[ -n "${pgdir:-}" ] && scripts/testpg.sh stop "$pgdir"
+	# the nodes' views and clones stay mounted after tine serve: unmount
+	# them (deepest first) before removing the directory
+	awk -v w="$work/" 'index($2, w) == 1 { print $2 }' /proc/self/mounts | sort -r | xargs -r -n 1 umount -l
 	rm -rf "$work" 2>/dev/null || true
 }
 trap cleanup EXIT

@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,6 +118,3 @@ func lines(s string) []string {
 	}
 	return out
 }
-
-// ErrNoPatch is returned by Fetch for a task that has no winner's patch.
-var ErrNoPatch = errors.New("no winner's patch")

@@ -157,6 +157,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
 		w.say("task %s ended after it was declared lost: its result is not recorded", t.ID)
 	case res.Err != nil:
 		w.say("task %s failed: %v", t.ID, res.Err)
+	case res.Report == nil:
+		w.say("task %s done", t.ID)
 	default:
 		w.say("task %s done: %s, winner %q", t.ID, res.Report.Outcome, res.Report.Winner)
 	}
