@@ -336,8 +336,8 @@ func removeManifest(path string) error {
 	return err
 }
 
-// backfillManifests writes every manifest of each workspace that has no
-// workspace.json yet (one made before manifests, or whose manifests were
+// backfillManifests writes every manifest of each workspace of this state
+// directory that has no workspace.json yet (one made before manifests, or whose manifests were
 // interrupted), so a store lost later can still be rebuilt.
 func (e *Engine) backfillManifests(ctx context.Context) {
 	ms, ok := e.store.(*manifestStore)
@@ -354,6 +354,11 @@ func (e *Engine) backfillManifests(ctx context.Context) {
 	}
 	for _, w := range all {
 		if _, err := os.Stat(e.lay.Workspace(w.ID).Record()); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		// A store shared by several state directories (the nodes of a
+		// fleet) holds workspaces that live in another: theirs to write.
+		if _, err := os.Stat(e.lay.Workspace(w.ID).Dir()); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err := ms.writeAll(ctx, w.ID); err != nil {

@@ -33,6 +33,7 @@ import (
 func newServe(a *app) *cobra.Command {
 	var listen string
 	var system bool
+	var nf nodeFlags
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the tine daemon: the JSON API on a unix socket (and TCP)",
@@ -60,10 +61,16 @@ there and tine dashboard: their commands go to it already.
 The system daemon also listens on TCP for the dashboard: on --listen ADDR,
 or by itself on a free loopback port. Every request there needs the bearer
 token, or on /ui/ a normal user's dashboard token (tine dashboard hands it
-out over the unix socket), which shows only that user's workspaces.`,
+out over the unix socket), which shows only that user's workspaces.
+
+With --node NAME (the store must be PostgreSQL's) it is also a node of a
+fleet: it registers, heartbeats, marks lost the tasks of nodes that stopped
+heartbeating, and runs up to --capacity queued tasks (tine submit) at once;
+see tine tasks and docs/cluster.md.`,
 		Example: `  tine serve
   sudo tine serve --system
   tine serve --listen 127.0.0.1:7070
+  TINE_STORE_URL=postgres://tine@db/tine tine serve --node build-1 --capacity 4
   curl --unix-socket /var/lib/tine/ctl/tine.sock http://tine/v1/runs`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -75,17 +82,29 @@ out over the unix socket), which shows only that user's workspaces.`,
 				return err
 			}
 			defer e.Close()
-			return a.serve(e, listen, system)
+			return a.serve(e, listen, system, nf)
 		},
 	}
+	addNodeFlags(c, &nf)
 	c.Flags().StringVar(&listen, "listen", "", "also serve on this TCP address, with the bearer token")
 	c.Flags().BoolVar(&system, "system", false, "also serve every local user on "+httpapi.SystemSocket+" (or $TINE_DAEMON_SOCKET)")
 	return c
 }
 
-func (a *app) serve(e *engine.Engine, listen string, system bool) error {
+func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	say := func(format string, args ...any) { fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...) }
+	nd, err := a.startNode(ctx, e, nf, listen, say)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stop()
+		if nerr := nd.wait(); nerr != nil {
+			say("node: %v", nerr)
+		}
+	}()
 	sock := e.Layout().Socket()
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return err
@@ -131,7 +150,9 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	// Every run gets a socket of its own; what arrives on it is the run's.
 	// The people's socket refuses code inside runs.
 	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "", nil)), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
-	h := func(token string) http.Handler { return runSocks.Handler(a.accessLog(routes(e, m, api, token, users))) }
+	h := func(token string) http.Handler {
+		return runSocks.Handler(a.accessLog(nd.guard(token, routes(e, m, api, token, users))))
+	}
 	// Each pool of listeners bounds its connections, in all and per peer:
 	// the people's sockets (per user), the runs' (in RunSockets), TCP
 	// (per address).
@@ -144,7 +165,6 @@ func (a *app) serve(e *engine.Engine, listen string, system bool) error {
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	say := func(format string, args ...any) { fmt.Fprintf(a.stderr, "tine serve: "+format+"\n", args...) }
 	go runSocks.Watch(watchCtx, time.Second, say)
 	go runtime.Of(e).WatchCopies(watchCtx, 2*time.Second, say)
 	go runtime.Of(e).WatchLogins(watchCtx, 5*time.Second, say)

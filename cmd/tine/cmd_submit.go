@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fleet"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/gitcmd"
+)
+
+// submitFlags are tine submit's command line.
+type submitFlags struct {
+	repo, commit, key      string
+	prompt, command, agent string
+	test                   string
+	approaches             []string
+	n, count               int
+	asJSON                 bool
+}
+
+func newSubmit(a *app) *cobra.Command {
+	var fl submitFlags
+	c := &cobra.Command{
+		Use:   "submit --repo URL|PATH [--commit C] (--prompt TEXT | --command CMD) [-n N] [--count K]",
+		Short: "Queue fork-run tasks for a fleet of nodes",
+		Long: `Queues a fork-run of a repository at a commit in the fleet's PostgreSQL
+($TINE_FLEET_URL, else the store's when it is PostgreSQL's). A node with
+capacity (tine serve --node) takes it, clones the repository at the commit,
+takes the clone under management, runs the fork-run there in manual mode
+(-n forks, the agent given --prompt, or --command as a command agent) and
+stores the report, the winner's patch and commits. Follow with tine tasks;
+bring the winner into your workspace with tine fetch TASK.
+
+--count K queues K tasks alike. --key makes submitting idempotent: a task
+submitted again with the same key (KEY-1…KEY-K with --count) is queued
+once, and its id printed again. Prints the tasks' ids, one a line.
+
+Exit status: 0 when queued, 2 for bad flags, 3 when the repository or the
+commit is not found.`,
+		Example: `  tine submit --repo ~/app --prompt "fix the failing test" -n 4
+  tine submit --repo https://example.com/app.git --commit 1a2b3c --command ./try.sh -n 3 --count 12`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			specs, err := fl.specs(c.Context())
+			if err != nil {
+				return err
+			}
+			return a.withFleet(c.Context(), func(f *fleet.Fleet) error {
+				return a.submit(c.Context(), f, specs, fl.asJSON)
+			})
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&fl.repo, "repo", "", "the repository: a URL or a path the nodes can clone")
+	f.StringVar(&fl.commit, "commit", "", "the commit to start from (default the repository's HEAD)")
+	f.StringVar(&fl.prompt, "prompt", "", "the task given to every agent")
+	f.StringVar(&fl.command, "command", "", "run this shell command as a command agent (see tine fork-run --agent-cmd)")
+	f.StringVar(&fl.agent, "agent", "", "agent: claude, codex, command or an [agent.NAME] of the repository's tine.toml")
+	f.StringVar(&fl.test, "test", "", "test command run in each fork once its agent finished")
+	f.StringArrayVar(&fl.approaches, "approach", nil, "approach of the next fork (repeatable)")
+	f.IntVarP(&fl.n, "copies", "n", 0, "forks per task (default: the number of approaches, else 3)")
+	f.IntVar(&fl.count, "count", 1, "tasks to queue, alike")
+	f.StringVar(&fl.key, "key", "", "idempotency key: a task with this key is queued once")
+	f.BoolVar(&fl.asJSON, "json", false, "print the tasks as JSON")
+	return c
+}
+
+// specs checks the flags and returns the tasks they ask for.
+func (fl submitFlags) specs(ctx context.Context) ([]fleet.Spec, error) {
+	switch {
+	case fl.prompt == "" && fl.command == "":
+		return nil, fmt.Errorf("give --prompt, --command or both: %w", tine.ErrInvalid)
+	case fl.count < 1:
+		return nil, fmt.Errorf("--count %d: 1 to 1000: %w", fl.count, tine.ErrInvalid)
+	case fl.n < 0:
+		return nil, fmt.Errorf("-n %d: %w", fl.n, tine.ErrInvalid)
+	}
+	prompt := fl.prompt
+	if prompt == "" {
+		prompt = fl.command // a command agent's task is its command (TINE_PROMPT)
+	}
+	req := forkrun.Request{Prompt: prompt, Approaches: fl.approaches, Agent: fl.agent, AgentCmd: fl.command}
+	if fl.n > 0 {
+		req.N = &fl.n
+	}
+	if fl.test != "" {
+		req.Test = &fl.test
+	}
+	return taskSpecs(ctx, submitRequest{Repo: fl.repo, Commit: fl.commit, Request: req, Key: fl.key, Count: fl.count})
+}
+
+// submitRequest is a submission of tasks: tine submit's flags, and the
+// body of POST /v1/fleet/tasks.
+type submitRequest struct {
+	Repo    string          `json:"repo"`
+	Commit  string          `json:"commit,omitempty"` // default the repository's HEAD
+	Request forkrun.Request `json:"request"`
+	Key     string          `json:"key,omitempty"`
+	Count   int             `json:"count,omitempty"` // default 1
+}
+
+// taskSpecs checks r and returns the tasks it asks for, its repository
+// resolved here (a local path made absolute) and its commit to a hash.
+func taskSpecs(ctx context.Context, r submitRequest) ([]fleet.Spec, error) {
+	if r.Count == 0 {
+		r.Count = 1
+	}
+	switch {
+	case r.Repo == "":
+		return nil, fmt.Errorf("a task needs a repository (--repo): %w", tine.ErrInvalid)
+	case r.Request.Prompt == "":
+		return nil, fmt.Errorf("a task needs a prompt or a command agent (--prompt, --command): %w", tine.ErrInvalid)
+	case r.Count < 1 || r.Count > 1000:
+		return nil, fmt.Errorf("count %d: 1 to 1000: %w", r.Count, tine.ErrInvalid)
+	}
+	repo, commit, err := resolveRepo(ctx, r.Repo, r.Commit)
+	if err != nil {
+		return nil, err
+	}
+	by := submitter()
+	var out []fleet.Spec
+	for i := range r.Count {
+		s := fleet.Spec{Repo: repo, Commit: commit, Request: r.Request, By: by, Key: r.Key}
+		if r.Key != "" && r.Count > 1 {
+			s.Key = fmt.Sprintf("%s-%d", r.Key, i+1)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// resolveRepo returns the repository as the nodes clone it (a local path
+// made absolute) and commit (default HEAD) as a full hash.
+func resolveRepo(ctx context.Context, repo, commit string) (string, string, error) {
+	if commit == "" {
+		commit = "HEAD"
+	}
+	if st, err := os.Stat(repo); err == nil && st.IsDir() {
+		abs, err := filepath.Abs(repo)
+		if err != nil {
+			return "", "", err
+		}
+		out, err := gitcmd.Run(ctx, abs, nil, nil, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", commit+"^{commit}")
+		if err != nil {
+			return "", "", fmt.Errorf("--repo %s --commit %s: no such commit in that repository: %w", repo, commit, tine.ErrNotFound)
+		}
+		return abs, strings.TrimSpace(string(out)), nil
+	}
+	if isHash(commit) {
+		return repo, commit, nil
+	}
+	out, err := gitcmd.Run(ctx, "", nil, nil, nil, "ls-remote", "--", repo, commit)
+	if err != nil {
+		return "", "", fmt.Errorf("--repo %s: %v: %w", repo, firstLineOf(err.Error()), tine.ErrNotFound)
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return "", "", fmt.Errorf("--repo %s has no %s; give --commit with a full hash: %w", repo, commit, tine.ErrNotFound)
+	}
+	return repo, f[0], nil
+}
+
+// isHash reports whether s is a full hexadecimal commit hash.
+func isHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// firstLineOf is s up to its first line break.
+func firstLineOf(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// submitter is who submits: user@host.
+func submitter() string {
+	name := fmt.Sprint(os.Getuid())
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host
+}
+
+// submitted is one task tine submit queued.
+type submitted struct {
+	ID        string `json:"id"`
+	Duplicate bool   `json:"duplicate,omitempty"` // its key was submitted before: nothing new queued
+}
+
+// submit queues specs and prints their ids.
+func (a *app) submit(ctx context.Context, f *fleet.Fleet, specs []fleet.Spec, asJSON bool) error {
+	out, err := submitAll(ctx, f, specs)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return a.printJSON(out)
+	}
+	for _, s := range out {
+		fmt.Fprintln(a.stdout, s.ID)
+	}
+	return nil
+}
+
+// submitAll queues specs in order.
+func submitAll(ctx context.Context, f *fleet.Fleet, specs []fleet.Spec) ([]submitted, error) {
+	var out []submitted
+	for _, s := range specs {
+		id, dup, err := f.Submit(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, submitted{ID: id, Duplicate: dup})
+	}
+	return out, nil
+}

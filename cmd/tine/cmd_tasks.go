@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tinehq/tine/fleet"
+	"github.com/tinehq/tine/internal/display"
+)
+
+func newTasks(a *app) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "tasks [--json]",
+		Short: "The fleet's nodes, queue and tasks' results",
+		Long: `Shows the fleet's nodes (state, capacity, tasks running, last heartbeat,
+backends and live-fork engines) and its tasks (state, node, outcome, winner,
+and why a task failed or was lost), from the fleet's PostgreSQL
+($TINE_FLEET_URL, else the store's when it is PostgreSQL's).`,
+		Example: `  tine tasks
+  tine tasks --json | jq '.tasks[] | select(.state == "done")'`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.withFleet(c.Context(), func(f *fleet.Fleet) error {
+				st, err := status(c.Context(), f)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return a.printJSON(st)
+				}
+				a.printStatus(st)
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print nodes, queue and tasks as JSON")
+	return c
+}
+
+// printStatus prints the nodes, then the tasks, as two tables.
+func (a *app) printStatus(st *fleetStatus) {
+	now := time.Now()
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tSTATE\tRUNNING\tCAPACITY\tHEARTBEAT\tBACKENDS\tLIVE FORK\tADDRESS")
+	for _, n := range st.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s ago\t%s\t%s\t%s\n", display.Text(n.Name), n.State, n.Running, n.Capacity,
+			now.Sub(n.BeatAt).Round(time.Second), strings.Join(n.Backends, ","), strings.Join(n.LiveFork, ","), display.Text(dash(n.Address)))
+	}
+	tw.Flush()
+	fmt.Fprintln(a.stdout)
+	var counts []string
+	for _, s := range []string{fleet.TaskQueued, fleet.TaskRunning, fleet.TaskDone, fleet.TaskFailed, fleet.TaskLost} {
+		counts = append(counts, fmt.Sprintf("%d %s", st.Queue[s], s))
+	}
+	fmt.Fprintf(a.stdout, "tasks: %s\n", strings.Join(counts, ", "))
+	if len(st.Tasks) == 0 {
+		return
+	}
+	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATE\tNODE\tOUTCOME\tWINNER\tSUBMITTED\tNOTE")
+	for _, t := range st.Tasks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.State, display.Text(dash(t.Node)), dash(t.Outcome),
+			display.Text(dash(t.Winner)), t.SubmittedAt.Local().Format(time.DateTime), display.Text(t.Reason))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,120 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/gitcmd"
+)
+
+// EngineRunner returns the Runner of a node whose engine is e: a task's
+// workspace is a clone of its repository at its commit, made in
+// dir/TASK/repo and taken under management by e (named after the task,
+// its home recorded as node); its fork-run is the one tine fork-run runs,
+// in manual merge mode (the winner travels back as a patch; nothing is
+// merged on the node).
+func EngineRunner(e *engine.Engine, f *Fleet, node, dir string) Runner {
+	return func(ctx context.Context, t *Task) Result {
+		src, err := makeWorkspace(ctx, e, t, filepath.Join(dir, t.ID, "repo"))
+		if err != nil {
+			return Result{Err: err}
+		}
+		res := Result{Workspace: src.Workspace.ID}
+		if err := f.SetHome(ctx, src.Workspace.ID, node); err != nil {
+			res.Err = err
+			return res
+		}
+		res.Report, res.Err = runTask(ctx, e, src, t.Request)
+		if res.Err != nil || res.Report == nil || res.Report.Winner == "" {
+			return res
+		}
+		res.Patch, res.Commits, res.Err = winnerPatch(ctx, e, src, res.Report, t.Commit)
+		return res
+	}
+}
+
+// makeWorkspace clones t's repository at its commit into path and takes
+// it under management.
+func makeWorkspace(ctx context.Context, e *engine.Engine, t *Task, path string) (engine.Ref, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return engine.Ref{}, err
+	}
+	if _, err := gitcmd.Run(ctx, filepath.Dir(path), nil, nil, nil, "clone", "--quiet", "--no-hardlinks", "--no-checkout", "--", t.Repo, path); err != nil {
+		return engine.Ref{}, fmt.Errorf("clone %s: %w", t.Repo, err)
+	}
+	if _, err := gitcmd.Run(ctx, path, nil, nil, nil, "checkout", "--quiet", "--detach", t.Commit); err != nil {
+		return engine.Ref{}, fmt.Errorf("check out %s: %w", t.Commit, err)
+	}
+	return e.Init(ctx, engine.InitOptions{Path: path, Name: t.ID})
+}
+
+// runTask runs the task's fork-run from src in manual merge mode.
+func runTask(ctx context.Context, e *engine.Engine, src engine.Ref, req forkrun.Request) (*forkrun.Report, error) {
+	cfg, err := forkrun.LoadConfig(e, src, "")
+	if err != nil {
+		return nil, err
+	}
+	req.MergeMode = string(forkrun.Manual)
+	o, err := forkrun.Configure(cfg, src, req, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return forkrun.Run(ctx, forkrun.NewHost(e), o)
+}
+
+// winnerPatch returns the binary patch from commit to the winner's files
+// (its commits since, staged, unstaged and untracked changes), made with
+// an index of its own so the fork's is not touched, and the winner's
+// commits since commit.
+func winnerPatch(ctx context.Context, e *engine.Engine, src engine.Ref, rep *forkrun.Report, commit string) ([]byte, []string, error) {
+	fk := rep.Fork(rep.Winner)
+	if fk == nil {
+		return nil, nil, fmt.Errorf("winner %s is not in the report: %w", rep.Winner, tine.ErrNotFound)
+	}
+	w, err := e.FindRun(ctx, fk.Run)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := e.Path(w.Workspace, w.Run)
+	idx, err := os.CreateTemp("", "tine-index-")
+	if err != nil {
+		return nil, nil, err
+	}
+	idx.Close()
+	os.Remove(idx.Name()) // git makes it
+	defer os.Remove(idx.Name())
+	drivers, err := gitcmd.Drivers(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := gitcmd.Env("GIT_INDEX_FILE=" + idx.Name())
+	if _, err := gitcmd.Run(ctx, dir, env, drivers, nil, "add", "--all", "--", "."); err != nil {
+		return nil, nil, fmt.Errorf("winner %s: %w", rep.Winner, err)
+	}
+	patch, err := gitcmd.Run(ctx, dir, env, drivers, nil, "diff", "--cached", "--binary", "--no-renames", "--no-ext-diff", commit, "--")
+	if err != nil {
+		return nil, nil, fmt.Errorf("winner %s: %w", rep.Winner, err)
+	}
+	log, err := gitcmd.Run(ctx, dir, nil, nil, nil, "log", "--reverse", "--format=%H %s", commit+"..HEAD", "--")
+	if err != nil {
+		return nil, nil, fmt.Errorf("winner %s: %w", rep.Winner, err)
+	}
+	return patch, lines(string(log)), nil
+}
+
+// lines splits s into its non-empty lines.
+func lines(s string) []string {
+	var out []string
+	for l := range strings.SplitSeq(s, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/postgres/pgtest"
+)
+
+// open opens a fleet in a fresh schema of the test PostgreSQL.
+func open(t *testing.T) *Fleet {
+	t.Helper()
+	f, err := Open(context.Background(), pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	return f
+}
+
+var spec = Spec{Repo: "/srv/app", Commit: strings.Repeat("a", 40), Request: forkrun.Request{Prompt: "fix it"}}
+
+// TestOpen_Concurrent: nodes opening a new database at once migrate it
+// once (River's tables and the fleet's).
+func TestOpen_Concurrent(t *testing.T) {
+	url := pgtest.URL(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			f, err := Open(context.Background(), url)
+			if err == nil {
+				f.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSubmit_Key: submitters of one key, at once, queue one task and one
+// job; without a key each submit is a task of its own.
+func TestSubmit_Key(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	s := spec
+	s.Key = "k"
+	ids := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			id, _, err := f.Submit(ctx, s)
+			if err != nil {
+				t.Error(err)
+			}
+			ids[i] = id
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("one key gave tasks %v", ids)
+		}
+	}
+	if _, _, err := f.Submit(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	var tasks, jobs int
+	if err := f.pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM fleet_tasks), (SELECT count(*) FROM river_job)").Scan(&tasks, &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if tasks != 2 || jobs != 2 {
+		t.Errorf("%d tasks, %d jobs; want 2 of each", tasks, jobs)
+	}
+	if _, _, err := f.Submit(ctx, Spec{Repo: "x"}); !errors.Is(err, tine.ErrInvalid) {
+		t.Errorf("a task without a commit: %v, want ErrInvalid", err)
+	}
+}
+
+// TestClaim_Once: of several deliveries of one task's job, on several
+// nodes at once, one claims it; a result recorded after the task was
+// declared lost is refused.
+func TestClaim_Once(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	id, _, err := f.Submit(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var won []string
+	var wg sync.WaitGroup
+	for _, node := range []string{"a", "b", "c", "d"} {
+		wg.Go(func() {
+			tk, err := f.claim(ctx, id, node)
+			if err != nil {
+				t.Error(err)
+			}
+			if tk != nil {
+				mu.Lock()
+				won = append(won, node)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(won) != 1 {
+		t.Fatalf("claimed by %v; want one node", won)
+	}
+	if err := f.markLost(ctx, id, won[0], "gone"); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := f.record(ctx, id, won[0], Result{Report: &forkrun.Report{Outcome: forkrun.OutcomeReported}})
+	if err != nil || ok {
+		t.Errorf("a result after the task was lost: recorded %v, %v; want refused", ok, err)
+	}
+	if tk, _ := f.claim(ctx, id, "e"); tk != nil {
+		t.Error("a lost task was claimed again")
+	}
+}
+
+// TestReap: a node silent for LostAfter beats is declared lost, once,
+// with its running tasks, by any node; a node that beats again is up,
+// its tasks staying lost; a node registering again loses what its last
+// incarnation was running.
+func TestReap(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	for _, n := range []string{"quiet", "alive"} {
+		if _, err := f.Register(ctx, NodeInfo{Name: n, Capacity: 1, Beat: 20 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, _, _ := f.Submit(ctx, spec)
+	if tk, err := f.claim(ctx, id, "quiet"); tk == nil || err != nil {
+		t.Fatalf("claim: %v %v", tk, err)
+	}
+	time.Sleep(LostAfter*20*time.Millisecond + 50*time.Millisecond)
+	if err := f.Beat(ctx, "alive"); err != nil {
+		t.Fatal(err)
+	}
+	var lost []Lost
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range 3 {
+		wg.Go(func() {
+			l, err := f.Reap(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			lost = append(lost, l...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(lost) != 1 || lost[0].Task != id || !strings.Contains(lost[0].Reason, "stopped heartbeating") {
+		t.Fatalf("reaped %+v; want task %s once, saying its node stopped heartbeating", lost, id)
+	}
+	n, err := f.Node(ctx, "quiet")
+	if err != nil || n.State != NodeLost {
+		t.Errorf("node quiet: %+v, %v; want lost", n, err)
+	}
+	if a, _ := f.Node(ctx, "alive"); a == nil || a.State != NodeUp {
+		t.Errorf("node alive: %+v; want up", a)
+	}
+	if err := f.Beat(ctx, "quiet"); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := f.Task(ctx, id)
+	if err != nil || tk.State != TaskLost {
+		t.Errorf("task after its node came back: %+v, %v; want lost", tk, err)
+	}
+
+	id2, _, _ := f.Submit(ctx, spec)
+	f.claim(ctx, id2, "alive")
+	again, err := f.Register(ctx, NodeInfo{Name: "alive", Capacity: 1, Beat: time.Second})
+	if err != nil || len(again) != 1 || again[0] != id2 {
+		t.Errorf("registering again: lost %v, %v; want [%s]", again, err, id2)
+	}
+	if _, err := f.Register(ctx, NodeInfo{Name: "bad name", Capacity: 1}); !errors.Is(err, tine.ErrInvalid) {
+		t.Errorf("node name with a space: %v, want ErrInvalid", err)
+	}
+}

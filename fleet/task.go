@@ -1,0 +1,247 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/forkrun"
+)
+
+// PrefixTask is the prefix of a task's id.
+const PrefixTask = "t"
+
+// The states of a task. Done, Failed and Lost are final.
+const (
+	TaskQueued  = "queued"  // waiting for a node with capacity
+	TaskRunning = "running" // a node took it and runs its fork-run
+	TaskDone    = "done"    // its fork-run ended; Outcome and Winner say how
+	TaskFailed  = "failed"  // the node could not make its workspace or run it
+	TaskLost    = "lost"    // its node stopped while it ran; never run again
+)
+
+// Spec is a task as submitted: a fork-run of a repository at a commit.
+type Spec struct {
+	Repo    string          `json:"repo"`   // a URL or a path the nodes can clone
+	Commit  string          `json:"commit"` // the commit to start from (full hash)
+	Request forkrun.Request `json:"request"`
+	// Key makes submitting idempotent: a second Submit with the same key
+	// returns the first's task and queues nothing. "" gives a fresh key.
+	Key string `json:"key,omitempty"`
+	// By says who submitted (user@host).
+	By string `json:"submitted_by,omitempty"`
+}
+
+// Task is a task and where it stands.
+type Task struct {
+	ID          string          `json:"id"`
+	Key         string          `json:"key"`
+	Repo        string          `json:"repo"`
+	Commit      string          `json:"commit"`
+	Request     forkrun.Request `json:"request"`
+	By          string          `json:"submitted_by"`
+	State       string          `json:"state"`
+	Reason      string          `json:"reason,omitempty"`
+	Node        string          `json:"node,omitempty"`
+	Workspace   string          `json:"workspace,omitempty"`
+	Outcome     string          `json:"outcome,omitempty"`
+	Winner      string          `json:"winner,omitempty"`
+	Commits     []string        `json:"commits,omitempty"` // the winner's commits since Commit, oldest first: "hash subject"
+	HasPatch    bool            `json:"has_patch"`
+	SubmittedAt time.Time       `json:"submitted_at"`
+	StartedAt   *time.Time      `json:"started_at,omitempty"`
+	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
+	// Report is the fork-run's report; only Task fills it.
+	Report *forkrun.Report `json:"report,omitempty"`
+}
+
+// Final reports whether t's state is final.
+func (t *Task) Final() bool {
+	return t.State == TaskDone || t.State == TaskFailed || t.State == TaskLost
+}
+
+// taskArgs is a task's River job: only its id; the task's row is the
+// truth about it.
+type taskArgs struct {
+	Task string `json:"task"`
+}
+
+// Kind implements river.JobArgs.
+func (taskArgs) Kind() string { return "tine_task" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: one job per task
+// however often it is inserted, and attempts only for failures before the
+// task was claimed (see Worker).
+func (taskArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// Submit queues the task spec describes, with its row and its River job
+// in one transaction, and returns its id. A key submitted before returns
+// the task it made, queued once.
+func (f *Fleet) Submit(ctx context.Context, s Spec) (id string, dup bool, err error) {
+	if s.Repo == "" || s.Commit == "" {
+		return "", false, fmt.Errorf("a task needs a repository and a commit: %w", tine.ErrInvalid)
+	}
+	req, err := json.Marshal(s.Request)
+	if err != nil {
+		return "", false, err
+	}
+	id = tine.NewID(PrefixTask)
+	if s.Key == "" {
+		s.Key = id
+	}
+	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `INSERT INTO fleet_tasks (id, key, repo, commit, request, submitted_by, state)
+			VALUES ($1, $2, $3, $4, $5, $6, 'queued') ON CONFLICT (key) DO NOTHING RETURNING id`,
+			id, s.Key, s.Repo, s.Commit, string(req), s.By).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			dup = true
+			return tx.QueryRow(ctx, "SELECT id FROM fleet_tasks WHERE key = $1", s.Key).Scan(&id)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = f.river.InsertTx(ctx, tx, taskArgs{Task: id}, nil)
+		return err
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("fleet: submit: %w", err)
+	}
+	return id, dup, nil
+}
+
+// taskColumns are the columns scanTask reads, report aside.
+const taskColumns = `id, key, repo, commit, request::text, submitted_by, state, reason, node, workspace,
+	outcome, winner, commits, patch IS NOT NULL, submitted_at, started_at, finished_at`
+
+// scanTask reads a row of taskColumns.
+func scanTask(r pgx.Row, extra ...any) (*Task, error) {
+	var t Task
+	var req string
+	dest := append([]any{&t.ID, &t.Key, &t.Repo, &t.Commit, &req, &t.By, &t.State, &t.Reason, &t.Node,
+		&t.Workspace, &t.Outcome, &t.Winner, &t.Commits, &t.HasPatch, &t.SubmittedAt, &t.StartedAt, &t.FinishedAt}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(req), &t.Request); err != nil {
+		return nil, fmt.Errorf("task %s: request: %w", t.ID, err)
+	}
+	t.SubmittedAt = t.SubmittedAt.UTC()
+	return &t, nil
+}
+
+// Tasks lists the tasks in the order they were submitted.
+func (f *Fleet) Tasks(ctx context.Context) ([]*Task, error) {
+	rows, err := f.pool.Query(ctx, "SELECT "+taskColumns+" FROM fleet_tasks ORDER BY ord")
+	if err != nil {
+		return nil, fmt.Errorf("fleet: tasks: %w", err)
+	}
+	defer rows.Close()
+	var out []*Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("fleet: tasks: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Task returns task id with its report; tine.ErrNotFound when there is
+// no such task.
+func (f *Fleet) Task(ctx context.Context, id string) (*Task, error) {
+	var report *string
+	t, err := scanTask(f.pool.QueryRow(ctx, "SELECT "+taskColumns+", report::text FROM fleet_tasks WHERE id = $1", id), &report)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fleet: task %s: %w", id, err)
+	}
+	if report != nil {
+		t.Report = new(forkrun.Report)
+		if err := json.Unmarshal([]byte(*report), t.Report); err != nil {
+			return nil, fmt.Errorf("fleet: task %s: report: %w", id, err)
+		}
+	}
+	return t, nil
+}
+
+// Patch returns the binary patch (git apply) that takes task id's commit
+// to its winner's files; tine.ErrNotFound when it has none.
+func (f *Fleet) Patch(ctx context.Context, id string) ([]byte, error) {
+	var p []byte
+	err := f.pool.QueryRow(ctx, "SELECT patch FROM fleet_tasks WHERE id = $1", id).Scan(&p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fleet: task %s: %w", id, err)
+	}
+	if p == nil {
+		return nil, fmt.Errorf("task %s has no winner's patch: %w", id, tine.ErrNotFound)
+	}
+	return p, nil
+}
+
+// claim moves task id from queued to running on node, and returns it; nil
+// when it is not queued (another delivery of its job ran it, or it was
+// lost): a task runs at most once.
+func (f *Fleet) claim(ctx context.Context, id, node string) (*Task, error) {
+	t, err := scanTask(f.pool.QueryRow(ctx, `UPDATE fleet_tasks SET state = 'running', node = $2, started_at = now()
+		WHERE id = $1 AND state = 'queued' RETURNING `+taskColumns, id, node))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	return t, err
+}
+
+// Result is what running a task produced.
+type Result struct {
+	Workspace string
+	Report    *forkrun.Report
+	Patch     []byte   // nil: no winner
+	Commits   []string // "hash subject", oldest first
+	Err       error    // the task failed: why
+}
+
+// record stores r as task id's result, if the task is still running on
+// node; it reports whether it did (a task declared lost stays lost).
+func (f *Fleet) record(ctx context.Context, id, node string, r Result) (bool, error) {
+	state, reason := TaskDone, ""
+	if r.Err != nil {
+		state, reason = TaskFailed, r.Err.Error()
+	}
+	var report *string
+	var outcome, winner string
+	if r.Report != nil {
+		b, err := json.Marshal(r.Report)
+		if err != nil {
+			return false, err
+		}
+		report = new(string(b))
+		outcome, winner = r.Report.Outcome, r.Report.Winner
+	}
+	tag, err := f.pool.Exec(ctx, `UPDATE fleet_tasks SET state = $3, reason = $4, workspace = $5, report = $6::json,
+			outcome = $7, winner = $8, patch = $9, commits = $10, finished_at = now()
+		WHERE id = $1 AND node = $2 AND state = 'running'`,
+		id, node, state, reason, r.Workspace, report, outcome, winner, r.Patch, nonNil(r.Commits))
+	if err != nil {
+		return false, fmt.Errorf("fleet: record task %s: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// markLost marks task id lost with reason if it still runs on node.
+func (f *Fleet) markLost(ctx context.Context, id, node, reason string) error {
+	_, err := f.pool.Exec(ctx, `UPDATE fleet_tasks SET state = 'lost', reason = $3, finished_at = now()
+		WHERE id = $1 AND node = $2 AND state = 'running'`, id, node, reason)
+	return err
+}
