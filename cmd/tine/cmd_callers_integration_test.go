@@ -3,7 +3,8 @@
 package main
 
 // Issue 25's matrix: whoever asks — root's CLI, a normal user through the
-// system daemon, an agent over MCP as root or as the user — gets the same
+// system daemon, an agent over MCP as root or as the user, the user's
+// dashboard's fork-run form — gets the same
 // fork-run, with their own identity. Each agent (the real claude and
 // codex against the mock APIs, and a command agent) is found only on the
 // caller's PATH (a name no other PATH has), runs as the caller with the
@@ -15,15 +16,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/agentmock"
 	"github.com/tinehq/tine/runtime"
 )
@@ -33,6 +42,7 @@ type matrixCaller struct {
 	name string
 	user bool // the normal user (through the system daemon), else root
 	mcp  bool // over tine mcp, else the CLI
+	form bool // the fork-run form of the user's dashboard, else the CLI
 }
 
 // matrixFork is what every caller's report says of the one fork.
@@ -42,8 +52,9 @@ type matrixFork struct {
 }
 
 func TestCallers_SameForkRunForEveryone(t *testing.T) {
-	e, ann, _, _ := userWorkspace(t)
-	callers := []matrixCaller{{"root-cli", false, false}, {"user-daemon", true, false}, {"mcp-root", false, true}, {"mcp-user", true, true}}
+	e, ann, sock, _ := userWorkspace(t)
+	callers := []matrixCaller{{"root-cli", false, false, false}, {"user-daemon", true, false, false},
+		{"mcp-root", false, true, false}, {"mcp-user", true, true, false}, {"dashboard-user", true, false, true}}
 	kinds := []string{"command", "claude", "codex"}
 	i := 0
 	for _, c := range callers {
@@ -63,7 +74,7 @@ func TestCallers_SameForkRunForEveryone(t *testing.T) {
 				}
 				home := publicDir(t)
 				dir := filepath.Join(home, ws)
-				vars := matrixAgent(t, kind, home, dir)
+				vars := matrixAgent(t, kind, home, dir, c.form)
 				hostCmd(t, "/", "chown", "-R", fmt.Sprintf("%d:%d", uid, gid), home)
 				args := []string{"--prompt", "write the answer to answer.txt", "--merge-mode", "manual"}
 				if kind == "command" {
@@ -78,9 +89,12 @@ func TestCallers_SameForkRunForEveryone(t *testing.T) {
 					e.ws = append(e.ws, dir)
 				}
 				var f matrixFork
-				if c.mcp {
+				switch {
+				case c.form:
+					f = matrixForm(t, e, ann, sock, dir, ws, kind)
+				case c.mcp:
 					f = matrixMCP(t, e, ann, c, dir, ws, vars, kind)
-				} else {
+				default:
 					f = matrixCLI(t, e, ann, c, dir, ws, vars, args)
 				}
 				if f.outcome != "reported" || f.state != "finished" || !f.ready {
@@ -90,7 +104,7 @@ func TestCallers_SameForkRunForEveryone(t *testing.T) {
 				if got := e.ok("exec", run, "--", "stat", "-c", "%u %s", "answer.txt"); got != fmt.Sprintf("%d 3\n", uid) {
 					t.Errorf("answer.txt in %s: owner and size %q, want uid %d's 3 bytes", run, got, uid)
 				}
-				if kind == "command" {
+				if kind == "command" && !c.form {
 					if got := e.ok("exec", run, "--", "cat", "mark.txt"); got != c.name+"\n" {
 						t.Errorf("the command agent's environment: mark %q, want the caller's %q", got, c.name)
 					}
@@ -105,8 +119,10 @@ func TestCallers_SameForkRunForEveryone(t *testing.T) {
 
 // matrixAgent writes dir's files for an agent of kind and returns the
 // caller's environment: the agent's binary under a name only this PATH
-// has, the mock's address and key, the caller's mark.
-func matrixAgent(t *testing.T, kind, home, dir string) []string {
+// has, the mock's address and key, the caller's mark. For a browser's
+// form, which sends no environment, tine.toml names the binary by its
+// path and gives the agent the mock's variables.
+func matrixAgent(t *testing.T, kind, home, dir string, form bool) []string {
 	t.Helper()
 	bin := filepath.Join(home, "bin")
 	for _, d := range []string{bin, dir} {
@@ -148,7 +164,18 @@ func matrixAgent(t *testing.T, kind, home, dir string) []string {
 		if err := os.Symlink(real, filepath.Join(bin, kind+"-of-caller")); err != nil {
 			t.Fatal(err)
 		}
-		toml += "[agent.mine]\nkind = \"" + kind + "\"\nbinary = \"" + kind + "-of-caller\"\n"
+		binary := kind + "-of-caller"
+		if form {
+			binary = filepath.Join(bin, binary)
+		}
+		toml += "[agent.mine]\nkind = \"" + kind + "\"\nbinary = \"" + binary + "\"\n"
+		if form {
+			toml += "[agent.mine.env]\n"
+			for _, kv := range vars {
+				k, v, _ := strings.Cut(kv, "=")
+				toml += k + " = " + strconv.Quote(v) + "\n"
+			}
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "tine.toml"), []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
@@ -173,6 +200,69 @@ func matrixCLI(t *testing.T, e *env, ann *localUser, c matrixCaller, dir, ws str
 	}
 	f := rep.Forks[0]
 	return matrixFork{outcome: string(rep.Outcome), name: f.Name, state: string(f.State), reason: f.Reason + " " + f.AgentStderr, ready: f.Ready}
+}
+
+// matrixForm asks for the fork-run with the form of the run's page in the
+// user's dashboard (tine dashboard's URL, the token's cookie, the page's
+// CSRF token), as a browser would, and follows its report to the end.
+func matrixForm(t *testing.T, e *env, ann *localUser, sock, dir, ws, kind string) matrixFork {
+	t.Helper()
+	src := lsRow(t, e.ls(), ws+"/source")
+	link := strings.TrimSpace(ann.ok(dir, "dashboard"))
+	u, _ := url.Parse(link)
+	base := u.Scheme + "://" + u.Host
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := browser.Get(link); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	resp, err := browser.Get(base + "/ui/runs/" + src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindSubmatch(page)
+	if resp.StatusCode != 200 || csrf == nil {
+		t.Fatalf("the source's page in the user's dashboard: %d\n%s", resp.StatusCode, page)
+	}
+	form := url.Values{"csrf": {string(csrf[1])}, "prompt": {"write the answer to answer.txt"}, "n": {"1"}, "merge_mode": {"manual"}}
+	if kind == "command" {
+		form.Set("agent_cmd", "echo 42 > answer.txt")
+	} else {
+		form.Set("agent", "mine")
+	}
+	req, _ := http.NewRequest("POST", base+"/ui/runs/"+src.ID+"/fork-run", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err = browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	group := regexp.MustCompile(`/ui/groups/([^/?]+)`).FindStringSubmatch(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || group == nil {
+		t.Fatalf("the fork-run form: %d %s\n%s", resp.StatusCode, resp.Header.Get("Location"), body)
+	}
+	cl := httpapi.NewClient(sock, nil)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		rep, err := cl.ForkRunReport(context.Background(), group[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Outcome != forkrun.OutcomeRunning || time.Now().After(deadline) {
+			if len(rep.Forks) != 1 {
+				t.Fatalf("the form's fork-run: %+v", rep)
+			}
+			f := rep.Forks[0]
+			return matrixFork{outcome: string(rep.Outcome), name: f.Name, state: string(f.State), reason: f.Reason + " " + f.AgentStderr, ready: f.Ready}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // matrixMCP asks for the fork-run over tine mcp (the MCP SDK's client),
