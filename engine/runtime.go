@@ -62,6 +62,10 @@ type LiveReport struct {
 	Forked    []LiveProcess     `json:"forked,omitempty"`    // processes carried over live
 	Restarted []string          `json:"restarted,omitempty"` // services started fresh
 	Refused   map[string]string `json:"refused,omitempty"`   // process → why it was not forked live
+	// Display, for a fork with a display of its own, is how it got it:
+	// LiveRerun (the display stack and its services started fresh from
+	// the fork's files).
+	Display string `json:"display,omitempty"`
 	// Services are the fork's supervised services as they were when the
 	// fork returned: ready, or still starting (ForkOptions.NoWait), or failed.
 	Services []tine.ServiceStatus `json:"services,omitempty"`

@@ -98,6 +98,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/runs/{ref}/logs", s.ownRun(s.logs))
 	m.HandleFunc("GET /v1/runs/{ref}/logs/{service}", s.ownRun(s.logChunk))
 	m.HandleFunc("POST /v1/runs/{ref}/ports", s.ownRun(s.publish))
+	m.HandleFunc("GET /v1/runs/{ref}/screen", s.ownRun(s.screen))
+	m.HandleFunc("POST /v1/runs/{ref}/input", s.ownRun(s.input))
 	m.HandleFunc("POST /v1/runs/{ref}/fork", s.ownRun(s.fork))
 	m.HandleFunc("POST /v1/runs/{ref}/fork-run", s.ownRun(s.forkRun))
 	m.HandleFunc("POST /v1/runs/{ref}/evidence", s.ownRun(s.evidence))

@@ -175,7 +175,7 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 		return
 	}
 	x := req.Exec
-	x.Env = s.spec.withoutSecrets(x.Env, x.Grant)
+	x.Env = s.spec.processEnv(x.Env, x.Grant)
 	path, err := lookPath(x.Args[0], x.Env)
 	if err != nil {
 		reply(c, response{Error: err.Error(), Exit: intp(127)})

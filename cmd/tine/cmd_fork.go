@@ -83,6 +83,9 @@ func (a *app) printLive(reps []engine.LiveReport) {
 		if len(r.Restarted) > 0 {
 			fmt.Fprintf(a.stdout, "; restarted %s", strings.Join(r.Restarted, ", "))
 		}
+		if r.Display == engine.LiveRerun {
+			fmt.Fprint(a.stdout, "; display restarted from the fork's files")
+		}
 		fmt.Fprintln(a.stdout)
 		for proc, why := range r.Refused {
 			fmt.Fprintf(a.stdout, "    not forked live: %s: %s\n", display.Text(proc), display.Text(why))
