@@ -1,0 +1,223 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tinehq/tine/desktop"
+	"github.com/tinehq/tine/internal/testkit"
+)
+
+// desktopToml gives every run a 640×480 display, a web server whose page's
+// colour is the file colour (polled), and Chromium showing it on the
+// display. A click on the page turns it magenta, a key it then types cyan.
+const desktopToml = `[display]
+enabled = true
+size = "640x480"
+
+[[service]]
+name = "web"
+command = "exec /usr/bin/python3 -m http.server 8000 --bind 127.0.0.1"
+ready = { port = 8000, timeout = "20s" }
+
+[[service]]
+name = "browser"
+display = true
+command = "exec chromium --no-sandbox --user-data-dir=/tmp/chromium --no-first-run --disable-gpu --disable-dev-shm-usage --kiosk --window-position=0,0 --window-size=640,480 http://127.0.0.1:8000/page.html"
+`
+
+const desktopPage = `<html><body style="margin:0;height:100vh"><script>
+let fixed = "";
+function paint(c) { document.body.style.background = "#" + c.trim(); }
+function poll() { if (!fixed) fetch("colour", {cache: "no-store"}).then(r => r.text()).then(c => { if (!fixed) paint(c); }); }
+document.addEventListener("click", () => { fixed = "ff00ff"; paint(fixed); });
+document.addEventListener("keydown", e => { if (fixed && e.key === "c") { fixed = "00ffff"; paint(fixed); } });
+poll(); setInterval(poll, 250);
+</script></body></html>
+`
+
+// requireDesktop skips unless the display's programs, Chromium and Python
+// are installed (.ci/run installs them).
+func requireDesktop(t *testing.T) {
+	t.Helper()
+	testkit.RequireRoot(t, rootWhy)
+	for _, p := range desktop.Missing() {
+		t.Skipf("requires %s (Debian's %s; .ci/run installs it)", p.Name, p.Package)
+	}
+	for _, p := range []string{"chromium", "python3"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("requires %s (.ci/run installs it)", p)
+		}
+	}
+}
+
+func desktopWorkspace(t *testing.T) *env {
+	t.Helper()
+	requireDesktop(t)
+	e := newEnv(t)
+	dir := e.workspaceDir("desk")
+	writeTestFiles(t, dir, map[string]string{"tine.toml": desktopToml, "page.html": desktopPage, "colour": "ff0000\n"})
+	e.ok("init", dir)
+	return e
+}
+
+// centre decodes a PNG and returns its centre pixel.
+func centre(t *testing.T, b []byte) color.NRGBA {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	r := img.Bounds()
+	return color.NRGBAModel.Convert(img.At(r.Dx()/2, r.Dy()/2)).(color.NRGBA)
+}
+
+func near(c color.NRGBA, hex string) bool {
+	var r, g, b uint8
+	fmt.Sscanf(hex, "%02x%02x%02x", &r, &g, &b)
+	d := func(x, y uint8) bool { return x-y < 12 || y-x < 12 }
+	return d(c.R, r) && d(c.G, g) && d(c.B, b)
+}
+
+// screenOf takes run's screen with tine screen -o.
+func (e *env) screenOf(run string) []byte {
+	e.t.Helper()
+	out := filepath.Join(e.t.TempDir(), run+".png")
+	e.ok("screen", run, "-o", out)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+// waitColour waits until take's centre pixel is hex.
+func waitColour(t *testing.T, what, hex string, take func() []byte) {
+	t.Helper()
+	var last color.NRGBA
+	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+		if last = centre(t, take()); near(last, hex) {
+			return
+		}
+	}
+	t.Fatalf("%s shows %v, want #%s", what, last, hex)
+}
+
+// Four runs' displays each show their own app: a browser on the run's own
+// dev server, whose colour comes from the run's own file; an MCP client's
+// click and key reach one fork's display only, and a fork's MCP server
+// reaches no other fork's display.
+func TestDesktop_ForksShowTheirOwnScreens(t *testing.T) {
+	e := desktopWorkspace(t)
+	out := e.ok("start", "source")
+	for _, s := range []string{desktop.ServiceX, desktop.ServiceWM, "browser", "web"} {
+		if !strings.Contains(out, s) {
+			t.Fatalf("tine start does not show %s:\n%s", s, out)
+		}
+	}
+	waitColour(t, "the source", "ff0000", func() []byte { return e.screenOf("source") })
+
+	fork := e.ok("fork", "source", "-n", "3", "--wait")
+	if n := strings.Count(fork, "display restarted from the fork's files"); n != 3 {
+		t.Fatalf("tine fork tells of %d displays restarted, want 3:\n%s", n, fork)
+	}
+	want := map[string]string{"source": "ff0000", "source-1": "00ff00", "source-2": "0000ff", "source-3": "ffff00"}
+	for run, hex := range want {
+		if run != "source" {
+			writeTestFiles(t, e.path(run), map[string]string{"colour": hex + "\n"})
+		}
+	}
+	for run, hex := range want {
+		waitColour(t, run, hex, func() []byte { return e.screenOf(run) })
+	}
+	// Each run's X server is its own: one abstract X socket listening in
+	// each run's network, none in its /tmp, and DISPLAY set in its
+	// processes.
+	for run := range want {
+		got := e.execSh(run, `echo "$DISPLAY"; test ! -e /tmp/.X11-unix/X0; awk '$4 == "00010000" && $8 == "@/tmp/.X11-unix/X0"' /proc/net/unix | wc -l`)
+		if got != ":0\n1\n" {
+			t.Errorf("%s: DISPLAY and X sockets: %q, want :0 and one", run, got)
+		}
+	}
+
+	d := e.serve()
+	defer d.stop(t)
+	cs := e.mcpSession("mcp")
+	mcpCall(t, cs, false, "computer", map[string]any{"run": "source-2", "action": "left_click", "coordinate": []int{320, 240}})
+	waitColour(t, "source-2 after the click", "ff00ff", func() []byte { return mcpScreenshot(t, cs, false, "source-2") })
+	mcpCall(t, cs, false, "computer", map[string]any{"run": "source-2", "action": "type", "text": "c"})
+	want["source-2"] = "00ffff"
+	for run, hex := range want {
+		waitColour(t, run+" after the MCP client drove source-2", hex, func() []byte { return mcpScreenshot(t, cs, false, run) })
+	}
+
+	inside := e.mcpSession("exec", "source-1", "--", "tine", "mcp")
+	if c := centre(t, mcpScreenshot(t, inside, false, "")); !near(c, "00ff00") {
+		t.Errorf("source-1 sees its own display as %v", c)
+	}
+	mcpScreenshot(t, inside, true, "source-2")
+	mcpCall(t, inside, true, "computer", map[string]any{"run": "source-3", "action": "left_click", "coordinate": []int{1, 1}})
+}
+
+// mcpScreenshot calls screenshot for run ("": the server's own) and
+// returns its PNG; with isErr, it must be refused.
+func mcpScreenshot(t *testing.T, cs *sdk.ClientSession, isErr bool, run string) []byte {
+	t.Helper()
+	args := map[string]any{}
+	if run != "" {
+		args["run"] = run
+	}
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "screenshot", Arguments: args})
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", run, err)
+	}
+	if res.IsError != isErr {
+		t.Fatalf("screenshot %s: isError %v: %v", run, res.IsError, res.Content)
+	}
+	if isErr {
+		return nil
+	}
+	for _, c := range res.Content {
+		if img, ok := c.(*sdk.ImageContent); ok && img.MIMEType == "image/png" {
+			if _, _, err := image.Decode(bytes.NewReader(img.Data)); err != nil {
+				t.Fatalf("screenshot %s: %v", run, err)
+			}
+			return img.Data
+		}
+	}
+	t.Fatalf("screenshot %s: no PNG in %v", run, res.Content)
+	return nil
+}
+
+// A run without a display says so, with exit status 5; bad input to tine
+// input is a usage error.
+func TestDesktop_NoDisplay(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	dir := e.workspaceDir("plain")
+	writeTestFiles(t, dir, map[string]string{"a.txt": "a\n"})
+	e.ok("init", dir)
+	e.ok("start", "source")
+	r := e.tine("screen", "source", "-o", filepath.Join(t.TempDir(), "x.png"))
+	if r.code != exitState || !strings.Contains(r.stderr, "has no display up") {
+		t.Errorf("tine screen without a display: %v", r)
+	}
+	for _, args := range [][]string{{"input", "source", "click", "1"}, {"input", "source", "wave", "x"}, {"input", "source", "click", "-1", "2"}} {
+		if r := e.tine(args...); r.code != exitUsage {
+			t.Errorf("%v: %v", args, r)
+		}
+	}
+}
