@@ -221,3 +221,20 @@ func TestDesktop_NoDisplay(t *testing.T) {
 		}
 	}
 }
+
+// tine doctor names the display's programs that are missing and the
+// Debian packages that have them, and nothing when they are installed.
+func TestDesktop_DoctorNamesMissingPrograms(t *testing.T) {
+	requireDesktop(t)
+	e := newEnv(t)
+	if out := e.ok("doctor"); strings.Contains(out, "display programs missing") {
+		t.Errorf("tine doctor with the display's programs installed:\n%s", out)
+	}
+	r := e.run(call{vars: []string{"PATH=" + t.TempDir()}}, "doctor")
+	for _, want := range []string{"display programs missing: 4", "Xvnc (Debian package tigervnc-standalone-server)",
+		"xdotool (Debian package xdotool)", "apt-get install tigervnc-standalone-server openbox xdotool x11-apps"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("tine doctor without them does not say %q: %v", want, r)
+		}
+	}
+}
