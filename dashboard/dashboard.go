@@ -74,6 +74,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /ui/groups/{g}", h.group)
 	m.HandleFunc("GET /ui/groups/{g}/forkrun", h.forkRunFragment)
 	m.HandleFunc("GET /ui/runs/{r}", h.run)
+	m.HandleFunc("GET /ui/runs/{r}/vnc", h.vnc)
 	m.HandleFunc("GET /ui/events/stream", h.stream)
 	m.HandleFunc("POST /ui/approvals/{id}/{decision}", h.decide)
 	m.HandleFunc("POST /ui/groups/{g}/choose", h.choose)

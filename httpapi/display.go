@@ -49,6 +49,21 @@ func (s *Server) input(w http.ResponseWriter, r *http.Request) {
 	handle(w, http.StatusOK, struct{}{}, err)
 }
 
+// vnc is GET /v1/runs/{ref}/vnc: a WebSocket (subprotocol "binary")
+// carrying the run's VNC, for a VNC client such as noVNC. Seeing a display
+// is driving it, so a run's capability needs the right to send it work.
+func (s *Server) vnc(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
+		return
+	}
+	conn, err := s.rt.DialDisplay(ctxOf(r), r.PathValue("ref"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	desktop.Bridge(w, r, conn)
+}
+
 // Screen takes a PNG of run ref's display (tine screen).
 func (c *Client) Screen(ctx context.Context, ref string) (*Screen, error) {
 	return get[Screen](ctx, c, runPath(ref, "screen"))

@@ -100,6 +100,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/runs/{ref}/ports", s.ownRun(s.publish))
 	m.HandleFunc("GET /v1/runs/{ref}/screen", s.ownRun(s.screen))
 	m.HandleFunc("POST /v1/runs/{ref}/input", s.ownRun(s.input))
+	m.HandleFunc("GET /v1/runs/{ref}/vnc", s.ownRun(s.vnc))
 	m.HandleFunc("POST /v1/runs/{ref}/fork", s.ownRun(s.fork))
 	m.HandleFunc("POST /v1/runs/{ref}/fork-run", s.ownRun(s.forkRun))
 	m.HandleFunc("POST /v1/runs/{ref}/evidence", s.ownRun(s.evidence))

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"image/png"
+	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/desktop"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/netns"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -142,16 +145,25 @@ func (m *Manager) requireDisplay(ctx context.Context, ref string) error {
 	if m.supervised(r) == 0 {
 		return fmt.Errorf("%s is not running, so its display is not up: %w", r.Run.Name, tine.ErrState)
 	}
+	if !m.DisplayUp(ctx, r) {
+		return fmt.Errorf("%s has no display up (start it with [display] enabled = true in tine.toml, or tine start --display): %w", r.Run.Name, tine.ErrState)
+	}
+	return nil
+}
+
+// DisplayUp reports whether run r's display is up: its X server is a
+// ready service of its supervisor.
+func (m *Manager) DisplayUp(ctx context.Context, r engine.Ref) bool {
+	if m.supervised(r) == 0 {
+		return false
+	}
 	st, err := supervisor.NewClient(m.supDir(r)).Status(ctx)
 	if err != nil {
-		return err
+		return false
 	}
-	for _, s := range st.Services {
-		if s.Name == desktop.ServiceX && s.State == supervisor.StateReady {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s has no display up (start it with [display] enabled = true in tine.toml, or tine start --display): %w", r.Run.Name, tine.ErrState)
+	return slices.ContainsFunc(st.Services, func(s supervisor.ServiceStatus) bool {
+		return s.Name == desktop.ServiceX && s.State == supervisor.StateReady
+	})
 }
 
 func firstLineOf(s string) string {
@@ -167,4 +179,22 @@ func withTmp(h *supervisor.Hide) *supervisor.Hide {
 	}
 	h.Tmp = true
 	return h
+}
+
+// DialDisplay connects to the VNC port of run ref's display, from inside
+// the run's network namespace (the port listens on the run's loopback
+// only).
+func (m *Manager) DialDisplay(ctx context.Context, ref string) (net.Conn, error) {
+	if err := m.requireDisplay(ctx, ref); err != nil {
+		return nil, err
+	}
+	r, err := m.eng.FindRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	pid := m.supervised(r)
+	if pid == 0 {
+		return nil, fmt.Errorf("%s is not running, so its display is not up: %w", r.Run.Name, tine.ErrState)
+	}
+	return netns.DialIn(ctx, pid, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(desktop.VNCPort)))
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -237,4 +238,107 @@ func TestDesktop_DoctorNamesMissingPrograms(t *testing.T) {
 			t.Errorf("tine doctor without them does not say %q: %v", want, r)
 		}
 	}
+}
+
+// rfbVersion is what a VNC server says first (RFB 3.8).
+const rfbVersion = "RFB 003.008\n"
+
+// wsHandshake opens a WebSocket at path of the daemon on sock as the
+// user p (nil: this process, root) with Python's sockets, and returns the
+// answer's status line and, for 101, the first message's text.
+func wsHandshake(t *testing.T, p *localUser, sock, path string) (status, first string) {
+	t.Helper()
+	script := `import base64, os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(20); s.connect(sys.argv[1])
+key = base64.b64encode(os.urandom(16)).decode()
+s.sendall(("GET %s HTTP/1.1\r\nHost: tine\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: binary\r\n\r\n" % (sys.argv[2], key)).encode())
+buf = b""
+while b"\r\n\r\n" not in buf:
+    d = s.recv(4096)
+    if not d: break
+    buf += d
+head, _, rest = buf.partition(b"\r\n\r\n")
+print(head.split(b"\r\n")[0].decode())
+if b" 101 " in head.split(b"\r\n")[0]:
+    while len(rest) < 2 or len(rest) < 2 + (rest[1] & 0x7f):
+        rest += s.recv(4096)
+    sys.stdout.write(rest[2:2 + (rest[1] & 0x7f)].decode())
+`
+	cmd := exec.Command("/usr/bin/python3", "-c", script, sock, path)
+	if p != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(p.uid), Gid: uint32(p.gid)}}
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("WebSocket to %s: %v: %s", path, err, out)
+	}
+	status, first, _ = strings.Cut(string(out), "\n")
+	return status, first
+}
+
+// The daemon bridges WebSocket to a run's VNC port: the group page shows
+// a tile per fork with a display, whose WebSocket answers with VNC's
+// handshake; noVNC and its licence are served; a normal user opens their
+// own run's display and not root's.
+func TestDesktop_VNCBridge(t *testing.T) {
+	requireDesktop(t)
+	e, ann, sock, dir := userWorkspace(t)
+	writeTestFiles(t, dir, map[string]string{"tine.toml": "[display]\nenabled = true\nsize = \"320x240\"\n"})
+	os.Chown(filepath.Join(dir, "tine.toml"), ann.uid, ann.gid)
+	var mine struct {
+		Run struct{ ID string } `json:"run"`
+	}
+	ann.okJSON(dir, &mine, "init", "--json", ".")
+	ann.ok(dir, "start", "source")
+
+	rootDir := e.workspaceDir("rootdesk")
+	writeTestFiles(t, rootDir, map[string]string{"tine.toml": "[display]\nenabled = true\nsize = \"320x240\"\n"})
+	e.ok("init", rootDir)
+	e.ok("start", "rootdesk/source")
+	var fork struct {
+		Group struct{ ID string } `json:"group"`
+		Forks []struct{ ID, Name string }
+	}
+	e.okJSON(&fork, "fork", "rootdesk/source", "-n", "2", "--wait", "--json")
+
+	page := wsGet(t, sock, "/ui/groups/"+fork.Group.ID)
+	for _, f := range fork.Forks {
+		if !strings.Contains(page, `data-vnc="/ui/runs/`+f.ID+`/vnc"`) {
+			t.Fatalf("the group page has no screen tile for %s:\n%s", f.Name, page)
+		}
+		if status, first := wsHandshake(t, nil, sock, "/ui/runs/"+f.ID+"/vnc"); !strings.Contains(status, " 101 ") || first != rfbVersion {
+			t.Errorf("the tile's WebSocket for %s: %q, first message %q", f.Name, status, first)
+		}
+	}
+	for _, asset := range []string{"/ui/assets/tiles.js", "/ui/assets/novnc/core/rfb.js", "/ui/assets/novnc/LICENSE.txt", "/ui/assets/novnc/vendor/pako/LICENSE"} {
+		if body := wsGet(t, sock, asset); len(body) < 100 {
+			t.Errorf("%s: %q", asset, body)
+		}
+	}
+
+	if status, first := wsHandshake(t, ann, sock, "/v1/runs/"+mine.Run.ID+"/vnc"); !strings.Contains(status, " 101 ") || first != rfbVersion {
+		t.Errorf("tineuser's own display: %q, first message %q", status, first)
+	}
+	for _, f := range fork.Forks {
+		for _, path := range []string{"/v1/runs/" + f.ID + "/vnc", "/ui/runs/" + f.ID + "/vnc"} {
+			if status, _ := wsHandshake(t, ann, sock, path); strings.Contains(status, " 101 ") || strings.Contains(status, " 200 ") {
+				t.Errorf("tineuser opened root's display at %s: %q", path, status)
+			}
+		}
+	}
+}
+
+// wsGet GETs path from the daemon on sock as root.
+func wsGet(t *testing.T, sock, path string) string {
+	t.Helper()
+	out, err := exec.Command("/usr/bin/python3", "-c", `import http.client, socket, sys
+class C(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX); self.sock.connect(sys.argv[1])
+c = C("tine"); c.request("GET", sys.argv[2]); r = c.getresponse()
+sys.stdout.write(r.read().decode(errors="replace"))`, sock, path).Output()
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return string(out)
 }
