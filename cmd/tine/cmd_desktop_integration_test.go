@@ -12,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/desktop"
 	"github.com/tinehq/tine/internal/testkit"
@@ -75,7 +77,8 @@ func desktopWorkspace(t *testing.T) *env {
 	return e
 }
 
-// centre decodes a PNG and returns its centre pixel.
+// centre decodes a PNG and returns a pixel of its middle, off the centre
+// where the pointer may be.
 func centre(t *testing.T, b []byte) color.NRGBA {
 	t.Helper()
 	img, err := png.Decode(bytes.NewReader(b))
@@ -83,7 +86,7 @@ func centre(t *testing.T, b []byte) color.NRGBA {
 		t.Fatalf("not a PNG: %v", err)
 	}
 	r := img.Bounds()
-	return color.NRGBAModel.Convert(img.At(r.Dx()/2, r.Dy()/2)).(color.NRGBA)
+	return color.NRGBAModel.Convert(img.At(r.Min.X+r.Dx()/3, r.Min.Y+r.Dy()/3)).(color.NRGBA)
 }
 
 func near(c color.NRGBA, hex string) bool {
@@ -109,10 +112,15 @@ func (e *env) screenOf(run string) []byte {
 func waitColour(t *testing.T, what, hex string, take func() []byte) {
 	t.Helper()
 	var last color.NRGBA
+	var shot []byte
 	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
-		if last = centre(t, take()); near(last, hex) {
+		if shot = take(); near(centre(t, shot), hex) {
 			return
 		}
+		last = centre(t, shot)
+	}
+	if dir := os.Getenv("TINE_ARTIFACTS"); dir != "" { // what it showed, to look at
+		os.WriteFile(filepath.Join(dir, strings.ReplaceAll(what, " ", "-")+".png"), shot, 0o644)
 	}
 	t.Fatalf("%s shows %v, want #%s", what, last, hex)
 }
@@ -135,6 +143,10 @@ func TestDesktop_ForksShowTheirOwnScreens(t *testing.T) {
 	if n := strings.Count(fork, "display restarted from the fork's files"); n != 3 {
 		t.Fatalf("tine fork tells of %d displays restarted, want 3:\n%s", n, fork)
 	}
+	group := regexp.MustCompile(`into group (\S+):`).FindStringSubmatch(fork)
+	if group == nil {
+		t.Fatalf("tine fork names no group:\n%s", fork)
+	}
 	want := map[string]string{"source": "ff0000", "source-1": "00ff00", "source-2": "0000ff", "source-3": "ffff00"}
 	for run, hex := range want {
 		if run != "source" {
@@ -154,8 +166,9 @@ func TestDesktop_ForksShowTheirOwnScreens(t *testing.T) {
 		}
 	}
 
-	d := e.serve()
+	d := e.serve("--listen", "127.0.0.1:0")
 	defer d.stop(t)
+	addr := d.tcpAddr(t)
 	cs := e.mcpSession("mcp")
 	mcpCall(t, cs, false, "computer", map[string]any{"run": "source-2", "action": "left_click", "coordinate": []int{320, 240}})
 	waitColour(t, "source-2 after the click", "ff00ff", func() []byte { return mcpScreenshot(t, cs, false, "source-2") })
@@ -164,6 +177,8 @@ func TestDesktop_ForksShowTheirOwnScreens(t *testing.T) {
 	for run, hex := range want {
 		waitColour(t, run+" after the MCP client drove source-2", hex, func() []byte { return mcpScreenshot(t, cs, false, run) })
 	}
+
+	e.tilesShow(addr, group[1], want)
 
 	inside := e.mcpSession("exec", "source-1", "--", "tine", "mcp")
 	if c := centre(t, mcpScreenshot(t, inside, false, "")); !near(c, "00ff00") {
@@ -341,4 +356,46 @@ sys.stdout.write(r.read().decode(errors="replace"))`, sock, path).Output()
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	return string(out)
+}
+
+// tilesShow opens the group page of the dashboard at addr in headless
+// Chromium and waits until each fork's tile (noVNC over the daemon's
+// WebSocket) shows the colour of want.
+func (e *env) tilesShow(addr, group string, want map[string]string) {
+	e.t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		e.t.Skipf("the dashboard's tiles need Chromium: %v", err)
+	}
+	token, err := os.ReadFile(filepath.Join(e.home, "token"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath("/usr/bin/chromium"),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.UserDataDir(e.t.TempDir()), chromedp.WindowSize(1400, 1000))
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+	url := "http://" + addr + "/ui/groups/" + group + "?token=" + strings.TrimSpace(string(token))
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`#screens`))); err != nil {
+		e.t.Fatalf("the group page: %v", err)
+	}
+	for run, hex := range want {
+		if run == "source" {
+			continue // the group's tiles are its forks'
+		}
+		tile := `.screen-tile[data-run="` + run + `"]`
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(tile+`[data-state="connected"] canvas`))); err != nil {
+			e.t.Fatalf("the tile of %s does not connect: %v", run, err)
+		}
+		waitColour(e.t, "the dashboard's tile of "+run, hex, func() []byte {
+			b, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(tile+` canvas`), chromedp.NodeVisible))
+			if err != nil {
+				e.t.Fatalf("the tile of %s: %v", run, err)
+			}
+			return b
+		})
+	}
 }
