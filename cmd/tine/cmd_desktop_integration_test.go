@@ -138,6 +138,9 @@ func TestDesktop_ForksShowTheirOwnScreens(t *testing.T) {
 		}
 	}
 	waitColour(t, "the source", "ff0000", func() []byte { return e.screenOf("source") })
+	if st := e.ok("stats", "source"); !regexp.MustCompile(`(?m)^display +[0-9.]+ MiB`).MatchString(st) {
+		t.Errorf("tine stats does not show the display's memory:\n%s", st)
+	}
 
 	fork := e.ok("fork", "source", "-n", "3", "--wait")
 	if n := strings.Count(fork, "display restarted from the fork's files"); n != 3 {
