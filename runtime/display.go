@@ -21,25 +21,52 @@ import (
 )
 
 // displayOn reports whether run r has a display of its own: tine.toml asks
-// for one ([display] enabled, or a service with display = true), the run
-// was started with one (tine start --display, want), or it is a fork of a
-// run that was. A run started with one that tine.toml does not ask for is
-// marked, so that it keeps it and its forks get one.
-func (m *Manager) displayOn(r engine.Ref, cfg *config.Config, want bool) (bool, error) {
-	mark := m.lay.Run(r.Workspace.ID, r.Run.ID).Display()
-	_, err := os.Stat(mark)
-	marked := err == nil
-	if !marked && r.Run.Parent != "" {
-		_, err := os.Stat(m.lay.Run(r.Workspace.ID, r.Run.Parent).Display())
-		want = want || err == nil
+// for one ([display] enabled, or a service with display = true), or the
+// run or its parent was started with one (tine start --display, want).
+// mark says the run is to be marked for it (see markDisplay): when it has
+// one that tine.toml does not ask for.
+func (m *Manager) displayOn(r engine.Ref, cfg *config.Config, want bool) (on, mark bool) {
+	if cfg.DisplayOn() {
+		return true, false
 	}
-	if want && !marked {
-		if err := os.WriteFile(mark, nil, 0o644); err != nil {
-			return false, fmt.Errorf("recording %s's display: %w", r.Run.Name, err)
-		}
-		marked = true
+	if want {
+		return true, true
 	}
-	return marked || cfg.DisplayOn(), nil
+	marked := func(run string) bool {
+		_, err := os.Stat(m.lay.Run(r.Workspace.ID, run).Display())
+		return err == nil
+	}
+	if marked(r.Run.ID) {
+		return true, false
+	}
+	if r.Run.Parent != "" && marked(r.Run.Parent) {
+		return true, true
+	}
+	return false, false
+}
+
+// markDisplay records that r has a display tine.toml may not ask for, so
+// that it keeps it and its forks get one.
+func (m *Manager) markDisplay(r engine.Ref) error {
+	if err := os.WriteFile(m.lay.Run(r.Workspace.ID, r.Run.ID).Display(), nil, 0o644); err != nil {
+		return fmt.Errorf("recording %s's display: %w", r.Run.Name, err)
+	}
+	return nil
+}
+
+// checkDisplay refuses a display for r, whose supervisor runs (pid), when
+// it was started without one: its network and /tmp are not its own, so an
+// X server there would not be the run's alone.
+func (m *Manager) checkDisplay(ctx context.Context, r engine.Ref) error {
+	st, err := supervisor.NewClient(m.supDir(r)).Status(ctx)
+	if err != nil {
+		return err
+	}
+	if st.Display == "" {
+		return fmt.Errorf("%s runs without a display, and a display needs the run started with one: tine stop %s, then tine start %s --display (or with [display] enabled = true in tine.toml): %w",
+			r.Run.Name, r.Run.Name, r.Run.Name, tine.ErrState)
+	}
+	return nil
 }
 
 // displayStack is the display stack's services of r, for a width×height

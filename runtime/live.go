@@ -114,12 +114,19 @@ func (m *Manager) start(ctx context.Context, r engine.Ref, o StartOptions) (*Sta
 	if err != nil {
 		return nil, err
 	}
-	display, err := m.displayOn(r, cfg, o.Display)
-	if err != nil {
-		return nil, err
-	}
+	display, mark := m.displayOn(r, cfg, o.Display)
 	res := &StartResult{Run: r.Run}
 	res.Pid = m.supervised(r)
+	if res.Pid > 0 && display {
+		if err := m.checkDisplay(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	if mark {
+		if err := m.markDisplay(r); err != nil {
+			return nil, err
+		}
+	}
 	if res.Pid == 0 {
 		res.Recovered = r.Run.Proc == tine.ProcRunning
 		if res.Recovered {

@@ -163,6 +163,7 @@ func (s *server) status() Status {
 	}
 	sort.Slice(st.Execs, func(i, j int) bool { return st.Execs[i].Pid < st.Execs[j].Pid })
 	st.HostPorts = s.hostPorts.ports()
+	st.Display = s.spec.Display
 	return st
 }
 

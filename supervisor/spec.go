@@ -196,6 +196,9 @@ type Status struct {
 	Ports    []Port          `json:"ports,omitempty"`
 	// HostPorts are the host's loopback ports forwarded into the run.
 	HostPorts []int `json:"host_ports,omitempty"`
+	// Display is the run's display (Spec.Display), "" when it was started
+	// without one.
+	Display string `json:"display,omitempty"`
 }
 
 // Port is a port of the run published on the host.

@@ -402,3 +402,40 @@ func (e *env) tilesShow(addr, group string, want map[string]string) {
 		})
 	}
 }
+
+// A run started without a display gets none by tine start --display while
+// it runs (its supervisor has neither the network nor the /tmp of its own
+// that keep a display the run's): it is refused, saying to stop it first,
+// and nothing is left marked. Before, the X server was started in the
+// host's network, where every such run shared one :0.
+func TestDesktop_DisplayNeedsARestart(t *testing.T) {
+	requireDesktop(t)
+	e := newEnv(t)
+	dir := e.workspaceDir("late")
+	writeTestFiles(t, dir, map[string]string{"a.txt": "a\n"})
+	e.ok("init", dir)
+	e.ok("start", "source")
+	r := e.tine("start", "source", "--display")
+	if r.code != exitState || !strings.Contains(r.stderr, "tine stop") {
+		t.Fatalf("tine start --display on a run without one: %v", r)
+	}
+	if out := e.ok("ps", "source"); strings.Contains(out, desktop.ServiceX) {
+		t.Fatalf("a display was started anyway:\n%s", out)
+	}
+	e.ok("stop", "source")
+	e.ok("start", "source") // not marked by the refusal: still none
+	if out := e.ok("ps", "source"); strings.Contains(out, desktop.ServiceX) {
+		t.Fatalf("the refused --display was kept:\n%s", out)
+	}
+	e.ok("stop", "source")
+	e.ok("start", "source", "--display")
+	e.screenOf("source")
+	// A display given by --display, not tine.toml, goes to forks, and to
+	// their forks.
+	for _, parent := range []string{"source", "source-1"} {
+		if out := e.ok("fork", parent, "--wait"); !strings.Contains(out, "display restarted from the fork's files") {
+			t.Errorf("a fork of %s, started with --display, has no display:\n%s", parent, out)
+		}
+	}
+	e.screenOf("source-1-1")
+}
