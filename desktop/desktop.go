@@ -3,6 +3,7 @@ package desktop
 import (
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -78,7 +79,22 @@ func Reserved(name string) bool { return name == ServiceX || name == ServiceWM }
 
 // ScreenArgs is the command, run in the run, that dumps its display's root
 // window in xwd's format on its standard output (see DecodeXWD).
-func ScreenArgs() []string { return []string{"xwd", "-root", "-silent"} }
+func ScreenArgs() []string { return []string{program("xwd"), "-root", "-silent"} }
+
+// MaxDump bounds the dump of a width×height screen: its pixels at 32 bits,
+// a row's padding and the header with a colour map.
+func MaxDump(width, height int) int { return width*height*4 + height*64 + 1<<20 }
+
+// program is name's absolute path on this host's PATH, which the run sees
+// at the same place, so that a run's own PATH (a fork's agent may write a
+// directory early on it) cannot put another program in its place; name
+// itself when it is not found here (the run's error then says so).
+func program(name string) string {
+	if p, err := exec.LookPath(name); err == nil && filepath.IsAbs(p) {
+		return p
+	}
+	return name
+}
 
 // Input is one action on a display: a click at X, Y, text typed, or a key
 // pressed (an X keysym name, "Return", or a chord, "ctrl+l").
@@ -95,18 +111,18 @@ func (in Input) Args() ([]string, error) {
 		if in.X < 0 || in.Y < 0 {
 			return nil, fmt.Errorf("%s at %d,%d: coordinates must not be negative", in.Action, in.X, in.Y)
 		}
-		args := []string{"xdotool", "mousemove", "--sync", strconv.Itoa(in.X), strconv.Itoa(in.Y)}
+		args := []string{program("xdotool"), "mousemove", "--sync", strconv.Itoa(in.X), strconv.Itoa(in.Y)}
 		if in.Action == "click" {
 			args = append(args, "click", "1")
 		}
 		return args, nil
 	case "type":
-		return []string{"xdotool", "type", "--delay", "12", "--", in.Text}, nil
+		return []string{program("xdotool"), "type", "--delay", "12", "--", in.Text}, nil
 	case "key":
 		if strings.TrimSpace(in.Text) == "" {
 			return nil, fmt.Errorf("key needs a key name (Return, ctrl+l)")
 		}
-		return []string{"xdotool", "key", "--", in.Text}, nil
+		return []string{program("xdotool"), "key", "--", in.Text}, nil
 	}
 	return nil, fmt.Errorf("input %q: use click X Y, move X Y, type TEXT or key KEY", in.Action)
 }

@@ -1,13 +1,12 @@
 package desktop
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
-	"io"
 	"math/bits"
 )
 
@@ -25,7 +24,7 @@ const (
 	xwdVersion  = 7
 	xwdZPixmap  = 2
 	xwdHeaderSz = 100
-	maxSide     = 1 << 14
+	maxSide     = 8192 // config.MaxDisplaySide
 )
 
 // ErrXWD means a screen dump is not one DecodeXWD reads: xwd's format,
@@ -34,27 +33,27 @@ const (
 var ErrXWD = errors.New("not a true-colour XWD screen dump")
 
 // DecodeXWD reads a screen dump in xwd's format (xwd -root) into an image.
-func DecodeXWD(r io.Reader) (image.Image, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+// The dump comes from a program in a run, so it is checked whole before
+// anything is made of it: a header that claims more pixels than b holds is
+// refused before the image is allocated.
+func DecodeXWD(b []byte) (image.Image, error) {
 	var h xwdHeader
-	if err := binary.Read(br, binary.BigEndian, &h); err != nil {
+	if err := binary.Read(bytes.NewReader(b), binary.BigEndian, &h); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrXWD, err)
 	}
 	if err := h.check(); err != nil {
 		return nil, err
 	}
 	// The window's name, then the colour map, which a true-colour image
-	// does not need.
-	if _, err := br.Discard(int(h.HeaderSize-xwdHeaderSz) + int(h.NColors)*12); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrXWD, err)
+	// does not need, then the rows.
+	off := uint64(h.HeaderSize) + uint64(h.NColors)*12
+	if need := off + uint64(h.BytesPerLine)*uint64(h.Height); uint64(len(b)) < need {
+		return nil, fmt.Errorf("%w: %d bytes, the header says %d", ErrXWD, len(b), need)
 	}
 	img := image.NewNRGBA(image.Rect(0, 0, int(h.Width), int(h.Height)))
-	line := make([]byte, h.BytesPerLine)
-	for y := 0; y < int(h.Height); y++ {
-		if _, err := io.ReadFull(br, line); err != nil {
-			return nil, fmt.Errorf("%w: row %d: %w", ErrXWD, y, err)
-		}
-		h.row(img, y, line)
+	for y := range int(h.Height) {
+		start := off + uint64(y)*uint64(h.BytesPerLine)
+		h.row(img, y, b[start:start+uint64(h.BytesPerLine)])
 	}
 	return img, nil
 }

@@ -120,20 +120,37 @@ func noteDisplays(reports []engine.LiveReport) {
 	}
 }
 
-// Screen returns a PNG of run ref's display as it is now.
+// Screen returns a PNG of run ref's display as it is now. The dump comes
+// from a program in the run, so no more of it is kept than a screen of
+// the run's size holds.
 func (m *Manager) Screen(ctx context.Context, ref string) ([]byte, error) {
 	if err := m.requireDisplay(ctx, ref); err != nil {
 		return nil, err
 	}
-	var dump bytes.Buffer
-	res, err := m.ExecWith(ctx, ref, ExecOptions{Args: desktop.ScreenArgs(), Stdout: &dump, Timeout: 30 * time.Second})
+	r, err := m.eng.FindRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := m.eng.Config(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	w, h, err := cfg.Display.Dimensions()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, tine.ErrInvalid)
+	}
+	dump := &capped{max: desktop.MaxDump(w, h)}
+	res, err := m.ExecWith(ctx, r.Run.ID, ExecOptions{Args: desktop.ScreenArgs(), Stdout: dump, Timeout: 30 * time.Second})
 	if err != nil {
 		return nil, err
 	}
 	if res.Exit != 0 {
 		return nil, fmt.Errorf("xwd in %s exited with status %d: %s", res.Run, res.Exit, firstLineOf(res.Stderr))
 	}
-	img, err := desktop.DecodeXWD(&dump)
+	if dump.over {
+		return nil, fmt.Errorf("the screen dump of %s is larger than a %dx%d screen: %w", res.Run, w, h, desktop.ErrXWD)
+	}
+	img, err := desktop.DecodeXWD(dump.buf.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +208,22 @@ func (m *Manager) DisplayUp(ctx context.Context, r engine.Ref) bool {
 	return slices.ContainsFunc(st.Services, func(s supervisor.ServiceStatus) bool {
 		return s.Name == desktop.ServiceX && s.State == supervisor.StateReady
 	})
+}
+
+// capped keeps what is written to it up to max bytes, and notes that more
+// came; it never fails a write, so the writer is drained.
+type capped struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.over || c.buf.Len()+len(p) > c.max {
+		c.over = true
+		return len(p), nil
+	}
+	return c.buf.Write(p)
 }
 
 func firstLineOf(s string) string {
