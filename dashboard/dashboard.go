@@ -73,6 +73,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /ui/{$}", h.overview)
 	m.HandleFunc("GET /ui/groups/{g}", h.group)
 	m.HandleFunc("GET /ui/groups/{g}/forkrun", h.forkRunFragment)
+	m.HandleFunc("GET /ui/groups/{g}/screen/{run}", h.finalScreen)
 	m.HandleFunc("GET /ui/runs/{r}", h.run)
 	m.HandleFunc("GET /ui/runs/{r}/vnc", h.vnc)
 	m.HandleFunc("GET /ui/events/stream", h.stream)

@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/desktop"
+	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/testkit"
 )
 
@@ -354,7 +355,7 @@ class C(http.client.HTTPConnection):
     def connect(self):
         self.sock = socket.socket(socket.AF_UNIX); self.sock.connect(sys.argv[1])
 c = C("tine"); c.request("GET", sys.argv[2]); r = c.getresponse()
-sys.stdout.write(r.read().decode(errors="replace"))`, sock, path).Output()
+sys.stdout.buffer.write(r.read())`, sock, path).Output()
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
@@ -438,4 +439,42 @@ func TestDesktop_DisplayNeedsARestart(t *testing.T) {
 		}
 	}
 	e.screenOf("source-1-1")
+}
+
+// A fork-run keeps each fork's final screen as evidence when the fork has
+// a display: in the report (screen), in the group's directory, and on the
+// dashboard's fork-run card.
+func TestDesktop_ForkRunKeepsTheFinalScreen(t *testing.T) {
+	e := desktopWorkspace(t)
+	e.ok("start", "source")
+	waitColour(t, "the source", "ff0000", func() []byte { return e.screenOf("source") })
+	rep, r := e.forkRunJSON("source", "--prompt", "paint it green", "-n", "1", "--agent", "command",
+		"--agent-cmd", "echo 00ff00 > colour; sleep 8", "--test", "true", "--merge-mode", "manual")
+	if r.code != 0 || len(rep.Forks) != 1 {
+		t.Fatalf("%v", r)
+	}
+	f := rep.Forks[0]
+	if f.Screen != forkrun.ScreenFile(f.Run) {
+		t.Fatalf("the report keeps no final screen of %s: %q", f.Name, f.Screen)
+	}
+	b, err := os.ReadFile(filepath.Join(e.home, "workspaces", rep.Workspace, "groups", rep.Group, f.Screen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil || img.Bounds().Dx() != 640 || img.Bounds().Dy() != 480 {
+		t.Fatalf("the final screen: %v %v", err, img.Bounds())
+	}
+	if c := centre(t, b); !near(c, "00ff00") {
+		t.Errorf("the final screen shows %v, want the agent's green", c)
+	}
+	d := e.serve()
+	defer d.stop(t)
+	page := wsGet(t, filepath.Join(e.home, "ctl", "tine.sock"), "/ui/groups/"+rep.Group)
+	if !strings.Contains(page, `src="/ui/groups/`+rep.Group+`/screen/`+f.Run+`"`) {
+		t.Errorf("the fork-run card shows no final screen:\n%s", page)
+	}
+	if got := wsGet(t, filepath.Join(e.home, "ctl", "tine.sock"), "/ui/groups/"+rep.Group+"/screen/"+f.Run); got != string(b) {
+		t.Errorf("the dashboard serves %d bytes for the final screen, want the %d kept", len(got), len(b))
+	}
 }
