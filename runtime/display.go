@@ -54,7 +54,7 @@ func (m *Manager) markDisplay(r engine.Ref) error {
 	return nil
 }
 
-// checkDisplay refuses a display for r, whose supervisor runs (pid), when
+// checkDisplay refuses a display for r, whose supervisor runs, when
 // it was started without one: its network and /tmp are not its own, so an
 // X server there would not be the run's alone.
 func (m *Manager) checkDisplay(ctx context.Context, r engine.Ref) error {
