@@ -46,6 +46,7 @@ type Config struct {
 	Effects  Effects          `toml:"effects"`
 	Limits   Limits           `toml:"limits"`
 	Merge    Merge            `toml:"merge"`
+	Display  Display          `toml:"display"`
 	Services []Service        `toml:"service"`
 	Fork     Fork             `toml:"fork"`
 	Agents   map[string]Agent `toml:"agent"` // by name; see Config.Agent for the built-in ones
@@ -241,6 +242,10 @@ type Service struct {
 	// carries the service into its forks: "auto" (default), "criu",
 	// "ptrace" or "restart" (never live: started fresh in each fork).
 	Live string `toml:"live"`
+	// Display starts the service once the run's display is up, with
+	// DISPLAY set to it (a browser on the dev server's page, an editor),
+	// and turns the run's display on.
+	Display bool `toml:"display"`
 }
 
 // How a live fork carries a service (Service.Live). Auto forks a
@@ -316,6 +321,7 @@ type services struct {
 	Effects  Effects   `toml:"effects"`
 	Limits   Limits    `toml:"limits"`
 	Merge    Merge     `toml:"merge"`
+	Display  Display   `toml:"display"`
 	Services []Service `toml:"service"`
 }
 
@@ -331,6 +337,7 @@ func parse(doc, file string) (*Config, error) {
 	}
 	c := Default()
 	c.Network, c.Secrets, c.Confine, c.Effects, c.Limits, c.Merge, c.Services = s.Network, s.Secrets, s.Confine, s.Effects, s.Limits, s.Merge, s.Services
+	c.Display = s.Display
 	c.Limits.Set = LimitsSet{Memory: md.IsDefined("limits", "memory"), Pids: md.IsDefined("limits", "pids")}
 	d := &decoder{file: file, pos: scan(doc)}
 	if err := c.check(); err != nil {
@@ -426,7 +433,7 @@ func firstLine(s string) string {
 	return s
 }
 
-// check reports the first impossible value in [limits], [merge] and [[service]] as
+// check reports the first impossible value in [limits], [merge], [display] and [[service]] as
 // a keyError, and fills in the default restart policy.
 func (c *Config) check() error {
 	if c.Limits.CPU < 0 || c.Limits.Pids < 0 {
@@ -449,6 +456,9 @@ func (c *Config) check() error {
 		return err
 	}
 	if err := c.Merge.check(); err != nil {
+		return err
+	}
+	if err := c.Display.check(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}

@@ -33,6 +33,7 @@ type groupPage struct {
 	Done         string
 	Warnings     []string    // tine.toml's problems, when this dashboard just started the fork-run
 	FR           forkRunView // the fork-run's report; empty for a group of tine fork
+	Screens      []forkRow   // the forks whose display is up, shown as tiles
 }
 
 // forkRow is one fork of the comparison, with its patch.
@@ -47,6 +48,9 @@ type forkRow struct {
 	// Evidence is the fork-run's evidence on the fork in a few words
 	// (evidence.Fork.Short); "" without a report.
 	Evidence string
+	// Display is set when the fork's display is up: the page shows it as
+	// a tile.
+	Display bool
 }
 
 // patchView is a unified diff split into lines for display.
@@ -81,6 +85,11 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request) {
 	p.FR = h.forkRun(c.Group, time.Now())
 	p.Rows = h.forkRows(ctx, ws, c)
 	p.FR.annotate(p.Rows)
+	for _, row := range p.Rows {
+		if row.Display {
+			p.Screens = append(p.Screens, row)
+		}
+	}
 	for i := range p.Rows {
 		if p.Rows[i].Winner {
 			p.Winner = &p.Rows[i]
@@ -117,6 +126,7 @@ func (h *Handler) forkRows(ctx context.Context, ws *tine.Workspace, c *engine.Co
 			ref := engine.Ref{Workspace: ws, Run: f.Run}
 			row.Proc, _ = h.rt.ProcState(ref)
 			row.Patch = h.patch(ctx, ref)
+			row.Display = row.Proc == runtime.ProcRunning && h.rt.DisplayUp(ctx, ref)
 		}
 		rows = append(rows, row)
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/desktop"
 	"github.com/tinehq/tine/layout"
 )
 
@@ -19,6 +21,9 @@ type Diagnosis struct {
 	Quarantine []Quarantined `json:"quarantine"` // what was moved aside before
 	Leftovers  []Leftover    `json:"leftovers"`  // what commands that died left in runs
 	Advice     []string      `json:"advice"`     // what to do, one sentence each
+	// DisplayMissing are the programs a run's display needs ([display])
+	// that are not installed, with the Debian package of each.
+	DisplayMissing []desktop.Program `json:"display_missing,omitempty"`
 }
 
 // Diagnose inspects state directory home without changing anything: the
@@ -49,6 +54,7 @@ func Diagnose(ctx context.Context, home string, opts ...Option) (*Diagnosis, err
 		return nil, err
 	}
 	r.Leftovers = leftovers(home)
+	r.DisplayMissing = desktop.Missing()
 	r.Advice = advice(r)
 	return r, nil
 }
@@ -141,6 +147,14 @@ func advice(r *Diagnosis) []string {
 	}
 	if len(r.Quarantine) > 0 {
 		out = append(out, fmt.Sprintf("Each quarantined entry has a note %s/NAME.json saying where it came from; move an entry back by hand if it is yours, or delete them all with \"tine doctor --purge\".", layout.New(r.Home).Quarantine()))
+	}
+	if len(r.DisplayMissing) > 0 {
+		var names, pkgs []string
+		for _, p := range r.DisplayMissing {
+			names, pkgs = append(names, p.Name), append(pkgs, p.Package)
+		}
+		out = append(out, fmt.Sprintf("A run's display ([display] in tine.toml, tine start --display) needs %s: \"apt-get install %s\" installs them (Debian).",
+			strings.Join(names, ", "), strings.Join(pkgs, " ")))
 	}
 	if len(out) == 0 {
 		out = append(out, "Nothing to do.")

@@ -68,6 +68,10 @@ type LiveReport struct {
 	Refused   map[string]string `json:"refused,omitempty"`   // process → why it was not forked live
 	// Choices say, service by service, how each reached the fork.
 	Choices []LiveChoice `json:"choices,omitempty"`
+	// Display, for a fork with a display of its own, is how it got it:
+	// LiveRerun (the display stack and its services started fresh from
+	// the fork's files).
+	Display string `json:"display,omitempty"`
 	// Services are the fork's supervised services as they were when the
 	// fork returned: ready, or still starting (ForkOptions.NoWait), or failed.
 	Services []tine.ServiceStatus `json:"services,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/evidence"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/runtime"
 )
@@ -47,6 +48,7 @@ func (r *runner) gatherEvidence(ctx context.Context) {
 	if len(facts) == 0 {
 		return
 	}
+	r.eachFork(facts, func(fc *forkFacts) { r.keepScreen(ctx, fc.f) })
 	lits, scope := r.literalsAndScope(ctx, facts)
 	for _, fc := range facts {
 		fc.ev.Flags = evidence.RedFlags(evidence.ParseDiff(r.patch(ctx, fc.f.Run)), lits, scope)
@@ -418,4 +420,20 @@ func checkHoldoutDir(dir string, w *tine.Workspace) error {
 		return fmt.Errorf("fork-run: holdout directory %s belongs to uid %d, not to the workspace's owner (uid %d): %w", dir, st.Uid, w.UID, tine.ErrInvalid)
 	}
 	return nil
+}
+
+// keepScreen stores the final screen of fork f, when its display is up,
+// in the group's directory, and names it in f's report entry. A fork
+// without a display has none; a screen that cannot be stored is left out.
+func (r *runner) keepScreen(ctx context.Context, f *Fork) {
+	png, err := r.e.Screen(ctx, f.Run)
+	if err != nil {
+		return
+	}
+	rel := ScreenFile(f.Run)
+	path := filepath.Join(r.dir.Dir(), rel)
+	if os.MkdirAll(filepath.Dir(path), 0o755) != nil || atomicfile.Write(path, png, 0o644) != nil {
+		return
+	}
+	r.update(func() { f.Screen = rel })
 }

@@ -36,6 +36,7 @@ type fakeHost struct {
 	ConfinesWritesFunc func(ctx context.Context, ref string) bool
 	ScratchDirFunc     func(r engine.Ref) string
 	RefusalsFunc       func(ctx context.Context, ref string) ([]egress.Record, error)
+	ScreenFunc         func(ctx context.Context, ref string) ([]byte, error)
 	LayoutFunc         func() layout.Layout
 	AppendEventFunc    func(ctx context.Context, ws, run string, kind tine.EventKind, detail any) error
 	JudgeWeightsFunc   func(ws string) (*judge.Weights, int)
@@ -87,6 +88,9 @@ func (f *fakeHost) ConfinesWrites(ctx context.Context, ref string) bool {
 func (f *fakeHost) ScratchDir(r engine.Ref) string { return f.ScratchDirFunc(r) }
 func (f *fakeHost) Refusals(ctx context.Context, ref string) ([]egress.Record, error) {
 	return f.RefusalsFunc(ctx, ref)
+}
+func (f *fakeHost) Screen(ctx context.Context, ref string) ([]byte, error) {
+	return f.ScreenFunc(ctx, ref)
 }
 func (f *fakeHost) Layout() layout.Layout { return f.LayoutFunc() }
 func (f *fakeHost) AppendEvent(ctx context.Context, ws, run string, kind tine.EventKind, detail any) error {
@@ -200,6 +204,7 @@ func newFakeRun(t *testing.T, forks ...*fakeFork) *fakeRun {
 		ConfinesWritesFunc: func(context.Context, string) bool { return false },
 		ScratchDirFunc:     func(r engine.Ref) string { return filepath.Join(root, "scratch", r.Run.ID) },
 		RefusalsFunc:       func(context.Context, string) ([]egress.Record, error) { return nil, nil },
+		ScreenFunc:         func(context.Context, string) ([]byte, error) { return nil, tine.ErrState },
 		LayoutFunc:         func() layout.Layout { return layout.New(root) },
 		AppendEventFunc: func(_ context.Context, _, _ string, kind tine.EventKind, _ any) error {
 			fr.mu.Lock()

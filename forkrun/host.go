@@ -39,6 +39,9 @@ type Processes interface {
 	SyncLoginsOf(ctx context.Context, ref string) []string
 	ScratchDir(r engine.Ref) string
 	Refusals(ctx context.Context, ref string) ([]egress.Record, error)
+	// Screen is a PNG of a running fork's display (an error when it has
+	// none up).
+	Screen(ctx context.Context, ref string) ([]byte, error)
 }
 
 // StateDir is what knows the state directory's layout: the engine, or a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -86,7 +87,15 @@ type Fork struct {
 	// fork: its tests' validity, cross-tests, holdout and regression
 	// commands, red flags of its diff. Nil until then.
 	Evidence *evidence.Fork `json:"evidence,omitempty"`
+	// Screen, for a fork whose display was up when its agent and tests had
+	// finished, is its final screen: a PNG in the group's directory, at
+	// this path relative to it (ScreenFile).
+	Screen string `json:"screen,omitempty"`
 }
+
+// ScreenFile is where, relative to its group's directory, a fork-run keeps
+// the final screen of fork run (an id).
+func ScreenFile(run string) string { return filepath.Join("screens", run+".png") }
 
 // Elapsed is how long the fork has run so far (or ran).
 func (f *Fork) Elapsed(now time.Time) time.Duration {

@@ -187,6 +187,8 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 // StartRequest is the body of POST /v1/runs/{ref}/start.
 type StartRequest struct {
 	Services *bool `json:"services"` // default true
+	// Display gives the run a display of its own (tine start --display).
+	Display bool `json:"display,omitempty"`
 }
 
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
@@ -198,7 +200,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.allow(w, r, r.PathValue("ref"), tine.ActionSendWork); !ok {
 		return
 	}
-	res, err := s.rt.Start(ctxOf(r), r.PathValue("ref"), runtime.StartOptions{Services: req.Services == nil || *req.Services})
+	res, err := s.rt.Start(ctxOf(r), r.PathValue("ref"), runtime.StartOptions{Services: req.Services == nil || *req.Services, Display: req.Display})
 	if err != nil && res != nil {
 		writeErrWith(w, err, res)
 		return

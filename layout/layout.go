@@ -259,6 +259,11 @@ func (r Run) Turn() string { return filepath.Join(r.dir, "turn") }
 // QueuedForks lists forks asked for during a turn.
 func (r Run) QueuedForks() string { return filepath.Join(r.dir, "queued-forks.json") }
 
+// Display is present when the run was started with a display of its own
+// that tine.toml does not ask for (tine start --display); its forks get
+// one too.
+func (r Run) Display() string { return filepath.Join(r.dir, "display") }
+
 // Group is one fork group's directory.
 type Group struct{ dir string }
 

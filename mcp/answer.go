@@ -14,13 +14,14 @@ import (
 // answer is what a tool says: a line for the agent, and the data (a JSON
 // object, also sent as structured content) or plain text such as a patch.
 type answer struct {
-	Note string
-	Data any
-	Text string
+	Note  string
+	Data  any
+	Text  string
+	Image []byte // a PNG, sent as image content after the text
 }
 
 // result renders a as one text content: the note, then the text or the
-// data as indented JSON.
+// data as indented JSON; and an image content when it has one.
 func (a *answer) result() (*sdk.CallToolResult, error) {
 	parts := []string{}
 	if a.Note != "" {
@@ -36,7 +37,11 @@ func (a *answer) result() (*sdk.CallToolResult, error) {
 		}
 		parts = append(parts, string(b))
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(parts, "\n\n")}}}, nil
+	content := []sdk.Content{&sdk.TextContent{Text: strings.Join(parts, "\n\n")}}
+	if a.Image != nil {
+		content = append(content, &sdk.ImageContent{Data: a.Image, MIMEType: "image/png"})
+	}
+	return &sdk.CallToolResult{Content: content}, nil
 }
 
 // handler is a tool's work on its typed input.

@@ -17,7 +17,7 @@ var wantTools = map[string]string{
 	"fork": "additive", "fork_run": "additive", "fork_run_report": "read-only", "cancel_fork_run": "destructive",
 	"list_runs": "read-only", "compare": "read-only", "diff": "read-only", "cost": "read-only", "summary": "read-only", "ps": "read-only",
 	"merge": "destructive", "choose": "destructive", "discard": "destructive", "rollback": "destructive",
-	"effect": "additive",
+	"effect": "additive", "screenshot": "read-only", "computer": "additive",
 }
 
 // openWorld are the tools that reach beyond tine (once a person approves).

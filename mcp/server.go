@@ -46,6 +46,7 @@ func NewServer(o Options) *sdk.Server {
 	t.addReadTools(s)
 	t.addResolveTools(s)
 	t.addEffectTools(s)
+	t.addDesktopTools(s)
 	return s
 }
 

@@ -2,7 +2,11 @@
 
 package netns
 
-import "net/netip"
+import (
+	"context"
+	"net"
+	"net/netip"
+)
 
 // EnsureBridge returns ErrUnsupported off Linux.
 func EnsureBridge(cfg Config) error { return ErrUnsupported }
@@ -24,3 +28,8 @@ func Links(cfg Config) ([]string, error) { return nil, nil }
 
 // Addr returns ErrUnsupported off Linux.
 func Addr(pid int) (netip.Addr, error) { return netip.Addr{}, ErrUnsupported }
+
+// DialIn returns ErrUnsupported off Linux.
+func DialIn(ctx context.Context, pid int, network, address string) (net.Conn, error) {
+	return nil, ErrUnsupported
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/control"
+	"github.com/tinehq/tine/desktop"
 	"github.com/tinehq/tine/egress"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/runenv"
@@ -73,6 +74,10 @@ type StartOptions struct {
 	// NoWait returns once the services' processes run, without waiting for
 	// their ready checks: those are then "starting" in the result.
 	NoWait bool
+	// Display gives the run a display of its own although tine.toml does
+	// not ask for one (tine start --display); it keeps it, and its forks
+	// get one.
+	Display bool
 }
 
 // StartResult is what Start did.
@@ -109,26 +114,43 @@ func (m *Manager) start(ctx context.Context, r engine.Ref, o StartOptions) (*Sta
 	if err != nil {
 		return nil, err
 	}
+	display, mark := m.displayOn(r, cfg, o.Display)
 	res := &StartResult{Run: r.Run}
 	res.Pid = m.supervised(r)
+	if res.Pid > 0 && display {
+		if err := m.checkDisplay(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	if mark {
+		if err := m.markDisplay(r); err != nil {
+			return nil, err
+		}
+	}
 	if res.Pid == 0 {
 		res.Recovered = r.Run.Proc == tine.ProcRunning
 		if res.Recovered {
 			m.cleanup(r)
 			m.reviveHeirs(ctx, r)
 		}
-		if res.Pid, err = m.launch(ctx, r, cfg); err != nil {
+		if res.Pid, err = m.launch(ctx, r, cfg, display); err != nil {
 			return nil, err
 		}
 		res.Launched = true
 	}
-	if o.Services && len(cfg.Services) > 0 {
+	if o.Services && (len(cfg.Services) > 0 || display) {
 		skip := maps.Clone(o.Skip)
 		if skip == nil {
 			skip = map[string]bool{}
 		}
 		for _, a := range m.adopted(r) { // forked live into r: already running
 			skip[a.Service] = true
+		}
+		if display { // before the services, which may draw on it
+			if res.Services, err = m.startDisplay(ctx, r, cfg, skip); err != nil {
+				res.ServiceErr = err.Error()
+				return res, err
+			}
 		}
 		svcs := m.services(r, cfg, skip)
 		if len(svcs) == 0 {
@@ -163,9 +185,12 @@ func (m *Manager) services(r engine.Ref, cfg *config.Config, skip map[string]boo
 // launch starts r's supervisor in its cgroup (and network namespace) and
 // records the run as running; on failure nothing of it remains. The
 // cgroup and the address are made while the new process starts up.
-func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) (pid int, err error) {
+func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config, display bool) (pid int, err error) {
 	cell, _ := readCell(m.cellPath(r))
-	isolate := r.Workspace.Net || cfg.Network.Own(r.Run.Role) || cell != nil // a cell has no network but what it is granted
+	// A cell has no network but what it is granted; a display's X server
+	// listens on an abstract socket, which only a network namespace keeps
+	// the run's own.
+	isolate := r.Workspace.Net || cfg.Network.Own(r.Run.Role) || cell != nil || display
 	prep := make(chan prepared, 1)
 	go func() { prep <- m.prepare(ctx, r, cfg, isolate) }()
 	var p *prepared
@@ -194,6 +219,9 @@ func (m *Manager) launch(ctx context.Context, r engine.Ref, cfg *config.Config) 
 		}
 	}
 	spec.Confine, spec.Hide = m.confinement(ctx, r, cfg)
+	if display {
+		spec.Display, spec.Hide = desktop.Display, withTmp(spec.Hide)
+	}
 	if cell != nil && spec.Confine != nil {
 		spec.Confine.Writable, spec.Egress = cellConfinement(cell, r, cfg, m.cellTmp(r))
 	}

@@ -37,10 +37,14 @@ func (m *Manager) startForks(ctx context.Context, p engine.Ref, forks []*tine.Ru
 	if mode == engine.LiveNone {
 		return nil
 	}
+	var reports []engine.LiveReport
 	if mode == engine.LivePtrace || mode == engine.LiveCRIU || mode == engine.LiveAuto {
-		return m.liveForks(ctx, p, forks, mode, noWait)
+		reports = m.liveForks(ctx, p, forks, mode, noWait)
+	} else {
+		reports = m.rerunAll(ctx, p, forks, nil, noWait)
 	}
-	return m.rerunAll(ctx, p, forks, nil, noWait)
+	noteDisplays(reports)
+	return reports
 }
 
 // rerunAll starts every fork with its services fresh, at once; refused,

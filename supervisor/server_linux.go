@@ -163,6 +163,7 @@ func (s *server) status() Status {
 	}
 	sort.Slice(st.Execs, func(i, j int) bool { return st.Execs[i].Pid < st.Execs[j].Pid })
 	st.HostPorts = s.hostPorts.ports()
+	st.Display = s.spec.Display
 	return st
 }
 
@@ -175,7 +176,7 @@ func (s *server) exec(c *net.UnixConn, req request, files []*os.File, rest io.Re
 		return
 	}
 	x := req.Exec
-	x.Env = s.spec.withoutSecrets(x.Env, x.Grant)
+	x.Env = s.spec.processEnv(x.Env, x.Grant)
 	path, err := lookPath(x.Args[0], x.Env)
 	if err != nil {
 		reply(c, response{Error: err.Error(), Exit: intp(127)})

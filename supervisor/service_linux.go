@@ -133,7 +133,7 @@ func (v *service) set(f func(*ServiceStatus)) {
 
 func (v *service) env() []string {
 	env := append(append(append([]string(nil), v.s.spec.Env...), v.spec.Env...), "TINE_SERVICE="+v.spec.Name)
-	return v.s.spec.withoutSecrets(env, nil)
+	return v.s.spec.processEnv(env, nil)
 }
 
 // start launches the service's process with its output appended to its log.

@@ -65,6 +65,9 @@ type Spec struct {
 	// seccomp); nil: not at all. Hide is what its mount namespace covers.
 	Confine *confine.Spec `json:"confine,omitempty"`
 	Hide    *Hide         `json:"hide,omitempty"`
+	// Display, when the run has a display of its own, is its name (":0"),
+	// set as DISPLAY in the environment of every process of the run.
+	Display string `json:"display,omitempty"`
 }
 
 // Hide is what a run's mount namespace covers with empty tmpfs mounts.
@@ -129,9 +132,13 @@ func HostPortsPath(dir string) string { return filepath.Join(dir, "host-ports.js
 // confined (confine.Applied, JSON).
 func ConfinementPath(dir string) string { return filepath.Join(dir, "confinement.json") }
 
-// withoutSecrets is env without the run's secret variables, but those
-// granted to the process (its account's own).
-func (s Spec) withoutSecrets(env, granted []string) []string {
+// processEnv is env as a process of the run gets it: without the run's
+// secret variables, but those granted to the process (its account's own),
+// and with DISPLAY set to the run's display when it has one.
+func (s Spec) processEnv(env, granted []string) []string {
+	if s.Display != "" {
+		env = account.Setenv(env, "DISPLAY="+s.Display)
+	}
 	if s.Secrets == nil {
 		return env
 	}
@@ -189,6 +196,9 @@ type Status struct {
 	Ports    []Port          `json:"ports,omitempty"`
 	// HostPorts are the host's loopback ports forwarded into the run.
 	HostPorts []int `json:"host_ports,omitempty"`
+	// Display is the run's display (Spec.Display), "" when it was started
+	// without one.
+	Display string `json:"display,omitempty"`
 }
 
 // Port is a port of the run published on the host.

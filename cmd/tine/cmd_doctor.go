@@ -171,6 +171,12 @@ func printDiagnosis(w io.Writer, r *engine.Diagnosis) {
 	for _, q := range r.Quarantine {
 		fmt.Fprintf(w, "  %s  %s  %s  from %q: %s\n", q.Name, q.Kind, size(q.Bytes), q.From, display.Text(q.Reason))
 	}
+	if len(r.DisplayMissing) > 0 {
+		fmt.Fprintf(w, "display programs missing: %d\n", len(r.DisplayMissing))
+		for _, p := range r.DisplayMissing {
+			fmt.Fprintf(w, "  %s (Debian package %s)\n", p.Name, p.Package)
+		}
+	}
 	fmt.Fprintln(w, "what to do:")
 	for _, s := range r.Advice {
 		fmt.Fprintf(w, "  - %s\n", strings.TrimSpace(s))

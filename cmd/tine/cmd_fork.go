@@ -81,6 +81,9 @@ func (a *app) printLive(reps []engine.LiveReport) {
 		if len(r.Restarted) > 0 && len(r.Choices) == 0 {
 			fmt.Fprintf(a.stdout, "; restarted %s", strings.Join(r.Restarted, ", "))
 		}
+		if r.Display == engine.LiveRerun {
+			fmt.Fprint(a.stdout, "; display restarted from the fork's files")
+		}
 		fmt.Fprintln(a.stdout)
 		for _, c := range r.Choices {
 			fmt.Fprintf(a.stdout, "    %s\n", liveChoiceLine(c))

@@ -10,7 +10,7 @@ import (
 )
 
 func newStart(a *app) *cobra.Command {
-	var asJSON bool
+	var asJSON, withDisplay bool
 	c := &cobra.Command{
 		Use:   "start RUN",
 		Short: "Start a run's supervisor and its services",
@@ -18,13 +18,20 @@ func newStart(a *app) *cobra.Command {
 and ipc namespaces (and network namespace with [network] isolate), in its own
 cgroup — and the services declared in the tine.toml of RUN's files, waiting
 until each is ready. Starting a running run starts only the services that are
-not running; starting a run whose supervisor died recovers it. Needs root.`,
+not running; starting a run whose supervisor died recovers it. Needs root.
+
+With --display (or [display] enabled = true in tine.toml, or a service with
+display = true), RUN gets a display of its own: an X server (TigerVNC's Xvnc)
+with a VNC port and a window manager, in RUN's namespaces, DISPLAY=:0 in every
+process of RUN, started before the services. RUN keeps it, and its forks get
+one each. See tine screen and tine input.`,
 		Example: `  tine start source
+  tine start source --display
   tine start app/source-2 --json`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
-				res, err := op.Start(c.Context(), args[0], runtime.StartOptions{Services: true})
+				res, err := op.Start(c.Context(), args[0], runtime.StartOptions{Services: true, Display: withDisplay})
 				if res == nil {
 					return err
 				}
@@ -40,6 +47,7 @@ not running; starting a run whose supervisor died recovers it. Needs root.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	c.Flags().BoolVar(&withDisplay, "display", false, "give the run a display of its own (X server, VNC, window manager)")
 	return c
 }
 

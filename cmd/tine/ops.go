@@ -218,7 +218,7 @@ func (d daemonOps) Choose(ctx context.Context, ref, run string, o engine.ChooseO
 }
 
 func (d daemonOps) Start(ctx context.Context, ref string, o runtime.StartOptions) (*runtime.StartResult, error) {
-	res, err := d.cl.Start(ctx, d.id(ctx, ref), httpapi.StartRequest{Services: &o.Services})
+	res, err := d.cl.Start(ctx, d.id(ctx, ref), httpapi.StartRequest{Services: &o.Services, Display: o.Display})
 	if res.Run == nil {
 		return nil, err
 	}

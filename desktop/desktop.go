@@ -1,0 +1,128 @@
+package desktop
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Display is the X display of every run that has one: each run's X server
+// listens only on the abstract socket @/tmp/.X11-unix/X0 of the run's own
+// network namespace, so every run has its own :0.
+const Display = ":0"
+
+// VNCPort is where a run's X server serves VNC, on the run's own loopback
+// only: the daemon reaches it from inside the run's network namespace.
+const VNCPort = 5900
+
+// Names of the display stack's services, which tine.toml's may not take.
+const (
+	ServiceX  = "tine-display"
+	ServiceWM = "tine-wm"
+)
+
+// Programs the display stack and its tools run, and the Debian packages
+// that have them.
+var Programs = []Program{
+	{"Xvnc", "tigervnc-standalone-server"},
+	{"openbox", "openbox"},
+	{"xdotool", "xdotool"},
+	{"xwd", "x11-apps"},
+}
+
+// Program is a program the display needs and the Debian package that has it.
+type Program struct {
+	Name    string
+	Package string
+}
+
+// Missing returns the programs of Programs not found on PATH.
+func Missing() []Program {
+	var out []Program
+	for _, p := range Programs {
+		if _, err := exec.LookPath(p.Name); err != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Command is a service of the display stack: a name, a shell command and,
+// for the X server, the port that says it is ready.
+type Command struct {
+	Name      string
+	Command   string
+	ReadyPort int
+}
+
+// Stack returns the display stack of a width×height display: the X server
+// (its only X socket the abstract one, VNC on the run's loopback, no
+// password: only who reaches the run's network namespace reaches it) and
+// the window manager, started once the server is up. A stale lock file in
+// the run's /tmp, copied from the source's or the host's, is removed first.
+func Stack(width, height int) []Command {
+	size := strconv.Itoa(width) + "x" + strconv.Itoa(height)
+	x := strings.Join([]string{"rm -f /tmp/.X0-lock;", "exec Xvnc", Display,
+		"-geometry", size, "-depth 24",
+		"-SecurityTypes None -localhost -rfbport", strconv.Itoa(VNCPort),
+		"-AlwaysShared -nolisten tcp -nolisten unix"}, " ")
+	return []Command{
+		{Name: ServiceX, Command: x, ReadyPort: VNCPort},
+		{Name: ServiceWM, Command: "exec openbox --sm-disable"},
+	}
+}
+
+// Reserved reports whether a service name is one of the display stack's.
+func Reserved(name string) bool { return name == ServiceX || name == ServiceWM }
+
+// ScreenArgs is the command, run in the run, that dumps its display's root
+// window in xwd's format on its standard output (see DecodeXWD).
+func ScreenArgs() []string { return []string{program("xwd"), "-root", "-silent"} }
+
+// MaxDump bounds the dump of a width×height screen: its pixels at 32 bits,
+// a row's padding and the header with a colour map.
+func MaxDump(width, height int) int { return width*height*4 + height*64 + 1<<20 }
+
+// program is name's absolute path on this host's PATH, which the run sees
+// at the same place, so that a run's own PATH (a fork's agent may write a
+// directory early on it) cannot put another program in its place; name
+// itself when it is not found here (the run's error then says so).
+func program(name string) string {
+	if p, err := exec.LookPath(name); err == nil && filepath.IsAbs(p) {
+		return p
+	}
+	return name
+}
+
+// Input is one action on a display: a click at X, Y, text typed, or a key
+// pressed (an X keysym name, "Return", or a chord, "ctrl+l").
+type Input struct {
+	Action string // click, move, type or key
+	X, Y   int
+	Text   string // for type: the text; for key: the key
+}
+
+// Args is the xdotool command that performs in on the run's display.
+func (in Input) Args() ([]string, error) {
+	switch in.Action {
+	case "click", "move":
+		if in.X < 0 || in.Y < 0 {
+			return nil, fmt.Errorf("%s at %d,%d: coordinates must not be negative", in.Action, in.X, in.Y)
+		}
+		args := []string{program("xdotool"), "mousemove", "--sync", strconv.Itoa(in.X), strconv.Itoa(in.Y)}
+		if in.Action == "click" {
+			args = append(args, "click", "1")
+		}
+		return args, nil
+	case "type":
+		return []string{program("xdotool"), "type", "--delay", "12", "--", in.Text}, nil
+	case "key":
+		if strings.TrimSpace(in.Text) == "" {
+			return nil, fmt.Errorf("key needs a key name (Return, ctrl+l)")
+		}
+		return []string{program("xdotool"), "key", "--", in.Text}, nil
+	}
+	return nil, fmt.Errorf("input %q: use click X Y, move X Y, type TEXT or key KEY", in.Action)
+}
