@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -75,4 +77,50 @@ func criuError(line string) (string, bool) {
 		}
 	}
 	return strings.TrimSpace(rest), true
+}
+
+// capSysResource is CAP_SYS_RESOURCE's bit in /proc/PID/status's CapEff.
+const capSysResource = 24
+
+// CRIUDumps reports why criu, run by this process, cannot checkpoint
+// process pid, or nil. criu reads the resource limits of every process it
+// dumps, and the kernel lets a process read another user's only with
+// CAP_SYS_RESOURCE, which some machines' root lacks (a VM's or
+// container's capability bounding set leaves it out): there, criu dumps
+// root's processes, not a normal user's services.
+func CRIUDumps(pid int) error {
+	if HasCapSysResource() {
+		return nil
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCRIUUnavailable, err)
+	}
+	self := strconv.Itoa(os.Geteuid())
+	for _, line := range strings.Split(string(b), "\n") {
+		if ids, ok := strings.CutPrefix(line, "Uid:"); ok {
+			for _, id := range strings.Fields(ids)[:3] {
+				if id != self {
+					return fmt.Errorf("%w: criu cannot checkpoint another user's processes here: this process lacks CAP_SYS_RESOURCE (its capability bounding set leaves it out), which reading their resource limits needs", ErrCRIUUnavailable)
+				}
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// HasCapSysResource reports whether this process has CAP_SYS_RESOURCE.
+func HasCapSysResource() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && caps&(1<<capSysResource) != 0
+		}
+	}
+	return false
 }

@@ -15,6 +15,7 @@ type Engine struct {
 	Available bool   `json:"available"`
 	Version   string `json:"version,omitempty"` // criu's
 	Why       string `json:"why,omitempty"`     // why it is not available
+	Note      string `json:"note,omitempty"`    // what it cannot do here, when available
 }
 
 // Engines reports the live-fork engines of this host: ptrace (Linux on
@@ -56,5 +57,8 @@ func criuEngine(ctx context.Context) Engine {
 		return e
 	}
 	e.Available = true
+	if !HasCapSysResource() {
+		e.Note = "root's runs only: this process lacks CAP_SYS_RESOURCE (its capability bounding set leaves it out), which checkpointing another user's processes needs; their services restart instead"
+	}
 	return e
 }

@@ -45,6 +45,14 @@ type chooser struct {
 	criu     func() error
 }
 
+// criuFor reports why criu cannot checkpoint pid here, or nil.
+func (ch chooser) criuFor(pid int) error {
+	if err := ch.criu(); err != nil {
+		return err
+	}
+	return livefork.CRIUDumps(pid)
+}
+
 // choose decides for one candidate whose service says live = setting.
 func (ch chooser) choose(c candidate, setting string) candidate {
 	if c.Pid == 0 {
@@ -70,13 +78,13 @@ func (ch chooser) choose(c candidate, setting string) candidate {
 		c.Engine, c.Why, c.Refused = engine.LivePtrace, why, ptraceWhy
 	case engine.LiveCRIU:
 		c.Engine, c.Why = engine.LiveCRIU, why
-		if err := ch.criu(); err != nil {
+		if err := ch.criuFor(c.Pid); err != nil {
 			c.Refused = err.Error()
 		}
 	default: // auto
 		if ptraceWhy == "" {
 			c.Engine, c.Why = engine.LivePtrace, "a single-threaded process"
-		} else if err := ch.criu(); err != nil {
+		} else if err := ch.criuFor(c.Pid); err != nil {
 			c.Refused = fmt.Sprintf("ptrace cannot fork it (%s) and %v", ptraceWhy, err)
 		} else {
 			c.Engine, c.Why = engine.LiveCRIU, ptraceWhy

@@ -54,7 +54,9 @@ func secretsEvidence(p *secrets.Policy, env []string) map[string]any {
 
 // refuseSecretLiveFork refuses to fork p's processes live (their memory
 // and environment go into the forks) while one of them holds a secret of
-// p's policy in its environment, unless allowed.
+// p's policy in its environment, unless allowed. The run's supervisor is
+// not one of them: it is tine's, started from the daemon's environment,
+// and never forked.
 func (m *Manager) refuseSecretLiveFork(ctx context.Context, p engine.Ref, allowed bool) error {
 	if allowed {
 		return nil
@@ -68,8 +70,12 @@ func (m *Manager) refuseSecretLiveFork(ctx context.Context, p engine.Ref, allowe
 	if err != nil {
 		return nil // nothing runs: nothing to carry
 	}
+	_, sup := m.ProcState(p)
 	pids, _ := cg.Procs()
 	for _, pid := range pids {
+		if pid == sup {
+			continue // tine's own supervisor: never carried into a fork
+		}
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil {
 			continue

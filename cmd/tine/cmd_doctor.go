@@ -192,6 +192,10 @@ func printEngines(w io.Writer, engines []livefork.Engine) {
 		if e.Version != "" {
 			name += " " + e.Version
 		}
+		if e.Available && e.Note != "" {
+			fmt.Fprintf(w, "  %s: available, %s\n", name, display.Text(e.Note))
+			continue
+		}
 		if e.Available {
 			fmt.Fprintf(w, "  %s: available\n", name)
 			continue
