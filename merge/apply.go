@@ -18,6 +18,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/testhook"
 	"github.com/tinehq/tine/merge/internal/plan"
 )
 
@@ -218,8 +219,11 @@ func (tx *applyTx) run(ctx context.Context) error {
 	return callHook("committed")
 }
 
-// callHook calls applyHook, if set, at step.
+// callHook calls applyHook, if set, at step, and the end-to-end tests'
+// interrupt point "merge:KIND" (step up to its first colon: "merge:placed").
 func callHook(step string) error {
+	kind, _, _ := strings.Cut(step, ":")
+	testhook.Interrupt("merge:" + kind)
 	if applyHook == nil {
 		return nil
 	}

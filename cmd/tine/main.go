@@ -37,7 +37,7 @@ const (
 	exitStore       = 10 // the store is missing, damaged or not the workspaces' own; see tine doctor
 	exitFiled       = 11 // asked from inside a run: filed for a person's approval, nothing done yet
 
-	exitInterrupted = 130 // tine fork-run interrupted (SIGINT/SIGTERM): agents killed, forks kept
+	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM): stopped at a safe point, a line says what became of the work
 )
 
 // exitStatuses maps each sentinel to its exit status; the first row an
@@ -56,6 +56,7 @@ var exitStatuses = []struct {
 	{tine.ErrPrivilege, exitUnsupported},
 	{tine.ErrBusy, exitBusy},
 	{tine.ErrStore, exitStore},
+	{context.Canceled, exitInterrupted},
 }
 
 // exitCode maps an error to its exit status, in this one place.
@@ -81,6 +82,10 @@ type exitErr struct {
 	code int
 	err  error
 }
+
+// Unwrap returns the error exitErr carries, so its kind still shows (an
+// interrupted command's JSON error says "interrupted").
+func (e exitErr) Unwrap() error { return e.err }
 
 func (e exitErr) Error() string {
 	if e.err == nil {

@@ -186,7 +186,7 @@ func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions)
 	if into != "" {
 		into = d.id(ctx, into)
 	}
-	res, p, err := d.cl.Merge(ctx, d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
+	res, p, err := d.cl.Merge(httpapi.Interruptible(ctx), d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
 		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, NoCommits: o.NoCommits, IncludeGitInternals: o.IncludeGitInternals})
 	if p != nil {
 		return nil, filed(p, "merge", ref)

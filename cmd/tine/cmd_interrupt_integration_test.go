@@ -1,0 +1,182 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine/internal/testkit"
+)
+
+// manyFiles is how many small files the interrupted merges carry.
+const manyFiles = 20000
+
+// TestMerge_Interrupted: Ctrl-C (SIGINT) of tine merge of a fork that
+// added 20,000 files leaves the target whole before or whole after the
+// merge, says which in one line, exits 130 and leaves no merge temp
+// (runs/RUN/merge-*, the journal, the staging directory in the target):
+// mid-apply it rolls back, past the commit it finishes. Go's default
+// SIGINT killed tine on the spot, silent, leaving the journal and temps to
+// the next command. Through tine serve the interrupt reaches the daemon's
+// work: it exited 130 silently while the daemon merged on.
+func TestMerge_Interrupted(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	const rolledBack = "tine: interrupted: nothing was merged"
+	const applied = "tine: interrupted after the merge was applied: f1 is merged into source"
+	t.Run("MidApply", func(t *testing.T) {
+		e, ws := manyFilesFork(t)
+		r := e.run(call{vars: []string{"TINE_TEST_INTERRUPT_AT=merge:placed:100"}}, "merge", "f1", "--filesystem")
+		checkInterruptedMerge(t, e, ws, r, rolledBack)
+	})
+	t.Run("AfterCommit", func(t *testing.T) {
+		e, ws := manyFilesFork(t)
+		r := e.run(call{vars: []string{"TINE_TEST_INTERRUPT_AT=merge:committed:0"}}, "merge", "f1", "--filesystem")
+		checkInterruptedMerge(t, e, ws, r, applied)
+	})
+	t.Run("Daemon", func(t *testing.T) {
+		e, ws := manyFilesFork(t)
+		e.serve()
+		target := e.runDir("source")
+		r := e.interruptWhen(func() bool {
+			_, err := os.Stat(filepath.Join(target, "merge.json"))
+			return err == nil
+		}, "merge", "f1", "--filesystem")
+		if !strings.Contains(r.stderr, rolledBack) && !strings.Contains(r.stderr, applied) {
+			t.Fatalf("interrupted through the daemon: %v, want one of %q, %q", r, rolledBack, applied)
+		}
+		want := rolledBack
+		if strings.Contains(r.stderr, applied) {
+			want = applied
+		}
+		t.Logf("through the daemon: %q", r.stderr)
+		waitNoFile(t, filepath.Join(target, "merge.json"))
+		checkInterruptedMerge(t, e, ws, r, want)
+	})
+}
+
+// manyFilesFork makes a workspace and a fork f1 of its source that added
+// manyFiles small files under many/.
+func manyFilesFork(t *testing.T) (*env, string) {
+	t.Helper()
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	writeTestFiles(t, ws, map[string]string{"a": "a\n"})
+	e.ok("init", ws)
+	e.ok("fork", "source", "--name", "f1")
+	e.execSh("f1", "mkdir many && cd many && seq 1 "+strconv.Itoa(manyFiles)+" | split -l 1 -a 5 - f")
+	return e, ws
+}
+
+// checkInterruptedMerge checks an interrupted merge's outcome: exit 130,
+// the one line want on standard error, the target whole before (nothing
+// was merged) or after, and no temp left.
+func checkInterruptedMerge(t *testing.T, e *env, ws string, r result, want string) {
+	t.Helper()
+	if r.code != exitInterrupted {
+		t.Errorf("exit status %d, want %d: %v", r.code, exitInterrupted, r)
+	}
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); !slices.Contains(lines, want) {
+		t.Errorf("stderr %q, want the line %q", r.stderr, want)
+	}
+	got, _ := os.ReadDir(filepath.Join(ws, "many"))
+	merged := e.runRow("f1").Resolution == "merged"
+	switch {
+	case strings.Contains(want, "nothing was merged") && (len(got) != 0 || merged):
+		t.Errorf("said nothing was merged, but the target has %d of the files (run merged: %v)", len(got), merged)
+	case !strings.Contains(want, "nothing was merged") && (len(got) != manyFiles || !merged):
+		t.Errorf("said merged, but the target has %d of %d files (run merged: %v)", len(got), manyFiles, merged)
+	}
+	var temps []string
+	for _, pat := range []string{filepath.Join(e.home, "workspaces/*/runs/*/merge*"), filepath.Join(ws, ".tine-merge-*")} {
+		m, _ := filepath.Glob(pat)
+		temps = append(temps, m...)
+	}
+	if len(temps) != 0 {
+		t.Errorf("left behind: %v", temps)
+	}
+}
+
+// runDir returns the directory of run name in the state directory.
+func (e *env) runDir(name string) string {
+	e.t.Helper()
+	r := e.runRow(name)
+	return filepath.Join(e.home, "workspaces", r.Workspace, "runs", r.ID)
+}
+
+// runRow returns tine ls's row of run name.
+func (e *env) runRow(name string) jsonLsRow {
+	e.t.Helper()
+	for _, r := range e.ls() {
+		if r.Name == name {
+			return r
+		}
+	}
+	e.t.Fatalf("no run %s in tine ls", name)
+	return jsonLsRow{}
+}
+
+// interruptWhen runs tine args and sends it SIGINT, as a Ctrl-C, once
+// ready says so.
+func (e *env) interruptWhen(ready func() bool, args ...string) result {
+	e.t.Helper()
+	cmd := exec.Command(tineBin, args...)
+	cmd.Env = slices.Clone(e.vars)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	deadline := time.After(90 * time.Second)
+wait:
+	for {
+		select {
+		case err = <-done:
+			e.t.Fatalf("tine %v ended before it was interrupted: %v\n%s", args, err, stderr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			e.t.Fatalf("tine %v: nothing to interrupt for 90 s", args)
+		case <-time.After(5 * time.Millisecond):
+			if ready() {
+				cmd.Process.Signal(syscall.SIGINT)
+				break wait
+			}
+		}
+	}
+	select {
+	case err = <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		e.t.Fatalf("tine %v: still running 90 s after SIGINT", args)
+	}
+	r := result{args: args, stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	}
+	return r
+}
+
+// waitNoFile waits until p is gone (the daemon's work winding down).
+func waitNoFile(t *testing.T, p string) {
+	t.Helper()
+	for range 600 {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("%s still there after 30 s", p)
+}
