@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/testkit"
 )
 
@@ -179,4 +181,37 @@ func waitNoFile(t *testing.T, p string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Errorf("%s still there after 30 s", p)
+}
+
+// TestGC_RemovesInterruptedMergeTemp: a merge's scratch directory that an
+// interrupted tine merge left in the fork's run directory (merge-ID, with
+// staged content) is listed by tine doctor and removed by tine gc.
+func TestGC_RemovesInterruptedMergeTemp(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	writeTestFiles(t, ws, map[string]string{"a": "a\n"})
+	e.ok("init", ws)
+	e.ok("fork", "source", "--name", "f1")
+	temp := filepath.Join(e.runDir("f1"), "merge-"+tine.NewID(""))
+	writeTestFiles(t, temp, map[string]string{"staged/x": "x\n"})
+	var doc struct {
+		Leftovers []struct{ Kind, Path string } `json:"leftovers"`
+	}
+	e.run(call{}, "doctor", "--json") // the sweep of doctor's own open may remove it first
+	if _, err := os.Stat(temp); err == nil {
+		r := e.run(call{}, "doctor", "--json")
+		json.Unmarshal([]byte(r.stdout), &doc)
+		if !slices.ContainsFunc(doc.Leftovers, func(l struct{ Kind, Path string }) bool { return l.Path == temp }) {
+			t.Errorf("tine doctor does not list %s: %s", temp, r.stdout)
+		}
+	}
+	writeTestFiles(t, temp, map[string]string{"staged/x": "x\n"})
+	r := e.tine("gc")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	if _, err := os.Stat(temp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("tine gc left %s (%v): %v", temp, err, r)
+	}
 }
