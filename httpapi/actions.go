@@ -51,7 +51,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 			"message": "tine forks " + actor.Run.Name + " when this turn stops: say so and end the turn"})
 		return
 	}
-	res, err := s.e.Fork(ctxOf(r), r.PathValue("ref"), o)
+	res, err := s.e.Fork(workCtx(r), r.PathValue("ref"), o)
 	handle(w, http.StatusCreated, res, err)
 }
 

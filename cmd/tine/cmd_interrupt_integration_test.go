@@ -215,3 +215,53 @@ func TestGC_RemovesInterruptedMergeTemp(t *testing.T) {
 		t.Errorf("tine gc left %s (%v): %v", temp, err, r)
 	}
 }
+
+// TestRelease_Interrupted: Ctrl-C of tine release before its commit
+// leaves the workspace managed, its files in place; after it, the release
+// finishes: one line says which, exit 130. tine was killed on the spot.
+func TestRelease_Interrupted(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	for _, c := range []struct {
+		at, line string
+		managed  bool
+	}{
+		{"release:0", "tine: interrupted: nothing was released", true},
+		{"release:1", "tine: interrupted after the release was committed", false},
+	} {
+		t.Run(c.at, func(t *testing.T) {
+			e, ws := interruptedEnv(t)
+			r := e.run(call{vars: []string{"TINE_TEST_INTERRUPT_AT=" + c.at}}, "release", "--force", ws)
+			if r.code != exitInterrupted || !strings.HasPrefix(r.stderr, c.line) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("%v, want exit %d and the one line %q", r, exitInterrupted, c.line)
+			}
+			if managed := len(e.ls()) > 0; managed != c.managed {
+				t.Errorf("managed after the interrupt: %v, want %v", managed, c.managed)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "c")); err != nil || string(b) != "new\n" {
+				t.Errorf("the source's file c: %q, %v", b, err)
+			}
+		})
+	}
+}
+
+// TestFork_Interrupted: Ctrl-C of tine fork before its record undoes it:
+// no fork, no layer or view left, the source's files as they were.
+func TestFork_Interrupted(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e, ws := interruptedEnv(t)
+	layers, _ := filepath.Glob(filepath.Join(e.home, "workspaces/*/layers/*"))
+	r := e.run(call{vars: []string{"TINE_TEST_INTERRUPT_AT=fork:0"}}, "fork", "source", "--name", "f2")
+	if r.code != exitInterrupted || r.stderr != "tine: interrupted: no fork was made\n" {
+		t.Errorf("%v, want exit %d and the one line 'tine: interrupted: no fork was made'", r, exitInterrupted)
+	}
+	if n := len(e.ls()); n != 2 {
+		t.Errorf("%d runs after the interrupted fork, want the source and f1", n)
+	}
+	after, _ := filepath.Glob(filepath.Join(e.home, "workspaces/*/layers/*"))
+	if len(after) != len(layers) {
+		t.Errorf("layers %v after the interrupted fork, want %v", after, layers)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "c")); err != nil || string(b) != "new\n" {
+		t.Errorf("the source's file c: %q, %v", b, err)
+	}
+}

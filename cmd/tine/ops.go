@@ -121,7 +121,7 @@ func (d daemonOps) id(ctx context.Context, ref string) string {
 func (d daemonOps) Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error) {
 	id := d.id(ctx, ref)
 	req := httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live, NoWait: o.NoWait, Request: tine.NewID("req"), AllowSecrets: o.AllowSecrets}
-	res, p, err := d.cl.Fork(ctx, id, req)
+	res, p, err := d.cl.Fork(httpapi.Interruptible(ctx), id, req)
 	if p != nil {
 		return nil, filed(p, "fork", ref)
 	}
