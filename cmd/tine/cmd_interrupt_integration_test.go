@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/internal/tty"
 )
 
 // manyFiles is how many small files the interrupted merges carry.
@@ -86,6 +88,9 @@ func checkInterruptedMerge(t *testing.T, e *env, ws string, r result, want strin
 	t.Helper()
 	if r.code != exitInterrupted {
 		t.Errorf("exit status %d, want %d: %v", r.code, exitInterrupted, r)
+	}
+	if strings.Contains(r.stderr, "\r") {
+		t.Errorf("progress off a terminal: %q", r.stderr)
 	}
 	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); !slices.Contains(lines, want) {
 		t.Errorf("stderr %q, want the line %q", r.stderr, want)
@@ -263,5 +268,40 @@ func TestFork_Interrupted(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "c")); err != nil || string(b) != "new\n" {
 		t.Errorf("the source's file c: %q, %v", b, err)
+	}
+}
+
+// TestMerge_ProgressOnTerminal: a merge of 20,000 files that takes more
+// than a second draws one updating line on a terminal's standard error
+// (staging, applying), cleared before the result; off a terminal
+// (TestMerge_Interrupted's runs) nothing of it is written.
+func TestMerge_ProgressOnTerminal(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e, _ := manyFilesFork(t)
+	master, slave, err := tty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	var screen bytes.Buffer
+	read := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(read) }()
+	cmd := exec.Command(tineBin, "merge", "f1", "--filesystem")
+	cmd.Env = slices.Clone(e.vars)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, slave
+	err = cmd.Run()
+	slave.Close()
+	<-read
+	if err != nil {
+		t.Fatalf("tine merge on a terminal: %v\n%s", err, screen.String())
+	}
+	for _, want := range []string{"\r\033[Kmerging f1: staging ", "\r\033[Kmerging f1: applying 20001/20001 (100%)" /* the files and many/ */, "\r\033[K"} {
+		if !strings.Contains(screen.String(), want) {
+			t.Errorf("the terminal shows %q, want %q in it", clip(screen.String()), want)
+		}
+	}
+	if !strings.HasSuffix(screen.String(), "\r\033[K") {
+		t.Errorf("the progress line is not cleared at the end: %q", clip(screen.String()))
 	}
 }

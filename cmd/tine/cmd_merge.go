@@ -62,7 +62,8 @@ on your side at your next git command. The plan lists each path left out;
 			ctx, stop := interruptible(c.Context())
 			defer stop()
 			return a.withOps(ctx, func(op ops, e *engine.Engine) error {
-				res, err := op.Merge(ctx, args[0], o)
+				res, err := op.Merge(a.progress(ctx, "merging "+args[0], asJSON), args[0], o)
+				a.progressDone()
 				if res != nil {
 					if perr := a.printMerge(res, asJSON); perr != nil {
 						return perr

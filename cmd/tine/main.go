@@ -17,6 +17,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/buildinfo"
+	progressline "github.com/tinehq/tine/internal/progress"
 	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/sandbox"
 	"github.com/tinehq/tine/supervisor"
@@ -131,6 +132,8 @@ type app struct {
 	remoteOnce sync.Once
 	isRemote   bool
 	inRun      bool // inside a run: its daemon (TINE_SOCKET), signing with its capability
+
+	line *progressline.Line // the progress line of the command's long step, on a terminal
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
