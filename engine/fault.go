@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/tinehq/tine/internal/testhook"
 )
 
 // Fault injection. TINE_TEST_KILL_AT=op:N makes this process SIGKILL
@@ -27,6 +29,7 @@ var (
 
 // faultPoint marks a step of op at which a test may crash or fail it.
 func faultPoint(op string) error {
+	testhook.Interrupt(op)
 	if faultHook != nil {
 		return faultHook(op)
 	}

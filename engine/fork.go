@@ -58,7 +58,11 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	start := time.Now()
-	ctx = withFaultOp(ctx, "fork")
+	// ctx's end (a Ctrl-C) stops the seal's copy, the one long step, and
+	// the fork is undone, up to its record; what follows the record, and
+	// any undoing, runs whatever ctx says.
+	stop := ctx
+	ctx = withCopyStop(withFaultOp(context.WithoutCancel(ctx), "fork"), stop)
 	p, unlock, err := e.LockRun(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -125,6 +129,9 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	if err := faultPointCtx(ctx); err != nil { // every fork's files made, nothing recorded
+		return nil, err
+	}
+	if err := stop.Err(); err != nil {
 		return nil, err
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {

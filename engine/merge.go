@@ -103,10 +103,13 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	// The run is marked merged inside the apply's commit, before its
 	// leftovers go: a crash after the files landed finds the journal
 	// committed, and the sweeper completes the record (completeMerge).
-	committed := false
+	// ctx cancelled (a Ctrl-C) stops the apply at its next step, which
+	// rolls back; past the commit nothing stops it, and what it records
+	// then is recorded whatever ctx says.
+	committed, after := false, context.WithoutCancel(ctx)
 	opts := merge.ApplyOptions{Note: mergeNote(src.Run.ID), Committed: func() error {
 		committed, res.Applied = true, true
-		return m.recordPlan(ctx, res)
+		return m.recordPlan(after, res)
 	}}
 	err = merge.Apply(ctx, plan, e.Path(dst.Workspace, dst.Run), journal, opts)
 	clk.applied()
@@ -115,9 +118,9 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	case err != nil && committed:
 		return res, fmt.Errorf("the merge landed in %s, but finishing it failed (the next tine command completes it): %w", dst.Run.Name, err)
 	case err != nil:
-		return res, m.recordFailure(ctx, res, err)
+		return res, m.recordFailure(after, res, err)
 	}
-	if err := merge.LandCommits(ctx, e.Path(dst.Workspace, dst.Run), res.Commits); err != nil {
+	if err := merge.LandCommits(after, e.Path(dst.Workspace, dst.Run), res.Commits); err != nil {
 		return res, fmt.Errorf("the files merged, but the commits were not carried: %w", err)
 	}
 	return res, nil

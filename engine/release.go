@@ -120,7 +120,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 	if j != nil && j.committed() {
 		// Never stage again over a committed release: its journal and
 		// what it names are the user's files.
-		return w, tx.finish(ctx)
+		return w, tx.finish(context.WithoutCancel(ctx))
 	}
 	if j != nil {
 		if err := tx.undoStaging(ctx, j); err != nil {
@@ -163,7 +163,8 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 			return nil, err
 		}
 	}
-	return w, tx.finish(ctx)
+	// Committed: ctx's end (a Ctrl-C) no longer stops anything.
+	return w, tx.finish(context.WithoutCancel(ctx))
 }
 
 func (r *releaseTx) journalPath() string {
@@ -223,7 +224,7 @@ func (r *releaseTx) prepare(ctx context.Context, src *tine.Run) (err error) {
 	}
 	defer func() {
 		if err != nil && !r.committed() {
-			r.remountLive(ctx)
+			r.remountLive(context.WithoutCancel(ctx))
 		}
 	}()
 	if err := onlyMarker(w.Path); err != nil {
@@ -250,6 +251,11 @@ func (r *releaseTx) prepare(ctx context.Context, src *tine.Run) (err error) {
 		}
 		os.Remove(filepath.Join(w.Path, markerName))
 		if err := faultPoint("release"); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil { // the last point a Ctrl-C stops it
+			r.restoreMarker()
+			os.Remove(r.pendingPath())
 			return err
 		}
 		if err := r.writeJournal(j); err != nil {
@@ -312,6 +318,9 @@ func (r *releaseTx) stage(ctx context.Context, br layer.Run, v *tine.Version, j 
 		return fmt.Errorf("syncing the copy of the source's files: %w", err)
 	}
 	if err := faultPoint("release"); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil { // the last point a Ctrl-C stops it
 		return err
 	}
 	if err := r.unmountAll(); err != nil {

@@ -42,6 +42,8 @@ const maxHolders = 3
 // delta otherwise. It records what it cost in m.cost.
 func (m *sealTx) sealCopy(ctx context.Context, be layer.Backend, base *tine.Version, dir string) ([]string, error) {
 	e, p := m.e, m.p
+	ctx, cancel := copyCtx(ctx)
+	defer cancel()
 	br := e.backendRun(p.Workspace, p.Run)
 	inc, ok := be.(layer.Incremental)
 	if !ok {
@@ -108,4 +110,25 @@ func (m *sealTx) report() *SealReport {
 		m.cost.Busy, m.cost.Holders = true, procfs.Holders("", dirs, maxHolders)
 	}
 	return m.cost
+}
+
+// copyStopKey is the context key of what stops a seal's copy.
+type copyStopKey struct{}
+
+// withCopyStop returns ctx whose seals' copies stop when stop ends (a
+// Ctrl-C), while the rest of the work below ctx goes on.
+func withCopyStop(ctx, stop context.Context) context.Context {
+	return context.WithValue(ctx, copyStopKey{}, stop)
+}
+
+// copyCtx returns the context a seal's copy runs under: ctx, cancelled
+// too when the stop of withCopyStop ends.
+func copyCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	stop, ok := ctx.Value(copyStopKey{}).(context.Context)
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(stop, cancel)
+	return ctx, func() { unhook(); cancel() }
 }

@@ -9,6 +9,7 @@
 package errcode
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -40,6 +41,9 @@ var kinds = []Kind{
 	{tine.ErrPrivilege, "privilege", http.StatusForbidden},
 	{tine.ErrUnsupported, "unsupported", http.StatusNotImplemented},
 	{tine.ErrBusy, "busy", http.StatusLocked},
+	// Work its client interrupted (httpapi.Interruptible) and that stopped
+	// at a safe point, rolled back. 499 as in nginx: the client's doing.
+	{context.Canceled, "interrupted", 499},
 }
 
 // Of returns the kind of err: the first row whose sentinel err wraps,

@@ -1,6 +1,7 @@
 package errcode
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -26,6 +27,7 @@ func TestTable(t *testing.T) {
 		{tine.ErrPrivilege, "privilege", 403},
 		{tine.ErrUnsupported, "unsupported", 501},
 		{tine.ErrBusy, "busy", 423},
+		{context.Canceled, "interrupted", 499},
 	} {
 		k := Of(fmt.Errorf("run app/source-2: %w", c.err))
 		if k.Err != c.err || k.Code != c.code || k.Status != c.status {
@@ -35,8 +37,8 @@ func TestTable(t *testing.T) {
 			t.Errorf("Sentinel(%q) = %v, want %v", c.code, s, c.err)
 		}
 	}
-	if n := len(Kinds()); n != 9 {
-		t.Errorf("%d kinds, want the 9 above", n)
+	if n := len(Kinds()); n != 10 {
+		t.Errorf("%d kinds, want the 10 above", n)
 	}
 }
 

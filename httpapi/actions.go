@@ -51,7 +51,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 			"message": "tine forks " + actor.Run.Name + " when this turn stops: say so and end the turn"})
 		return
 	}
-	res, err := s.e.Fork(ctxOf(r), r.PathValue("ref"), o)
+	res, err := s.e.Fork(workCtx(r), r.PathValue("ref"), o)
 	handle(w, http.StatusCreated, res, err)
 }
 
@@ -131,7 +131,7 @@ func (s *Server) merge(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.e.Merge(ctxOf(r), r.PathValue("ref"), engine.MergeOptions{Into: req.Into, Scope: req.Scope,
+	res, err := s.e.Merge(workCtx(r), r.PathValue("ref"), engine.MergeOptions{Into: req.Into, Scope: req.Scope,
 		Paths: req.Paths, DryRun: req.DryRun, TextMerge: req.TextMerge, Force: req.Force, NoCommits: req.NoCommits,
 		IncludeGitInternals: req.IncludeGitInternals})
 	if err != nil && res != nil { // a conflict: the plan says where

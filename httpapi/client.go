@@ -198,12 +198,19 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) (in
 	if err != nil {
 		return 0, err
 	}
+	req, answered := c.interruptible(req)
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if cause := answered(); errors.Is(cause, ErrNotInterrupted) {
+			return 0, cause
+		}
 		return 0, &NoAnswerError{Err: err}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	if cause := answered(); err != nil && errors.Is(cause, ErrNotInterrupted) {
+		return resp.StatusCode, cause
+	}
 	if err != nil {
 		return resp.StatusCode, &NoAnswerError{Err: err}
 	}

@@ -19,16 +19,17 @@ import (
 
 // Server serves the API over one engine.
 type Server struct {
-	e        *engine.Engine
-	cp       *control.Plane   // e's control plane
-	rt       *runtime.Manager // the processes of e's runs
-	verifier *capability.Verifier
-	token    string // required on TCP; "" disables the check (the unix socket)
-	mux      *http.ServeMux
-	start    time.Time
-	hooks    func(agent, decision string, d time.Duration)
-	forkRuns *forkRuns  // the fork-runs it started that have not ended
-	dash     *Dashboard // nil: no dashboard over TCP (POST /v1/dashboard says so)
+	e          *engine.Engine
+	cp         *control.Plane   // e's control plane
+	rt         *runtime.Manager // the processes of e's runs
+	verifier   *capability.Verifier
+	token      string // required on TCP; "" disables the check (the unix socket)
+	mux        *http.ServeMux
+	start      time.Time
+	hooks      func(agent, decision string, d time.Duration)
+	forkRuns   *forkRuns  // the fork-runs it started that have not ended
+	dash       *Dashboard // nil: no dashboard over TCP (POST /v1/dashboard says so)
+	interrupts interrupts // the requests in progress their clients may interrupt
 }
 
 // New returns a server of e, its runtime and its control plane (runtime.Of,
@@ -69,6 +70,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	r, forget := s.register(r)
+	defer forget()
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -136,6 +139,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/approvals", s.approvals)
 	m.HandleFunc("POST /v1/approvals/{id}/approve", s.ownApproval(s.approve))
 	m.HandleFunc("POST /v1/approvals/{id}/refuse", s.ownApproval(s.refuse))
+	m.HandleFunc("POST /v1/requests/{id}/cancel", s.cancelRequest)
 	m.HandleFunc("POST /v1/dashboard", s.dashboardLink)
 	m.HandleFunc("DELETE /v1/dashboard", s.revokeDashboard)
 }

@@ -41,7 +41,7 @@ func (s *Server) releaseWorkspace(w http.ResponseWriter, r *http.Request) {
 	if !s.personOnly(w, r) || !decodeOrFail(w, r, &req) {
 		return
 	}
-	ws, err := s.e.Release(ctxOf(r), r.PathValue("ref"), req.Force)
+	ws, err := s.e.Release(workCtx(r), r.PathValue("ref"), req.Force)
 	handle(w, http.StatusOK, ws, err)
 }
 

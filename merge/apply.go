@@ -14,10 +14,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/progress"
+	"github.com/tinehq/tine/internal/testhook"
 	"github.com/tinehq/tine/merge/internal/plan"
 )
 
@@ -204,13 +207,14 @@ func (tx *applyTx) run(ctx context.Context) error {
 	if err := callHook("journaled"); err != nil {
 		return err
 	}
-	for _, s := range tx.j.Steps {
+	for i, s := range tx.j.Steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := tx.do(s); err != nil {
 			return err
 		}
+		progress.Report(ctx, "applying", i+1, len(tx.j.Steps))
 	}
 	if err := tx.tree.sync(tx.touchedDirs()); err != nil {
 		return err
@@ -218,8 +222,11 @@ func (tx *applyTx) run(ctx context.Context) error {
 	return callHook("committed")
 }
 
-// callHook calls applyHook, if set, at step.
+// callHook calls applyHook, if set, at step, and the end-to-end tests'
+// interrupt point "merge:KIND" (step up to its first colon: "merge:placed").
 func callHook(step string) error {
+	kind, _, _ := strings.Cut(step, ":")
+	testhook.Interrupt("merge:" + kind)
 	if applyHook == nil {
 		return nil
 	}
@@ -270,11 +277,13 @@ func (tx *applyTx) stage(ctx context.Context) error {
 	defer tx.src.close()
 	tx.linkTo = hardLinks(tx.plan.Entries, tx.src)
 	preps := make([]entryPrep, len(tx.plan.Entries))
+	var staged atomic.Int64
 	err = plan.InParallel(ctx, len(preps), func(i int) (err error) {
 		preps[i], err = tx.prepare(i, tx.plan.Entries[i])
 		if err != nil {
 			return fmt.Errorf("stage %q: %w", tx.plan.Entries[i].Path, err)
 		}
+		progress.Report(ctx, "staging", int(staged.Add(1)), len(preps))
 		return nil
 	})
 	if err != nil {

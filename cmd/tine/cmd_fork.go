@@ -32,21 +32,14 @@ until every ready check has passed or failed (each up to its ready timeout).`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.NoWait = !wait
-			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
-				res, err := op.Fork(c.Context(), args[0], o)
-				if err != nil {
-					return err
+			ctx, stop := interruptible(c.Context())
+			defer stop()
+			return a.withOps(ctx, func(op ops, e *engine.Engine) error {
+				res, err := op.Fork(ctx, args[0], o)
+				if err == nil {
+					err = a.printForked(res, asJSON)
 				}
-				if asJSON {
-					return a.printJSON(res)
-				}
-				fmt.Fprintf(a.stdout, "forked %s at version %s into group %s:\n", res.Parent.Name, res.Version.ID, res.Group.ID)
-				for _, f := range res.Forks {
-					fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, display.Text(f.Approach))
-				}
-				a.printSeal(res.Parent.Name, res.Seal)
-				a.printLive(res.Live)
-				return nil
+				return interrupted(ctx, err, err == nil, forkOutcome(args[0], res))
 			})
 		},
 	}
@@ -58,6 +51,33 @@ until every ready check has passed or failed (each up to its ready timeout).`,
 	c.Flags().BoolVar(&wait, "wait", false, "wait until the forks' services pass their ready checks")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return c
+}
+
+// printForked prints what a fork made.
+func (a *app) printForked(res *engine.ForkResult, asJSON bool) error {
+	if asJSON {
+		return a.printJSON(res)
+	}
+	fmt.Fprintf(a.stdout, "forked %s at version %s into group %s:\n", res.Parent.Name, res.Version.ID, res.Group.ID)
+	for _, f := range res.Forks {
+		fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", f.Name, f.ID, display.Text(f.Approach))
+	}
+	a.printSeal(res.Parent.Name, res.Seal)
+	a.printLive(res.Live)
+	return nil
+}
+
+// forkOutcome says what an interrupted fork of run ref did.
+func forkOutcome(ref string, res *engine.ForkResult) outcome {
+	o := outcome{before: "no fork was made", after: "the fork was made", watch: "tine ls shows whether " + ref + " was forked"}
+	if res != nil {
+		names := make([]string, len(res.Forks))
+		for i, f := range res.Forks {
+			names[i] = f.Name
+		}
+		o.after += ": " + strings.Join(names, ", ")
+	}
+	return o
 }
 
 // printLive says how each fork's processes were started.

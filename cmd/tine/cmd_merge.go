@@ -60,14 +60,17 @@ on your side at your next git command. The plan lists each path left out;
 				o.Scope = engine.ScopeFilesystem
 			}
 			o.Force = o.Force || force
-			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
-				res, err := op.Merge(c.Context(), args[0], o)
+			ctx, stop := interruptible(c.Context())
+			defer stop()
+			return a.withOps(ctx, func(op ops, e *engine.Engine) error {
+				res, err := op.Merge(a.progress(ctx, "merging "+args[0], asJSON), args[0], o)
+				a.progressDone()
 				if res != nil {
 					if perr := a.printMerge(res, asJSON); perr != nil {
 						return perr
 					}
 				}
-				return err
+				return interrupted(ctx, err, res != nil && res.Applied, mergeOutcome(args[0], res))
 			})
 		},
 	}
@@ -85,6 +88,16 @@ on your side at your next git command. The plan lists each path left out;
 	c.Flags().BoolVar(&o.IncludeGitInternals, "include-git-internals", false, "carry RUN's changes to .git hooks, config and other internals too (--filesystem, --paths)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan and outcome as JSON")
 	return c
+}
+
+// mergeOutcome says what an interrupted merge of run ref did.
+func mergeOutcome(ref string, res *engine.MergeResult) outcome {
+	o := outcome{before: "nothing was merged", after: "the merge was applied: " + ref + " is merged",
+		watch: "tine log " + ref + " shows whether it merged"}
+	if res != nil && res.Target != nil {
+		o.after += " into " + res.Target.Name
+	}
+	return o
 }
 
 // converged counts the entries of p whose path the target has as the run

@@ -20,19 +20,23 @@ a name or an id.`,
 		Example: `  tine release ~/src/app`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			ctx, stop := interruptible(c.Context())
+			defer stop()
+			o := outcome{before: "nothing was released", after: "the release was committed: " + args[0] + " holds the source's files, as plain files",
+				watch: "tine ls shows whether " + args[0] + " is still managed"}
 			if a.remote() {
-				w, err := a.remoteRelease(c.Context(), args[0], unmerged || force)
-				if err != nil {
-					return err
+				w, err := a.remoteRelease(ctx, args[0], unmerged || force)
+				if err == nil {
+					err = a.printReleased(w, asJSON)
 				}
-				return a.printReleased(w, asJSON)
+				return interrupted(ctx, err, err == nil, o)
 			}
-			return a.withEngine(c.Context(), func(e *engine.Engine) error {
-				w, err := e.Release(c.Context(), args[0], unmerged || force)
-				if err != nil {
-					return err
+			return a.withEngine(ctx, func(e *engine.Engine) error {
+				w, err := e.Release(ctx, args[0], unmerged || force)
+				if err == nil {
+					err = a.printReleased(w, asJSON)
 				}
-				return a.printReleased(w, asJSON)
+				return interrupted(ctx, err, err == nil, o)
 			})
 		},
 	}

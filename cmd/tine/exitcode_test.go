@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -16,7 +17,7 @@ func TestExitCode(t *testing.T) {
 	want := map[error]int{
 		merge.ErrConflict: 9, tine.ErrInvalid: 2, tine.ErrNotFound: 3, tine.ErrExists: 4,
 		tine.ErrState: 5, tine.ErrUnmerged: 6, tine.ErrUnsupported: 7, tine.ErrPrivilege: 7,
-		tine.ErrBusy: 8, tine.ErrStore: 10,
+		tine.ErrBusy: 8, tine.ErrStore: 10, context.Canceled: 130,
 	}
 	for sentinel, code := range want {
 		if got := exitCode(fmt.Errorf("run x: %w", sentinel)); got != code {

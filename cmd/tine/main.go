@@ -17,6 +17,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/buildinfo"
+	progressline "github.com/tinehq/tine/internal/progress"
 	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/sandbox"
 	"github.com/tinehq/tine/supervisor"
@@ -37,7 +38,7 @@ const (
 	exitStore       = 10 // the store is missing, damaged or not the workspaces' own; see tine doctor
 	exitFiled       = 11 // asked from inside a run: filed for a person's approval, nothing done yet
 
-	exitInterrupted = 130 // tine fork-run interrupted (SIGINT/SIGTERM): agents killed, forks kept
+	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM): stopped at a safe point, a line says what became of the work
 )
 
 // exitStatuses maps each sentinel to its exit status; the first row an
@@ -56,6 +57,7 @@ var exitStatuses = []struct {
 	{tine.ErrPrivilege, exitUnsupported},
 	{tine.ErrBusy, exitBusy},
 	{tine.ErrStore, exitStore},
+	{context.Canceled, exitInterrupted},
 }
 
 // exitCode maps an error to its exit status, in this one place.
@@ -81,6 +83,10 @@ type exitErr struct {
 	code int
 	err  error
 }
+
+// Unwrap returns the error exitErr carries, so its kind still shows (an
+// interrupted command's JSON error says "interrupted").
+func (e exitErr) Unwrap() error { return e.err }
 
 func (e exitErr) Error() string {
 	if e.err == nil {
@@ -126,6 +132,8 @@ type app struct {
 	remoteOnce sync.Once
 	isRemote   bool
 	inRun      bool // inside a run: its daemon (TINE_SOCKET), signing with its capability
+
+	line *progressline.Line // the progress line of the command's long step, on a terminal
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

@@ -121,7 +121,7 @@ func (d daemonOps) id(ctx context.Context, ref string) string {
 func (d daemonOps) Fork(ctx context.Context, ref string, o engine.ForkOptions) (*engine.ForkResult, error) {
 	id := d.id(ctx, ref)
 	req := httpapi.ForkRequest{Copies: o.Copies, Name: o.Name, Approaches: o.Approaches, Live: o.Live, NoWait: o.NoWait, Request: tine.NewID("req"), AllowSecrets: o.AllowSecrets}
-	res, p, err := d.cl.Fork(ctx, id, req)
+	res, p, err := d.cl.Fork(httpapi.Interruptible(ctx), id, req)
 	if p != nil {
 		return nil, filed(p, "fork", ref)
 	}
@@ -186,7 +186,7 @@ func (d daemonOps) Merge(ctx context.Context, ref string, o engine.MergeOptions)
 	if into != "" {
 		into = d.id(ctx, into)
 	}
-	res, p, err := d.cl.Merge(ctx, d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
+	res, p, err := d.cl.Merge(httpapi.Interruptible(ctx), d.id(ctx, ref), httpapi.MergeRequest{Into: into, Scope: o.Scope, Paths: o.Paths,
 		DryRun: o.DryRun, TextMerge: o.TextMerge, Force: o.Force, NoCommits: o.NoCommits, IncludeGitInternals: o.IncludeGitInternals})
 	if p != nil {
 		return nil, filed(p, "merge", ref)

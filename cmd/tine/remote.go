@@ -178,7 +178,7 @@ func (a *app) remoteRelease(ctx context.Context, ref string, force bool) (*tine.
 			ref = abs // a path: the daemon's directory is not ours
 		}
 	}
-	return orNil(a.daemon().Release(ctx, ref, httpapi.ReleaseRequest{Force: force}))
+	return orNil(a.daemon().Release(httpapi.Interruptible(ctx), ref, httpapi.ReleaseRequest{Force: force}))
 }
 
 // remoteRuns lists the caller's runs as tine ls does.
