@@ -156,6 +156,7 @@ func (m *Manager) start(ctx context.Context, r engine.Ref, o StartOptions) (*Sta
 		if len(svcs) == 0 {
 			return res, nil // every service is running already (forked live)
 		}
+		m.parentPids(ctx, r, svcs)
 		res.Services, err = supervisor.NewClient(m.supDir(r)).StartServices(ctx, svcs, o.NoWait)
 		if err != nil {
 			res.ServiceErr = err.Error()
@@ -180,6 +181,34 @@ func (m *Manager) services(r engine.Ref, cfg *config.Config, skip map[string]boo
 		out = append(out, sv)
 	}
 	return out
+}
+
+// parentPids asks, for each service of fork r's, the pid the service has
+// in r's parent while the parent runs (supervisor.Service.Pid): restarted
+// from the fork's files, the service finds its own pid in what it wrote
+// about itself, not another process's of the fork.
+func (m *Manager) parentPids(ctx context.Context, r engine.Ref, svcs []supervisor.Service) {
+	if r.Run.Parent == "" {
+		return
+	}
+	parent, err := m.eng.FindRun(ctx, r.Run.Parent)
+	if err != nil {
+		return
+	}
+	if st, _ := m.ProcState(parent); st != ProcRunning {
+		return
+	}
+	status, err := supervisor.NewClient(m.supDir(parent)).Status(ctx)
+	if err != nil {
+		return
+	}
+	pids := map[string]int{}
+	for _, s := range status.Services {
+		pids[s.Name] = s.Pid
+	}
+	for i := range svcs {
+		svcs[i].Pid = pids[svcs[i].Name]
+	}
 }
 
 // launch starts r's supervisor in its cgroup (and network namespace) and

@@ -21,6 +21,11 @@ import (
 // the run is confined, so Landlock and seccomp hold from its first
 // instruction. Every process of a run starts here.
 func (s *server) spawn(path string, args []string, attr *os.ProcAttr) (int, <-chan syscall.WaitStatus, error) {
+	return s.spawnAt(path, args, attr, 0)
+}
+
+// spawnAt is spawn with the pid want asked for (see Service.Pid).
+func (s *server) spawnAt(path string, args []string, attr *os.ProcAttr, want int) (int, <-chan syscall.WaitStatus, error) {
 	if s.spec.Confine != nil {
 		wpath, wargs, env, err := confine.Command(*s.spec.Confine, path, args)
 		if err != nil {
@@ -30,7 +35,7 @@ func (s *server) spawn(path string, args []string, attr *os.ProcAttr) (int, <-ch
 		a.Env = append(append([]string(nil), attr.Env...), env)
 		path, args, attr = wpath, wargs, &a
 	}
-	return s.reaper.spawn(path, args, attr)
+	return s.reaper.spawn(path, args, attr, want)
 }
 
 // hideState covers, in the run's mount namespace, tine's state directory

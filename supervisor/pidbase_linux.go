@@ -22,3 +22,17 @@ func raisePids() {
 		os.WriteFile(lastPidFile, []byte(strconv.Itoa(PidBase-1)), 0)
 	}
 }
+
+// claimPid makes pid the next pid the run's pid namespace hands out, when
+// it is not 0 and no process has it; it reports whether it did. A thread
+// the Go runtime makes in between may take it: then the process gets
+// another pid, as it would have without.
+func claimPid(pid int) bool {
+	if pid <= 1 {
+		return false
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		return false
+	}
+	return os.WriteFile(lastPidFile, []byte(strconv.Itoa(pid-1)), 0) == nil
+}

@@ -43,13 +43,16 @@ func (r *reaper) reap() {
 	}
 }
 
-// spawn starts a process and returns a channel that receives its status
-// once it ends. Holding the lock across the start means the reaper cannot
-// reap the process before it is registered.
-func (r *reaper) spawn(path string, args []string, attr *os.ProcAttr) (int, <-chan syscall.WaitStatus, error) {
+// spawn starts a process, with pid want when not 0 and free (best
+// effort), and returns a channel that receives its status once it ends.
+// Holding the lock across the start means the reaper cannot reap the
+// process before it is registered, and no other start takes the pid.
+func (r *reaper) spawn(path string, args []string, attr *os.ProcAttr, want int) (int, <-chan syscall.WaitStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	raisePids()
+	if !claimPid(want) {
+		raisePids()
+	}
 	p, err := os.StartProcess(path, args, attr)
 	if err != nil {
 		return 0, nil, err

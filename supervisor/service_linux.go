@@ -151,7 +151,7 @@ func (v *service) start() error {
 	fmt.Fprintf(out, "--- tine: starting %s at %s: %s\n", v.spec.Name, time.Now().UTC().Format(time.RFC3339), v.spec.Command)
 	attr := &os.ProcAttr{Dir: v.spec.Dir, Env: v.env(), Files: []*os.File{null, out, out},
 		Sys: v.s.sysAttr(false)}
-	pid, done, err := v.s.spawn("/bin/sh", []string{"sh", "-c", v.spec.Command}, attr)
+	pid, done, err := v.s.spawnAt("/bin/sh", []string{"sh", "-c", v.spec.Command}, attr, v.spec.Pid)
 	if err != nil {
 		return err
 	}

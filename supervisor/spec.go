@@ -169,6 +169,12 @@ type Service struct {
 	ReadyCommand string        `json:"ready_command,omitempty"`
 	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
 	Restart      string        `json:"restart,omitempty"` // no, on-failure, always
+	// Pid, when not 0, is the pid the service has in the run this one was
+	// forked from: restarted in the fork, it gets the same pid when that
+	// is free, so what it wrote about itself (PostgreSQL's
+	// postmaster.pid, a daemon's pid file) names it, not another process
+	// of the fork's pid namespace, which would make it refuse to start.
+	Pid int `json:"pid,omitempty"`
 }
 
 // Service states.

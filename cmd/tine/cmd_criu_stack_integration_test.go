@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/livefork"
@@ -97,8 +98,7 @@ func TestLiveFork_CRIUNodeRedisPostgres(t *testing.T) {
 					t.Errorf("%s: %s %s (%s), want restarted for want of CAP_SYS_RESOURCE", rep.Run, c.Service, c.Engine, c.Why)
 				}
 			}
-			t.Logf("%s db log:\n%s", rep.Run, ann.tine(dir, nil, "logs", "app/"+rep.Run, "db").stdout)
-			if got := psql(t, rep.Addr, "SELECT v FROM disk"); got != "on disk" {
+			if got := psqlReady(t, rep.Addr, "SELECT v FROM disk"); got != "on disk" {
 				t.Errorf("%s: the logged table holds %q after the restart", rep.Run, got)
 			}
 			if got := psql(t, rep.Addr, "SELECT count(*) FROM mem"); got != "0" {
@@ -119,7 +119,7 @@ func TestLiveFork_CRIUNodeRedisPostgres(t *testing.T) {
 		if got := redisDo(t, rep.Addr, "DBSIZE"); got != "50" {
 			t.Errorf("%s: redis holds %s keys, want the source's 50", rep.Run, got)
 		}
-		if got := psql(t, rep.Addr, "SELECT v FROM mem"); got != "in shared buffers" {
+		if got := psqlReady(t, rep.Addr, "SELECT v FROM mem"); got != "in shared buffers" {
 			t.Errorf("%s: the unlogged table holds %q, want the source's row", rep.Run, got)
 		}
 		psql(t, rep.Addr, "INSERT INTO mem VALUES ('"+rep.Run+"')")
@@ -136,6 +136,19 @@ func TestLiveFork_CRIUNodeRedisPostgres(t *testing.T) {
 	if got := psql(t, src, "SELECT count(*) FROM mem"); got != "1" {
 		t.Errorf("the source's table has %s rows: a fork's write reached it", got)
 	}
+}
+
+// psqlReady is psql once the server at addr accepts connections (a
+// restarted PostgreSQL may still be recovering when its port opens), or
+// after 30 s.
+func psqlReady(t *testing.T, addr, sql string) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if exec.Command("psql", "-h", addr, "-p", "5432", "-U", "tineuser", "-d", "postgres", "-Atqc", "SELECT 1").Run() == nil {
+			break
+		}
+	}
+	return psql(t, addr, sql)
 }
 
 // psql runs sql on the PostgreSQL at addr:5432 as tineuser and returns
