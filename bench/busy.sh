@@ -39,7 +39,7 @@ cleanup() {
 	[[ -n $HOLDER ]] && kill "$HOLDER" 2>/dev/null || true
 	for ws in "$W"/ws-*; do
 		[[ -d $ws ]] || continue
-		"$TINE" release --force "$ws" >/dev/null 2>&1 || umount -R "$ws" 2>/dev/null || true
+		"$TINE" release --unmerged "$ws" >/dev/null 2>&1 || umount -R "$ws" 2>/dev/null || true
 	done
 	rm -rf "$W"
 }
@@ -107,6 +107,6 @@ for n in $DELTAS; do
 	out=$("$TINE" fork source --name idle --json)
 	wall=$(($(ms) - t0))
 	echo "| $n | fork, source idle (sealed $(jq -r 'if .seal then "by copy" else "by rename" end' <<<"$out")) | $wall | | | | | $(awk "BEGIN{printf \"%.3f\", $wall/$cp_ms}") | |"
-	"$TINE" release --force "$ws" >/dev/null
+	"$TINE" release --unmerged "$ws" >/dev/null
 done
 log "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; scratch $W on $(df -T "$W" | awk 'NR==2{print $2}')"

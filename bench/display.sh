@@ -33,7 +33,7 @@ W=$(mktemp -d "$SCRATCH/tine-display-bench.XXXXXX")
 export TINE_HOME=$W/home TINE_NO_DAEMON=1
 cleanup() {
 	for ws in "$W"/plain "$W"/desk; do
-		[[ -d $ws ]] && "$TINE" release --force "$ws" >/dev/null 2>&1 || true
+		[[ -d $ws ]] && "$TINE" release --unmerged "$ws" >/dev/null 2>&1 || true
 	done
 	rm -rf "$W"
 }

@@ -107,7 +107,7 @@ cleanup() {
 	[[ -n $W && -d $W ]] || exit $rc
 	if [[ -n $INITED ]]; then
 		log "releasing the workspace"
-		"$TINE" release "$W/ws" --force >/dev/null || log "tine release failed (exit $?)"
+		"$TINE" release "$W/ws" --unmerged >/dev/null || log "tine release failed (exit $?)"
 	fi
 	# Anything still mounted below $W (a failed release), deepest first.
 	findmnt -rn -o TARGET | awk -v p="$W/" 'index($0, p) == 1' | sort -r |
@@ -258,7 +258,7 @@ fork_once() {
 	FORK_US=$LAST_US
 	FORK_JSON=$(<"$W/fork.json")
 	DEPTH=$(jq '.version.layers | length' <<<"$FORK_JSON")
-	timed "$dop" "$TINE" discard "$(jq -r .group.id <<<"$FORK_JSON")" --force >/dev/null
+	timed "$dop" "$TINE" discard "$(jq -r .group.id <<<"$FORK_JSON")" --unmerged >/dev/null
 	if ((dirty > 0)); then
 		rm -f "$W/unrelated.bin"
 		sync
@@ -298,7 +298,7 @@ check_json=$("$TINE" fork "$SRC_REF" --json)
 view=$("$TINE" path "$(jq -r '.forks[0].id' <<<"$check_json")")
 cmp -s "$view/bench-delta/new01.bin" "$W/ws/bench-delta/new01.bin" || die "the fork does not see the source's delta"
 [[ ! -e $view/src/a001/b00/file0002.txt ]] || die "the fork sees a file the source deleted"
-"$TINE" discard "$(jq -r .group.id <<<"$check_json")" --force >/dev/null
+"$TINE" discard "$(jq -r .group.id <<<"$check_json")" --unmerged >/dev/null
 DEPTH=$(jq '.version.layers | length' <<<"$check_json")
 
 log "tine ls, $REPS times (CLI start-up floor)"
@@ -321,7 +321,7 @@ if [[ $HYPERFINE == 1 || ($HYPERFINE == auto && -n $(command -v hyperfine)) ]]; 
 		printf 'DELTA_KB=%q\n' "$DELTA_KB"
 		printf 'for g in $(%q ls --json %q | jq -r %q | sort -u); do\n' \
 			"$TINE" "$WSNAME" '.[] | select(.role == "fork") | .group'
-		printf '\t%q discard "$g" --force >/dev/null\ndone\n' "$TINE"
+		printf '\t%q discard "$g" --unmerged >/dev/null\ndone\n' "$TINE"
 		printf 'write_delta %q hyperfine\nsync\n' "$W/ws"
 	} >"$W/hf-prepare.sh"
 	hyperfine -N --style none --runs "$REPS" --warmup 1 --prepare "bash $W/hf-prepare.sh" \
@@ -407,9 +407,9 @@ copy_reps worktree git -C "$SRC" worktree add -q --detach
 
 sealed=$("$TINE" log "$SRC_REF" --json | jq -r '[.[] | select(.kind == "forked") | .detail.sealed_by // "copy (no sealed_by field)"] | group_by(.) | map("\(length) by \(.[0])") | join(", ")')
 
-log "tine release --force"
+log "tine release --unmerged"
 stamp; t0=$STAMP
-"$TINE" release "$W/ws" --force >/dev/null
+"$TINE" release "$W/ws" --unmerged >/dev/null
 stamp; release_us=$((STAMP - t0))
 INITED=
 

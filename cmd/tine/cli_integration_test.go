@@ -370,7 +370,7 @@ func (s *scenario) checkDiscard() {
 
 	view := s.path(two)
 	var out []jsonRun
-	s.okJSON(&out, "discard", two, "--force", "--json")
+	s.okJSON(&out, "discard", two, "--unmerged", "--while-running", "--json")
 	if len(out) != 1 || out[0].Name != two || out[0].State != "discarded" {
 		t.Errorf("discard --force --json: %+v", out)
 	}
@@ -384,7 +384,7 @@ func (s *scenario) checkDiscard() {
 	before = s.state()
 	requireOneLineError(t, s.tine("discard", g), exitUnmerged)
 	requireSameState(t, "a refused discard of the group", before, s.state())
-	s.okJSON(&out, "discard", g, "--force", "--json")
+	s.okJSON(&out, "discard", g, "--unmerged", "--while-running", "--json")
 	var names []string
 	for _, r := range out {
 		names = append(names, r.Name+" "+r.State)
@@ -392,7 +392,7 @@ func (s *scenario) checkDiscard() {
 	if want := []string{s.forkName(0) + " discarded", s.forkName(2) + " discarded"}; !slices.Equal(names, want) {
 		t.Errorf("discard %s --force --json discarded %q, want %q", g, names, want)
 	}
-	requireOneLineError(t, s.tine("discard", g, "--force"), exitState)
+	requireOneLineError(t, s.tine("discard", g, "--unmerged", "--while-running"), exitState)
 	s.requireMounts(0)
 	runs, _ := os.ReadDir(filepath.Join(s.home, "workspaces", s.init.Workspace.ID, "runs"))
 	if len(runs) != 1 || runs[0].Name() != s.init.Run.ID {
@@ -729,7 +729,7 @@ func TestCLI_Errors(t *testing.T) {
 		{"unknown run in workspace", []string{"log", "errs/nosuch"}, exitNotFound},
 		{"unknown workspace", []string{"ls", "nosuch"}, exitNotFound},
 		{"unknown workspace to release", []string{"release", other}, exitNotFound},
-		{"unknown group", []string{"discard", "gzzzzzzzz", "--force"}, exitNotFound},
+		{"unknown group", []string{"discard", "gzzzzzzzz", "--unmerged", "--while-running"}, exitNotFound},
 		{"init a file", []string{"init", plain}, exitUsage},
 		{"init a missing path", []string{"init", filepath.Join(other, "missing")}, exitUsage},
 		{"init inside a workspace", []string{"init", filepath.Join(ws, "d00")}, exitExists},
@@ -744,8 +744,8 @@ func TestCLI_Errors(t *testing.T) {
 		{"fork a discarded run", []string{"fork", "source-2"}, exitState},
 		{"checkpoint a discarded run", []string{"checkpoint", "source-2"}, exitState},
 		{"rollback a discarded run", []string{"rollback", "source-2", "--to", ini.Run.Base}, exitState},
-		{"discard a discarded run", []string{"discard", "source-2", "--force"}, exitState},
-		{"discard the source", []string{"discard", "source", "--force"}, exitState},
+		{"discard a discarded run", []string{"discard", "source-2", "--unmerged", "--while-running"}, exitState},
+		{"discard the source", []string{"discard", "source", "--unmerged", "--while-running"}, exitState},
 		{"discard unmerged", []string{"discard", "source-1"}, exitUnmerged},
 		{"release with unmerged forks", []string{"release", ws}, exitUnmerged},
 		{"copies 0", []string{"fork", "source", "--copies", "0"}, exitUsage},
@@ -835,7 +835,7 @@ mv d01 d01-moved; chmod 600 run.sh; rm linkdir && ln -s d00 linkdir; mkfifo fifo
 	requireOneLineError(t, e.tine("release", ws), exitUnmerged)
 	requireSameState(t, "a refused release", st, e.state())
 
-	e.ok("release", "--force", ws)
+	e.ok("release", "--unmerged", ws)
 	requireSameTree(t, "the workspace after release", before, mustSnapshot(t, ws), compareOpts{times: true, links: true})
 	if mps := mountPoints(e.tmp); len(mps) != 0 {
 		t.Errorf("mounts left after release: %q", mps)

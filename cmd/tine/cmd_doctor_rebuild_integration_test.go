@@ -64,7 +64,7 @@ func TestDoctor_Rebuild(t *testing.T) {
 			e.execSh("f-1", "echo later > later.txt")
 			e.execSh("f-2", "echo merged > merged.txt")
 			e.ok("merge", "f-2")
-			e.ok("discard", "--force", "f-3")
+			e.ok("discard", "--unmerged", "--while-running", "f-3")
 			before := [2]string{withoutEventFields(t, e.ok("ls", "--all", "--json")), withoutEventFields(t, e.ok("tree", "--json"))}
 			if !strings.Contains(before[0], `"merged"`) || !strings.Contains(before[0], `"discarded"`) {
 				t.Fatalf("no merged or discarded run before:\n%s", before[0])

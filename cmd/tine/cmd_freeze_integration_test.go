@@ -242,7 +242,7 @@ func TestScratch_KilledMergeLeftoversRemoved(t *testing.T) {
 			if ents, _ := filepath.Glob(filepath.Join(dir, "merge-*")); len(ents) > 0 {
 				t.Errorf("merge scratch left after tine gc: %v", ents)
 			}
-			if r := e.tine("discard", "--force", "source-1"); r.code != 0 {
+			if r := e.tine("discard", "--unmerged", "--while-running", "source-1"); r.code != 0 {
 				t.Errorf("discard: %v", r)
 			}
 		})

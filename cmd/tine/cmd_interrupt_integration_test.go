@@ -235,7 +235,7 @@ func TestRelease_Interrupted(t *testing.T) {
 	} {
 		t.Run(c.at, func(t *testing.T) {
 			e, ws := interruptedEnv(t)
-			r := e.run(call{vars: []string{"TINE_TEST_INTERRUPT_AT=" + c.at}}, "release", "--force", ws)
+			r := e.run(call{vars: []string{"TINE_TEST_INTERRUPT_AT=" + c.at}}, "release", "--unmerged", ws)
 			if r.code != exitInterrupted || !strings.HasPrefix(r.stderr, c.line) || strings.Count(r.stderr, "\n") != 1 {
 				t.Errorf("%v, want exit %d and the one line %q", r, exitInterrupted, c.line)
 			}

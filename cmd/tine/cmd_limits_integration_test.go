@@ -76,7 +76,7 @@ func TestLive_ForkBombHeldByDefaultLimits(t *testing.T) {
 	}
 	t.Logf("fork bomb at %d tasks; the host ran a command in %v", n, time.Since(start))
 
-	e.ok("discard", "--force", "bomb")
+	e.ok("discard", "--unmerged", "--while-running", "bomb")
 	if !waitTimeout(bomb, 30*time.Second) {
 		t.Errorf("tine exec of the fork bomb still waits 30s after its fork was discarded")
 	}

@@ -115,7 +115,7 @@ func TestLive_ForksServeTheSamePort(t *testing.T) {
 	}
 	// Discarding a running fork stops it and removes its network link and cgroup.
 	id := res.Forks[1].ID
-	e.ok("discard", "--force", "source-2")
+	e.ok("discard", "--unmerged", "--while-running", "source-2")
 	if _, err := os.Stat("/sys/class/net/tv" + id); err == nil {
 		t.Errorf("veth of discarded %s remains", id)
 	}

@@ -197,7 +197,7 @@ func TestCLI_RenameLowerDirectory(t *testing.T) {
 	}
 	hostSh(t, ws, "python3 -c 'import os; os.rename(\"src\", \"code\")'") // src comes from the base layer
 	before := walkHost(t, ws)
-	e.ok("release", "--force", ws)
+	e.ok("release", "--unmerged", ws)
 	requireSameTree(t, "the released workspace", before, walkHost(t, ws), compareOpts{})
 }
 

@@ -99,7 +99,7 @@ func TestExec_SandboxConfinesAFork(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "s")); err != nil {
 		t.Errorf("the source could not write where its user may: %v", err)
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // The real claude, run by a normal user in a fork through tine exec
@@ -143,7 +143,7 @@ func TestExec_SandboxRealClaude(t *testing.T) {
 	if after, _ := os.ReadDir(filepath.Join(ann.home, ".claude", "projects")); len(after) != len(before) {
 		t.Errorf("claude's session reached the user's real home: %d project dirs, %d before", len(after), len(before))
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // A normal user's fork, entered without the daemon, has a network of its
@@ -241,7 +241,7 @@ func TestExec_SandboxNetworkOfItsOwn(t *testing.T) {
 	if got := hello("ws/source", nil, at("127.0.0.1", hidden)); !slices.Equal(got, []string{"ok"}) {
 		t.Errorf("from the source: %q, want ok (the host's network)", got)
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // writeFiles writes files (name: content) in dir, as the user's.
@@ -277,7 +277,7 @@ func TestExec_SandboxNetworkFallback(t *testing.T) {
 	if r.code != 126 || strings.Contains(r.stdout, "ran") || !strings.Contains(r.stderr, `sandbox_fallback = "refuse"`) {
 		t.Errorf("exec with sandbox_fallback = \"refuse\": %v, want 126 and nothing run", r)
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // TestExec_SandboxHomeWithAMountBelow: a user whose home has a mount
@@ -337,7 +337,7 @@ func TestExec_SandboxForkSignalsOnlyItsOwn(t *testing.T) {
 	if out := ann.ok(ws, "exec", "ws/source", "--", "sh", "-c", fmt.Sprintf("kill -0 %d && echo REACHED", editor.Process.Pid)); !strings.Contains(out, "REACHED") {
 		t.Errorf("the source could not signal its user's own process: %q", out)
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // tine ps shows a command running in tine exec's sandbox, what it is
@@ -391,7 +391,7 @@ func TestExec_SandboxShownByPs(t *testing.T) {
 	if strings.Contains(ps, "sandbox") || strings.Contains(ps, "confined:") || strings.Contains(ps, "host ports") || strings.Contains(ps, "egress: only") {
 		t.Errorf("tine ps after its tine exec was killed:\n%s\nwant nothing of the command left", ps)
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // A fork's egress preset opens its ecosystem's registry (registry.npmjs.org
@@ -423,7 +423,7 @@ func TestExec_SandboxForkGetsNoRegistryToken(t *testing.T) {
 	if r := ann.tine(ws, nil, read...); !strings.Contains(r.stdout, "npm_SECRET") {
 		t.Errorf("a fork of a source that inherits ~/.npmrc: %v, want the token", r)
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // sandboxFork is tineuser without the daemon (tine exec's sandbox), with a
@@ -493,7 +493,7 @@ func TestExec_SandboxRealCodex(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "app.txt")); string(b) != "status BUG\n" {
 		t.Errorf("codex's fix reached the source: %q", b)
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // A sign-in refreshed by an agent in a fork in tine exec's sandbox, whose
@@ -514,7 +514,7 @@ func TestExec_SandboxRefreshedSignInReachesTheHome(t *testing.T) {
 	if uidOf(t, claudeFile) != ann.uid {
 		t.Error("the carried sign-in is not the user's")
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }
 
 // TestExec_SandboxRunsAsTheUser: a normal user's tine exec without the
@@ -543,5 +543,5 @@ func TestExec_SandboxRunsAsTheUser(t *testing.T) {
 			t.Errorf("tine exec %s as uid %d: id -u, id -g, a.txt's owner, capabilities: %q, want %q", run, ann.uid, out, want)
 		}
 	}
-	ann.ok(top, "release", "--force", ws)
+	ann.ok(top, "release", "--unmerged", ws)
 }

@@ -375,7 +375,7 @@ func TestInit_VirtualFileSystemsRefused(t *testing.T) {
 	t.Cleanup(func() { unmount(t, tmp) })
 	os.WriteFile(filepath.Join(tmp, "a.txt"), []byte("a\n"), 0o644)
 	e.ok("init", tmp)
-	e.ok("release", "--force", tmp)
+	e.ok("release", "--unmerged", tmp)
 }
 
 // mountFS mounts a file system of type fstype (proc, tmpfs) at dir.

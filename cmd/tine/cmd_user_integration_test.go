@@ -280,7 +280,7 @@ func TestUser_ThroughTheSystemDaemon(t *testing.T) {
 		t.Errorf("another user's init of ann's directory: %v, want refused (exit 7)", r)
 	}
 
-	ann.ok("/", "release", "--force", dir)
+	ann.ok("/", "release", "--unmerged", dir)
 	if uidOf(t, filepath.Join(dir, "made.txt")) != ann.uid || uidOf(t, dir) != ann.uid {
 		t.Errorf("after release the files do not belong to uid %d", ann.uid)
 	}
@@ -411,7 +411,7 @@ func TestUser_ChoosesThroughTheSystemDaemon(t *testing.T) {
 		t.Errorf("the decisions are not recorded as tineuser's: %v", evs)
 	}
 	ann.ok(dir, "stop", "app/source")
-	ann.ok("/", "release", "--force", dir)
+	ann.ok("/", "release", "--unmerged", dir)
 	e.ws = e.ws[:len(e.ws)-1]
 }
 
@@ -481,7 +481,7 @@ func TestUser_DemoThroughTheSystemDaemon(t *testing.T) {
 	if out := ann.ok(dir, "ls"); !strings.Contains(out, "calc") || !strings.Contains(out, "merged") {
 		t.Errorf("tine ls after the demo:\n%s", out)
 	}
-	ann.ok(filepath.Dir(dir), "release", "--force", dir)
+	ann.ok(filepath.Dir(dir), "release", "--unmerged", dir)
 }
 
 // TestUser_JudgeStatsThroughTheSystemDaemon: tine judge stats and

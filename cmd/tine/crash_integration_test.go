@@ -212,7 +212,7 @@ func mergeTrial(scope ...string) func(e *env, ws string, i int) crashTrial {
 
 // discardFork discards the trial's fork if it is still there.
 func discardFork(e *env, _ string, tr crashTrial) {
-	e.tine("discard", "--force", tr.fork)
+	e.tine("discard", "--unmerged", "--while-running", tr.fork)
 }
 
 func crashCases() []crashCase {
@@ -243,7 +243,7 @@ func crashCases() []crashCase {
 		{name: "discard", setup: func(e *env, ws string, i int) crashTrial {
 			name := fmt.Sprintf("d%d", i)
 			view := forkWithWork(e, name)
-			return crashTrial{args: []string{"discard", "--force", name}, outcomes: []tree{mustSnapshot(e.t, ws)}, fork: name, forkTree: mustSnapshot(e.t, view)}
+			return crashTrial{args: []string{"discard", "--unmerged", "--while-running", name}, outcomes: []tree{mustSnapshot(e.t, ws)}, fork: name, forkTree: mustSnapshot(e.t, view)}
 		}},
 		{name: "release", setup: func(e *env, ws string, i int) crashTrial {
 			if r := e.tine("path", "source"); r.code != 0 {

@@ -120,7 +120,7 @@ func testEnviron(extra ...string) []string {
 
 func (e *env) cleanup() {
 	for _, ws := range e.ws {
-		e.tine("release", "--force", ws)
+		e.tine("release", "--unmerged", ws)
 	}
 	if err := unmountBelow(e.tmp); err != nil {
 		e.t.Errorf("cleanup: %v", err)
