@@ -153,12 +153,12 @@ func (nd *node) submitTasks(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, fmt.Errorf("the body is not a submission: %v: %w", err, tine.ErrInvalid))
 		return
 	}
-	specs, err := taskSpecs(r.Context(), req)
+	sub, err := taskSpecs(r.Context(), req)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	out, err := submitAll(r.Context(), nd.f, specs)
+	out, err := submitAll(r.Context(), nd.f, sub)
 	if err != nil {
 		writeAPIError(w, err)
 		return
