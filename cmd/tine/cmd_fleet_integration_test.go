@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -522,4 +523,70 @@ func fetchTaskJSON(t *testing.T, dev *env, id string) *fleet.Task {
 		t.Fatal(err)
 	}
 	return tk
+}
+
+// TestFleet_MCPAndDashboard: an agent's tine mcp, on a tine serve that
+// is no node but whose store is the fleet's PostgreSQL, queues tasks with
+// submit_tasks and follows them with list_tasks; a node runs them; the
+// node's dashboard lists the nodes and tasks on /ui/fleet.
+func TestFleet_MCPAndDashboard(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	url := pgtest.URL(t)
+	repo, _ := fleetRepo(t)
+	listen := freeAddr(t)
+	node := startNode(t, url, "nm", "--capacity", "2", "--listen", listen)
+	api := newEnv(t)
+	api.vars = append(api.vars, "TINE_STORE_URL="+url)
+	d := api.serve()
+	defer d.stop(t)
+	cs := api.mcpSession("mcp")
+
+	_, sub := mcpCall(t, cs, false, "submit_tasks", map[string]any{"repo": repo, "agent_cmd": agentCmd, "copies": 1,
+		"count": 2, "key": "mcp", "aggregate_budget_usd": 1})
+	queued, _ := sub["tasks"].([]any)
+	if len(queued) != 2 {
+		t.Fatalf("submit_tasks: %v; want 2 tasks", sub)
+	}
+	mcpCall(t, cs, true, "submit_tasks", map[string]any{"repo": "relative/repo", "agent_cmd": "true"})
+	var st map[string]any
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var text string
+		text, st = mcpCall(t, cs, false, "list_tasks", map[string]any{"state": "done"})
+		if tasks, _ := st["tasks"].([]any); len(tasks) == 2 {
+			if !strings.Contains(text, "2 done") {
+				t.Errorf("list_tasks says %q; want 2 done", text)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("list_tasks: %v", st)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if nodes, _ := st["nodes"].([]any); len(nodes) != 1 || nodes[0].(map[string]any)["name"] != "nm" {
+		t.Errorf("list_tasks' nodes: %v; want nm", st["nodes"])
+	}
+
+	token, err := os.ReadFile(filepath.Join(node.e.home, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "http://"+listen+"/ui/fleet", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `data-node="nm" data-state="up"`) {
+		t.Fatalf("GET /ui/fleet: %d\n%s", resp.StatusCode, page)
+	}
+	for _, q := range queued {
+		id := q.(map[string]any)["id"].(string)
+		if !strings.Contains(string(page), `data-task="`+id+`" data-state="done"`) {
+			t.Errorf("/ui/fleet does not list task %s as done", id)
+		}
+	}
 }
