@@ -66,7 +66,10 @@ out over the unix socket), which shows only that user's workspaces.
 With --node NAME (the store must be PostgreSQL's) it is also a node of a
 fleet: it registers, heartbeats, marks lost the tasks of nodes that stopped
 heartbeating, and runs up to --capacity queued tasks (tine submit) at once;
-see tine tasks and docs/cluster.md.`,
+see tine tasks and docs/cluster.md. With a PostgreSQL store, a node or
+not, it serves the fleet's API (GET /v1/fleet, POST /v1/fleet/tasks),
+which tine mcp's submit_tasks and list_tasks use, and the dashboard's
+page /ui/fleet.`,
 		Example: `  tine serve
   sudo tine serve --system
   tine serve --listen 127.0.0.1:7070
