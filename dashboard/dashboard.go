@@ -31,7 +31,7 @@ var assets embed.FS
 var pollEvery = 500 * time.Millisecond
 
 // pages are the page templates, each executed as "layout".
-var pages = []string{"overview", "group", "run", "confirm", "message"}
+var pages = []string{"overview", "group", "run", "confirm", "message", "fleet"}
 
 // Handler serves the dashboard under /ui/. Build it with New.
 type Handler struct {
@@ -46,6 +46,7 @@ type Handler struct {
 	users   UserTokens      // nil: only the daemon's own token opens it
 	starter ForkRunStarter  // nil: the dashboard starts no fork-runs
 	started startedForkRuns // the warnings of the fork-runs started here
+	fleet   FleetStatus     // nil: no fleet (the store is not PostgreSQL's)
 }
 
 // New returns the dashboard of e, serving paths under /ui/. When token is
@@ -78,6 +79,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /ui/runs/{r}", h.own(h.run))
 	m.HandleFunc("GET /ui/runs/{r}/vnc", h.own(h.vnc))
 	m.HandleFunc("GET /ui/events/stream", h.stream)
+	m.HandleFunc("GET /ui/fleet", h.fleetView)
 	m.HandleFunc("POST /ui/approvals/{id}/{decision}", h.own(h.decide))
 	m.HandleFunc("POST /ui/groups/{g}/choose", h.own(h.choose))
 	m.HandleFunc("POST /ui/runs/{r}/discard", h.own(h.discard))

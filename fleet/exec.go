@@ -30,7 +30,7 @@ func EngineRunner(e *engine.Engine, f *Fleet, node, dir string) Runner {
 			res.Err = err
 			return res
 		}
-		res.Report, res.Err = runTask(ctx, e, src, t.Request)
+		res.Report, res.Note, res.Err = runTask(ctx, e, f, t, src)
 		if res.Err != nil || res.Report == nil || res.Report.Winner == "" {
 			return res
 		}
@@ -54,18 +54,25 @@ func makeWorkspace(ctx context.Context, e *engine.Engine, t *Task, path string) 
 	return e.Init(ctx, engine.InitOptions{Path: path, Name: t.ID})
 }
 
-// runTask runs the task's fork-run from src in manual merge mode.
-func runTask(ctx context.Context, e *engine.Engine, src engine.Ref, req forkrun.Request) (*forkrun.Report, error) {
+// runTask runs t's fork-run from src in manual merge mode, its spend
+// charged to t's batch as it goes (see Fleet.meter); note says why it was
+// stopped, if its batch's budget stopped it.
+func runTask(ctx context.Context, e *engine.Engine, f *Fleet, t *Task, src engine.Ref) (rep *forkrun.Report, note string, err error) {
 	cfg, err := forkrun.LoadConfig(e, src, "")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	req := t.Request
 	req.MergeMode = string(forkrun.Manual)
 	o, err := forkrun.Configure(cfg, src, req, os.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return forkrun.Run(ctx, forkrun.NewHost(e), o)
+	h, err := forkrun.Start(ctx, forkrun.NewHost(e), o)
+	if err != nil {
+		return nil, "", err
+	}
+	return f.meter(ctx, t.ID, h)
 }
 
 // winnerPatch returns the binary patch from commit to the winner's files

@@ -141,6 +141,19 @@ CREATE TABLE fleet_homes (
 	node      TEXT NOT NULL
 );
 `,
+	`
+-- A batch is the tasks submitted together; its spend is what its tasks
+-- spent, charged by their nodes as they go, against its cap (0: none).
+CREATE TABLE fleet_batches (
+	id         TEXT NOT NULL PRIMARY KEY,
+	key        TEXT NOT NULL UNIQUE,
+	cap_usd    DOUBLE PRECISION NOT NULL DEFAULT 0,
+	spent_usd  DOUBLE PRECISION NOT NULL DEFAULT 0,
+	created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+ALTER TABLE fleet_tasks ADD COLUMN batch TEXT NOT NULL DEFAULT '',
+	ADD COLUMN cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
+`,
 }
 
 // migrateFleet applies the fleet's migrations tx's database lacks; the

@@ -101,7 +101,7 @@ func TestClaim_Once(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, node := range []string{"a", "b", "c", "d"} {
 		wg.Go(func() {
-			tk, err := f.claim(ctx, id, node)
+			tk, _, err := f.claim(ctx, id, node)
 			if err != nil {
 				t.Error(err)
 			}
@@ -123,7 +123,7 @@ func TestClaim_Once(t *testing.T) {
 	if err != nil || ok {
 		t.Errorf("a result after the task was lost: recorded %v, %v; want refused", ok, err)
 	}
-	if tk, _ := f.claim(ctx, id, "e"); tk != nil {
+	if tk, _, _ := f.claim(ctx, id, "e"); tk != nil {
 		t.Error("a lost task was claimed again")
 	}
 }
@@ -141,7 +141,7 @@ func TestReap(t *testing.T) {
 		}
 	}
 	id, _, _ := f.Submit(ctx, spec)
-	if tk, err := f.claim(ctx, id, "quiet"); tk == nil || err != nil {
+	if tk, _, err := f.claim(ctx, id, "quiet"); tk == nil || err != nil {
 		t.Fatalf("claim: %v %v", tk, err)
 	}
 	time.Sleep(LostAfter*20*time.Millisecond + 50*time.Millisecond)
@@ -191,3 +191,67 @@ func TestReap(t *testing.T) {
 		t.Errorf("node name with a space: %v, want ErrInvalid", err)
 	}
 }
+
+// TestBatch_Budget: nodes charging the tasks of one batch at once add up
+// to what the tasks spent (each task's money counted once, however often
+// its total is charged); once the batch's spend crosses its cap a task
+// not started yet is skipped, saying how much was spent, and never run.
+func TestBatch_Budget(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	b, err := f.NewBatch(ctx, "nightly", 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := f.NewBatch(ctx, "nightly", 9); err != nil || again.ID != b.ID || again.CapUSD != 0.05 {
+		t.Fatalf("the batch's key again: %+v, %v; want batch %s with its cap of 0.05", again, err, b.ID)
+	}
+	s := spec
+	s.Batch = b.ID
+	var ids []string
+	for range 5 {
+		id, _, err := f.Submit(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids[:4] {
+		if tk, _, err := f.claim(ctx, id, "n"); tk == nil || err != nil {
+			t.Fatalf("claim %s: %v %v", id, tk, err)
+		}
+		for i := 1; i <= 4; i++ { // running totals, charged at once, some twice
+			wg.Go(func() {
+				if _, err := f.charge(ctx, id, float64(i)*0.003); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	got, err := f.Batch(ctx, b.ID)
+	if err != nil || !near(got.SpentUSD, 4*0.012) || got.Spent() {
+		t.Fatalf("batch after 4 tasks spent $0.012 each: %+v, %v; want $0.048 spent, under its cap", got, err)
+	}
+	if got, _ = f.charge(ctx, ids[0], 0.015); !got.Over() {
+		t.Fatalf("batch after a task went on to $0.015: %+v; want over its cap", got)
+	}
+	tk, skipped, err := f.claim(ctx, ids[4], "n")
+	if err != nil || tk != nil || !skipped {
+		t.Fatalf("claim after the batch's budget was spent: %v, %v, %v; want skipped", tk, skipped, err)
+	}
+	tk, _ = f.Task(ctx, ids[4])
+	if tk.State != TaskSkipped || !strings.Contains(tk.Reason, "budget: batch "+b.ID+" had spent $0.0510 of its $0.0500 cap") || !tk.Final() {
+		t.Errorf("the task after the batch: %s (%s); want skipped, with the amounts", tk.State, tk.Reason)
+	}
+	if tk, _ = f.Task(ctx, ids[0]); !near(tk.CostUSD, 0.015) || tk.Batch != b.ID {
+		t.Errorf("task %s: cost %v, batch %s; want 0.015 in %s", ids[0], tk.CostUSD, tk.Batch, b.ID)
+	}
+	if _, err := f.NewBatch(ctx, "", -1); !errors.Is(err, tine.ErrInvalid) {
+		t.Errorf("a negative aggregate budget: %v, want ErrInvalid", err)
+	}
+}
+
+// near reports whether a and b are equal to a millionth of a dollar.
+func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }

@@ -130,9 +130,13 @@ func (w *worker) Timeout(*river.Job[taskArgs]) time.Duration { return -1 }
 // nothing. An error is returned, and the job retried, only when the claim
 // itself failed, before anything ran.
 func (w *worker) Work(ctx context.Context, job *river.Job[taskArgs]) error {
-	t, err := w.f.claim(ctx, job.Args.Task, w.node)
+	t, skipped, err := w.f.claim(ctx, job.Args.Task, w.node)
 	if err != nil {
 		return err
+	}
+	if skipped {
+		w.say("task %s skipped: its batch's budget is spent", job.Args.Task)
+		return nil
 	}
 	if t == nil {
 		w.say("task %s is not queued any more: not run again", job.Args.Task)

@@ -23,6 +23,7 @@ const (
 	TaskDone    = "done"    // its fork-run ended; Outcome and Winner say how
 	TaskFailed  = "failed"  // the node could not make its workspace or run it
 	TaskLost    = "lost"    // its node stopped while it ran; never run again
+	TaskSkipped = "skipped" // not started: its batch's budget was spent (Reason says how much)
 )
 
 // Spec is a task as submitted: a fork-run of a repository at a commit.
@@ -35,6 +36,9 @@ type Spec struct {
 	Key string `json:"key,omitempty"`
 	// By says who submitted (user@host).
 	By string `json:"submitted_by,omitempty"`
+	// Batch is the batch the task is charged to (see NewBatch); "" for
+	// none.
+	Batch string `json:"batch,omitempty"`
 }
 
 // Task is a task and where it stands.
@@ -45,6 +49,8 @@ type Task struct {
 	Commit      string          `json:"commit"`
 	Request     forkrun.Request `json:"request"`
 	By          string          `json:"submitted_by"`
+	Batch       string          `json:"batch,omitempty"`
+	CostUSD     float64         `json:"cost_usd"` // what its forks spent, as its node charged it to the batch
 	State       string          `json:"state"`
 	Reason      string          `json:"reason,omitempty"`
 	Node        string          `json:"node,omitempty"`
@@ -62,7 +68,7 @@ type Task struct {
 
 // Final reports whether t's state is final.
 func (t *Task) Final() bool {
-	return t.State == TaskDone || t.State == TaskFailed || t.State == TaskLost
+	return t.State == TaskDone || t.State == TaskFailed || t.State == TaskLost || t.State == TaskSkipped
 }
 
 // taskArgs is a task's River job: only its id; the task's row is the
@@ -97,9 +103,9 @@ func (f *Fleet) Submit(ctx context.Context, s Spec) (id string, dup bool, err er
 		s.Key = id
 	}
 	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `INSERT INTO fleet_tasks (id, key, repo, commit, request, submitted_by, state)
-			VALUES ($1, $2, $3, $4, $5, $6, 'queued') ON CONFLICT (key) DO NOTHING RETURNING id`,
-			id, s.Key, s.Repo, s.Commit, string(req), s.By).Scan(&id)
+		err := tx.QueryRow(ctx, `INSERT INTO fleet_tasks (id, key, repo, commit, request, submitted_by, batch, state)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued') ON CONFLICT (key) DO NOTHING RETURNING id`,
+			id, s.Key, s.Repo, s.Commit, string(req), s.By, s.Batch).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			dup = true
 			return tx.QueryRow(ctx, "SELECT id FROM fleet_tasks WHERE key = $1", s.Key).Scan(&id)
@@ -117,14 +123,14 @@ func (f *Fleet) Submit(ctx context.Context, s Spec) (id string, dup bool, err er
 }
 
 // taskColumns are the columns scanTask reads, report aside.
-const taskColumns = `id, key, repo, commit, request::text, submitted_by, state, reason, node, workspace,
+const taskColumns = `id, key, repo, commit, request::text, submitted_by, batch, cost_usd, state, reason, node, workspace,
 	outcome, winner, commits, patch IS NOT NULL, submitted_at, started_at, finished_at`
 
 // scanTask reads a row of taskColumns.
 func scanTask(r pgx.Row, extra ...any) (*Task, error) {
 	var t Task
 	var req string
-	dest := append([]any{&t.ID, &t.Key, &t.Repo, &t.Commit, &req, &t.By, &t.State, &t.Reason, &t.Node,
+	dest := append([]any{&t.ID, &t.Key, &t.Repo, &t.Commit, &req, &t.By, &t.Batch, &t.CostUSD, &t.State, &t.Reason, &t.Node,
 		&t.Workspace, &t.Outcome, &t.Winner, &t.Commits, &t.HasPatch, &t.SubmittedAt, &t.StartedAt, &t.FinishedAt}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return nil, err
@@ -193,14 +199,35 @@ func (f *Fleet) Patch(ctx context.Context, id string) ([]byte, error) {
 
 // claim moves task id from queued to running on node, and returns it; nil
 // when it is not queued (another delivery of its job ran it, or it was
-// lost): a task runs at most once.
-func (f *Fleet) claim(ctx context.Context, id, node string) (*Task, error) {
-	t, err := scanTask(f.pool.QueryRow(ctx, `UPDATE fleet_tasks SET state = 'running', node = $2, started_at = now()
-		WHERE id = $1 AND state = 'queued' RETURNING `+taskColumns, id, node))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+// lost): a task runs at most once. A task whose batch's budget is spent
+// is not started: it becomes skipped, saying how much was spent, and
+// claim returns nil with skipped set.
+func (f *Fleet) claim(ctx context.Context, id, node string) (t *Task, skipped bool, err error) {
+	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		var b Batch
+		err := tx.QueryRow(ctx, `SELECT coalesce(b.id, ''), coalesce(b.cap_usd, 0), coalesce(b.spent_usd, 0)
+			FROM fleet_tasks t LEFT JOIN fleet_batches b ON b.id = t.batch
+			WHERE t.id = $1 AND t.state = 'queued' FOR UPDATE OF t`, id).Scan(&b.ID, &b.CapUSD, &b.SpentUSD)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if b.Spent() {
+			skipped = true
+			_, err := tx.Exec(ctx, `UPDATE fleet_tasks SET state = 'skipped', reason = $2, node = $3, finished_at = now() WHERE id = $1`,
+				id, fmt.Sprintf("budget: batch %s had spent %s of its %s cap before the task started; not started", b.ID, usd(b.SpentUSD), usd(b.CapUSD)), node)
+			return err
+		}
+		t, err = scanTask(tx.QueryRow(ctx, `UPDATE fleet_tasks SET state = 'running', node = $2, started_at = now()
+			WHERE id = $1 RETURNING `+taskColumns, id, node))
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("fleet: claim task %s: %w", id, err)
 	}
-	return t, err
+	return t, skipped, nil
 }
 
 // Result is what running a task produced.
@@ -210,13 +237,17 @@ type Result struct {
 	Patch     []byte   // nil: no winner
 	Commits   []string // "hash subject", oldest first
 	Err       error    // the task failed: why
+	Note      string   // why a task that did not fail was cut short (its batch's budget)
 }
 
 // record stores r as task id's result, if the task is still running on
 // node; it reports whether it did (a task declared lost stays lost).
 func (f *Fleet) record(ctx context.Context, id, node string, r Result) (bool, error) {
-	state, reason := TaskDone, ""
-	if r.Err != nil {
+	state, reason := TaskDone, r.Note
+	switch {
+	case r.Err != nil && r.Note != "":
+		state, reason = TaskFailed, r.Note+" ("+r.Err.Error()+")"
+	case r.Err != nil:
 		state, reason = TaskFailed, r.Err.Error()
 	}
 	var report *string

@@ -74,6 +74,16 @@ func (h *Handle) Report() *Report {
 	return h.r.rep.clone()
 }
 
+// StopForBudget stops every fork whose agent still runs or has yet to
+// start, in state BudgetKilled with why: a budget beyond the fork-run's
+// own (a fleet's batch of tasks) is spent. Forks past their agent (being
+// tested, or ended) are left as they are.
+func (h *Handle) StopForBudget(why string) {
+	for _, fk := range h.r.forks { // fixed once the forks exist
+		fk.stop(BudgetKilled, why)
+	}
+}
+
 // Wait waits for the fork-run's end and returns what Run returns.
 func (h *Handle) Wait() (*Report, error) {
 	<-h.done

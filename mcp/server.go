@@ -47,6 +47,7 @@ func NewServer(o Options) *sdk.Server {
 	t.addResolveTools(s)
 	t.addEffectTools(s)
 	t.addDesktopTools(s)
+	t.addFleetTools(s)
 	return s
 }
 

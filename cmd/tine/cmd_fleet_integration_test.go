@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -439,5 +440,153 @@ func TestFleet_NodeLost(t *testing.T) {
 	}
 	if slices.Contains(back.taken(t), task) {
 		t.Errorf("node %s, back, ran its lost task %s", back.name, task)
+	}
+}
+
+// costAgent is a command agent that reports $0.01 every 50 ms, twenty
+// times ($0.20 in all), then writes its file.
+const costAgent = `for i in $(seq 20); do echo '{"tine_cost_usd": 0.01}'; sleep 0.05; done; echo done > out.txt`
+
+// TestFleet_Budget: tine submit --aggregate-budget caps a batch of tasks
+// across the fleet: the node charges each task's spend to the batch as
+// it goes, stops the task running when the batch crosses its cap, and
+// does not start the batch's other tasks (skipped, with the amounts);
+// --budget caps each task's fork-run.
+func TestFleet_Budget(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	url := pgtest.URL(t)
+	repo, _ := fleetRepo(t)
+	startNode(t, url, "nb", "--capacity", "1")
+	dev := newEnv(t)
+	dev.vars = append(dev.vars, "TINE_FLEET_URL="+url)
+	var subs []submitted
+	dev.okJSON(&subs, "submit", "--repo", repo, "--command", costAgent, "-n", "1", "--count", "3", "--aggregate-budget", "0.05", "--json")
+	dev.ok("submit", "--repo", repo, "--command", costAgent, "-n", "2", "--budget", "0.03", "--key", "capped")
+
+	st := waitTasks(t, dev, 4, 3*time.Minute)
+	var stopped, skipped int
+	var spent float64
+	for _, tk := range st.Tasks[:3] {
+		spent += tk.CostUSD
+		switch tk.State {
+		case fleet.TaskSkipped:
+			skipped++
+			if !strings.Contains(tk.Reason, "budget: batch "+subs[0].Batch+" had spent $0.0") || !strings.Contains(tk.Reason, "of its $0.0500 cap") {
+				t.Errorf("skipped task %s: %q; want the batch's spend and cap", tk.ID, tk.Reason)
+			}
+		case fleet.TaskDone, fleet.TaskFailed: // failed when no fork finished
+			stopped++
+			if tk.CostUSD <= 0.05 || tk.CostUSD >= 0.2 || !strings.Contains(tk.Reason, "over its cap of $0.0500: the task was stopped") {
+				t.Errorf("task %s: cost $%v (%s); want stopped past $0.05, before its agent's $0.20", tk.ID, tk.CostUSD, tk.Reason)
+			}
+		default:
+			t.Errorf("task %s: %s (%s); want stopped, or skipped", tk.ID, tk.State, tk.Reason)
+		}
+	}
+	if stopped != 1 || skipped != 2 {
+		t.Errorf("%d tasks stopped, %d skipped; want the first stopped and the other two skipped", stopped, skipped)
+	}
+	for _, tk := range st.Tasks[:3] {
+		if tk.State == fleet.TaskSkipped {
+			continue
+		}
+		r := fetchTaskJSON(t, dev, tk.ID)
+		if fk := r.Report.Forks[0]; fk.State != "budget_killed" || !strings.Contains(fk.Reason, "batch") {
+			t.Errorf("task %s's fork: %s (%s); want budget_killed by its batch", tk.ID, fk.State, fk.Reason)
+		}
+	}
+
+	capped := fetchTaskJSON(t, dev, st.Tasks[3].ID)
+	if capped.Report == nil || capped.Report.Budget.AggregateCap != 0.03 || capped.CostUSD > 0.031 || capped.CostUSD < 0.02 {
+		t.Errorf("task with --budget 0.03: cost $%v, report %+v; want its fork-run capped at $0.03", capped.CostUSD, capped.Report)
+	}
+	requireOneLineError(t, dev.tine("submit", "--repo", repo, "--command", "true", "--aggregate-budget", "-1"), exitUsage)
+}
+
+// fetchTaskJSON returns task id with its report, as GET
+// /v1/fleet/tasks/{id} answers it, read from the database.
+func fetchTaskJSON(t *testing.T, dev *env, id string) *fleet.Task {
+	t.Helper()
+	u := ""
+	for _, v := range dev.vars {
+		if s, ok := strings.CutPrefix(v, "TINE_FLEET_URL="); ok {
+			u = s
+		}
+	}
+	f, err := fleet.Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tk, err := f.Task(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// TestFleet_MCPAndDashboard: an agent's tine mcp, on a tine serve that
+// is no node but whose store is the fleet's PostgreSQL, queues tasks with
+// submit_tasks and follows them with list_tasks; a node runs them; the
+// node's dashboard lists the nodes and tasks on /ui/fleet.
+func TestFleet_MCPAndDashboard(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	url := pgtest.URL(t)
+	repo, _ := fleetRepo(t)
+	listen := freeAddr(t)
+	node := startNode(t, url, "nm", "--capacity", "2", "--listen", listen)
+	api := newEnv(t)
+	api.vars = append(api.vars, "TINE_STORE_URL="+url)
+	d := api.serve()
+	defer d.stop(t)
+	cs := api.mcpSession("mcp")
+
+	_, sub := mcpCall(t, cs, false, "submit_tasks", map[string]any{"repo": repo, "agent_cmd": agentCmd, "copies": 1,
+		"count": 2, "key": "mcp", "aggregate_budget_usd": 1})
+	queued, _ := sub["tasks"].([]any)
+	if len(queued) != 2 {
+		t.Fatalf("submit_tasks: %v; want 2 tasks", sub)
+	}
+	mcpCall(t, cs, true, "submit_tasks", map[string]any{"repo": "relative/repo", "agent_cmd": "true"})
+	var st map[string]any
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var text string
+		text, st = mcpCall(t, cs, false, "list_tasks", map[string]any{"state": "done"})
+		if tasks, _ := st["tasks"].([]any); len(tasks) == 2 {
+			if !strings.Contains(text, "2 done") {
+				t.Errorf("list_tasks says %q; want 2 done", text)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("list_tasks: %v", st)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if nodes, _ := st["nodes"].([]any); len(nodes) != 1 || nodes[0].(map[string]any)["name"] != "nm" {
+		t.Errorf("list_tasks' nodes: %v; want nm", st["nodes"])
+	}
+
+	token, err := os.ReadFile(filepath.Join(node.e.home, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "http://"+listen+"/ui/fleet", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `data-node="nm" data-state="up"`) {
+		t.Fatalf("GET /ui/fleet: %d\n%s", resp.StatusCode, page)
+	}
+	for _, q := range queued {
+		id := q.(map[string]any)["id"].(string)
+		if !strings.Contains(string(page), `data-task="`+id+`" data-state="done"`) {
+			t.Errorf("/ui/fleet does not list task %s as done", id)
+		}
 	}
 }

@@ -18,7 +18,9 @@ func newMCP(a *app) *cobra.Command {
 commands of the same names: fork, fork_run (with command: run it in every
 fork; with prompt: a fork-run the daemon runs, tests and judges),
 fork_run_report, cancel_fork_run, list_runs (ls), compare, diff, cost,
-summary, ps, merge (and promote), choose, discard, rollback and effect.
+summary, ps, merge (and promote), choose, discard, rollback and effect;
+submit_tasks and list_tasks (tine submit, tine tasks) where the daemon's
+store is PostgreSQL's.
 Each tool is a request to tine serve, which must be running; fork-runs and
 fork_run's commands run in tine mcp's own environment, as tine's commands
 send theirs.

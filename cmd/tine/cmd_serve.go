@@ -66,7 +66,10 @@ out over the unix socket), which shows only that user's workspaces.
 With --node NAME (the store must be PostgreSQL's) it is also a node of a
 fleet: it registers, heartbeats, marks lost the tasks of nodes that stopped
 heartbeating, and runs up to --capacity queued tasks (tine submit) at once;
-see tine tasks and docs/cluster.md.`,
+see tine tasks and docs/cluster.md. With a PostgreSQL store, a node or
+not, it serves the fleet's API (GET /v1/fleet, POST /v1/fleet/tasks),
+which tine mcp's submit_tasks and list_tasks use, and the dashboard's
+page /ui/fleet.`,
 		Example: `  tine serve
   sudo tine serve --system
   tine serve --listen 127.0.0.1:7070
@@ -149,9 +152,9 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	api := httpapi.New(e, "", opts...)
 	// Every run gets a socket of its own; what arrives on it is the run's.
 	// The people's socket refuses code inside runs.
-	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "", nil)), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
+	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "", nil, nil)), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
 	h := func(token string) http.Handler {
-		return runSocks.Handler(a.accessLog(nd.guard(token, routes(e, m, api, token, users))))
+		return runSocks.Handler(a.accessLog(nd.guard(token, routes(e, m, api, token, users, nd.dashboardStatus()))))
 	}
 	// Each pool of listeners bounds its connections, in all and per peer:
 	// the people's sockets (per user), the runs' (in RunSockets), TCP
@@ -331,16 +334,20 @@ func forkRunStarter(api *httpapi.Server) dashboard.ForkRunStarter {
 
 // routes serves api at /v1/, the metrics at /metrics and the dashboard
 // at /ui/ (those two for people only), behind the bearer token when there
-// is one. The dashboard also opens with a normal user's token (users),
+// is one. With fleetStatus (the store is PostgreSQL's) the dashboard has
+// the fleet's page, /ui/fleet. The dashboard also opens with a normal user's token (users),
 // showing only what they may use, as it does for a normal user on a unix
 // socket.
-func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string, users *access.Tokens) http.Handler {
+func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string, users *access.Tokens, fleetStatus dashboard.FleetStatus) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.RequireToken(token, api))
 	mux.Handle("GET /metrics", httpapi.PersonOnly(httpapi.RequireToken(token, m.Handler())))
 	opts := []dashboard.Option{dashboard.WithForkRuns(forkRunStarter(api))}
 	if users != nil {
 		opts = append(opts, dashboard.WithUsers(userTokens(users)))
+	}
+	if fleetStatus != nil {
+		opts = append(opts, dashboard.WithFleet(fleetStatus))
 	}
 	mux.Handle("/ui/", httpapi.People(dashboard.New(e, token, opts...)))
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))

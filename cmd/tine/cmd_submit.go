@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -22,6 +23,7 @@ type submitFlags struct {
 	test                   string
 	approaches             []string
 	n, count               int
+	budget, aggregate      float64
 	asJSON                 bool
 }
 
@@ -42,18 +44,28 @@ bring the winner into your workspace with tine fetch TASK.
 submitted again with the same key (KEY-1…KEY-K with --count) is queued
 once, and its id printed again. Prints the tasks' ids, one a line.
 
+Budgets: --budget caps each task (its fork-run's forks together: the
+fork-run's --aggregate-budget; each fork keeps [fork] default_budget_usd).
+--aggregate-budget caps the batch: the tasks submitted together (one --key,
+or one command). The nodes charge each task's spend to the batch in the
+fleet's PostgreSQL as the task goes; a task that would start once the batch
+spent its cap is not started (state skipped, saying how much was spent),
+and the tasks running when the batch crosses its cap are stopped (their
+forks budget_killed). Command agents report their spend with
+{"tine_cost_usd": X} lines.
+
 Exit status: 0 when queued, 2 for bad flags, 3 when the repository or the
 commit is not found.`,
 		Example: `  tine submit --repo ~/app --prompt "fix the failing test" -n 4
   tine submit --repo https://example.com/app.git --commit 1a2b3c --command ./try.sh -n 3 --count 12`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			specs, err := fl.specs(c.Context())
+			sub, err := fl.submission(c.Context(), c.Flags().Changed("budget"))
 			if err != nil {
 				return err
 			}
 			return a.withFleet(c.Context(), func(f *fleet.Fleet) error {
-				return a.submit(c.Context(), f, specs, fl.asJSON)
+				return a.submit(c.Context(), f, sub, fl.asJSON)
 			})
 		},
 	}
@@ -68,12 +80,15 @@ commit is not found.`,
 	f.IntVarP(&fl.n, "copies", "n", 0, "forks per task (default: the number of approaches, else 3)")
 	f.IntVar(&fl.count, "count", 1, "tasks to queue, alike")
 	f.StringVar(&fl.key, "key", "", "idempotency key: a task with this key is queued once")
+	f.Float64Var(&fl.budget, "budget", 0, "budget of each task in USD: all its forks together (0 = none)")
+	f.Float64Var(&fl.aggregate, "aggregate-budget", 0, "budget of the batch in USD: all the tasks submitted together (0 = none)")
 	f.BoolVar(&fl.asJSON, "json", false, "print the tasks as JSON")
 	return c
 }
 
-// specs checks the flags and returns the tasks they ask for.
-func (fl submitFlags) specs(ctx context.Context) ([]fleet.Spec, error) {
+// submission checks the flags and returns the tasks they ask for;
+// budget says whether --budget was given.
+func (fl submitFlags) submission(ctx context.Context, budget bool) (*submission, error) {
 	switch {
 	case fl.prompt == "" && fl.command == "":
 		return nil, fmt.Errorf("give --prompt, --command or both: %w", tine.ErrInvalid)
@@ -93,7 +108,10 @@ func (fl submitFlags) specs(ctx context.Context) ([]fleet.Spec, error) {
 	if fl.test != "" {
 		req.Test = &fl.test
 	}
-	return taskSpecs(ctx, submitRequest{Repo: fl.repo, Commit: fl.commit, Request: req, Key: fl.key, Count: fl.count})
+	if budget {
+		req.AggregateUSD = &fl.budget
+	}
+	return taskSpecs(ctx, submitRequest{Repo: fl.repo, Commit: fl.commit, Request: req, Key: fl.key, Count: fl.count, BatchBudgetUSD: fl.aggregate})
 }
 
 // submitRequest is a submission of tasks: tine submit's flags, and the
@@ -104,11 +122,22 @@ type submitRequest struct {
 	Request forkrun.Request `json:"request"`
 	Key     string          `json:"key,omitempty"`
 	Count   int             `json:"count,omitempty"` // default 1
+	// BatchBudgetUSD caps what the tasks spend together (0: no cap); a
+	// task's own cap is its request's aggregate_budget_usd.
+	BatchBudgetUSD float64 `json:"batch_budget_usd,omitempty"`
+}
+
+// submission is a batch of tasks to queue: its key ("" for a fresh one),
+// its cap and the tasks.
+type submission struct {
+	Key    string
+	CapUSD float64
+	Specs  []fleet.Spec
 }
 
 // taskSpecs checks r and returns the tasks it asks for, its repository
 // resolved here (a local path made absolute) and its commit to a hash.
-func taskSpecs(ctx context.Context, r submitRequest) ([]fleet.Spec, error) {
+func taskSpecs(ctx context.Context, r submitRequest) (*submission, error) {
 	if r.Count == 0 {
 		r.Count = 1
 	}
@@ -119,19 +148,23 @@ func taskSpecs(ctx context.Context, r submitRequest) ([]fleet.Spec, error) {
 		return nil, fmt.Errorf("a task needs a prompt or a command agent (--prompt, --command): %w", tine.ErrInvalid)
 	case r.Count < 1 || r.Count > 1000:
 		return nil, fmt.Errorf("count %d: 1 to 1000: %w", r.Count, tine.ErrInvalid)
+	case !(r.BatchBudgetUSD >= 0) || math.IsInf(r.BatchBudgetUSD, 0):
+		return nil, fmt.Errorf("aggregate budget %v: 0 (none) or a positive amount of US dollars: %w", r.BatchBudgetUSD, tine.ErrInvalid)
+	case r.Request.AggregateUSD != nil && (!(*r.Request.AggregateUSD >= 0) || math.IsInf(*r.Request.AggregateUSD, 0)):
+		return nil, fmt.Errorf("budget %v: 0 (none) or a positive amount of US dollars: %w", *r.Request.AggregateUSD, tine.ErrInvalid)
 	}
 	repo, commit, err := resolveRepo(ctx, r.Repo, r.Commit)
 	if err != nil {
 		return nil, err
 	}
 	by := submitter()
-	var out []fleet.Spec
+	out := &submission{Key: r.Key, CapUSD: r.BatchBudgetUSD}
 	for i := range r.Count {
 		s := fleet.Spec{Repo: repo, Commit: commit, Request: r.Request, By: by, Key: r.Key}
 		if r.Key != "" && r.Count > 1 {
 			s.Key = fmt.Sprintf("%s-%d", r.Key, i+1)
 		}
-		out = append(out, s)
+		out.Specs = append(out.Specs, s)
 	}
 	return out, nil
 }
@@ -194,12 +227,13 @@ func submitter() string {
 // submitted is one task tine submit queued.
 type submitted struct {
 	ID        string `json:"id"`
+	Batch     string `json:"batch"`
 	Duplicate bool   `json:"duplicate,omitempty"` // its key was submitted before: nothing new queued
 }
 
-// submit queues specs and prints their ids.
-func (a *app) submit(ctx context.Context, f *fleet.Fleet, specs []fleet.Spec, asJSON bool) error {
-	out, err := submitAll(ctx, f, specs)
+// submit queues sub's tasks and prints their ids.
+func (a *app) submit(ctx context.Context, f *fleet.Fleet, sub *submission, asJSON bool) error {
+	out, err := submitAll(ctx, f, sub)
 	if err != nil {
 		return err
 	}
@@ -212,15 +246,21 @@ func (a *app) submit(ctx context.Context, f *fleet.Fleet, specs []fleet.Spec, as
 	return nil
 }
 
-// submitAll queues specs in order.
-func submitAll(ctx context.Context, f *fleet.Fleet, specs []fleet.Spec) ([]submitted, error) {
+// submitAll makes sub's batch and queues its tasks in order, charged to
+// it.
+func submitAll(ctx context.Context, f *fleet.Fleet, sub *submission) ([]submitted, error) {
+	b, err := f.NewBatch(ctx, sub.Key, sub.CapUSD)
+	if err != nil {
+		return nil, err
+	}
 	var out []submitted
-	for _, s := range specs {
+	for _, s := range sub.Specs {
+		s.Batch = b.ID
 		id, dup, err := f.Submit(ctx, s)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, submitted{ID: id, Duplicate: dup})
+		out = append(out, submitted{ID: id, Batch: b.ID, Duplicate: dup})
 	}
 	return out, nil
 }

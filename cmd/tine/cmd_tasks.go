@@ -17,8 +17,8 @@ func newTasks(a *app) *cobra.Command {
 		Use:   "tasks [--json]",
 		Short: "The fleet's nodes, queue and tasks' results",
 		Long: `Shows the fleet's nodes (state, capacity, tasks running, last heartbeat,
-backends and live-fork engines) and its tasks (state, node, outcome, winner,
-and why a task failed or was lost), from the fleet's PostgreSQL
+backends and live-fork engines) and its tasks (batch, state, node, outcome,
+winner, cost, and why a task failed, was lost or skipped), from the fleet's PostgreSQL
 ($TINE_FLEET_URL, else the store's when it is PostgreSQL's).`,
 		Example: `  tine tasks
   tine tasks --json | jq '.tasks[] | select(.state == "done")'`,
@@ -53,7 +53,7 @@ func (a *app) printStatus(st *fleetStatus) {
 	tw.Flush()
 	fmt.Fprintln(a.stdout)
 	var counts []string
-	for _, s := range []string{fleet.TaskQueued, fleet.TaskRunning, fleet.TaskDone, fleet.TaskFailed, fleet.TaskLost} {
+	for _, s := range []string{fleet.TaskQueued, fleet.TaskRunning, fleet.TaskDone, fleet.TaskFailed, fleet.TaskLost, fleet.TaskSkipped} {
 		counts = append(counts, fmt.Sprintf("%d %s", st.Queue[s], s))
 	}
 	fmt.Fprintf(a.stdout, "tasks: %s\n", strings.Join(counts, ", "))
@@ -61,10 +61,10 @@ func (a *app) printStatus(st *fleetStatus) {
 		return
 	}
 	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATE\tNODE\tOUTCOME\tWINNER\tSUBMITTED\tNOTE")
+	fmt.Fprintln(tw, "TASK\tBATCH\tSTATE\tNODE\tOUTCOME\tWINNER\tCOST\tSUBMITTED\tNOTE")
 	for _, t := range st.Tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.State, display.Text(dash(t.Node)), dash(t.Outcome),
-			display.Text(dash(t.Winner)), t.SubmittedAt.Local().Format(time.DateTime), display.Text(t.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t$%.4f\t%s\t%s\n", t.ID, dash(t.Batch), t.State, display.Text(dash(t.Node)), dash(t.Outcome),
+			display.Text(dash(t.Winner)), t.CostUSD, t.SubmittedAt.Local().Format(time.DateTime), display.Text(t.Reason))
 	}
 	tw.Flush()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/dashboard"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/fleet"
@@ -40,31 +41,39 @@ func addNodeFlags(c *cobra.Command, n *nodeFlags) {
 	f.StringVar(&n.address, "address", "", "with --node: the address other nodes and clients reach this node's API at (default: http:// and --listen's address)")
 }
 
-// node is a running node of a fleet: what tine serve --node adds.
+// node is what tine serve adds when its store is PostgreSQL's: the
+// fleet's API (GET /v1/fleet, tasks), and with --node a running node of
+// the fleet.
 type node struct {
 	f    *fleet.Fleet
 	e    *engine.Engine
-	name string
+	name string // "": not a node, the fleet's API only
 	done chan error
 }
 
-// startNode opens the fleet and starts serving e as node n (with its API
-// at listen, if any) until ctx ends; nil when n names no node. The
-// caller waits for it with stop.
+// startNode opens the fleet when the store is PostgreSQL's and, when n
+// names a node, starts serving e as that node (with its API at listen, if
+// any) until ctx ends; nil when the store is not PostgreSQL's. The caller
+// waits for it with wait.
 func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, listen string, say func(string, ...any)) (*node, error) {
-	if n.name == "" {
-		return nil, nil
-	}
 	u, err := store.URL(a.home)
 	if err != nil {
 		return nil, err
 	}
 	if kind, _ := store.Kind(u); kind != "postgres" {
+		if n.name == "" {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("tine serve --node needs a PostgreSQL store (%s or [store] url): the fleet's nodes and tasks live there: %w", store.EnvURL, tine.ErrInvalid)
 	}
 	f, err := fleet.Open(ctx, u)
 	if err != nil {
 		return nil, err
+	}
+	nd := &node{f: f, e: e, name: n.name, done: make(chan error, 1)}
+	if n.name == "" {
+		nd.done <- nil
+		return nd, nil
 	}
 	if n.tasksDir == "" {
 		n.tasksDir = filepath.Clean(e.Home()) + "-tasks"
@@ -74,7 +83,6 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 	}
 	info := fleet.NodeInfo{Name: n.name, Address: n.address, Capacity: n.capacity, Beat: n.beat,
 		Backends: backendNames(), LiveFork: liveForkEngines(ctx)}
-	nd := &node{f: f, e: e, name: n.name, done: make(chan error, 1)}
 	go func() {
 		nd.done <- f.Serve(ctx, fleet.NodeConfig{Info: info, Run: fleet.EngineRunner(e, f, n.name, n.tasksDir), Say: say})
 	}()
@@ -89,6 +97,21 @@ func (nd *node) wait() error {
 	err := <-nd.done
 	nd.f.Close()
 	return err
+}
+
+// dashboardStatus is the fleet's nodes and tasks for the dashboard's
+// fleet page; nil when there is no fleet.
+func (nd *node) dashboardStatus() dashboard.FleetStatus {
+	if nd == nil {
+		return nil
+	}
+	return func(ctx context.Context) ([]fleet.Node, []*fleet.Task, error) {
+		st, err := status(ctx, nd.f)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st.Nodes, st.Tasks, nil
+	}
 }
 
 // backendNames are the file backends compiled into this tine.
@@ -129,8 +152,10 @@ func (nd *node) guard(token string, next http.Handler) http.Handler {
 	mux.Handle("GET /v1/fleet", people(nd.fleetStatus))
 	mux.Handle("POST /v1/fleet/tasks", people(nd.submitTasks))
 	mux.Handle("GET /v1/fleet/tasks/{id}", people(nd.task))
-	mux.Handle("/v1/runs/{ref}", httpapi.RequireToken(token, nd.home(next)))
-	mux.Handle("/v1/runs/{ref}/", httpapi.RequireToken(token, nd.home(next)))
+	if nd.name != "" {
+		mux.Handle("/v1/runs/{ref}", httpapi.RequireToken(token, nd.home(next)))
+		mux.Handle("/v1/runs/{ref}/", httpapi.RequireToken(token, nd.home(next)))
+	}
 	mux.Handle("/", next)
 	return mux
 }
@@ -153,12 +178,12 @@ func (nd *node) submitTasks(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, fmt.Errorf("the body is not a submission: %v: %w", err, tine.ErrInvalid))
 		return
 	}
-	specs, err := taskSpecs(r.Context(), req)
+	sub, err := taskSpecs(r.Context(), req)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	out, err := submitAll(r.Context(), nd.f, specs)
+	out, err := submitAll(r.Context(), nd.f, sub)
 	if err != nil {
 		writeAPIError(w, err)
 		return

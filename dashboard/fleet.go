@@ -1,0 +1,65 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/fleet"
+	"github.com/tinehq/tine/internal/access"
+)
+
+// FleetStatus returns the fleet's nodes and tasks (package fleet), for a
+// tine whose store is PostgreSQL's.
+type FleetStatus func(ctx context.Context) ([]fleet.Node, []*fleet.Task, error)
+
+// WithFleet adds the fleet's page, /ui/fleet: its nodes (state, capacity,
+// tasks running, heartbeat age) and tasks (state, node, outcome, winner,
+// cost), from status. Without it the page says there is no fleet.
+func WithFleet(status FleetStatus) Option {
+	return func(h *Handler) { h.fleet = status }
+}
+
+// fleetPage is /ui/fleet.
+type fleetPage struct {
+	page
+	Nodes []fleetNode
+	Tasks []*fleet.Task
+	Queue map[string]int
+}
+
+// fleetNode is a node's row.
+type fleetNode struct {
+	fleet.Node
+	Age string // since its last heartbeat
+}
+
+// fleetView serves /ui/fleet to people who see every workspace, as the
+// API's GET /v1/fleet does: the tasks hold every submitter's repository
+// and prompt.
+func (h *Handler) fleetView(w http.ResponseWriter, r *http.Request) {
+	if h.fleet == nil {
+		h.fail(w, r, fmt.Errorf("this tine has no fleet: its store is not PostgreSQL's (see docs/cluster.md): %w", tine.ErrUnsupported))
+		return
+	}
+	if access.From(r.Context()) != nil {
+		h.fail(w, r, fmt.Errorf("the fleet's page shows every submitter's tasks: it is for root and the daemon's own user: %w", tine.ErrPrivilege))
+		return
+	}
+	nodes, tasks, err := h.fleet(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p := fleetPage{page: page{Title: "fleet", Kind: "fleet", CSRF: h.csrf}, Tasks: tasks, Queue: map[string]int{}}
+	now := time.Now()
+	for _, n := range nodes {
+		p.Nodes = append(p.Nodes, fleetNode{Node: n, Age: now.Sub(n.BeatAt).Round(time.Second).String()})
+	}
+	for _, t := range tasks {
+		p.Queue[t.State]++
+	}
+	h.render(w, http.StatusOK, "fleet", p)
+}
