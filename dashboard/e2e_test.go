@@ -15,27 +15,13 @@ import (
 	"github.com/tinehq/tine/engine/enginetest"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/browsertest"
 )
-
-const chromium = "/usr/bin/chromium"
 
 // browser starts a headless Chromium with a fresh profile.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("end-to-end test needs Chromium at %s: %v", chromium, err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
-	return ctx
+	return browsertest.New(t, 90*time.Second)
 }
 
 // artifacts is where screenshots go: $TINE_ARTIFACTS or a temp dir.

@@ -22,6 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tinehq/tine/desktop"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/browsertest"
 	"github.com/tinehq/tine/internal/testkit"
 )
 
@@ -367,21 +368,11 @@ sys.stdout.buffer.write(r.read())`, sock, path).Output()
 // WebSocket) shows the colour of want.
 func (e *env) tilesShow(addr, group string, want map[string]string) {
 	e.t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		e.t.Skipf("the dashboard's tiles need Chromium: %v", err)
-	}
+	ctx := browsertest.New(e.t, 90*time.Second)
 	token, err := os.ReadFile(filepath.Join(e.home, "token"))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath("/usr/bin/chromium"),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.UserDataDir(e.t.TempDir()), chromedp.WindowSize(1400, 1000))
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
 	url := "http://" + addr + "/ui/groups/" + group + "?token=" + strings.TrimSpace(string(token))
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`#screens`))); err != nil {
 		e.t.Fatalf("the group page: %v", err)

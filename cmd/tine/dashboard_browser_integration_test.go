@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -12,28 +11,14 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/tinehq/tine/internal/browsertest"
 	"github.com/tinehq/tine/internal/testkit"
 )
-
-const chromium = "/usr/bin/chromium"
 
 // browser starts a headless Chromium with a fresh profile.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("the browser tests need Chromium at %s (apt-get install chromium): %v", chromium, err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
-	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
-	return ctx
+	return browsertest.New(t, 120*time.Second)
 }
 
 // serveDashboard starts tine serve on a loopback TCP port and returns the
