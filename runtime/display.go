@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -103,6 +104,7 @@ func (m *Manager) startDisplay(ctx context.Context, r engine.Ref, cfg *config.Co
 	if err != nil {
 		return st, fmt.Errorf("%s's display: %w", r.Run.Name, err)
 	}
+	m.armIdle(r, cfg)
 	return st, nil
 }
 
@@ -124,7 +126,7 @@ func noteDisplays(reports []engine.LiveReport) {
 // from a program in the run, so no more of it is kept than a screen of
 // the run's size holds.
 func (m *Manager) Screen(ctx context.Context, ref string) ([]byte, error) {
-	if err := m.requireDisplay(ctx, ref); err != nil {
+	if err := m.requireDisplay(ctx, ref, "screen"); err != nil {
 		return nil, err
 	}
 	r, err := m.eng.FindRun(ctx, ref)
@@ -167,7 +169,7 @@ func (m *Manager) Input(ctx context.Context, ref string, in desktop.Input) error
 	if err != nil {
 		return fmt.Errorf("%w: %w", err, tine.ErrInvalid)
 	}
-	if err := m.requireDisplay(ctx, ref); err != nil {
+	if err := m.requireDisplay(ctx, ref, "input"); err != nil {
 		return err
 	}
 	res, err := m.ExecWith(ctx, ref, ExecOptions{Args: args, Timeout: 30 * time.Second})
@@ -180,14 +182,20 @@ func (m *Manager) Input(ctx context.Context, ref string, in desktop.Input) error
 	return nil
 }
 
-// requireDisplay refuses a run whose display is not up.
-func (m *Manager) requireDisplay(ctx context.Context, ref string) error {
+// requireDisplay refuses a run whose display is not up, after recording
+// a use of it by by (screen, input, vnc) and starting it again when it was
+// stopped for being idle.
+func (m *Manager) requireDisplay(ctx context.Context, ref, by string) error {
 	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return err
 	}
 	if m.supervised(r) == 0 {
 		return fmt.Errorf("%s is not running, so its display is not up: %w", r.Run.Name, tine.ErrState)
+	}
+	m.touchDisplay(r)
+	if err := m.wakeDisplay(ctx, r, by); err != nil {
+		return fmt.Errorf("starting %s's idle display again: %w", r.Run.Name, err)
 	}
 	if !m.DisplayUp(ctx, r) {
 		return fmt.Errorf("%s has no display up (start it with [display] enabled = true in tine.toml, or tine start --display): %w", r.Run.Name, tine.ErrState)
@@ -245,7 +253,7 @@ func withTmp(h *supervisor.Hide) *supervisor.Hide {
 // the run's network namespace (the port listens on the run's loopback
 // only).
 func (m *Manager) DialDisplay(ctx context.Context, ref string) (net.Conn, error) {
-	if err := m.requireDisplay(ctx, ref); err != nil {
+	if err := m.requireDisplay(ctx, ref, "vnc"); err != nil {
 		return nil, err
 	}
 	r, err := m.eng.FindRun(ctx, ref)
@@ -256,5 +264,31 @@ func (m *Manager) DialDisplay(ctx context.Context, ref string) (net.Conn, error)
 	if pid == 0 {
 		return nil, fmt.Errorf("%s is not running, so its display is not up: %w", r.Run.Name, tine.ErrState)
 	}
-	return netns.DialIn(ctx, pid, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(desktop.VNCPort)))
+	conn, err := netns.DialIn(ctx, pid, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(desktop.VNCPort)))
+	if err != nil {
+		return nil, err
+	}
+	return m.heldOpen(r, conn), nil
+}
+
+// heldOpen counts conn as a VNC client of r's display, which is not idle
+// while it is connected, until it is closed.
+func (m *Manager) heldOpen(r engine.Ref, conn net.Conn) net.Conn {
+	m.vnc.add(r.Run.ID, 1)
+	return &vncConn{Conn: conn, release: sync.OnceFunc(func() {
+		m.vnc.add(r.Run.ID, -1)
+		m.touchDisplay(r)
+	})}
+}
+
+// vncConn is a connection to a display's VNC server that calls release
+// once when closed.
+type vncConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *vncConn) Close() error {
+	defer c.release()
+	return c.Conn.Close()
 }

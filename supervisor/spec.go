@@ -244,6 +244,7 @@ type request struct {
 	Op       string        `json:"op"`
 	Exec     *Exec         `json:"exec,omitempty"`
 	Services []Service     `json:"services,omitempty"`
+	Names    []string      `json:"names,omitempty"` // for stop-services: the services to stop
 	Port     int           `json:"port,omitempty"`
 	HostAddr string        `json:"host_addr,omitempty"`
 	Grace    time.Duration `json:"grace,omitempty"`
