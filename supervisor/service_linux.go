@@ -311,6 +311,15 @@ func (v *service) check() func(context.Context) bool {
 			}
 			return err == nil
 		}
+	case v.spec.ReadySocket != "":
+		return func(ctx context.Context) bool {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "unix", v.spec.ReadySocket)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}
 	case strings.TrimSpace(v.spec.ReadyCommand) != "":
 		return v.commandCheck
 	}

@@ -166,6 +166,7 @@ type Service struct {
 	Dir          string        `json:"dir"`     // absolute, inside the run
 	Env          []string      `json:"env"`     // added to the base environment
 	ReadyPort    int           `json:"ready_port,omitempty"`
+	ReadySocket  string        `json:"ready_socket,omitempty"` // a unix socket (in the run) that accepts connections
 	ReadyCommand string        `json:"ready_command,omitempty"`
 	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
 	Restart      string        `json:"restart,omitempty"` // no, on-failure, always

@@ -4,8 +4,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,4 +146,86 @@ func TestDesktop_IdleForkDisplayStops(t *testing.T) {
 
 func hasEvent(evs []jsonEvent, kind string) bool {
 	return slices.ContainsFunc(evs, func(ev jsonEvent) bool { return ev.Kind == kind })
+}
+
+// fakeVNC is a VNC server of a fork's own that takes the place of its
+// display's: it binds a socket of its own and renames it over the
+// display's VNC socket, and with "kill" also kills the X server, again
+// and again, and listens on the X server's old TCP port. It greets with
+// RFB 3.7, which TigerVNC never sends first, so that a test sees whom the
+// bridge reached.
+const fakeVNC = `import os, socket, subprocess, sys, threading, time
+GREETING = b"RFB 003.007\n"
+def serve(s):
+    while True:
+        c, _ = s.accept()
+        c.sendall(GREETING)
+        threading.Timer(5, c.close).start()
+u = socket.socket(socket.AF_UNIX)
+u.bind("/tmp/.fake-vnc"); u.listen(8)
+threading.Thread(target=serve, args=(u,), daemon=True).start()
+if sys.argv[1] == "kill":
+    t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    while True:
+        subprocess.run(["pkill", "-KILL", "-x", "Xvnc"])
+        try:
+            t.bind(("127.0.0.1", 5900)); break
+        except OSError: time.sleep(0.05)
+    t.listen(8)
+    threading.Thread(target=serve, args=(t,), daemon=True).start()
+os.rename("/tmp/.fake-vnc", "/tmp/.tine-vnc")
+open("/tmp/fake.ready", "w").close()
+while True:
+    if sys.argv[1] == "kill": subprocess.run(["pkill", "-KILL", "-x", "Xvnc"])
+    time.sleep(0.05)
+`
+
+// The bridge carries only the VNC of the X server tine started for the
+// run: a fork that puts a VNC server of its own in its place (its socket
+// renamed over the display's, or the X server killed for good and its
+// port taken) gets no byte of it to a person's browser; the bridge
+// refuses. Before, the bridge dialled the run's port 5900, whoever
+// listened there.
+func TestDesktop_BridgeRefusesAReplacedVNCServer(t *testing.T) {
+	requireDesktop(t)
+	if _, err := exec.LookPath("pkill"); err != nil {
+		t.Skip("requires pkill")
+	}
+	e := newEnv(t)
+	dir := e.workspaceDir("fake")
+	writeTestFiles(t, dir, map[string]string{"tine.toml": "[display]\nenabled = true\nsize = \"320x240\"\n", "fake.py": fakeVNC})
+	e.ok("init", dir)
+	e.ok("start", "source")
+	var fork struct {
+		Forks []struct{ ID, Name string }
+	}
+	e.okJSON(&fork, "fork", "source", "-n", "2", "--wait", "--json")
+	d := e.serve()
+	defer d.stop(t)
+	sock := filepath.Join(e.home, "ctl", "tine.sock")
+	for i, how := range []string{"replace", "kill"} {
+		f := fork.Forks[i]
+		if status, first := wsHandshake(t, nil, sock, "/v1/runs/"+f.ID+"/vnc"); !strings.Contains(status, " 101 ") || first != rfbVersion {
+			t.Fatalf("%s's display before: %q, %q", f.Name, status, first)
+		}
+		e.execSh(f.Name, "python3 "+filepath.Join(dir, "fake.py")+" "+how+" >/tmp/fake.log 2>&1 &")
+		for end := time.Now().Add(20 * time.Second); e.tine("exec", f.Name, "--", "test", "-e", "/tmp/fake.ready").code != 0; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s's fake VNC server did not start: %s", f.Name, e.execSh(f.Name, "cat /tmp/fake.log"))
+			}
+		}
+		for range 3 {
+			status, first := wsHandshake(t, nil, sock, "/v1/runs/"+f.ID+"/vnc")
+			if first == "RFB 003.007\n" {
+				t.Errorf("%s (%s): the bridge carried the fork's own VNC server: %q, first message %q", f.Name, how, status, first)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		if how == "replace" { // the X server runs: what listens is not it
+			var body map[string]any
+			if code := d.get(t, "/v1/runs/"+f.ID+"/vnc", &body); code != http.StatusConflict || !strings.Contains(fmt.Sprint(body), "not the run's X server") {
+				t.Errorf("%s: the bridge answered %d %v, want 409 naming the server not the X server", f.Name, code, body)
+			}
+		}
+	}
 }
