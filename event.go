@@ -24,6 +24,8 @@ const (
 	EventStart        EventKind = "start"           // tine start (and fork --live): the supervisor is up
 	EventStop         EventKind = "stop"            // tine stop, discard, release: the processes ended
 	EventRestart      EventKind = "restart"         // on a fork: its services started again, their live-forked copies having ended with their origin
+	EventDisplayIdle  EventKind = "display.idle"    // on a fork: its display stopped, unwatched and undriven for [display] idle_timeout
+	EventDisplayWake  EventKind = "display.wake"    // on a fork: its display, stopped idle, started again for a screenshot, input or a tile
 	EventPublish      EventKind = "publish"         // tine port: a port published on the host
 	EventCell         EventKind = "cell"            // tine cell: a confined command ran
 	EventEffect       EventKind = "effect"          // an approved effect carried out

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine"
 )
@@ -27,6 +28,25 @@ func TestDisplay(t *testing.T) {
 		_, err := Parse("[display]\nsize = \"" + size + "\"\n")
 		if !errors.Is(err, tine.ErrInvalid) || !strings.Contains(err.Error(), "tine.toml:2:") {
 			t.Errorf("size %q: %v", size, err)
+		}
+	}
+}
+
+func TestDisplay_Idle(t *testing.T) {
+	for doc, want := range map[string]time.Duration{
+		"[display]\nenabled = true\n":        DefaultDisplayIdle,
+		"[display]\nidle_timeout = \"3s\"\n": 3 * time.Second,
+		"[display]\nidle_timeout = \"0\"\n":  0,
+	} {
+		c, err := Parse(doc)
+		if err != nil || c.Display.Idle() != want {
+			t.Errorf("%q: %v %v, want %v", doc, c.Display.Idle(), err, want)
+		}
+	}
+	for _, v := range []string{`"-1s"`, `"soon"`, `5`} {
+		_, err := Parse("[display]\nidle_timeout = " + v + "\n")
+		if !errors.Is(err, tine.ErrInvalid) || !strings.Contains(err.Error(), "tine.toml:2:") {
+			t.Errorf("idle_timeout %s: %v", v, err)
 		}
 	}
 }

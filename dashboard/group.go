@@ -126,7 +126,9 @@ func (h *Handler) forkRows(ctx context.Context, ws *tine.Workspace, c *engine.Co
 			ref := engine.Ref{Workspace: ws, Run: f.Run}
 			row.Proc, _ = h.rt.ProcState(ref)
 			row.Patch = h.patch(ctx, ref)
-			row.Display = row.Proc == runtime.ProcRunning && h.rt.DisplayUp(ctx, ref)
+			// A display stopped for being idle keeps its tile, whose
+			// reconnecting starts it again.
+			row.Display = row.Proc == runtime.ProcRunning && (h.rt.DisplayUp(ctx, ref) || h.rt.IdleDisplayOf(ref) != nil)
 		}
 		rows = append(rows, row)
 	}

@@ -45,6 +45,10 @@ func sentence(ev *tine.Event, names map[string]string) string {
 		return fmt.Sprintf("%s's processes started", run)
 	case tine.EventStop:
 		return fmt.Sprintf("%s's processes stopped", run)
+	case tine.EventDisplayIdle:
+		return fmt.Sprintf("%s's display was stopped, idle for %s", run, orDefault(name("after"), "its idle timeout"))
+	case tine.EventDisplayWake:
+		return fmt.Sprintf("%s's display was started again (%s)", run, orDefault(name("by"), "used"))
 	case tine.EventForkRunStart:
 		return fmt.Sprintf("a fork-run started from %s", run)
 	case tine.EventForkRunEnd:

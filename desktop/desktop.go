@@ -13,9 +13,11 @@ import (
 // network namespace, so every run has its own :0.
 const Display = ":0"
 
-// VNCPort is where a run's X server serves VNC, on the run's own loopback
-// only: the daemon reaches it from inside the run's network namespace.
-const VNCPort = 5900
+// VNCSocket is where, in a run's own /tmp, its X server serves VNC: a
+// unix socket, the only one it listens on (no TCP port), which the daemon
+// reaches through the X server's own root (DialVNC) and trusts only when
+// the X server listens there.
+const VNCSocket = "/tmp/.tine-vnc"
 
 // Names of the display stack's services, which tine.toml's may not take.
 const (
@@ -50,26 +52,27 @@ func Missing() []Program {
 }
 
 // Command is a service of the display stack: a name, a shell command and,
-// for the X server, the port that says it is ready.
+// for the X server, the socket that says it is ready.
 type Command struct {
-	Name      string
-	Command   string
-	ReadyPort int
+	Name        string
+	Command     string
+	ReadySocket string
 }
 
 // Stack returns the display stack of a width×height display: the X server
-// (its only X socket the abstract one, VNC on the run's loopback, no
-// password: only who reaches the run's network namespace reaches it) and
-// the window manager, started once the server is up. A stale lock file in
-// the run's /tmp, copied from the source's or the host's, is removed first.
+// (its only X socket the abstract one, VNC on VNCSocket, mode 0600, no
+// password: only the run's owner and root reach it) and the window
+// manager, started once the server is up. A stale lock file and VNC socket
+// in the run's /tmp (copied from the source's or the host's, or left by an
+// X server killed) are removed first.
 func Stack(width, height int) []Command {
 	size := strconv.Itoa(width) + "x" + strconv.Itoa(height)
-	x := strings.Join([]string{"rm -f /tmp/.X0-lock;", "exec Xvnc", Display,
+	x := strings.Join([]string{"rm -f /tmp/.X0-lock", VNCSocket + ";", "exec Xvnc", Display,
 		"-geometry", size, "-depth 24",
-		"-SecurityTypes None -localhost -rfbport", strconv.Itoa(VNCPort),
+		"-SecurityTypes None -rfbunixpath", VNCSocket,
 		"-AlwaysShared -nolisten tcp -nolisten unix"}, " ")
 	return []Command{
-		{Name: ServiceX, Command: x, ReadyPort: VNCPort},
+		{Name: ServiceX, Command: x, ReadySocket: VNCSocket},
 		{Name: ServiceWM, Command: "exec openbox --sm-disable"},
 	}
 }

@@ -93,10 +93,10 @@ func TestInputArgs(t *testing.T) {
 
 func TestStack(t *testing.T) {
 	s := Stack(800, 600)
-	if len(s) != 2 || s[0].Name != ServiceX || s[0].ReadyPort != VNCPort || s[1].Name != ServiceWM {
+	if len(s) != 2 || s[0].Name != ServiceX || s[0].ReadySocket != VNCSocket || s[1].Name != ServiceWM {
 		t.Fatalf("stack %+v", s)
 	}
-	for _, want := range []string{"Xvnc :0", "-geometry 800x600", "-localhost", "-nolisten tcp", "-nolisten unix"} {
+	for _, want := range []string{"Xvnc :0", "-geometry 800x600", "-rfbunixpath /tmp/.tine-vnc", "-nolisten tcp", "-nolisten unix"} {
 		if !strings.Contains(s[0].Command, want) {
 			t.Errorf("the X server's command %q lacks %q", s[0].Command, want)
 		}

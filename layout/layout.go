@@ -264,6 +264,15 @@ func (r Run) QueuedForks() string { return filepath.Join(r.dir, "queued-forks.js
 // one too.
 func (r Run) Display() string { return filepath.Join(r.dir, "display") }
 
+// DisplayActive is present while a fork's display may be stopped when
+// idle: it holds the idle timeout, and its modification time is the
+// display's last use (a screenshot, input, a VNC client leaving).
+func (r Run) DisplayActive() string { return filepath.Join(r.dir, "display-active") }
+
+// DisplayIdle is present while a fork's display is stopped for being
+// idle: when, after how long, and the services stopped (JSON).
+func (r Run) DisplayIdle() string { return filepath.Join(r.dir, "display-idle.json") }
+
 // Group is one fork group's directory.
 type Group struct{ dir string }
 

@@ -237,9 +237,20 @@ func endedCopies(copies []Adopted) map[int]bool {
 // restart on each, as tine stop does for its own heirs: for an origin
 // nothing stopped, this is what notices. It returns the forks restarted.
 func (m *Manager) ReviveCopies(ctx context.Context) []string {
+	var names []string
+	for _, f := range m.activeForks(ctx) {
+		if m.reviveEnded(ctx, f) {
+			names = append(names, f.Run.Name)
+		}
+	}
+	return names
+}
+
+// activeForks returns every active fork of every workspace, in two queries
+// whatever the number of workspaces: the daemon's watchers ask every few
+// seconds, and find nothing to do nearly always.
+func (m *Manager) activeForks(ctx context.Context) []engine.Ref {
 	var forks []engine.Ref
-	// Two queries whatever the number of workspaces: this runs every few
-	// seconds in tine serve, and finds nothing to do nearly always.
 	m.eng.Store().View(ctx, func(tx tine.Tx) error {
 		ws, err := tx.Workspaces()
 		if err != nil {
@@ -257,13 +268,7 @@ func (m *Manager) ReviveCopies(ctx context.Context) []string {
 		}
 		return err
 	})
-	var names []string
-	for _, f := range forks {
-		if m.reviveEnded(ctx, f) {
-			names = append(names, f.Run.Name)
-		}
-	}
-	return names
+	return forks
 }
 
 // reviveEnded restarts fork f's services whose copies ended, under f's

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image/png"
 	"net"
@@ -10,13 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/config"
 	"github.com/tinehq/tine/desktop"
 	"github.com/tinehq/tine/engine"
-	"github.com/tinehq/tine/netns"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -85,7 +87,7 @@ func (m *Manager) displayStack(r engine.Ref, cfg *config.Config) ([]supervisor.S
 	var out []supervisor.Service
 	for _, c := range desktop.Stack(w, h) {
 		out = append(out, supervisor.Service{Name: c.Name, Command: c.Command, Dir: r.Workspace.Path,
-			ReadyPort: c.ReadyPort, ReadyTimeout: 20 * time.Second, Restart: config.RestartOnFailure})
+			ReadySocket: c.ReadySocket, ReadyTimeout: 20 * time.Second, Restart: config.RestartOnFailure})
 	}
 	return out, nil
 }
@@ -103,6 +105,7 @@ func (m *Manager) startDisplay(ctx context.Context, r engine.Ref, cfg *config.Co
 	if err != nil {
 		return st, fmt.Errorf("%s's display: %w", r.Run.Name, err)
 	}
+	m.armIdle(r, cfg)
 	return st, nil
 }
 
@@ -124,7 +127,7 @@ func noteDisplays(reports []engine.LiveReport) {
 // from a program in the run, so no more of it is kept than a screen of
 // the run's size holds.
 func (m *Manager) Screen(ctx context.Context, ref string) ([]byte, error) {
-	if err := m.requireDisplay(ctx, ref); err != nil {
+	if err := m.requireDisplay(ctx, ref, "screen"); err != nil {
 		return nil, err
 	}
 	r, err := m.eng.FindRun(ctx, ref)
@@ -167,7 +170,7 @@ func (m *Manager) Input(ctx context.Context, ref string, in desktop.Input) error
 	if err != nil {
 		return fmt.Errorf("%w: %w", err, tine.ErrInvalid)
 	}
-	if err := m.requireDisplay(ctx, ref); err != nil {
+	if err := m.requireDisplay(ctx, ref, "input"); err != nil {
 		return err
 	}
 	res, err := m.ExecWith(ctx, ref, ExecOptions{Args: args, Timeout: 30 * time.Second})
@@ -180,14 +183,20 @@ func (m *Manager) Input(ctx context.Context, ref string, in desktop.Input) error
 	return nil
 }
 
-// requireDisplay refuses a run whose display is not up.
-func (m *Manager) requireDisplay(ctx context.Context, ref string) error {
+// requireDisplay refuses a run whose display is not up, after recording
+// a use of it by by (screen, input, vnc) and starting it again when it was
+// stopped for being idle.
+func (m *Manager) requireDisplay(ctx context.Context, ref, by string) error {
 	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return err
 	}
 	if m.supervised(r) == 0 {
 		return fmt.Errorf("%s is not running, so its display is not up: %w", r.Run.Name, tine.ErrState)
+	}
+	m.touchDisplay(r)
+	if err := m.wakeDisplay(ctx, r, by); err != nil {
+		return fmt.Errorf("starting %s's idle display again: %w", r.Run.Name, err)
 	}
 	if !m.DisplayUp(ctx, r) {
 		return fmt.Errorf("%s has no display up (start it with [display] enabled = true in tine.toml, or tine start --display): %w", r.Run.Name, tine.ErrState)
@@ -241,20 +250,87 @@ func withTmp(h *supervisor.Hide) *supervisor.Hide {
 	return h
 }
 
-// DialDisplay connects to the VNC port of run ref's display, from inside
-// the run's network namespace (the port listens on the run's loopback
-// only).
+// DialDisplay connects to the VNC server of run ref's display: the X
+// server its supervisor started, through its own socket, and only when
+// that X server is what listens there (desktop.DialVNC); a run that put a
+// server of its own in its place is refused.
 func (m *Manager) DialDisplay(ctx context.Context, ref string) (net.Conn, error) {
-	if err := m.requireDisplay(ctx, ref); err != nil {
+	if err := m.requireDisplay(ctx, ref, "vnc"); err != nil {
 		return nil, err
 	}
 	r, err := m.eng.FindRun(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	pid := m.supervised(r)
-	if pid == 0 {
-		return nil, fmt.Errorf("%s is not running, so its display is not up: %w", r.Run.Name, tine.ErrState)
+	pid, err := m.displayServer(ctx, r)
+	if err != nil {
+		return nil, err
 	}
-	return netns.DialIn(ctx, pid, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(desktop.VNCPort)))
+	conn, err := desktop.DialVNC(ctx, pid)
+	if errors.Is(err, desktop.ErrNotTheServer) {
+		return nil, fmt.Errorf("%s's display: %w (refused): %w", r.Run.Name, err, tine.ErrState)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s's display: %w", r.Run.Name, err)
+	}
+	return m.heldOpen(r, conn), nil
+}
+
+// displayServer returns the host pid of run r's X server: the process of
+// its supervisor's display service, found in the run's cgroup by its pid
+// in the run's pid namespace.
+func (m *Manager) displayServer(ctx context.Context, r engine.Ref) (int, error) {
+	sup := m.supervised(r)
+	st, err := supervisor.NewClient(m.supDir(r)).Status(ctx)
+	if err != nil {
+		return 0, err
+	}
+	i := slices.IndexFunc(st.Services, func(s supervisor.ServiceStatus) bool { return s.Name == desktop.ServiceX })
+	if sup == 0 || i < 0 || st.Services[i].Pid == 0 {
+		return 0, fmt.Errorf("%s has no display up: %w", r.Run.Name, tine.ErrState)
+	}
+	cg, err := cgroup.Load(r.Run.ID)
+	if err != nil {
+		return 0, err
+	}
+	pids, err := cg.Procs()
+	if err != nil {
+		return 0, err
+	}
+	ns := pidNamespace(sup)
+	for _, pid := range pids {
+		if readProcess(pid).NSPid == st.Services[i].Pid && ns != "" && pidNamespace(pid) == ns {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("%s's X server (pid %d in the run) is not in its cgroup: %w", r.Run.Name, st.Services[i].Pid, tine.ErrState)
+}
+
+// pidNamespace names the pid namespace of process pid ("" when it is
+// gone).
+func pidNamespace(pid int) string {
+	ns, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	return ns
+}
+
+// heldOpen counts conn as a VNC client of r's display, which is not idle
+// while it is connected, until it is closed.
+func (m *Manager) heldOpen(r engine.Ref, conn net.Conn) net.Conn {
+	m.vnc.add(r.Run.ID, 1)
+	return &vncConn{Conn: conn, release: sync.OnceFunc(func() {
+		m.vnc.add(r.Run.ID, -1)
+		m.touchDisplay(r)
+	})}
+}
+
+// vncConn is a connection to a display's VNC server that calls release
+// once when closed.
+type vncConn struct {
+	net.Conn
+	release func()
+}
+
+func (c *vncConn) Close() error {
+	defer c.release()
+	return c.Conn.Close()
 }

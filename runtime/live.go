@@ -450,6 +450,9 @@ func (m *Manager) cleanup(r engine.Ref) {
 	}
 	m.releaseAddr(r)
 	supervisor.Forget(m.supDir(r))
+	rd := m.lay.Run(r.Workspace.ID, r.Run.ID)
+	os.Remove(rd.DisplayActive()) // the display ended with the run
+	os.Remove(rd.DisplayIdle())
 	if err := m.writeAdopted(r, nil); err != nil { // the cgroup's removal ended them
 		m.warn("removing %s's record of live-forked processes: %v", r.Run.Name, err)
 	}

@@ -58,6 +58,8 @@ type Manager struct {
 
 	bridgeOnce sync.Once // the tine bridge is ensured once per manager
 	bridgeErr  error
+
+	vnc vncClients // the VNC clients of runs' displays bridged by this process
 }
 
 var _ engine.Runtime = (*Manager)(nil)

@@ -57,9 +57,12 @@ type PS struct {
 	Adopted     []Adopted                  `json:"forked_live,omitempty"` // processes received by live fork
 	// Live says how the live fork that made the run carried each of its
 	// parent's services: by which engine and why, or restarted and why.
-	Live      []engine.LiveChoice `json:"live,omitempty"`
-	Processes []Process           `json:"processes"`
-	Stats     *cgroup.Stats       `json:"stats,omitempty"`
+	Live []engine.LiveChoice `json:"live,omitempty"`
+	// DisplayIdle, while the run's display is stopped for being idle,
+	// says when and after how long.
+	DisplayIdle *IdleDisplay  `json:"display_idle,omitempty"`
+	Processes   []Process     `json:"processes"`
+	Stats       *cgroup.Stats `json:"stats,omitempty"`
 }
 
 // PS reports run ref's supervisor, services, ports, processes and
@@ -93,6 +96,7 @@ func (m *Manager) PS(ctx context.Context, ref string) (*PS, error) {
 	}
 	out.Adopted = m.adopted(r)
 	out.Live = m.readChoices(r)
+	out.DisplayIdle = m.IdleDisplayOf(r)
 	if cg, err := cgroup.Load(r.Run.ID); err == nil {
 		pids, _ := cg.Procs()
 		out.Processes = processes(pids, out.Services)

@@ -104,6 +104,18 @@ func (c *Client) StartServices(ctx context.Context, svcs []Service, noWait bool)
 	return resp.Services, err
 }
 
+// StopServices stops the named services (SIGTERM to each one's process
+// group, SIGKILL after grace), which stay stopped until StartServices
+// starts them again, and returns the run's services as they are then. The
+// run and its other services go on.
+func (c *Client) StopServices(ctx context.Context, names []string, grace time.Duration) ([]ServiceStatus, error) {
+	resp, err := c.call(ctx, request{Op: "stop-services", Names: names, Grace: grace})
+	if resp == nil {
+		return nil, err
+	}
+	return resp.Services, err
+}
+
 // Stop ends every process of the run (SIGTERM, then SIGKILL after grace)
 // and the supervisor itself.
 func (c *Client) Stop(ctx context.Context, grace time.Duration) error {

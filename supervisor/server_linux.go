@@ -118,6 +118,9 @@ func (s *server) handle(c *net.UnixConn) {
 	case "services":
 		sts, err := s.startServices(req.Services, req.NoWait)
 		reply(c, response{Services: sts, Error: errString(err)})
+	case "stop-services":
+		sts := s.stopServices(req.Names, req.Grace)
+		reply(c, response{Services: sts})
 	case "publish":
 		reply(c, response{Error: errString(s.publish(req, files))})
 	case "stop":

@@ -68,6 +68,46 @@ func (s *server) startServices(svcs []Service, noWait bool) ([]ServiceStatus, er
 	return st.Services, errors.Join(errs...)
 }
 
+// stopServices stops the named services that run, giving each grace
+// (defaultGrace when 0) between SIGTERM and SIGKILL to its process group;
+// they are not restarted. It returns the services as they are then.
+func (s *server) stopServices(names []string, grace time.Duration) []ServiceStatus {
+	if grace <= 0 {
+		grace = defaultGrace
+	}
+	s.mu.Lock()
+	var svcs []*service
+	for _, n := range names {
+		if svc, ok := s.services[n]; ok {
+			svcs = append(svcs, svc)
+		}
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, svc := range svcs {
+		wg.Go(func() { svc.stop(grace) })
+	}
+	wg.Wait()
+	return s.status().Services
+}
+
+// stop ends the service's process: SIGTERM, then SIGKILL to its process
+// group once grace has passed.
+func (v *service) stop(grace time.Duration) {
+	v.mu.Lock()
+	pid := v.st.Pid
+	v.mu.Unlock()
+	ended := v.terminate()
+	select {
+	case <-ended:
+	case <-time.After(grace):
+		if pid > 0 {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		<-ended
+	}
+}
+
 func (v *service) running() bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -266,6 +306,15 @@ func (v *service) check() func(context.Context) bool {
 		return func(ctx context.Context) bool {
 			var d net.Dialer
 			c, err := d.DialContext(ctx, "tcp", addr)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}
+	case v.spec.ReadySocket != "":
+		return func(ctx context.Context) bool {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "unix", v.spec.ReadySocket)
 			if err == nil {
 				c.Close()
 			}

@@ -166,6 +166,7 @@ type Service struct {
 	Dir          string        `json:"dir"`     // absolute, inside the run
 	Env          []string      `json:"env"`     // added to the base environment
 	ReadyPort    int           `json:"ready_port,omitempty"`
+	ReadySocket  string        `json:"ready_socket,omitempty"` // a unix socket (in the run) that accepts connections
 	ReadyCommand string        `json:"ready_command,omitempty"`
 	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
 	Restart      string        `json:"restart,omitempty"` // no, on-failure, always
@@ -250,6 +251,7 @@ type request struct {
 	Op       string        `json:"op"`
 	Exec     *Exec         `json:"exec,omitempty"`
 	Services []Service     `json:"services,omitempty"`
+	Names    []string      `json:"names,omitempty"` // for stop-services: the services to stop
 	Port     int           `json:"port,omitempty"`
 	HostAddr string        `json:"host_addr,omitempty"`
 	Grace    time.Duration `json:"grace,omitempty"`

@@ -413,3 +413,43 @@ func TestSupervisor_ExecNotListedOnceEnded(t *testing.T) {
 		}
 	}
 }
+
+// StopServices stops the services named, which stay stopped (not
+// restarted, whatever their policy) while the others go on, and
+// StartServices starts them again.
+func TestSupervisor_StopServices(t *testing.T) {
+	spec, _, c := launch(t, false)
+	svcs := []Service{
+		{Name: "a", Command: "exec sleep 1000", Dir: spec.Workspace, Restart: "always"},
+		{Name: "b", Command: "trap '' TERM; while :; do sleep 0.1; done", Dir: spec.Workspace, Restart: "always"},
+		{Name: "c", Command: "exec sleep 1000", Dir: spec.Workspace},
+	}
+	if _, err := c.StartServices(context.Background(), svcs, false); err != nil {
+		t.Fatal(err)
+	}
+	sts, err := c.StopServices(context.Background(), []string{"a", "b", "nosuch"}, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func(sts []ServiceStatus) map[string]string {
+		m := map[string]string{}
+		for _, st := range sts {
+			m[st.Name] = st.State
+		}
+		return m
+	}
+	if got := state(sts); got["a"] != StateStopped || got["b"] != StateStopped || got["c"] != StateReady {
+		t.Fatalf("after stopping a and b: %v", got)
+	}
+	time.Sleep(700 * time.Millisecond) // past a restart's backoff
+	st, _ := c.Status(context.Background())
+	if got := state(st.Services); got["a"] != StateStopped || got["b"] != StateStopped {
+		t.Fatalf("stopped services came back: %v", got)
+	}
+	if sts, err = c.StartServices(context.Background(), svcs, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := state(sts); got["a"] != StateReady || got["b"] != StateReady || got["c"] != StateReady {
+		t.Errorf("started again: %v", got)
+	}
+}

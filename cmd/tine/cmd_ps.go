@@ -76,6 +76,10 @@ func (a *app) printPS(ps *runtime.PS) error {
 	if c := ps.Confinement; c != nil {
 		fmt.Fprintf(a.stdout, "confined: %s\n", display.Text(confinementLine(c)))
 	}
+	if d := ps.DisplayIdle; d != nil {
+		fmt.Fprintf(a.stdout, "display: stopped at %s, idle for %s (%s); tine screen, tine input or its dashboard tile starts it again\n",
+			d.Stopped.Local().Format(time.TimeOnly), display.Text(d.After), display.Text(strings.Join(d.Services, ", ")))
+	}
 	if ps.State == runtime.ProcDead {
 		fmt.Fprintf(a.stdout, "its supervisor died; tine start %s recovers it, tine stop %s cleans up\n", ps.Run.Name, ps.Run.Name)
 	}

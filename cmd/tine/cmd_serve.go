@@ -170,6 +170,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	defer stopWatch()
 	go runSocks.Watch(watchCtx, time.Second, say)
 	go runtime.Of(e).WatchCopies(watchCtx, 2*time.Second, say)
+	go runtime.Of(e).WatchDisplays(watchCtx, time.Second, say)
 	go runtime.Of(e).WatchLogins(watchCtx, 5*time.Second, say)
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if sysLn != nil {
