@@ -65,8 +65,8 @@ func (m *Manager) checkDisplay(ctx context.Context, r engine.Ref) error {
 		return err
 	}
 	if st.Display == "" {
-		return fmt.Errorf("%s runs without a display, and a display needs the run started with one: tine stop %s, then tine start %s --display (or with [display] enabled = true in tine.toml): %w",
-			r.Run.Name, r.Run.Name, r.Run.Name, tine.ErrState)
+		return tine.Optionf("%s runs without a display, and a display needs the run started with one: tine stop %s, then tine start %s %s (or with [display] enabled = true in tine.toml): %w",
+			r.Run.Name, r.Run.Name, r.Run.Name, tine.Opt("display"), tine.ErrState)
 	}
 	return nil
 }

@@ -11,21 +11,32 @@ import (
 	"github.com/tinehq/tine/runtime"
 )
 
+// screenShot is what tine screen --json prints: where the PNG went.
+type screenShot struct {
+	Run   string `json:"run"`
+	File  string `json:"file"`
+	Bytes int    `json:"bytes"`
+}
+
 func newScreen(a *app) *cobra.Command {
 	var out string
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "screen RUN",
 		Short: "Take a screenshot of a run's display (PNG)",
 		Long: `Writes a PNG of RUN's display as it is now to -o FILE, or to standard output
 when that is not a terminal. RUN must be running with a display ([display]
 enabled = true in tine.toml, or tine start --display). Exit status 5 when it
-has none.`,
+has none. With --json the PNG goes to -o FILE, and where it went is printed.`,
 		Example: `  tine screen source-1 -o source-1.png
   tine screen source-1 > shot.png`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if out == "" && isTerminal(a.stdout) {
 				return usageErr(c, "a PNG goes to a file: give -o FILE or redirect the output")
+			}
+			if asJSON && (out == "" || out == "-") {
+				return usageErr(c, "with --json the PNG goes to a file: give -o FILE")
 			}
 			var png []byte
 			err := a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
@@ -46,15 +57,20 @@ has none.`,
 			if err := atomicfile.Write(out, png, 0o644); err != nil {
 				return err
 			}
+			if asJSON {
+				return a.printJSON(screenShot{Run: args[0], File: out, Bytes: len(png)})
+			}
 			fmt.Fprintf(a.stderr, "wrote %s (%d bytes)\n", out, len(png))
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "write the PNG to `FILE` (- for standard output)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print where the PNG went, as JSON (with -o FILE)")
 	return c
 }
 
 func newInput(a *app) *cobra.Command {
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "input RUN (click X Y | move X Y | type TEXT | key KEY)",
 		Short: "Click, move the pointer, type or press a key on a run's display",
@@ -70,13 +86,18 @@ name or chord: Return, Tab, ctrl+l). RUN must be running with a display.`,
 			if err != nil {
 				return usageErr(c, err.Error())
 			}
-			return a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
+			err = a.remoteOr(c.Context(), func(cl *httpapi.Client) error {
 				return cl.Input(c.Context(), remoteRef(c.Context(), cl, args[0]), req)
 			}, func(e *engine.Engine) error {
 				return runtime.Of(e).Input(c.Context(), args[0], req.Input())
 			})
+			if err == nil && asJSON {
+				return a.printJSON(req)
+			}
+			return err
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the action done, as JSON")
 	return c
 }
 
