@@ -34,7 +34,7 @@ func (s listingStore) Update(ctx context.Context, fn func(tine.Tx) error) error 
 }
 
 func (tx listingTx) Runs(f tine.RunFilter) ([]*tine.Run, error) {
-	if f.Workspace != "" && f.Parent == "" && f.Group == "" {
+	if f.Workspace != "" && f.Parent == "" && f.Group == "" && f.State == "" {
 		tx.lists.Add(1)
 	}
 	return tx.Tx.Runs(f)
@@ -157,4 +157,44 @@ func TestOpen_DamageFoundByAQuery(t *testing.T) {
 		t.Errorf("a damaged store: %v, want tine.ErrStore", err)
 	}
 	f.e = nil
+}
+
+// TestLiveRecords: tine ls reads the live runs (and a discarded parent of
+// one, for its name), not every run the workspace ever had.
+func TestLiveRecords(t *testing.T) {
+	f := newFixture(t, "copy")
+	res := f.fork(2)
+	child, err := f.e.Fork(f.ctx, res.Forks[0].Name, ForkOptions{Copies: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.Discard(f.ctx, res.Forks[0].Name, true); err != nil {
+		t.Fatal(err)
+	}
+	var lists atomic.Int64
+	f.e.Close()
+	f.open(WithStore(func(path string) (StoreFile, error) {
+		st, err := sqlite.Open(path)
+		return listingStore{st, &lists}, err
+	}))
+	lists.Store(0) // what Open swept
+	recs, err := f.e.LiveRecords(f.ctx, "")
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("LiveRecords = %v, %v", recs, err)
+	}
+	var live, names []string
+	for _, r := range recs[0].Runs {
+		names = append(names, r.Name)
+		if r.Active() {
+			live = append(live, r.Name)
+		}
+	}
+	want := []string{f.ref.Run.Name, res.Forks[1].Name, child.Forks[0].Name}
+	if len(live) != 3 || live[0] != want[0] || live[1] != want[1] || live[2] != want[2] ||
+		len(names) != 4 || names[3] != res.Forks[0].Name {
+		t.Errorf("LiveRecords: runs %v (live %v), want live %v and the discarded parent %s", names, live, want, res.Forks[0].Name)
+	}
+	if n := lists.Load(); n != 0 {
+		t.Errorf("LiveRecords listed every run of the workspace %d time(s)", n)
+	}
 }
