@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
 )
 
@@ -18,10 +19,11 @@ import (
 // right there, that is when a command died holding its lock or warned
 // (the unfinished mark LockWorkspace leaves), when the workspace was not
 // swept since the host booted (a reboot unmounts every view), or when the
-// source's view is not mounted over the workspace (its marker shows), or
-// when a run or layer directory is one the store does not have as live (a
-// store that lost its last commits, a discard cut short); that check looks
-// up each directory by its id, so it costs the live runs, not the history.
+// source's view is not mounted over the workspace (its marker shows) or a
+// live run's view is not mounted, or when a run or layer directory is one
+// the store does not have as live (a store that lost its last commits, a
+// discard cut short); that check looks up each directory by its id, so it
+// costs the live runs, not the history.
 // Journals
 // are written under the workspace's lock, so a journal an interrupted
 // command left always comes with the mark. tine gc and the daemon's
@@ -58,13 +60,15 @@ func (e *Engine) sweepDue(ctx context.Context, w *tine.Workspace) bool {
 	if err != nil || boot == "" || string(swept) != boot {
 		return true
 	}
-	return e.strayDirs(ctx, w.ID)
+	return e.outOfLine(ctx, w)
 }
 
-// strayDirs reports whether workspace ws has a run directory of a run the
-// store does not have as active, or a layer directory it has no record of
+// outOfLine reports whether workspace w has a run directory of a run the
+// store does not have as active, a live run's view that is not mounted
+// (a stacking backend's), or a layer directory the store has no record of
 // (or the store cannot say).
-func (e *Engine) strayDirs(ctx context.Context, ws string) bool {
+func (e *Engine) outOfLine(ctx context.Context, w *tine.Workspace) bool {
+	ws := w.ID
 	runs, err1 := os.ReadDir(e.lay.Workspace(ws).Runs())
 	layers, err2 := os.ReadDir(e.lay.Workspace(ws).Layers())
 	if err1 != nil && !errors.Is(err1, os.ErrNotExist) || err2 != nil && !errors.Is(err2, os.ErrNotExist) {
@@ -77,7 +81,7 @@ func (e *Engine) strayDirs(ctx context.Context, ws string) bool {
 			if err != nil {
 				return err
 			}
-			if r.Workspace != ws || !r.Active() {
+			if r.Workspace != ws || !r.Active() || e.backends.stacking(w.Backend) && !mounted(e.lay.Run(ws, r.ID)) {
 				stray = true
 				return nil
 			}
@@ -129,6 +133,14 @@ func (e *Engine) WatchSweep(ctx context.Context, every time.Duration) {
 			}
 		}
 	}
+}
+
+// mounted reports whether run directory r's view is a mount: on another
+// device than the directory it is in.
+func mounted(r layout.Run) bool {
+	dv, err1 := layer.Device(r.View())
+	dr, err2 := layer.Device(r.Dir())
+	return err1 == nil && err2 == nil && dv != dr
 }
 
 // storeCheckDue reports whether a command opening state directory home
