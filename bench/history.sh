@@ -39,7 +39,7 @@ export TINE_NO_DAEMON=1
 cleanup() {
 	local h
 	for h in "$W"/home-*; do
-		TINE_HOME=$h "$TINE" release --force --unmerged "$W/ws-${h##*-}" >/dev/null 2>&1 || true
+		TINE_HOME=$h "$TINE" release --unmerged "$W/ws-${h##*-}" >/dev/null 2>&1 || true
 	done
 	{ findmnt -rn -o TARGET | grep -F "$W" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 	rm -rf "$W"
