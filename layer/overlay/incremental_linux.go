@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/progress"
 	"github.com/tinehq/tine/layer"
 	"golang.org/x/sys/unix"
 )
@@ -239,6 +240,7 @@ func (s *sealer) entry(rel string, st ent, low below, verbatim bool) (bool, bool
 		return false, false, err
 	}
 	s.cost.Files++
+	progress.Report(s.ctx, "copying", s.cost.Files, 0)
 	if fi.Mode().IsRegular() {
 		s.cost.Bytes += fi.Size()
 	}
