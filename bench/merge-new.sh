@@ -2,7 +2,8 @@
 # merge-new.sh measures, in one run, `tine merge` of a fork that added
 # FILES new files (bench/gen's tree of about 2 KB a file, under new/)
 # against `cp -a` of the same files from the fork's view into a fresh
-# directory, on the same filesystem, page cache warm, no sync for either
+# directory, on the same filesystem, page cache warm, without sync and
+# with one (tine merge syncs the filesystem once before it commits)
 # (issue 24: a merge of a fork that added 40k files took 5.1-10.7 s and
 # printed 40,042 lines). Each round makes a fresh workspace (a small tree,
 # overlay backend, filesystem scope), forks it, writes the files through
@@ -67,10 +68,11 @@ timed() {
 	t1=$EPOCHREALTIME
 	samples[$key]="${samples[$key]:-} $(ms "$t0" "$t1")"
 }
+cp_sync() { cp -a "$1" "$2" && sync -f "$2"; }
 sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha1sum); }
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-lines=
+lines= ratios=
 for ((r = 1; r <= ROUNDS; r++)); do
 	ws=$W/ws-$r
 	"$GEN" -dir "$ws" -files 200 -bytes 400000 >/dev/null
@@ -80,9 +82,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	"$GEN" -dir "$view/new" -files "$FILES" -bytes $((FILES * 2048)) >/dev/null
 	sync
 	timed cp cp -a "$view/new" "$W/cp-$r"
+	rm -rf "$W/cp-$r"
+	sync
+	timed cpsync cp_sync "$view/new" "$W/cp-$r"
 	timed plan "$TINE" merge "ws-$r/add" --filesystem --dry-run
 	timed merge "$TINE" merge "ws-$r/add" --filesystem
 	lines=$(wc -l <"$W/out")
+	ratios="$ratios $(awk -v a="$(echo "${samples[merge]}" | awk '{print $NF}')" -v b="$(echo "${samples[cp]}" | awk '{print $NF}')" 'BEGIN {printf "%.2f", a / b}')"
 	cmp -s <(sums "$view/new") <(sums "$ws/new") || die "round $r: the source's new/ differs from the fork's"
 	log "round $r: cp -a$(echo "${samples[cp]}" | awk '{print " " $NF}') ms, merge$(echo "${samples[merge]}" | awk '{print " " $NF}') ms, $lines lines printed"
 	rm -rf "$W/cp-$r"
@@ -101,12 +107,15 @@ echo "$(nproc) CPUs; load average $load_start at the start, $load_end at the end
 echo
 echo "| what | median ms | x \`cp -a\` | all rounds (ms) |"
 echo "|---|---:|---:|---|"
-for what in cp plan merge; do
+for what in cp cpsync plan merge; do
 	case $what in
 	cp) label="\`cp -a\` of the new files" ;;
+	cpsync) label="\`cp -a\` + \`sync -f\`" ;;
 	plan) label="\`tine merge --dry-run\` (plan)" ;;
 	merge) label="\`tine merge\` (plan + apply)" ;;
 	esac
 	m=$(med "$what")
 	echo "| $label | $m | $(awk -v a="$m" -v b="$c" 'BEGIN {printf "%.2f", a / b}') |${samples[$what]} |"
 done
+echo
+echo "tine merge / cp -a, round by round (the same round's files and load):$ratios"
