@@ -39,7 +39,7 @@ func Diagnose(ctx context.Context, home string, opts ...Option) (*Diagnosis, err
 	if err != nil {
 		return nil, err
 	}
-	st, c, err := o.checkStore(ctx, home, false)
+	st, c, err := o.checkStore(ctx, home, false, true)
 	if err != nil {
 		return nil, err
 	}

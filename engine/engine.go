@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -28,11 +29,14 @@ type Engine struct {
 	obs      Observer     // told of each operation; see SetObserver
 	ctl      ControlPlane // the control steps of the engine's operations; see WithControl
 	warnings io.Writer    // where warn writes
+	warned   atomic.Int64 // how many warnings warn wrote; see LockWorkspace
 	rt       Runtime      // runs the runs' processes; see WithRuntime
 }
 
 // Open opens the state directory home, creating it if needed, and sweeps
-// what an interrupted command left behind. A fresh store is created only
+// what an interrupted command left behind: each workspace a command died
+// in, warned in, or that was not swept since the host booted (see
+// sweepDue; Sweep sweeps them all). A fresh store is created only
 // when the state directory holds no workspace: a store that is missing,
 // empty, damaged or not the workspaces' own is refused, wrapping
 // tine.ErrStore, and nothing is swept (see CheckStore and tine doctor).
@@ -70,6 +74,7 @@ func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
 // warn reports what the engine could not put right; it never stops a
 // command.
 func (e *Engine) warn(format string, args ...any) {
+	e.warned.Add(1)
 	fmt.Fprintf(e.warnings, "tine: warning: "+format+"\n", args...)
 }
 

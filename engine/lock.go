@@ -1,10 +1,32 @@
 package engine
 
-import "github.com/tinehq/tine/internal/flock"
+import (
+	"os"
 
-// LockWorkspace serialises the commands that change workspace ws.
+	"github.com/tinehq/tine/internal/flock"
+)
+
+// LockWorkspace serialises the commands that change workspace ws. While
+// the lock is held the workspace is marked unfinished (layout's
+// Workspace.Unfinished), and the mark stays if the holder dies or the
+// engine warns meanwhile (what it could not put right waits for the
+// sweeper): the next command then sweeps the workspace (sweepDue).
 func (e *Engine) LockWorkspace(ws string) (func(), error) {
-	return flock.Lock(e.lay.Workspace(ws).Dir() + ".lock")
+	unlock, err := flock.Lock(e.lay.Workspace(ws).Lock())
+	if err != nil {
+		return nil, err
+	}
+	mark := e.lay.Workspace(ws).Unfinished()
+	if f, err := os.OpenFile(mark, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+		f.Close()
+	}
+	warned := e.warned.Load()
+	return func() {
+		if e.warned.Load() == warned {
+			os.Remove(mark)
+		}
+		unlock()
+	}, nil
 }
 
 // lockGlobal serialises commands that add or remove workspaces.

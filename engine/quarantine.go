@@ -196,7 +196,7 @@ func SetAside(ctx context.Context, home string, opts ...Option) ([]Quarantined, 
 		return nil, fmt.Errorf("another tine command holds %s: %w", layout.New(home).WorkspacesLock(), tine.ErrBusy)
 	}
 	defer unlock()
-	st, c, err := o.checkStore(ctx, home, false)
+	st, c, err := o.checkStore(ctx, home, false, true)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,20 @@ type WorkspaceRecords struct {
 // Records returns the records of the workspace ref (an id, name or path), or
 // of every workspace when ref is empty.
 func (e *Engine) Records(ctx context.Context, ref string) ([]WorkspaceRecords, error) {
+	return e.records(ctx, ref, workspaceRecords)
+}
+
+// LiveRecords is Records with only the live runs of each workspace, each
+// followed by its parent when that is not live, and no versions or
+// groups: what tine ls shows, at the cost of the live runs rather than of
+// the workspace's history.
+func (e *Engine) LiveRecords(ctx context.Context, ref string) ([]WorkspaceRecords, error) {
+	return e.records(ctx, ref, liveRecords)
+}
+
+// records returns what read records of the workspace ref, or of every
+// workspace when ref is empty.
+func (e *Engine) records(ctx context.Context, ref string, read func(tine.Tx, *tine.Workspace) (WorkspaceRecords, error)) ([]WorkspaceRecords, error) {
 	var out []WorkspaceRecords
 	err := e.store.View(ctx, func(tx tine.Tx) error {
 		var ws []*tine.Workspace
@@ -34,7 +48,7 @@ func (e *Engine) Records(ctx context.Context, ref string) ([]WorkspaceRecords, e
 			ws = []*tine.Workspace{w}
 		}
 		for _, w := range ws {
-			s, err := workspaceRecords(tx, w)
+			s, err := read(tx, w)
 			if err != nil {
 				return err
 			}
@@ -43,6 +57,32 @@ func (e *Engine) Records(ctx context.Context, ref string) ([]WorkspaceRecords, e
 		return nil
 	})
 	return out, err
+}
+
+// liveRecords reads the live runs of w, and the parents that are not.
+func liveRecords(tx tine.Tx, w *tine.Workspace) (WorkspaceRecords, error) {
+	s := WorkspaceRecords{Workspace: w}
+	live, err := tx.Runs(tine.RunFilter{Workspace: w.ID, State: tine.StateActive})
+	if err != nil {
+		return s, err
+	}
+	have := map[string]bool{}
+	for _, r := range live {
+		have[r.ID] = true
+	}
+	s.Runs = live
+	for _, r := range live {
+		if r.Parent == "" || have[r.Parent] {
+			continue
+		}
+		p, err := tx.Run(r.Parent)
+		if err != nil {
+			return s, err
+		}
+		have[p.ID] = true
+		s.Runs = append(s.Runs, p)
+	}
+	return s, nil
 }
 
 func workspaceRecords(tx tine.Tx, w *tine.Workspace) (WorkspaceRecords, error) {

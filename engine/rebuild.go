@@ -111,7 +111,7 @@ func (o *options) rebuildStore(ctx context.Context, home string) (*RebuildResult
 	if o.server != "" {
 		return nil, fmt.Errorf("tine doctor --rebuild makes a SQLite store file again; the store %s is on a server, whose own backups restore it: %w", o.server, tine.ErrUnsupported)
 	}
-	st, c, err := o.checkStore(ctx, home, false)
+	st, c, err := o.checkStore(ctx, home, false, true)
 	if err != nil {
 		return nil, err
 	}

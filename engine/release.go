@@ -17,6 +17,7 @@ import (
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/internal/progress"
 	"github.com/tinehq/tine/layer"
 	"golang.org/x/sys/unix"
 )
@@ -560,6 +561,7 @@ func (r *releaseTx) rollForward(ctx context.Context, j *releaseJournal) error {
 type mover struct {
 	ctx     context.Context
 	scratch string // where copies are made before they are renamed into place
+	moved   int    // entries moved, for progress
 }
 
 // moveAll moves every entry of src into dst. An entry in both (a copy a
@@ -659,6 +661,8 @@ func (m *mover) move(s, d string) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
+	m.moved++
+	progress.Report(m.ctx, "moving", m.moved, 0)
 	err := fstree.Rename(s, d)
 	if err == nil || !(errors.Is(err, syscall.EXDEV) || errors.Is(err, fs.ErrPermission)) {
 		return err

@@ -52,7 +52,7 @@ func CheckStore(ctx context.Context, home string, opts ...Option) (*StoreCheck, 
 	if err != nil {
 		return nil, err
 	}
-	st, c, err := o.checkStore(ctx, home, false)
+	st, c, err := o.checkStore(ctx, home, false, true)
 	if st != nil {
 		st.Close()
 	}
@@ -63,7 +63,7 @@ func CheckStore(ctx context.Context, home string, opts ...Option) (*StoreCheck, 
 // only when the state directory holds no workspace, and a store that cannot
 // be trusted is refused with tine.ErrStore.
 func (o *options) openStore(ctx context.Context, home string) (StoreFile, error) {
-	st, c, err := o.checkStore(ctx, home, true)
+	st, c, err := o.checkStore(ctx, home, true, storeCheckDue(home))
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,9 @@ func (o *options) openStore(ctx context.Context, home string) (StoreFile, error)
 
 // checkStore classifies the store of home. With create, a missing store is
 // created when that is safe, and the store is returned open when usable.
-func (o *options) checkStore(ctx context.Context, home string, create bool) (StoreFile, *StoreCheck, error) {
+// With integrity, the store's file is checked whole (StoreFile.Check),
+// which costs its size; without, damage shows when a query reaches it.
+func (o *options) checkStore(ctx context.Context, home string, create, integrity bool) (StoreFile, *StoreCheck, error) {
 	c := &StoreCheck{Path: layout.New(home).Store()}
 	var err error
 	if c.Dirs, err = workspaceDirs(home); err != nil {
@@ -90,7 +92,7 @@ func (o *options) checkStore(ctx context.Context, home string, create bool) (Sto
 	c.Marker = readMarker(home)
 	if o.server != "" {
 		c.Path = o.server
-		return o.checkServer(ctx, c, home)
+		return o.checkServer(ctx, c, home, integrity)
 	}
 	fi, err := os.Stat(c.Path)
 	switch {
@@ -114,7 +116,7 @@ func (o *options) checkStore(ctx context.Context, home string, create bool) (Sto
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := c.identify(ctx, st, home); err != nil || !c.Usable() {
+	if err := c.identify(ctx, st, home, integrity); err != nil || !c.Usable() {
 		st.Close()
 		return nil, c, err
 	}
@@ -125,7 +127,7 @@ func (o *options) checkStore(ctx context.Context, home string, create bool) (Sto
 // no file to find missing or empty: the server's store is opened, made if
 // it is new, and identified like a store file. A server that cannot be
 // reached is an error, not a verdict on the store.
-func (o *options) checkServer(ctx context.Context, c *StoreCheck, home string) (StoreFile, *StoreCheck, error) {
+func (o *options) checkServer(ctx context.Context, c *StoreCheck, home string, integrity bool) (StoreFile, *StoreCheck, error) {
 	st, err := o.open("")
 	if errors.Is(err, tine.ErrStore) {
 		return nil, c.refuse(StoreDamaged, fmt.Sprintf("the store %s is damaged", c.Path), err), nil
@@ -133,16 +135,24 @@ func (o *options) checkServer(ctx context.Context, c *StoreCheck, home string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := c.identify(ctx, st, home); err != nil || !c.Usable() {
+	if err := c.identify(ctx, st, home, integrity); err != nil || !c.Usable() {
 		st.Close()
 		return nil, c, err
 	}
 	return st, c, nil
 }
 
+// checkIntegrity checks st whole when integrity is set.
+func checkIntegrity(ctx context.Context, st StoreFile, integrity bool) error {
+	if !integrity {
+		return nil
+	}
+	return st.Check(ctx)
+}
+
 // identify checks st's integrity and that it is the workspaces' own store.
-func (c *StoreCheck) identify(ctx context.Context, st StoreFile, home string) error {
-	if err := st.Check(ctx); err != nil {
+func (c *StoreCheck) identify(ctx context.Context, st StoreFile, home string, integrity bool) error {
+	if err := checkIntegrity(ctx, st, integrity); err != nil {
 		c.refuse(StoreDamaged, fmt.Sprintf("the store %s is damaged", c.Path), err)
 		return nil
 	}

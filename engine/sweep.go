@@ -19,8 +19,13 @@ import (
 // sweeper puts right, when the engine opens, what interrupted commands
 // left behind: it finishes or undoes each journaled transaction (init,
 // seal by rename, merge, rollback, release) and sets aside what the store
-// has no record of. It runs before the engine answers anything else.
-type sweeper struct{ e *Engine }
+// has no record of. It runs before the engine answers anything else, on
+// the workspaces where something may be left (sweepDue), or on all of them
+// when all is set (Sweep).
+type sweeper struct {
+	e   *Engine
+	all bool
+}
 
 func newSweeper(e *Engine) *sweeper { return &sweeper{e: e} }
 
@@ -144,11 +149,25 @@ func (s *sweeper) undoInit(j initJournal, dir string) error {
 // sweepWorkspace tidies one workspace under its lock.
 func (s *sweeper) sweepWorkspace(ctx context.Context, w *tine.Workspace) {
 	e := s.e
-	unlock, ok := flock.Try(e.lay.Workspace(w.ID).Dir() + ".lock")
+	if !s.all && !e.sweepDue(ctx, w) {
+		return
+	}
+	unlock, ok := flock.Try(e.lay.Workspace(w.ID).Lock())
 	if !ok {
 		return
 	}
 	defer unlock()
+	warned := e.warned.Load()
+	s.tidyWorkspace(ctx, w)
+	if _, err := os.Stat(e.lay.Workspace(w.ID).Dir()); err == nil && e.warned.Load() == warned {
+		e.markSwept(w.ID)
+	}
+}
+
+// tidyWorkspace puts right what is left in workspace w, whose lock the
+// caller holds.
+func (s *sweeper) tidyWorkspace(ctx context.Context, w *tine.Workspace) {
+	e := s.e
 	// The record proves the init committed: a journal it left is stale, and
 	// must not be taken for an interrupted init if the store is ever lost.
 	os.Remove(e.lay.Workspace(w.ID).InitJournal())

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"syscall"
+
+	"github.com/tinehq/tine/internal/progress"
 )
 
 // CopyOptions tunes Copy.
@@ -120,6 +122,7 @@ type copier struct {
 	dst     *Root               // dst, held open
 	dirs    map[string]string   // the held directories' prefixes, for messages: what each names
 	pins    []pinEntry          // flags to set once everything is copied (KeepPins)
+	copied  int                 // entries copied, for progress
 	// afterLstat, when set (by tests), runs between the lstat of a source
 	// entry and its copy: where a live tree changes under Copy. It is given
 	// the entry's path below src as given.
@@ -302,6 +305,10 @@ const maxTries = 3
 func (c *copier) copyEntry(src, dst, rel string) error {
 	for try := 1; ; try++ {
 		err := c.copyOnce(src, dst, rel)
+		if err == nil {
+			c.copied++
+			progress.Report(c.ctx, "copying", c.copied, 0)
+		}
 		if err == nil || !c.opt.SkipVanished {
 			return err
 		}

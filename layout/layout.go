@@ -25,6 +25,8 @@
 //	  init.json                                 Workspace.InitJournal: an init in progress
 //	  release.json                              Workspace.ReleaseJournal: a release in progress
 //	  release/pending                           Workspace.ReleasePending: present while a release is unfinished
+//	  unfinished                                Workspace.Unfinished: present while a command holds the workspace's lock, and after one that died
+//	  swept                                     Workspace.Swept: the boot id of the last whole sweep of the workspace
 //	  making/<op>-<id>.json                     Workspace.Making: the runs and layers a fork, checkpoint, rollback or promote creates before it records them
 //	  layers/<l>/                               Workspace.Layer: an immutable layer
 //	  groups/<g>/                               Workspace.Group: a fork group (see Group)
@@ -145,6 +147,14 @@ func (w Workspace) JudgeWeights() string { return filepath.Join(w.dir, "judge-we
 
 // InitJournal is the journal of an init in progress.
 func (w Workspace) InitJournal() string { return filepath.Join(w.dir, "init.json") }
+
+// Unfinished is present while a command that changes the workspace runs
+// and after one that died or warned: the next command sweeps the workspace.
+func (w Workspace) Unfinished() string { return filepath.Join(w.dir, "unfinished") }
+
+// Swept holds the boot id of the host when the workspace was last swept
+// whole: after a reboot (another id) the next command sweeps it again.
+func (w Workspace) Swept() string { return filepath.Join(w.dir, "swept") }
 
 // ReleaseJournal is the journal of a release in progress.
 func (w Workspace) ReleaseJournal() string { return filepath.Join(w.dir, "release.json") }

@@ -197,14 +197,14 @@ func (s *Store) records(ctx context.Context, fn func(tine.Tx) error) func(sqltx.
 func do(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(sqltx.DB) error) error {
 	sqlTx, err := db.BeginTx(ctx, opts)
 	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", wrapBusy(err))
+		return fmt.Errorf("sqlite: begin: %w", wrapDamage(wrapBusy(err)))
 	}
 	defer func() { _ = sqlTx.Rollback() }() // no-op once committed
 	if err := fn(conn{sqlTx}); err != nil {
-		return err
+		return wrapDamage(err) // a damaged page a query reached: tine.ErrStore
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", wrapBusy(err))
+		return fmt.Errorf("sqlite: commit: %w", wrapDamage(wrapBusy(err)))
 	}
 	return nil
 }

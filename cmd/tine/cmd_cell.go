@@ -88,7 +88,7 @@ func newCellPromote(a *app) *cobra.Command {
 			return a.withOps(c.Context(), func(op ops, _ *engine.Engine) error {
 				res, err := op.PromoteCell(c.Context(), args[0], paths, dryRun)
 				if res != nil {
-					if perr := a.printMerge(res, asJSON); perr != nil {
+					if perr := a.printMerge(res, asJSON, false); perr != nil {
 						return perr
 					}
 				}

@@ -46,7 +46,7 @@ the parent's working tree instead.`,
 					}
 				} else if res != nil {
 					if res.Merge != nil {
-						if perr := a.printMerge(res.Merge, false); perr != nil {
+						if perr := a.printMerge(res.Merge, false, false); perr != nil {
 							return perr
 						}
 					}

@@ -35,7 +35,8 @@ until every ready check has passed or failed (each up to its ready timeout).`,
 			ctx, stop := interruptible(c.Context())
 			defer stop()
 			return a.withOps(ctx, func(op ops, e *engine.Engine) error {
-				res, err := op.Fork(ctx, args[0], o)
+				res, err := op.Fork(a.progress(ctx, "forking "+args[0], asJSON), args[0], o)
+				a.progressDone()
 				if err == nil {
 					err = a.printForked(res, asJSON)
 				}

@@ -18,10 +18,12 @@ the stale pid files and sockets of supervisors that died, and the lock files
 of workspaces that are gone. The services of forks that held live-forked
 copies of a dead supervisor's processes (ended with it) are started again.
 Runs whose supervisor died stay reported dead until tine start or tine stop.
-Like every command that opens the state directory, it first thaws a run
-that a command which died left frozen, and unmounts and removes the fork
-point mounts and merge directories such a command left, a line each on
-standard error.`,
+It first sweeps every workspace whole (as the daemon does every 10
+minutes, and any command does in a workspace where a command died): it
+thaws a run that a command which died left frozen, finishes or undoes
+what such a command journaled, remounts views a reboot unmounted, removes
+discarded runs' directories and the fork point mounts and merge
+directories such a command left, a line each on standard error.`,
 		Example: `  tine gc
   tine gc --json`,
 		Args: exactArgs(0),
@@ -30,6 +32,9 @@ standard error.`,
 				return err
 			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
+				if err := e.Sweep(c.Context()); err != nil {
+					return err
+				}
 				res, err := runtime.Of(e).GC(c.Context())
 				if err != nil {
 					return err

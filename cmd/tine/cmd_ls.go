@@ -42,7 +42,11 @@ func newLs(a *app) *cobra.Command {
 				return a.printRuns(rows)
 			}
 			err := a.withEngine(c.Context(), func(e *engine.Engine) error {
-				states, err := e.Records(c.Context(), firstArg(args))
+				read := e.LiveRecords
+				if all {
+					read = e.Records
+				}
+				states, err := read(c.Context(), firstArg(args))
 				if err != nil {
 					return err
 				}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine/engine"
@@ -15,7 +13,7 @@ import (
 
 func newMerge(a *app) *cobra.Command {
 	var o engine.MergeOptions
-	var git, fsys, commits, force, asJSON bool
+	var git, fsys, commits, force, asJSON, verbose bool
 	c := &cobra.Command{
 		Use:   "merge RUN [--into TARGET] [--git | --filesystem | --paths P...]",
 		Short: "Carry RUN's changes into another run (its parent by default)",
@@ -35,7 +33,10 @@ lands or none of it, even across a crash.
                 target changed too is a conflict unless both agree
   --paths P...  the filesystem merge narrowed to these paths
 
-A plan with a conflict is printed and nothing is written (exit status 9).
+The plan is printed as a summary: how many paths each action has, the
+first 10 paths of each and every conflict; --verbose lists every path,
+--json prints everything. A plan with a conflict is printed and nothing is
+written (exit status 9).
 --dry-run only plans and checks. --text-merge merges text files both sides
 changed line-wise (diff3); overlapping edits still conflict.
 
@@ -66,7 +67,7 @@ on your side at your next git command. The plan lists each path left out;
 				res, err := op.Merge(a.progress(ctx, "merging "+args[0], asJSON), args[0], o)
 				a.progressDone()
 				if res != nil {
-					if perr := a.printMerge(res, asJSON); perr != nil {
+					if perr := a.printMerge(res, asJSON, verbose); perr != nil {
 						return perr
 					}
 				}
@@ -87,6 +88,7 @@ on your side at your next git command. The plan lists each path left out;
 	deprecate(c, "commits", "commits are carried by default; --no-commits squashes them")
 	c.Flags().BoolVar(&o.IncludeGitInternals, "include-git-internals", false, "carry RUN's changes to .git hooks, config and other internals too (--filesystem, --paths)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan and outcome as JSON")
+	c.Flags().BoolVar(&verbose, "verbose", false, "list every path of the plan, not a summary")
 	return c
 }
 
@@ -137,24 +139,13 @@ func alreadyThere(n int) string {
 	return fmt.Sprintf("; %d more already the same there", n)
 }
 
-func (a *app) printMerge(res *engine.MergeResult, asJSON bool) error {
+// printMerge prints a merge's result: as JSON (everything), or its plan
+// (every path when verbose, else a summary) and what became of it.
+func (a *app) printMerge(res *engine.MergeResult, asJSON, verbose bool) error {
 	if asJSON {
 		return a.printJSON(res)
 	}
-	// tabwriter writes cell by cell: buffered, a plan of 10,000 paths is a
-	// few writes instead of 90,000.
-	bw := bufio.NewWriter(a.stdout)
-	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
-	for _, en := range res.Plan.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d bytes\t%s\n", en.Action, en.Change, display.Path(en.Path), en.Bytes, display.Text(en.Reason))
-	}
-	for _, l := range res.Plan.LeftOut {
-		fmt.Fprintf(tw, "left_out\t%s\t%s\t0 bytes\t%s\n", l.Change, display.Path(l.Path), l.Reason)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
+	if err := writePlan(a.stdout, res.Plan, verbose); err != nil {
 		return err
 	}
 	n, same := len(res.Plan.Entries), converged(res.Plan)

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -218,4 +220,82 @@ func gitWorkspace(t *testing.T, files map[string]string, after string, n int) (*
 	e.ok("init", ws)
 	e.ok("fork", "source", "-n", strconv.Itoa(n))
 	return e, ws
+}
+
+// TestCLI_MergeSummary is issue 24's 40,042 lines printed by a merge, in
+// small: a fork that added 300 files merges with a summary (the counts,
+// the first 10 paths, how many more), --verbose and --json list every
+// path, and a plan in conflict lists every conflict.
+func TestCLI_MergeSummary(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := e.workspaceDir("app")
+	files := map[string]string{}
+	for i := range 60 {
+		files[fmt.Sprintf("c%03d.txt", i)] = "base\n"
+	}
+	for i := range 15 {
+		files[fmt.Sprintf("s%03d.txt", i)] = "base\n"
+	}
+	writeTestFiles(t, ws, files)
+	e.ok("init", ws)
+	e.ok("fork", "source", "--name", "big")
+	e.ok("fork", "source", "--name", "clash")
+	e.execSh("big", "mkdir new && for i in $(seq 1000 1299); do echo $i > new/n$i.txt; done")
+	e.execSh("clash", "for f in c*.txt; do echo clash > $f; done; for f in s*.txt; do echo same > $f; done; echo x > n.txt")
+	for i := range 15 {
+		writeTestFiles(t, ws, map[string]string{fmt.Sprintf("s%03d.txt", i): "same\n"})
+	}
+
+	for _, args := range [][]string{{"--dry-run"}, {}} {
+		out := e.ok(append([]string{"merge", "big"}, args...)...)
+		if n := strings.Count(out, "\n"); n > 20 || planRows(out, "take", "bytes") != 10 ||
+			!strings.Contains(out, "and 291 more (--verbose lists every path)") || !strings.Contains(out, "paths: 301 take\n") {
+			t.Errorf("merge big %v: %d lines, want a summary:\n%s", args, n, out)
+		}
+		if len(args) == 0 {
+			break
+		}
+		if out := e.ok("merge", "big", "--dry-run", "--verbose"); strings.Count(out, "new/n1") != 300 || strings.Contains(out, "more") {
+			t.Errorf("merge --verbose lists %d of 300 paths:\n%s", strings.Count(out, "new/n1"), out)
+		}
+		var res struct {
+			Plan struct {
+				Entries []json.RawMessage `json:"entries"`
+			} `json:"plan"`
+		}
+		e.okJSON(&res, "merge", "big", "--dry-run", "--json")
+		if len(res.Plan.Entries) != 301 {
+			t.Errorf("merge --json has %d entries, want 301", len(res.Plan.Entries))
+		}
+	}
+	if got := readTestFile(t, ws, "new/n1299.txt"); got != "1299\n" {
+		t.Errorf("new/n1299.txt after the merge: %q", got)
+	}
+
+	for i := range 60 {
+		writeTestFiles(t, ws, map[string]string{fmt.Sprintf("c%03d.txt", i): "source\n"})
+	}
+	r := e.tine("merge", "clash")
+	if r.code != exitConflict {
+		t.Fatalf("merge clash: %v", r)
+	}
+	if n := planRows(r.stdout, "conflict", "changed in both"); n != 60 {
+		t.Errorf("merge clash lists %d of its 60 conflicts:\n%s", n, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "and 5 more") || !strings.Contains(r.stdout, "paths: 1 take, 15 converged, 60 conflict\n") {
+		t.Errorf("merge clash, the summary:\n%s", r.stdout)
+	}
+}
+
+// planRows counts the rows of a merge's text output that are of action
+// and contain text.
+func planRows(out, action, text string) int {
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, action+" ") && strings.Contains(l, text) {
+			n++
+		}
+	}
+	return n
 }

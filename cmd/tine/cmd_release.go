@@ -32,7 +32,8 @@ a name or an id.`,
 				return interrupted(ctx, err, err == nil, o)
 			}
 			return a.withEngine(ctx, func(e *engine.Engine) error {
-				w, err := e.Release(ctx, args[0], unmerged || force)
+				w, err := e.Release(a.progress(ctx, "releasing "+args[0], asJSON), args[0], unmerged || force)
+				a.progressDone()
 				if err == nil {
 					err = a.printReleased(w, asJSON)
 				}

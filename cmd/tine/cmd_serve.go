@@ -172,6 +172,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	go runtime.Of(e).WatchCopies(watchCtx, 2*time.Second, say)
 	go runtime.Of(e).WatchDisplays(watchCtx, time.Second, say)
 	go runtime.Of(e).WatchLogins(watchCtx, 5*time.Second, say)
+	go e.WatchSweep(watchCtx, sweepEvery)
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if sysLn != nil {
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s for every local user\n", daemonSocket())
@@ -354,3 +355,7 @@ func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token str
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	return mux
 }
+
+// sweepEvery is how often the daemon sweeps every workspace whole (a
+// command sweeps only where something is left; see engine.Sweep).
+const sweepEvery = 10 * time.Minute

@@ -1,5 +1,5 @@
 // Package progress carries, in a context, where a long step (a merge's
-// staging and apply) reports how far it is, and draws that as one line
+// staging and apply, a copy of a tree) reports how far it is, and draws that as one line
 // that updates on a terminal.
 package progress
 
@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// Func receives that phase has done of total items; it may be called
-// from several goroutines at once.
+// Func receives that phase has done of total items (total 0: not known
+// beforehand); it may be called from several goroutines at once.
 type Func func(phase string, done, total int)
 
 type key struct{}
@@ -55,6 +55,10 @@ func (l *Line) Report(phase string, done, total int) {
 		return
 	}
 	l.last, l.drawn = now, true
+	if total <= 0 {
+		fmt.Fprintf(l.w, "\r\033[K%s: %s %d", l.label, phase, done)
+		return
+	}
 	fmt.Fprintf(l.w, "\r\033[K%s: %s %d/%d (%d%%)", l.label, phase, done, total, percent(done, total))
 }
 

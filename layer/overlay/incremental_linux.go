@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/internal/progress"
 	"github.com/tinehq/tine/layer"
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,9 @@ var _ layer.Incremental = (*Backend)(nil)
 // before the next seal copies the run's whole delta again, starting a new
 // chain: it bounds the depth forks of a busy source are mounted with.
 const ChainMax = 16
+
+// mkdirLayer makes a directory of a new layer; tests count its calls.
+var mkdirLayer = fstree.Mkdir
 
 // redirectMax is the longest redirect SealOnto writes; a directory whose
 // path in the previous version is longer is copied instead. Overlay's own
@@ -98,6 +102,34 @@ type sealer struct {
 	stamp            int64
 	cp               *fstree.EntryCopier
 	cost             layer.SealCost
+	// open are the directories being walked below the root, outermost
+	// first; the first made of them exist in out. A directory is made
+	// only when something is written at or below it (need).
+	open []string
+	made int
+}
+
+// enter starts the walk of the upper directory rel, not made in out yet.
+func (s *sealer) enter(rel string) { s.open = append(s.open, rel) }
+
+// leave ends the walk of the innermost directory and reports whether it
+// was made in out.
+func (s *sealer) leave() bool {
+	made := s.made == len(s.open)
+	s.open = s.open[:len(s.open)-1]
+	s.made = min(s.made, len(s.open))
+	return made
+}
+
+// need makes in out the directories being walked that are not made yet,
+// before something is written into the innermost one.
+func (s *sealer) need() error {
+	for ; s.made < len(s.open); s.made++ {
+		if err := mkdirLayer(filepath.Join(s.out, s.open[s.made]), 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // below is where the previous version holds a directory's former
@@ -171,6 +203,9 @@ func (s *sealer) dir(rel string, low below, verbatim bool) (bool, error) {
 		if present[name] || s.old.at(joinRel(low.path, name)).Kind == kindWhiteout {
 			continue
 		}
+		if err := s.need(); err != nil {
+			return false, err
+		}
 		if err := fstree.Mknod(filepath.Join(s.out, rel, name), fs.ModeDevice|fs.ModeCharDevice, 0); err != nil {
 			return false, err
 		}
@@ -190,6 +225,9 @@ func (s *sealer) entry(rel string, st ent, low below, verbatim bool) (bool, bool
 			return true, false, nil
 		}
 	}
+	if err := s.need(); err != nil {
+		return false, false, err
+	}
 	dst := filepath.Join(s.out, rel)
 	if err := s.cp.Copy(filepath.ToSlash(rel)); err != nil {
 		return false, false, err
@@ -202,6 +240,7 @@ func (s *sealer) entry(rel string, st ent, low below, verbatim bool) (bool, bool
 		return false, false, err
 	}
 	s.cost.Files++
+	progress.Report(s.ctx, "copying", s.cost.Files, 0)
 	if fi.Mode().IsRegular() {
 		s.cost.Bytes += fi.Size()
 	}
@@ -235,11 +274,12 @@ const (
 // entry does, whether it is still there and whether it wrote anything.
 func (s *sealer) subdir(rel string, st ent, low below, verbatim bool) (bool, bool, error) {
 	how, from := s.classify(rel, st, low, verbatim)
-	dst := filepath.Join(s.out, rel)
-	if err := fstree.Mkdir(dst, 0o700); err != nil {
-		return false, false, err
-	}
+	s.enter(rel)
 	if how == viewCopy {
+		defer s.leave()
+		if err := s.need(); err != nil {
+			return false, false, err
+		}
 		return s.copyView(rel, st)
 	}
 	inner := below{}
@@ -250,20 +290,23 @@ func (s *sealer) subdir(rel string, st ent, low below, verbatim bool) (bool, boo
 		inner = below{from, true}
 	}
 	wrote, err := s.dir(rel, inner, verbatim)
+	if err == nil && (wrote || !s.unchangedDir(rel, st, low, how)) {
+		err = s.need() // kept: made now if nothing below it was written
+	}
+	made := s.leave()
 	if err != nil {
 		return false, false, err
 	}
-	o := (*mentry)(nil)
-	if low.ok {
-		o = s.old.at(low.path)
-	}
-	kind := st.kind
-	if isOpaque(filepath.Join(s.upper, rel)) {
-		kind = kindOpaque
-	}
-	if how == merged && !wrote && o != nil && st.ctime < o.Stamp {
+	dst := filepath.Join(s.out, rel)
+	if !made {
+		o := s.old.at(low.path)
 		s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: o.Kind, Stamp: o.Stamp})
-		return true, false, fstree.Remove(dst) // nothing changed here
+		return true, false, nil // nothing changed here
+	}
+	if !wrote && s.unchangedDir(rel, st, low, how) {
+		o := s.old.at(low.path)
+		s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: o.Kind, Stamp: o.Stamp})
+		return true, false, fstree.Remove(dst) // made for an entry gone since
 	}
 	if err := s.meta(rel, verbatim); err != nil {
 		if gone(err) {
@@ -274,9 +317,25 @@ func (s *sealer) subdir(rel string, st ent, low below, verbatim bool) (bool, boo
 	if err := s.mark(dst, how, from); err != nil {
 		return false, false, err
 	}
+	kind := st.kind
+	if isOpaque(filepath.Join(s.upper, rel)) {
+		kind = kindOpaque
+	}
 	s.cost.Files++
 	s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: kind, Stamp: s.stamp})
 	return true, true, nil
+}
+
+// unchangedDir reports whether the upper directory rel, described by st
+// and written as how, is the directory the previous version has at low,
+// unchanged since: when nothing below it changed either, the new layer
+// leaves it to the previous version.
+func (s *sealer) unchangedDir(rel string, st ent, low below, how int) bool {
+	if how != merged || !low.ok {
+		return false
+	}
+	o := s.old.at(low.path)
+	return o != nil && st.ctime < o.Stamp
 }
 
 // classify decides how the upper directory rel is written, and for a

@@ -329,3 +329,36 @@ func randomChange(t *testing.T, rng *rand.Rand, root string) {
 		os.WriteFile(filepath.Join(pick(dirs), name), []byte(name), 0o644)
 	}
 }
+
+// TestSealOnto_MakesOnlyTheDirectoriesItWrites is issue 24's wasted
+// directories: each seal of a busy source made a directory in the new
+// layer for every directory it walked and removed it again when nothing
+// below it changed (about 860 mkdir and rmdir per seal of a 20,000-file
+// delta). A seal after a change of one file makes only the directories on
+// that file's path.
+func TestSealOnto_MakesOnlyTheDirectoriesItWrites(t *testing.T) {
+	s := newBusySource(t)
+	for i := range 40 {
+		for j := range 3 {
+			p := s.path(fmt.Sprintf("new/n%02d/s%d/f", i, j))
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(t, os.WriteFile(p, []byte(p), 0o644))
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if c := s.seal(); !c.Whole {
+		t.Fatalf("first seal: %+v, want the whole delta", c)
+	}
+	must(t, os.WriteFile(s.path("new/n07/s1/f"), []byte("changed"), 0o644))
+	must(t, os.WriteFile(s.path("d2/s0/f0"), []byte("changed"), 0o644))
+	time.Sleep(20 * time.Millisecond)
+	count, restore := overlay.CountLayerMkdirs()
+	defer restore()
+	if c := s.seal(); c.Whole {
+		t.Fatalf("second seal: %+v, want an incremental one", c)
+	}
+	// new, new/n07, new/n07/s1, d2, d2/s0
+	if n := count(); n != 5 {
+		t.Errorf("the seal of two changed files made %d directories in its layer, want the 5 on their paths", n)
+	}
+}
