@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/testkit"
-	"github.com/tinehq/tine/internal/tty"
 )
 
 // manyFiles is how many small files the interrupted merges carry.
@@ -278,30 +276,13 @@ func TestFork_Interrupted(t *testing.T) {
 func TestMerge_ProgressOnTerminal(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e, _ := manyFilesFork(t)
-	master, slave, err := tty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer master.Close()
-	var screen bytes.Buffer
-	read := make(chan struct{})
-	go func() { io.Copy(&screen, master); close(read) }()
-	cmd := exec.Command(tineBin, "merge", "f1", "--filesystem")
-	cmd.Env = slices.Clone(e.vars)
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, slave
-	err = cmd.Run()
-	slave.Close()
-	<-read
-	if err != nil {
-		t.Fatalf("tine merge on a terminal: %v\n%s", err, screen.String())
-	}
+	screen := stderrOnTerminal(t, e, "merge", "f1", "--filesystem")
 	for _, want := range []string{"\r\033[Kmerging f1: staging ", "\r\033[Kmerging f1: applying 20001/20001 (100%)" /* the files and many/ */, "\r\033[K"} {
-		if !strings.Contains(screen.String(), want) {
-			t.Errorf("the terminal shows %q, want %q in it", clip(screen.String()), want)
+		if !strings.Contains(screen, want) {
+			t.Errorf("the terminal shows %q, want %q in it", clip(screen), want)
 		}
 	}
-	if !strings.HasSuffix(screen.String(), "\r\033[K") {
-		t.Errorf("the progress line is not cleared at the end: %q", clip(screen.String()))
+	if !strings.HasSuffix(screen, "\r\033[K") {
+		t.Errorf("the progress line is not cleared at the end: %q", clip(screen))
 	}
 }
