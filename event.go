@@ -52,7 +52,7 @@ const (
 var EventKinds = []EventKind{
 	EventInit, EventRebuilt, EventFork, EventForked, EventCheckpoint, EventSaved, EventRollback,
 	EventMerge, EventMergedInto, EventCombinedInto, EventPromote, EventRetire, EventDiscard, EventChoose,
-	EventStart, EventStop, EventRestart, EventPublish, EventCell, EventEffect, EventEffectDefer,
+	EventStart, EventStop, EventRestart, EventDisplayIdle, EventDisplayWake, EventPublish, EventCell, EventEffect, EventEffectDefer,
 	EventForkRunStart, EventForkRunVerdict, EventForkRunStopEarly, EventForkRunEnd,
 	EventApprovalPending, EventApprovalApproved, EventApprovalConsumed, EventApprovalExpired, EventApprovalRefused,
 	EventEvidence,
