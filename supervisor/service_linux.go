@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,25 +49,39 @@ func (s *server) startServices(svcs []Service, noWait bool) ([]ServiceStatus, er
 		started = append(started, svc)
 	}
 	s.mu.Unlock()
-	var wg sync.WaitGroup
+	// Every process starts before any ready check runs, those asking for a
+	// pid (Service.Pid) first, lowest first: a check's shell would take
+	// the next pid, which may be the one a later service asks for.
+	slices.SortStableFunc(started, func(a, b *service) int { return pinOrder(a.spec.Pid) - pinOrder(b.spec.Pid) })
 	errs := make([]error, len(started))
 	for i, svc := range started {
-		if noWait {
-			errs[i] = svc.launch()
-			if errs[i] == nil {
-				go svc.logReady()
-			}
+		errs[i] = svc.begin()
+	}
+	var wg sync.WaitGroup
+	for i, svc := range started {
+		if errs[i] != nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = svc.run()
-		}()
+		switch {
+		case svc.check() == nil: // ready once it runs
+			errs[i] = svc.becomeReady()
+		case noWait:
+			go svc.logReady()
+		default:
+			wg.Go(func() { errs[i] = svc.becomeReady() })
+		}
 	}
 	wg.Wait()
 	st := s.status()
 	return st.Services, errors.Join(errs...)
+}
+
+// pinOrder sorts services asking for a pid first, by that pid.
+func pinOrder(pid int) int {
+	if pid == 0 {
+		return math.MaxInt32
+	}
+	return pid
 }
 
 // stopServices stops the named services that run, giving each grace
@@ -133,12 +149,20 @@ func (v *service) run() error {
 // launch starts the service's process; a service without a ready check is
 // ready once it runs.
 func (v *service) launch() error {
-	if err := v.start(); err != nil {
-		v.set(func(st *ServiceStatus) { st.State, st.Error = StateFailed, err.Error() })
-		return fmt.Errorf("service %s: %w", v.spec.Name, err)
+	if err := v.begin(); err != nil {
+		return err
 	}
 	if v.check() == nil {
 		return v.becomeReady()
+	}
+	return nil
+}
+
+// begin starts the service's process, recording a failure.
+func (v *service) begin() error {
+	if err := v.start(); err != nil {
+		v.set(func(st *ServiceStatus) { st.State, st.Error = StateFailed, err.Error() })
+		return fmt.Errorf("service %s: %w", v.spec.Name, err)
 	}
 	return nil
 }

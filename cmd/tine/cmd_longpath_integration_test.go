@@ -165,7 +165,7 @@ func TestCLI_LongPathDiff(t *testing.T) {
 	}
 	requireEscaped(t, "tine diff", out, `evil\x1b[2K\rM  README.md"`)
 	requireEscaped(t, "tine diff --patch", e.ok("diff", "source-1", "--patch"), `evil\x1b[2K\rM  README.md"`)
-	requireEscaped(t, "tine merge --dry-run", e.ok("merge", "source-1", "--dry-run"), `evil\x1b[2K\rM  README.md"`)
+	requireEscaped(t, "tine merge --dry-run", e.ok("merge", "source-1", "--dry-run", "--verbose"), `evil\x1b[2K\rM  README.md"`)
 }
 
 // TestCLI_LongPathMergeFilesystem: merge --filesystem carries the deep
