@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/tick"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
 )
@@ -121,18 +122,11 @@ func (e *Engine) Sweep(ctx context.Context) error {
 // so what a command that died left is put right within interval even when
 // no command opens the workspace. Errors go to warn.
 func (e *Engine) WatchSweep(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := e.Sweep(ctx); err != nil && ctx.Err() == nil {
-				e.warn("sweeping the state directory: %v", err)
-			}
+	tick.Every(ctx, every, func() {
+		if err := e.Sweep(ctx); err != nil && ctx.Err() == nil {
+			e.warn("sweeping the state directory: %v", err)
 		}
-	}
+	})
 }
 
 // mounted reports whether run directory r's view is a mount: on another

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/tinehq/tine/internal/tick"
 )
 
 // DefaultBeat is a node's heartbeat period unless told otherwise.
@@ -91,14 +92,7 @@ func (f *Fleet) workClient(c NodeConfig, say func(string, ...any)) (*river.Clien
 
 // tend heartbeats and reaps every beat until ctx ends.
 func (f *Fleet) tend(ctx context.Context, n NodeInfo, say func(string, ...any)) {
-	t := time.NewTicker(n.Beat)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(ctx, n.Beat, func() {
 		if err := f.Beat(ctx, n.Name); err != nil && ctx.Err() == nil {
 			say("%v", err)
 		}
@@ -109,7 +103,7 @@ func (f *Fleet) tend(ctx context.Context, n NodeInfo, say func(string, ...any)) 
 		for _, l := range lost {
 			say("task %s marked lost: %s", l.Task, l.Reason)
 		}
-	}
+	})
 }
 
 // worker works the fleet's River jobs on one node.

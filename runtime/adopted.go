@@ -16,6 +16,7 @@ import (
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/atomicfile"
 	"github.com/tinehq/tine/internal/procfs"
+	"github.com/tinehq/tine/internal/tick"
 )
 
 // A process forked live into a fork (livefork_ptrace.go) is cloned in its
@@ -307,23 +308,9 @@ func endedOf(copies []Adopted) []Adopted {
 // runs it, so a fork's services come back within interval of their
 // origin's end, however it ended.
 func (m *Manager) WatchCopies(ctx context.Context, every time.Duration, warn func(format string, args ...any)) {
-	tick(ctx, every, func() {
+	tick.Every(ctx, every, func() {
 		if names := m.ReviveCopies(ctx); len(names) > 0 && warn != nil {
 			warn("started the services of %s again: their live-forked copies ended with their origin", strings.Join(names, ", "))
 		}
 	})
-}
-
-// tick calls fn every period until ctx ends: the daemon's watchers.
-func tick(ctx context.Context, every time.Duration, fn func()) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fn()
-		}
-	}
 }

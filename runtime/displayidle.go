@@ -16,6 +16,7 @@ import (
 	"github.com/tinehq/tine/desktop"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/internal/atomicfile"
+	"github.com/tinehq/tine/internal/tick"
 	"github.com/tinehq/tine/supervisor"
 )
 
@@ -139,7 +140,7 @@ func (m *Manager) StopIdleDisplays(ctx context.Context) []string {
 // WatchDisplays runs StopIdleDisplays every interval until ctx ends; tine
 // serve runs it.
 func (m *Manager) WatchDisplays(ctx context.Context, every time.Duration, say func(format string, args ...any)) {
-	tick(ctx, every, func() {
+	tick.Every(ctx, every, func() {
 		if names := m.StopIdleDisplays(ctx); len(names) > 0 && say != nil {
 			say("stopped the idle display of %s", strings.Join(names, ", "))
 		}

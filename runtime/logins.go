@@ -7,6 +7,7 @@ import (
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/tick"
 )
 
 // SyncLogins carries the agents' sign-ins (agent.LoginFiles) between each
@@ -54,7 +55,7 @@ func (m *Manager) SyncForkLogins(r engine.Ref) []string { return m.syncLogins(r)
 // WatchLogins runs SyncLogins every period until ctx ends, saying what it
 // carried.
 func (m *Manager) WatchLogins(ctx context.Context, every time.Duration, say func(format string, args ...any)) {
-	tick(ctx, every, func() {
+	tick.Every(ctx, every, func() {
 		if got := m.SyncLogins(ctx); len(got) > 0 && say != nil {
 			say("carried newer sign-ins to their owners' homes: %s", strings.Join(got, ", "))
 		}

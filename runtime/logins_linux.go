@@ -15,6 +15,7 @@ import (
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/internal/atomicfile"
+	"github.com/tinehq/tine/internal/tick"
 	"golang.org/x/sys/unix"
 )
 
@@ -127,7 +128,7 @@ func (s *Sandboxed) WatchLogins(pid int) (stop func()) {
 	go func() {
 		defer close(done)
 		never := func() bool { return false } // its home is mounted
-		tick(ctx, 2*time.Second, func() { carryLogins(acct, root, home, name, never) })
+		tick.Every(ctx, 2*time.Second, func() { carryLogins(acct, root, home, name, never) })
 	}()
 	return func() { cancel(); <-done }
 }
