@@ -107,6 +107,9 @@ type SealCost struct {
 	Whole bool  `json:"whole"` // the whole delta was copied, not only what changed since the last seal
 	Files int   `json:"files"` // entries copied (files, directories, links, whiteouts)
 	Bytes int64 `json:"bytes"` // bytes of file data copied
+	// Pruned is set when a change tracker named the directories that
+	// changed, so only those were walked.
+	Pruned bool `json:"pruned,omitempty"`
 }
 
 // Run is what a backend needs to know of a run: where its private state and

@@ -52,18 +52,19 @@ func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string
 	if old != nil && (len(prev)+1 > b.maxDepth || len(prev)-len(base) >= ChainMax) {
 		old = nil
 	}
-	if err := os.Mkdir(l, 0o755); err != nil {
-		return nil, layer.SealCost{}, err
+	s := &sealer{ctx: ctx, upper: upper(r), view: r.View, out: l, old: old, stamp: stamp}
+	s.startTracking(r)
+	err = s.walk(base)
+	if errors.Is(err, errLinked) {
+		// A hard link whose other names may be in directories the
+		// tracker left out: walk everything, keeping the link.
+		if err = os.RemoveAll(l); err == nil {
+			s.hot, s.cost.Pruned = nil, false
+			err = s.walk(base)
+		}
 	}
-	cp, err := fstree.NewEntryCopier(ctx, sealCopy, upper(r), l)
 	if err != nil {
-		return nil, layer.SealCost{}, err
-	}
-	defer cp.Close()
-	s := &sealer{ctx: ctx, upper: upper(r), view: r.View, out: l, old: old, stamp: stamp,
-		next: newManifest(base, l), cp: cp}
-	s.cost.Whole = old == nil
-	if err := s.root(); err != nil {
+		s.endTracking(false)
 		return nil, s.cost, fmt.Errorf("overlay: seal %s: %w", r.ID, err)
 	}
 	keep := ""
@@ -72,9 +73,101 @@ func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string
 		keep, out = old.Top, append(out, prev[len(base):]...)
 	}
 	if err := s.next.save(r, keep); err != nil {
+		s.endTracking(false)
 		return nil, s.cost, err
 	}
+	s.endTracking(true)
 	return append(out, l), s.cost, nil
+}
+
+// errLinked stops a walk the tracker pruned at a file with more than one
+// link.
+var errLinked = errors.New("a file with hard links")
+
+// walk seals the upper directory into a new directory s.out.
+func (s *sealer) walk(base []string) error {
+	if err := os.Mkdir(s.out, 0o755); err != nil {
+		return err
+	}
+	cp, err := fstree.NewEntryCopier(s.ctx, sealCopy, s.upper, s.out)
+	if err != nil {
+		return err
+	}
+	defer cp.Close()
+	s.cp, s.next, s.fhs, s.open, s.made = cp, newManifest(base, s.out), nil, nil, 0
+	s.cost = layer.SealCost{Whole: s.old == nil, Pruned: s.hot != nil}
+	return s.root()
+}
+
+// startTracking asks the change tracker, when the process runs one
+// (Track), which directories changed since the last seal, so the walk
+// skips the others (hot names those changed and their parents).
+func (s *sealer) startTracking(r layer.Run) {
+	s.tr = current()
+	if s.tr == nil {
+		return
+	}
+	fsid, err := fsID(s.upper)
+	if err != nil {
+		s.tr = nil
+		return
+	}
+	s.fsid, s.fhOK = fsid, true
+	top := ""
+	if s.old != nil {
+		top = s.old.Top
+	}
+	dirty, inos, ok := s.tr.begin(s.upper, r.Dir, top)
+	// Hard links: a change through one name leaves the directories of
+	// the others unnamed, so a version with any is walked whole.
+	if ok && s.old != nil && !s.old.linkd {
+		s.hot = s.old.hot(dirty, inos)
+	}
+}
+
+// endTracking tells the tracker the seal is over: ok, its new manifest's
+// directories are the ones to report on.
+func (s *sealer) endTracking(ok bool) {
+	if s.tr != nil {
+		s.tr.commit(s.upper, s.out, s.fhs, ok && s.fhOK)
+	}
+}
+
+// track gives the tracker the upper directory rel before the walk reads
+// it, and returns its handle ("" without a tracker).
+func (s *sealer) track(rel string) string {
+	if s.tr == nil {
+		return ""
+	}
+	h, err := dirHandle(s.fsid, filepath.Join(s.upper, rel))
+	if err != nil {
+		s.fhOK = false
+		return ""
+	}
+	s.tr.know(s.upper, h)
+	s.fhs = append(s.fhs, h)
+	return h
+}
+
+// pruned reports whether the tracker says nothing changed at or below
+// the directory the previous version has at low.
+func (s *sealer) pruned(low below) bool {
+	return s.hot != nil && low.ok && !s.hot[low.path]
+}
+
+// carry records in the new manifest, below rel, what the previous
+// version has below low: a directory the tracker says is unchanged.
+func (s *sealer) carry(low, rel string) {
+	for _, name := range s.old.kids[low] {
+		o := *s.old.at(joinRel(low, name))
+		s.next.add(joinRel(rel, name), o)
+		if o.FH != "" {
+			s.fhs = append(s.fhs, o.FH)
+		}
+		if o.Kind == kindDir || o.Kind == kindOpaque {
+			s.carry(joinRel(low, name), joinRel(rel, name))
+		}
+	}
 }
 
 // takeStamp returns the current ctime of r's filesystem, read back from a
@@ -102,6 +195,14 @@ type sealer struct {
 	stamp            int64
 	cp               *fstree.EntryCopier
 	cost             layer.SealCost
+	// The change tracker (nil: none runs), the directories it says
+	// changed and their parents, by path in old (nil: walk everything),
+	// and the handles of the directories in next.
+	tr   *tracker
+	fsid []byte
+	hot  map[string]bool
+	fhs  []string
+	fhOK bool
 	// open are the directories being walked below the root, outermost
 	// first; the first made of them exist in out. A directory is made
 	// only when something is written at or below it (need).
@@ -144,6 +245,7 @@ func (b below) join(name string) below { return below{joinRel(b.path, name), b.o
 // ent is what the walk needs of an entry's stat.
 type ent struct {
 	kind         uint8
+	nlink        uint32
 	ino, rdev    uint64
 	ctime, btime int64
 	size         int64
@@ -154,10 +256,18 @@ func (s *sealer) root() error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.dir("", below{ok: s.old != nil}, s.old == nil); err != nil {
+	low := below{ok: s.old != nil}
+	fh := s.track("")
+	if s.pruned(low) {
+		o := s.old.at("")
+		s.next.add("", mentry{Ino: st.ino, Btime: st.btime, Kind: kindDir, Stamp: o.Stamp, FH: fh})
+		s.carry("", "")
+		return s.meta("", false) // the top layer's root is the version's
+	}
+	if _, err := s.dir("", low, s.old == nil); err != nil {
 		return err
 	}
-	s.next.add("", mentry{Ino: st.ino, Btime: st.btime, Kind: kindDir, Stamp: s.stamp})
+	s.next.add("", mentry{Ino: st.ino, Btime: st.btime, Kind: kindDir, Stamp: s.stamp, FH: fh})
 	return s.meta("", s.old == nil)
 }
 
@@ -200,8 +310,12 @@ func (s *sealer) dir(rel string, low below, verbatim bool) (bool, error) {
 		return wrote, nil
 	}
 	for _, name := range s.old.kids[low.path] {
-		if present[name] || s.old.at(joinRel(low.path, name)).Kind == kindWhiteout {
+		o := s.old.at(joinRel(low.path, name))
+		if present[name] || o.Kind == kindWhiteout {
 			continue
+		}
+		if s.hot != nil && s.old.linked(joinRel(low.path, name)) {
+			return false, errLinked // its other names now have one link less
 		}
 		if err := s.need(); err != nil {
 			return false, err
@@ -219,11 +333,17 @@ func (s *sealer) dir(rel string, low below, verbatim bool) (bool, error) {
 // version (if any) is at low in the previous version. It reports whether
 // rel is still there and whether it copied it.
 func (s *sealer) entry(rel string, st ent, low below, verbatim bool) (bool, bool, error) {
+	if s.hot != nil && st.nlink > 1 && st.kind == kindFile {
+		return false, false, errLinked
+	}
 	if !verbatim && low.ok {
 		if o := s.old.at(low.path); o != nil && s.unchanged(o, st) {
 			s.next.add(rel, *o)
 			return true, false, nil
 		}
+	}
+	if s.hot != nil && low.ok && s.old.linked(low.path) {
+		return false, false, errLinked // replaced: its other names have one link less
 	}
 	if err := s.need(); err != nil {
 		return false, false, err
@@ -244,7 +364,7 @@ func (s *sealer) entry(rel string, st ent, low below, verbatim bool) (bool, bool
 	if fi.Mode().IsRegular() {
 		s.cost.Bytes += fi.Size()
 	}
-	s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: st.kind, Stamp: s.stamp})
+	s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: st.kind, Stamp: s.stamp, Linked: st.kind == kindFile && st.nlink > 1})
 	return true, true, nil
 }
 
@@ -273,7 +393,25 @@ const (
 // contents (if any) are at low in the previous version. It reports, as
 // entry does, whether it is still there and whether it wrote anything.
 func (s *sealer) subdir(rel string, st ent, low below, verbatim bool) (bool, bool, error) {
+	if s.hot != nil && low.ok {
+		if o := s.old.at(low.path); o != nil && o.Kind == kindFile && o.Linked {
+			return false, false, errLinked // replaced by a directory
+		}
+	}
 	how, from := s.classify(rel, st, low, verbatim)
+	if s.hot != nil && (how == opaque || how == viewCopy) && low.ok && s.old.linked(low.path) {
+		return false, false, errLinked // what it hides had files linked elsewhere
+	}
+	if how == merged && s.pruned(low) && s.unchangedDir(rel, st, low, how) {
+		o := s.old.at(low.path)
+		s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: o.Kind, Stamp: o.Stamp, FH: o.FH})
+		if o.FH != "" {
+			s.fhs = append(s.fhs, o.FH)
+		}
+		s.carry(low.path, rel)
+		return true, false, nil
+	}
+	fh := s.track(rel)
 	s.enter(rel)
 	if how == viewCopy {
 		defer s.leave()
@@ -300,12 +438,12 @@ func (s *sealer) subdir(rel string, st ent, low below, verbatim bool) (bool, boo
 	dst := filepath.Join(s.out, rel)
 	if !made {
 		o := s.old.at(low.path)
-		s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: o.Kind, Stamp: o.Stamp})
+		s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: o.Kind, Stamp: o.Stamp, FH: fh})
 		return true, false, nil // nothing changed here
 	}
 	if !wrote && s.unchangedDir(rel, st, low, how) {
 		o := s.old.at(low.path)
-		s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: o.Kind, Stamp: o.Stamp})
+		s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: o.Kind, Stamp: o.Stamp, FH: fh})
 		return true, false, fstree.Remove(dst) // made for an entry gone since
 	}
 	if err := s.meta(rel, verbatim); err != nil {
@@ -322,7 +460,7 @@ func (s *sealer) subdir(rel string, st ent, low below, verbatim bool) (bool, boo
 		kind = kindOpaque
 	}
 	s.cost.Files++
-	s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: kind, Stamp: s.stamp})
+	s.next.add(rel, mentry{Ino: st.ino, Btime: st.btime, Kind: kind, Stamp: s.stamp, FH: fh})
 	return true, true, nil
 }
 
@@ -410,7 +548,7 @@ func (s *sealer) copyView(rel string, st ent) (bool, bool, error) {
 	if err := fstree.Lsetxattr(dst, "trusted.overlay.opaque", []byte("y")); err != nil {
 		return false, false, err
 	}
-	s.next.add(rel, mentry{Kind: kindDir, Stamp: s.stamp})
+	s.next.add(rel, mentry{Kind: kindDir, Stamp: s.stamp, FH: s.track(rel)})
 	err := fstree.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dst {
 			return err
@@ -425,10 +563,14 @@ func (s *sealer) copyView(rel string, st ent) (bool, bool, error) {
 		if err != nil {
 			return nil // not in the delta (or gone): it stays as copied
 		}
-		if e.kind == kindDir && isOpaque(up) {
-			e.kind = kindOpaque
+		fh := ""
+		if e.kind == kindDir {
+			fh = s.track(sub)
+			if isOpaque(up) {
+				e.kind = kindOpaque
+			}
 		}
-		s.next.add(filepath.ToSlash(sub), mentry{Kind: e.kind, Stamp: s.stamp})
+		s.next.add(filepath.ToSlash(sub), mentry{Kind: e.kind, Stamp: s.stamp, FH: fh})
 		return nil
 	})
 	return true, true, err
@@ -458,7 +600,7 @@ func statEntry(p string) (ent, error) {
 		if err != nil {
 			return ent{}, &fs.PathError{Op: "statx", Path: p, Err: err}
 		}
-		e := ent{ino: sx.Ino, rdev: uint64(unix.Mkdev(sx.Rdev_major, sx.Rdev_minor)), size: int64(sx.Size),
+		e := ent{ino: sx.Ino, nlink: sx.Nlink, rdev: uint64(unix.Mkdev(sx.Rdev_major, sx.Rdev_minor)), size: int64(sx.Size),
 			ctime: sx.Ctime.Sec*1e9 + int64(sx.Ctime.Nsec)}
 		if sx.Mask&unix.STATX_BTIME != 0 {
 			e.btime = sx.Btime.Sec*1e9 + int64(sx.Btime.Nsec)
@@ -471,7 +613,7 @@ func statEntry(p string) (ent, error) {
 		return ent{}, err
 	}
 	st := fi.Sys().(*syscall.Stat_t)
-	e := ent{ino: st.Ino, rdev: st.Rdev, size: st.Size, ctime: st.Ctim.Nano()}
+	e := ent{ino: st.Ino, nlink: uint32(st.Nlink), rdev: st.Rdev, size: st.Size, ctime: st.Ctim.Nano()}
 	e.kind = kindOfMode(st.Mode, e.rdev)
 	return e, nil
 }

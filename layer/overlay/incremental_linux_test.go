@@ -263,7 +263,7 @@ func TestSealOnto_Random(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
 			for range 30 {
 				for range 1 + rng.Intn(6) {
-					randomChange(t, rng, s.run.View)
+					randomChange(t, rng, s.run.View, true)
 				}
 				s.seal()
 			}
@@ -271,8 +271,45 @@ func TestSealOnto_Random(t *testing.T) {
 	}
 }
 
+// TestSealOnto_Tracked is TestSealOnto_Random with the change tracker on,
+// as the daemon runs it: seals walk only the directories it names, and
+// every version must still be exactly the view. Most seals after the
+// first must be pruned where there are no hard links (one makes a seal
+// walk everything).
+func TestSealOnto_Tracked(t *testing.T) {
+	seeds := int64(8)
+	if n, err := strconv.Atoi(os.Getenv("TINE_TEST_SEEDS")); err == nil {
+		seeds = int64(n)
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			s := newBusySource(t)
+			if os.Getenv("NOTRACK") == "" {
+				if err := overlay.Track(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(overlay.StopTracking)
+			}
+			rng := rand.New(rand.NewSource(seed))
+			links := seed%2 == 1 // hard links make seals walk everything
+			pruned := 0
+			for range 30 {
+				for range 1 + rng.Intn(6) {
+					randomChange(t, rng, s.run.View, links)
+				}
+				if s.seal().Pruned {
+					pruned++
+				}
+			}
+			if !links && pruned < 20 {
+				t.Fatalf("%d of 30 seals pruned by the tracker, want all but a few", pruned)
+			}
+		})
+	}
+}
+
 // randomChange makes one random change in the tree at root.
-func randomChange(t *testing.T, rng *rand.Rand, root string) {
+func randomChange(t *testing.T, rng *rand.Rand, root string, links bool) {
 	var files, dirs []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && p != root {
@@ -285,9 +322,15 @@ func randomChange(t *testing.T, rng *rand.Rand, root string) {
 		return nil
 	})
 	dirs = append(dirs, root)
-	pick := func(xs []string) string { return xs[rng.Intn(len(xs))] }
+	pick := func(xs []string) string {
+		x := xs[rng.Intn(len(xs))]
+		if os.Getenv("TINE_TEST_TRACE") != "" {
+			t.Logf("pick %s", strings.TrimPrefix(x, root))
+		}
+		return x
+	}
 	name := fmt.Sprintf("n%d", rng.Intn(50))
-	op := rng.Intn(11)
+	op := rng.Intn(12)
 	if os.Getenv("TINE_TEST_TRACE") != "" {
 		defer func() { t.Logf("op %d %s", op, name) }()
 	}
@@ -310,7 +353,7 @@ func randomChange(t *testing.T, rng *rand.Rand, root string) {
 		if rng.Intn(2) == 0 {
 			os.MkdirAll(filepath.Join(d, name), 0o755)
 		}
-	case op == 5 && len(files) > 0:
+	case op == 5 && len(files) > 0 && links:
 		os.Link(pick(files), filepath.Join(pick(dirs), name))
 	case op == 6 && len(files) > 0:
 		unix.Lsetxattr(pick(files), "user.r", []byte(fmt.Sprint(rng.Intn(9))), 0)
@@ -318,6 +361,8 @@ func randomChange(t *testing.T, rng *rand.Rand, root string) {
 		os.Mkdir(filepath.Join(pick(dirs), name), 0o755)
 	case op == 8 && len(files) > 0:
 		os.Chmod(pick(files), fs.FileMode(0o600+rng.Intn(0o100)))
+	case op == 10:
+		os.Chmod(pick(dirs), fs.FileMode(0o700+rng.Intn(0o100)))
 	case op == 9:
 		f, err := os.Create(filepath.Join(pick(dirs), name))
 		if err == nil {

@@ -26,7 +26,10 @@ type mentry struct {
 	Ino   uint64 // 0: unknown (copied through the view), never taken for unchanged
 	Btime int64  // birth time in ns, 0 when the filesystem does not say
 	Kind  uint8
-	Stamp int64 // ctime stamp of the seal that copied it: a later ctime means changed
+	Stamp int64  // ctime stamp of the seal that copied it: a later ctime means changed
+	FH    string // a directory's handle as the change tracker knows it; "" when none ran
+	// Linked is set for a file that had more than one link when copied.
+	Linked bool
 }
 
 // manifest says what the version made of Base plus the layers up to Top
@@ -41,6 +44,9 @@ type manifest struct {
 
 	byPath map[string]int
 	byDir  map[dirKey]string
+	byFH   map[string]string
+	byIno  map[uint64][]string // files' paths by inode
+	linkd  bool                // some file had more than one link
 	kids   map[string][]string
 }
 
@@ -65,9 +71,18 @@ func (m *manifest) index() {
 	m.byPath = make(map[string]int, len(m.Paths))
 	m.byDir = map[dirKey]string{}
 	m.kids = map[string][]string{}
+	m.byFH = map[string]string{}
+	m.byIno = map[uint64][]string{}
 	for i, p := range m.Paths {
 		m.byPath[p] = i
 		e := m.Ents[i]
+		if e.FH != "" {
+			m.byFH[e.FH] = p
+		}
+		if e.Kind == kindFile && e.Ino != 0 {
+			m.byIno[e.Ino] = append(m.byIno[e.Ino], p)
+		}
+		m.linkd = m.linkd || e.Linked
 		if (e.Kind == kindDir || e.Kind == kindOpaque) && e.Ino != 0 && e.Btime != 0 {
 			m.byDir[dirKey{e.Ino, e.Btime}] = p
 		}
@@ -76,6 +91,53 @@ func (m *manifest) index() {
 			m.kids[dir] = append(m.kids[dir], name)
 		}
 	}
+}
+
+// hot returns the paths of the directories whose handles are in dirty,
+// of those holding a name of an inode in inos, and of all their parents:
+// a seal walks those and leaves the rest to the previous version. A
+// handle the manifest does not have is a directory made since, walked as
+// new from its parent (whose change named it).
+func (m *manifest) hot(dirty map[string]struct{}, inos map[uint64]struct{}) map[string]bool {
+	hot := map[string]bool{}
+	mark := func(p string) {
+		for !hot[p] {
+			hot[p] = true
+			if p == "" {
+				break
+			}
+			p, _ = splitRel(p)
+		}
+	}
+	for h := range dirty {
+		if p, ok := m.byFH[h]; ok {
+			mark(p)
+		}
+	}
+	for ino := range inos {
+		for _, p := range m.byIno[ino] {
+			dir, _ := splitRel(p)
+			mark(dir)
+		}
+	}
+	return hot
+}
+
+// linked reports whether the entry at p, or any below it, was a file with
+// more than one link.
+func (m *manifest) linked(p string) bool {
+	e := m.at(p)
+	if e == nil || e.Linked {
+		return e != nil
+	}
+	if e.Kind == kindDir || e.Kind == kindOpaque {
+		for _, name := range m.kids[p] {
+			if m.linked(joinRel(p, name)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // at returns the entry at p, or nil.

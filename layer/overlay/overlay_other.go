@@ -55,3 +55,9 @@ func (b *Backend) MaxDepth() int { return b.maxDepth }
 func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string, l string) ([]string, layer.SealCost, error) {
 	return nil, layer.SealCost{}, errLinux
 }
+
+// Track is not supported off Linux.
+func Track() error { return errLinux }
+
+// StopTracking does nothing off Linux.
+func StopTracking() {}
