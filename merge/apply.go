@@ -226,6 +226,9 @@ func (tx *applyTx) run(ctx context.Context) error {
 	if err := tx.tree.sync(tx.touchedDirs()); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil { // the last point before the commit
+		return err
+	}
 	return callHook("committed")
 }
 
