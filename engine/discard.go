@@ -11,7 +11,10 @@ import (
 // Discard ends run ref, or every live run of group ref: it marks each
 // discarded first, then removes its view and delta. Lineage, versions and
 // events remain. A run with changes that were never merged or promoted is
-// refused unless force is set; then nothing is discarded.
+// refused unless force is set; then nothing is discarded. ctx's end (a
+// Ctrl-C) stops it before the mark, with nothing discarded and ctx's
+// error; after it, the discard finishes. The removal of a delta reports
+// its progress to ctx's progress.Func.
 func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
 	ctx = withFaultOp(ctx, "discard")
 	w, runs, err := e.findDiscardable(ctx, ref)
@@ -41,6 +44,15 @@ func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.R
 			return nil, err
 		}
 	}
+	if err := faultPointCtx(ctx); err != nil { // checked, nothing recorded
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil { // the last point a Ctrl-C stops it
+		return nil, err
+	}
+	// Committed from here: ctx's end (a Ctrl-C) no longer stops anything,
+	// the runs' files are removed whatever it says.
+	ctx = context.WithoutCancel(ctx)
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
 		for _, r := range runs {
 			r.State = tine.StateDiscarded

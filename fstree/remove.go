@@ -1,9 +1,13 @@
 package fstree
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+
+	"github.com/tinehq/tine/internal/progress"
 )
 
 // RemoveAll removes path and everything beneath it like os.RemoveAll. When a
@@ -58,6 +62,49 @@ func Purge(path string) error {
 		return err
 	}
 	return RemoveAll(path)
+}
+
+// PurgeContext is Purge that reports, when ctx carries a progress.Func,
+// how many entries it has removed ("removing", total not known): entries
+// are then removed one by one, deepest first, and whatever that cannot
+// remove (a pinned file) is left to Purge. It is not stopped by ctx's end:
+// a removal that has begun is finished.
+func PurgeContext(ctx context.Context, path string) error {
+	if progress.On(ctx) {
+		n := 0
+		_ = removeCounted(ctx, path, &n) // what is left, Purge removes or names
+	}
+	return Purge(path)
+}
+
+// removeCounted removes p and everything beneath it, deepest first,
+// reporting each removed entry to ctx's progress.Func; it stops at the
+// first error.
+func removeCounted(ctx context.Context, p string, n *int) error {
+	fi, err := Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		names, err := readNames(p)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if err := removeCounted(ctx, filepath.Join(p, name), n); err != nil {
+				return err
+			}
+		}
+	}
+	if err := Remove(p); err != nil {
+		return err
+	}
+	*n++
+	progress.Report(ctx, "removing", *n, 0)
+	return nil
 }
 
 // clearPinned clears the immutable and append-only flags of every entry

@@ -180,7 +180,7 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 		s.requestApproval(w, r, actor, control.Resolution{Action: tine.ActionDiscard, Run: r.PathValue("ref")})
 		return
 	}
-	runs, err := s.e.Discard(ctxOf(r), r.PathValue("ref"), req.Force)
+	runs, err := s.e.Discard(workCtx(r), r.PathValue("ref"), req.Force)
 	handle(w, http.StatusOK, map[string]any{"discarded": runs}, err)
 }
 

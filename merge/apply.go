@@ -112,8 +112,15 @@ type applyTx struct {
 	save    bool   // file destinations are saved while staging, not moved (see opReplace)
 	opt     ApplyOptions
 	linkTo  map[int]int // entry → the entry whose staged file it is a hard link of
-	src     sources     // while staging, the run views entries are read from
-	lowers  []string    // with save, the overlay view's lower layers (keepDest)
+	// stagedAt is, per entry, where its upsert is staged (relative to the
+	// staging directory): new/INDEX, or, for an entry below a directory
+	// the target does not have (newDirs), its path inside that
+	// directory's staged copy, placed with it by one rename.
+	stagedAt []string
+	newDirs  map[int]bool // entries staged as directories the target does not have
+	nested   map[int]bool // entries staged inside a new directory's staged copy
+	src      sources      // while staging, the run views entries are read from
+	lowers   []string     // with save, the overlay view's lower layers (keepDest)
 }
 
 // hardLinks finds the upserts whose sources are hard links of one file:
@@ -153,8 +160,8 @@ func linkIDOf(e Entry, src sources) ([2]uint64, bool) {
 // group's first.
 func (tx *applyTx) linkStaged() error {
 	for i, f := range tx.linkTo {
-		from := tx.tree.abs(tx.stagingRel(item(stagedDir, f)))
-		if err := os.Link(from, tx.tree.abs(tx.stagingRel(item(stagedDir, i)))); err != nil {
+		from := tx.tree.abs(tx.stagingRel(tx.stagedAt[f]))
+		if err := os.Link(from, tx.tree.abs(tx.stagingRel(tx.stagedAt[i]))); err != nil {
 			return fmt.Errorf("stage %q as a hard link: %w", tx.plan.Entries[i].Path, err)
 		}
 	}
@@ -219,6 +226,9 @@ func (tx *applyTx) run(ctx context.Context) error {
 	if err := tx.tree.sync(tx.touchedDirs()); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil { // the last point before the commit
+		return err
+	}
 	return callHook("committed")
 }
 
@@ -276,6 +286,9 @@ func (tx *applyTx) stage(ctx context.Context) error {
 	}
 	defer tx.src.close()
 	tx.linkTo = hardLinks(tx.plan.Entries, tx.src)
+	if err := tx.nestNew(); err != nil {
+		return err
+	}
 	preps := make([]entryPrep, len(tx.plan.Entries))
 	var staged atomic.Int64
 	err = plan.InParallel(ctx, len(preps), func(i int) (err error) {
@@ -290,6 +303,9 @@ func (tx *applyTx) stage(ctx context.Context) error {
 		return err
 	}
 	if err := tx.linkStaged(); err != nil {
+		return err
+	}
+	if err := tx.finishNewDirs(); err != nil {
 		return err
 	}
 	var dels, dirs, files, modes []txStep
@@ -335,6 +351,115 @@ func (tx *applyTx) prepare(i int, e Entry) (entryPrep, error) {
 		return entryPrep{kind: prepDelete, steps: steps}, err
 	}
 	return tx.upsert(i, e)
+}
+
+// nestNew chooses where each upsert is staged (stagedAt). A directory the
+// run added and the target does not have is staged whole: what the plan
+// puts below it is staged inside its staged copy, and one rename places
+// all of it, where staging each entry apart cost a rename and a journal
+// step per file (issue 24: a merge of 40,000 new files). The new
+// directories are made here, parents first, owner-only; their metadata
+// comes in finishNewDirs, once they are filled.
+func (tx *applyTx) nestNew() error {
+	entries := tx.plan.Entries
+	tx.stagedAt = make([]string, len(entries))
+	tx.newDirs, tx.nested = map[int]bool{}, map[int]bool{}
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return depth(rawPath(entries[a].Path)) - depth(rawPath(entries[b].Path))
+	})
+	dirAt := map[string]int{}
+	for _, i := range order {
+		e := entries[i]
+		tx.stagedAt[i] = item(stagedDir, i)
+		if !isUpsert(e) {
+			continue
+		}
+		if k, ok := dirAt[path.Dir(e.Path)]; ok {
+			tx.stagedAt[i], tx.nested[i] = tx.stagedAt[k]+"/"+path.Base(e.Path), true
+		}
+		if e.Type != "dir" {
+			continue
+		}
+		if !tx.nested[i] {
+			if _, exists, err := tx.tree.lstat(e.Path); err != nil || exists {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if err := tx.tree.mkdir(tx.stagingRel(tx.stagedAt[i])); err != nil {
+			return err
+		}
+		tx.newDirs[i], dirAt[e.Path] = true, i
+	}
+	return nil
+}
+
+// isUpsert reports whether e writes content to its path.
+func isUpsert(e Entry) bool {
+	return (e.Action == Take || e.Action == TextMerged) && e.Source != ""
+}
+
+// stageUpsert stages entry i's source (source, described by src) at its
+// stagedAt, unless nestNew made it (a new directory) or linkStaged makes
+// it (a hard link of another entry's staged file).
+func (tx *applyTx) stageUpsert(i int, source string, src fs.FileInfo) error {
+	if tx.newDirs[i] {
+		if !src.IsDir() {
+			return fmt.Errorf("no longer a directory in the run since planning: %w", tine.ErrState)
+		}
+		return nil
+	}
+	if _, linked := tx.linkTo[i]; linked {
+		return nil
+	}
+	return stageItem(source, tx.tree.abs(tx.stagingRel(tx.stagedAt[i])), src)
+}
+
+// finishNewDirs gives the staged new directories, deepest first, the
+// metadata of their sources (stageItem's for a directory): times last,
+// now that nothing more is staged in them.
+func (tx *applyTx) finishNewDirs() error {
+	var dirs []int
+	for i := range tx.newDirs {
+		dirs = append(dirs, i)
+	}
+	slices.SortFunc(dirs, func(a, b int) int {
+		return depth(rawPath(tx.plan.Entries[b].Path)) - depth(rawPath(tx.plan.Entries[a].Path))
+	})
+	for _, i := range dirs {
+		if err := tx.finishNewDir(i); err != nil {
+			return fmt.Errorf("stage %q: %w", tx.plan.Entries[i].Path, err)
+		}
+	}
+	return nil
+}
+
+// finishNewDir gives new directory i's staged copy its source's metadata,
+// writable by its owner until its mode step.
+func (tx *applyTx) finishNewDir(i int) error {
+	source, release, err := tx.src.pin(tx.plan.Entries[i])
+	if err != nil {
+		return err
+	}
+	defer release()
+	fi, err := fstree.Lstat(source)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("no longer a directory in the run since planning: %w", tine.ErrState)
+	}
+	dst := tx.tree.abs(tx.stagingRel(tx.stagedAt[i]))
+	if err := stageMeta(source, dst, fi); err != nil {
+		return err
+	}
+	return os.Chmod(dst, plan.Perm(fi)|0o700)
 }
 
 // depth counts the components of slash path p.
@@ -446,6 +571,9 @@ func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 	if err != nil {
 		return entryPrep{}, err
 	}
+	if exists && (tx.newDirs[i] || tx.nested[i]) {
+		return entryPrep{}, fmt.Errorf("appeared in the target since planning: %w", tine.ErrState)
+	}
 	pr, want := entryPrep{kind: prepFile}, plan.Perm(src)
 	if src.IsDir() {
 		pr.kind = prepDir
@@ -456,11 +584,15 @@ func (tx *applyTx) upsert(i int, e Entry) (entryPrep, error) {
 		}
 		return pr, nil
 	}
-	staged := item(stagedDir, i)
-	if _, linked := tx.linkTo[i]; !linked {
-		if err := stageItem(source, tx.tree.abs(tx.stagingRel(staged)), src); err != nil {
-			return entryPrep{}, err
+	staged := tx.stagedAt[i]
+	if err := tx.stageUpsert(i, source, src); err != nil {
+		return entryPrep{}, err
+	}
+	if tx.nested[i] { // placed with the new directory it is staged in
+		if src.IsDir() && want != want|0o700 {
+			pr.mode = []txStep{{Op: opMode, Path: rawPath(e.Path), Mode: uint32(want)}}
 		}
+		return pr, nil
 	}
 	switch {
 	case exists && tx.save && !cur.IsDir() && !src.IsDir():

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tinehq/tine"
@@ -425,4 +426,70 @@ func checkProperty(t *testing.T, seed uint64, base, theirs, ours tree) bool {
 		}
 	}
 	return wantClean
+}
+
+// TestApply_NewDirectoryPlacedWhole: a directory the run added, which the
+// target does not have, lands by one rename with everything below it
+// (issue 24: 40,000 new files cost 40,000 renames and journal steps),
+// each entry with its content, mode and, for directories, modification
+// time; a rollback takes it all away again.
+func TestApply_NewDirectoryPlacedWhole(t *testing.T) {
+	base := tree{"a": file("a")}
+	theirs := base.clone()
+	theirs["new"] = dir()
+	theirs["new/ro"] = dirMode(0o555)
+	theirs["new/ro/f"] = file("in a read-only directory")
+	for i := range 50 {
+		theirs[fmt.Sprintf("new/sub/f%02d", i)] = fileMode(fmt.Sprint(i), 0o640)
+	}
+	theirs["new/sub"] = dirMode(0o750)
+	theirs["new/sub/link"] = link("f00")
+	s := makeSides(t, base, theirs, base)
+	for _, d := range []string{"new/sub", "new/ro", "new"} { // times the copies must keep
+		when := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+		if err := os.Chtimes(filepath.Join(s.theirs, d), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := planSides(t, s, PlanOptions{})
+	var placed []string
+	applyHook = func(step string) error {
+		if strings.HasPrefix(step, "placed:") {
+			placed = append(placed, step)
+		}
+		return nil
+	}
+	defer func() { applyHook = nil }()
+	if err := Apply(context.Background(), p, s.ours, journalPath(t), ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(placed, []string{"placed:new"}) {
+		t.Errorf("placed %d entries (%v), want new/ alone", len(placed), placed[:min(len(placed), 5)])
+	}
+	if d := cmp.Diff(theirs.manifest(), treeManifest(t, s.ours)); d != "" {
+		t.Errorf("target after apply (-want +got):\n%s", d)
+	}
+	for _, d := range []string{"new/sub", "new/ro", "new"} {
+		want, _ := os.Lstat(filepath.Join(s.theirs, d))
+		got, _ := os.Lstat(filepath.Join(s.ours, d))
+		if !got.ModTime().Equal(want.ModTime()) {
+			t.Errorf("%s: modified %v, want the run's %v", d, got.ModTime(), want.ModTime())
+		}
+	}
+
+	t.Run("RolledBack", func(t *testing.T) {
+		s := makeSides(t, base, theirs, base)
+		applyHook = func(step string) error {
+			if step == "committed" {
+				return errors.New("failing at the commit")
+			}
+			return nil
+		}
+		if err := Apply(context.Background(), planSides(t, s, PlanOptions{}), s.ours, journalPath(t), ApplyOptions{}); err == nil {
+			t.Fatal("apply failing at its commit succeeded")
+		}
+		if d := cmp.Diff(base.manifest(), treeManifest(t, s.ours)); d != "" {
+			t.Errorf("target after the rollback (-want +got):\n%s", d)
+		}
+	})
 }

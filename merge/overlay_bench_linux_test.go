@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,4 +125,70 @@ func syncfs(b *testing.B, dir string) {
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// newFilesBench is BenchmarkApplyOverlayNew's run: the base (a few files)
+// and a run that added 40,000 files of about 2 KiB under new/, 100 to a
+// directory, as bench/merge-new.sh's fork does (TINE_BENCH_NEW=N for N).
+func newFilesBench() (base, theirs tree) {
+	n := 40000
+	if v, err := strconv.Atoi(os.Getenv("TINE_BENCH_NEW")); err == nil && v > 0 {
+		n = v
+	}
+	base = tree{"a": file("a\n"), "d": dir(), "d/b": file("b\n")}
+	theirs = base.clone()
+	theirs["new"] = dir()
+	body := strings.Repeat("y", 2000)
+	for i := range n {
+		d := fmt.Sprintf("new/d%03d", i/100)
+		theirs[d] = dir()
+		theirs[fmt.Sprintf("%s/f%05d", d, i)] = file(fmt.Sprint(i) + body)
+	}
+	return base, theirs
+}
+
+// BenchmarkApplyOverlayNew applies a run that added 40,000 new files to
+// an overlay view (issue 24 item 4: within 1.5x cp -a of the same files);
+// Cp and CpSync copy the same files with cp -a, without and with a sync
+// of the filesystem, in the same run.
+func BenchmarkApplyOverlayNew(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("mounting an overlay view needs root")
+	}
+	base, theirs := newFilesBench()
+	s, changes := benchSides(b, base, theirs)
+	p, err := PlanFiles(context.Background(), s.base, s.theirs, s.ours, changes, PlanOptions{})
+	if err != nil || !p.Clean() {
+		b.Fatalf("plan: %v", err)
+	}
+	b.Run("Apply", func(b *testing.B) {
+		b.StopTimer()
+		for i := range b.N {
+			target := overlayTarget(b, s.base)
+			j := filepath.Join(b.TempDir(), fmt.Sprintf("journal-%d", i))
+			syscall.Sync()
+			b.StartTimer()
+			if err := Apply(context.Background(), p, target, j, ApplyOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+		}
+	})
+	cp := func(b *testing.B, sync bool) {
+		b.StopTimer()
+		for range b.N {
+			dst := filepath.Join(b.TempDir(), "copy")
+			syscall.Sync()
+			b.StartTimer()
+			if out, err := exec.Command("cp", "-a", filepath.Join(s.theirs, "new"), dst).CombinedOutput(); err != nil {
+				b.Fatalf("cp: %v: %s", err, out)
+			}
+			if sync {
+				syncfs(b, dst)
+			}
+			b.StopTimer()
+		}
+	}
+	b.Run("Cp", func(b *testing.B) { cp(b, false) })
+	b.Run("CpSync", func(b *testing.B) { cp(b, true) })
 }

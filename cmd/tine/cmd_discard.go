@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
@@ -25,19 +26,22 @@ rest (those before it stay discarded).`,
   tine discard g3xk9pq2a --unmerged`,
 		Args: minArgs(1, "one or more RUN or GROUP"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withOps(c.Context(), func(op ops, e *engine.Engine) error {
+			ctx, stop := interruptible(c.Context())
+			defer stop()
+			return a.withOps(ctx, func(op ops, e *engine.Engine) error {
 				all := []*tine.Run{}
 				var err error
 				for _, ref := range args {
 					var runs []*tine.Run
-					runs, err = op.Discard(c.Context(), ref, unmerged || whileRunning || force)
+					runs, err = op.Discard(a.progress(ctx, "discarding "+ref, asJSON), ref, unmerged || whileRunning || force)
+					a.progressDone()
 					all = append(all, runs...)
 					if !asJSON {
 						for _, r := range runs {
 							fmt.Fprintf(a.stdout, "discarded %s (%s)\n", r.Name, r.ID)
 						}
 					}
-					if err != nil {
+					if err != nil || ctx.Err() != nil {
 						break
 					}
 				}
@@ -46,7 +50,7 @@ rest (those before it stay discarded).`,
 						return jerr
 					}
 				}
-				return err
+				return interrupted(ctx, err, err == nil, discardOutcome(args, all))
 			})
 		},
 	}
@@ -55,4 +59,19 @@ rest (those before it stay discarded).`,
 	deprecatedForce(c, &force, "--unmerged (or --while-running)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the discarded runs as JSON")
 	return c
+}
+
+// discardOutcome says what an interrupted discard of refs did, runs being
+// those it discarded.
+func discardOutcome(refs []string, runs []*tine.Run) outcome {
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.Name
+	}
+	o := outcome{before: "nothing was discarded", after: "the discard was committed: " + strings.Join(names, ", ") + " discarded",
+		watch: "tine ls shows whether " + strings.Join(refs, ", ") + " are discarded"}
+	if len(runs) > 0 {
+		o.before = "nothing more was discarded after " + strings.Join(names, ", ")
+	}
+	return o
 }

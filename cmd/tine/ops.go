@@ -174,7 +174,7 @@ func (d daemonOps) Rollback(ctx context.Context, ref, to string) (*engine.Rollba
 }
 
 func (d daemonOps) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
-	res, p, err := d.cl.Discard(ctx, d.id(ctx, ref), httpapi.DiscardRequest{Force: force})
+	res, p, err := d.cl.Discard(httpapi.Interruptible(ctx), d.id(ctx, ref), httpapi.DiscardRequest{Force: force})
 	if p != nil {
 		return nil, filed(p, "discard", ref)
 	}

@@ -29,6 +29,13 @@ func Report(ctx context.Context, phase string, done, total int) {
 	}
 }
 
+// On reports whether ctx carries a Func: a step may then do its work in
+// a form that can count it.
+func On(ctx context.Context) bool {
+	_, ok := ctx.Value(key{}).(Func)
+	return ok
+}
+
 // Line draws reports as one line on a terminal w, rewritten in place
 // ("\r"): nothing before one second has passed (a quick command shows
 // none), then at most ten times a second.

@@ -190,7 +190,12 @@ func (b *Backend) Deactivate(ctx context.Context, r layer.Run) error {
 		}
 		return err
 	}
-	for _, d := range []string{r.View, upper(r), work(r), layersFile(r)} {
+	// The upper directory is the run's delta, the part that can take long:
+	// its removal reports progress.
+	if err := fstree.PurgeContext(ctx, upper(r)); err != nil {
+		return err
+	}
+	for _, d := range []string{r.View, work(r), layersFile(r)} {
 		if err := removeAll(d); err != nil {
 			return err
 		}

@@ -1,0 +1,90 @@
+//go:build linux
+
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tinehq/tine/internal/testkit"
+)
+
+// TestDiscard_Interrupted: Ctrl-C (SIGINT) of tine discard before its mark
+// leaves the fork live, its files in place; after it, the discard finishes
+// removing the fork's files. One line says which, exit 130, nothing of
+// the fork's directory left. tine discard did not handle SIGINT (Go's
+// default killed it on the spot, silent, leaving a half-removed delta to
+// the next command); through tine serve the client dropped its request
+// and said nothing was discarded while the daemon discarded on.
+func TestDiscard_Interrupted(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	for _, c := range []struct {
+		at, line string
+		live     bool
+	}{
+		{"discard:0", "tine: interrupted: nothing was discarded", true},
+		{"discard:1", "tine: interrupted after the discard was committed: f1 discarded", false},
+	} {
+		t.Run(c.at, func(t *testing.T) {
+			e, _ := manyFilesFork(t)
+			dir := e.runDir("f1")
+			r := e.run(call{vars: []string{"TINE_TEST_INTERRUPT_AT=" + c.at}}, "discard", "--unmerged", "f1")
+			checkInterruptedDiscard(t, e, r, dir, c.line, c.live)
+		})
+	}
+	t.Run("Daemon", func(t *testing.T) {
+		e, _ := manyFilesFork(t)
+		e.serve()
+		dir := e.runDir("f1")
+		upper := filepath.Join(dir, "upper", "many")
+		r := e.interruptWhen(func() bool { // the fork's delta is being removed
+			names, err := os.ReadDir(upper)
+			return errors.Is(err, os.ErrNotExist) || err == nil && len(names) < manyFiles
+		}, "discard", "--unmerged", "f1")
+		waitNoFile(t, dir)
+		checkInterruptedDiscard(t, e, r, dir, "tine: interrupted after the discard was committed: f1 discarded", false)
+	})
+}
+
+// checkInterruptedDiscard checks an interrupted discard of f1: exit 130,
+// the one line want on standard error, f1 live with its files or
+// discarded with its directory gone.
+func checkInterruptedDiscard(t *testing.T, e *env, r result, dir, want string, live bool) {
+	t.Helper()
+	if r.code != exitInterrupted || strings.TrimSpace(r.stderr) != want {
+		t.Errorf("%v, want exit %d and the one line %q", r, exitInterrupted, want)
+	}
+	state := ""
+	for _, row := range e.ls() {
+		if row.Name == "f1" {
+			state = row.State
+		}
+	}
+	_, err := os.Stat(dir)
+	switch {
+	case live && (state != "active" || err != nil):
+		t.Errorf("said nothing was discarded, but f1 is %q and its directory: %v", state, err)
+	case live:
+		if got, _ := os.ReadDir(filepath.Join(e.path("f1"), "many")); len(got) != manyFiles {
+			t.Errorf("said nothing was discarded, but f1 has %d of %d files", len(got), manyFiles)
+		}
+	case state == "active" || !errors.Is(err, os.ErrNotExist):
+		t.Errorf("said discarded, but f1 is %q and its directory %s: %v", state, dir, err)
+	}
+}
+
+// TestDiscard_ProgressOnTerminal: a discard of a fork that added 20,000
+// files shows how many entries of its delta it has removed on one
+// updating line of a terminal's standard error, cleared at the end
+// (issue 24: a discard was silent however long it took).
+func TestDiscard_ProgressOnTerminal(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e, _ := manyFilesFork(t)
+	screen := stderrOnTerminal(t, e, "discard", "--unmerged", "f1")
+	if !strings.Contains(screen, "\r\033[Kdiscarding f1: removing ") || !strings.HasSuffix(screen, "\r\033[K") {
+		t.Errorf("the terminal shows %q, want a progress line of the removal, cleared at the end", clip(screen))
+	}
+}
