@@ -38,6 +38,9 @@ func (g *Group) Add(pid int) error { return errOS }
 // Procs fails off Linux with ErrUnsupported.
 func (g *Group) Procs() ([]int, error) { return nil, errOS }
 
+// FreezerDir is "" off Linux: no freezer.
+func (g *Group) FreezerDir() string { return "" }
+
 // Freeze fails off Linux with ErrUnsupported.
 func (g *Group) Freeze(ctx context.Context) error { return errOS }
 

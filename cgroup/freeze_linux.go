@@ -25,6 +25,20 @@ func (g *Group) freezer() string {
 	return freezeNone
 }
 
+// FreezerDir is the directory whose freezer Freeze writes (cgroup.freeze
+// of the v2 group, else the v1 freezer's freezer.state), or "" when the
+// group has none: what criu's --freeze-cgroup is given to find the group
+// as tine froze it.
+func (g *Group) FreezerDir() string {
+	switch g.freezer() {
+	case freezeV2:
+		return g.v2
+	case freezeV1:
+		return g.v1["freezer"]
+	}
+	return ""
+}
+
 // Freeze stops every task in the group and returns once all of them are
 // frozen, or when ctx is done; the group may then be left partly frozen,
 // and Thaw undoes that. Freezing a frozen group does nothing.

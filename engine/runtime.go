@@ -69,8 +69,9 @@ type LiveReport struct {
 	// Choices say, service by service, how each reached the fork.
 	Choices []LiveChoice `json:"choices,omitempty"`
 	// Display, for a fork with a display of its own, is how it got it:
-	// LiveRerun (the display stack and its services started fresh from
-	// the fork's files).
+	// LiveCRIU (its X server forked live, with the clients CRIU could
+	// carry; Choices says, service by service) or LiveRerun (the display
+	// stack and its services started fresh from the fork's files).
 	Display string `json:"display,omitempty"`
 	// Services are the fork's supervised services as they were when the
 	// fork returned: ready, or still starting (ForkOptions.NoWait), or failed.

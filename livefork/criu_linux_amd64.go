@@ -33,6 +33,12 @@ func CRIUDump(ctx context.Context, s DumpSpec) (*Dump, error) {
 	for _, e := range ext {
 		args = append(args, "--external", e.Key)
 	}
+	for _, ino := range s.Sockets {
+		args = append(args, "--external", fmt.Sprintf("unix[%d]", ino))
+	}
+	if s.FrozenCgroup != "" {
+		args = append(args, "--freeze-cgroup", s.FrozenCgroup)
+	}
 	dir, err := os.Open(s.Dir)
 	if err != nil {
 		return nil, err
@@ -40,7 +46,7 @@ func CRIUDump(ctx context.Context, s DumpSpec) (*Dump, error) {
 	defer dir.Close()
 	start := time.Now()
 	err = runCRIU(ctx, s.Namespaces, nil, "", args, []*os.File{dir}, filepath.Join(s.Dir, "dump.log"))
-	d := &Dump{Dir: s.Dir, Took: time.Since(start), External: ext}
+	d := &Dump{Dir: s.Dir, Took: time.Since(start), External: ext, Sockets: s.Sockets}
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +95,9 @@ func (d *Dump) Restore(ctx context.Context, r RestoreSpec) (Restored, error) {
 	}
 	defer work.Close()
 	files := []*os.File{imgs, work}
+	var opened []*os.File // the fork's files opened here, not the caller's sockets
 	defer func() {
-		for _, f := range files[2:] {
+		for _, f := range opened {
 			f.Close()
 		}
 	}()
@@ -105,8 +112,16 @@ func (d *Dump) Restore(ctx context.Context, r RestoreSpec) (Restored, error) {
 		if err != nil {
 			return Restored{}, fmt.Errorf("the fork's file for fd %d of process %d: %w", e.FD, e.Pid, err)
 		}
-		files = append(files, f)
+		files, opened = append(files, f), append(opened, f)
 		args = append(args, "--inherit-fd", fmt.Sprintf("fd[%d]:%s", 2+len(files), e.Key))
+	}
+	for _, ino := range d.Sockets {
+		sk := r.Sockets[ino]
+		if sk == nil {
+			return Restored{}, fmt.Errorf("%w: no socket of the fork for the unix socket %d", ErrCRIUFailed, ino)
+		}
+		files = append(files, sk)
+		args = append(args, "--inherit-fd", fmt.Sprintf("fd[%d]:socket:[%d]", 2+len(files), ino))
 	}
 	var h *resumeHook
 	if r.Confine != nil {

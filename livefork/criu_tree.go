@@ -2,6 +2,7 @@ package livefork
 
 import (
 	"errors"
+	"os"
 	"time"
 
 	"github.com/tinehq/tine/confine"
@@ -37,6 +38,17 @@ type DumpSpec struct {
 	// Hidden are paths the run's view covers: a file open below one is
 	// checkpointed as external, as is one on a mount the run does not see.
 	Hidden []string
+	// Sockets are inodes of the tree's connected unix sockets whose peers
+	// are outside it (UnixLinks): checkpointed as external, each is given
+	// back by the restorer (RestoreSpec.Sockets). Any other such socket
+	// fails the dump.
+	Sockets []uint64
+	// FrozenCgroup, when not "", is the directory of the tree's cgroup,
+	// which the caller holds frozen: criu seizes the tree while frozen and
+	// leaves it frozen, so that several trees dumped one after the other
+	// are dumped as they were at one instant (their unix connections
+	// consistent at both ends).
+	FrozenCgroup string
 }
 
 // Dump is a checkpointed tree: the images in a directory, the files the
@@ -49,6 +61,9 @@ type Dump struct {
 	Took time.Duration
 	// External are the files the restorer supplies, one per key.
 	External []ExternalFile
+	// Sockets are the external unix sockets (DumpSpec.Sockets) the
+	// restorer supplies.
+	Sockets []uint64
 }
 
 // ExternalFile is a file descriptor of the tree that was checkpointed as
@@ -58,6 +73,12 @@ type ExternalFile struct {
 	Pid  int    // host pid of a process holding it
 	FD   int    // one of its descriptors for it
 	Path string // where it was, in the host's view
+}
+
+// UnixLink is a connected unix socket of a tree (its inode) and its
+// peer's inode, outside the tree.
+type UnixLink struct {
+	Ino, Peer uint64
 }
 
 // RestoreSpec says where a Dump is restored.
@@ -79,6 +100,12 @@ type RestoreSpec struct {
 	// for a service's stdout and stderr, /dev/null for /dev/null. An error
 	// refuses the restore.
 	Files func(ExternalFile) (path string, flag int, err error)
+	// Sockets are the fork's sockets standing for the Dump's external
+	// unix sockets, by inode: one end of a socket pair whose other end
+	// goes to the restored peer, or is closed (the peer is gone: the tree
+	// reads end of file, as from a client that hung up). A socket
+	// missing refuses the restore.
+	Sockets map[uint64]*os.File
 	// Confine is how the fork confines its processes; the restored tree
 	// is left stopped, each of its threads confined so (by injected
 	// system calls, as a ptrace copy is), and only then let run. nil

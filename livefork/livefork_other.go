@@ -22,6 +22,9 @@ func (s *Session) Close() error { return nil }
 // CRIUDump returns ErrUnsupported: the CRIU engine needs Linux on x86-64.
 func CRIUDump(ctx context.Context, s DumpSpec) (*Dump, error) { return nil, ErrUnsupported }
 
+// UnixLinks returns ErrUnsupported: the CRIU engine needs Linux on x86-64.
+func UnixLinks(ns int, roots []int) ([][]UnixLink, error) { return nil, ErrUnsupported }
+
 // Restore returns ErrUnsupported: the CRIU engine needs Linux on x86-64.
 func (d *Dump) Restore(ctx context.Context, r RestoreSpec) (Restored, error) {
 	return Restored{}, ErrUnsupported

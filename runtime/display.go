@@ -110,15 +110,21 @@ func (m *Manager) startDisplay(ctx context.Context, r engine.Ref, cfg *config.Co
 }
 
 // noteDisplays says, in each fork's report, how its display came to be:
-// restarted from the fork's files (the display stack and its services
-// started fresh), and takes the stack out of the restarted services.
+// forked live by CRIU (its X server restored, with whichever clients
+// could be: each service's choice says), or restarted from the fork's
+// files (the display stack and its services started fresh), and takes
+// the stack out of the restarted services.
 func noteDisplays(reports []engine.LiveReport) {
 	for i := range reports {
 		rep := &reports[i]
-		if !slices.ContainsFunc(rep.Services, func(s tine.ServiceStatus) bool { return s.Name == desktop.ServiceX }) {
+		switch {
+		case slices.ContainsFunc(rep.Forked, func(p engine.LiveProcess) bool { return p.Service == desktop.ServiceX }):
+			rep.Display = engine.LiveCRIU
+		case slices.ContainsFunc(rep.Services, func(s tine.ServiceStatus) bool { return s.Name == desktop.ServiceX }):
+			rep.Display = engine.LiveRerun
+		default:
 			continue
 		}
-		rep.Display = engine.LiveRerun
 		rep.Restarted = slices.DeleteFunc(rep.Restarted, desktop.Reserved)
 	}
 }
@@ -205,10 +211,13 @@ func (m *Manager) requireDisplay(ctx context.Context, ref, by string) error {
 }
 
 // DisplayUp reports whether run r's display is up: its X server is a
-// ready service of its supervisor.
+// ready service of its supervisor, or was forked live into r and runs.
 func (m *Manager) DisplayUp(ctx context.Context, r engine.Ref) bool {
 	if m.supervised(r) == 0 {
 		return false
+	}
+	if m.adoptedX(r) > 0 {
+		return true
 	}
 	st, err := supervisor.NewClient(m.supDir(r)).Status(ctx)
 	if err != nil {
@@ -280,6 +289,9 @@ func (m *Manager) DialDisplay(ctx context.Context, ref string) (net.Conn, error)
 // its supervisor's display service, found in the run's cgroup by its pid
 // in the run's pid namespace.
 func (m *Manager) displayServer(ctx context.Context, r engine.Ref) (int, error) {
+	if pid := m.adoptedX(r); pid > 0 {
+		return pid, nil
+	}
 	sup := m.supervised(r)
 	st, err := supervisor.NewClient(m.supDir(r)).Status(ctx)
 	if err != nil {
@@ -304,6 +316,17 @@ func (m *Manager) displayServer(ctx context.Context, r engine.Ref) (int, error) 
 		}
 	}
 	return 0, fmt.Errorf("%s's X server (pid %d in the run) is not in its cgroup: %w", r.Run.Name, st.Services[i].Pid, tine.ErrState)
+}
+
+// adoptedX is the host pid of r's X server when it was forked live into
+// r (restored by CRIU: the supervisor did not start it) and runs, or 0.
+func (m *Manager) adoptedX(r engine.Ref) int {
+	for _, a := range m.adopted(r) {
+		if a.Service == desktop.ServiceX {
+			return a.Pid
+		}
+	}
+	return 0
 }
 
 // pidNamespace names the pid namespace of process pid ("" when it is

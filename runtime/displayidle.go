@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tinehq/tine"
@@ -164,6 +165,7 @@ func (m *Manager) stopIfIdle(ctx context.Context, f engine.Ref) bool {
 		m.warn("stopping %s's idle display: %v", f.Run.Name, err)
 		return false
 	}
+	m.endAdopted(f, names)
 	rd := m.lay.Run(f.Workspace.ID, f.Run.ID)
 	d := IdleDisplay{Stopped: time.Now().UTC(), After: timeout.String(), Services: names}
 	b, _ := json.Marshal(d)
@@ -173,6 +175,32 @@ func (m *Manager) stopIfIdle(ctx context.Context, f engine.Ref) bool {
 	os.Remove(rd.DisplayActive())
 	m.appendEvent(ctx, f, tine.EventDisplayIdle, d)
 	return true
+}
+
+// endAdopted ends the copies of services names forked live into r (a
+// display restored by CRIU, which its supervisor did not start and
+// cannot stop) and forgets them, so that r's supervisor starts them
+// afresh when asked.
+func (m *Manager) endAdopted(r engine.Ref, names []string) {
+	var ended, keep []Adopted
+	for _, a := range m.readAdopted(r) {
+		if slices.Contains(names, a.Service) {
+			ended = append(ended, a)
+			if a.alive() {
+				syscall.Kill(a.Pid, syscall.SIGKILL)
+			}
+		} else {
+			keep = append(keep, a)
+		}
+	}
+	if len(ended) == 0 {
+		return
+	}
+	endedCopies(ended)
+	if err := m.writeAdopted(r, keep); err != nil {
+		m.warn("updating %s's live-forked processes: %v", r.Run.Name, err)
+	}
+	m.forgetChoices(r, names)
 }
 
 // wakeDisplay starts again r's display when it was stopped for being idle,

@@ -25,13 +25,18 @@ func (m *Manager) restoreAll(ctx context.Context, p engine.Ref, forks []launched
 			out[f.ref.Run.ID] = map[int]liveOutcome{}
 		}
 	}
+	var mu sync.Mutex
+	record := func(f launched, c candidate, o liveOutcome) {
+		mu.Lock()
+		out[f.ref.Run.ID][c.Pid] = o
+		mu.Unlock()
+	}
+	screen, cands := m.displayGroup(ctx, p, cands)
+	if len(screen) > 0 {
+		m.criuDisplay(ctx, p, forks, screen, record)
+	}
 	for _, c := range cands {
-		var mu sync.Mutex
-		m.criuService(ctx, p, forks, c, func(f launched, o liveOutcome) {
-			mu.Lock()
-			out[f.ref.Run.ID][c.Pid] = o
-			mu.Unlock()
-		})
+		m.criuService(ctx, p, forks, c, func(f launched, o liveOutcome) { record(f, c, o) })
 	}
 	return out
 }
@@ -55,7 +60,7 @@ func (m *Manager) criuService(ctx context.Context, p engine.Ref, forks []launche
 			done(f, liveOutcome{err: err})
 			continue
 		}
-		wg.Go(func() { done(f, m.restoreInto(ctx, d, f, c)) })
+		wg.Go(func() { done(f, m.restoreInto(ctx, d, f, c, nil)) })
 	}
 	wg.Wait()
 }
@@ -70,9 +75,10 @@ func (m *Manager) hiddenIn(p engine.Ref) []string {
 	return hidden
 }
 
-// restoreInto restores d, the tree of c, into fork f. On failure any
-// process criu left in the fork's cgroup is killed.
-func (m *Manager) restoreInto(ctx context.Context, d *livefork.Dump, f launched, c candidate) liveOutcome {
+// restoreInto restores d, the tree of c, into fork f, giving it sockets
+// for its external unix sockets (livefork.RestoreSpec.Sockets). On
+// failure any process criu left in the fork's cgroup is killed.
+func (m *Manager) restoreInto(ctx context.Context, d *livefork.Dump, f launched, c candidate, sockets map[uint64]*os.File) liveOutcome {
 	cg, err := cgroup.Load(f.ref.Run.ID)
 	if err != nil {
 		return liveOutcome{err: err}
@@ -89,7 +95,7 @@ func (m *Manager) restoreInto(ctx context.Context, d *livefork.Dump, f launched,
 	before, _ := cg.Procs()
 	r, err := d.Restore(ctx, livefork.RestoreSpec{Namespaces: f.pid, PidBase: supervisor.PidBase, CgroupProcs: cg.ProcsFiles(), WorkDir: work,
 		Files:   func(e livefork.ExternalFile) (string, int, error) { return m.criuFile(f.ref, c, e) },
-		Confine: plan})
+		Confine: plan, Sockets: sockets})
 	if err == nil {
 		if after, _ := cg.Procs(); !slices.Contains(after, r.Pid) {
 			err = fmt.Errorf("criu restored pid %d, which is not in %s's cgroup", r.NSPid, f.ref.Run.Name)

@@ -229,3 +229,28 @@ func TestDesktop_BridgeRefusesAReplacedVNCServer(t *testing.T) {
 		}
 	}
 }
+
+// A display forked live by CRIU (its X server restored, not started by
+// the fork's supervisor) stops when idle like a restarted one, and a
+// screenshot starts it again. Before, the restored X server outlived the
+// stop, and the display started again beside it failed.
+func TestDesktop_IdleLiveForkedDisplayStops(t *testing.T) {
+	requireDesktop(t)
+	requireCRIU(t)
+	e := newEnv(t)
+	dir := e.workspaceDir("idlelive")
+	writeTestFiles(t, dir, map[string]string{"tine.toml": idleToml})
+	e.ok("init", dir)
+	d := e.serve()
+	defer d.stop(t)
+	e.ok("start", "source")
+	if out := e.ok("fork", "source", "--live", "criu", "--wait"); !strings.Contains(out, "display forked live by CRIU") {
+		t.Fatalf("the display was not forked live:\n%s", out)
+	}
+	e.waitPS("source-1", "the idle display stopped", 30*time.Second, func(p psOf) bool { return p.DisplayIdle != nil })
+	if got := e.execSh("source-1", `pgrep -x Xvnc | wc -l`); got != "0\n" {
+		t.Errorf("source-1's restored X server outlived its idle stop: %q running", got)
+	}
+	e.screenOf("source-1")
+	e.waitPS("source-1", "up again", 30*time.Second, displayUp)
+}

@@ -94,7 +94,7 @@ func centre(t *testing.T, b []byte) color.NRGBA {
 func near(c color.NRGBA, hex string) bool {
 	var r, g, b uint8
 	fmt.Sscanf(hex, "%02x%02x%02x", &r, &g, &b)
-	d := func(x, y uint8) bool { return x-y < 12 || y-x < 12 }
+	d := func(x, y uint8) bool { return max(x, y)-min(x, y) < 12 } // not x-y, which wraps: 0-255 is 1
 	return d(c.R, r) && d(c.G, g) && d(c.B, b)
 }
 
@@ -468,4 +468,111 @@ func TestDesktop_ForkRunKeepsTheFinalScreen(t *testing.T) {
 	if got := wsGet(t, filepath.Join(e.home, "ctl", "tine.sock"), "/ui/groups/"+rep.Group+"/screen/"+f.Run); got != string(b) {
 		t.Errorf("the dashboard serves %d bytes for the final screen, want the %d kept", len(got), len(b))
 	}
+}
+
+// liveDisplayToml gives every run a small display with two xlogo windows:
+// "logo" forked as --live says, "again" always restarted (live =
+// "restart"), each at its own place on the screen.
+const liveDisplayToml = `[display]
+enabled = true
+size = "320x240"
+
+[[service]]
+name = "logo"
+display = true
+command = "exec xlogo -bg '#00ff00' -fg '#0000ff' -geometry 100x100+0+0"
+
+[[service]]
+name = "again"
+display = true
+live = "restart"
+command = "exec xlogo -bg '#ffff00' -geometry 100x100+200+0"
+`
+
+// pixel returns the pixel at x, y of a PNG.
+func pixel(t *testing.T, b []byte, x, y int) color.NRGBA {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	return color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+}
+
+// A display forked live by CRIU shows, right after tine fork, what the
+// source's X server holds only in memory: the root window's colour set by
+// xsetroot, which no file keeps (a restarted display is black there), and
+// the live-forked client's window; a client CRIU is not to carry (live =
+// "restart") is restarted beside it, and tine fork says which each was,
+// in text and JSON. The daemon's VNC bridge reaches the restored X server
+// (its peer check passes), and --live rerun restarts the display, saying
+// so. Before, a display was always restarted: the fork's screen was black.
+func TestDesktop_ForkedLiveShowsTheSameScreen(t *testing.T) {
+	requireDesktop(t)
+	requireCRIU(t)
+	e := newEnv(t)
+	dir := e.workspaceDir("livedesk")
+	writeTestFiles(t, dir, map[string]string{"tine.toml": liveDisplayToml})
+	e.ok("init", dir)
+	e.ok("start", "source")
+	waitColour(t, "the source's logo", "00ff00", func() []byte { return bytesAt(t, e.screenOf("source"), 10, 50) })
+	e.ok("exec", "source", "--", "xsetroot", "-solid", "#ff00ff")
+	if c := pixel(t, e.screenOf("source"), 160, 200); !near(c, "ff00ff") {
+		t.Fatalf("the source's root window is %v after xsetroot", c)
+	}
+
+	out := e.ok("fork", "source", "--live", "criu", "--wait")
+	for _, want := range []string{"display forked live by CRIU", "tine-display: forked live by CRIU", "tine-wm: forked live by CRIU",
+		"logo: forked live by CRIU", `again: restarted: live = "restart" in tine.toml`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("tine fork --live criu does not say %q:\n%s", want, out)
+		}
+	}
+	shot := e.screenOf("source-1") // at once: no wait for anything to draw
+	for _, p := range []struct {
+		what string
+		x, y int
+		hex  string
+	}{{"the root window", 160, 200, "ff00ff"}, {"the live-forked logo", 10, 50, "00ff00"}} {
+		if c := pixel(t, shot, p.x, p.y); !near(c, p.hex) {
+			t.Errorf("source-1 right after the fork: %s is %v, want #%s", p.what, c, p.hex)
+		}
+	}
+	waitColour(t, "source-1's restarted logo", "ffff00", func() []byte { return bytesAt(t, e.screenOf("source-1"), 210, 50) })
+
+	d := e.serve()
+	defer d.stop(t)
+	var ls []struct{ ID, Name string }
+	e.okJSON(&ls, "ls", "--json")
+	for _, r := range ls {
+		if r.Name == "source-1" {
+			if status, first := wsHandshake(t, nil, filepath.Join(e.home, "ctl", "tine.sock"), "/ui/runs/"+r.ID+"/vnc"); !strings.Contains(status, " 101 ") || first != rfbVersion {
+				t.Errorf("the VNC bridge to the restored X server: %q, first message %q", status, first)
+			}
+		}
+	}
+
+	var rep struct {
+		Live []struct {
+			Display string
+			Choices []struct{ Service, Engine, Why string }
+		}
+	}
+	e.okJSON(&rep, "fork", "source", "--live", "rerun", "--wait", "--json")
+	if len(rep.Live) != 1 || rep.Live[0].Display != "rerun" {
+		t.Fatalf("tine fork --live rerun --json: %+v", rep)
+	}
+	if c := pixel(t, e.screenOf("source-2"), 160, 200); near(c, "ff00ff") {
+		t.Errorf("a restarted display shows the source's root colour %v", c)
+	}
+}
+
+// bytesAt is a 1×1 PNG of the pixel at x, y of b, for waitColour.
+func bytesAt(t *testing.T, b []byte, x, y int) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, 1, 1))
+	img.Set(0, 0, pixel(t, b, x, y))
+	var out bytes.Buffer
+	png.Encode(&out, img)
+	return out.Bytes()
 }

@@ -102,8 +102,11 @@ func (a *app) printLive(reps []engine.LiveReport) {
 		if len(r.Restarted) > 0 && len(r.Choices) == 0 {
 			fmt.Fprintf(a.stdout, "; restarted %s", strings.Join(r.Restarted, ", "))
 		}
-		if r.Display == engine.LiveRerun {
+		switch r.Display {
+		case engine.LiveRerun:
 			fmt.Fprint(a.stdout, "; display restarted from the fork's files")
+		case engine.LiveCRIU:
+			fmt.Fprint(a.stdout, "; display forked live by CRIU")
 		}
 		fmt.Fprintln(a.stdout)
 		for _, c := range r.Choices {
