@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -49,6 +50,10 @@ type node struct {
 	e    *engine.Engine
 	name string // "": not a node, the fleet's API only
 	done chan error
+	// fwd forwards requests about other nodes' runs and workspaces to
+	// them; admitter checks those forwarded here (fleet.EnvKey).
+	fwd      *fleet.Forwarder
+	admitter *fleet.Admitter
 }
 
 // startNode opens the fleet when the store is PostgreSQL's and, when n
@@ -75,6 +80,10 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 		nd.done <- nil
 		return nd, nil
 	}
+	if nd.fwd, nd.admitter, err = forwarding(f, n.name, say); err != nil {
+		f.Close()
+		return nil, err
+	}
 	if n.tasksDir == "" {
 		n.tasksDir = filepath.Clean(e.Home()) + "-tasks"
 	}
@@ -87,6 +96,22 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 		nd.done <- f.Serve(ctx, fleet.NodeConfig{Info: info, Run: fleet.EngineRunner(e, f, n.name, n.tasksDir), Say: say})
 	}()
 	return nd, nil
+}
+
+// forwarding returns node's forwarder and admitter, with the fleet key
+// of the environment (fleet.EnvKey); without one the node answers where
+// another node's run lives (421) and admits no forwarded request.
+func forwarding(f *fleet.Fleet, node string, say func(string, ...any)) (*fleet.Forwarder, *fleet.Admitter, error) {
+	s := os.Getenv(fleet.EnvKey)
+	if s == "" {
+		say("node %s: no fleet key (%s): requests about other nodes' runs are answered with where they live, not forwarded", node, fleet.EnvKey)
+		return fleet.NewForwarder(f, node, nil), nil, nil
+	}
+	key, err := fleet.ParseKey(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fleet.NewForwarder(f, node, key), fleet.NewAdmitter(key, node), nil
 }
 
 // wait waits for the node to stop (its ctx ended) and closes the fleet.
@@ -138,11 +163,12 @@ func liveForkEngines(ctx context.Context) []string {
 	return out
 }
 
-// guard answers GET /v1/fleet (the fleet's nodes and tasks: for people
-// who see every workspace, with the bearer token on TCP) and refuses a
-// request of such a person about a run whose workspace lives on another
-// node, with 421 and that node's name and address: its files, processes
-// and mounts are there.
+// guard answers the fleet's routes: GET /v1/fleet and the tasks (for
+// people who see every workspace, with the bearer token on TCP); and, on
+// a node, sends a request of such a person about a run or workspace that
+// lives on another node to that node (nd.home), and admits the requests
+// other nodes forward here, signed with the fleet key, as the bearer
+// token's holder.
 func (nd *node) guard(token string, next http.Handler) http.Handler {
 	if nd == nil {
 		return next
@@ -153,11 +179,96 @@ func (nd *node) guard(token string, next http.Handler) http.Handler {
 	mux.Handle("POST /v1/fleet/tasks", people(nd.submitTasks))
 	mux.Handle("GET /v1/fleet/tasks/{id}", people(nd.task))
 	if nd.name != "" {
-		mux.Handle("/v1/runs/{ref}", httpapi.RequireToken(token, nd.home(next)))
-		mux.Handle("/v1/runs/{ref}/", httpapi.RequireToken(token, nd.home(next)))
+		runs := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.runHome)))
+		workspaces := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.workspaceHome)))
+		mux.Handle("/v1/runs/{ref}", runs)
+		mux.Handle("/v1/runs/{ref}/", runs)
+		mux.Handle("/v1/workspaces/{ref}", workspaces)
+		mux.Handle("/v1/workspaces/{ref}/", workspaces)
 	}
 	mux.Handle("/", next)
 	return mux
+}
+
+type forwardedKey struct{}
+
+// admit passes on a request another node forwarded here once its fleet
+// signature checks, as the holder of this node's bearer token (the
+// forwarding node admitted its caller as one who sees every workspace),
+// marked as forwarded (it is never forwarded again); one whose signature
+// does not check is refused with 401. Other requests pass unchanged.
+func (nd *node) admit(token string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !fleet.Forwarded(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		from, err := nd.admitter.Admit(r)
+		if err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			json.NewEncoder(w).Encode(map[string]string{"error": "node " + nd.name + ": " + err.Error(), "code": "privilege"})
+			return
+		}
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		w.Header().Set(fleet.HeaderNode, nd.name)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardedKey{}, from)))
+	})
+}
+
+// runHome is the workspace of run ref ("run R"), for home.
+func (nd *node) runHome(ctx context.Context, ref string) (ws, what string, err error) {
+	r, err := nd.e.FindRun(ctx, ref)
+	if err != nil {
+		return "", "", err
+	}
+	return r.Workspace.ID, fmt.Sprintf("run %s (workspace %s)", r.Run.Name, r.Workspace.Name), nil
+}
+
+// workspaceHome is workspace ref, for home.
+func (nd *node) workspaceHome(ctx context.Context, ref string) (ws, what string, err error) {
+	w, err := nd.e.FindWorkspace(ctx, ref)
+	if err != nil {
+		return "", "", err
+	}
+	return w.ID, "workspace " + w.Name, nil
+}
+
+// home passes a request about a run or workspace on this node (or on
+// none) to next, and forwards one about a run or workspace on another
+// node to it. A request forwarded here about one this node's record
+// says lives elsewhere is refused (508), not forwarded again: a loop.
+func (nd *node) home(next http.Handler, find func(context.Context, string) (string, string, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !httpapi.SeesAll(r) {
+			next.ServeHTTP(w, r) // the API shows them their own workspaces alone
+			return
+		}
+		ws, what, err := find(r.Context(), r.PathValue("ref"))
+		if err != nil {
+			next.ServeHTTP(w, r) // the API says what is wrong with ref
+			return
+		}
+		home, err := nd.f.Home(r.Context(), ws)
+		if err != nil {
+			writeAPIError(w, err)
+			return
+		}
+		if home == "" || home == nd.name {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if from, ok := r.Context().Value(forwardedKey{}).(string); ok {
+			writeAPIJSON(w, http.StatusLoopDetected, map[string]string{
+				"error": fmt.Sprintf("%s lives on node %s by this node's (%s) record, but node %s forwarded it here: not forwarded again", what, home, nd.name, from),
+				"code":  "loop", "node": home,
+			})
+			return
+		}
+		nd.fwd.Forward(w, r, what, home)
+	})
 }
 
 // fleetStatus answers the fleet's nodes and tasks.
@@ -206,51 +317,6 @@ func writeAPIJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
-}
-
-// home passes a request about a run on this node (or on none) to next,
-// and answers one about a run on another node with where it lives.
-func (nd *node) home(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !httpapi.SeesAll(r) {
-			next.ServeHTTP(w, r) // the API shows them their own workspaces alone
-			return
-		}
-		ref, err := nd.e.FindRun(r.Context(), r.PathValue("ref"))
-		if err != nil {
-			next.ServeHTTP(w, r) // the API says what is wrong with ref
-			return
-		}
-		home, err := nd.f.Home(r.Context(), ref.Workspace.ID)
-		if err != nil {
-			writeAPIError(w, err)
-			return
-		}
-		if home == "" || home == nd.name {
-			next.ServeHTTP(w, r)
-			return
-		}
-		var addr string
-		if n, err := nd.f.Node(r.Context(), home); err == nil {
-			addr = n.Address
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusMisdirectedRequest)
-		json.NewEncoder(w).Encode(map[string]string{
-			"error":   fmt.Sprintf("run %s lives on node %s (workspace %s); ask that node%s", ref.Run.Name, home, ref.Workspace.Name, at(addr)),
-			"code":    "other_node",
-			"node":    home,
-			"address": addr,
-		})
-	})
-}
-
-// at is " at ADDR", or "" for no address.
-func at(addr string) string {
-	if addr == "" {
-		return ""
-	}
-	return " at " + addr
 }
 
 // writeAPIError answers err as the API does: its kind's status and code.
