@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,8 @@ import (
 	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/fleet"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/access"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/layer/builtin"
 	"github.com/tinehq/tine/livefork"
 	"github.com/tinehq/tine/store"
@@ -30,6 +33,7 @@ type nodeFlags struct {
 	beat     time.Duration
 	tasksDir string
 	address  string
+	shared   bool
 }
 
 // addNodeFlags adds the node flags to serve's command c.
@@ -39,6 +43,7 @@ func addNodeFlags(c *cobra.Command, n *nodeFlags) {
 	f.IntVar(&n.capacity, "capacity", 1, "with --node: tasks run at once (0: serve the fleet's API, take no tasks)")
 	f.DurationVar(&n.beat, "heartbeat", fleet.DefaultBeat, "with --node: heartbeat period; a node silent for 3 periods is lost")
 	f.StringVar(&n.tasksDir, "tasks-dir", "", "with --node: where tasks' workspaces are made (default: the state directory's path with -tasks appended)")
+	f.BoolVar(&n.shared, "shared-tasks", false, "with a PostgreSQL store: every user of the daemon sees every task of the fleet (default: a normal user sees their own)")
 	f.StringVar(&n.address, "address", "", "with --node: the address other nodes and clients reach this node's API at (default: http:// and --listen's address)")
 }
 
@@ -50,6 +55,9 @@ type node struct {
 	e    *engine.Engine
 	name string // "": not a node, the fleet's API only
 	done chan error
+	// shared: every user sees every task (tine serve --shared-tasks);
+	// else a normal user sees their own.
+	shared bool
 	// fwd forwards requests about other nodes' runs and workspaces to
 	// them; admitter checks those forwarded here (fleet.EnvKey).
 	fwd      *fleet.Forwarder
@@ -75,7 +83,7 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 	if err != nil {
 		return nil, err
 	}
-	nd := &node{f: f, e: e, name: n.name, done: make(chan error, 1)}
+	nd := &node{f: f, e: e, name: n.name, done: make(chan error, 1), shared: n.shared}
 	if n.name == "" {
 		nd.done <- nil
 		return nd, nil
@@ -174,10 +182,13 @@ func (nd *node) guard(token string, next http.Handler) http.Handler {
 		return next
 	}
 	mux := http.NewServeMux()
-	people := func(h http.HandlerFunc) http.Handler { return httpapi.RequireToken(token, httpapi.PersonOnly(h)) }
+	// People: root and the daemon's own user see every task; a normal user
+	// on the system daemon's socket their own (nd.shared: every task).
+	people := func(h http.HandlerFunc) http.Handler { return httpapi.RequireToken(token, httpapi.People(h)) }
 	mux.Handle("GET /v1/fleet", people(nd.fleetStatus))
 	mux.Handle("POST /v1/fleet/tasks", people(nd.submitTasks))
 	mux.Handle("GET /v1/fleet/tasks/{id}", people(nd.task))
+	mux.Handle("POST /v1/fleet/tasks/{id}/fetch", people(nd.fetch))
 	if nd.name != "" {
 		runs := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.runHome)))
 		workspaces := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.workspaceHome)))
@@ -271,9 +282,9 @@ func (nd *node) home(next http.Handler, find func(context.Context, string) (stri
 	})
 }
 
-// fleetStatus answers the fleet's nodes and tasks.
+// fleetStatus answers the fleet's nodes and the tasks the caller sees.
 func (nd *node) fleetStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := status(r.Context(), nd.f)
+	st, err := statusFor(r.Context(), nd.f, nd.viewer(r))
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -289,7 +300,12 @@ func (nd *node) submitTasks(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, fmt.Errorf("the body is not a submission: %v: %w", err, tine.ErrInvalid))
 		return
 	}
-	sub, err := taskSpecs(r.Context(), req)
+	who, err := nd.submitter(r, req.Repo)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	sub, err := taskSpecs(r.Context(), req, who)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -304,12 +320,84 @@ func (nd *node) submitTasks(w http.ResponseWriter, r *http.Request) {
 
 // task answers one task with its report.
 func (nd *node) task(w http.ResponseWriter, r *http.Request) {
-	t, err := nd.f.Task(r.Context(), r.PathValue("id"))
+	t, err := nd.visibleTask(r, r.PathValue("id"))
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
 	writeAPIJSON(w, http.StatusOK, t)
+}
+
+// fetchRequest is the body of POST /v1/fleet/tasks/{id}/fetch: the run
+// to fork and bring the task's winner into.
+type fetchRequest struct {
+	Run string `json:"run"`
+}
+
+// fetch is tine fetch for the caller: their run, forked, gets the task's
+// winner (fleet.Fetch), written as the workspace's owner.
+func (nd *node) fetch(w http.ResponseWriter, r *http.Request) {
+	var req fetchRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil || req.Run == "" {
+		writeAPIError(w, fmt.Errorf("the body is not {\"run\": RUN}: %w", tine.ErrInvalid))
+		return
+	}
+	t, err := nd.visibleTask(r, r.PathValue("id"))
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	ctx := context.WithoutCancel(r.Context())
+	run, err := access.From(ctx).Run(ctx, nd.e, req.Run)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	out, err := fetchTask(ctx, nd.f, nd.e, run.Run.ID, t)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	writeAPIJSON(w, http.StatusCreated, out)
+}
+
+// viewer is whose tasks r's caller sees: nil for every task (root, the
+// daemon's own user, the bearer token's holder; everyone when the fleet
+// is shared), else their own.
+func (nd *node) viewer(r *http.Request) *taskOwner {
+	c := access.From(r.Context())
+	if c == nil || nd.shared {
+		return nil
+	}
+	who := ownerOf(c.UID, account.Lookup(c.UID, c.GID).Name)
+	return &who
+}
+
+// visibleTask is task id, when r's caller sees it; not found otherwise.
+func (nd *node) visibleTask(r *http.Request, id string) (*fleet.Task, error) {
+	t, err := nd.f.Task(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if v := nd.viewer(r); v != nil && !t.Mine(v.UID, v.Name) {
+		return nil, fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
+	}
+	return t, nil
+}
+
+// submitter is who r's tasks belong to: the caller, or this daemon's
+// user for those who see every workspace. A normal user's repository
+// must be a directory of theirs: the node reads it as root.
+func (nd *node) submitter(r *http.Request, repo string) (taskOwner, error) {
+	c := access.From(r.Context())
+	if c == nil {
+		return localOwner(), nil
+	}
+	var st syscall.Stat_t
+	if !filepath.IsAbs(repo) || syscall.Stat(repo, &st) != nil || int(st.Uid) != c.UID {
+		return taskOwner{}, fmt.Errorf("--repo %s: through the tine daemon, a task's repository is a directory of yours, by its absolute path (the nodes read it as root): %w", repo, tine.ErrPrivilege)
+	}
+	return ownerOf(c.UID, account.Lookup(c.UID, c.GID).Name), nil
 }
 
 // writeAPIJSON answers v as JSON with status code.
@@ -336,11 +424,22 @@ type fleetStatus struct {
 
 // status gathers the fleet's nodes and tasks.
 func status(ctx context.Context, f *fleet.Fleet) (*fleetStatus, error) {
+	return statusFor(ctx, f, nil)
+}
+
+// statusFor gathers the fleet's nodes and the tasks of who (nil: every
+// task).
+func statusFor(ctx context.Context, f *fleet.Fleet, who *taskOwner) (*fleetStatus, error) {
 	nodes, err := f.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := f.Tasks(ctx)
+	var tasks []*fleet.Task
+	if who == nil {
+		tasks, err = f.Tasks(ctx)
+	} else {
+		tasks, err = f.TasksOf(ctx, who.UID, who.Name)
+	}
 	if err != nil {
 		return nil, err
 	}
