@@ -115,4 +115,3 @@ func because(t *fleet.Task) string {
 	}
 	return ""
 }
-
