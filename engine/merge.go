@@ -86,7 +86,7 @@ func (e *Engine) Merge(ctx context.Context, ref string, o MergeOptions) (res *Me
 	}
 	res = &MergeResult{Run: src.Run, Target: dst.Run, Plan: plan, DryRun: o.DryRun, Paths: o.Paths}
 	if plan.Clean() && o.Scope == ScopeGit && !o.NoCommits {
-		defer e.giveGitToOwner(dst)
+		defer e.GiveGitToOwner(dst)
 		if res.Commits, err = merge.PlanCommits(ctx, e.Path(src.Workspace, src.Run), src.Run.GitHead, e.Path(dst.Workspace, dst.Run), scratch); err != nil {
 			return res, m.recordCommitConflict(ctx, res, err)
 		}

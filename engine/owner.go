@@ -46,12 +46,12 @@ func OwnerIDs(w *tine.Workspace) (uid, gid int) {
 	return w.UID, w.GID
 }
 
-// giveGitToOwner gives back to the owner of dst's workspace what git, run
-// as root by merge --commits, left in dst's repository (fetched objects and
+// GiveGitToOwner gives back to the owner of dst's workspace what git, run
+// as root (by merge --commits, by tine fetch), left in dst's repository (fetched objects and
 // their directories, the moved ref, the index, the reflog): entries of
 // root's in a repository of someone else's are root's doing, and would keep
 // the owner's own git from writing there.
-func (e *Engine) giveGitToOwner(dst Ref) {
+func (e *Engine) GiveGitToOwner(dst Ref) {
 	w := dst.Workspace
 	if os.Geteuid() != 0 || w.UID == 0 {
 		return

@@ -35,6 +35,9 @@ func EngineRunner(e *engine.Engine, f *Fleet, node, dir string) Runner {
 			return res
 		}
 		res.Patch, res.Commits, res.Err = winnerPatch(ctx, e, src, res.Report, t.Commit)
+		if res.Err == nil && len(res.Commits) > 0 {
+			res.Head, res.Bundle, res.Err = winnerBundle(ctx, e, res.Report, t.Commit)
+		}
 		return res
 	}
 }
@@ -45,7 +48,12 @@ func makeWorkspace(ctx context.Context, e *engine.Engine, t *Task, path string) 
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return engine.Ref{}, err
 	}
-	if _, err := gitcmd.Run(ctx, filepath.Dir(path), nil, nil, nil, "clone", "--quiet", "--no-hardlinks", "--no-checkout", "--", t.Repo, path); err != nil {
+	// upload-pack runs without the command line's configuration: it is
+	// given tine's (safe.directory among it, or a repository of another
+	// user than the node's, a submitter's, is refused as of dubious
+	// ownership).
+	uploadPack := "--upload-pack=git " + strings.Join(gitcmd.Config, " ") + " upload-pack"
+	if _, err := gitcmd.Run(ctx, filepath.Dir(path), nil, nil, nil, "clone", "--quiet", "--no-hardlinks", "--no-checkout", uploadPack, "--", t.Repo, path); err != nil {
 		return engine.Ref{}, fmt.Errorf("clone %s: %w", t.Repo, err)
 	}
 	if _, err := gitcmd.Run(ctx, path, nil, nil, nil, "checkout", "--quiet", "--detach", t.Commit); err != nil {
@@ -113,6 +121,32 @@ func winnerPatch(ctx context.Context, e *engine.Engine, src engine.Ref, rep *for
 		return nil, nil, fmt.Errorf("winner %s: %w", rep.Winner, err)
 	}
 	return patch, lines(string(log)), nil
+}
+
+// winnerBundle returns the winner's HEAD and a git bundle of its commits
+// since commit (which the bundle needs to be unpacked), for tine fetch to
+// replay them.
+func winnerBundle(ctx context.Context, e *engine.Engine, rep *forkrun.Report, commit string) (string, []byte, error) {
+	w, err := e.FindRun(ctx, rep.Fork(rep.Winner).Run)
+	if err != nil {
+		return "", nil, err
+	}
+	dir := e.Path(w.Workspace, w.Run)
+	head, err := gitcmd.Run(ctx, dir, nil, nil, nil, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return "", nil, fmt.Errorf("winner %s: %w", rep.Winner, err)
+	}
+	tmp, err := os.MkdirTemp("", "tine-bundle-")
+	if err != nil {
+		return "", nil, err
+	}
+	defer os.RemoveAll(tmp)
+	file := filepath.Join(tmp, "commits.bundle")
+	if _, err := gitcmd.Run(ctx, dir, nil, nil, nil, "bundle", "create", "--quiet", file, commit+"..HEAD"); err != nil {
+		return "", nil, fmt.Errorf("winner %s: bundle its commits: %w", rep.Winner, err)
+	}
+	b, err := os.ReadFile(file)
+	return strings.TrimSpace(string(head)), b, err
 }
 
 // lines splits s into its non-empty lines.

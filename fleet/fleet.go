@@ -154,6 +154,15 @@ CREATE TABLE fleet_batches (
 ALTER TABLE fleet_tasks ADD COLUMN batch TEXT NOT NULL DEFAULT '',
 	ADD COLUMN cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
 `,
+	`
+-- The winner's commits as a git bundle (its commit..head), so tine fetch
+-- replays them; who submitted the task (uid -1: not known), so each user
+-- sees their own.
+ALTER TABLE fleet_tasks ADD COLUMN bundle BYTEA,
+	ADD COLUMN head TEXT NOT NULL DEFAULT '',
+	ADD COLUMN owner_uid INTEGER NOT NULL DEFAULT -1,
+	ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrateFleet applies the fleet's migrations tx's database lacks; the

@@ -36,6 +36,12 @@ type Spec struct {
 	Key string `json:"key,omitempty"`
 	// By says who submitted (user@host).
 	By string `json:"submitted_by,omitempty"`
+	// OwnerUID and Owner are the user the task is theirs (on the machine
+	// whose daemon they submitted through): what they see of the fleet
+	// (TasksOf). OwnerUID -1 is nobody's: only those who see every task
+	// see it.
+	OwnerUID int    `json:"owner_uid"`
+	Owner    string `json:"owner,omitempty"`
 	// Batch is the batch the task is charged to (see NewBatch); "" for
 	// none.
 	Batch string `json:"batch,omitempty"`
@@ -49,6 +55,8 @@ type Task struct {
 	Commit      string          `json:"commit"`
 	Request     forkrun.Request `json:"request"`
 	By          string          `json:"submitted_by"`
+	OwnerUID    int             `json:"owner_uid"`
+	Owner       string          `json:"owner,omitempty"`
 	Batch       string          `json:"batch,omitempty"`
 	CostUSD     float64         `json:"cost_usd"` // what its forks spent, as its node charged it to the batch
 	State       string          `json:"state"`
@@ -58,7 +66,9 @@ type Task struct {
 	Outcome     string          `json:"outcome,omitempty"`
 	Winner      string          `json:"winner,omitempty"`
 	Commits     []string        `json:"commits,omitempty"` // the winner's commits since Commit, oldest first: "hash subject"
+	Head        string          `json:"head,omitempty"`    // the winner's HEAD, when it made commits
 	HasPatch    bool            `json:"has_patch"`
+	HasBundle   bool            `json:"has_bundle"` // its commits are stored (Bundle), for tine fetch to replay
 	SubmittedAt time.Time       `json:"submitted_at"`
 	StartedAt   *time.Time      `json:"started_at,omitempty"`
 	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
@@ -103,9 +113,9 @@ func (f *Fleet) Submit(ctx context.Context, s Spec) (id string, dup bool, err er
 		s.Key = id
 	}
 	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `INSERT INTO fleet_tasks (id, key, repo, commit, request, submitted_by, batch, state)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued') ON CONFLICT (key) DO NOTHING RETURNING id`,
-			id, s.Key, s.Repo, s.Commit, string(req), s.By, s.Batch).Scan(&id)
+		err := tx.QueryRow(ctx, `INSERT INTO fleet_tasks (id, key, repo, commit, request, submitted_by, batch, owner_uid, owner, state)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued') ON CONFLICT (key) DO NOTHING RETURNING id`,
+			id, s.Key, s.Repo, s.Commit, string(req), s.By, s.Batch, s.OwnerUID, s.Owner).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			dup = true
 			return tx.QueryRow(ctx, "SELECT id FROM fleet_tasks WHERE key = $1", s.Key).Scan(&id)
@@ -123,15 +133,15 @@ func (f *Fleet) Submit(ctx context.Context, s Spec) (id string, dup bool, err er
 }
 
 // taskColumns are the columns scanTask reads, report aside.
-const taskColumns = `id, key, repo, commit, request::text, submitted_by, batch, cost_usd, state, reason, node, workspace,
-	outcome, winner, commits, patch IS NOT NULL, submitted_at, started_at, finished_at`
+const taskColumns = `id, key, repo, commit, request::text, submitted_by, owner_uid, owner, batch, cost_usd, state, reason, node, workspace,
+	outcome, winner, commits, head, patch IS NOT NULL, bundle IS NOT NULL, submitted_at, started_at, finished_at`
 
 // scanTask reads a row of taskColumns.
 func scanTask(r pgx.Row, extra ...any) (*Task, error) {
 	var t Task
 	var req string
-	dest := append([]any{&t.ID, &t.Key, &t.Repo, &t.Commit, &req, &t.By, &t.Batch, &t.CostUSD, &t.State, &t.Reason, &t.Node,
-		&t.Workspace, &t.Outcome, &t.Winner, &t.Commits, &t.HasPatch, &t.SubmittedAt, &t.StartedAt, &t.FinishedAt}, extra...)
+	dest := append([]any{&t.ID, &t.Key, &t.Repo, &t.Commit, &req, &t.By, &t.OwnerUID, &t.Owner, &t.Batch, &t.CostUSD, &t.State, &t.Reason, &t.Node,
+		&t.Workspace, &t.Outcome, &t.Winner, &t.Commits, &t.Head, &t.HasPatch, &t.HasBundle, &t.SubmittedAt, &t.StartedAt, &t.FinishedAt}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -144,7 +154,18 @@ func scanTask(r pgx.Row, extra ...any) (*Task, error) {
 
 // Tasks lists the tasks in the order they were submitted.
 func (f *Fleet) Tasks(ctx context.Context) ([]*Task, error) {
-	rows, err := f.pool.Query(ctx, "SELECT "+taskColumns+" FROM fleet_tasks ORDER BY ord")
+	return f.tasks(ctx, "SELECT "+taskColumns+" FROM fleet_tasks ORDER BY ord")
+}
+
+// TasksOf lists the tasks of user uid called name (Spec.OwnerUID and
+// Owner: both must match), in the order they were submitted.
+func (f *Fleet) TasksOf(ctx context.Context, uid int, name string) ([]*Task, error) {
+	return f.tasks(ctx, "SELECT "+taskColumns+" FROM fleet_tasks WHERE owner_uid = $1 AND owner = $2 ORDER BY ord", uid, name)
+}
+
+// tasks lists the tasks query selects.
+func (f *Fleet) tasks(ctx context.Context, query string, args ...any) ([]*Task, error) {
+	rows, err := f.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: tasks: %w", err)
 	}
@@ -159,6 +180,9 @@ func (f *Fleet) Tasks(ctx context.Context) ([]*Task, error) {
 	}
 	return out, rows.Err()
 }
+
+// Mine reports whether t is the task of user uid called name (TasksOf).
+func (t *Task) Mine(uid int, name string) bool { return t.OwnerUID == uid && t.Owner == name }
 
 // Task returns task id with its report; tine.ErrNotFound when there is
 // no such task.
@@ -195,6 +219,21 @@ func (f *Fleet) Patch(ctx context.Context, id string) ([]byte, error) {
 		return nil, fmt.Errorf("task %s has no winner's patch: %w", id, tine.ErrNotFound)
 	}
 	return p, nil
+}
+
+// Bundle returns the git bundle of the commits task id's winner made
+// since the task's commit, nil when it made none (or the task has no
+// winner).
+func (f *Fleet) Bundle(ctx context.Context, id string) ([]byte, error) {
+	var b []byte
+	err := f.pool.QueryRow(ctx, "SELECT bundle FROM fleet_tasks WHERE id = $1", id).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fleet: task %s: %w", id, err)
+	}
+	return b, nil
 }
 
 // claim moves task id from queued to running on node, and returns it; nil
@@ -236,6 +275,8 @@ type Result struct {
 	Report    *forkrun.Report
 	Patch     []byte   // nil: no winner
 	Commits   []string // "hash subject", oldest first
+	Head      string   // the winner's HEAD, when it made commits
+	Bundle    []byte   // its commits since the task's commit (git bundle), nil for none
 	Err       error    // the task failed: why
 	Note      string   // why a task that did not fail was cut short (its batch's budget)
 }
@@ -261,9 +302,9 @@ func (f *Fleet) record(ctx context.Context, id, node string, r Result) (bool, er
 		outcome, winner = r.Report.Outcome, r.Report.Winner
 	}
 	tag, err := f.pool.Exec(ctx, `UPDATE fleet_tasks SET state = $3, reason = $4, workspace = $5, report = $6::json,
-			outcome = $7, winner = $8, patch = $9, commits = $10, finished_at = now()
+			outcome = $7, winner = $8, patch = $9, commits = $10, head = $11, bundle = $12, finished_at = now()
 		WHERE id = $1 AND node = $2 AND state = 'running'`,
-		id, node, state, reason, r.Workspace, report, outcome, winner, r.Patch, nonNil(r.Commits))
+		id, node, state, reason, r.Workspace, report, outcome, winner, r.Patch, nonNil(r.Commits), r.Head, r.Bundle)
 	if err != nil {
 		return false, fmt.Errorf("fleet: record task %s: %w", id, err)
 	}

@@ -29,7 +29,7 @@ var processOwn = map[string]string{
 	"engine/init.go:Init":              "the owner when no caller is given (InitOptions.Owner nil): a local CLI's own user",
 	"engine/init.go:checkOwnsDir":      "whether the caller is this process itself",
 	"engine/owner.go:OwnerIDs":         "whether this process must hand files to the owner (it runs as root and is not the owner)",
-	"engine/owner.go:giveGitToOwner":   "whether this process must hand files to the owner (it runs as root)",
+	"engine/owner.go:GiveGitToOwner":   "whether this process must hand files to the owner (it runs as root)",
 	"engine/resolve.go:workspaceOfCwd": "a local CLI's own directory; the daemon's clients resolve theirs before sending (cmd/tine/remote.go)",
 	"forkrun/run.go:Start":             "whether this process can drive supervisors (root), not a caller's decision",
 	"forkrun/session.go:agentEnviron":  "the environment when no caller sent one: a local CLI's own",

@@ -38,8 +38,14 @@ type fleetNode struct {
 // own, on the fleet's PostgreSQL url, and waits until it listens.
 func startNode(t *testing.T, url, name string, args ...string) *fleetNode {
 	t.Helper()
+	return startNodeEnv(t, url, name, nil, args...)
+}
+
+// startNodeEnv is startNode with vars added to the node's environment.
+func startNodeEnv(t *testing.T, url, name string, vars []string, args ...string) *fleetNode {
+	t.Helper()
 	e := newEnv(t)
-	e.vars = append(e.vars, "TINE_STORE_URL="+url)
+	e.vars = append(append(e.vars, "TINE_STORE_URL="+url), vars...)
 	n := &fleetNode{name: name, e: e, log: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
 	logf, err := os.Create(n.log)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fleet"
 	"github.com/tinehq/tine/forkrun"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/internal/gitcmd"
 )
 
@@ -60,6 +60,9 @@ commit is not found.`,
   tine submit --repo https://example.com/app.git --commit 1a2b3c --command ./try.sh -n 3 --count 12`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
+			if a.remote() {
+				return a.remoteSubmit(c.Context(), fl, c.Flags().Changed("budget"))
+			}
 			sub, err := fl.submission(c.Context(), c.Flags().Changed("budget"))
 			if err != nil {
 				return err
@@ -89,13 +92,22 @@ commit is not found.`,
 // submission checks the flags and returns the tasks they ask for;
 // budget says whether --budget was given.
 func (fl submitFlags) submission(ctx context.Context, budget bool) (*submission, error) {
+	r, err := fl.request(budget)
+	if err != nil {
+		return nil, err
+	}
+	return taskSpecs(ctx, r, localOwner())
+}
+
+// request checks the flags and returns the submission they make.
+func (fl submitFlags) request(budget bool) (submitRequest, error) {
 	switch {
 	case fl.prompt == "" && fl.command == "":
-		return nil, fmt.Errorf("give --prompt, --command or both: %w", tine.ErrInvalid)
+		return submitRequest{}, fmt.Errorf("give --prompt, --command or both: %w", tine.ErrInvalid)
 	case fl.count < 1:
-		return nil, fmt.Errorf("--count %d: 1 to 1000: %w", fl.count, tine.ErrInvalid)
+		return submitRequest{}, fmt.Errorf("--count %d: 1 to 1000: %w", fl.count, tine.ErrInvalid)
 	case fl.n < 0:
-		return nil, fmt.Errorf("-n %d: %w", fl.n, tine.ErrInvalid)
+		return submitRequest{}, fmt.Errorf("-n %d: %w", fl.n, tine.ErrInvalid)
 	}
 	prompt := fl.prompt
 	if prompt == "" {
@@ -111,7 +123,33 @@ func (fl submitFlags) submission(ctx context.Context, budget bool) (*submission,
 	if budget {
 		req.AggregateUSD = &fl.budget
 	}
-	return taskSpecs(ctx, submitRequest{Repo: fl.repo, Commit: fl.commit, Request: req, Key: fl.key, Count: fl.count, BatchBudgetUSD: fl.aggregate})
+	return submitRequest{Repo: fl.repo, Commit: fl.commit, Request: req, Key: fl.key, Count: fl.count, BatchBudgetUSD: fl.aggregate}, nil
+}
+
+// remoteSubmit is tine submit through the system daemon: the tasks are
+// the caller's (its uid and name recorded), a local repository named by
+// its absolute path.
+func (a *app) remoteSubmit(ctx context.Context, fl submitFlags, budget bool) error {
+	r, err := fl.request(budget)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(r.Repo); err == nil && st.IsDir() {
+		if r.Repo, err = filepath.Abs(r.Repo); err != nil {
+			return err
+		}
+	}
+	var out []submitted
+	if _, err := a.daemon().Do(ctx, "POST", "/v1/fleet/tasks", r, &out); err != nil {
+		return err
+	}
+	if fl.asJSON {
+		return a.printJSON(out)
+	}
+	for _, s := range out {
+		fmt.Fprintln(a.stdout, s.ID)
+	}
+	return nil
 }
 
 // submitRequest is a submission of tasks: tine submit's flags, and the
@@ -135,9 +173,29 @@ type submission struct {
 	Specs  []fleet.Spec
 }
 
+// taskOwner is who submits tasks: their uid and name (the tasks' owner),
+// and user@host.
+type taskOwner struct {
+	UID      int
+	Name, By string
+}
+
+// localOwner is this process's user.
+func localOwner() taskOwner {
+	uid := os.Getuid()
+	return ownerOf(uid, account.Lookup(uid, os.Getgid()).Name)
+}
+
+// ownerOf is user uid called name, on this host.
+func ownerOf(uid int, name string) taskOwner {
+	host, _ := os.Hostname()
+	return taskOwner{UID: uid, Name: name, By: name + "@" + host}
+}
+
 // taskSpecs checks r and returns the tasks it asks for, its repository
-// resolved here (a local path made absolute) and its commit to a hash.
-func taskSpecs(ctx context.Context, r submitRequest) (*submission, error) {
+// resolved here (a local path made absolute) and its commit to a hash,
+// owned by who.
+func taskSpecs(ctx context.Context, r submitRequest, who taskOwner) (*submission, error) {
 	if r.Count == 0 {
 		r.Count = 1
 	}
@@ -157,10 +215,9 @@ func taskSpecs(ctx context.Context, r submitRequest) (*submission, error) {
 	if err != nil {
 		return nil, err
 	}
-	by := submitter()
 	out := &submission{Key: r.Key, CapUSD: r.BatchBudgetUSD}
 	for i := range r.Count {
-		s := fleet.Spec{Repo: repo, Commit: commit, Request: r.Request, By: by, Key: r.Key}
+		s := fleet.Spec{Repo: repo, Commit: commit, Request: r.Request, By: who.By, OwnerUID: who.UID, Owner: who.Name, Key: r.Key}
 		if r.Key != "" && r.Count > 1 {
 			s.Key = fmt.Sprintf("%s-%d", r.Key, i+1)
 		}
@@ -212,16 +269,6 @@ func isHash(s string) bool {
 func firstLineOf(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
-}
-
-// submitter is who submits: user@host.
-func submitter() string {
-	name := fmt.Sprint(os.Getuid())
-	if u, err := user.Current(); err == nil {
-		name = u.Username
-	}
-	host, _ := os.Hostname()
-	return name + "@" + host
 }
 
 // submitted is one task tine submit queued.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -19,26 +20,41 @@ func newTasks(a *app) *cobra.Command {
 		Long: `Shows the fleet's nodes (state, capacity, tasks running, last heartbeat,
 backends and live-fork engines) and its tasks (batch, state, node, outcome,
 winner, cost, and why a task failed, was lost or skipped), from the fleet's PostgreSQL
-($TINE_FLEET_URL, else the store's when it is PostgreSQL's).`,
+($TINE_FLEET_URL, else the store's when it is PostgreSQL's). A normal user
+works through the system daemon (its store the fleet's): they see the tasks
+they submitted through it, unless it serves with --shared-tasks.`,
 		Example: `  tine tasks
   tine tasks --json | jq '.tasks[] | select(.state == "done")'`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			return a.withFleet(c.Context(), func(f *fleet.Fleet) error {
-				st, err := status(c.Context(), f)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return a.printJSON(st)
-				}
-				a.printStatus(st)
-				return nil
-			})
+			st, err := a.fleetStatus(c.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(st)
+			}
+			a.printStatus(st)
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print nodes, queue and tasks as JSON")
 	return c
+}
+
+// fleetStatus is the fleet's nodes and tasks: through the system daemon
+// for a normal user (their own tasks, unless the daemon shares them all),
+// else read from the fleet's database.
+func (a *app) fleetStatus(ctx context.Context) (st *fleetStatus, err error) {
+	if a.remote() {
+		_, err = a.daemon().Do(ctx, "GET", "/v1/fleet", nil, &st)
+		return st, err
+	}
+	err = a.withFleet(ctx, func(f *fleet.Fleet) error {
+		st, err = status(ctx, f)
+		return err
+	})
+	return st, err
 }
 
 // printStatus prints the nodes, then the tasks, as two tables.

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +19,8 @@ import (
 	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/fleet"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/internal/access"
+	"github.com/tinehq/tine/internal/account"
 	"github.com/tinehq/tine/layer/builtin"
 	"github.com/tinehq/tine/livefork"
 	"github.com/tinehq/tine/store"
@@ -29,6 +33,7 @@ type nodeFlags struct {
 	beat     time.Duration
 	tasksDir string
 	address  string
+	shared   bool
 }
 
 // addNodeFlags adds the node flags to serve's command c.
@@ -38,6 +43,7 @@ func addNodeFlags(c *cobra.Command, n *nodeFlags) {
 	f.IntVar(&n.capacity, "capacity", 1, "with --node: tasks run at once (0: serve the fleet's API, take no tasks)")
 	f.DurationVar(&n.beat, "heartbeat", fleet.DefaultBeat, "with --node: heartbeat period; a node silent for 3 periods is lost")
 	f.StringVar(&n.tasksDir, "tasks-dir", "", "with --node: where tasks' workspaces are made (default: the state directory's path with -tasks appended)")
+	f.BoolVar(&n.shared, "shared-tasks", false, "with a PostgreSQL store: every user of the daemon sees every task of the fleet (default: a normal user sees their own)")
 	f.StringVar(&n.address, "address", "", "with --node: the address other nodes and clients reach this node's API at (default: http:// and --listen's address)")
 }
 
@@ -49,6 +55,13 @@ type node struct {
 	e    *engine.Engine
 	name string // "": not a node, the fleet's API only
 	done chan error
+	// shared: every user sees every task (tine serve --shared-tasks);
+	// else a normal user sees their own.
+	shared bool
+	// fwd forwards requests about other nodes' runs and workspaces to
+	// them; admitter checks those forwarded here (fleet.EnvKey).
+	fwd      *fleet.Forwarder
+	admitter *fleet.Admitter
 }
 
 // startNode opens the fleet when the store is PostgreSQL's and, when n
@@ -70,10 +83,14 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 	if err != nil {
 		return nil, err
 	}
-	nd := &node{f: f, e: e, name: n.name, done: make(chan error, 1)}
+	nd := &node{f: f, e: e, name: n.name, done: make(chan error, 1), shared: n.shared}
 	if n.name == "" {
 		nd.done <- nil
 		return nd, nil
+	}
+	if nd.fwd, nd.admitter, err = forwarding(f, n.name, say); err != nil {
+		f.Close()
+		return nil, err
 	}
 	if n.tasksDir == "" {
 		n.tasksDir = filepath.Clean(e.Home()) + "-tasks"
@@ -87,6 +104,22 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 		nd.done <- f.Serve(ctx, fleet.NodeConfig{Info: info, Run: fleet.EngineRunner(e, f, n.name, n.tasksDir), Say: say})
 	}()
 	return nd, nil
+}
+
+// forwarding returns node's forwarder and admitter, with the fleet key
+// of the environment (fleet.EnvKey); without one the node answers where
+// another node's run lives (421) and admits no forwarded request.
+func forwarding(f *fleet.Fleet, node string, say func(string, ...any)) (*fleet.Forwarder, *fleet.Admitter, error) {
+	s := os.Getenv(fleet.EnvKey)
+	if s == "" {
+		say("node %s: no fleet key (%s): requests about other nodes' runs are answered with where they live, not forwarded", node, fleet.EnvKey)
+		return fleet.NewForwarder(f, node, nil), nil, nil
+	}
+	key, err := fleet.ParseKey(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fleet.NewForwarder(f, node, key), fleet.NewAdmitter(key, node), nil
 }
 
 // wait waits for the node to stop (its ctx ended) and closes the fleet.
@@ -138,31 +171,120 @@ func liveForkEngines(ctx context.Context) []string {
 	return out
 }
 
-// guard answers GET /v1/fleet (the fleet's nodes and tasks: for people
-// who see every workspace, with the bearer token on TCP) and refuses a
-// request of such a person about a run whose workspace lives on another
-// node, with 421 and that node's name and address: its files, processes
-// and mounts are there.
+// guard answers the fleet's routes: GET /v1/fleet and the tasks (for
+// people who see every workspace, with the bearer token on TCP); and, on
+// a node, sends a request of such a person about a run or workspace that
+// lives on another node to that node (nd.home), and admits the requests
+// other nodes forward here, signed with the fleet key, as the bearer
+// token's holder.
 func (nd *node) guard(token string, next http.Handler) http.Handler {
 	if nd == nil {
 		return next
 	}
 	mux := http.NewServeMux()
-	people := func(h http.HandlerFunc) http.Handler { return httpapi.RequireToken(token, httpapi.PersonOnly(h)) }
+	// People: root and the daemon's own user see every task; a normal user
+	// on the system daemon's socket their own (nd.shared: every task).
+	people := func(h http.HandlerFunc) http.Handler { return httpapi.RequireToken(token, httpapi.People(h)) }
 	mux.Handle("GET /v1/fleet", people(nd.fleetStatus))
 	mux.Handle("POST /v1/fleet/tasks", people(nd.submitTasks))
 	mux.Handle("GET /v1/fleet/tasks/{id}", people(nd.task))
+	mux.Handle("POST /v1/fleet/tasks/{id}/fetch", people(nd.fetch))
 	if nd.name != "" {
-		mux.Handle("/v1/runs/{ref}", httpapi.RequireToken(token, nd.home(next)))
-		mux.Handle("/v1/runs/{ref}/", httpapi.RequireToken(token, nd.home(next)))
+		runs := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.runHome)))
+		workspaces := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.workspaceHome)))
+		mux.Handle("/v1/runs/{ref}", runs)
+		mux.Handle("/v1/runs/{ref}/", runs)
+		mux.Handle("/v1/workspaces/{ref}", workspaces)
+		mux.Handle("/v1/workspaces/{ref}/", workspaces)
 	}
 	mux.Handle("/", next)
 	return mux
 }
 
-// fleetStatus answers the fleet's nodes and tasks.
+type forwardedKey struct{}
+
+// admit passes on a request another node forwarded here once its fleet
+// signature checks, as the holder of this node's bearer token (the
+// forwarding node admitted its caller as one who sees every workspace),
+// marked as forwarded (it is never forwarded again); one whose signature
+// does not check is refused with 401. Other requests pass unchanged.
+func (nd *node) admit(token string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !fleet.Forwarded(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		from, err := nd.admitter.Admit(r)
+		if err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			json.NewEncoder(w).Encode(map[string]string{"error": "node " + nd.name + ": " + err.Error(), "code": "privilege"})
+			return
+		}
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		w.Header().Set(fleet.HeaderNode, nd.name)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardedKey{}, from)))
+	})
+}
+
+// runHome is the workspace of run ref ("run R"), for home.
+func (nd *node) runHome(ctx context.Context, ref string) (ws, what string, err error) {
+	r, err := nd.e.FindRun(ctx, ref)
+	if err != nil {
+		return "", "", err
+	}
+	return r.Workspace.ID, fmt.Sprintf("run %s (workspace %s)", r.Run.Name, r.Workspace.Name), nil
+}
+
+// workspaceHome is workspace ref, for home.
+func (nd *node) workspaceHome(ctx context.Context, ref string) (ws, what string, err error) {
+	w, err := nd.e.FindWorkspace(ctx, ref)
+	if err != nil {
+		return "", "", err
+	}
+	return w.ID, "workspace " + w.Name, nil
+}
+
+// home passes a request about a run or workspace on this node (or on
+// none) to next, and forwards one about a run or workspace on another
+// node to it. A request forwarded here about one this node's record
+// says lives elsewhere is refused (508), not forwarded again: a loop.
+func (nd *node) home(next http.Handler, find func(context.Context, string) (string, string, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !httpapi.SeesAll(r) {
+			next.ServeHTTP(w, r) // the API shows them their own workspaces alone
+			return
+		}
+		ws, what, err := find(r.Context(), r.PathValue("ref"))
+		if err != nil {
+			next.ServeHTTP(w, r) // the API says what is wrong with ref
+			return
+		}
+		home, err := nd.f.Home(r.Context(), ws)
+		if err != nil {
+			writeAPIError(w, err)
+			return
+		}
+		if home == "" || home == nd.name {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if from, ok := r.Context().Value(forwardedKey{}).(string); ok {
+			writeAPIJSON(w, http.StatusLoopDetected, map[string]string{
+				"error": fmt.Sprintf("%s lives on node %s by this node's (%s) record, but node %s forwarded it here: not forwarded again", what, home, nd.name, from),
+				"code":  "loop", "node": home,
+			})
+			return
+		}
+		nd.fwd.Forward(w, r, what, home)
+	})
+}
+
+// fleetStatus answers the fleet's nodes and the tasks the caller sees.
 func (nd *node) fleetStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := status(r.Context(), nd.f)
+	st, err := statusFor(r.Context(), nd.f, nd.viewer(r))
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -178,7 +300,12 @@ func (nd *node) submitTasks(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, fmt.Errorf("the body is not a submission: %v: %w", err, tine.ErrInvalid))
 		return
 	}
-	sub, err := taskSpecs(r.Context(), req)
+	who, err := nd.submitter(r, req.Repo)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	sub, err := taskSpecs(r.Context(), req, who)
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -193,7 +320,7 @@ func (nd *node) submitTasks(w http.ResponseWriter, r *http.Request) {
 
 // task answers one task with its report.
 func (nd *node) task(w http.ResponseWriter, r *http.Request) {
-	t, err := nd.f.Task(r.Context(), r.PathValue("id"))
+	t, err := nd.visibleTask(r, r.PathValue("id"))
 	if err != nil {
 		writeAPIError(w, err)
 		return
@@ -201,56 +328,83 @@ func (nd *node) task(w http.ResponseWriter, r *http.Request) {
 	writeAPIJSON(w, http.StatusOK, t)
 }
 
+// fetchRequest is the body of POST /v1/fleet/tasks/{id}/fetch: the run
+// to fork and bring the task's winner into.
+type fetchRequest struct {
+	Run string `json:"run"`
+}
+
+// fetch is tine fetch for the caller: their run, forked, gets the task's
+// winner (fleet.Fetch), written as the workspace's owner.
+func (nd *node) fetch(w http.ResponseWriter, r *http.Request) {
+	var req fetchRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil || req.Run == "" {
+		writeAPIError(w, fmt.Errorf("the body is not {\"run\": RUN}: %w", tine.ErrInvalid))
+		return
+	}
+	t, err := nd.visibleTask(r, r.PathValue("id"))
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	ctx := context.WithoutCancel(r.Context())
+	run, err := access.From(ctx).Run(ctx, nd.e, req.Run)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	out, err := fetchTask(ctx, nd.f, nd.e, run.Run.ID, t)
+	if err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	writeAPIJSON(w, http.StatusCreated, out)
+}
+
+// viewer is whose tasks r's caller sees: nil for every task (root, the
+// daemon's own user, the bearer token's holder; everyone when the fleet
+// is shared), else their own.
+func (nd *node) viewer(r *http.Request) *taskOwner {
+	c := access.From(r.Context())
+	if c == nil || nd.shared {
+		return nil
+	}
+	who := ownerOf(c.UID, account.Lookup(c.UID, c.GID).Name)
+	return &who
+}
+
+// visibleTask is task id, when r's caller sees it; not found otherwise.
+func (nd *node) visibleTask(r *http.Request, id string) (*fleet.Task, error) {
+	t, err := nd.f.Task(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if v := nd.viewer(r); v != nil && !t.Mine(v.UID, v.Name) {
+		return nil, fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
+	}
+	return t, nil
+}
+
+// submitter is who r's tasks belong to: the caller, or this daemon's
+// user for those who see every workspace. A normal user's repository
+// must be a directory of theirs: the node reads it as root.
+func (nd *node) submitter(r *http.Request, repo string) (taskOwner, error) {
+	c := access.From(r.Context())
+	if c == nil {
+		return localOwner(), nil
+	}
+	var st syscall.Stat_t
+	if !filepath.IsAbs(repo) || syscall.Stat(repo, &st) != nil || int(st.Uid) != c.UID {
+		return taskOwner{}, fmt.Errorf("--repo %s: through the tine daemon, a task's repository is a directory of yours, by its absolute path (the nodes read it as root): %w", repo, tine.ErrPrivilege)
+	}
+	return ownerOf(c.UID, account.Lookup(c.UID, c.GID).Name), nil
+}
+
 // writeAPIJSON answers v as JSON with status code.
 func writeAPIJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
-}
-
-// home passes a request about a run on this node (or on none) to next,
-// and answers one about a run on another node with where it lives.
-func (nd *node) home(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !httpapi.SeesAll(r) {
-			next.ServeHTTP(w, r) // the API shows them their own workspaces alone
-			return
-		}
-		ref, err := nd.e.FindRun(r.Context(), r.PathValue("ref"))
-		if err != nil {
-			next.ServeHTTP(w, r) // the API says what is wrong with ref
-			return
-		}
-		home, err := nd.f.Home(r.Context(), ref.Workspace.ID)
-		if err != nil {
-			writeAPIError(w, err)
-			return
-		}
-		if home == "" || home == nd.name {
-			next.ServeHTTP(w, r)
-			return
-		}
-		var addr string
-		if n, err := nd.f.Node(r.Context(), home); err == nil {
-			addr = n.Address
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusMisdirectedRequest)
-		json.NewEncoder(w).Encode(map[string]string{
-			"error":   fmt.Sprintf("run %s lives on node %s (workspace %s); ask that node%s", ref.Run.Name, home, ref.Workspace.Name, at(addr)),
-			"code":    "other_node",
-			"node":    home,
-			"address": addr,
-		})
-	})
-}
-
-// at is " at ADDR", or "" for no address.
-func at(addr string) string {
-	if addr == "" {
-		return ""
-	}
-	return " at " + addr
 }
 
 // writeAPIError answers err as the API does: its kind's status and code.
@@ -270,11 +424,22 @@ type fleetStatus struct {
 
 // status gathers the fleet's nodes and tasks.
 func status(ctx context.Context, f *fleet.Fleet) (*fleetStatus, error) {
+	return statusFor(ctx, f, nil)
+}
+
+// statusFor gathers the fleet's nodes and the tasks of who (nil: every
+// task).
+func statusFor(ctx context.Context, f *fleet.Fleet, who *taskOwner) (*fleetStatus, error) {
 	nodes, err := f.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := f.Tasks(ctx)
+	var tasks []*fleet.Task
+	if who == nil {
+		tasks, err = f.Tasks(ctx)
+	} else {
+		tasks, err = f.TasksOf(ctx, who.UID, who.Name)
+	}
 	if err != nil {
 		return nil, err
 	}
