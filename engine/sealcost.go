@@ -25,7 +25,10 @@ type SealReport struct {
 	Files int     `json:"files"` // entries copied
 	Bytes int64   `json:"bytes"` // bytes of file data copied
 	MS    float64 `json:"ms"`    // how long the seal took
-	Busy  bool    `json:"busy"`  // something held the run's view
+	// Tracked is set when the daemon's change tracker named the
+	// directories that changed, so the seal walked only those.
+	Tracked bool `json:"tracked,omitempty"`
+	Busy    bool `json:"busy"` // something held the run's view
 	// Running is set when what held it was the run's own commands or
 	// services (Holders is then empty: /proc is not searched).
 	Running bool `json:"running,omitempty"`
@@ -54,7 +57,7 @@ func (m *sealTx) sealCopy(ctx context.Context, be layer.Backend, base *tine.Vers
 	if err != nil {
 		return nil, err
 	}
-	m.cost = &SealReport{Whole: cost.Whole, Files: cost.Files, Bytes: cost.Bytes,
+	m.cost = &SealReport{Whole: cost.Whole, Files: cost.Files, Bytes: cost.Bytes, Tracked: cost.Pruned,
 		MS: float64(time.Since(start).Microseconds()) / 1000}
 	return paths, nil
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/fstree"
+	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
 )
@@ -234,4 +237,50 @@ func TestCLI_BusySourceKilledForksLoseNothing(t *testing.T) {
 		}
 	}
 	requireSameTree(t, "fork first at the end", first, mustSnapshot(t, e.path("first")), compareOpts{links: true})
+}
+
+// TestServe_BusySourceForksWalkOnlyTheChange forks a busy source through
+// the real tine serve, whose change tracker tells each seal which
+// directories changed: after the first fork, a fork after a change in
+// two of the delta's 50 directories is sealed by a walk of those alone
+// (seal.tracked), copies only the change, and holds exactly the source's
+// files, through a write, a deletion, a chmod, an extended attribute and
+// a new directory. Before, every seal walked the whole delta.
+func TestServe_BusySourceForksWalkOnlyTheChange(t *testing.T) {
+	t.Parallel()
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws := e.workspaceDir("tracked")
+	makeFiles(t, ws, 100)
+	e.ok("init", "--backend", "overlay", ws)
+	bigDelta(t, ws, 3000)
+	holdSource(t, ws, "d00/s0/f0000.txt")
+	d := e.serve()
+	fork := func(name string) engine.ForkResult {
+		t.Helper()
+		var fr engine.ForkResult
+		body, _ := json.Marshal(httpapi.ForkRequest{Copies: 1, Name: name})
+		if code := d.do(t, "POST", "/v1/runs/tracked%2Fsource/fork", string(body), &fr); code != 201 {
+			t.Fatalf("fork %s through the daemon: status %d", name, code)
+		}
+		return fr
+	}
+	if fr := fork("t1"); fr.Seal == nil || !fr.Seal.Whole || !fr.Seal.Busy {
+		t.Fatalf("first fork: seal %+v, want the whole busy delta copied", fr.Seal)
+	}
+	changes := []string{
+		`printf 'one line\n' >> node_modules/p01/f00001.js; rm node_modules/p02/f00002.js`,
+		`chmod 600 node_modules/p03/f00003.js; mkdir node_modules/p01/sub; printf 'x\n' > node_modules/p01/sub/new.js`,
+		`setfattr -n user.tag -v v1 node_modules/p04/f00004.js 2>/dev/null || printf 'y\n' >> node_modules/p04/f00004.js`,
+	}
+	for i, script := range changes {
+		hostSh(t, ws, script)
+		time.Sleep(20 * time.Millisecond) // a change in the same clock tick as a seal is copied twice
+		name := fmt.Sprintf("t%d", i+2)
+		fr := fork(name)
+		if fr.Seal == nil || fr.Seal.Whole || !fr.Seal.Tracked || fr.Seal.Files > 20 {
+			t.Errorf("fork %s after %q: seal %+v, want a tracked seal copying only the change", name, script, fr.Seal)
+		}
+		requireSameTree(t, "fork "+name, mustSnapshot(t, ws), mustSnapshot(t, e.path(name)), compareOpts{links: true})
+	}
 }

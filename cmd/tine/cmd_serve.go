@@ -25,6 +25,7 @@ import (
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/access"
+	"github.com/tinehq/tine/layer/overlay"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/metrics"
 	"github.com/tinehq/tine/runtime"
@@ -173,6 +174,8 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	go runtime.Of(e).WatchDisplays(watchCtx, time.Second, say)
 	go runtime.Of(e).WatchLogins(watchCtx, 5*time.Second, say)
 	go e.WatchSweep(watchCtx, sweepEvery)
+	trackChanges(say)
+	defer overlay.StopTracking()
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if sysLn != nil {
 		fmt.Fprintf(a.stdout, "tine serve: listening on %s for every local user\n", daemonSocket())
@@ -359,3 +362,15 @@ func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token str
 // sweepEvery is how often the daemon sweeps every workspace whole (a
 // command sweeps only where something is left; see engine.Sweep).
 const sweepEvery = 10 * time.Minute
+
+// trackChanges starts the overlay backend's change tracker, so the
+// daemon's seals of a busy source walk only the directories that changed.
+// It needs root; without it seals walk the whole delta, as the CLI's do.
+func trackChanges(say func(string, ...any)) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := overlay.Track(); err != nil && !errors.Is(err, tine.ErrUnsupported) {
+		say("%v (forks of a busy source walk its whole delta)", err)
+	}
+}

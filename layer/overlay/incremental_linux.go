@@ -129,7 +129,7 @@ func (s *sealer) startTracking(r layer.Run) {
 // directories are the ones to report on.
 func (s *sealer) endTracking(ok bool) {
 	if s.tr != nil {
-		s.tr.commit(s.upper, s.out, s.fhs, ok && s.fhOK)
+		s.tr.commit(s.upper, s.out, s.fhs, ok && s.fhOK, s.linked)
 	}
 }
 
@@ -198,11 +198,12 @@ type sealer struct {
 	// The change tracker (nil: none runs), the directories it says
 	// changed and their parents, by path in old (nil: walk everything),
 	// and the handles of the directories in next.
-	tr   *tracker
-	fsid []byte
-	hot  map[string]bool
-	fhs  []string
-	fhOK bool
+	tr     *tracker
+	fsid   []byte
+	hot    map[string]bool
+	fhs    []string
+	fhOK   bool
+	linked bool // met a file with more than one link
 	// open are the directories being walked below the root, outermost
 	// first; the first made of them exist in out. A directory is made
 	// only when something is written at or below it (need).
@@ -333,8 +334,11 @@ func (s *sealer) dir(rel string, low below, verbatim bool) (bool, error) {
 // version (if any) is at low in the previous version. It reports whether
 // rel is still there and whether it copied it.
 func (s *sealer) entry(rel string, st ent, low below, verbatim bool) (bool, bool, error) {
-	if s.hot != nil && st.nlink > 1 && st.kind == kindFile {
-		return false, false, errLinked
+	if st.nlink > 1 && st.kind == kindFile {
+		s.linked = true
+		if s.hot != nil {
+			return false, false, errLinked
+		}
 	}
 	if !verbatim && low.ok {
 		if o := s.old.at(low.path); o != nil && s.unchanged(o, st) {

@@ -48,6 +48,7 @@ type trackedRun struct {
 	dirty map[string]struct{} // handles of directories changed since the last Begin
 	inos  map[uint64]struct{} // inodes whose link count or data changed since, wherever named
 	seals int                 // seals pruned since the last full walk
+	links bool                // a seal met a file with hard links: walk everything from then on
 	lost  bool                // events may have been missed since the last Begin
 }
 
@@ -341,7 +342,7 @@ func (t *tracker) begin(up, dir, top string) (dirty map[string]struct{}, inos ma
 	t.drain()
 	dirty, r.dirty = r.dirty, map[string]struct{}{}
 	inos, r.inos = r.inos, map[uint64]struct{}{}
-	ok = !r.lost && r.top != "" && r.top == top && r.seals < fullEvery
+	ok = !r.lost && !r.links && r.top != "" && r.top == top && r.seals < fullEvery
 	r.lost = false
 	if ok {
 		r.seals++
@@ -365,7 +366,7 @@ func (t *tracker) know(up, h string) {
 // commit records that the seal begun by begin made the layer top, its
 // manifest naming the directory handles known; ok false (a handle could
 // not be had, the seal failed) makes the next seal walk everything.
-func (t *tracker) commit(up, top string, known []string, ok bool) {
+func (t *tracker) commit(up, top string, known []string, ok, links bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.runs[up]
@@ -377,6 +378,7 @@ func (t *tracker) commit(up, top string, known []string, ok bool) {
 			delete(t.dirs, h)
 		}
 	}
+	r.links = r.links || links
 	if !ok {
 		r.top, r.lost = "", true
 		return
