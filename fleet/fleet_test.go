@@ -161,6 +161,12 @@ func TestCancel(t *testing.T) {
 	if ok, err := f.Cancel(ctx, id2, "deleted"); ok || err != nil {
 		t.Errorf("cancel of a running task: %v, %v; want false", ok, err)
 	}
+	if got, err := f.TaskByKey(ctx, "running"); got != id2 || err != nil {
+		t.Errorf("task of key running: %q, %v; want %s", got, err, id2)
+	}
+	if _, err := f.TaskByKey(ctx, "none"); !errors.Is(err, tine.ErrNotFound) {
+		t.Errorf("task of no key: %v", err)
+	}
 	if _, err := f.Cancel(ctx, "tnone", "deleted"); !errors.Is(err, tine.ErrNotFound) {
 		t.Errorf("cancel of no task: %v", err)
 	}

@@ -205,6 +205,20 @@ func (f *Fleet) Task(ctx context.Context, id string) (*Task, error) {
 	return t, nil
 }
 
+// TaskByKey returns the id of the task submitted with key;
+// tine.ErrNotFound when none was.
+func (f *Fleet) TaskByKey(ctx context.Context, key string) (string, error) {
+	var id string
+	err := f.pool.QueryRow(ctx, "SELECT id FROM fleet_tasks WHERE key = $1", key).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("task of key %s: %w", key, tine.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("fleet: task of key %s: %w", key, err)
+	}
+	return id, nil
+}
+
 // Patch returns the binary patch (git apply) that takes task id's commit
 // to its winner's files; tine.ErrNotFound when it has none.
 func (f *Fleet) Patch(ctx context.Context, id string) ([]byte, error) {
