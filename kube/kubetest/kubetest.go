@@ -8,51 +8,159 @@ package kubetest
 
 import (
 	"context"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	extensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apiserver "k8s.io/apiextensions-apiserver/pkg/cmd/server/testing"
+	"k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
+	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/util/openapi"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	basecompatibility "k8s.io/component-base/compatibility"
 	"sigs.k8s.io/yaml"
 )
 
 // Start starts an API server on an embedded etcd, both stopped when t
 // ends, and returns a configuration with full rights to it.
+//
+// It is the apiextensions-apiserver set up as Kubernetes' own tests of it
+// set it up (its package testing's StartTestServer), with one change: it
+// lists its API groups at /apis itself (discovery on), as kube-apiserver's
+// aggregator does in a cluster, so that clients (controller-runtime's
+// REST mapper) find the custom resources' groups.
 func Start(t testing.TB) *rest.Config {
 	t.Helper()
 	etcd := testserver.RunEtcd(t, nil)
-	// As Kubernetes' own tests of it run it: the delegated authentication
-	// and authorization (a kube-apiserver's TokenReview and
-	// SubjectAccessReview) and the admission plugins that ask a
-	// kube-apiserver are off; the loopback client, with full rights, is
-	// what the tests use.
+	s := options.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
+	fg := utilfeature.DefaultMutableFeatureGate.DeepCopy()
+	version := compatibility.DefaultKubeEffectiveVersionForTest()
+	version.SetEmulationVersion(fg.EmulationVersion())
+	globals := basecompatibility.NewComponentGlobalsRegistry()
+	if err := globals.Register(basecompatibility.DefaultKubeComponent, version, fg); err != nil {
+		t.Fatal(err)
+	}
+	s.ServerRunOptions.ComponentGlobalsRegistry = globals
+	fs := pflag.NewFlagSet("kubetest", pflag.ContinueOnError)
+	s.AddFlags(fs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving := s.RecommendedOptions.SecureServing
+	serving.Listener, serving.BindPort = ln, ln.Addr().(*net.TCPAddr).Port
+	serving.ServerCert.CertDirectory, serving.ExternalAddress = t.TempDir(), net.IPv4(127, 0, 0, 1)
+	if err := s.APIEnablement.RuntimeConfig.Set("api/all=true"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse(flags(t, etcd.Endpoints())); err != nil {
+		t.Fatal(err)
+	}
+	if err := globals.Set(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
+	cfg.GenericConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(defs, openapinamer.NewDefinitionNamer(extensionsapiserver.Scheme))
+	completed := cfg.Complete()
+	completed.GenericConfig.EnableDiscovery = true
+	server, err := completed.New(genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		t.Fatalf("starting the API server: %v", err)
+	}
+	run(t, server.GenericAPIServer)
+	return rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig)
+}
+
+// flags are the API server's command line: etcd at endpoints, and, as
+// Kubernetes' own tests of it run it, the delegated authentication and
+// authorization (a kube-apiserver's TokenReview and SubjectAccessReview)
+// and the admission plugins that ask a kube-apiserver off; the loopback
+// client, with full rights, is what the tests use.
+func flags(t testing.TB, endpoints []string) []string {
 	none := filepath.Join(t.TempDir(), "none.kubeconfig")
 	if err := os.WriteFile(none, []byte(noKubeAPI), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := apiserver.StartTestServer(t, nil, []string{
-		"--etcd-servers", strings.Join(etcd.Endpoints(), ","),
+	return []string{
+		"--etcd-servers", strings.Join(endpoints, ","),
 		"--authentication-skip-lookup",
 		"--authentication-kubeconfig", none,
 		"--authorization-kubeconfig", none,
 		"--kubeconfig", none,
 		"--enable-priority-and-fairness=false",
 		"--disable-admission-plugins", "NamespaceLifecycle,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ValidatingAdmissionPolicy,MutatingAdmissionPolicy",
-	}, nil)
-	if err != nil {
-		t.Fatalf("starting the API server: %v", err)
 	}
-	t.Cleanup(s.TearDownFn)
-	return rest.CopyConfig(s.ClientConfig)
+}
+
+// run serves s until t ends, and waits until it is healthy.
+func run(t testing.TB, s *genericapiserver.GenericAPIServer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.PrepareRun().RunWithContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Logf("API server: %v", err)
+		}
+	})
+	c, err := rest.RESTClientFor(withCodec(s.LoopbackClientConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("API server stopped: %v", err)
+		default:
+		}
+		var code int
+		c.Get().AbsPath("/healthz").Do(ctx).StatusCode(&code)
+		if code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("API server not healthy after a minute (%d)", code)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// withCodec is cfg with what a REST client of plain paths needs.
+func withCodec(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	c.GroupVersion = &schema.GroupVersion{Version: "v1"}
+	c.APIPath = "/"
+	return c
 }
 
 // noKubeAPI is a kubeconfig naming no server that answers, for the
