@@ -2,6 +2,7 @@ package kubetest
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
 )
 
 var tinetasks = schema.GroupVersionResource{Group: "tine.dev", Version: "v1alpha1", Resource: "tinetasks"}
@@ -26,6 +28,11 @@ func TestCRD_ServerValidates(t *testing.T) {
 	obj, err := c.Create(ctx, task("good", good), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("a good TineTask refused: %v", err)
+	}
+	example := readObject(t, "../../deploy/controller/example-tinetask.yaml")
+	example.SetNamespace("default")
+	if _, err := c.Create(ctx, example, metav1.CreateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Errorf("deploy/controller's example refused: %v", err)
 	}
 	for _, tc := range []struct {
 		name, field string
@@ -46,6 +53,20 @@ func TestCRD_ServerValidates(t *testing.T) {
 	if _, err := c.Update(ctx, obj, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "spec is immutable") {
 		t.Errorf("a changed spec: %v; want refused", err)
 	}
+}
+
+// readObject reads the object of a YAML file.
+func readObject(t *testing.T, path string) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: obj}
 }
 
 // task is a TineTask named name with spec.
