@@ -55,8 +55,6 @@ type Reconciler struct {
 	Resolve Resolver
 	// Poll is how often an unfinished task's state is read again.
 	Poll time.Duration
-	// By says who submits (the task's submitted_by).
-	By string
 }
 
 // SetupWithManager registers r with m for TineTasks.
@@ -160,7 +158,8 @@ func (r *Reconciler) spec(ctx context.Context, tt *v1alpha1.TineTask) (fleet.Spe
 	if err != nil {
 		return fleet.Spec{}, err
 	}
-	return fleet.Spec{Repo: repo, Commit: commit, Request: req, Key: KeyPrefix + string(tt.UID), By: r.By}, nil
+	return fleet.Spec{Repo: repo, Commit: commit, Request: req, Key: KeyPrefix + string(tt.UID),
+		By: "TineTask " + tt.Namespace + "/" + tt.Name}, nil
 }
 
 // follow reads st's task from the fleet into st.

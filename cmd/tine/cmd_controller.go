@@ -57,7 +57,7 @@ CustomResourceDefinition is not applied).`,
 			ctx, stop := interruptible(c.Context())
 			defer stop()
 			return a.withFleet(ctx, func(f *fleet.Fleet) error {
-				r := &kube.Reconciler{Fleet: f, Resolve: resolveRepo, Poll: fl.poll, By: "controller@" + cfg.Host}
+				r := &kube.Reconciler{Fleet: f, Resolve: resolveRepo, Poll: fl.poll}
 				log := slog.New(slog.NewTextHandler(a.stderr, nil))
 				log.Info("tine controller", "api", cfg.Host, "namespace", fl.namespace, "fleet", f.Where())
 				return kube.Run(ctx, cfg, r, kube.Options{Namespace: fl.namespace, HealthAddr: fl.health, Logger: log})

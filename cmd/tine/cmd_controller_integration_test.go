@@ -69,6 +69,9 @@ func TestController_TineTask(t *testing.T) {
 	if a.Status.Commit != commit || a.Status.TaskID == b.Status.TaskID {
 		t.Errorf("queued: commit %s (want %s), tasks %s %s", a.Status.Commit, commit, a.Status.TaskID, b.Status.TaskID)
 	}
+	if r := dev.run(call{}, "tasks", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"submitted_by": "TineTask default/a"`) {
+		t.Errorf("tine tasks does not name the TineTask that submitted: %v", r)
+	}
 	checkResubmit(t, c, cc)
 	checkDelete(t, c, url, b)
 
