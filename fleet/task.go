@@ -18,13 +18,18 @@ const PrefixTask = "t"
 
 // The states of a task. Done, Failed and Lost are final.
 const (
-	TaskQueued  = "queued"  // waiting for a node with capacity
-	TaskRunning = "running" // a node took it and runs its fork-run
-	TaskDone    = "done"    // its fork-run ended; Outcome and Winner say how
-	TaskFailed  = "failed"  // the node could not make its workspace or run it
-	TaskLost    = "lost"    // its node stopped while it ran; never run again
-	TaskSkipped = "skipped" // not started: its batch's budget was spent (Reason says how much)
+	TaskQueued   = "queued"   // waiting for a node with capacity
+	TaskRunning  = "running"  // a node took it and runs its fork-run
+	TaskDone     = "done"     // its fork-run ended; Outcome and Winner say how
+	TaskFailed   = "failed"   // the node could not make its workspace or run it
+	TaskLost     = "lost"     // its node stopped while it ran; never run again
+	TaskSkipped  = "skipped"  // not started: its batch's budget was spent (Reason says how much)
+	TaskCanceled = "canceled" // withdrawn before a node took it (Cancel); never run
 )
+
+// TaskStates are the states of a task, in the order a task goes through
+// them and then the final ones: how lists of them are shown.
+var TaskStates = []string{TaskQueued, TaskRunning, TaskDone, TaskFailed, TaskLost, TaskSkipped, TaskCanceled}
 
 // Spec is a task as submitted: a fork-run of a repository at a commit.
 type Spec struct {
@@ -78,7 +83,8 @@ type Task struct {
 
 // Final reports whether t's state is final.
 func (t *Task) Final() bool {
-	return t.State == TaskDone || t.State == TaskFailed || t.State == TaskLost || t.State == TaskSkipped
+	return t.State == TaskDone || t.State == TaskFailed || t.State == TaskLost || t.State == TaskSkipped ||
+		t.State == TaskCanceled
 }
 
 // taskArgs is a task's River job: only its id; the task's row is the
@@ -130,6 +136,25 @@ func (f *Fleet) Submit(ctx context.Context, s Spec) (id string, dup bool, err er
 		return "", false, fmt.Errorf("fleet: submit: %w", err)
 	}
 	return id, dup, nil
+}
+
+// Cancel withdraws task id if no node has taken it: it becomes canceled,
+// saying reason, and its job, when delivered, finds it not queued and runs
+// nothing (see claim). It reports whether the task is canceled (by this
+// call or an earlier one); false when a node took it first (a running
+// task is not stopped: its agents may be midway) or it had ended. tine.ErrNotFound when there is no such task.
+func (f *Fleet) Cancel(ctx context.Context, id, reason string) (bool, error) {
+	var state string
+	err := f.pool.QueryRow(ctx, `WITH c AS (UPDATE fleet_tasks SET state = 'canceled', reason = $2, finished_at = now()
+			WHERE id = $1 AND state = 'queued' RETURNING state)
+		SELECT coalesce((SELECT state FROM c), (SELECT state FROM fleet_tasks WHERE id = $1), '')`, id, reason).Scan(&state)
+	if err != nil {
+		return false, fmt.Errorf("fleet: cancel task %s: %w", id, err)
+	}
+	if state == "" {
+		return false, fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
+	}
+	return state == TaskCanceled, nil
 }
 
 // taskColumns are the columns scanTask reads, report aside.
@@ -202,6 +227,20 @@ func (f *Fleet) Task(ctx context.Context, id string) (*Task, error) {
 		}
 	}
 	return t, nil
+}
+
+// TaskByKey returns the id of the task submitted with key;
+// tine.ErrNotFound when none was.
+func (f *Fleet) TaskByKey(ctx context.Context, key string) (string, error) {
+	var id string
+	err := f.pool.QueryRow(ctx, "SELECT id FROM fleet_tasks WHERE key = $1", key).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("task of key %s: %w", key, tine.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("fleet: task of key %s: %w", key, err)
+	}
+	return id, nil
 }
 
 // Patch returns the binary patch (git apply) that takes task id's commit

@@ -117,7 +117,7 @@ func (t *tools) listTasks(ctx context.Context, in ListTasksInput) (*answer, erro
 		st.Tasks = []*fleet.Task{}
 	}
 	var counts []string
-	for _, s := range []string{fleet.TaskQueued, fleet.TaskRunning, fleet.TaskDone, fleet.TaskFailed, fleet.TaskLost, fleet.TaskSkipped} {
+	for _, s := range fleet.TaskStates {
 		counts = append(counts, fmt.Sprintf("%d %s", st.Queue[s], s))
 	}
 	return &answer{Note: fmt.Sprintf("%d node(s); tasks: %s", len(st.Nodes), strings.Join(counts, ", ")), Data: st}, nil

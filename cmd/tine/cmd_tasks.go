@@ -69,7 +69,7 @@ func (a *app) printStatus(st *fleetStatus) {
 	tw.Flush()
 	fmt.Fprintln(a.stdout)
 	var counts []string
-	for _, s := range []string{fleet.TaskQueued, fleet.TaskRunning, fleet.TaskDone, fleet.TaskFailed, fleet.TaskLost, fleet.TaskSkipped} {
+	for _, s := range fleet.TaskStates {
 		counts = append(counts, fmt.Sprintf("%d %s", st.Queue[s], s))
 	}
 	fmt.Fprintf(a.stdout, "tasks: %s\n", strings.Join(counts, ", "))

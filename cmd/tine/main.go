@@ -163,7 +163,7 @@ roll back to, and discards what you do not keep.`,
 		newMerge, newCombine, newPromote, newCompare, newChoose,
 		newStart, newStop, newPs, newStats, newPort, newScreen, newInput, newLogs, newGC, newServe,
 		newApprove, newRefuse, newPending, newForkSelf, newRequest, newEffect, newCell, newEvents, newExport,
-		newHook, newSetup, newMCP, newForkRun, newSubmit, newTasks, newFetch, newJudge, newSummary, newCost, newDemo, newDemoAgent, newDoctor,
+		newHook, newSetup, newMCP, newForkRun, newSubmit, newTasks, newFetch, newController, newJudge, newSummary, newCost, newDemo, newDemoAgent, newDoctor,
 		newVersion, newDashboard,
 	} {
 		root.AddCommand(c(a))
