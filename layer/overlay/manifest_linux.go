@@ -218,6 +218,9 @@ func (m *manifest) save(r layer.Run, keep string) error {
 // removeManifests drops every manifest of r: its delta was moved into a
 // layer or removed, so none describes it any more.
 func removeManifests(r layer.Run) {
+	if t := current(); t != nil {
+		t.forget(upper(r)) // nor does the tracker's record
+	}
 	old, _ := filepath.Glob(filepath.Join(r.Dir, "seal-*.manifest"))
 	for _, p := range old {
 		os.Remove(p)

@@ -190,6 +190,9 @@ func (b *Backend) Deactivate(ctx context.Context, r layer.Run) error {
 		}
 		return err
 	}
+	if t := current(); t != nil {
+		t.forget(upper(r))
+	}
 	// The upper directory is the run's delta, the part that can take long:
 	// its removal reports progress.
 	if err := fstree.PurgeContext(ctx, upper(r)); err != nil {
