@@ -129,7 +129,10 @@ func (s *sealer) startTracking(r layer.Run) {
 // directories are the ones to report on.
 func (s *sealer) endTracking(ok bool) {
 	if s.tr != nil {
-		s.tr.commit(s.upper, s.out, s.fhs, ok && s.fhOK, s.linked)
+		if ok {
+			s.next.index()
+		}
+		s.tr.commit(s.upper, s.next, s.fhs, ok && s.fhOK, s.linked)
 	}
 }
 

@@ -179,6 +179,13 @@ func loadManifest(r layer.Run, base, prev []string) *manifest {
 		return nil
 	}
 	top := prev[len(prev)-1]
+	if t := current(); t != nil {
+		if m := t.manifest(upper(r), top); m != nil && slices.Equal(m.Base, base) {
+			if _, err := os.Stat(top); err == nil {
+				return m // the daemon's copy of the last seal's manifest
+			}
+		}
+	}
 	b, err := os.ReadFile(manifestPath(r, top))
 	if err != nil {
 		return nil

@@ -49,6 +49,7 @@ type trackedRun struct {
 	inos  map[uint64]struct{} // inodes whose link count or data changed since, wherever named
 	seals int                 // seals pruned since the last full walk
 	links bool                // a seal met a file with hard links: walk everything from then on
+	last  *manifest           // the manifest of top, indexed, kept so the next seal need not read it
 	lost  bool                // events may have been missed since the last Begin
 }
 
@@ -363,10 +364,11 @@ func (t *tracker) know(up, h string) {
 	}
 }
 
-// commit records that the seal begun by begin made the layer top, its
-// manifest naming the directory handles known; ok false (a handle could
-// not be had, the seal failed) makes the next seal walk everything.
-func (t *tracker) commit(up, top string, known []string, ok, links bool) {
+// commit records that the seal begun by begin made the manifest m (its
+// layer m.Top), naming the directory handles known, and keeps m for the
+// next seal; ok false (a handle could not be had, the seal failed) makes
+// the next seal walk everything.
+func (t *tracker) commit(up string, m *manifest, known []string, ok, links bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.runs[up]
@@ -379,6 +381,7 @@ func (t *tracker) commit(up, top string, known []string, ok, links bool) {
 		}
 	}
 	r.links = r.links || links
+	r.last = nil
 	if !ok {
 		r.top, r.lost = "", true
 		return
@@ -386,7 +389,18 @@ func (t *tracker) commit(up, top string, known []string, ok, links bool) {
 	for _, h := range known {
 		t.dirs[h] = r
 	}
-	r.top = top
+	r.top, r.last = m.Top, m
+}
+
+// manifest returns the manifest the last seal of up made for the layer
+// top, or nil.
+func (t *tracker) manifest(up, top string) *manifest {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.runs[up]; r != nil && r.last != nil && r.last.Top == top {
+		return r.last
+	}
+	return nil
 }
 
 // forget drops the run of the upper directory up (released, or sealed by
