@@ -78,6 +78,18 @@ func bigDelta(t *testing.T, ws string, n int) {
 	}
 }
 
+// busyWorkspace makes an overlay workspace called name, 100 files over a
+// delta of n more, held by a shell as holdSource's; it returns the shell's
+// pid.
+func busyWorkspace(t *testing.T, e *env, name string, n int) (string, int) {
+	t.Helper()
+	ws := e.workspaceDir(name)
+	makeFiles(t, ws, 100)
+	e.ok("init", "--backend", "overlay", ws)
+	bigDelta(t, ws, n)
+	return ws, holdSource(t, ws, "d00/s0/f0000.txt")
+}
+
 // layerBytes is the disk used by the layer of a version.
 func (e *env) layerBytes(ws, layer string) int64 {
 	e.t.Helper()
@@ -101,11 +113,7 @@ func TestCLI_BusySourceForksCopyTheChange(t *testing.T) {
 	t.Parallel()
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
-	ws := e.workspaceDir("busy")
-	makeFiles(t, ws, 100)
-	e.ok("init", "--backend", "overlay", ws)
-	bigDelta(t, ws, 3000)
-	pid := holdSource(t, ws, "d00/s0/f0000.txt")
+	ws, pid := busyWorkspace(t, e, "busy", 3000)
 
 	var f busyFork
 	e.okJSON(&f, "fork", "source", "--name", "f1", "--json")
@@ -189,11 +197,7 @@ func TestCLI_BusySourceKilledForksLoseNothing(t *testing.T) {
 	t.Parallel()
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
-	ws := e.workspaceDir("busykill")
-	makeFiles(t, ws, 100)
-	e.ok("init", "--backend", "overlay", ws)
-	bigDelta(t, ws, 2500)
-	holdSource(t, ws, "d00/s0/f0000.txt")
+	ws, _ := busyWorkspace(t, e, "busykill", 2500)
 	e.ok("fork", "source", "--name", "first")
 	first := mustSnapshot(t, ws)
 	checked := map[string]bool{}
@@ -250,11 +254,7 @@ func TestServe_BusySourceForksWalkOnlyTheChange(t *testing.T) {
 	t.Parallel()
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
-	ws := e.workspaceDir("tracked")
-	makeFiles(t, ws, 100)
-	e.ok("init", "--backend", "overlay", ws)
-	bigDelta(t, ws, 3000)
-	holdSource(t, ws, "d00/s0/f0000.txt")
+	ws, _ := busyWorkspace(t, e, "tracked", 3000)
 	d := e.serve()
 	fork := func(name string) engine.ForkResult {
 		t.Helper()

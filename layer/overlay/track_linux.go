@@ -375,11 +375,7 @@ func (t *tracker) commit(up string, m *manifest, known []string, ok, links bool)
 	if r == nil {
 		return
 	}
-	for h, owner := range t.dirs {
-		if owner == r {
-			delete(t.dirs, h)
-		}
-	}
+	t.unmap(r)
 	r.links = r.links || links
 	r.last = nil
 	if !ok {
@@ -408,14 +404,17 @@ func (t *tracker) manifest(up, top string) *manifest {
 func (t *tracker) forget(up string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	r := t.runs[up]
-	if r == nil {
-		return
+	if r := t.runs[up]; r != nil {
+		t.unmap(r)
+		delete(t.runs, up)
 	}
+}
+
+// unmap drops the directory handles known for r; t.mu is held.
+func (t *tracker) unmap(r *trackedRun) {
 	for h, owner := range t.dirs {
 		if owner == r {
 			delete(t.dirs, h)
 		}
 	}
-	delete(t.runs, up)
 }
