@@ -379,7 +379,12 @@ func (tx *applyTx) nestNew() error {
 			continue
 		}
 		if k, ok := dirAt[path.Dir(e.Path)]; ok {
-			tx.stagedAt[i], tx.nested[i] = tx.stagedAt[k]+"/"+path.Base(e.Path), true
+			// Staged inside its new parent, unless that path grows too
+			// long to be named in one call: then staged and placed on
+			// its own, after its parent.
+			if at := tx.stagedAt[k] + "/" + path.Base(e.Path); len(tx.tree.abs(tx.stagingRel(at))) < maxNested {
+				tx.stagedAt[i], tx.nested[i] = at, true
+			}
 		}
 		if e.Type != "dir" {
 			continue
@@ -399,6 +404,10 @@ func (tx *applyTx) nestNew() error {
 	}
 	return nil
 }
+
+// maxNested bounds the staged path of an entry staged inside a new
+// directory: it is named whole by the calls that stage it.
+const maxNested = 2048
 
 // isUpsert reports whether e writes content to its path.
 func isUpsert(e Entry) bool {

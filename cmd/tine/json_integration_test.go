@@ -16,10 +16,11 @@ import (
 
 // noJSON are the commands that print no data of their own: they pass a
 // command's terminal through (exec, shell), serve a protocol (serve, mcp,
-// hook, demo-agent), narrate (demo) or write a shell's script.
+// hook, demo-agent), run as a server until stopped (controller), narrate
+// (demo) or write a shell's script.
 var noJSON = map[string]bool{
 	"exec": true, "shell": true, "serve": true, "mcp": true, "hook": true, "demo": true, "demo-agent": true,
-	"completion": true, "help": true,
+	"controller": true, "completion": true, "help": true,
 }
 
 // leafCommands are root's commands that run (not those that only group
