@@ -26,11 +26,11 @@ type Engine struct {
 	// registered ones, in the order auto tries them); tests replace it.
 	backend  func(name string) (layer.Backend, error)
 	backends registry
-	obs      Observer     // told of each operation; see SetObserver
-	ctl      ControlPlane // the control steps of the engine's operations; see WithControl
-	warnings io.Writer    // where warn writes
-	warned   atomic.Int64 // how many warnings warn wrote; see LockWorkspace
-	rt       Runtime      // runs the runs' processes; see WithRuntime
+	obs      Observer      // told of each operation; see SetObserver
+	ctl      ControlPlane  // the control steps of the engine's operations; see WithControl
+	warnings io.Writer     // where warn writes
+	warned   atomic.Int64  // how many warnings warn wrote; see LockWorkspace
+	rt       Runtime       // runs the runs' processes; see WithRuntime
 	trashed  chan struct{} // told when something was moved into the trash; see watchTrash
 }
 
