@@ -82,10 +82,7 @@ func (e *Engine) TrashPending() bool { return len(e.trashed) > 0 }
 func ListTrash(home string, sizes bool) ([]Trashed, error) {
 	dir := layout.New(home).Trash()
 	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	out := make([]Trashed, 0, len(ents))
