@@ -3,11 +3,13 @@
 package engine
 
 import (
+	"context"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tinehq/tine/internal/mnt"
 )
@@ -95,5 +97,27 @@ func TestDiscard_ReturnsBeforeDeleting(t *testing.T) {
 				t.Fatalf("the source's files changed: want %v, got %v", want, got)
 			}
 		})
+	}
+}
+
+// TestWatchSweep_EmptiesTrashAtOnce: the daemon's WatchSweep deletes what
+// a discard moved into the trash as soon as it is there, not at its next
+// sweep (an hour away here).
+func TestWatchSweep_EmptiesTrashAtOnce(t *testing.T) {
+	f := newFixture(t, "copy")
+	forks := f.fork(2).Forks
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { f.e.WatchSweep(ctx, time.Hour); close(done) }()
+	defer func() { cancel(); <-done }()
+	for _, r := range forks {
+		if _, err := f.e.Discard(f.ctx, r.ID, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(trashNames(f.home)) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the trash still holds %v after 10 s", trashNames(f.home))
+		}
 	}
 }
