@@ -12,12 +12,12 @@ import (
 )
 
 // Discard ends run ref, or every live run of group ref: it marks each
-// discarded first, then removes its view and delta. Lineage, versions and
-// events remain. A run with changes that were never merged or promoted is
-// refused unless force is set; then nothing is discarded. ctx's end (a
-// Ctrl-C) stops it before the mark, with nothing discarded and ctx's
-// error; after it, the discard finishes. The removal of a delta reports
-// its progress to ctx's progress.Func.
+// discarded first, then unmounts its view and moves its directory (its
+// delta) into the trash, which EmptyTrash deletes later. Lineage, versions
+// and events remain. A run with changes that were never merged or
+// promoted is refused unless force is set; then nothing is discarded.
+// ctx's end (a Ctrl-C) stops it before the mark, with nothing discarded
+// and ctx's error; after it, the discard finishes.
 func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
 	ctx = withFaultOp(ctx, "discard")
 	w, runs, err := e.findDiscardable(ctx, ref)
