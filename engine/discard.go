@@ -175,7 +175,7 @@ func (d *discardTx) removeFiles(ctx context.Context, runs []*tine.Run) error {
 		if err := faultPointCtx(ctx); err != nil { // its view unmounted, its directory left
 			return err
 		}
-		if err := d.e.trash(KindRun, d.w.Backend, d.w.ID, d.e.lay.Run(d.w.ID, r.ID).Dir()); err != nil {
+		if err := d.e.trash(ctx, KindRun, d.w.Backend, d.w.ID, d.e.lay.Run(d.w.ID, r.ID).Dir()); err != nil {
 			return fmt.Errorf("%s is discarded, but removing its files failed (the next tine command retries): %w", r.Name, err)
 		}
 		if err := faultPointCtx(ctx); err != nil { // in the trash, not yet deleted
@@ -200,9 +200,9 @@ func (d *discardTx) unmountRun(r *tine.Run) error {
 
 // trashRun moves discarded run r's directory into the trash, its view
 // unmounted first. The sweeper runs it for a discard that died before.
-func (d *discardTx) trashRun(r *tine.Run) error {
+func (d *discardTx) trashRun(ctx context.Context, r *tine.Run) error {
 	if err := d.unmountRun(r); err != nil {
 		return err
 	}
-	return d.e.trash(KindRun, d.w.Backend, d.w.ID, d.e.lay.Run(d.w.ID, r.ID).Dir())
+	return d.e.trash(ctx, KindRun, d.w.Backend, d.w.ID, d.e.lay.Run(d.w.ID, r.ID).Dir())
 }

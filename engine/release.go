@@ -495,7 +495,7 @@ func (r *releaseTx) finish(ctx context.Context) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
-	if err := e.trash(KindWorkspace, w.Backend, w.ID, e.lay.Workspace(w.ID).Dir()); err != nil {
+	if err := e.trash(ctx, KindWorkspace, w.Backend, w.ID, e.lay.Workspace(w.ID).Dir()); err != nil {
 		return err
 	}
 	return faultPoint("release")

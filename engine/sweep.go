@@ -99,7 +99,7 @@ func (s *sweeper) sweepOrphan(ctx context.Context, id string) {
 	}
 	if releaseFinished(dir) {
 		// Its views were unmounted before the release committed.
-		if err := e.trash(KindWorkspace, "", id, dir); err != nil {
+		if err := e.trash(ctx, KindWorkspace, "", id, dir); err != nil {
 			e.warn("%v", err)
 		}
 		return
@@ -266,7 +266,7 @@ func (s *sweeper) removeUnknown(ctx context.Context, be layer.Backend, w *tine.W
 			}
 			e.quarantine(KindRun, w.ID, w.Backend, dir, fmt.Sprintf("workspace %s: the store has no record of this run", w.Name))
 		case !r.Active():
-			if err := newDiscardTx(e, w).trashRun(r); err != nil {
+			if err := newDiscardTx(e, w).trashRun(ctx, r); err != nil {
 				e.warn("removing discarded run %s: %v", r.Name, err)
 			}
 		}

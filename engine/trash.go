@@ -17,6 +17,7 @@ import (
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layout"
+	"golang.org/x/sys/unix"
 )
 
 // The trash (layout.Trash), under the state directory, holds what a
@@ -51,8 +52,10 @@ const noBackend = "unknown"
 // trash renames dir, a workspace's or a run's state directory of workspace
 // ws, into the trash, and tells the daemon's emptier (if one runs) that
 // there is work. Whatever is mounted below dir must be unmounted first by
-// the caller when it can be in use; the emptier unmounts the rest.
-func (e *Engine) trash(kind, backend, ws, dir string) error {
+// the caller when it can be in use; the emptier unmounts the rest. A dir
+// on another filesystem than the trash (a workspaces directory mounted
+// apart) is deleted where it is instead, before trash returns.
+func (e *Engine) trash(ctx context.Context, kind, backend, ws, dir string) error {
 	if backend == "" {
 		backend = noBackend
 	}
@@ -61,7 +64,13 @@ func (e *Engine) trash(kind, backend, ws, dir string) error {
 		return err
 	}
 	name := fmt.Sprintf("%d-%s-%s-%s-%s", e.now().UnixNano(), kind, backend, ws, filepath.Base(dir))
-	if err := os.Rename(dir, filepath.Join(t, name)); err != nil {
+	err := os.Rename(dir, filepath.Join(t, name))
+	if errors.Is(err, unix.EXDEV) {
+		in := parseTrashed(name)
+		in.Dir = dir
+		return removeTrashed(ctx, e.backend, in)
+	}
+	if err != nil {
 		return fmt.Errorf("moving %s into the trash: %w", dir, err)
 	}
 	select {
