@@ -39,10 +39,15 @@ func TestDiscard_Interrupted(t *testing.T) {
 		e, _ := manyFilesFork(t)
 		e.serve()
 		dir := e.runDir("f1")
-		upper := filepath.Join(dir, "upper", "many")
-		r := e.interruptWhen(func() bool { // the fork's delta is being removed
-			names, err := os.ReadDir(upper)
-			return errors.Is(err, os.ErrNotExist) || err == nil && len(names) < manyFiles
+		row := e.runRow("f1")
+		// A process that ignores SIGTERM makes stopping f1, after the
+		// discard's commit, last the stop's grace period: the window in
+		// which the interrupt lands (the files go to the trash after it).
+		e.execSh("f1", "(trap '' TERM; exec sleep 60) >/dev/null 2>&1 &")
+		mark := filepath.Join(e.home, "workspaces", row.Workspace, "discarded", row.ID+".json")
+		r := e.interruptWhen(func() bool { // the discard is committed
+			_, err := os.Stat(mark)
+			return err == nil
 		}, "discard", "--unmerged", "f1")
 		waitNoFile(t, dir)
 		checkInterruptedDiscard(t, e, r, dir, "tine: interrupted after the discard was committed: f1 discarded", false)
