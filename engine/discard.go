@@ -2,19 +2,22 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/mnt"
+	"golang.org/x/sys/unix"
 )
 
 // Discard ends run ref, or every live run of group ref: it marks each
-// discarded first, then removes its view and delta. Lineage, versions and
-// events remain. A run with changes that were never merged or promoted is
-// refused unless force is set; then nothing is discarded. ctx's end (a
-// Ctrl-C) stops it before the mark, with nothing discarded and ctx's
-// error; after it, the discard finishes. The removal of a delta reports
-// its progress to ctx's progress.Func.
+// discarded first, then unmounts its view and moves its directory (its
+// delta) into the trash, which EmptyTrash deletes later. Lineage, versions
+// and events remain. A run with changes that were never merged or
+// promoted is refused unless force is set; then nothing is discarded.
+// ctx's end (a Ctrl-C) stops it before the mark, with nothing discarded
+// and ctx's error; after it, the discard finishes.
 func (e *Engine) Discard(ctx context.Context, ref string, force bool) ([]*tine.Run, error) {
 	ctx = withFaultOp(ctx, "discard")
 	w, runs, err := e.findDiscardable(ctx, ref)
@@ -161,27 +164,45 @@ func (d *discardTx) checkMerged(ctx context.Context, runs []*tine.Run) error {
 	return nil
 }
 
-// removeFiles tears down discarded runs' views and directories.
+// removeFiles unmounts discarded runs' views and moves their directories
+// into the trash, whose emptying deletes them in the background: the
+// discard costs a rename per run, whatever the run's delta.
 func (d *discardTx) removeFiles(ctx context.Context, runs []*tine.Run) error {
-	e, w := d.e, d.w
-	be, err := e.backend(w.Backend)
-	if err != nil {
-		return err
-	}
 	for _, r := range runs {
-		br := e.backendRun(w, r)
-		if err := be.Deactivate(ctx, br); err != nil {
+		if err := d.unmountRun(r); err != nil {
 			return fmt.Errorf("%s is discarded, but removing its files failed (the next tine command retries): %w", r.Name, err)
 		}
-		if err := faultPointCtx(ctx); err != nil { // its view gone, its directory left
+		if err := faultPointCtx(ctx); err != nil { // its view unmounted, its directory left
 			return err
 		}
-		if err := removeTree(br.Dir); err != nil { // with what a command that died left mounted in it
+		if err := d.e.trash(ctx, KindRun, d.w.Backend, d.w.ID, d.e.lay.Run(d.w.ID, r.ID).Dir()); err != nil {
 			return fmt.Errorf("%s is discarded, but removing its files failed (the next tine command retries): %w", r.Name, err)
 		}
-		if err := faultPointCtx(ctx); err != nil {
+		if err := faultPointCtx(ctx); err != nil { // in the trash, not yet deleted
 			return err
 		}
 	}
 	return nil
+}
+
+// unmountRun unmounts discarded run r's view (a view a process still
+// holds stays, and the error says so).
+func (d *discardTx) unmountRun(r *tine.Run) error {
+	view := d.e.lay.Run(d.w.ID, r.ID).View()
+	if err := mnt.UnmountAll(view); err != nil {
+		if errors.Is(err, unix.EBUSY) {
+			return fmt.Errorf("%s is in use by a process: %w", view, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// trashRun moves discarded run r's directory into the trash, its view
+// unmounted first. The sweeper runs it for a discard that died before.
+func (d *discardTx) trashRun(ctx context.Context, r *tine.Run) error {
+	if err := d.unmountRun(r); err != nil {
+		return err
+	}
+	return d.e.trash(ctx, KindRun, d.w.Backend, d.w.ID, d.e.lay.Run(d.w.ID, r.ID).Dir())
 }

@@ -19,8 +19,10 @@ type Diagnosis struct {
 	Store      *StoreCheck   `json:"store"`
 	Unknown    []string      `json:"unknown"`    // directories the next command will move aside
 	Quarantine []Quarantined `json:"quarantine"` // what was moved aside before
-	Leftovers  []Leftover    `json:"leftovers"`  // what commands that died left in runs
-	Advice     []string      `json:"advice"`     // what to do, one sentence each
+	Trash      []Trashed     `json:"trash"`      // what releases and discards left to delete
+	TrashBytes int64         `json:"trash_bytes"`
+	Leftovers  []Leftover    `json:"leftovers"` // what commands that died left in runs
+	Advice     []string      `json:"advice"`    // what to do, one sentence each
 	// DisplayMissing are the programs a run's display needs ([display])
 	// that are not installed, with the Debian package of each.
 	DisplayMissing []desktop.Program `json:"display_missing,omitempty"`
@@ -52,6 +54,12 @@ func Diagnose(ctx context.Context, home string, opts ...Option) (*Diagnosis, err
 	}
 	if r.Quarantine, err = ListQuarantine(home); err != nil {
 		return nil, err
+	}
+	if r.Trash, err = ListTrash(home, true); err != nil {
+		return nil, err
+	}
+	for _, t := range r.Trash {
+		r.TrashBytes += t.Bytes
 	}
 	r.Leftovers = leftovers(home)
 	r.DisplayMissing = desktop.Missing()
@@ -147,6 +155,9 @@ func advice(r *Diagnosis) []string {
 	}
 	if len(r.Quarantine) > 0 {
 		out = append(out, fmt.Sprintf("Each quarantined entry has a note %s/NAME.json saying where it came from; move an entry back by hand if it is yours, or delete them all with \"tine doctor --purge\".", layout.New(r.Home).Quarantine()))
+	}
+	if len(r.Trash) > 0 {
+		out = append(out, "The trash holds what releases and discards committed to deleting; the daemon empties it (at once after its own, and every 10 minutes), and so does \"tine gc\".")
 	}
 	if len(r.DisplayMissing) > 0 {
 		var names, pkgs []string

@@ -26,11 +26,12 @@ type Engine struct {
 	// registered ones, in the order auto tries them); tests replace it.
 	backend  func(name string) (layer.Backend, error)
 	backends registry
-	obs      Observer     // told of each operation; see SetObserver
-	ctl      ControlPlane // the control steps of the engine's operations; see WithControl
-	warnings io.Writer    // where warn writes
-	warned   atomic.Int64 // how many warnings warn wrote; see LockWorkspace
-	rt       Runtime      // runs the runs' processes; see WithRuntime
+	obs      Observer      // told of each operation; see SetObserver
+	ctl      ControlPlane  // the control steps of the engine's operations; see WithControl
+	warnings io.Writer     // where warn writes
+	warned   atomic.Int64  // how many warnings warn wrote; see LockWorkspace
+	rt       Runtime       // runs the runs' processes; see WithRuntime
+	trashed  chan struct{} // told when something was moved into the trash; see watchTrash
 }
 
 // Open opens the state directory home, creating it if needed, and sweeps
@@ -54,7 +55,7 @@ func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{home: home, lay: lay, now: time.Now, backends: registry{drivers: o.drivers, probes: lay.Probes()}, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings, rt: noRuntime{}}
+	e := &Engine{home: home, lay: lay, now: time.Now, backends: registry{drivers: o.drivers, probes: lay.Probes()}, obs: NopObserver{}, ctl: NopControlPlane{}, warnings: o.warnings, rt: noRuntime{}, trashed: make(chan struct{}, 1)}
 	if o.runtime != nil {
 		e.rt = o.runtime(e)
 	}

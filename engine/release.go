@@ -461,8 +461,9 @@ func canRename(dir, path, temp string) bool {
 }
 
 // finish rolls a committed release forward (a release that never
-// committed is undone instead), then forgets the workspace and deletes its
-// state. Without a journal (a flat backend, whose source view is the
+// committed is undone instead), then forgets the workspace and moves its
+// state directory into the trash, whose emptying deletes it in the
+// background (the workspace's views are unmounted by then). Without a journal (a flat backend, whose source view is the
 // workspace directory) it only forgets and deletes. It is also what the
 // sweeper runs for a workspace with a release journal.
 func (r *releaseTx) finish(ctx context.Context) error {
@@ -494,7 +495,10 @@ func (r *releaseTx) finish(ctx context.Context) error {
 	if err := faultPoint("release"); err != nil {
 		return err
 	}
-	return r.removeFiles(ctx)
+	if err := e.trash(ctx, KindWorkspace, w.Backend, w.ID, e.lay.Workspace(w.ID).Dir()); err != nil {
+		return err
+	}
+	return faultPoint("release")
 }
 
 // rollForward puts every file a committed journal names into the workspace
@@ -971,31 +975,6 @@ func syncDirMeta(s, d string) error {
 	return fstree.CopyMeta(s, d, fi, fstree.MetaOptions{UserTree: true})
 }
 
-// removeFiles deletes a workspace's state directory through its
-// backend (subvolumes cannot simply be removed). A flat backend's source
-// view is the workspace directory, outside the state directory, and stays.
-func (r *releaseTx) removeFiles(ctx context.Context) error {
-	e, w := r.e, r.w
-	be, err := e.backend(w.Backend)
-	if err != nil {
-		return err
-	}
-	runs, _ := os.ReadDir(e.lay.Workspace(w.ID).Runs())
-	for _, r := range runs {
-		dir := e.lay.Run(w.ID, r.Name()).Dir()
-		if err := be.Deactivate(ctx, layer.Run{ID: r.Name(), Dir: dir, View: filepath.Join(dir, "view")}); err != nil {
-			return err
-		}
-	}
-	layers, _ := os.ReadDir(e.lay.Workspace(w.ID).Layers())
-	for _, l := range layers {
-		if err := be.RemoveLayer(ctx, e.lay.Workspace(w.ID).Layer(l.Name())); err != nil {
-			return err
-		}
-	}
-	return removeTree(e.lay.Workspace(w.ID).Dir())
-}
-
 // unmountAll unmounts the workspace path and every run view of w.
 func (r *releaseTx) unmountAll() error {
 	e, w := r.e, r.w
@@ -1015,16 +994,17 @@ func (r *releaseTx) unmountAll() error {
 }
 
 // removeTree deletes a state directory, unmounting anything left mounted
-// below it first, so a RemoveAll never descends into a live mount.
+// below it first (found in one read of the mount table), so a RemoveAll
+// never descends into a live mount.
 func removeTree(dir string) error {
-	fstree.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() && p != dir {
-			if ok, _ := mnt.IsMountpoint(p); ok {
-				mnt.UnmountAll(p)
-				return filepath.SkipDir
-			}
+	mounts, err := mnt.MountsBelow(dir)
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if err := mnt.UnmountAll(m); err != nil {
+			return fmt.Errorf("not removing %s: %s is still mounted: %w", dir, m, err)
 		}
-		return nil
-	})
+	}
 	return fstree.Purge(dir)
 }

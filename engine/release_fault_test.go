@@ -179,6 +179,12 @@ func checkAfterKill(t *testing.T, f *fixture, want map[string]string, n int) {
 		if left := names(filepath.Join(f.home, "workspaces")); len(left) != 0 {
 			t.Errorf("step %d: state left after the release: %v", n, left)
 		}
+		// Whatever the kill left in the trash, tine gc deletes, and the
+		// user's files stay as they were.
+		checkTrashEmptied(t, f, fmt.Sprintf("step %d", n))
+		if d := cmp.Diff(want, manifest(t, f.path)); d != "" {
+			t.Fatalf("step %d: released files changed by tine gc (-want +got):\n%s", n, d)
+		}
 		return
 	case err != nil:
 		t.Fatalf("step %d: %v", n, err)
@@ -236,6 +242,12 @@ func testReleaseKillsOf(t *testing.T, dirs func(*testing.T) (home, path string),
 				if d := cmp.Diff(want, manifest(t, f.path)); d != "" {
 					t.Fatalf("release without a kill: files differ (-want +got):\n%s", d)
 				}
+				// The release returned before deleting: its state is in
+				// the trash, for the daemon or tine gc.
+				if left := trashNames(f.home); len(left) != 1 {
+					t.Errorf("release without a kill: the trash holds %v, want the workspace's state", left)
+				}
+				checkTrashEmptied(t, f, "release without a kill")
 				return
 			}
 			checkAfterKill(t, f, want, n)

@@ -467,6 +467,14 @@ func (c opCase) runKills(t *testing.T) {
 				return
 			}
 			st := c.checkRecovered(t, o, before, after, fmt.Sprintf("killed at %s:%d", c.op, n))
+			if c.op == "discard" {
+				// Whatever the kill left (a discarded run's directory, or
+				// an entry in the trash), tine gc deletes.
+				checkTrashEmptied(t, o.fixture, fmt.Sprintf("killed at %s:%d", c.op, n))
+				if d := cmp.Diff(after, liveTrees(t, o.fixture)); st == "after" && d != "" {
+					t.Fatalf("killed at %s:%d: tine gc changed the live runs' files (-want +got):\n%s", c.op, n, d)
+				}
+			}
 			t.Logf("killed at %s:%d: the next command found %s", c.op, n, st)
 			found[st]++
 		})

@@ -98,8 +98,9 @@ func (s *sweeper) sweepOrphan(ctx context.Context, id string) {
 		return
 	}
 	if releaseFinished(dir) {
-		if err := removeTree(dir); err != nil {
-			e.warn("removing %s: %v", dir, err)
+		// Its views were unmounted before the release committed.
+		if err := e.trash(ctx, KindWorkspace, "", id, dir); err != nil {
+			e.warn("%v", err)
 		}
 		return
 	}
@@ -265,12 +266,7 @@ func (s *sweeper) removeUnknown(ctx context.Context, be layer.Backend, w *tine.W
 			}
 			e.quarantine(KindRun, w.ID, w.Backend, dir, fmt.Sprintf("workspace %s: the store has no record of this run", w.Name))
 		case !r.Active():
-			br := layer.Run{ID: d.Name(), Dir: dir, View: filepath.Join(dir, "view")}
-			if err := be.Deactivate(ctx, br); err != nil {
-				e.warn("removing discarded run %s: %v", r.Name, err)
-				continue
-			}
-			if err := removeTree(dir); err != nil { // with what a command that died left mounted in it
+			if err := newDiscardTx(e, w).trashRun(ctx, r); err != nil {
 				e.warn("removing discarded run %s: %v", r.Name, err)
 			}
 		}

@@ -112,16 +112,22 @@ func (e *Engine) markSwept(ws string) {
 }
 
 // Sweep sweeps every workspace whole, whether or not something is known to
-// be left there: tine gc and the daemon's schedule run it. Workspaces
-// another command is working on are left alone.
+// be left there, then empties the trash: tine gc and the daemon's schedule
+// run it. Workspaces another command is working on are left alone.
 func (e *Engine) Sweep(ctx context.Context) error {
-	return (&sweeper{e: e, all: true}).sweep(ctx)
+	if err := (&sweeper{e: e, all: true}).sweep(ctx); err != nil {
+		return err
+	}
+	_, err := e.EmptyTrash(ctx, false)
+	return err
 }
 
 // WatchSweep runs Sweep every interval until ctx ends: tine serve runs it,
 // so what a command that died left is put right within interval even when
-// no command opens the workspace. Errors go to warn.
+// no command opens the workspace. Between sweeps it empties the trash as
+// soon as a release or discard of this engine fills it. Errors go to warn.
 func (e *Engine) WatchSweep(ctx context.Context, every time.Duration) {
+	go e.watchTrash(ctx)
 	tick.Every(ctx, every, func() {
 		if err := e.Sweep(ctx); err != nil && ctx.Err() == nil {
 			e.warn("sweeping the state directory: %v", err)

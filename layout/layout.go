@@ -10,6 +10,7 @@
 //	$TINE_HOME/config.toml                      Config: [store] url, when the store is on a server instead
 //	$TINE_HOME/store-id                         StoreID: the id of the store the workspaces below were made with
 //	$TINE_HOME/quarantine/                      Quarantine: directories the store had no record of, moved aside
+//	$TINE_HOME/trash/<time>-<kind>-<backend>-<ws>-<name>  Trash: what a release or discard committed to deleting, deleted in the background
 //	$TINE_HOME/probes.json                      Probes: remembered backend probes, per filesystem and uid
 //	$TINE_HOME/history.jsonl                    History: one JSON line per resolved group
 //	$TINE_HOME/token                            Token: the bearer token of tine serve's TCP listener
@@ -78,6 +79,12 @@ func (l Layout) StoreID() string { return filepath.Join(l.root, "store-id") }
 
 // Quarantine is where directories the store has no record of are moved.
 func (l Layout) Quarantine() string { return filepath.Join(l.root, "quarantine") }
+
+// Trash is where a committed release or discard renames what it deletes,
+// so the command returns at once and the deletion runs in the background
+// (the daemon, tine gc). It is on the state directory's filesystem; whoever
+// empties it holds a lock on the directory itself.
+func (l Layout) Trash() string { return filepath.Join(l.root, "trash") }
 
 // Probes remembers backend probes.
 func (l Layout) Probes() string { return filepath.Join(l.root, "probes.json") }

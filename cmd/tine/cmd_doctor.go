@@ -171,6 +171,10 @@ func printDiagnosis(w io.Writer, r *engine.Diagnosis) {
 	for _, q := range r.Quarantine {
 		fmt.Fprintf(w, "  %s  %s  %s  from %q: %s\n", q.Name, q.Kind, size(q.Bytes), q.From, display.Text(q.Reason))
 	}
+	fmt.Fprintf(w, "trash: %d entries, %s\n", len(r.Trash), size(r.TrashBytes))
+	for _, t := range r.Trash {
+		fmt.Fprintf(w, "  %s  %s  %s\n", t.Name, t.Kind, size(t.Bytes))
+	}
 	if len(r.DisplayMissing) > 0 {
 		fmt.Fprintf(w, "display programs missing: %d\n", len(r.DisplayMissing))
 		for _, p := range r.DisplayMissing {

@@ -9,7 +9,7 @@ import (
 )
 
 func newGC(a *app) *cobra.Command {
-	var asJSON bool
+	var asJSON, trashOnly bool
 	c := &cobra.Command{
 		Use:   "gc",
 		Short: "Remove what dead supervisors left behind",
@@ -23,13 +23,22 @@ minutes, and any command does in a workspace where a command died): it
 thaws a run that a command which died left frozen, finishes or undoes
 what such a command journaled, remounts views a reboot unmounted, removes
 discarded runs' directories and the fork point mounts and merge
-directories such a command left, a line each on standard error.`,
+directories such a command left, a line each on standard error. Last, it
+empties the trash: what releases and discards committed to deleting.
+
+With --trash it only empties the trash, waiting for another tine emptying
+it: a tine release or discard that ran without the daemon starts one in
+the background (unless TINE_TRASH=keep), so it returns once the files
+are renamed away, before they are deleted.`,
 		Example: `  tine gc
   tine gc --json`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := a.rootOnly(); err != nil {
 				return err
+			}
+			if trashOnly {
+				return a.emptyTrash(c.Context(), asJSON)
 			}
 			return a.withEngine(c.Context(), func(e *engine.Engine) error {
 				if err := e.Sweep(c.Context()); err != nil {
@@ -49,5 +58,6 @@ directories such a command left, a line each on standard error.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	c.Flags().BoolVar(&trashOnly, "trash", false, "only empty the trash (what releases and discards left to delete)")
 	return c
 }

@@ -208,6 +208,7 @@ func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) err
 		return err
 	}
 	defer e.Close()
+	defer a.emptyTrashLater(e)
 	return fn(e)
 }
 

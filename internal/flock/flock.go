@@ -123,3 +123,31 @@ func atPath(f *os.File, path string) (bool, error) {
 }
 
 func exclusive(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) }
+
+// Dir takes an exclusive lock on the existing directory dir itself, so
+// nothing is created beside it, and returns the function that releases
+// it. It waits up to Wait for another holder when wait is set, and
+// otherwise fails at once with tine.ErrBusy; a missing dir fails with an
+// error wrapping fs.ErrNotExist.
+func Dir(dir string, wait bool) (func(), error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(Wait)
+	for {
+		err := exclusive(f)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", dir, err)
+		}
+		if !wait || time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another tine command holds %s: %w", dir, tine.ErrBusy)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

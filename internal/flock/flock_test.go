@@ -1,10 +1,14 @@
 package flock
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tinehq/tine"
 )
 
 func TestTry_RefusedWhileHeld(t *testing.T) {
@@ -109,5 +113,28 @@ func TestRemove_OnlyWhenFree(t *testing.T) {
 	}
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
 		t.Error("Remove of a missing lock file made one")
+	}
+}
+
+func TestDir(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := Dir(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dir(dir, false); !errors.Is(err, tine.ErrBusy) {
+		t.Fatalf("second Dir = %v, want ErrBusy", err)
+	}
+	unlock()
+	unlock, err = Dir(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("Dir created %v", ents)
+	}
+	if _, err := Dir(filepath.Join(dir, "missing"), false); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Dir of a missing directory = %v", err)
 	}
 }

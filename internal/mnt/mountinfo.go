@@ -2,7 +2,11 @@ package mnt
 
 import (
 	"bufio"
+	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,4 +75,43 @@ func Unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// Below returns the mount points of infos strictly inside dir, deepest
+// first, so unmounting them in order never finds one still covered.
+func Below(infos []Info, dir string) []string {
+	dir = filepath.Clean(dir)
+	var out []string
+	for _, m := range infos {
+		if strings.HasPrefix(m.Point, dir+"/") {
+			out = append(out, m.Point)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if d := strings.Count(b, "/") - strings.Count(a, "/"); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(out)
+}
+
+// MountsBelow reads this process's mount table once and returns the mount
+// points strictly inside dir, deepest first (none where there is no
+// /proc/self/mountinfo). It costs one read of the table, where a walk
+// asking IsMountpoint of every directory costs the tree.
+func MountsBelow(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	infos, err := ParseInfo(f)
+	if err != nil {
+		return nil, err
+	}
+	return Below(infos, dir), nil
 }

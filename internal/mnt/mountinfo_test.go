@@ -1,6 +1,7 @@
 package mnt
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,15 @@ func TestParseInfo(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("line %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+func TestBelow(t *testing.T) {
+	infos := []Info{{Point: "/"}, {Point: "/s/ws"}, {Point: "/s/ws/runs/a/view"}, {Point: "/s/wsx/view"},
+		{Point: "/s/ws/runs/a/view/sub"}, {Point: "/s/ws/runs/a/view"}, {Point: "/s/ws/runs/b/view"}}
+	got := Below(infos, "/s/ws/")
+	want := []string{"/s/ws/runs/a/view/sub", "/s/ws/runs/a/view", "/s/ws/runs/b/view"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Below = %q, want %q", got, want)
 	}
 }
