@@ -59,9 +59,9 @@ func mountsIn(t *testing.T, dir string) []string {
 	return out
 }
 
-// busyWorkspace makes a workspace with three forks, files written in the
+// forkedWorkspace makes a workspace with three forks, files written in the
 // source and in a fork, and returns its path and what the source shows.
-func busyWorkspace(t *testing.T, e *env) (string, map[string]string) {
+func forkedWorkspace(t *testing.T, e *env) (string, map[string]string) {
 	t.Helper()
 	ws := e.workspaceDir("app")
 	writeTestFiles(t, ws, map[string]string{"a.txt": "a\n", "dir/b.txt": "b\n"})
@@ -82,7 +82,7 @@ func busyWorkspace(t *testing.T, e *env) (string, map[string]string) {
 func TestRelease_ReturnsBeforeDeleting(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
-	ws, want := busyWorkspace(t, e)
+	ws, want := forkedWorkspace(t, e)
 	if r := e.run(call{vars: []string{"TINE_TRASH=keep"}}, "release", "--unmerged", ws); r.code != 0 {
 		t.Fatalf("%v", r)
 	}
@@ -131,7 +131,7 @@ func (e *env) waitTrashEmpty(what string) {
 func TestRelease_EmptiesTrashInBackground(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
-	ws, want := busyWorkspace(t, e)
+	ws, want := forkedWorkspace(t, e)
 	e.ok("release", "--unmerged", ws)
 	e.waitTrashEmpty("tine release")
 	if got := fileContents(t, ws); !maps.Equal(got, want) {
@@ -146,7 +146,7 @@ func TestRelease_EmptiesTrashInBackground(t *testing.T) {
 func TestDiscard_TrashEmptiedByDaemon(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e := newEnv(t)
-	ws, want := busyWorkspace(t, e)
+	ws, want := forkedWorkspace(t, e)
 	fork1 := e.runDir("source-1")
 	if r := e.run(call{vars: []string{"TINE_TRASH=keep", "TINE_NO_DAEMON=1"}}, "discard", "--unmerged", "source-1"); r.code != 0 {
 		t.Fatalf("%v", r)
