@@ -137,7 +137,10 @@ func (c *Client) interruptible(req *http.Request) (*http.Request, func() error) 
 		case <-on.Done():
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if _, err := c.Do(cctx, http.MethodPost, "/v1/requests/"+id+"/cancel", nil, nil); err != nil {
+			_, err := c.Do(cctx, http.MethodPost, "/v1/requests/"+id+"/cancel", nil, nil)
+			// Not in progress: the work has just finished (or not begun),
+			// and the request's own answer says what became of it.
+			if err != nil && !errors.Is(err, tine.ErrNotFound) {
 				abort(fmt.Errorf("%w (it could not be interrupted: %v)", ErrNotInterrupted, err))
 			}
 		}
