@@ -284,3 +284,44 @@ func TestServe_BusySourceForksWalkOnlyTheChange(t *testing.T) {
 		requireSameTree(t, "fork "+name, mustSnapshot(t, ws), mustSnapshot(t, e.path(name)), compareOpts{links: true})
 	}
 }
+
+// TestServe_BusySourceTrackedForAUser is the tracked seal for a normal
+// user through the system daemon: their source (a 3,000-file delta), held
+// by a shell with its
+// cwd in it, forked after a change copies only the change, with
+// seal.tracked, and the fork holds exactly the source's files.
+func TestServe_BusySourceTrackedForAUser(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	sock := filepath.Join(publicDir(t), "tine.sock")
+	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
+	ann := asUser(t, "tineuser", sock)
+	dir := filepath.Join(publicDir(t), "app")
+	os.MkdirAll(dir, 0o755)
+	os.Chown(dir, ann.uid, ann.gid)
+	e.ws = append(e.ws, dir)
+	ann.ok(dir, "init", ".")
+	ann.ok(dir, "exec", "source", "--", "sh", "-c",
+		`for d in $(seq 0 29); do mkdir -p node_modules/p$d; for f in $(seq 0 99); do echo $d$f > node_modules/p$d/f$f.js; done; done`)
+	holdSource(t, dir, "node_modules/p0/f0.js")
+	var f busyFork
+	ann.okJSON(dir, &f, "fork", "source", "--name", "u1", "--json")
+	if f.Seal == nil || !f.Seal.Busy {
+		t.Fatalf("first fork: seal %+v, want a busy seal", f.Seal)
+	}
+	ann.ok(dir, "exec", "source", "--", "sh", "-c", `echo changed >> node_modules/p3/f3.js; rm node_modules/p4/f4.js`)
+	time.Sleep(20 * time.Millisecond)
+	var g struct {
+		busyFork
+		Seal *struct {
+			Whole   bool `json:"whole"`
+			Files   int  `json:"files"`
+			Tracked bool `json:"tracked"`
+		} `json:"seal"`
+	}
+	ann.okJSON(dir, &g, "fork", "source", "--name", "u2", "--json")
+	if g.Seal == nil || g.Seal.Whole || !g.Seal.Tracked || g.Seal.Files > 10 {
+		t.Fatalf("fork after a change: seal %+v, want a tracked seal copying only the change", g.Seal)
+	}
+	requireSameTree(t, "fork u2", mustSnapshot(t, dir), mustSnapshot(t, e.path("u2")), compareOpts{links: true})
+}
