@@ -51,30 +51,46 @@ func Missing() []Program {
 	return out
 }
 
-// Command is a service of the display stack: a name, a shell command and,
-// for the X server, the socket that says it is ready.
+// Command is a service of the display stack: a name, a shell command and
+// a command that exits 0 once the service is ready.
 type Command struct {
-	Name        string
-	Command     string
-	ReadySocket string
+	Name         string
+	Command      string
+	ReadyCommand string
 }
+
+// wmReady is the file the window manager's startup command makes in the
+// run's /tmp once it manages the screen.
+const wmReady = "/tmp/.tine-wm-ready"
 
 // Stack returns the display stack of a width×height display: the X server
 // (its only X socket the abstract one, VNC on VNCSocket, mode 0600, no
 // password: only the run's owner and root reach it) and the window
-// manager, started once the server is up. A stale lock file and VNC socket
-// in the run's /tmp (copied from the source's or the host's, or left by an
-// X server killed) are removed first.
+// manager, started once the server is up and ready once it manages the
+// screen (openbox runs its --startup command then): a client that maps its
+// window while the manager is still starting can be left unmapped and
+// unmanaged, its window never shown. A stale lock file, VNC socket and
+// ready mark in the run's /tmp (copied from the source's or the host's, or
+// left by a stack killed) are removed first.
 func Stack(width, height int) []Command {
 	size := strconv.Itoa(width) + "x" + strconv.Itoa(height)
 	x := strings.Join([]string{"rm -f /tmp/.X0-lock", VNCSocket + ";", "exec Xvnc", Display,
 		"-geometry", size, "-depth 24",
 		"-SecurityTypes None -rfbunixpath", VNCSocket,
-		"-AlwaysShared -nolisten tcp -nolisten unix"}, " ")
+		"-AlwaysShared -noreset -nolisten tcp -nolisten unix"}, " ")
 	return []Command{
-		{Name: ServiceX, Command: x, ReadySocket: VNCSocket},
-		{Name: ServiceWM, Command: "exec openbox --sm-disable"},
+		{Name: ServiceX, Command: x, ReadyCommand: xReady()},
+		{Name: ServiceWM, Command: "rm -f " + wmReady + "; exec openbox --sm-disable --startup 'touch " + wmReady + "'",
+			ReadyCommand: "test -e " + wmReady},
 	}
+}
+
+// xReady is the X server's ready check: its VNC socket is there and a
+// client gets through to the display. Xvnc makes the VNC socket before it
+// takes X clients, so the socket alone let the window manager start too
+// early, fail to open the display, and leave the first windows unmapped.
+func xReady() string {
+	return "test -S " + VNCSocket + " && DISPLAY=" + Display + " " + program("xdotool") + " getdisplaygeometry >/dev/null 2>&1"
 }
 
 // Reserved reports whether a service name is one of the display stack's.

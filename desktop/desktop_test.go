@@ -93,12 +93,20 @@ func TestInputArgs(t *testing.T) {
 
 func TestStack(t *testing.T) {
 	s := Stack(800, 600)
-	if len(s) != 2 || s[0].Name != ServiceX || s[0].ReadySocket != VNCSocket || s[1].Name != ServiceWM {
+	if len(s) != 2 || s[0].Name != ServiceX || s[1].Name != ServiceWM {
 		t.Fatalf("stack %+v", s)
 	}
 	for _, want := range []string{"Xvnc :0", "-geometry 800x600", "-rfbunixpath /tmp/.tine-vnc", "-nolisten tcp", "-nolisten unix"} {
 		if !strings.Contains(s[0].Command, want) {
 			t.Errorf("the X server's command %q lacks %q", s[0].Command, want)
 		}
+	}
+	// Ready when X takes clients, not when the VNC socket is there; the
+	// window manager when it manages the screen.
+	if !strings.Contains(s[0].ReadyCommand, "getdisplaygeometry") || !strings.Contains(s[0].ReadyCommand, VNCSocket) {
+		t.Errorf("the X server's ready check %q", s[0].ReadyCommand)
+	}
+	if !strings.Contains(s[1].Command, "--startup 'touch "+wmReady+"'") || s[1].ReadyCommand != "test -e "+wmReady {
+		t.Errorf("the window manager %q is ready on %q", s[1].Command, s[1].ReadyCommand)
 	}
 }

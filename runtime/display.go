@@ -87,13 +87,14 @@ func (m *Manager) displayStack(r engine.Ref, cfg *config.Config) ([]supervisor.S
 	var out []supervisor.Service
 	for _, c := range desktop.Stack(w, h) {
 		out = append(out, supervisor.Service{Name: c.Name, Command: c.Command, Dir: r.Workspace.Path,
-			ReadySocket: c.ReadySocket, ReadyTimeout: 20 * time.Second, Restart: config.RestartOnFailure})
+			ReadyCommand: c.ReadyCommand, ReadyTimeout: 20 * time.Second, Restart: config.RestartOnFailure})
 	}
 	return out, nil
 }
 
-// startDisplay starts r's display stack and waits until its X server is up,
-// so that the services that draw on it find it.
+// startDisplay starts r's display stack, each service once the one before
+// is ready, and returns once its window manager manages the screen, so
+// that the services that draw on it find it.
 // It returns the run's services as they are then.
 func (m *Manager) startDisplay(ctx context.Context, r engine.Ref, cfg *config.Config, skip map[string]bool) ([]supervisor.ServiceStatus, error) {
 	stack, err := m.displayStack(r, cfg)
@@ -101,9 +102,14 @@ func (m *Manager) startDisplay(ctx context.Context, r engine.Ref, cfg *config.Co
 		return nil, err
 	}
 	stack = slices.DeleteFunc(stack, func(s supervisor.Service) bool { return skip[s.Name] })
-	st, err := supervisor.NewClient(m.supDir(r)).StartServices(ctx, stack, false)
-	if err != nil {
-		return st, fmt.Errorf("%s's display: %w", r.Run.Name, err)
+	// One at a time: a batch's services start together, and the window
+	// manager must find the X server taking clients, as the apps must
+	// find the manager managing.
+	var st []supervisor.ServiceStatus
+	for _, s := range stack {
+		if st, err = supervisor.NewClient(m.supDir(r)).StartServices(ctx, []supervisor.Service{s}, false); err != nil {
+			return st, fmt.Errorf("%s's display: %w", r.Run.Name, err)
+		}
 	}
 	m.armIdle(r, cfg)
 	return st, nil

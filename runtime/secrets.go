@@ -3,10 +3,13 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
@@ -71,22 +74,58 @@ func (m *Manager) refuseSecretLiveFork(ctx context.Context, p engine.Ref, allowe
 		return nil // nothing runs: nothing to carry
 	}
 	_, sup := m.ProcState(p)
-	pids, _ := cg.Procs()
+	pids, err := cg.Procs()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // the group went with its processes
+	}
+	if err != nil {
+		return fmt.Errorf("checking %s's processes for secrets before a live fork: %w", p.Run.Name, err)
+	}
 	for _, pid := range pids {
 		if pid == sup {
 			continue // tine's own supervisor: never carried into a fork
 		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if name := heldSecret(pid, policy.Secret, readEnviron); name != "" {
+			return fmt.Errorf("process %d of %s holds the secret %s in its environment, and a live fork would copy it into every fork: "+
+				"fork with another live mode, or allow it (%s): %w", pid, p.Run.Name, name, tine.Opt("allow_secrets"), tine.ErrState)
+		}
+	}
+	return nil
+}
+
+// environRetries bounds how often heldSecret reads an empty environment
+// again, environRetryWait apart.
+const (
+	environRetries   = 50
+	environRetryWait = 2 * time.Millisecond
+)
+
+// heldSecret returns the first variable of pid's environment that secret
+// says is one, or "". A process caught inside execve (a service's "sh -c
+// 'exec server'" just started) shows an empty environment until the new
+// program's stack is set up, so an empty one is read again for a while
+// before it is believed; a process gone holds nothing.
+func heldSecret(pid int, secret func(string) bool, read func(int) ([]byte, error)) string {
+	for try := 0; ; try++ {
+		b, err := read(pid)
 		if err != nil {
+			return ""
+		}
+		if len(b) == 0 && try < environRetries {
+			time.Sleep(environRetryWait)
 			continue
 		}
 		for _, kv := range bytes.Split(b, []byte{0}) {
 			name, _, _ := bytes.Cut(kv, []byte("="))
-			if len(name) > 0 && policy.Secret(string(name)) {
-				return fmt.Errorf("process %d of %s holds the secret %s in its environment, and a live fork would copy it into every fork: "+
-					"fork with another live mode, or allow it (%s): %w", pid, p.Run.Name, name, tine.Opt("allow_secrets"), tine.ErrState)
+			if len(name) > 0 && secret(string(name)) {
+				return string(name)
 			}
 		}
+		return ""
 	}
-	return nil
+}
+
+// readEnviron reads /proc/PID/environ.
+func readEnviron(pid int) ([]byte, error) {
+	return os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 }

@@ -702,6 +702,7 @@ type stateSnap struct {
 
 func (e *env) state() stateSnap {
 	e.t.Helper()
+	e.waitTrashEmptied()
 	s := stateSnap{ls: e.ok("ls", "--all", "--json"), tree: e.ok("tree", "--json"), mounts: mountLines(e.tmp)}
 	for p, ent := range walkHost(e.t, e.home, "-names") {
 		if !strings.HasPrefix(p, "tine.db") {
@@ -710,6 +711,19 @@ func (e *env) state() stateSnap {
 	}
 	sort.Strings(s.files)
 	return s
+}
+
+// waitTrashEmptied waits, up to 30 s, for the detached "tine gc --trash"
+// that a release or discard starts to empty the trash: it runs on its
+// own, so a snapshot taken while it works would see the trash shrink. A
+// trash that never empties is left for the snapshot to show.
+func (e *env) waitTrashEmptied() {
+	trash := filepath.Join(e.home, "trash")
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ents, err := os.ReadDir(trash); err != nil || len(ents) == 0 {
+			return
+		}
+	}
 }
 
 // requireSameState fails when the state changed between two snapshots.
