@@ -99,6 +99,10 @@ const (
 	VersionFork       VersionKind = "fork"       // a fork point
 	VersionCheckpoint VersionKind = "checkpoint" // an explicit checkpoint
 	VersionSaved      VersionKind = "saved"      // a run's state saved before a rollback replaced it
+	// VersionSealed is a busy run's files sealed by the daemon in the
+	// background once its writes settled, so that its next fork copies
+	// only what changed since (a stepping stone, not a point to return to).
+	VersionSealed VersionKind = "sealed"
 )
 
 // Version is an immutable, ordered stack of layers: a complete frozen file tree.

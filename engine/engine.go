@@ -32,6 +32,7 @@ type Engine struct {
 	warned   atomic.Int64  // how many warnings warn wrote; see LockWorkspace
 	rt       Runtime       // runs the runs' processes; see WithRuntime
 	trashed  chan struct{} // told when something was moved into the trash; see watchTrash
+	pre      presealer     // the background seals of busy runs; see WatchPreseal
 }
 
 // Open opens the state directory home, creating it if needed, and sweeps

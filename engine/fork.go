@@ -311,7 +311,9 @@ func (e *Engine) LockRun(ctx context.Context, ref string) (Ref, func(), error) {
 	if err != nil {
 		return Ref{}, nil, err
 	}
+	yielded := e.pre.yield(r.Workspace.ID) // a background seal gives way to the person
 	unlock, err := e.LockWorkspace(r.Workspace.ID)
+	yielded()
 	if err != nil {
 		return Ref{}, nil, err
 	}

@@ -16,6 +16,13 @@ func (e *Engine) LockWorkspace(ws string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.markUnfinished(ws, unlock), nil
+}
+
+// markUnfinished marks workspace ws, whose lock the caller took, as one a
+// command works in, and returns what removes the mark (unless the command
+// warned: the sweep then looks) and releases the lock.
+func (e *Engine) markUnfinished(ws string, unlock func()) func() {
 	mark := e.lay.Workspace(ws).Unfinished()
 	if f, err := os.OpenFile(mark, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
 		f.Close()
@@ -26,7 +33,7 @@ func (e *Engine) LockWorkspace(ws string) (func(), error) {
 			os.Remove(mark)
 		}
 		unlock()
-	}, nil
+	}
 }
 
 // lockGlobal serialises commands that add or remove workspaces.

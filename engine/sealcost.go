@@ -28,7 +28,11 @@ type SealReport struct {
 	// Tracked is set when the daemon's change tracker named the
 	// directories that changed, so the seal walked only those.
 	Tracked bool `json:"tracked,omitempty"`
-	Busy    bool `json:"busy"` // something held the run's view
+	// Presealed is set when the seal stacked on one the daemon made in
+	// the background (a version of kind sealed), so it copied only what
+	// changed since that one.
+	Presealed bool `json:"presealed,omitempty"`
+	Busy      bool `json:"busy"` // something held the run's view
 	// Running is set when what held it was the run's own commands or
 	// services (Holders is then empty: /proc is not searched).
 	Running bool `json:"running,omitempty"`
@@ -53,19 +57,25 @@ func (m *sealTx) sealCopy(ctx context.Context, be layer.Backend, base *tine.Vers
 		return be.Seal(ctx, br, e.layerPaths(base), dir)
 	}
 	start := time.Now()
-	paths, cost, err := inc.SealOnto(ctx, br, e.layerPaths(base), m.lastSealed(ctx, base), dir)
+	prev := m.lastSealed(ctx, base)
+	var prevPaths []string
+	if prev != nil {
+		prevPaths = e.layerPaths(prev)
+	}
+	paths, cost, err := inc.SealOnto(ctx, br, e.layerPaths(base), prevPaths, dir)
 	if err != nil {
 		return nil, err
 	}
 	m.cost = &SealReport{Whole: cost.Whole, Files: cost.Files, Bytes: cost.Bytes, Tracked: cost.Pruned,
-		MS: float64(time.Since(start).Microseconds()) / 1000}
+		Presealed: !cost.Whole && prev != nil && prev.Kind == tine.VersionSealed,
+		MS:        float64(time.Since(start).Microseconds()) / 1000}
 	return paths, nil
 }
 
-// lastSealed returns the layers of the last version sealed by copy from
-// p's view over base, or nil when there is none (p was sealed by rename
-// since, or that seal was never recorded).
-func (m *sealTx) lastSealed(ctx context.Context, base *tine.Version) []string {
+// lastSealed returns the last version sealed by copy from p's view over
+// base, or nil when there is none (p was sealed by rename since, or that
+// seal was never recorded).
+func (m *sealTx) lastSealed(ctx context.Context, base *tine.Version) *tine.Version {
 	e, p := m.e, m.p
 	b, err := os.ReadFile(e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed())
 	if err != nil {
@@ -76,7 +86,7 @@ func (m *sealTx) lastSealed(ctx context.Context, base *tine.Version) []string {
 		!slices.Equal(v.Layers[:len(base.Layers)], base.Layers) {
 		return nil
 	}
-	return e.layerPaths(v)
+	return v
 }
 
 // noteSealed names v as the last version sealed by copy from p's view,

@@ -3,6 +3,7 @@ package layer
 import (
 	"context"
 	"io/fs"
+	"time"
 )
 
 // Backend stores immutable layers of a workspace and gives each run a
@@ -100,6 +101,16 @@ type Mover interface {
 // handled as Seal handles it.
 type Incremental interface {
 	SealOnto(ctx context.Context, r Run, base, prev []string, l string) ([]string, SealCost, error)
+}
+
+// Settling is an Incremental backend whose process follows, with a change
+// tracker, when each run's delta last changed: a daemon seals a busy run
+// in the background once its writes settle, so its next fork copies only
+// what changed since. Changed reports whether r's delta changed since its
+// last seal by copy and when it last did; known is false when nothing
+// follows r (no tracker, or no seal by copy of r yet).
+type Settling interface {
+	Changed(r Run) (changed bool, last time.Time, known bool)
 }
 
 // SealCost is what a seal by copy copied.

@@ -265,7 +265,8 @@ func TestServe_BusySourceForksWalkOnlyTheChange(t *testing.T) {
 		}
 		return fr
 	}
-	if fr := fork("t1"); fr.Seal == nil || !fr.Seal.Whole || !fr.Seal.Busy {
+	// The daemon may have sealed the busy delta in the background already.
+	if fr := fork("t1"); fr.Seal == nil || !(fr.Seal.Whole || fr.Seal.Presealed) || !fr.Seal.Busy {
 		t.Fatalf("first fork: seal %+v, want the whole busy delta copied", fr.Seal)
 	}
 	changes := []string{
@@ -324,4 +325,78 @@ func TestServe_BusySourceTrackedForAUser(t *testing.T) {
 		t.Fatalf("fork after a change: seal %+v, want a tracked seal copying only the change", g.Seal)
 	}
 	requireSameTree(t, "fork u2", mustSnapshot(t, dir), mustSnapshot(t, e.path("u2")), compareOpts{links: true})
+}
+
+// sealedVersions returns the ids of the versions the daemon sealed in the
+// background in workspace ws.
+func (e *env) sealedVersions(ws string) []string {
+	e.t.Helper()
+	var out []string
+	for _, v := range e.treeState(ws).Versions {
+		if v.Kind == "sealed" {
+			out = append(out, v.ID)
+		}
+	}
+	return out
+}
+
+// waitSealed waits, up to a minute, for the daemon to seal workspace ws
+// in the background more than n times, and returns the seals' ids.
+func (e *env) waitSealed(ws string, n int) []string {
+	e.t.Helper()
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if ids := e.sealedVersions(ws); len(ids) > n {
+			return ids
+		}
+	}
+	e.t.Fatalf("the daemon did not seal %s in the background (%d seals)", ws, n)
+	return nil
+}
+
+// TestServe_BusySourcePresealed is the daemon's background seal of a busy
+// source (a shell with its cwd and a file open in it, a 3,000-file
+// delta): with nobody forking, the daemon seals the delta once writes
+// settle, so the first fork copies nothing of it; after ten files change,
+// it seals again, and the next fork copies nothing of them either. Each
+// fork holds exactly the source's files, and tine tree leaves the
+// background seals out (its --json lists them). Before, every first fork
+// of a busy source copied its whole delta, and each later one the change
+// since the last fork.
+func TestServe_BusySourcePresealed(t *testing.T) {
+	t.Parallel()
+	testkit.RequireRoot(t, rootWhy)
+	e := newEnv(t)
+	ws, _ := busyWorkspace(t, e, "pre", 3000)
+	d := e.serve()
+	defer d.stop(t)
+	fork := func(name string) engine.ForkResult {
+		t.Helper()
+		var fr engine.ForkResult
+		body, _ := json.Marshal(httpapi.ForkRequest{Copies: 1, Name: name})
+		if code := d.do(t, "POST", "/v1/runs/pre%2Fsource/fork", string(body), &fr); code != 201 {
+			t.Fatalf("fork %s through the daemon: status %d", name, code)
+		}
+		return fr
+	}
+	seals := e.waitSealed(ws, 0)
+	fr := fork("p1")
+	if fr.Seal == nil || !fr.Seal.Presealed || fr.Seal.Whole || !fr.Seal.Busy || fr.Seal.Files > 5 {
+		t.Errorf("the first fork after the background seal: seal %+v, want one stacked on it copying nothing of the delta", fr.Seal)
+	}
+	requireSameTree(t, "fork p1", mustSnapshot(t, ws), mustSnapshot(t, e.path("p1")), compareOpts{links: true})
+
+	var script strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&script, "printf 'changed\\n' >> node_modules/p%02d/f%05d.js; ", i, i)
+	}
+	hostSh(t, ws, script.String())
+	e.waitSealed(ws, len(seals))
+	fr = fork("p2")
+	if fr.Seal == nil || !fr.Seal.Presealed || fr.Seal.Files > 5 {
+		t.Errorf("the fork after ten files changed and the daemon sealed them: seal %+v, want nothing left to copy", fr.Seal)
+	}
+	requireSameTree(t, "fork p2", mustSnapshot(t, ws), mustSnapshot(t, e.path("p2")), compareOpts{links: true})
+	if out := e.ok("tree", ws); strings.Contains(out, " sealed ") {
+		t.Errorf("tine tree lists the background seals:\n%s", out)
+	}
 }

@@ -188,8 +188,11 @@ func (a *app) printSeal(parent string, s *engine.SealReport) {
 		why = display.Text(parent) + " busy (" + strings.Join(who, "; ") + ")"
 	}
 	what := fmt.Sprintf("copied %d changed files (%s)", s.Files, size(s.Bytes))
-	if s.Whole {
+	switch {
+	case s.Whole:
 		what = fmt.Sprintf("copied its whole delta, %d files (%s),", s.Files, size(s.Bytes))
+	case s.Presealed:
+		what = fmt.Sprintf("copied %d files changed since its seal in the background (%s)", s.Files, size(s.Bytes))
 	}
 	fmt.Fprintf(a.stdout, "  %s: %s in %s\n", why, what, msString(s.MS))
 }

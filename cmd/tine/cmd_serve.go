@@ -25,6 +25,7 @@ import (
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/httpapi"
 	"github.com/tinehq/tine/internal/access"
+	"github.com/tinehq/tine/internal/display"
 	"github.com/tinehq/tine/layer/overlay"
 	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/metrics"
@@ -174,7 +175,9 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	go runtime.Of(e).WatchDisplays(watchCtx, time.Second, say)
 	go runtime.Of(e).WatchLogins(watchCtx, 5*time.Second, say)
 	go e.WatchSweep(watchCtx, sweepEvery)
-	trackChanges(say)
+	if trackChanges(say) {
+		go e.WatchPreseal(watchCtx, presealEvery, func(p *engine.Presealed) { sayPresealed(say, p) })
+	}
 	defer overlay.StopTracking()
 	fmt.Fprintf(a.stdout, "tine serve: listening on %s\n", sock)
 	if sysLn != nil {
@@ -364,13 +367,31 @@ func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token str
 const sweepEvery = 10 * time.Minute
 
 // trackChanges starts the overlay backend's change tracker, so the
-// daemon's seals of a busy source walk only the directories that changed.
-// It needs root; without it seals walk the whole delta, as the CLI's do.
-func trackChanges(say func(string, ...any)) {
+// daemon's seals of a busy source walk only the directories that changed,
+// and reports whether it runs. It needs root; without it seals walk the
+// whole delta, as the CLI's do.
+func trackChanges(say func(string, ...any)) bool {
 	if os.Geteuid() != 0 {
-		return
+		return false
 	}
-	if err := overlay.Track(); err != nil && !errors.Is(err, tine.ErrUnsupported) {
+	err := overlay.Track()
+	if err != nil && !errors.Is(err, tine.ErrUnsupported) {
 		say("%v (forks of a busy source walk its whole delta)", err)
 	}
+	return err == nil
+}
+
+// presealEvery is how often the daemon looks for busy runs whose writes
+// settled, to seal them in the background (engine.WatchPreseal).
+const presealEvery = time.Second
+
+// sayPresealed logs a background seal: "sealed ws/source in the
+// background (busy): copied 412 changed files (3.1 MiB) in 85 ms".
+func sayPresealed(say func(string, ...any), p *engine.Presealed) {
+	s := p.Seal
+	what := fmt.Sprintf("copied %d changed files (%s)", s.Files, size(s.Bytes))
+	if s.Whole {
+		what = fmt.Sprintf("copied its whole delta, %d files (%s),", s.Files, size(s.Bytes))
+	}
+	say("sealed %s/%s in the background (it is busy): %s in %s", display.Text(p.Workspace.Name), display.Text(p.Run.Name), what, msString(s.MS))
 }

@@ -60,7 +60,9 @@ tree: lineage is kept forever.`,
 func printTree(w io.Writer, s engine.WorkspaceRecords) {
 	t := &treePrinter{w: w, s: s, versions: map[string][]*tine.Version{}, forks: map[string][]*tine.Run{}}
 	for _, v := range s.Versions {
-		t.versions[v.Run] = append(t.versions[v.Run], v)
+		if v.Kind != tine.VersionSealed { // the daemon's stepping stones (--json lists them)
+			t.versions[v.Run] = append(t.versions[v.Run], v)
+		}
 	}
 	for _, r := range s.Runs {
 		if r.Role != tine.RoleSource {

@@ -5,6 +5,7 @@ package overlay
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/layer"
@@ -54,6 +55,11 @@ func (b *Backend) MaxDepth() int { return b.maxDepth }
 // SealOnto is not supported off Linux.
 func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string, l string) ([]string, layer.SealCost, error) {
 	return nil, layer.SealCost{}, errLinux
+}
+
+// Changed knows nothing off Linux: there is no change tracker.
+func (b *Backend) Changed(r layer.Run) (changed bool, last time.Time, known bool) {
+	return false, time.Time{}, false
 }
 
 // Track is not supported off Linux.

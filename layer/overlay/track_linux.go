@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tinehq/tine/layer"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,6 +52,9 @@ type trackedRun struct {
 	links bool                // a seal met a file with hard links: walk everything from then on
 	last  *manifest           // the manifest of top, indexed, kept so the next seal need not read it
 	lost  bool                // events may have been missed since the last Begin
+	// changed is when an event last concerned the run (dirtied one of
+	// its directories or noted one of its inodes).
+	changed time.Time
 }
 
 // fullEvery is how many pruned seals a tracked run gets before one full
@@ -214,6 +218,7 @@ func (t *tracker) record(ev event) {
 	if ev.dir != "" {
 		if r := t.dirs[ev.dir]; r != nil {
 			r.dirty[ev.dir] = struct{}{}
+			r.changed = time.Now()
 			if ino, ok := inodeOf(ev.objType, ev.objData); ok {
 				r.note(ino)
 			}
@@ -397,6 +402,46 @@ func (t *tracker) manifest(up, top string) *manifest {
 		return r.last
 	}
 	return nil
+}
+
+// Changed reports whether the tracker saw r's upper directory change since
+// its last seal by copy began, and when it last did; known is false when
+// no tracker runs or it does not follow r (no seal by copy of r yet, or
+// the last one failed). Events lost count as a change; so does an inode
+// noted (its link count changed) that the last seal's manifest has. Such
+// inode events come for the whole filesystem (the store's files too), so
+// they do not count as the run's writes in last: only its directories'
+// changes do.
+func (b *Backend) Changed(r layer.Run) (changed bool, last time.Time, known bool) {
+	t := current()
+	if t == nil {
+		return false, time.Time{}, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.drain()
+	tr := t.runs[upper(r)]
+	if tr == nil || tr.top == "" {
+		return false, time.Time{}, false
+	}
+	return tr.lost || len(tr.dirty) > 0 || tr.ownInode(), tr.changed, true
+}
+
+// ownInode reports whether an inode noted since the last seal began is
+// one of the files of its manifest (true when that is not kept).
+func (r *trackedRun) ownInode() bool {
+	if len(r.inos) == 0 {
+		return false
+	}
+	if r.last == nil || r.last.byIno == nil {
+		return true
+	}
+	for ino := range r.inos {
+		if _, ok := r.last.byIno[ino]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // forget drops the run of the upper directory up (released, or sealed by

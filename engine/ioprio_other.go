@@ -1,0 +1,6 @@
+//go:build !linux
+
+package engine
+
+// lowerIOPriority does nothing off Linux.
+func lowerIOPriority() {}
