@@ -230,10 +230,12 @@ func (e *Engine) held(r Ref) bool {
 // Preseal seals busy run r by copy, as a version of kind sealed, so that
 // its next fork copies only what changed since. It does nothing (nil, nil)
 // when r's workspace is locked (a person's command goes first), r is no
-// longer active or no longer due (see presealWanted). A person's command
+// longer active, or its backend does not seal incrementally (see
+// layer.Incremental). It does not ask whether r is due (presealWanted). A person's command
 // on the workspace stops it (see presealer.yield): it is then undone and
 // returns context.Canceled.
 func (e *Engine) Preseal(ctx context.Context, r Ref) (res *Presealed, err error) {
+	ctx = withFaultOp(ctx, "preseal")
 	unlock, ok := e.tryLockWorkspace(r.Workspace.ID)
 	if !ok {
 		return nil, nil
@@ -261,6 +263,9 @@ func (e *Engine) Preseal(ctx context.Context, r Ref) (res *Presealed, err error)
 	be, err := e.backend(r.Workspace.Backend)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := be.(layer.Incremental); !ok {
+		return nil, nil // its forks copy the whole delta whatever was sealed before
 	}
 	ctx, made := e.startMaking(ctx, r.Workspace.ID, "seal")
 	defer made()

@@ -94,6 +94,11 @@ func runOp(ctx context.Context, e *Engine, op, arg, arg2 string) error {
 		_, err = e.Fork(ctx, arg, ForkOptions{Copies: 2})
 	case "checkpoint":
 		_, err = e.Checkpoint(ctx, arg, "cp")
+	case "preseal":
+		var r Ref
+		if r, err = e.FindRun(ctx, arg); err == nil {
+			_, err = e.Preseal(ctx, r)
+		}
 	case "rollback":
 		_, err = e.Rollback(ctx, arg, arg2)
 	case "promote":
@@ -208,7 +213,7 @@ func (c opCase) setup(t *testing.T) *opFixture {
 	}
 	o := &opFixture{fixture: f}
 	switch c.op {
-	case "fork", "checkpoint":
+	case "fork", "checkpoint", "preseal":
 		o.arg = f.ref.Run.ID
 	default:
 		o.arg = res.Forks[0].ID
@@ -265,7 +270,7 @@ func (c opCase) trees(t *testing.T) (before, after map[string]map[string]string)
 		}
 	}
 	after = liveTrees(t, o.fixture)
-	if cmp.Equal(before, after) && c.op != "checkpoint" {
+	if cmp.Equal(before, after) && c.op != "checkpoint" && c.op != "preseal" {
 		t.Fatalf("%s changed nothing a run shows", c.op)
 	}
 	return before, after
@@ -516,6 +521,16 @@ func TestCompaction_SIGKILL(t *testing.T) {
 
 func TestCheckpoint_SIGKILL(t *testing.T) {
 	for _, c := range opCases(t, "checkpoint") {
+		t.Run(c.name(), c.runKills)
+	}
+}
+
+// TestPreseal_SIGKILL kills the daemon's background seal of a run at each
+// of its steps: the next command finds the run's files as they were, the
+// store and the directories agreeing (the half-made layer swept), and a
+// background seal and a fork after it succeed.
+func TestPreseal_SIGKILL(t *testing.T) {
+	for _, c := range opCases(t, "preseal") {
 		t.Run(c.name(), c.runKills)
 	}
 }
