@@ -161,7 +161,9 @@ func startDaemon(t *testing.T, env []string, bin string, args ...string) string 
 func startNode(t *testing.T, url, name string, args ...string) {
 	t.Helper()
 	home := canonicalPath(t, t.TempDir())
-	t.Cleanup(func() { unmountBelow(t, home) }) // after the node stopped: cleanups run last first
+	// After the node stopped (cleanups run last first): its workspaces
+	// are below its state directory's parent (HOME-tasks).
+	t.Cleanup(func() { unmountBelow(t, filepath.Dir(home)) })
 	env := environ("TINE_HOME="+home, "TINE_STORE_URL="+url)
 	log := startDaemon(t, env, tineBin, append([]string{"serve", "--node", name, "--heartbeat", "300ms"}, args...)...)
 	deadline := time.Now().Add(20 * time.Second)
