@@ -96,8 +96,8 @@ func copyDir(t *testing.T, from, to string) {
 }
 
 // TestControllerManifests: deploy/controller/ builds into deploy/'s
-// namespace; the controller's Deployment runs tine controller over that
-// namespace as the ServiceAccount the RoleBinding gives the Role,
+// namespace; the controller's Deployment runs tine-controller, the
+// image's binary deploy/Dockerfile builds, over that namespace as the ServiceAccount the RoleBinding gives the Role,
 // unprivileged, its fleet URL from its own generated Secret (not the
 // agents' credentials); the Role grants what the controller does to
 // TineTasks and nothing else.
@@ -122,8 +122,12 @@ func TestControllerManifests(t *testing.T) {
 	}
 	checkRole(t, role)
 	c := pod.Containers[0]
-	if len(c.Args) == 0 || c.Args[0] != "controller" || !slices.Contains(c.Args, "--namespace=$(POD_NAMESPACE)") {
-		t.Errorf("controller's args %v", c.Args)
+	if len(c.Command) != 1 || c.Command[0] != "/usr/local/bin/tine-controller" || !slices.Contains(c.Args, "--namespace=$(POD_NAMESPACE)") {
+		t.Errorf("controller's command %v, args %v", c.Command, c.Args)
+	}
+	if b, err := os.ReadFile("Dockerfile"); err != nil || !strings.Contains(string(b), "./cmd/tine-controller") ||
+		!strings.Contains(string(b), "COPY --from=build /out/tine-controller /usr/local/bin/tine-controller\n") {
+		t.Errorf("deploy/Dockerfile does not build tine-controller into the image: %v", err)
 	}
 	if sc := c.SecurityContext; sc == nil || sc.Privileged != nil && *sc.Privileged || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
 		t.Errorf("controller's security context %+v: want unprivileged, not root", sc)

@@ -4,8 +4,9 @@
 // (httpapi) and the dashboard answer with it; the API's client
 // (httpapi.Client) turns a code back into its sentinel, so an error that
 // crossed the socket is the same error, with the same exit status, as the
-// engine's own (as containerd's errgrpc ToGRPC and ToNative). The CLI maps
-// the sentinels to exit statuses once, in cmd/tine.
+// engine's own (as containerd's errgrpc ToGRPC and ToNative). The exit
+// statuses of tine's binaries (tine, tine-controller) are a second table
+// here (Exit), so that both map the same sentinels the same way.
 package errcode
 
 import (

@@ -65,3 +65,21 @@ func TestFirstRowWins(t *testing.T) {
 		t.Errorf("unsupported+privilege = %s, want privilege", k.Code)
 	}
 }
+
+// The exit statuses are an interface too (docs/cli.md, scripts): every
+// binary of tine's exits with these.
+func TestExit(t *testing.T) {
+	if got := Exit(nil); got != 0 {
+		t.Errorf("Exit(nil) = %d, want 0", got)
+	}
+	for err, code := range map[error]int{
+		errors.New("disk"): 1, tine.ErrInvalid: 2, tine.ErrNotFound: 3, tine.ErrExists: 4,
+		tine.ErrState: 5, tine.ErrUnmerged: 6, tine.ErrUnsupported: 7, tine.ErrPrivilege: 7,
+		tine.ErrBusy: 8, merge.ErrConflict: 9, tine.ErrStore: 10, context.Canceled: 130,
+		fmt.Errorf("%w: %w", tine.ErrInvalid, merge.ErrConflict): 9,
+	} {
+		if got := Exit(fmt.Errorf("x: %w", err)); got != code {
+			t.Errorf("Exit(%v) = %d, want %d", err, got, code)
+		}
+	}
+}

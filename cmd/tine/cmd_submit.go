@@ -6,14 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fleet"
 	"github.com/tinehq/tine/forkrun"
 	"github.com/tinehq/tine/internal/account"
-	"github.com/tinehq/tine/internal/gitcmd"
 )
 
 // submitFlags are tine submit's command line.
@@ -211,7 +209,7 @@ func taskSpecs(ctx context.Context, r submitRequest, who taskOwner) (*submission
 	case r.Request.AggregateUSD != nil && (!(*r.Request.AggregateUSD >= 0) || math.IsInf(*r.Request.AggregateUSD, 0)):
 		return nil, fmt.Errorf("budget %v: 0 (none) or a positive amount of US dollars: %w", *r.Request.AggregateUSD, tine.ErrInvalid)
 	}
-	repo, commit, err := resolveRepo(ctx, r.Repo, r.Commit)
+	repo, commit, err := fleet.ResolveRepo(ctx, r.Repo, r.Commit)
 	if err != nil {
 		return nil, err
 	}
@@ -224,51 +222,6 @@ func taskSpecs(ctx context.Context, r submitRequest, who taskOwner) (*submission
 		out.Specs = append(out.Specs, s)
 	}
 	return out, nil
-}
-
-// resolveRepo returns the repository as the nodes clone it (a local path
-// made absolute) and commit (default HEAD) as a full hash.
-func resolveRepo(ctx context.Context, repo, commit string) (string, string, error) {
-	if commit == "" {
-		commit = "HEAD"
-	}
-	if st, err := os.Stat(repo); err == nil && st.IsDir() {
-		abs, err := filepath.Abs(repo)
-		if err != nil {
-			return "", "", err
-		}
-		out, err := gitcmd.Run(ctx, abs, nil, nil, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", commit+"^{commit}")
-		if err != nil {
-			return "", "", fmt.Errorf("--repo %s --commit %s: no such commit in that repository: %w", repo, commit, tine.ErrNotFound)
-		}
-		return abs, strings.TrimSpace(string(out)), nil
-	}
-	if isHash(commit) {
-		return repo, commit, nil
-	}
-	out, err := gitcmd.Run(ctx, "", nil, nil, nil, "ls-remote", "--", repo, commit)
-	if err != nil {
-		return "", "", fmt.Errorf("--repo %s: %v: %w", repo, firstLineOf(err.Error()), tine.ErrNotFound)
-	}
-	f := strings.Fields(string(out))
-	if len(f) == 0 {
-		return "", "", fmt.Errorf("--repo %s has no %s; give --commit with a full hash: %w", repo, commit, tine.ErrNotFound)
-	}
-	return repo, f[0], nil
-}
-
-// isHash reports whether s is a full hexadecimal commit hash.
-func isHash(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	return strings.Trim(s, "0123456789abcdef") == ""
-}
-
-// firstLineOf is s up to its first line break.
-func firstLineOf(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
 }
 
 // submitted is one task tine submit queued.

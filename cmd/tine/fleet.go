@@ -10,15 +10,10 @@ import (
 	"github.com/tinehq/tine/store"
 )
 
-// envFleetURL names the fleet's database for a developer whose own store
-// is not it (tine submit, tasks, fetch); by default the fleet is the
-// store's database when that is PostgreSQL.
-const envFleetURL = "TINE_FLEET_URL"
-
 // fleetURL returns the fleet's database: $TINE_FLEET_URL, else the
 // store's URL if it is PostgreSQL's.
 func (a *app) fleetURL() (string, error) {
-	if u := os.Getenv(envFleetURL); u != "" {
+	if u := os.Getenv(fleet.EnvURL); u != "" {
 		return u, nil
 	}
 	u, err := store.URL(a.home)
@@ -27,7 +22,7 @@ func (a *app) fleetURL() (string, error) {
 	}
 	if kind, err := store.Kind(u); err != nil || kind != "postgres" {
 		return "", fmt.Errorf("tine %s needs the fleet's PostgreSQL: set %s=postgres://… (or make the store PostgreSQL's: %s or [store] url): %w",
-			a.cmd, envFleetURL, store.EnvURL, tine.ErrInvalid)
+			a.cmd, fleet.EnvURL, store.EnvURL, tine.ErrInvalid)
 	}
 	return u, nil
 }

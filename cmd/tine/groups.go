@@ -14,7 +14,7 @@ var commandGroups = []struct {
 }{
 	{"start", "Start here:", []string{"init", "fork", "ls", "diff", "merge", "discard", "shell", "exec", "demo"}},
 	{"forkrun", "Fork-run and choosing:", []string{"fork-run", "compare", "choose", "summary", "cost", "combine", "promote", "export", "judge"}},
-	{"fleet", "A fleet of nodes:", []string{"submit", "tasks", "fetch", "controller"}},
+	{"fleet", "A fleet of nodes:", []string{"submit", "tasks", "fetch"}},
 	{"runs", "Runs, versions and services:", []string{"tree", "log", "path", "checkpoint", "rollback", "start", "stop", "ps", "stats", "port", "logs", "screen", "input", "release"}},
 	{"inside", "Inside a run, and answering its requests:", []string{"fork-self", "request", "effect", "cell", "pending", "approve", "refuse", "hook"}},
 	{"setup", "Daemon and setup:", []string{"setup", "serve", "dashboard", "mcp", "completion", "version"}},

@@ -16,8 +16,8 @@ import (
 
 // noJSON are the commands that print no data of their own: they pass a
 // command's terminal through (exec, shell), serve a protocol (serve, mcp,
-// hook, demo-agent), run as a server until stopped (controller), narrate
-// (demo) or write a shell's script.
+// hook, demo-agent), narrate (demo), write a shell's script, or only say
+// where they went (controller, now tine-controller).
 var noJSON = map[string]bool{
 	"exec": true, "shell": true, "serve": true, "mcp": true, "hook": true, "demo": true, "demo-agent": true,
 	"controller": true, "completion": true, "help": true,

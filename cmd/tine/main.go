@@ -16,65 +16,39 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/internal/buildinfo"
 	progressline "github.com/tinehq/tine/internal/progress"
-	"github.com/tinehq/tine/merge"
 	"github.com/tinehq/tine/sandbox"
 	"github.com/tinehq/tine/supervisor"
 )
 
-// Exit statuses; docs/cli.md lists them for users.
+// Exit statuses, errcode's under the short names the commands use;
+// docs/cli.md lists them for users.
 const (
-	exitOK          = 0
-	exitError       = 1  // anything not listed below
-	exitUsage       = 2  // bad command line or argument
-	exitNotFound    = 3  // no such workspace, run, version or group
-	exitExists      = 4  // name or path taken, nested workspace
-	exitState       = 5  // the run is in the wrong state
-	exitUnmerged    = 6  // refused: would lose work never merged or promoted
-	exitUnsupported = 7  // the backend or privileges needed are missing
-	exitBusy        = 8  // another tine command holds the workspace
-	exitConflict    = 9  // a merge plan has conflicts; nothing was written
-	exitStore       = 10 // the store is missing, damaged or not the workspaces' own; see tine doctor
-	exitFiled       = 11 // asked from inside a run: filed for a person's approval, nothing done yet
-
-	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM): stopped at a safe point, a line says what became of the work
+	exitOK          = errcode.ExitOK
+	exitError       = errcode.ExitError
+	exitUsage       = errcode.ExitUsage
+	exitNotFound    = errcode.ExitNotFound
+	exitExists      = errcode.ExitExists
+	exitState       = errcode.ExitState
+	exitUnmerged    = errcode.ExitUnmerged
+	exitUnsupported = errcode.ExitUnsupported
+	exitBusy        = errcode.ExitBusy
+	exitConflict    = errcode.ExitConflict
+	exitStore       = errcode.ExitStore
+	exitFiled       = errcode.ExitFiled
+	exitInterrupted = errcode.ExitInterrupted
 )
 
-// exitStatuses maps each sentinel to its exit status; the first row an
-// error wraps wins (the API's codes for the same sentinels are errcode's).
-var exitStatuses = []struct {
-	err  error
-	code int
-}{
-	{merge.ErrConflict, exitConflict},
-	{tine.ErrInvalid, exitUsage},
-	{tine.ErrNotFound, exitNotFound},
-	{tine.ErrExists, exitExists},
-	{tine.ErrState, exitState},
-	{tine.ErrUnmerged, exitUnmerged},
-	{tine.ErrUnsupported, exitUnsupported},
-	{tine.ErrPrivilege, exitUnsupported},
-	{tine.ErrBusy, exitBusy},
-	{tine.ErrStore, exitStore},
-	{context.Canceled, exitInterrupted},
-}
-
-// exitCode maps an error to its exit status, in this one place.
+// exitCode maps an error to its exit status: the one a command chose
+// (exitErr), else errcode's for the sentinel it wraps.
 func exitCode(err error) int {
 	var ee exitErr
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &ee):
+	if errors.As(err, &ee) {
 		return ee.code
 	}
-	for _, s := range exitStatuses {
-		if errors.Is(err, s.err) {
-			return s.code
-		}
-	}
-	return exitError
+	return errcode.Exit(err)
 }
 
 // exitErr carries an exit status chosen by a command (tine exec passes

@@ -4,11 +4,8 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,31 +25,34 @@ import (
 
 const crdPath = "../../deploy/controller/tine.dev_tinetasks.yaml"
 
-// TestController_TineTask: the real tine controller against a real API
+// TestController_TineTask: the real tine-controller against a real API
 // server (kubetest) and the fleet's real PostgreSQL, with a real node. It
 // refuses to start where the API serves no TineTask (exit 3) or there is
-// no API (exit 2). A TineTask is submitted once, as a fleet task keyed by
-// its UID: a status lost (cleared) is found again, not queued twice. A
-// TineTask deleted while its task is queued cancels it and goes; one
-// whose repository does not exist is Invalid, saying why. Once a node
-// runs them, each TineTask's status says Done, the node, the winner, its
-// patch's summary and its commits, with the Finished condition.
+// no API (exit 2), and tine controller says where it went (exit 2). A
+// TineTask is submitted once, as a fleet task keyed by its UID: a status
+// lost (cleared) is found again, not queued twice. A TineTask deleted
+// while its task is queued cancels it and goes; one whose repository does
+// not exist is Invalid, saying why. Once a node runs them, each
+// TineTask's status says Done, the node, the winner, its patch's summary
+// and its commits, with the Finished condition.
 func TestController_TineTask(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	url := pgtest.URL(t)
 	cfg := kubetest.Start(t)
 	kubeconfig := kubetest.Kubeconfig(t, cfg)
-	dev := newEnv(t)
-	dev.vars = append(dev.vars, "TINE_FLEET_URL="+url)
+	dev := environ("TINE_HOME="+t.TempDir(), "TINE_FLEET_URL="+url)
 
-	if r := dev.run(call{}, "controller", "--kubeconfig", kubeconfig); r.code != 3 || !strings.Contains(r.stderr, "serves no tine.dev/v1alpha1, Kind=TineTask") {
+	if r := runBin(t, dev, controllerBin, "--kubeconfig", kubeconfig); r.code != 3 || !strings.Contains(r.stderr, "serves no tine.dev/v1alpha1, Kind=TineTask") {
 		t.Errorf("controller without the CRD: %v; want exit 3 naming it", r)
 	}
-	if r := dev.run(call{}, "controller", "--kubeconfig", filepath.Join(t.TempDir(), "none")); r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+	if r := runBin(t, dev, controllerBin, "--kubeconfig", filepath.Join(t.TempDir(), "none")); r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Errorf("controller without an API: %v; want exit 2, one line", r)
 	}
+	if r := runBin(t, dev, tineBin, "controller", "--kubeconfig", kubeconfig); r.code != 2 || !strings.Contains(r.stderr, "run tine-controller") {
+		t.Errorf("tine controller: %v; want exit 2 naming tine-controller", r)
+	}
 	kubetest.ApplyCRD(t, cfg, crdPath)
-	startController(t, dev, kubeconfig)
+	startDaemon(t, dev, controllerBin, "--kubeconfig", kubeconfig, "--poll", "200ms")
 	c := tineTaskClient(t, cfg)
 	ctx := context.Background()
 	repo, commit := fleetRepo(t)
@@ -69,7 +69,7 @@ func TestController_TineTask(t *testing.T) {
 	if a.Status.Commit != commit || a.Status.TaskID == b.Status.TaskID {
 		t.Errorf("queued: commit %s (want %s), tasks %s %s", a.Status.Commit, commit, a.Status.TaskID, b.Status.TaskID)
 	}
-	if r := dev.run(call{}, "tasks", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"submitted_by": "TineTask default/a"`) {
+	if r := runBin(t, dev, tineBin, "tasks", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"submitted_by": "TineTask default/a"`) {
 		t.Errorf("tine tasks does not name the TineTask that submitted: %v", r)
 	}
 	checkResubmit(t, c, cc)
@@ -142,29 +142,6 @@ func checkDelete(t *testing.T, c client.Client, url string, tt *v1alpha1.TineTas
 	if err != nil || tk.State != fleet.TaskCanceled || !strings.Contains(tk.Reason, "TineTask default/"+tt.Name+" deleted") {
 		t.Errorf("task of the deleted TineTask: %+v, %v; want canceled", tk, err)
 	}
-}
-
-// startController runs tine controller until the test ends.
-func startController(t *testing.T, e *env, kubeconfig string) {
-	t.Helper()
-	log := filepath.Join(t.TempDir(), "controller.log")
-	logf, err := os.Create(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	cmd := exec.Command(tineBin, "controller", "--kubeconfig", kubeconfig, "--poll", "200ms")
-	cmd.Env, cmd.Stdout, cmd.Stderr = e.vars, logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		if err := cmd.Wait(); err != nil || t.Failed() {
-			b, _ := os.ReadFile(log)
-			t.Logf("tine controller: %v\n%s", err, b)
-		}
-	})
 }
 
 // tineTaskClient is a client of TineTasks.
