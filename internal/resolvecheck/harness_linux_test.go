@@ -68,6 +68,11 @@ type Case struct {
 	Theirs  Script // the fork's edits
 	Ours    Script // the source's edits after the fork
 	Paths   []string
+	// Busy has a process hold the source (its cwd and an open file in
+	// it, as a developer's shell or editor) from before the fork to the
+	// end, so no seal can be by rename; a second fork, after the
+	// source's edits, must show them exactly.
+	Busy bool
 }
 
 // NewCase generates the case of seed in scope.
@@ -100,6 +105,7 @@ func NewCase(seed uint64, scope string) *Case {
 			c.Paths = []string{"."}
 		}
 	}
+	c.Busy = g.Chance(0.3) // last: the draws before are as they were
 	return c
 }
 
@@ -138,8 +144,8 @@ func touched(s Script) []string {
 }
 
 func (c *Case) String() string {
-	return fmt.Sprintf("seed %d, scope %s, paths %q\nbase tree:\n%spre-fork edits in the source (uncommitted):\n%sfork edits:\n%ssource edits after the fork:\n%s",
-		c.Seed, c.Scope, c.Paths, c.Base, c.PreFork, c.Theirs, c.Ours)
+	return fmt.Sprintf("seed %d, scope %s, paths %q, busy %v\nbase tree:\n%spre-fork edits in the source (uncommitted):\n%sfork edits:\n%ssource edits after the fork:\n%s",
+		c.Seed, c.Scope, c.Paths, c.Busy, c.Base, c.PreFork, c.Theirs, c.Ours)
 }
 
 // Failure is why a case failed: at which stage, and what showed it.
@@ -240,9 +246,19 @@ func (v *env) Run(c *Case) *Failure {
 	if f := checkTree("init keeps the files", ws, point); f != nil {
 		return f
 	}
+	if c.Busy {
+		stop, err := hold(ws, point)
+		if err != nil {
+			return &Failure{Stage: "holding the source", Msg: err.Error()}
+		}
+		defer stop()
+	}
 	fr, err := v.e.Fork(v.ctx, ref.Run.ID, engine.ForkOptions{Copies: 1})
 	if err != nil {
 		return &Failure{Stage: "fork", Msg: err.Error()}
+	}
+	if c.Busy && v.backend == "overlay" && fr.Seal == nil { // its view cannot be unmounted
+		return &Failure{Stage: "fork", Msg: "the held source was not sealed by copy"}
 	}
 	fork := fr.Forks[0]
 	view := v.e.Path(ref.Workspace, fork)
@@ -262,6 +278,15 @@ func (v *env) Run(c *Case) *Failure {
 			return f
 		}
 	}
+	if c.Busy { // sealed by copy again, over the first fork's seal
+		fr2, err := v.e.Fork(v.ctx, ref.Run.ID, engine.ForkOptions{Copies: 1})
+		if err != nil {
+			return &Failure{Stage: "second fork of the busy source", Msg: err.Error()}
+		}
+		if f := checkTree("second fork of the busy source", v.e.Path(ref.Workspace, fr2.Forks[0]), ours); f != nil {
+			return f
+		}
+	}
 	x := c.oracle(point, ours, theirs)
 	features := c.features(v.backend, point, ours, theirs, x)
 	f := v.merge(c, fork.ID, ws, ours, x)
@@ -272,6 +297,36 @@ func (v *env) Run(c *Case) *Failure {
 		f.Features = features
 	}
 	return f
+}
+
+// hold starts a process with its cwd in dir and, when tree has one, a
+// regular file of it open, as a shell or an editor in the source; stop
+// kills it.
+func hold(dir string, tree Tree) (stop func(), err error) {
+	cmd := exec.Command("sleep", "600")
+	cmd.Dir = dir
+	var files []string
+	for p, n := range tree {
+		if n.Type == File {
+			files = append(files, p)
+		}
+	}
+	if len(files) > 0 {
+		sort.Strings(files)
+		f, err := os.Open(filepath.Join(dir, files[0]))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close() // the child keeps its own
+		cmd.ExtraFiles = []*os.File{f}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}, nil
 }
 
 func asFailure(stage string, err error) *Failure {
