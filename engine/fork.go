@@ -114,6 +114,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	if err != nil {
 		return nil, err
 	}
+	presealed := e.sealedLast(ctx, p)
 	st := newSealTx(e, p)
 	lay, v, moved, err := st.sealFast(ctx, be, tine.VersionFork, "", &u)
 	thaw()
@@ -169,6 +170,9 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 	}
 	if moved {
 		st.finishMove(ctx, be, v)
+	}
+	if presealed {
+		e.pruneSealed(ctx, p)
 	}
 	res = &ForkResult{Parent: p.Run, Group: g, Version: v, Forks: forks, Seal: st.report()}
 	res.Live = e.rt.StartForks(ctx, p, forks, mode, o.NoWait)

@@ -284,6 +284,10 @@ func (e *Engine) Preseal(ctx context.Context, r Ref) (res *Presealed, err error)
 	}); err != nil {
 		return nil, fmt.Errorf("recording the seal of %s: %w", r.Run.Name, err)
 	}
+	if err := faultPointCtx(ctx); err != nil { // recorded, the seals before not pruned
+		return nil, err
+	}
+	e.pruneSealed(ctx, r)
 	st.cost.Busy = true
 	return &Presealed{Workspace: r.Workspace, Run: r.Run, Version: v, Seal: st.cost}, nil
 }

@@ -94,10 +94,12 @@ func runOp(ctx context.Context, e *Engine, op, arg, arg2 string) error {
 		_, err = e.Fork(ctx, arg, ForkOptions{Copies: 2})
 	case "checkpoint":
 		_, err = e.Checkpoint(ctx, arg, "cp")
-	case "preseal":
+	case "preseal": // twice: the second prunes the first
 		var r Ref
 		if r, err = e.FindRun(ctx, arg); err == nil {
-			_, err = e.Preseal(ctx, r)
+			if _, err = e.Preseal(ctx, r); err == nil {
+				_, err = e.Preseal(ctx, r)
+			}
 		}
 	case "rollback":
 		_, err = e.Rollback(ctx, arg, arg2)

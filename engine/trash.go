@@ -40,7 +40,7 @@ import (
 type Trashed struct {
 	Name      string `json:"name"`              // its name under $TINE_HOME/trash
 	Dir       string `json:"dir"`               // where it is
-	Kind      string `json:"kind"`              // KindWorkspace or KindRun
+	Kind      string `json:"kind"`              // KindWorkspace, KindRun or KindLayer
 	Backend   string `json:"backend,omitempty"` // the workspace's backend, if known
 	Workspace string `json:"workspace"`         // the workspace id it belonged to
 	Bytes     int64  `json:"bytes"`
@@ -227,6 +227,8 @@ func removeTrashed(ctx context.Context, backend func(string) (layer.Backend, err
 			err = removeWorkspaceFiles(ctx, be, layout.WorkspaceAt(t.Dir))
 		case KindRun:
 			err = be.Deactivate(ctx, layer.Run{ID: filepath.Base(t.Dir), Dir: t.Dir, View: filepath.Join(t.Dir, "view")})
+		case KindLayer:
+			err = be.RemoveLayer(ctx, t.Dir)
 		}
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -340,16 +341,20 @@ func (e *env) sealedVersions(ws string) []string {
 	return out
 }
 
-// waitSealed waits, up to a minute, for the daemon to seal workspace ws
-// in the background more than n times, and returns the seals' ids.
-func (e *env) waitSealed(ws string, n int) []string {
+// waitSealed waits, up to a minute, for the daemon to seal workspace ws in
+// the background anew (a sealed version not in seen), and returns the
+// seals' ids.
+func (e *env) waitSealed(ws string, seen []string) []string {
 	e.t.Helper()
 	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		if ids := e.sealedVersions(ws); len(ids) > n {
-			return ids
+		ids := e.sealedVersions(ws)
+		for _, id := range ids {
+			if !slices.Contains(seen, id) {
+				return ids
+			}
 		}
 	}
-	e.t.Fatalf("the daemon did not seal %s in the background (%d seals)", ws, n)
+	e.t.Fatalf("the daemon did not seal %s in the background anew (seen %q)", ws, seen)
 	return nil
 }
 
@@ -358,8 +363,9 @@ func (e *env) waitSealed(ws string, n int) []string {
 // delta): with nobody forking, the daemon seals the delta once writes
 // settle, so the first fork copies nothing of it; after ten files change,
 // it seals again, and the next fork copies nothing of them either. Each
-// fork holds exactly the source's files, and tine tree leaves the
-// background seals out (its --json lists them). Before, every first fork
+// fork holds exactly the source's files, each fork drops the background
+// seal it stacked on (its version has the seal's layers), and tine tree
+// leaves the background seals out (its --json lists them). Before, every first fork
 // of a busy source copied its whole delta, and each later one the change
 // since the last fork.
 func TestServe_BusySourcePresealed(t *testing.T) {
@@ -378,7 +384,7 @@ func TestServe_BusySourcePresealed(t *testing.T) {
 		}
 		return fr
 	}
-	seals := e.waitSealed(ws, 0)
+	seals := e.waitSealed(ws, nil)
 	fr := fork("p1")
 	if fr.Seal == nil || !fr.Seal.Presealed || fr.Seal.Whole || !fr.Seal.Busy || fr.Seal.Files > 5 {
 		t.Errorf("the first fork after the background seal: seal %+v, want one stacked on it copying nothing of the delta", fr.Seal)
@@ -390,13 +396,19 @@ func TestServe_BusySourcePresealed(t *testing.T) {
 		fmt.Fprintf(&script, "printf 'changed\\n' >> node_modules/p%02d/f%05d.js; ", i, i)
 	}
 	hostSh(t, ws, script.String())
-	e.waitSealed(ws, len(seals))
+	if after := e.sealedVersions(ws); len(after) != 0 {
+		t.Errorf("the fork left the background seal it stacked on: %q (of %q)", after, seals)
+	}
+	seals = e.waitSealed(ws, seals)
+	if out := e.ok("tree", ws); strings.Contains(out, " sealed ") {
+		t.Errorf("tine tree lists the background seals:\n%s", out)
+	}
 	fr = fork("p2")
 	if fr.Seal == nil || !fr.Seal.Presealed || fr.Seal.Files > 5 {
 		t.Errorf("the fork after ten files changed and the daemon sealed them: seal %+v, want nothing left to copy", fr.Seal)
 	}
 	requireSameTree(t, "fork p2", mustSnapshot(t, ws), mustSnapshot(t, e.path("p2")), compareOpts{links: true})
-	if out := e.ok("tree", ws); strings.Contains(out, " sealed ") {
-		t.Errorf("tine tree lists the background seals:\n%s", out)
+	if left := e.sealedVersions(ws); len(left) != 0 {
+		t.Errorf("the seals the forks superseded are kept: %q", left)
 	}
 }
