@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -183,7 +184,11 @@ func (a *app) printSeal(parent string, s *engine.SealReport) {
 			who = nil
 		}
 		for _, h := range s.Holders {
-			who = append(who, fmt.Sprintf("pid %d %s %s", h.Pid, display.Text(h.Command), holderUses(h.Uses)))
+			name := display.Text(h.Command)
+			if h.Pid == os.Getpid() { // found by the daemon: this command's own cwd
+				name = "tine (this command)"
+			}
+			who = append(who, fmt.Sprintf("pid %d %s %s", h.Pid, name, holderUses(h.Uses)))
 		}
 		why = display.Text(parent) + " busy (" + strings.Join(who, "; ") + ")"
 	}
