@@ -33,7 +33,7 @@ var (
 	// presealLook is how often a run the change tracker does not follow
 	// yet (never sealed by copy) is looked at for holders: a search of
 	// /proc, not done every tick.
-	presealLook = 30 * time.Second
+	presealLook = 5 * time.Second
 	// A run the tracker does not follow yet is sealed in the background
 	// only when its delta holds at least presealMinBytes of data or
 	// presealMinFiles entries: a smaller one costs its fork milliseconds.
@@ -201,17 +201,11 @@ func (e *Engine) presealWanted(r Ref) bool {
 	br := e.backendRun(r.Workspace, r.Run)
 	now := e.now()
 	changed, last, known := st.Changed(br)
-	switch {
-	case known && (!changed || now.Sub(last) < presealQuiet):
-		return false
-	case !known && !deltaAtLeast(filepath.Join(br.Dir, "upper"), presealMinBytes, presealMinFiles):
-		return false
+	if known {
+		return changed && now.Sub(last) >= presealQuiet && e.pre.due(r.Run.ID, now, presealGap) && e.held(r)
 	}
-	gap := presealGap
-	if !known {
-		gap = presealLook
-	}
-	return e.pre.due(r.Run.ID, now, gap) && e.held(r)
+	return e.pre.due(r.Run.ID, now, presealLook) &&
+		deltaAtLeast(filepath.Join(br.Dir, "upper"), presealMinBytes, presealMinFiles) && e.held(r)
 }
 
 // held reports whether something holds run r's view: its own commands or
