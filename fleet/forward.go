@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -29,7 +30,10 @@ import (
 // query, the body and the time, so a request seen on the wire cannot be
 // sent to another node, changed, or replayed once it is older than
 // SignedFor (nor twice within it: the receiver remembers the signatures it
-// admitted).
+// admitted). A normal user's request carries who they are by user name
+// (HeaderUser), also signed: uids are per machine, names are what the
+// nodes' account databases share; the sending node names only the user
+// it knows the caller to be (SO_PEERCRED), never one the request names.
 
 // EnvKey names the environment variable that holds the fleet key: the
 // secret every node of a fleet shares to sign the requests it forwards.
@@ -38,7 +42,8 @@ const EnvKey = "TINE_FLEET_KEY"
 // The headers of a forwarded request, and of its answer.
 const (
 	HeaderHop  = "Tine-Fleet-Hop"  // the node that forwarded the request
-	HeaderAuth = "Tine-Fleet-Auth" // "v1 UNIXTIME HMAC": the fleet key's signature
+	HeaderAuth = "Tine-Fleet-Auth" // "v2 UNIXTIME NONCE HMAC": the fleet key's signature
+	HeaderUser = "Tine-Fleet-User" // a normal user's request: their user name; none for one who sees every workspace
 	HeaderNode = "Tine-Node"       // on an answer: the node that served it
 )
 
@@ -67,20 +72,27 @@ func ParseKey(s string) (Key, error) {
 	return Key(s), nil
 }
 
-// mac is the signature of a request from node from to node to.
-func (k Key) mac(from, to, method, uri string, ts int64, body []byte) string {
+// mac is the signature of a request from node from to node to, made for
+// user ("": for one who sees every workspace), at time ts with nonce (two
+// alike in one second are two requests, not a replay).
+func (k Key) mac(from, to, user, method, uri string, ts int64, nonce string, body []byte) string {
 	sum := sha256.Sum256(body)
 	h := hmac.New(sha256.New, k)
-	fmt.Fprintf(h, "tine-fleet-v1\n%s\n%s\n%s\n%s\n%d\n%x", from, to, method, uri, ts, sum)
+	fmt.Fprintf(h, "tine-fleet-v2\n%s\n%s\n%s\n%s\n%s\n%d\n%s\n%x", from, to, user, method, uri, ts, nonce, sum)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// sign sets r's hop and signature headers for its way from node from to
-// node to, body being its whole body.
-func (k Key) sign(r *http.Request, from, to string, body []byte) {
-	ts := time.Now().Unix()
+// sign sets r's hop, user and signature headers for its way from node
+// from to node to, made for user ("": for one who sees every workspace),
+// body being its whole body.
+func (k Key) sign(r *http.Request, from, to, user string, body []byte) {
+	ts, nonce := time.Now().Unix(), rand.Text()
 	r.Header.Set(HeaderHop, from)
-	r.Header.Set(HeaderAuth, fmt.Sprintf("v1 %d %s", ts, k.mac(from, to, r.Method, r.URL.RequestURI(), ts, body)))
+	r.Header.Del(HeaderUser)
+	if user != "" {
+		r.Header.Set(HeaderUser, user)
+	}
+	r.Header.Set(HeaderAuth, fmt.Sprintf("v2 %d %s %s", ts, nonce, k.mac(from, to, user, r.Method, r.URL.RequestURI(), ts, nonce, body)))
 }
 
 // Admitter checks the requests other nodes forward to one node.
@@ -98,40 +110,48 @@ func NewAdmitter(key Key, node string) *Admitter {
 
 // Forwarded reports whether r claims to be forwarded by another node.
 func Forwarded(r *http.Request) bool {
-	return r.Header.Get(HeaderHop) != "" || r.Header.Get(HeaderAuth) != ""
+	return r.Header.Get(HeaderHop) != "" || r.Header.Get(HeaderAuth) != "" || len(r.Header.Values(HeaderUser)) > 0
+}
+
+// Admitted is what a forwarded request's signature vouches for.
+type Admitted struct {
+	From string // the node that forwarded it
+	// User is the name of the normal user it is made for, as the node
+	// From knew them; "" for one who sees every workspace.
+	User string
 }
 
 // Admit checks the signature of r, forwarded by another node to this
-// one, and returns the node that sent it. r's body is read (up to
+// one, and returns who sent it for whom. r's body is read (up to
 // MaxForwardBody) and put back. The error wraps ErrForged.
-func (a *Admitter) Admit(r *http.Request) (from string, err error) {
-	from = r.Header.Get(HeaderHop)
+func (a *Admitter) Admit(r *http.Request) (Admitted, error) {
+	in := Admitted{From: r.Header.Get(HeaderHop), User: r.Header.Get(HeaderUser)}
 	f := strings.Fields(r.Header.Get(HeaderAuth))
 	if a == nil || len(a.key) == 0 {
-		return "", fmt.Errorf("node %s has no fleet key (%s) and takes no forwarded requests: %w", a.nodeName(), EnvKey, ErrForged)
+		return Admitted{}, fmt.Errorf("node %s has no fleet key (%s) and takes no forwarded requests: %w", a.nodeName(), EnvKey, ErrForged)
 	}
-	if from == "" || len(f) != 3 || f[0] != "v1" {
-		return "", fmt.Errorf("%s and %s are needed: %w", HeaderHop, HeaderAuth, ErrForged)
+	if in.From == "" || len(f) != 4 || f[0] != "v2" || len(r.Header.Values(HeaderUser)) > 1 {
+		return Admitted{}, fmt.Errorf("%s and %s (v2) are needed, and %s once at most: %w", HeaderHop, HeaderAuth, HeaderUser, ErrForged)
 	}
 	ts, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil {
-		return "", fmt.Errorf("%s: bad time: %w", HeaderAuth, ErrForged)
+		return Admitted{}, fmt.Errorf("%s: bad time: %w", HeaderAuth, ErrForged)
 	}
 	if d := time.Since(time.Unix(ts, 0)); d > SignedFor || d < -SignedFor {
-		return "", fmt.Errorf("signed %v away from this node's clock (good for %v): %w", d.Round(time.Second), SignedFor, ErrForged)
+		return Admitted{}, fmt.Errorf("signed %v away from this node's clock (good for %v): %w", d.Round(time.Second), SignedFor, ErrForged)
 	}
 	body, err := readBody(r)
 	if err != nil {
-		return "", err
+		return Admitted{}, err
 	}
-	want := a.key.mac(from, a.node, r.Method, r.URL.RequestURI(), ts, body)
-	if !hmac.Equal([]byte(want), []byte(f[2])) {
-		return "", fmt.Errorf("bad signature (another fleet key, or a request changed on the way): %w", ErrForged)
+	want := a.key.mac(in.From, a.node, in.User, r.Method, r.URL.RequestURI(), ts, f[2], body)
+	if !hmac.Equal([]byte(want), []byte(f[3])) {
+		return Admitted{}, fmt.Errorf("bad signature (another fleet key, or a request changed on the way): %w", ErrForged)
 	}
-	if !a.once(f[2]) {
-		return "", fmt.Errorf("a signature used before (replayed): %w", ErrForged)
+	if !a.once(f[3]) {
+		return Admitted{}, fmt.Errorf("a signature used before (replayed): %w", ErrForged)
 	}
-	return from, nil
+	return in, nil
 }
 
 // nodeName is a's node, for a message.
@@ -201,10 +221,13 @@ func NewForwarder(f *Fleet, node string, key Key) *Forwarder {
 
 // Forward answers r, about what of workspace lives on node home (not this
 // one), with what home answers it: never to an address a request or a
-// workspace names, only to the one home registered itself. A home that is
-// not up (lost, stopped) is answered 503 at once; one that does not answer
-// 502; without a fleet key, 421 with where it lives.
-func (fw *Forwarder) Forward(w http.ResponseWriter, r *http.Request, what, home string) {
+// workspace names, only to the one home registered itself. user is the
+// name of the normal user r is made for, as this node knows them (by
+// SO_PEERCRED), whom home serves as its own user of that name; "" for
+// one who sees every workspace. A home that is not up (lost, stopped) is
+// answered 503 at once; one that does not answer 502; without a fleet
+// key, 421 with where it lives.
+func (fw *Forwarder) Forward(w http.ResponseWriter, r *http.Request, what, home, user string) {
 	n, err := fw.f.Node(r.Context(), home)
 	switch {
 	case errors.Is(err, tine.ErrNotFound):
@@ -239,22 +262,23 @@ func (fw *Forwarder) Forward(w http.ResponseWriter, r *http.Request, what, home 
 		writeError(w, code, "invalid", home, n.Address, err.Error())
 		return
 	}
-	fw.proxy(target, home, what, body).ServeHTTP(w, r)
+	fw.proxy(target, home, what, user, body).ServeHTTP(w, r)
 }
 
 // proxy is the reverse proxy to node home at target for one request of
-// body body.
-func (fw *Forwarder) proxy(target *url.URL, home, what string, body []byte) *httputil.ReverseProxy {
+// body body, made for user.
+func (fw *Forwarder) proxy(target *url.URL, home, what, user string, body []byte) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = target.Host
 			// What stood for the caller here means nothing there, and
-			// must not travel: this node's bearer token, cookies.
-			for _, h := range []string{"Authorization", "Cookie", HeaderHop, HeaderAuth} {
+			// must not travel: this node's bearer token, cookies, and any
+			// fleet header the caller sent (who they are is user).
+			for _, h := range []string{"Authorization", "Cookie", HeaderHop, HeaderAuth, HeaderUser} {
 				pr.Out.Header.Del(h)
 			}
-			fw.key.sign(pr.Out, fw.node, home, body)
+			fw.key.sign(pr.Out, fw.node, home, user, body)
 		},
 		Transport:     fw.trans,
 		FlushInterval: -1, // event streams and logs as they come

@@ -30,6 +30,9 @@ type Server struct {
 	forkRuns   *forkRuns  // the fork-runs it started that have not ended
 	dash       *Dashboard // nil: no dashboard over TCP (POST /v1/dashboard says so)
 	interrupts interrupts // the requests in progress their clients may interrupt
+	// inited is told of each workspace the API inits (WithInited); nil:
+	// none is.
+	inited func(ctx context.Context, w *tine.Workspace)
 }
 
 // New returns a server of e, its runtime and its control plane (runtime.Of,
@@ -54,6 +57,13 @@ type Option func(*Server)
 // runs report (POST /v1/hooks/timing): the metrics' hook histogram.
 func WithHookObserver(f func(agent, decision string, d time.Duration)) Option {
 	return func(s *Server) { s.hooks = f }
+}
+
+// WithInited sets what is told of each workspace the API inits (POST
+// /v1/workspaces), once it is made: a fleet node records that it lives
+// there.
+func WithInited(f func(ctx context.Context, w *tine.Workspace)) Option {
+	return func(s *Server) { s.inited = f }
 }
 
 // ServeHTTP checks the token and, from inside a run, the signature, bounds

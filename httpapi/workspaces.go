@@ -33,6 +33,9 @@ func (s *Server) initWorkspace(w http.ResponseWriter, r *http.Request) {
 		o.Owner = &engine.Owner{UID: p.user.UID, GID: p.user.GID}
 	}
 	ref, err := s.e.Init(ctxOf(r), o)
+	if err == nil && s.inited != nil {
+		s.inited(ctxOf(r), ref.Workspace)
+	}
 	handle(w, http.StatusCreated, ref, err)
 }
 

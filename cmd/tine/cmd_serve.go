@@ -147,7 +147,7 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	users := access.NewTokens(e.Layout().UserTokens())
 	// One API for every listener: the fork-runs it starts are seen, and
 	// canceled, from any of them.
-	opts := []httpapi.Option{httpapi.WithHookObserver(m.ObserveHook)}
+	opts := []httpapi.Option{httpapi.WithHookObserver(m.ObserveHook), httpapi.WithInited(nd.homeOfInits(say))}
 	if tln != nil {
 		opts = append(opts, httpapi.WithDashboard(httpapi.Dashboard{URL: "http://" + tln.Addr().String(), Token: token, Users: users}))
 	}

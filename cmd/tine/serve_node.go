@@ -173,10 +173,9 @@ func liveForkEngines(ctx context.Context) []string {
 
 // guard answers the fleet's routes: GET /v1/fleet and the tasks (for
 // people who see every workspace, with the bearer token on TCP); and, on
-// a node, sends a request of such a person about a run or workspace that
-// lives on another node to that node (nd.home), and admits the requests
-// other nodes forward here, signed with the fleet key, as the bearer
-// token's holder.
+// a node, sends a person's request about a run or workspace that lives on
+// another node to that node (nd.home), and admits the requests other
+// nodes forward here, signed with the fleet key (nd.admit).
 func (nd *node) guard(token string, next http.Handler) http.Handler {
 	if nd == nil {
 		return next
@@ -204,65 +203,101 @@ func (nd *node) guard(token string, next http.Handler) http.Handler {
 type forwardedKey struct{}
 
 // admit passes on a request another node forwarded here once its fleet
-// signature checks, as the holder of this node's bearer token (the
-// forwarding node admitted its caller as one who sees every workspace),
-// marked as forwarded (it is never forwarded again); one whose signature
-// does not check is refused with 401. Other requests pass unchanged.
+// signature checks, marked as forwarded (it is never forwarded again):
+// made for a normal user, as this node's user of the same name
+// (forwardedUser), limited to their workspaces; else as the holder of
+// this node's bearer token (the forwarding node admitted its caller as
+// one who sees every workspace). One whose signature does not check is
+// refused with 401, one for a name this node has no normal user of with
+// 403 unknown_user. Other requests pass unchanged.
 func (nd *node) admit(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !fleet.Forwarded(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		from, err := nd.admitter.Admit(r)
+		in, err := nd.admitter.Admit(r)
 		if err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			json.NewEncoder(w).Encode(map[string]string{"error": "node " + nd.name + ": " + err.Error(), "code": "privilege"})
+			writeAPIJSON(w, http.StatusUnauthorized, map[string]string{"error": "node " + nd.name + ": " + err.Error(), "code": "privilege"})
 			return
+		}
+		w.Header().Set(fleet.HeaderNode, nd.name)
+		ctx := context.WithValue(r.Context(), forwardedKey{}, in.From)
+		if in.User != "" {
+			c, err := forwardedUser(nd.name, in.User)
+			if err != nil {
+				writeAPIJSON(w, http.StatusForbidden, map[string]string{"error": err.Error(), "code": codeUnknownUser, "node": nd.name})
+				return
+			}
+			ctx = httpapi.WithPerson(ctx, c)
 		}
 		if token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
 		}
-		w.Header().Set(fleet.HeaderNode, nd.name)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardedKey{}, from)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
+// codeUnknownUser is the code of the 403 answering a normal user whose
+// request cannot be forwarded: the forwarding node has no name for their
+// uid, or the home node no normal user of that name.
+const codeUnknownUser = "unknown_user"
+
+// forwardedUser is who node serves a request another node forwarded for
+// the user called name: its own user of that name, as a normal user. A
+// name node's account database does not have is refused, and so is one
+// that is root or the daemon's own user here: a normal user elsewhere is
+// never served as one who sees every workspace.
+func forwardedUser(node, name string) (*access.Caller, error) {
+	c, err := access.Named(name)
+	if err != nil {
+		return nil, fmt.Errorf("node %s serves a user forwarded from another node as its own user of the same name, and has none called %q (%v): %w", node, name, err, tine.ErrPrivilege)
+	}
+	if c.UID == 0 || c.UID == os.Geteuid() {
+		return nil, fmt.Errorf("user %q is uid %d on node %s, who sees every workspace there: a user forwarded from another node is served as a normal user only: %w", name, c.UID, node, tine.ErrPrivilege)
+	}
+	return c, nil
+}
+
 // runHome is the workspace of run ref ("run R"), for home.
-func (nd *node) runHome(ctx context.Context, ref string) (ws, what string, err error) {
+func (nd *node) runHome(ctx context.Context, ref string) (ws *tine.Workspace, what string, err error) {
 	r, err := nd.e.FindRun(ctx, ref)
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
-	return r.Workspace.ID, fmt.Sprintf("run %s (workspace %s)", r.Run.Name, r.Workspace.Name), nil
+	return r.Workspace, fmt.Sprintf("run %s (workspace %s)", r.Run.Name, r.Workspace.Name), nil
 }
 
 // workspaceHome is workspace ref, for home.
-func (nd *node) workspaceHome(ctx context.Context, ref string) (ws, what string, err error) {
+func (nd *node) workspaceHome(ctx context.Context, ref string) (ws *tine.Workspace, what string, err error) {
 	w, err := nd.e.FindWorkspace(ctx, ref)
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
-	return w.ID, "workspace " + w.Name, nil
+	return w, "workspace " + w.Name, nil
 }
 
 // home passes a request about a run or workspace on this node (or on
-// none) to next, and forwards one about a run or workspace on another
-// node to it. A request forwarded here about one this node's record
-// says lives elsewhere is refused (508), not forwarded again: a loop.
-func (nd *node) home(next http.Handler, find func(context.Context, string) (string, string, error)) http.Handler {
+// none) to next, and forwards a person's request about a run or workspace
+// on another node to it: one who sees every workspace as such, a normal
+// user by their user name (their uid means nothing there), for one of
+// their workspaces alone (another's is not found here, as the API
+// answers). Code inside a run is never forwarded. A request forwarded
+// here about one this node's record says lives elsewhere is refused
+// (508), not forwarded again: a loop.
+func (nd *node) home(next http.Handler, find func(context.Context, string) (*tine.Workspace, string, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !httpapi.SeesAll(r) {
-			next.ServeHTTP(w, r) // the API shows them their own workspaces alone
+		person := httpapi.Person(r)
+		if person == nil && !httpapi.SeesAll(r) {
+			next.ServeHTTP(w, r) // code inside a run
 			return
 		}
 		ws, what, err := find(r.Context(), r.PathValue("ref"))
-		if err != nil {
+		if err != nil || !person.MayUse(ws) {
 			next.ServeHTTP(w, r) // the API says what is wrong with ref
 			return
 		}
-		home, err := nd.f.Home(r.Context(), ws)
+		home, err := nd.f.Home(r.Context(), ws.ID)
 		if err != nil {
 			writeAPIError(w, err)
 			return
@@ -278,8 +313,43 @@ func (nd *node) home(next http.Handler, find func(context.Context, string) (stri
 			})
 			return
 		}
-		nd.fwd.Forward(w, r, what, home)
+		user, err := nd.forwardName(person, what, home)
+		if err != nil {
+			writeAPIJSON(w, http.StatusForbidden, map[string]string{"error": err.Error(), "code": codeUnknownUser, "node": nd.name})
+			return
+		}
+		nd.fwd.Forward(w, r, what, home, user)
 	})
+}
+
+// forwardName is the user name a request of person c about what, living
+// on node home, is forwarded as: "" for one who sees every workspace
+// (nil), else c's name in this node's account database (the uid
+// SO_PEERCRED told, never a name the request carries).
+func (nd *node) forwardName(c *access.Caller, what, home string) (string, error) {
+	if c == nil {
+		return "", nil
+	}
+	name, err := c.Name()
+	if err != nil {
+		return "", fmt.Errorf("%s lives on node %s, which serves you as its user of your name, and uid %d has no name on node %s (%v): %w", what, home, c.UID, nd.name, err, tine.ErrPrivilege)
+	}
+	return name, nil
+}
+
+// homeOfInits is what records each workspace the API inits on this node
+// as living here (fleet_homes), so the other nodes forward requests about
+// it here; nil when this is no node. A record that fails is said, and
+// the workspace kept.
+func (nd *node) homeOfInits(say func(string, ...any)) func(context.Context, *tine.Workspace) {
+	if nd == nil || nd.name == "" {
+		return nil
+	}
+	return func(ctx context.Context, w *tine.Workspace) {
+		if err := nd.f.SetHome(ctx, w.ID, nd.name); err != nil {
+			say("node %s: workspace %s is not recorded as living here (other nodes will not forward requests about it): %v", nd.name, w.Name, err)
+		}
+	}
 }
 
 // fleetStatus answers the fleet's nodes and the tasks the caller sees.

@@ -6,6 +6,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/user"
 	"strconv"
@@ -31,16 +32,60 @@ func New(uid, gid int, groups ...int) *Caller {
 	return c
 }
 
+// ErrNoUser is a user the account database has no entry for.
+var ErrNoUser = errors.New("no such user in this machine's account database")
+
 // Of returns the caller uid as the account database describes them (their
 // primary and supplementary groups), or an error when it has no entry.
 func Of(uid int) (*Caller, error) {
 	u, err := user.LookupId(strconv.Itoa(uid))
 	if err != nil {
-		return nil, fmt.Errorf("user %d: %w", uid, err)
+		return nil, fmt.Errorf("user %d: %w", uid, noUser(err))
+	}
+	return callerOf(u)
+}
+
+// Named returns the caller whose user name is name, as Of does; the error
+// wraps ErrNoUser when the account database has no such name. Uids are
+// per machine and names are what machines' databases share: a fleet node
+// serves a user another node forwarded as its own user of that name.
+func Named(name string) (*Caller, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("user %q: %w", name, noUser(err))
+	}
+	return callerOf(u)
+}
+
+// Name returns c's user name in the account database; the error wraps
+// ErrNoUser when c's uid has no entry.
+func (c *Caller) Name() (string, error) {
+	u, err := user.LookupId(strconv.Itoa(c.UID))
+	if err != nil {
+		return "", fmt.Errorf("user %d: %w", c.UID, noUser(err))
+	}
+	return u.Username, nil
+}
+
+// noUser is err, made ErrNoUser when it says the database has no entry.
+func noUser(err error) error {
+	var uid user.UnknownUserIdError
+	var name user.UnknownUserError
+	if errors.As(err, &uid) || errors.As(err, &name) {
+		return fmt.Errorf("%v: %w", err, ErrNoUser)
+	}
+	return err
+}
+
+// callerOf is the caller of account u.
+func callerOf(u *user.User) (*Caller, error) {
+	uid, err := strconv.Atoi(u.Uid)
+	if err != nil {
+		return nil, fmt.Errorf("user %s: uid %q: %w", u.Username, u.Uid, err)
 	}
 	gid, err := strconv.Atoi(u.Gid)
 	if err != nil {
-		return nil, fmt.Errorf("user %d: primary group %q: %w", uid, u.Gid, err)
+		return nil, fmt.Errorf("user %s: primary group %q: %w", u.Username, u.Gid, err)
 	}
 	c := New(uid, gid)
 	ids, _ := u.GroupIds()
