@@ -399,7 +399,7 @@ func TestServe_BusySourcePresealed(t *testing.T) {
 	if after := e.sealedVersions(ws); len(after) != 0 {
 		t.Errorf("the fork left the background seal it stacked on: %q (of %q)", after, seals)
 	}
-	seals = e.waitSealed(ws, seals)
+	e.waitSealed(ws, seals)
 	if out := e.ok("tree", ws); strings.Contains(out, " sealed ") {
 		t.Errorf("tine tree lists the background seals:\n%s", out)
 	}
