@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/tinehq/tine/internal/mnt"
+	"github.com/tinehq/tine/internal/testkit"
+	"golang.org/x/sys/unix"
 )
 
 // The binaries TestMain builds: this package's and tine, whose nodes run
@@ -43,36 +43,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	controllerBin, tineBin = filepath.Join(dir, "tine-controller"), filepath.Join(dir, "tine")
-	for _, b := range [][2]string{{controllerBin, "."}, {tineBin, "../tine"}} {
-		build := exec.Command(goTool(), "build", "-buildvcs=false", "-o", b[0], b[1])
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", b[1], err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	if err := testkit.Build(map[string]string{controllerBin: ".", tineBin: "../tine"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// goTool finds the go command that is running these tests.
-func goTool() string {
-	if root := os.Getenv("GOROOT"); root != "" {
-		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "go"
-}
-
-func fileExists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
 }
 
 // environ is this process's environment without what would make tine or

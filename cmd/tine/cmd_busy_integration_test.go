@@ -257,15 +257,7 @@ func TestServe_BusySourceForksWalkOnlyTheChange(t *testing.T) {
 	e := newEnv(t)
 	ws, _ := busyWorkspace(t, e, "tracked", 3000)
 	d := e.serve()
-	fork := func(name string) engine.ForkResult {
-		t.Helper()
-		var fr engine.ForkResult
-		body, _ := json.Marshal(httpapi.ForkRequest{Copies: 1, Name: name})
-		if code := d.do(t, "POST", "/v1/runs/tracked%2Fsource/fork", string(body), &fr); code != 201 {
-			t.Fatalf("fork %s through the daemon: status %d", name, code)
-		}
-		return fr
-	}
+	fork := func(name string) engine.ForkResult { t.Helper(); return d.forkSource(t, "tracked", name) }
 	// The daemon may have sealed the busy delta in the background already.
 	if fr := fork("t1"); fr.Seal == nil || !(fr.Seal.Whole || fr.Seal.Presealed) || !fr.Seal.Busy {
 		t.Fatalf("first fork: seal %+v, want the whole busy delta copied", fr.Seal)
@@ -328,6 +320,18 @@ func TestServe_BusySourceTrackedForAUser(t *testing.T) {
 	requireSameTree(t, "fork u2", mustSnapshot(t, dir), mustSnapshot(t, e.path("u2")), compareOpts{links: true})
 }
 
+// forkSource forks workspace ws's source once, as name, through the
+// daemon's API.
+func (d *daemon) forkSource(t *testing.T, ws, name string) engine.ForkResult {
+	t.Helper()
+	var fr engine.ForkResult
+	body, _ := json.Marshal(httpapi.ForkRequest{Copies: 1, Name: name})
+	if code := d.do(t, "POST", "/v1/runs/"+ws+"%2Fsource/fork", string(body), &fr); code != 201 {
+		t.Fatalf("fork %s through the daemon: status %d", name, code)
+	}
+	return fr
+}
+
 // sealedVersions returns the ids of the versions the daemon sealed in the
 // background in workspace ws.
 func (e *env) sealedVersions(ws string) []string {
@@ -375,15 +379,7 @@ func TestServe_BusySourcePresealed(t *testing.T) {
 	ws, _ := busyWorkspace(t, e, "pre", 3000)
 	d := e.serve()
 	defer d.stop(t)
-	fork := func(name string) engine.ForkResult {
-		t.Helper()
-		var fr engine.ForkResult
-		body, _ := json.Marshal(httpapi.ForkRequest{Copies: 1, Name: name})
-		if code := d.do(t, "POST", "/v1/runs/pre%2Fsource/fork", string(body), &fr); code != 201 {
-			t.Fatalf("fork %s through the daemon: status %d", name, code)
-		}
-		return fr
-	}
+	fork := func(name string) engine.ForkResult { t.Helper(); return d.forkSource(t, "pre", name) }
 	seals := e.waitSealed(ws, nil)
 	fr := fork("p1")
 	if fr.Seal == nil || !fr.Seal.Presealed || fr.Seal.Whole || !fr.Seal.Busy || fr.Seal.Files > 5 {

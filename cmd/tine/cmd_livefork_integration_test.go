@@ -278,7 +278,7 @@ func buildGoSleeper(t *testing.T) string {
 	os.WriteFile(src, []byte("package main\n\nimport \"time\"\n\nfunc main() { for { time.Sleep(time.Second) } }\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module sleeper\n\ngo 1.21\n"), 0o644)
 	bin := filepath.Join(dir, "gosleeper")
-	cmd := exec.Command(goTool(), "build", "-buildvcs=false", "-o", bin, ".")
+	cmd := exec.Command(testkit.GoTool(), "build", "-buildvcs=false", "-o", bin, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/tinehq/tine/internal/testkit"
 )
 
 // tine links none of Kubernetes' client: it cost every command ~16 ms of
@@ -14,7 +16,7 @@ import (
 // that reason. A package of k8s.io or sigs.k8s.io among tine's
 // dependencies fails here, with the chain that brings it.
 func TestDeps_NoKubernetes(t *testing.T) {
-	out, err := exec.Command(goTool(), "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".").Output()
+	out, err := exec.Command(testkit.GoTool(), "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}

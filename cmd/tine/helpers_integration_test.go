@@ -28,7 +28,7 @@ import (
 
 	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/mnt"
-
+	"github.com/tinehq/tine/internal/testkit"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,31 +46,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	tineBin, walkBin = filepath.Join(dir, "tine"), filepath.Join(dir, "walk")
-	for _, b := range [][2]string{{tineBin, "."}, {walkBin, "./testdata/walk"}} {
-		build := exec.Command(goTool(), "build", "-buildvcs=false", "-o", b[0], b[1])
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", b[1], err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	if err := testkit.Build(map[string]string{tineBin: ".", walkBin: "./testdata/walk"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// goTool finds the go command that is running these tests.
-func goTool() string {
-	if root := os.Getenv("GOROOT"); root != "" {
-		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "go"
 }
 
 func fileExists(p string) bool {
