@@ -221,7 +221,8 @@ func (m *sealTx) seal(ctx context.Context, be layer.Backend, kind tine.VersionKi
 	for _, path := range paths {
 		v.Layers = append(v.Layers, filepath.Base(path))
 	}
-	m.noteSealed(v)
+	undoNote := m.noteSealed(v)
+	u.add(undoNote)
 	return lay, v, nil
 }
 

@@ -36,6 +36,10 @@ type sealTx struct {
 	// services. cost says what a seal by copy copied.
 	busy, running bool
 	cost          *SealReport
+	// restart makes a seal by copy start a new chain (copy the whole
+	// delta) rather than stack on the last one: a background seal does
+	// so before the chain is full, so that no fork has to.
+	restart bool
 }
 
 func newSealTx(e *Engine, p Ref) *sealTx { return &sealTx{e: e, p: p} }

@@ -29,7 +29,7 @@ var (
 	presealQuiet = 2 * time.Second
 	// presealGap is the least time between two background seals of a
 	// run.
-	presealGap = 10 * time.Second
+	presealGap = 3 * time.Second
 	// presealLook is how often a run the change tracker does not follow
 	// yet (never sealed by copy) is looked at for holders: a search of
 	// /proc, not done every tick.
@@ -39,6 +39,11 @@ var (
 	// presealMinFiles entries: a smaller one costs its fork milliseconds.
 	presealMinBytes int64 = 256 << 10
 	presealMinFiles       = 100
+	// presealRestart is the chain of incremental seals (layer.ChainMax at
+	// most) from which a background seal starts a new chain, copying the
+	// whole delta, so that the forks in between (a layer each) never
+	// reach the end of the chain and copy the whole delta themselves.
+	presealRestart = layer.ChainMax - 4
 )
 
 // Presealed says what a background seal of a busy run did.
@@ -184,7 +189,8 @@ func (e *Engine) presealCandidates(ctx context.Context) []Ref {
 
 // presealWanted reports whether run r is due a background seal: its
 // backend seals incrementally and follows its changes; the tracker saw
-// its delta change, not in the last presealQuiet, and it was not sealed in
+// its delta change, not in the last presealQuiet (or, unchanged, its
+// chain of seals reached presealRestart), and it was not sealed in
 // the background in the last presealGap (a run the tracker does not
 // follow yet is looked at every presealLook, and sealed whole when it
 // has a delta worth it); and something holds its view (an idle run's next fork
@@ -202,7 +208,11 @@ func (e *Engine) presealWanted(r Ref) bool {
 	now := e.now()
 	changed, last, known := st.Changed(br)
 	if known {
-		return changed && now.Sub(last) >= presealQuiet && e.pre.due(r.Run.ID, now, presealGap) && e.held(r)
+		settled := changed && now.Sub(last) >= presealQuiet
+		if !changed { // unchanged: due only to start a new chain before forks must
+			settled = newSealTx(e, r).chainLen(context.Background()) >= presealRestart
+		}
+		return settled && e.pre.due(r.Run.ID, now, presealGap) && e.held(r)
 	}
 	return e.pre.due(r.Run.ID, now, presealLook) &&
 		deltaAtLeast(filepath.Join(br.Dir, "upper"), presealMinBytes, presealMinFiles) && e.held(r)
@@ -266,6 +276,7 @@ func (e *Engine) Preseal(ctx context.Context, r Ref) (res *Presealed, err error)
 	var u undo
 	defer u.run(&err)
 	st := newSealTx(e, r)
+	st.restart = st.chainLen(ctx) >= presealRestart
 	lay, v, err := st.seal(ctx, be, tine.VersionSealed, "", &u)
 	if err != nil {
 		return nil, err

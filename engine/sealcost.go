@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -58,6 +60,9 @@ func (m *sealTx) sealCopy(ctx context.Context, be layer.Backend, base *tine.Vers
 	}
 	start := time.Now()
 	prev := m.lastSealed(ctx, base)
+	if m.restart {
+		prev = nil // a new chain: the whole delta
+	}
 	var prevPaths []string
 	if prev != nil {
 		prevPaths = e.layerPaths(prev)
@@ -70,6 +75,20 @@ func (m *sealTx) sealCopy(ctx context.Context, be layer.Backend, base *tine.Vers
 		Presealed: !cost.Whole && prev != nil && prev.Kind == tine.VersionSealed,
 		MS:        float64(time.Since(start).Microseconds()) / 1000}
 	return paths, nil
+}
+
+// chainLen returns how many layers incremental seals of p stacked on its
+// base so far (0 when its next seal starts a new chain).
+func (m *sealTx) chainLen(ctx context.Context) int {
+	base, err := m.e.version(ctx, m.p.Run.Base)
+	if err != nil {
+		return 0
+	}
+	prev := m.lastSealed(ctx, base)
+	if prev == nil {
+		return 0
+	}
+	return len(prev.Layers) - len(base.Layers)
 }
 
 // lastSealed returns the last version sealed by copy from p's view over
@@ -91,14 +110,29 @@ func (m *sealTx) lastSealed(ctx context.Context, base *tine.Version) *tine.Versi
 
 // noteSealed names v as the last version sealed by copy from p's view,
 // for the next seal to stack on. It may be written before v is recorded:
-// lastSealed only takes a version the store has.
-func (m *sealTx) noteSealed(v *tine.Version) {
+// lastSealed only takes a version the store has. It returns what names
+// the version named before again, for the seal's undo: a seal undone (a
+// background seal giving way to a command) must leave the next one
+// stacking where it would have, not copying the whole delta again.
+func (m *sealTx) noteSealed(v *tine.Version) (undo func() error) {
 	if m.cost == nil {
-		return
+		return func() error { return nil }
 	}
 	e, p := m.e, m.p
-	if err := atomicfile.Write(e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed(), []byte(v.ID), 0o644); err != nil {
+	path := e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed()
+	before, err := os.ReadFile(path)
+	had := err == nil
+	if err := atomicfile.Write(path, []byte(v.ID), 0o644); err != nil {
 		e.warn("%s: %v (its next fork copies its whole delta)", p.Run.Name, err)
+	}
+	return func() error {
+		if !had {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			return nil
+		}
+		return atomicfile.Write(path, before, 0o644)
 	}
 }
 

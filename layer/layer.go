@@ -103,6 +103,12 @@ type Incremental interface {
 	SealOnto(ctx context.Context, r Run, base, prev []string, l string) ([]string, SealCost, error)
 }
 
+// ChainMax is how many layers incremental seals (Incremental) stack on a
+// run's base before the next seal copies the run's whole delta again,
+// starting a new chain: it bounds the depth forks of a busy source are
+// mounted with.
+const ChainMax = 16
+
 // Settling is an Incremental backend whose process follows, with a change
 // tracker, when each run's delta last changed: a daemon seals a busy run
 // in the background once its writes settle, so its next fork copies only

@@ -17,10 +17,8 @@ import (
 
 var _ layer.Incremental = (*Backend)(nil)
 
-// ChainMax is how many layers incremental seals stack on a run's base
-// before the next seal copies the run's whole delta again, starting a new
-// chain: it bounds the depth forks of a busy source are mounted with.
-const ChainMax = 16
+// ChainMax is layer.ChainMax, the longest chain of incremental seals.
+const ChainMax = layer.ChainMax
 
 // mkdirLayer makes a directory of a new layer; tests count its calls.
 var mkdirLayer = fstree.Mkdir
