@@ -133,7 +133,11 @@ func (e *Engine) WatchPreseal(ctx context.Context, every time.Duration, said fun
 		for _, r := range e.presealCandidates(ctx) {
 			res, err := e.presealIdle(ctx, r)
 			switch {
-			case err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled):
+			case ctx.Err() != nil:
+				return
+			case errors.Is(err, context.Canceled):
+				e.say("the background seal of %s gave way to a command on its workspace (undone)", r.Run.Name)
+			case err != nil:
 				e.warn("sealing %s in the background: %v", r.Run.Name, err)
 			case res != nil && said != nil:
 				said(res)
