@@ -154,10 +154,19 @@ func (m *Manager) Screen(ctx context.Context, ref string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, tine.ErrInvalid)
 	}
-	dump := &capped{max: desktop.MaxDump(w, h)}
-	res, err := m.ExecWith(ctx, r.Run.ID, ExecOptions{Args: desktop.ScreenArgs(), Stdout: dump, Timeout: 30 * time.Second})
-	if err != nil {
-		return nil, err
+	var dump *capped
+	var res *ExecResult
+	for try := 0; ; try++ {
+		dump = &capped{max: desktop.MaxDump(w, h)}
+		res, err = m.ExecWith(ctx, r.Run.ID, ExecOptions{Args: desktop.ScreenArgs(), Stdout: dump, Timeout: 30 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		// xwd walks the window tree (a display with several visuals):
+		// a window closed meanwhile fails it with BadWindow. Again.
+		if res.Exit == 0 || try == screenTries-1 || !strings.Contains(res.Stderr, "BadWindow") {
+			break
+		}
 	}
 	if res.Exit != 0 {
 		return nil, fmt.Errorf("xwd in %s exited with status %d: %s", res.Run, res.Exit, firstLineOf(res.Stderr))
@@ -175,6 +184,10 @@ func (m *Manager) Screen(ctx context.Context, ref string) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// screenTries is how many times Screen runs xwd when a window closed while
+// it walked the window tree.
+const screenTries = 3
 
 // Input performs in on run ref's display.
 func (m *Manager) Input(ctx context.Context, ref string, in desktop.Input) error {
