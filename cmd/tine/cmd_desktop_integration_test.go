@@ -576,4 +576,3 @@ func bytesAt(t *testing.T, b []byte, x, y int) []byte {
 	png.Encode(&out, img)
 	return out.Bytes()
 }
-
