@@ -116,6 +116,20 @@ func (p *presealer) begin(ws string, cancel context.CancelFunc) bool {
 	return true
 }
 
+// finish ends the stopping of the background seal under way in workspace
+// ws by a command (yield): it reports false when one already stopped it
+// (ctx ended) or waits for the workspace, and otherwise forgets its
+// cancel, so that a command coming now waits for it to be recorded.
+func (p *presealer) finish(ctx context.Context, ws string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ctx.Err() != nil || p.waiting[ws] > 0 {
+		return false
+	}
+	delete(p.cancel, ws)
+	return true
+}
+
 // end forgets it.
 func (p *presealer) end(ws string) {
 	p.mu.Lock()
@@ -285,9 +299,12 @@ func (e *Engine) Preseal(ctx context.Context, r Ref) (res *Presealed, err error)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil { // given way: undone
-		return nil, err
+	if !e.pre.finish(ctx, r.Workspace.ID) { // given way: undone
+		return nil, context.Canceled
 	}
+	// Copied: from here a command waits the few milliseconds the record
+	// and the pruning take, rather than have them cut halfway.
+	ctx = context.WithoutCancel(ctx)
 	if err := e.store.Update(ctx, func(tx tine.Tx) error {
 		return firstError(tx.PutLayer(lay), tx.PutVersion(v))
 	}); err != nil {

@@ -46,3 +46,33 @@ func TestPresealer_Due(t *testing.T) {
 		t.Error("not due after the gap, or for another run")
 	}
 }
+
+// Once its copy is done, a background seal is recorded whole: a command
+// coming then waits the moment it takes, and does not cut it halfway (its
+// record and the pruning failed with "context canceled" in CI).
+func TestPresealer_FinishedSealIsNotStopped(t *testing.T) {
+	var p presealer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p.begin("w1", cancel)
+	if !p.finish(ctx, "w1") {
+		t.Fatal("a seal nobody stopped could not finish")
+	}
+	done := p.yield("w1")
+	defer done()
+	if ctx.Err() != nil {
+		t.Error("a command stopped a background seal that had finished copying")
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	if p.begin("w2", cancel2); !p.finish(ctx2, "w2") {
+		t.Fatal("w2's seal could not finish")
+	}
+	done2 := p.yield("w3")
+	defer done2()
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	p.begin("w3", cancel3) // refused: a command waits
+	if p.finish(ctx3, "w3") {
+		t.Error("a seal finished while a command waited for its workspace")
+	}
+}

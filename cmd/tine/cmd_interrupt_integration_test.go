@@ -276,6 +276,7 @@ func TestFork_Interrupted(t *testing.T) {
 func TestMerge_ProgressOnTerminal(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	e, _ := manyFilesFork(t)
+	e.vars = append(e.vars, progressAfterEnv+"=0s") // the line at once, however fast the machine
 	screen := stderrOnTerminal(t, e, "merge", "f1", "--filesystem")
 	for _, want := range []string{"\r\033[Kmerging f1: staging ", "\r\033[Kmerging f1: applying 1/1 (100%)" /* many/, placed whole */, "\r\033[K"} {
 		if !strings.Contains(screen, want) {

@@ -53,6 +53,7 @@ func TestRelease_ProgressOnTerminal(t *testing.T) {
 	writeTestFiles(t, ws, map[string]string{"many/a": "a\n"})
 	e.ok("init", ws)
 	e.execSh("source", "cd many && seq 1 "+strconv.Itoa(manyFiles)+" | split -l 1 -a 5 - f")
+	e.vars = append(e.vars, progressAfterEnv+"=0s") // the line at once, however fast the machine
 	screen := stderrOnTerminal(t, e, "release", ws)
 	if !strings.Contains(screen, "\r\033[Kreleasing "+ws+": moving ") || !strings.HasSuffix(screen, "\r\033[K") {
 		t.Errorf("the terminal shows %q, want a progress line of the copy, cleared at the end", clip(screen))

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"time"
 
 	progressline "github.com/tinehq/tine/internal/progress"
 )
@@ -14,8 +16,16 @@ func (a *app) progress(ctx context.Context, label string, asJSON bool) context.C
 		return ctx
 	}
 	a.line = progressline.NewLine(a.stderr, label)
+	if d, err := time.ParseDuration(os.Getenv(progressAfterEnv)); err == nil {
+		a.line.From(d)
+	}
 	return progressline.With(ctx, a.line.Report)
 }
+
+// progressAfterEnv, a duration ("0s"), makes the progress line show from
+// then instead of after a second: the end-to-end tests set it, so that a
+// step faster than a second on a quick machine still shows its line.
+const progressAfterEnv = "TINE_TEST_PROGRESS_AFTER"
 
 // progressDone clears the progress line, if one was drawn.
 func (a *app) progressDone() {

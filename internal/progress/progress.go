@@ -42,6 +42,7 @@ func On(ctx context.Context) bool {
 type Line struct {
 	w     io.Writer
 	label string
+	after time.Duration // nothing drawn before this has passed
 	start time.Time
 	mu    sync.Mutex
 	last  time.Time
@@ -50,7 +51,14 @@ type Line struct {
 
 // NewLine returns a Line on w, a terminal, whose lines begin with label.
 func NewLine(w io.Writer, label string) *Line {
-	return &Line{w: w, label: label, start: time.Now()}
+	return &Line{w: w, label: label, after: time.Second, start: time.Now()}
+}
+
+// From makes l draw from after has passed instead of one second (the
+// end-to-end tests draw at once, whatever the machine's speed).
+func (l *Line) From(after time.Duration) *Line {
+	l.after = after
+	return l
 }
 
 // Report is a Func.
@@ -58,7 +66,7 @@ func (l *Line) Report(phase string, done, total int) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now.Sub(l.start) < time.Second || now.Sub(l.last) < 100*time.Millisecond && done < total {
+	if now.Sub(l.start) < l.after || now.Sub(l.last) < 100*time.Millisecond && done < total {
 		return
 	}
 	l.last, l.drawn = now, true
