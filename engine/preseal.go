@@ -225,12 +225,12 @@ func (e *Engine) presealWanted(r Ref) bool {
 	br := e.backendRun(r.Workspace, r.Run)
 	now := e.now()
 	changed, last, known := st.Changed(br)
-	if known {
-		settled := changed && now.Sub(last) >= presealQuiet
-		if !changed { // unchanged: due only to start a new chain before forks must
-			settled = newSealTx(e, r).chainLen(context.Background()) >= presealRestart
-		}
-		return settled && e.pre.due(r.Run.ID, now, presealGap) && e.held(r)
+	switch {
+	case known && changed:
+		return now.Sub(last) >= presealQuiet && e.pre.due(r.Run.ID, now, presealGap) && e.held(r)
+	case known: // unchanged: due only to start a new chain before forks must (the store read once a gap)
+		return e.pre.due(r.Run.ID, now, presealGap) &&
+			newSealTx(e, r).chainLen(context.Background()) >= presealRestart && e.held(r)
 	}
 	return e.pre.due(r.Run.ID, now, presealLook) &&
 		deltaAtLeast(filepath.Join(br.Dir, "upper"), presealMinBytes, presealMinFiles) && e.held(r)

@@ -285,15 +285,7 @@ func TestServe_BusySourceForksWalkOnlyTheChange(t *testing.T) {
 // cwd in it, forked after a change copies only the change, with
 // seal.tracked, and the fork holds exactly the source's files.
 func TestServe_BusySourceTrackedForAUser(t *testing.T) {
-	testkit.RequireRoot(t, rootWhy)
-	e := newEnv(t)
-	sock := filepath.Join(publicDir(t), "tine.sock")
-	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
-	ann := asUser(t, "tineuser", sock)
-	dir := filepath.Join(publicDir(t), "app")
-	os.MkdirAll(dir, 0o755)
-	os.Chown(dir, ann.uid, ann.gid)
-	e.ws = append(e.ws, dir)
+	e, ann, _, dir := userWorkspace(t)
 	ann.ok(dir, "init", ".")
 	ann.ok(dir, "exec", "source", "--", "sh", "-c",
 		`for d in $(seq 0 29); do mkdir -p node_modules/p$d; for f in $(seq 0 99); do echo $d$f > node_modules/p$d/f$f.js; done; done`)

@@ -237,15 +237,7 @@ func TestShell_UnderTmux(t *testing.T) {
 // runs as them, on a terminal of theirs, with job control. Root's tine
 // exec -t into their workspace gives them the terminal too.
 func TestShell_AsUserThroughTheDaemon(t *testing.T) {
-	testkit.RequireRoot(t, rootWhy)
-	e := newEnv(t)
-	sock := filepath.Join(publicDir(t), "tine.sock")
-	e.serveWith([]string{"TINE_DAEMON_SOCKET=" + sock}, "--system")
-	ann := asUser(t, "tineuser", sock)
-	dir := filepath.Join(publicDir(t), "app")
-	os.MkdirAll(dir, 0o755)
-	os.Chown(dir, ann.uid, ann.gid)
-	e.ws = append(e.ws, dir)
+	e, ann, _, dir := userWorkspace(t)
 	ann.ok(dir, "init", ".")
 	ann.ok(dir, "fork", "source", "--name", "f")
 
