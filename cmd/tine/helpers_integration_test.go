@@ -658,6 +658,11 @@ func unmountBelow(dir string) error {
 		}
 		mp := mps[len(mps)-1]
 		if err := unix.Unmount(mp, 0); err != nil {
+			// The detached trash emptier a release or discard starts may
+			// unmount mp between our reading and our unmounting it.
+			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
+				continue
+			}
 			if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil {
 				return fmt.Errorf("unmount %s: %w", mp, err)
 			}
