@@ -136,7 +136,7 @@ func (e *Engine) Fork(ctx context.Context, ref string, o ForkOptions) (res *Fork
 		return nil, err
 	}
 	err = e.store.Update(ctx, func(tx tine.Tx) error {
-		if err := firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.PutGroup(g)); err != nil {
+		if err := firstError(putSealed(tx, lay, v), tx.PutGroup(g)); err != nil {
 			return err
 		}
 		if moved {
@@ -194,7 +194,9 @@ func (o *ForkOptions) check() error {
 }
 
 // seal records run p's current files as a new version of the given kind.
-// The layer's files are made here; the caller stores the two records.
+// The layer's files are made here; the caller stores the two records
+// (putSealed). The layer is nil when the backend vouched that nothing
+// changed since p's last seal: the version then has that seal's layers.
 func (m *sealTx) seal(ctx context.Context, be layer.Backend, kind tine.VersionKind, label string, u *undo) (*tine.Layer, *tine.Version, error) {
 	e, p := m.e, m.p
 	base, err := e.version(ctx, p.Run.Base)
@@ -215,7 +217,11 @@ func (m *sealTx) seal(ctx context.Context, be layer.Backend, kind tine.VersionKi
 	if err := faultPointCtx(ctx); err != nil { // the layer copied, not recorded
 		return nil, nil, err
 	}
-	lay.Bytes, _ = fstree.DiskUsage(dir)
+	if m.cost != nil && m.cost.Unchanged {
+		lay = nil // nothing changed since the seal before: its layers are the version's
+	} else {
+		lay.Bytes, _ = fstree.DiskUsage(dir)
+	}
 	v := &tine.Version{ID: tine.NewID(tine.PrefixVersion), Workspace: p.Workspace.ID, Parent: base.ID,
 		Run: p.Run.ID, Kind: kind, Label: label, CreatedAt: now}
 	for _, path := range paths {
@@ -224,6 +230,17 @@ func (m *sealTx) seal(ctx context.Context, be layer.Backend, kind tine.VersionKi
 	undoNote := m.noteSealed(v)
 	u.add(undoNote)
 	return lay, v, nil
+}
+
+// putSealed records a seal's version v and its new layer lay, when it
+// made one (see seal).
+func putSealed(tx tine.Tx, lay *tine.Layer, v *tine.Version) error {
+	if lay != nil {
+		if err := tx.PutLayer(lay); err != nil {
+			return err
+		}
+	}
+	return tx.PutVersion(v)
 }
 
 // sealFast seals p by renaming its delta when it can, by copying otherwise.

@@ -306,7 +306,7 @@ func (e *Engine) Preseal(ctx context.Context, r Ref) (res *Presealed, err error)
 	// and the pruning take, rather than have them cut halfway.
 	ctx = context.WithoutCancel(ctx)
 	if err := e.store.Update(ctx, func(tx tine.Tx) error {
-		return firstError(tx.PutLayer(lay), tx.PutVersion(v))
+		return putSealed(tx, lay, v)
 	}); err != nil {
 		return nil, fmt.Errorf("recording the seal of %s: %w", r.Run.Name, err)
 	}

@@ -34,6 +34,10 @@ type SealReport struct {
 	// the background (a version of kind sealed), so it copied only what
 	// changed since that one.
 	Presealed bool `json:"presealed,omitempty"`
+	// Unchanged is set when the change tracker vouched that nothing
+	// changed since that last seal: the version has its layers, and no
+	// layer was made.
+	Unchanged bool `json:"unchanged,omitempty"`
 	Busy      bool `json:"busy"` // something held the run's view
 	// Running is set when what held it was the run's own commands or
 	// services (Holders is then empty: /proc is not searched).
@@ -72,8 +76,8 @@ func (m *sealTx) sealCopy(ctx context.Context, be layer.Backend, base *tine.Vers
 		return nil, err
 	}
 	m.cost = &SealReport{Whole: cost.Whole, Files: cost.Files, Bytes: cost.Bytes, Tracked: cost.Pruned,
-		Presealed: !cost.Whole && prev != nil && prev.Kind == tine.VersionSealed,
-		MS:        float64(time.Since(start).Microseconds()) / 1000}
+		Presealed: !cost.Whole && prev != nil && prev.Kind == tine.VersionSealed, Unchanged: cost.Unchanged,
+		MS: float64(time.Since(start).Microseconds()) / 1000}
 	return paths, nil
 }
 

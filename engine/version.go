@@ -38,7 +38,7 @@ func (e *Engine) Checkpoint(ctx context.Context, ref, label string) (v *tine.Ver
 				return err
 			}
 		}
-		return firstError(tx.PutLayer(lay), tx.PutVersion(v), tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventCheckpoint,
+		return firstError(putSealed(tx, lay, v), tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventCheckpoint,
 			map[string]any{"version": v.ID, "label": label, "sealed_by": sealedBy(moved)})))
 	})
 	if err == nil {
@@ -133,10 +133,10 @@ func (e *Engine) save(ctx context.Context, be layer.Backend, p Ref, label string
 	return v, err
 }
 
-// putSaved records v, run p's files sealed in the new layer lay, and the
-// event saying so.
+// putSaved records v, run p's files sealed in the new layer lay (nil:
+// none, see putSealed), and the event saying so.
 func (e *Engine) putSaved(tx tine.Tx, p Ref, lay *tine.Layer, v *tine.Version) error {
-	return firstError(tx.PutLayer(lay), tx.PutVersion(v),
+	return firstError(putSealed(tx, lay, v),
 		tx.AppendEvent(e.event(p.Workspace.ID, p.Run.ID, tine.EventSaved, map[string]any{"version": v.ID, "reason": v.Label})))
 }
 

@@ -97,8 +97,9 @@ type Mover interface {
 // When the backend still knows what prev holds, l holds only what r
 // changed since (changed entries, whiteouts for deletions) and the version
 // is prev plus l; otherwise l is a copy of r's whole delta (Whole is set)
-// and the version is base plus l. A stack that would grow too deep is
-// handled as Seal handles it.
+// and the version is base plus l. When the backend knows that nothing
+// changed since prev, it makes no layer and returns prev (Unchanged is
+// set). A stack that would grow too deep is handled as Seal handles it.
 type Incremental interface {
 	SealOnto(ctx context.Context, r Run, base, prev []string, l string) ([]string, SealCost, error)
 }
@@ -127,6 +128,10 @@ type SealCost struct {
 	// Pruned is set when a change tracker named the directories that
 	// changed, so only those were walked.
 	Pruned bool `json:"pruned,omitempty"`
+	// Unchanged is set when the change tracker vouched that nothing
+	// changed since the previous seal: no layer was made, and the layers
+	// returned are the previous seal's.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 // Run is what a backend needs to know of a run: where its private state and

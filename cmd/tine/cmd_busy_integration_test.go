@@ -337,6 +337,18 @@ func (e *env) sealedVersions(ws string) []string {
 	return out
 }
 
+// version returns version id of workspace ws, as tine tree --json lists it.
+func (e *env) version(ws, id string) jsonVersion {
+	e.t.Helper()
+	for _, v := range e.treeState(ws).Versions {
+		if v.ID == id {
+			return v
+		}
+	}
+	e.t.Fatalf("tine tree --json %s lists no version %s", ws, id)
+	return jsonVersion{}
+}
+
 // waitSealed waits, up to a minute, for the daemon to seal workspace ws in
 // the background anew (a sealed version not in seen), and returns the
 // seals' ids.
@@ -387,15 +399,25 @@ func TestServe_BusySourcePresealed(t *testing.T) {
 	if after := e.sealedVersions(ws); len(after) != 0 {
 		t.Errorf("the fork left the background seal it stacked on: %q (of %q)", after, seals)
 	}
-	e.waitSealed(ws, seals)
+	seals = e.waitSealed(ws, seals)
 	if out := e.ok("tree", ws); strings.Contains(out, " sealed ") {
 		t.Errorf("tine tree lists the background seals:\n%s", out)
 	}
+	sealed := e.version(ws, seals[len(seals)-1])
 	fr = fork("p2")
-	if fr.Seal == nil || !fr.Seal.Presealed || fr.Seal.Files > 5 {
+	if fr.Seal == nil || !fr.Seal.Presealed || !fr.Seal.Unchanged || fr.Seal.Files != 0 {
 		t.Errorf("the fork after ten files changed and the daemon sealed them: seal %+v, want nothing left to copy", fr.Seal)
 	}
+	// Nothing changed since the background seal: the fork point is that
+	// seal's layers, not a new empty layer and the delta's manifest again.
+	if !slices.Equal(fr.Version.Layers, sealed.Layers) {
+		t.Errorf("the fork point of a source unchanged since its background seal has layers %q, want the seal's %q", fr.Version.Layers, sealed.Layers)
+	}
 	requireSameTree(t, "fork p2", mustSnapshot(t, ws), mustSnapshot(t, e.path("p2")), compareOpts{links: true})
+	if fr3 := fork("p3"); fr3.Seal == nil || !fr3.Seal.Unchanged || !slices.Equal(fr3.Version.Layers, sealed.Layers) {
+		t.Errorf("a second fork with nothing changed: seal %+v, layers %q, want the same layers %q", fr3.Seal, fr3.Version.Layers, sealed.Layers)
+	}
+	requireSameTree(t, "fork p3", mustSnapshot(t, ws), mustSnapshot(t, e.path("p3")), compareOpts{links: true})
 	if left := e.sealedVersions(ws); len(left) != 0 {
 		t.Errorf("the seals the forks superseded are kept: %q", left)
 	}

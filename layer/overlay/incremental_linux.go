@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/tinehq/tine/fstree"
@@ -36,6 +37,8 @@ const redirectMax = 256
 // previous version has it) where it is no longer the same directory; the
 // version is prev plus l. Otherwise l is a copy of the whole upper
 // directory over base. Either way it writes l's manifest for the next seal.
+// When the change tracker vouches that nothing changed since prev was
+// sealed, no layer is made: it returns prev (SealCost.Unchanged).
 // Hard links, extended attributes, sparse files and long paths are kept.
 func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string, l string) ([]string, layer.SealCost, error) {
 	if len(base)+1 > b.maxDepth {
@@ -52,6 +55,9 @@ func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string
 	}
 	s := &sealer{ctx: ctx, upper: upper(r), view: r.View, out: l, old: old, stamp: stamp}
 	s.startTracking(r)
+	if s.nothingChanged() {
+		return slices.Clone(prev), layer.SealCost{Pruned: true, Unchanged: true}, nil
+	}
 	err = s.walk(base)
 	if errors.Is(err, errLinked) {
 		// A hard link whose other names may be in directories the
@@ -76,6 +82,15 @@ func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string
 	}
 	s.endTracking(true)
 	return append(out, l), s.cost, nil
+}
+
+// nothingChanged reports whether the change tracker vouches that nothing
+// in the upper directory changed since the previous seal: no directory it
+// knows changed (the root's own changes are reported in the root), and no
+// inode of the previous manifest did. The version is then the previous
+// one's layers, and no layer is made.
+func (s *sealer) nothingChanged() bool {
+	return s.old != nil && s.hot != nil && len(s.hot) == 0
 }
 
 // errLinked stops a walk the tracker pruned at a file with more than one
