@@ -609,6 +609,30 @@ func TestEngine_FindWorkspaceByRelativePath(t *testing.T) {
 	}
 }
 
+// TestEngine_FindRunByPath: a run written as a path (`tine fork
+// /home/me/app`, `tine fork .` from inside it) is the source of the
+// workspace there; it said `no workspace ""`.
+func TestEngine_FindRunByPath(t *testing.T) {
+	f := newFixture(t, "copy")
+	for _, ref := range []string{f.path, f.path + "/dir/sub", f.path + "/"} {
+		r, err := f.e.FindRun(f.ctx, ref)
+		if err != nil || r.Run.ID != f.ref.Run.ID {
+			t.Errorf("FindRun(%q) = %v, %v, want the source", ref, r.Run, err)
+		}
+	}
+	old, _ := os.Getwd()
+	if err := os.Chdir(filepath.Join(f.path, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(old)
+	if r, err := f.e.FindRun(f.ctx, "."); err != nil || r.Run.ID != f.ref.Run.ID {
+		t.Errorf("FindRun(\".\") inside the workspace = %v, %v, want the source", r.Run, err)
+	}
+	if _, err := f.e.FindRun(f.ctx, t.TempDir()); !errors.Is(err, tine.ErrNotFound) || !strings.Contains(err.Error(), "no workspace at /") {
+		t.Errorf("FindRun(a directory outside every workspace) = %v, want not found naming it", err)
+	}
+}
+
 // The state directory's own files are tine's alone: the store (every run's
 // capability secret) and store-id are created 0600, whatever the umask.
 func TestEngine_StateFilesAreTheOwners(t *testing.T) {

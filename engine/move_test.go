@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/overlay"
 )
@@ -101,6 +102,65 @@ func TestEngine_SmallDeltaSealsByCopy(t *testing.T) {
 	f.fork(1)
 	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "rename" {
 		t.Errorf("2 MiB delta sealed by %q, want rename", got)
+	}
+}
+
+// TestEngine_BusySourceNotWalked is a fork of a busy source (a file held
+// open in it) paying a walk of up to moveMinFiles entries of its delta
+// (8-12 ms of a 40 ms fork) to decide whether sealing by rename would pay,
+// before finding that the view cannot be unmounted. A run last sealed by
+// copy tries the unmount first. Once nothing holds it, a small delta is
+// copied and the source mounted again as it was; a big one is moved.
+func TestEngine_BusySourceNotWalked(t *testing.T) {
+	requireRootOverlay(t)
+	moveMinBytes = 1 << 20
+	walks := 0
+	walk := deltaAtLeast
+	deltaAtLeast = func(dir string, minBytes int64, minFiles int) bool { walks++; return walk(dir, minBytes, minFiles) }
+	t.Cleanup(func() { deltaAtLeast = walk })
+	f := newFixture(t, "overlay")
+	writeFiles(t, f.path, map[string]string{"big.bin": string(make([]byte, 2<<20))})
+	held, err := os.Open(filepath.Join(f.path, "a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	f.fork(1)
+	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "copy" {
+		t.Fatalf("busy source sealed by %q, want copy", got)
+	}
+	walks = 0
+	writeFiles(t, f.path, map[string]string{"a.txt": "busy\n"})
+	f.fork(1)
+	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "copy" || walks != 0 {
+		t.Errorf("busy source, last sealed by copy: sealed by %q after %d walks of its delta, want copy and none", got, walks)
+	}
+	held.Close()
+
+	// Idle now, a small delta since (big.bin was copied by the seals
+	// before, but is still in the delta): the unmount succeeds, and the
+	// source is mounted again to be copied.
+	moveMinBytes = 4 << 20
+	writeFiles(t, f.path, map[string]string{"a.txt": "idle\n"})
+	res := f.fork(1)
+	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "copy" {
+		t.Errorf("idle source with a small delta sealed by %q, want copy", got)
+	}
+	if got := readFile(t, filepath.Join(f.e.Path(f.ref.Workspace, res.Forks[0]), "a.txt")); got != "idle\n" {
+		t.Errorf("fork a.txt = %q, want the source's", got)
+	}
+	writeFiles(t, f.path, map[string]string{"after.txt": "after\n"})
+	src := f.run("source")
+	if got := readFile(t, filepath.Join(f.e.Path(src.Workspace, src.Run), "after.txt")); got != "after\n" {
+		t.Errorf("the source's view after the fork does not show what is written at its path: %q", got)
+	}
+	if ok, err := mnt.IsMountpoint(f.path); !ok || err != nil {
+		t.Errorf("the workspace path is not mounted again after the fork: %v %v", ok, err)
+	}
+	moveMinBytes = 1 << 20
+	f.fork(1)
+	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "rename" {
+		t.Errorf("idle source with a 2 MiB delta sealed by %q, want rename", got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tinehq/tine/fstree"
@@ -34,6 +35,9 @@ func (e *Engine) FindRun(ctx context.Context, ref string) (Ref, error) {
 }
 
 func findRun(tx tine.Tx, ref string) (Ref, error) {
+	if IsPathRef(ref) {
+		return sourceAt(tx, ref)
+	}
 	if wsRef, name, ok := strings.Cut(ref, "/"); ok {
 		w, err := findWorkspace(tx, wsRef)
 		if err != nil {
@@ -57,6 +61,40 @@ func findRun(tx tine.Tx, ref string) (Ref, error) {
 		}
 	}
 	return findRunByName(tx, ref)
+}
+
+// IsPathRef reports whether a run reference is written as a path (absolute,
+// or starting with . or ..): it names the source of the workspace there.
+func IsPathRef(ref string) bool {
+	return filepath.IsAbs(ref) || ref == "." || ref == ".." ||
+		strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../")
+}
+
+// sourceAt returns the source run of the workspace at or above path p.
+func sourceAt(tx tine.Tx, p string) (Ref, error) {
+	abs, err := canonical(p)
+	if err != nil {
+		abs = p
+	}
+	all, err := tx.Workspaces()
+	if err != nil {
+		return Ref{}, err
+	}
+	i := slices.IndexFunc(all, func(w *tine.Workspace) bool { return fstree.Within(abs, w.Path) })
+	if i < 0 {
+		return Ref{}, fmt.Errorf("no workspace at %s (see tine ls): %w", abs, tine.ErrNotFound)
+	}
+	w := all[i]
+	runs, err := tx.Runs(tine.RunFilter{Workspace: w.ID})
+	if err != nil {
+		return Ref{}, err
+	}
+	for _, r := range runs {
+		if r.Role == tine.RoleSource {
+			return Ref{w, r}, nil
+		}
+	}
+	return Ref{}, fmt.Errorf("workspace %s has no source: %w", w.Name, tine.ErrNotFound)
 }
 
 func findRunByName(tx tine.Tx, name string) (Ref, error) {

@@ -195,9 +195,11 @@ func (a *app) printSeal(parent string, s *engine.SealReport) {
 	what := fmt.Sprintf("copied %d changed files (%s)", s.Files, size(s.Bytes))
 	switch {
 	case s.Unchanged && s.Presealed:
-		what = "nothing changed since its seal in the background, nothing copied"
+		fmt.Fprintf(a.stdout, "  %s: nothing changed since its seal in the background, nothing copied\n", why)
+		return
 	case s.Unchanged:
-		what = "nothing changed since its last seal, nothing copied"
+		fmt.Fprintf(a.stdout, "  %s: nothing changed since its last seal, nothing copied\n", why)
+		return
 	case s.Whole:
 		what = fmt.Sprintf("copied its whole delta, %d files (%s),", s.Files, size(s.Bytes))
 	case s.Presealed:

@@ -28,7 +28,7 @@ func TestPrintSeal(t *testing.T) {
 		{&engine.SealReport{Busy: true, Presealed: true, Files: 3, Bytes: 25, MS: 28, Holders: held[:1]},
 			"source busy (pid 4121 bash has its cwd in it): copied 3 files changed since its seal in the background (25 B) in 28 ms"},
 		{&engine.SealReport{Busy: true, Presealed: true, Unchanged: true, MS: 1, Holders: held[:1]},
-			"source busy (pid 4121 bash has its cwd in it): nothing changed since its seal in the background, nothing copied in 1 ms"},
+			"source busy (pid 4121 bash has its cwd in it): nothing changed since its seal in the background, nothing copied"},
 		{&engine.SealReport{MS: 5}, ""},
 	} {
 		var out bytes.Buffer

@@ -126,8 +126,14 @@ func needsDaemon(err error) error {
 
 // remoteRef turns a bare run name into WORKSPACE/NAME, the workspace being
 // the one (of the caller's) holding the current directory, as the engine
-// resolves it locally; ids and WORKSPACE/NAME go as they are.
+// resolves it locally; a path (the source of the workspace there) goes
+// made absolute, ids and WORKSPACE/NAME as they are.
 func remoteRef(ctx context.Context, cl *httpapi.Client, ref string) string {
+	if engine.IsPathRef(ref) {
+		if abs, err := filepath.Abs(ref); err == nil {
+			return abs
+		}
+	}
 	if strings.Contains(ref, "/") || tine.LooksLikeID(tine.PrefixRun, ref) {
 		return ref
 	}
