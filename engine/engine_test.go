@@ -633,6 +633,26 @@ func TestEngine_FindRunByPath(t *testing.T) {
 	}
 }
 
+// TestEngine_ReleaseWorkspaceWhoseDirectoryIsGone: a workspace whose
+// directory was deleted by hand could not be named by its path ("no
+// workspace") until the directory existed again, so not released either.
+func TestEngine_ReleaseWorkspaceWhoseDirectoryIsGone(t *testing.T) {
+	f := newFixture(t, "copy")
+	if err := os.RemoveAll(f.path); err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.e.FindWorkspace(f.ctx, f.path)
+	if err != nil || w.ID != f.ref.Workspace.ID {
+		t.Fatalf("FindWorkspace(its deleted path) = %v, %v, want the workspace", w, err)
+	}
+	if _, err := f.e.Release(f.ctx, f.path, true); err != nil {
+		t.Fatalf("Release(its deleted path) = %v", err)
+	}
+	if _, err := f.e.FindWorkspace(f.ctx, f.ref.Workspace.ID); !errors.Is(err, tine.ErrNotFound) {
+		t.Errorf("the workspace is still recorded after its release: %v", err)
+	}
+}
+
 // The state directory's own files are tine's alone: the store (every run's
 // capability secret) and store-id are created 0600, whatever the umask.
 func TestEngine_StateFilesAreTheOwners(t *testing.T) {

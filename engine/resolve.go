@@ -141,6 +141,14 @@ func findWorkspace(tx tine.Tx, ref string) (*tine.Workspace, error) {
 				return w, nil
 			}
 		}
+	} else if IsPathRef(ref) {
+		// Its directory is gone (deleted by hand): the path as written
+		// still names it, so it can be released.
+		if p, err := filepath.Abs(ref); err == nil {
+			if w, err := tx.WorkspaceByPath(p); err == nil {
+				return w, nil
+			}
+		}
 	}
 	return nil, fmt.Errorf("no workspace %q (see tine ls): %w", ref, tine.ErrNotFound)
 }
