@@ -58,6 +58,17 @@ func Of(err error) Kind {
 	return Unknown
 }
 
+// CodeUnknownUser is the code of the 403 a fleet node answers for a
+// normal user forwarded from another node whom it has no account for: a
+// privilege error (see aliases).
+const CodeUnknownUser = "unknown_user"
+
+// aliases are codes that say more than their kind's own code, each with
+// the sentinel a client turns it into (and so its exit status).
+var aliases = map[string]error{
+	CodeUnknownUser: tine.ErrPrivilege,
+}
+
 // Sentinel returns the sentinel a code names, or nil for an unknown code.
 func Sentinel(code string) error {
 	for _, k := range kinds {
@@ -65,7 +76,7 @@ func Sentinel(code string) error {
 			return k.Err
 		}
 	}
-	return nil
+	return aliases[code]
 }
 
 // Kinds returns a copy of the table, in order.

@@ -40,6 +40,11 @@ func TestTable(t *testing.T) {
 	if n := len(Kinds()); n != 10 {
 		t.Errorf("%d kinds, want the 10 above", n)
 	}
+	// A fleet node's refusal of a user it has no account for is a
+	// privilege error to the client (exit 7); it exited 1.
+	if s := Sentinel(CodeUnknownUser); s != tine.ErrPrivilege || Exit(fmt.Errorf("node uc: %w", s)) != ExitUnsupported {
+		t.Errorf("Sentinel(%q) = %v, want tine.ErrPrivilege (exit %d)", CodeUnknownUser, s, ExitUnsupported)
+	}
 }
 
 func TestUnknown(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/fleet"
 	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/postgres/pgtest"
@@ -181,7 +182,7 @@ func TestFleet_UserForward(t *testing.T) {
 			t.Errorf("tineuser's request on ua about their workspace, its home uc having no tineuser:\n%s\nwant 403 unknown_user from uc", out)
 		}
 		r := onA.tine("/", nil, "diff", "app/source")
-		if r.code != 1 || !strings.Contains(r.stderr, `none called "tineuser"`) || strings.Count(r.stderr, "\n") != 1 {
+		if r.code != errcode.ExitUnsupported || !strings.Contains(r.stderr, `none called "tineuser"`) || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("tineuser's tine diff on ua, the home uc having no tineuser: %v", r)
 		}
 	})

@@ -241,7 +241,7 @@ func (nd *node) admit(token string, next http.Handler) http.Handler {
 // codeUnknownUser is the code of the 403 answering a normal user whose
 // request cannot be forwarded: the forwarding node has no name for their
 // uid, or the home node no normal user of that name.
-const codeUnknownUser = "unknown_user"
+const codeUnknownUser = errcode.CodeUnknownUser
 
 // forwardedUser is who node serves a request another node forwarded for
 // the user called name: its own user of that name, as a normal user. A
