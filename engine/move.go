@@ -100,10 +100,10 @@ func (m *sealTx) sealMove(ctx context.Context, be layer.Backend, kind tine.Versi
 		return nil, nil, false, err
 	}
 	br := e.backendRun(p.Workspace, p.Run)
-	// A run last sealed by copy was busy then and most likely still is:
-	// the unmount is tried first, failing at once, rather than after
-	// walking up to moveMinFiles entries of its delta (8-12 ms).
-	wasBusy := m.lastSealed(ctx, base) != nil
+	// A run last sealed by copy because something held it most likely
+	// still is held: the unmount is tried first, failing at once, rather
+	// than after walking up to moveMinFiles entries of its delta (8-12 ms).
+	wasBusy := m.heldLast(ctx, base)
 	if wasBusy && e.detach(p.Workspace, p.Run, br) != nil {
 		m.busy = true
 		return nil, nil, false, nil // something holds the view: copy instead

@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/overlay"
+	"golang.org/x/sys/unix"
 )
 
 func requireRootOverlay(t *testing.T) {
@@ -157,11 +158,36 @@ func TestEngine_BusySourceNotWalked(t *testing.T) {
 	if ok, err := mnt.IsMountpoint(f.path); !ok || err != nil {
 		t.Errorf("the workspace path is not mounted again after the fork: %v %v", ok, err)
 	}
+	// Copied for being small, not for being held: the next fork walks
+	// the delta and leaves the view mounted (a process entering the
+	// workspace then would find it empty).
+	id := mountID(t, f.path)
+	walks = 0
+	writeFiles(t, f.path, map[string]string{"a.txt": "idle again\n"})
+	f.fork(1)
+	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "copy" || walks != 1 || mountID(t, f.path) != id {
+		t.Errorf("idle source with a small delta, last copied for being small: sealed by %q after %d walks, mount %d then %d; want copy after 1 walk, the same mount",
+			got, walks, id, mountID(t, f.path))
+	}
 	moveMinBytes = 1 << 20
 	f.fork(1)
 	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "rename" {
 		t.Errorf("idle source with a 2 MiB delta sealed by %q, want rename", got)
 	}
+}
+
+// mountID returns the unique id of the mount p is on (never reused, as
+// the short mount id is), or 0 on a kernel before 6.8 that has none.
+func mountID(t *testing.T, p string) uint64 {
+	t.Helper()
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, p, 0, unix.STATX_MNT_ID_UNIQUE, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Mask&unix.STATX_MNT_ID_UNIQUE == 0 {
+		return 0
+	}
+	return st.Mnt_id
 }
 
 // TestEngine_InterruptedMove crashes a seal-by-rename before and after its

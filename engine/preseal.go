@@ -294,6 +294,7 @@ func (e *Engine) Preseal(ctx context.Context, r Ref) (res *Presealed, err error)
 	var u undo
 	defer u.run(&err)
 	st := newSealTx(e, r)
+	st.busy = true // only a held run is sealed in the background
 	st.restart = st.chainLen(ctx) >= presealRestart
 	lay, v, err := st.seal(ctx, be, tine.VersionSealed, "", &u)
 	if err != nil {

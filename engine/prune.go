@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"os"
-	"strings"
 
 	"github.com/tinehq/tine"
 )
@@ -22,10 +20,7 @@ import (
 // longer records. p's workspace lock is held. Failing only warns: the
 // seals stay, as before.
 func (e *Engine) pruneSealed(ctx context.Context, p Ref) {
-	keep := ""
-	if b, err := os.ReadFile(e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed()); err == nil {
-		keep = strings.TrimSpace(string(b))
-	}
+	keep, _ := e.sealedNote(p)
 	ctx, made := e.startMaking(ctx, p.Workspace.ID, "prune")
 	defer made()
 	var dropped []string
@@ -85,11 +80,11 @@ func (e *Engine) pruneSealed(ctx context.Context, p Ref) {
 // only then can a fork of p leave background seals to prune, and a fork
 // reads the workspace's versions for that only then.
 func (e *Engine) sealedLast(ctx context.Context, p Ref) bool {
-	b, err := os.ReadFile(e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed())
-	if err != nil {
+	id, _ := e.sealedNote(p)
+	if id == "" {
 		return false
 	}
-	v, err := e.version(ctx, strings.TrimSpace(string(b)))
+	v, err := e.version(ctx, id)
 	return err == nil && v.Kind == tine.VersionSealed
 }
 

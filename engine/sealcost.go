@@ -95,16 +95,39 @@ func (m *sealTx) chainLen(ctx context.Context) int {
 	return len(prev.Layers) - len(base.Layers)
 }
 
+// sealedNote reads what noteSealed wrote for run p: the id of the
+// version last sealed by copy from its view ("" when none), and whether
+// something held the view then ("ID busy"), not merely a delta too small
+// to be worth a rename.
+func (e *Engine) sealedNote(p Ref) (id string, busy bool) {
+	b, err := os.ReadFile(e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed())
+	if err != nil {
+		return "", false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "", false
+	}
+	return f[0], len(f) > 1 && f[1] == "busy"
+}
+
+// heldLast reports whether p's last seal by copy over base was because
+// something held its view (see sealedNote).
+func (m *sealTx) heldLast(ctx context.Context, base *tine.Version) bool {
+	_, busy := m.e.sealedNote(m.p)
+	return busy && m.lastSealed(ctx, base) != nil
+}
+
 // lastSealed returns the last version sealed by copy from p's view over
 // base, or nil when there is none (p was sealed by rename since, or that
 // seal was never recorded).
 func (m *sealTx) lastSealed(ctx context.Context, base *tine.Version) *tine.Version {
 	e, p := m.e, m.p
-	b, err := os.ReadFile(e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed())
-	if err != nil {
+	id, _ := e.sealedNote(p)
+	if id == "" {
 		return nil
 	}
-	v, err := e.version(ctx, strings.TrimSpace(string(b)))
+	v, err := e.version(ctx, id)
 	if err != nil || v.Run != p.Run.ID || v.Parent != base.ID || len(v.Layers) <= len(base.Layers) ||
 		!slices.Equal(v.Layers[:len(base.Layers)], base.Layers) {
 		return nil
@@ -113,7 +136,8 @@ func (m *sealTx) lastSealed(ctx context.Context, base *tine.Version) *tine.Versi
 }
 
 // noteSealed names v as the last version sealed by copy from p's view,
-// for the next seal to stack on. It may be written before v is recorded:
+// for the next seal to stack on, and says whether something held the view
+// (m.busy: "ID busy"). It may be written before v is recorded:
 // lastSealed only takes a version the store has. It returns what names
 // the version named before again, for the seal's undo: a seal undone (a
 // background seal giving way to a command) must leave the next one
@@ -126,7 +150,11 @@ func (m *sealTx) noteSealed(v *tine.Version) (undo func() error) {
 	path := e.lay.Run(p.Workspace.ID, p.Run.ID).Sealed()
 	before, err := os.ReadFile(path)
 	had := err == nil
-	if err := atomicfile.Write(path, []byte(v.ID), 0o644); err != nil {
+	note := v.ID
+	if m.busy {
+		note += " busy"
+	}
+	if err := atomicfile.Write(path, []byte(note), 0o644); err != nil {
 		e.warn("%s: %v (its next fork copies its whole delta)", p.Run.Name, err)
 	}
 	return func() error {

@@ -293,7 +293,11 @@ func Mislabelled(outs []*Outcome) []string {
 			}
 			kind := o.Task.Kind(f.Approach)
 			if !h.Ran() || h.Passed != Correct(kind) {
-				out = append(out, fmt.Sprintf("%s %s (%s): state %s, holdout %s", o.Task.Name, f.Approach, kind, f.State, h.Word()))
+				msg := fmt.Sprintf("%s %s (%s): state %s, holdout %s", o.Task.Name, f.Approach, kind, f.State, h.Word())
+				if h != nil && h.Error != "" {
+					msg += ": " + h.Error
+				}
+				out = append(out, msg)
 			}
 		}
 	}
