@@ -12,7 +12,6 @@ import (
 	"github.com/tinehq/tine/internal/mnt"
 	"github.com/tinehq/tine/layer"
 	"github.com/tinehq/tine/layer/overlay"
-	"golang.org/x/sys/unix"
 )
 
 func requireRootOverlay(t *testing.T) {
@@ -174,20 +173,6 @@ func TestEngine_BusySourceNotWalked(t *testing.T) {
 	if got := lastSealedBy(t, f.e, f.ref.Run.ID); got != "rename" {
 		t.Errorf("idle source with a 2 MiB delta sealed by %q, want rename", got)
 	}
-}
-
-// mountID returns the unique id of the mount p is on (never reused, as
-// the short mount id is), or 0 on a kernel before 6.8 that has none.
-func mountID(t *testing.T, p string) uint64 {
-	t.Helper()
-	var st unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, p, 0, unix.STATX_MNT_ID_UNIQUE, &st); err != nil {
-		t.Fatal(err)
-	}
-	if st.Mask&unix.STATX_MNT_ID_UNIQUE == 0 {
-		return 0
-	}
-	return st.Mnt_id
 }
 
 // TestEngine_InterruptedMove crashes a seal-by-rename before and after its
