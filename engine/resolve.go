@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/tinehq/tine/fstree"
@@ -74,17 +73,15 @@ func IsPathRef(ref string) bool {
 func sourceAt(tx tine.Tx, p string) (Ref, error) {
 	abs, err := canonical(p)
 	if err != nil {
-		abs = p
+		abs, _ = filepath.Abs(p)
 	}
-	all, err := tx.Workspaces()
+	w, err := workspaceAt(tx, abs)
+	if errors.Is(err, tine.ErrNotFound) {
+		return Ref{}, fmt.Errorf("no workspace at %s (see tine ls): %w", abs, tine.ErrNotFound)
+	}
 	if err != nil {
 		return Ref{}, err
 	}
-	i := slices.IndexFunc(all, func(w *tine.Workspace) bool { return fstree.Within(abs, w.Path) })
-	if i < 0 {
-		return Ref{}, fmt.Errorf("no workspace at %s (see tine ls): %w", abs, tine.ErrNotFound)
-	}
-	w := all[i]
 	runs, err := tx.Runs(tine.RunFilter{Workspace: w.ID})
 	if err != nil {
 		return Ref{}, err
@@ -159,12 +156,18 @@ func workspaceOfCwd(tx tine.Tx) (*tine.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	return workspaceAt(tx, cwd)
+}
+
+// workspaceAt returns the workspace whose path contains the absolute path
+// p, or tine.ErrNotFound.
+func workspaceAt(tx tine.Tx, p string) (*tine.Workspace, error) {
 	all, err := tx.Workspaces()
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range all {
-		if fstree.Within(cwd, w.Path) {
+		if fstree.Within(p, w.Path) {
 			return w, nil
 		}
 	}

@@ -194,11 +194,12 @@ func (a *app) printSeal(parent string, s *engine.SealReport) {
 	}
 	what := fmt.Sprintf("copied %d changed files (%s)", s.Files, size(s.Bytes))
 	switch {
-	case s.Unchanged && s.Presealed:
-		fmt.Fprintf(a.stdout, "  %s: nothing changed since its seal in the background, nothing copied\n", why)
-		return
-	case s.Unchanged:
-		fmt.Fprintf(a.stdout, "  %s: nothing changed since its last seal, nothing copied\n", why)
+	case s.Unchanged: // nothing copied: no time worth saying
+		since := "its last seal"
+		if s.Presealed {
+			since = "its seal in the background"
+		}
+		fmt.Fprintf(a.stdout, "  %s: nothing changed since %s, nothing copied\n", why, since)
 		return
 	case s.Whole:
 		what = fmt.Sprintf("copied its whole delta, %d files (%s),", s.Files, size(s.Bytes))
