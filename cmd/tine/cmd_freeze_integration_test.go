@@ -36,7 +36,9 @@ func newFrozenSetup(t *testing.T) *frozenSetup {
 			s.src = r
 		}
 	}
-	if !s.answers() {
+	// tine start waited for the port inside the run's network; from the
+	// host, through its veth, a loaded machine may take a moment more.
+	if !s.answersWithin(10 * time.Second) {
 		t.Fatal("the source's web service does not answer before any freeze")
 	}
 	return s
