@@ -89,6 +89,10 @@ func (j *releaseJournal) committed() bool { return j.Phase != phaseStaging }
 type releaseTx struct {
 	e *Engine
 	w *tine.Workspace
+	// aside and asideNames are where prepare moved what was beneath the
+	// workspace's mount, and what (clearBeneath).
+	aside      string
+	asideNames []string
 }
 
 func newReleaseTx(e *Engine, w *tine.Workspace) *releaseTx { return &releaseTx{e: e, w: w} }
@@ -98,7 +102,7 @@ func newReleaseTx(e *Engine, w *tine.Workspace) *releaseTx { return &releaseTx{e
 // sees, and every fork's view is removed. Forks with unmerged changes are
 // refused unless force is set. A release an earlier attempt committed is
 // finished, whatever force says.
-func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Workspace, error) {
+func (e *Engine) Release(ctx context.Context, ref string, force bool) (*Released, error) {
 	w, err := e.FindWorkspace(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -121,7 +125,7 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 	if j != nil && j.committed() {
 		// Never stage again over a committed release: its journal and
 		// what it names are the user's files.
-		return w, tx.finish(context.WithoutCancel(ctx))
+		return tx.released(), tx.finish(context.WithoutCancel(ctx))
 	}
 	if j != nil {
 		if err := tx.undoStaging(ctx, j); err != nil {
@@ -161,11 +165,25 @@ func (e *Engine) Release(ctx context.Context, ref string, force bool) (*tine.Wor
 			return nil, fmt.Errorf("workspace %s has no source run to release: %w", w.Name, tine.ErrInvalid)
 		}
 		if err := tx.prepare(ctx, src); err != nil {
-			return nil, err
+			return nil, tx.sayAside(err)
 		}
 	}
 	// Committed: ctx's end (a Ctrl-C) no longer stops anything.
-	return w, tx.finish(context.WithoutCancel(ctx))
+	return tx.released(), tx.sayAside(tx.finish(context.WithoutCancel(ctx)))
+}
+
+// released is what Release reports of r's workspace.
+func (r *releaseTx) released() *Released {
+	return &Released{Workspace: *r.w, Aside: r.aside, AsideNames: r.asideNames}
+}
+
+// sayAside is err saying where prepare moved what was beneath the
+// workspace's mount, if it moved anything; nil for nil.
+func (r *releaseTx) sayAside(err error) error {
+	if err == nil || r.aside == "" {
+		return err
+	}
+	return fmt.Errorf("%w (what was written beneath its mount is now in %s)", err, r.aside)
 }
 
 func (r *releaseTx) journalPath() string {
@@ -221,14 +239,14 @@ func (r *releaseTx) prepare(ctx context.Context, src *tine.Run) (err error) {
 	}
 	br := e.backendRun(w, src)
 	if err := mnt.UnmountAll(w.Path); err != nil {
-		return fmt.Errorf("%s is in use by a process; close it and retry: %w", w.Path, err)
+		return inUse(w.Path, err)
 	}
 	defer func() {
 		if err != nil && !r.committed() {
 			r.remountLive(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := onlyMarker(w.Path); err != nil {
+	if r.aside, r.asideNames, err = clearBeneath(w.Path); err != nil {
 		return err
 	}
 	j := &releaseJournal{Path: w.Path, Temp: ".tine-release-" + tine.NewID("")}
@@ -410,27 +428,6 @@ func (r *releaseTx) remountLive(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// onlyMarker checks that the unmounted workspace directory holds nothing
-// but tine's marker (and scratch of an earlier release), so nothing of
-// anyone's is in the way of the files coming back.
-func onlyMarker(path string) error {
-	names, err := readNames(path)
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if n != markerName && !strings.HasPrefix(n, ".tine-release-") {
-			return fmt.Errorf("%s holds %q under its mount, which the released files would replace; move it away and retry: %w", path, n, tine.ErrExists)
-		}
-		if n != markerName {
-			if err := fstree.Purge(filepath.Join(path, n)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func readNames(dir string) ([]string, error) {
@@ -982,7 +979,7 @@ func (r *releaseTx) unmountAll() error {
 		return nil
 	}
 	if err := mnt.UnmountAll(w.Path); err != nil {
-		return fmt.Errorf("%s is in use by a process; close it and retry: %w", w.Path, err)
+		return inUse(w.Path, err)
 	}
 	runs, _ := os.ReadDir(e.lay.Workspace(w.ID).Runs())
 	for _, r := range runs {

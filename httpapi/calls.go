@@ -106,8 +106,8 @@ func (c *Client) Init(ctx context.Context, req InitRequest) (*engine.Ref, error)
 }
 
 // Release stops managing workspace ref (tine release).
-func (c *Client) Release(ctx context.Context, ref string, req ReleaseRequest) (*tine.Workspace, error) {
-	return post[tine.Workspace](ctx, c, "/v1/workspaces/"+url.PathEscape(ref)+"/release", req)
+func (c *Client) Release(ctx context.Context, ref string, req ReleaseRequest) (*engine.Released, error) {
+	return post[engine.Released](ctx, c, "/v1/workspaces/"+url.PathEscape(ref)+"/release", req)
 }
 
 // Runs lists the live runs the caller may see (all: discarded ones too),

@@ -184,11 +184,10 @@ func (a *app) printSeal(parent string, s *engine.SealReport) {
 			who = nil
 		}
 		for _, h := range s.Holders {
-			name := display.Text(h.Command)
 			if h.Pid == os.Getpid() { // found by the daemon: this command's own cwd
-				name = "tine (this command)"
+				h.Command = "tine (this command)"
 			}
-			who = append(who, fmt.Sprintf("pid %d %s %s", h.Pid, name, holderUses(h.Uses)))
+			who = append(who, h.String())
 		}
 		why = display.Text(parent) + " busy (" + strings.Join(who, "; ") + ")"
 	}
@@ -207,17 +206,6 @@ func (a *app) printSeal(parent string, s *engine.SealReport) {
 		what = fmt.Sprintf("copied %d files changed since its seal in the background (%s)", s.Files, size(s.Bytes))
 	}
 	fmt.Fprintf(a.stdout, "  %s: %s in %s\n", why, what, msString(s.MS))
-}
-
-// holderUses says how a process uses a directory, for printSeal.
-func holderUses(uses string) string {
-	switch uses {
-	case "cwd":
-		return "has its cwd in it"
-	case "root":
-		return "has its root in it"
-	}
-	return "has a file open in it"
 }
 
 // msString prints a duration in milliseconds for people.

@@ -2,10 +2,17 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
+	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/internal/mnt"
 )
 
 func newRelease(a *app) *cobra.Command {
@@ -20,6 +27,9 @@ a name or an id.`,
 		Example: `  tine release ~/src/app`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := cwdHolds(args[0]); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(c.Context())
 			defer stop()
 			o := outcome{before: "nothing was released", after: "the release was committed: " + args[0] + " holds the source's files, as plain files",
@@ -47,10 +57,52 @@ a name or an id.`,
 	return c
 }
 
-func (a *app) printReleased(w *tine.Workspace, asJSON bool) error {
+func (a *app) printReleased(w *engine.Released, asJSON bool) error {
 	if asJSON {
 		return a.printJSON(w)
 	}
 	fmt.Fprintf(a.stdout, "released %s: %s holds plain files\n", w.Name, w.Path)
+	if w.Aside != "" {
+		fmt.Fprintf(a.stdout, "moved %s into %s: written beneath the workspace's mount (by a process whose directory was %s when tine init mounted over it), where the workspace did not see it\n",
+			listSome(w.AsideNames, 3), w.Aside, w.Path)
+	}
 	return nil
+}
+
+// listSome is names quoted and joined, the first n of them and how many
+// more.
+func listSome(names []string, n int) string {
+	q := make([]string, 0, n)
+	for i, s := range names {
+		if i == n {
+			q = append(q, fmt.Sprintf("and %d more", len(names)-n))
+			break
+		}
+		q = append(q, strconv.Quote(s))
+	}
+	return strings.Join(q, ", ")
+}
+
+// cwdHolds fails when this command's working directory is in the
+// workspace mounted at ref (when ref is a path): the mount it keeps busy
+// could not be released. A directory beneath the mount (a shell that was
+// there before tine init) holds nothing, and passes.
+func cwdHolds(ref string) error {
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return nil
+	}
+	cwd, err := os.Getwd()
+	if _, in := below(cwd, abs); err != nil || !in {
+		return nil
+	}
+	if ok, err := mnt.IsMountpoint(abs); err != nil || !ok {
+		return nil
+	}
+	here, err1 := os.Stat(".")
+	ws, err2 := os.Stat(abs)
+	if err1 != nil || err2 != nil || here.Sys().(*syscall.Stat_t).Dev != ws.Sys().(*syscall.Stat_t).Dev {
+		return nil
+	}
+	return fmt.Errorf("your current directory %s is in the workspace, and keeps it mounted: cd out of it (cd %s) and retry: %w", display.Text(cwd), display.Text(filepath.Dir(abs)), tine.ErrBusy)
 }

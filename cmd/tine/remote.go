@@ -178,7 +178,7 @@ func (a *app) remoteInit(ctx context.Context, o engine.InitOptions) (engine.Ref,
 }
 
 // remoteRelease is tine release through the daemon.
-func (a *app) remoteRelease(ctx context.Context, ref string, force bool) (*tine.Workspace, error) {
+func (a *app) remoteRelease(ctx context.Context, ref string, force bool) (*engine.Released, error) {
 	if abs, err := filepath.Abs(ref); err == nil {
 		if fi, err := os.Stat(ref); err == nil && fi.IsDir() {
 			ref = abs // a path: the daemon's directory is not ours
