@@ -26,6 +26,7 @@ require (
 	k8s.io/apiserver v0.36.6
 	k8s.io/client-go v0.36.6
 	k8s.io/component-base v0.36.6
+	k8s.io/component-helpers v0.36.6
 	sigs.k8s.io/controller-runtime v0.24.1
 	sigs.k8s.io/kustomize/api v0.21.2
 	sigs.k8s.io/kustomize/kyaml v0.21.2

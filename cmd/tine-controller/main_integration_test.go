@@ -4,16 +4,19 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tinehq/tine/fleet"
 	"github.com/tinehq/tine/internal/testkit"
@@ -38,8 +41,16 @@ const crdPath = "../../deploy/controller/tine.dev_tinetasks.yaml"
 func TestController_TineTask(t *testing.T) {
 	testkit.RequireRoot(t, rootWhy)
 	url := pgtest.URL(t)
-	cfg := kubetest.Start(t)
-	kubeconfig := kubetest.Kubeconfig(t, cfg)
+	// The controller runs as deploy/controller's ServiceAccount, with
+	// only what its Role grants, in the Role's namespace, as in a cluster.
+	grant := controllerGrant(t)
+	cfg := kubetest.Start(t, grant)
+	t.Cleanup(func() { // after the controller stops, and after a t.Fatal too
+		if d := grant.Denied(); len(d) > 0 {
+			t.Errorf("the API server refused the controller what deploy/controller/rbac.yaml's Role does not grant: %q", d)
+		}
+	})
+	kubeconfig := kubetest.Kubeconfig(t, kubetest.As(cfg, grant.User))
 	dev := environ("TINE_HOME="+t.TempDir(), "TINE_FLEET_URL="+url)
 
 	if r := runBin(t, dev, controllerBin, "--kubeconfig", kubeconfig); r.code != 3 || !strings.Contains(r.stderr, "serves no tine.dev/v1alpha1, Kind=TineTask") {
@@ -52,7 +63,7 @@ func TestController_TineTask(t *testing.T) {
 		t.Errorf("tine controller: %v; want exit 2 naming tine-controller", r)
 	}
 	kubetest.ApplyCRD(t, cfg, crdPath)
-	startDaemon(t, dev, controllerBin, "--kubeconfig", kubeconfig, "--poll", "200ms")
+	startDaemon(t, dev, controllerBin, "--kubeconfig", kubeconfig, "--namespace", ns, "--poll", "200ms")
 	c := tineTaskClient(t, cfg)
 	ctx := context.Background()
 	repo, commit := fleetRepo(t)
@@ -69,7 +80,7 @@ func TestController_TineTask(t *testing.T) {
 	if a.Status.Commit != commit || a.Status.TaskID == b.Status.TaskID {
 		t.Errorf("queued: commit %s (want %s), tasks %s %s", a.Status.Commit, commit, a.Status.TaskID, b.Status.TaskID)
 	}
-	if r := runBin(t, dev, tineBin, "tasks", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"submitted_by": "TineTask default/a"`) {
+	if r := runBin(t, dev, tineBin, "tasks", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"submitted_by": "TineTask `+ns+`/a"`) {
 		t.Errorf("tine tasks does not name the TineTask that submitted: %v", r)
 	}
 	checkResubmit(t, c, cc)
@@ -96,6 +107,42 @@ func TestController_TineTask(t *testing.T) {
 	if err != nil || len(tasks) != 3 {
 		t.Fatalf("fleet tasks: %d, %v; want 3 (a, b canceled, c once)", len(tasks), err)
 	}
+}
+
+// ns is the namespace deploy/controller/ runs the controller in.
+const ns = "tine"
+
+// controllerGrant is what deploy/controller/rbac.yaml grants the
+// controller: its Role's rules, for the ServiceAccount its RoleBinding
+// names, in the Role's namespace.
+func controllerGrant(t *testing.T) *kubetest.Grant {
+	t.Helper()
+	b, err := os.ReadFile("../../deploy/controller/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.Role
+	var binding rbacv1.RoleBinding
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var kind struct{ Kind string }
+		if err := yaml.Unmarshal([]byte(doc), &kind); err != nil {
+			t.Fatal(err)
+		}
+		switch kind.Kind {
+		case "Role":
+			err = yaml.UnmarshalStrict([]byte(doc), &role)
+		case "RoleBinding":
+			err = yaml.UnmarshalStrict([]byte(doc), &binding)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(binding.Subjects) != 1 || binding.RoleRef.Name != role.Name || role.Namespace != ns || binding.Subjects[0].Kind != "ServiceAccount" {
+		t.Fatalf("rbac.yaml: Role %s/%s, RoleBinding of %s to %+v; want one ServiceAccount bound to the Role in %s", role.Namespace, role.Name, binding.RoleRef.Name, binding.Subjects, ns)
+	}
+	sa := binding.Subjects[0]
+	return &kubetest.Grant{User: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name, Namespace: role.Namespace, Rules: role.Rules}
 }
 
 // checkResubmit clears TineTask tt's status, as a status write lost
@@ -139,7 +186,7 @@ func checkDelete(t *testing.T, c client.Client, url string, tt *v1alpha1.TineTas
 	}
 	defer f.Close()
 	tk, err := f.Task(ctx, tt.Status.TaskID)
-	if err != nil || tk.State != fleet.TaskCanceled || !strings.Contains(tk.Reason, "TineTask default/"+tt.Name+" deleted") {
+	if err != nil || tk.State != fleet.TaskCanceled || !strings.Contains(tk.Reason, "TineTask "+ns+"/"+tt.Name+" deleted") {
 		t.Errorf("task of the deleted TineTask: %+v, %v; want canceled", tk, err)
 	}
 }
@@ -158,10 +205,10 @@ func tineTaskClient(t *testing.T, cfg *rest.Config) client.Client {
 	return c
 }
 
-// create creates TineTask name in the default namespace.
+// create creates TineTask name in namespace ns.
 func create(t *testing.T, c client.Client, name string, spec v1alpha1.TineTaskSpec) {
 	t.Helper()
-	tt := &v1alpha1.TineTask{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: spec}
+	tt := &v1alpha1.TineTask{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
 	if err := c.Create(context.Background(), tt); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +221,7 @@ func waitPhase(t *testing.T, c client.Client, name, phase string) *v1alpha1.Tine
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var tt v1alpha1.TineTask
-		err := c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &tt)
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &tt)
 		if err == nil && tt.Status.Phase == phase && len(tt.Finalizers) == 1 && tt.Finalizers[0] == kube.Finalizer {
 			return &tt
 		}

@@ -24,6 +24,8 @@ import (
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/union"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
@@ -39,14 +41,16 @@ import (
 )
 
 // Start starts an API server on an embedded etcd, both stopped when t
-// ends, and returns a configuration with full rights to it.
+// ends, and returns a configuration with full rights to it. Each grant's
+// user is authorized by its rules alone (As makes a configuration that
+// acts as them).
 //
 // It is the apiextensions-apiserver set up as Kubernetes' own tests of it
 // set it up (its package testing's StartTestServer), with one change: it
 // lists its API groups at /apis itself (discovery on), as kube-apiserver's
 // aggregator does in a cluster, so that clients (controller-runtime's
 // REST mapper) find the custom resources' groups.
-func Start(t testing.TB) *rest.Config {
+func Start(t testing.TB, grants ...*Grant) *rest.Config {
 	t.Helper()
 	etcd := testserver.RunEtcd(t, nil)
 	s := options.NewCustomResourceDefinitionsServerOptions(io.Discard, io.Discard)
@@ -85,6 +89,13 @@ func Start(t testing.TB) *rest.Config {
 	cfg, err := s.Config()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(grants) > 0 {
+		var az []authorizer.Authorizer
+		for _, g := range grants {
+			az = append(az, g)
+		}
+		cfg.GenericConfig.Authorization.Authorizer = union.New(append(az, cfg.GenericConfig.Authorization.Authorizer)...)
 	}
 	defs := openapi.GetOpenAPIDefinitionsWithoutDisabledFeatures(generatedopenapi.GetOpenAPIDefinitions)
 	cfg.GenericConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(defs, openapinamer.NewDefinitionNamer(extensionsapiserver.Scheme))
@@ -226,7 +237,8 @@ func Kubeconfig(t testing.TB, cfg *rest.Config) string {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData,
 		InsecureSkipTLSVerify: cfg.Insecure, TLSServerName: cfg.ServerName}
-	kc.AuthInfos["test"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.AuthInfos["test"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
+		Impersonate: cfg.Impersonate.UserName}
 	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "test"}
 	kc.CurrentContext = "test"
 	path := filepath.Join(t.TempDir(), "kubeconfig")

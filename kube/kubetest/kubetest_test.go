@@ -3,9 +3,12 @@ package kubetest
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -75,4 +78,46 @@ func task(name string, spec map[string]any) *unstructured.Unstructured {
 		"apiVersion": "tine.dev/v1alpha1", "kind": "TineTask",
 		"metadata": map[string]any{"name": name}, "spec": spec,
 	}}
+}
+
+// TestGrant_ServerAuthorizes: a Grant's user, acting through As, may do
+// in its namespace what its rules say, and the server refuses (403) the
+// rest: another namespace, a verb or a subresource no rule names. The
+// loopback configuration keeps its full rights.
+func TestGrant_ServerAuthorizes(t *testing.T) {
+	g := &Grant{User: "system:serviceaccount:ns:reader", Namespace: "ns", Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"tine.dev"}, Resources: []string{"tinetasks"}, Verbs: []string{"get", "list", "create"}},
+	}}
+	cfg := Start(t, g)
+	ApplyCRD(t, cfg, "../../deploy/controller/tine.dev_tinetasks.yaml")
+	ctx := context.Background()
+	admin := dynamic.NewForConfigOrDie(cfg).Resource(tinetasks)
+	as := dynamic.NewForConfigOrDie(As(cfg, g.User)).Resource(tinetasks)
+	spec := map[string]any{"repo": "r", "prompt": "p"}
+	if _, err := as.Namespace("ns").Create(ctx, task("a", spec), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create, granted: %v", err)
+	}
+	if _, err := as.Namespace("ns").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("list, granted: %v", err)
+	}
+	if _, err := as.Namespace("other").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("list in another namespace: %v; want forbidden", err)
+	}
+	if err := as.Namespace("ns").Delete(ctx, "a", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("delete, not granted: %v; want forbidden", err)
+	}
+	obj, err := admin.Namespace("ns").Get(ctx, "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.Namespace("ns").UpdateStatus(ctx, obj, metav1.UpdateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("update of the status subresource, not granted: %v; want forbidden", err)
+	}
+	if err := admin.Namespace("ns").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("the loopback client's delete: %v", err)
+	}
+	want := []string{`list tinetasks.tine.dev in namespace "other"`, `delete tinetasks.tine.dev in namespace "ns"`, `update tinetasks/status.tine.dev in namespace "ns"`}
+	if got := g.Denied(); !slices.Equal(got, want) {
+		t.Errorf("denied %q; want %q", got, want)
+	}
 }
