@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,8 +35,8 @@ var discovery = []rbacv1.PolicyRule{{
 	NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/", "/healthz", "/livez", "/readyz"},
 }}
 
-// Denied are the requests of User the grant refused, as "verb
-// resource/subresource in namespace" (or "verb path").
+// Denied are the requests of User the grant refused, each once, as
+// "verb resource/subresource.group in namespace" (or "verb path").
 func (g *Grant) Denied() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -74,7 +75,9 @@ func (g *Grant) Authorize(_ context.Context, a authorizer.Attributes) (authorize
 
 func (g *Grant) deny(what, why string) (authorizer.Decision, string, error) {
 	g.mu.Lock()
-	g.denied = append(g.denied, what)
+	if !slices.Contains(g.denied, what) {
+		g.denied = append(g.denied, what)
+	}
 	g.mu.Unlock()
 	return authorizer.DecisionDeny, why, nil
 }
