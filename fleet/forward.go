@@ -130,6 +130,9 @@ func (a *Admitter) Admit(r *http.Request) (Admitted, error) {
 	if a == nil || len(a.key) == 0 {
 		return Admitted{}, fmt.Errorf("node %s has no fleet key (%s) and takes no forwarded requests: %w", a.nodeName(), EnvKey, ErrForged)
 	}
+	if len(f) > 0 && f[0] != "v2" && strings.HasPrefix(f[0], "v") {
+		return Admitted{}, fmt.Errorf("signed in format %q by node %s; this node takes v2: the fleet's nodes run different tine releases, upgrade them together: %w", f[0], in.From, ErrForged)
+	}
 	if in.From == "" || len(f) != 4 || f[0] != "v2" || len(r.Header.Values(HeaderUser)) > 1 {
 		return Admitted{}, fmt.Errorf("%s and %s (v2) are needed, and %s once at most: %w", HeaderHop, HeaderAuth, HeaderUser, ErrForged)
 	}

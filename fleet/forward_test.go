@@ -51,6 +51,13 @@ func TestAdmitter_Admit(t *testing.T) {
 	if _, err := a.Admit(stale); !errors.Is(err, ErrForged) {
 		t.Errorf("stale: %v", err)
 	}
+	// A node of an older release signs v1 ("v1 TS HMAC"): refused, saying
+	// the releases differ, not only that the signature is wrong.
+	old := signed("a", "", key)
+	old.Header.Set(HeaderAuth, "v1 "+f[1]+" "+f[3])
+	if _, err := a.Admit(old); !errors.Is(err, ErrForged) || !strings.Contains(err.Error(), `signed in format "v1" by node b; this node takes v2: the fleet's nodes run different tine releases`) {
+		t.Errorf("a v1 signature: %v; want refused, naming the releases", err)
+	}
 	// Two requests alike, in the same second, are two: each is admitted.
 	if _, err := a.Admit(signed("a", "", key)); err != nil {
 		t.Errorf("the first of two requests alike: %v", err)
