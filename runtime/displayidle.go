@@ -155,6 +155,17 @@ func (m *Manager) stopIfIdle(ctx context.Context, f engine.Ref) bool {
 	if timeout == 0 || idle < timeout || m.vnc.count(f.Run.ID) > 0 || m.supervised(f) == 0 {
 		return false
 	}
+	// Under the run's lock, as the watcher that revives ended copies
+	// (reviveEnded) holds it: else it may find the display's copy ended
+	// by this stop and start the display again beside it.
+	f, unlock, err := m.eng.LockRun(ctx, f.Run.ID)
+	if err != nil {
+		return false
+	}
+	defer unlock()
+	if m.supervised(f) == 0 {
+		return false
+	}
 	cfg, err := m.eng.Config(ctx, f)
 	if err != nil {
 		m.warn("stopping %s's idle display: %v", f.Run.Name, err)
@@ -177,18 +188,16 @@ func (m *Manager) stopIfIdle(ctx context.Context, f engine.Ref) bool {
 	return true
 }
 
-// endAdopted ends the copies of services names forked live into r (a
+// endAdopted forgets the copies of services names forked live into r (a
 // display restored by CRIU, which its supervisor did not start and
-// cannot stop) and forgets them, so that r's supervisor starts them
-// afresh when asked.
+// cannot stop), then ends them, so that r's supervisor starts them
+// afresh when asked. Forgotten first: a copy seen ended while still
+// recorded is one its origin took along, which is started again.
 func (m *Manager) endAdopted(r engine.Ref, names []string) {
 	var ended, keep []Adopted
 	for _, a := range m.readAdopted(r) {
 		if slices.Contains(names, a.Service) {
 			ended = append(ended, a)
-			if a.alive() {
-				syscall.Kill(a.Pid, syscall.SIGKILL)
-			}
 		} else {
 			keep = append(keep, a)
 		}
@@ -196,10 +205,16 @@ func (m *Manager) endAdopted(r engine.Ref, names []string) {
 	if len(ended) == 0 {
 		return
 	}
-	endedCopies(ended)
 	if err := m.writeAdopted(r, keep); err != nil {
 		m.warn("updating %s's live-forked processes: %v", r.Run.Name, err)
+		return
 	}
+	for _, a := range ended {
+		if a.alive() {
+			syscall.Kill(a.Pid, syscall.SIGKILL)
+		}
+	}
+	endedCopies(ended)
 	m.forgetChoices(r, names)
 }
 
