@@ -27,17 +27,24 @@ import (
 // run mounted anything of its own. Mounts at or beneath the workspace path
 // are never followed: what the run sees there is tine's business (its
 // view, or the source view it runs on), and tine changes it itself.
+//
+// A mount's ID is reused once the mount is gone, by any new mount: a copy
+// is known by its ID and what it mounts (filesystem, root, point), and
+// one whose ID now names another mount (the run's own /tmp, say) is no
+// longer followed, never unmounted in its stead.
 type hostMounts struct {
 	host      *os.File
 	workspace string
-	toRun     map[int]int
+	toRun     map[int]mnt.Info
 }
 
 // hostMountsFD is the launcher's mountinfo, inherited after status and gate.
 const hostMountsFD = 5
 
 // newHostMounts pairs the host's mounts with this namespace's copies. It
-// must run before the run mounts anything.
+// must run once this namespace's mounts are private (no unmount of the
+// host's takes a copy along after it paired them) and before the run
+// mounts anything.
 func newHostMounts(host *os.File, workspace string) (*hostMounts, error) {
 	hs, err := readMountinfo(host)
 	if err != nil {
@@ -52,21 +59,23 @@ func newHostMounts(host *os.File, workspace string) (*hostMounts, error) {
 
 // pairMounts matches each host mount with its copy: same filesystem, same
 // root and mount point, in the same order (a namespace copy keeps both).
-func pairMounts(host, own []mnt.Info) map[int]int {
-	key := func(m mnt.Info) string { return m.Dev + "\x00" + m.Root + "\x00" + m.Point }
-	copies := map[string][]int{}
+func pairMounts(host, own []mnt.Info) map[int]mnt.Info {
+	copies := map[string][]mnt.Info{}
 	for _, m := range own {
-		copies[key(m)] = append(copies[key(m)], m.ID)
+		copies[mountKey(m)] = append(copies[mountKey(m)], m)
 	}
-	pairs := map[int]int{}
+	pairs := map[int]mnt.Info{}
 	for _, m := range host {
-		if q := copies[key(m)]; len(q) > 0 {
+		if q := copies[mountKey(m)]; len(q) > 0 {
 			pairs[m.ID] = q[0]
-			copies[key(m)] = q[1:]
+			copies[mountKey(m)] = q[1:]
 		}
 	}
 	return pairs
 }
+
+// mountKey is what a mount mounts: its filesystem, root and point.
+func mountKey(m mnt.Info) string { return m.Dev + "\x00" + m.Root + "\x00" + m.Point }
 
 // follow waits for changes of the host's mount table and applies its
 // unmounts here. It never returns.
@@ -89,50 +98,62 @@ func (h *hostMounts) sync() {
 	for _, m := range hs {
 		present[m.ID] = true
 	}
-	var gone []int
-	for hid, rid := range h.toRun {
+	var gone []mnt.Info
+	for hid, copied := range h.toRun {
 		if !present[hid] {
-			gone = append(gone, rid)
+			gone = append(gone, copied)
 			delete(h.toRun, hid)
 		}
 	}
 	if len(gone) == 0 {
 		return
 	}
-	sort.Ints(gone)
-	for _, rid := range gone {
-		h.release(rid)
+	sort.Slice(gone, func(i, j int) bool { return gone[i].ID < gone[j].ID })
+	for _, copied := range gone {
+		h.release(copied)
 	}
 }
 
-// release unmounts the run's mount rid, read afresh (an unmount before may
-// have taken it along), if nothing of the run's own is mounted over it.
-func (h *hostMounts) release(rid int) {
+// release unmounts the run's copy of a mount the host unmounted, read
+// afresh (an unmount before may have taken it along), if it is still
+// there and nothing of the run's own is mounted over it.
+func (h *hostMounts) release(copied mnt.Info) {
 	own, err := ownMounts()
 	if err != nil {
 		log.Printf("reading the run's mounts: %v", err)
 		return
 	}
+	point, ok := h.releasable(own, copied)
+	if !ok {
+		return
+	}
+	if err := unix.Unmount(point, unix.MNT_DETACH); err != nil {
+		log.Printf("the host unmounted %s; unmounting it here: %v", point, err)
+		return
+	}
+	log.Printf("the host unmounted %s; unmounted here too", point)
+}
+
+// releasable says whether the copy is to be unmounted, and where: not when
+// it is gone, or its ID names another mount now, or it lies at or beneath
+// the workspace path, or the run mounted something of its own over it.
+func (h *hostMounts) releasable(own []mnt.Info, copied mnt.Info) (string, bool) {
 	var m *mnt.Info
 	for i := range own {
-		if own[i].ID == rid {
+		if own[i].ID == copied.ID && mountKey(own[i]) == mountKey(copied) {
 			m = &own[i]
 		}
 	}
 	if m == nil || h.beneathWorkspace(m.Point) {
-		return
+		return "", false
 	}
 	for _, o := range own {
-		if o.Parent == rid && o.Point == m.Point {
+		if o.Parent == m.ID && o.Point == m.Point {
 			log.Printf("the host unmounted %s; kept here under the run's own mount", m.Point)
-			return
+			return "", false
 		}
 	}
-	if err := unix.Unmount(m.Point, unix.MNT_DETACH); err != nil {
-		log.Printf("the host unmounted %s; unmounting it here: %v", m.Point, err)
-		return
-	}
-	log.Printf("the host unmounted %s; unmounted here too", m.Point)
+	return m.Point, true
 }
 
 func (h *hostMounts) beneathWorkspace(point string) bool {

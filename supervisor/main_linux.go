@@ -43,6 +43,9 @@ func Main() {
 		spec.Dir = dir
 	}
 	syscall.CloseOnExec(hostMountsFD) // never inherited by the run's processes
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		failStart(status, fmt.Errorf("making mounts private: %w", err))
+	}
 	hm, err := newHostMounts(os.NewFile(hostMountsFD, "host-mountinfo"), spec.Workspace)
 	if err != nil {
 		log.Printf("not following the host's unmounts: %v", err)
@@ -89,13 +92,10 @@ func failStart(status *os.File, err error) {
 	os.Exit(1)
 }
 
-// enterNamespaces makes this process's mounts private, puts the run's files
-// at the workspace path, mounts a /proc of the run's pid namespace and
+// enterNamespaces puts the run's files at the workspace path (its mounts
+// made private before), mounts a /proc of the run's pid namespace and
 // names the host after the run.
 func enterNamespaces(spec Spec) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making mounts private: %w", err)
-	}
 	if spec.View != "" {
 		if err := mnt.Bind(spec.View, spec.Workspace); err != nil {
 			return fmt.Errorf("mounting the run's files: %w", err)
