@@ -63,10 +63,16 @@ func Of(err error) Kind {
 // privilege error (see aliases).
 const CodeUnknownUser = "unknown_user"
 
+// CodeNoHome is the code of the 409 a fleet node answers about a
+// workspace no node is recorded as its home and whose files are not on
+// that node: a state error (see aliases).
+const CodeNoHome = "no_home"
+
 // aliases are codes that say more than their kind's own code, each with
 // the sentinel a client turns it into (and so its exit status).
 var aliases = map[string]error{
 	CodeUnknownUser: tine.ErrPrivilege,
+	CodeNoHome:      tine.ErrState,
 }
 
 // Sentinel returns the sentinel a code names, or nil for an unknown code.

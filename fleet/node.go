@@ -203,6 +203,25 @@ func (f *Fleet) SetHome(ctx context.Context, ws, node string) error {
 	return nil
 }
 
+// ClaimHome records that workspace ws lives on node unless a home is on
+// record already, and returns the home on record after: node, or the node
+// that claimed it first.
+func (f *Fleet) ClaimHome(ctx context.Context, ws, node string) (string, error) {
+	var home string
+	err := f.pool.QueryRow(ctx, `WITH claimed AS (
+			INSERT INTO fleet_homes (workspace, node) VALUES ($1, $2)
+			ON CONFLICT (workspace) DO NOTHING RETURNING node)
+		SELECT node FROM claimed UNION ALL SELECT node FROM fleet_homes WHERE workspace = $1
+		LIMIT 1`, ws, node).Scan(&home)
+	if errors.Is(err, pgx.ErrNoRows) { // claimed at the same moment: not in this statement's snapshot
+		return f.Home(ctx, ws)
+	}
+	if err != nil {
+		return "", fmt.Errorf("fleet: home of %s: %w", ws, err)
+	}
+	return home, nil
+}
+
 // Home returns the node workspace ws lives on, "" when it has none (made
 // by a tine that is not a node).
 func (f *Fleet) Home(ctx context.Context, ws string) (string, error) {

@@ -105,3 +105,62 @@ func TestFleet_Forward(t *testing.T) {
 		}
 	})
 }
+
+// TestFleet_HomeOfAnUnrecordedWorkspace: a workspace made with the engine
+// directly (tine init with no daemon) has no home on record. A node
+// without its files refuses requests about it (409 no_home, saying why),
+// where before it answered them itself, from files it does not have; the
+// node whose state directory holds it records it as living there when it
+// starts, and from then on the other nodes forward to it. tine fetch
+// through a node other than the workspace's is forwarded to the home
+// node too, which forks the run and brings the winner in there; before,
+// the node asked forked a run whose files it did not have.
+func TestFleet_HomeOfAnUnrecordedWorkspace(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	url := pgtest.URL(t)
+	repo, _ := fleetRepo(t)
+	b := startNodeEnv(t, url, "hb", []string{testFleetKey})
+	home := newEnv(t)
+	home.vars = append(home.vars, "TINE_STORE_URL="+url)
+	ws := home.workspaceDir("pre")
+	hostSh(t, ws, "git clone -q "+repo+" .")
+	home.ok("init", ws)
+	var runs []struct{ Workspace string }
+	home.okJSON(&runs, "ls", "--json")
+	if len(runs) != 1 {
+		t.Fatalf("runs: %+v", runs)
+	}
+	path := "/v1/workspaces/" + runs[0].Workspace
+
+	code, h, body := apiGet(t, b.api(), path)
+	var e map[string]string
+	json.Unmarshal([]byte(body), &e)
+	if code != http.StatusConflict || e["code"] != "no_home" || !strings.Contains(e["error"], "its files are not on node hb") || h.Get(fleet.HeaderNode) != "" {
+		t.Fatalf("node hb's GET %s, the workspace's files on no node: %d (served by %q)\n%s\nwant 409 no_home from hb", path, code, h.Get(fleet.HeaderNode), body)
+	}
+
+	startNodeIn(t, home, url, "ha", []string{testFleetKey}, "--listen", freeAddr(t))
+	code, h, body = apiGet(t, b.api(), path)
+	if code != http.StatusOK || h.Get(fleet.HeaderNode) != "ha" {
+		t.Fatalf("node hb's GET %s once node ha, which holds its files, started: %d (served by %q)\n%s\nwant 200 from ha", path, code, h.Get(fleet.HeaderNode), body)
+	}
+
+	dev := newEnv(t)
+	dev.vars = append(dev.vars, "TINE_FLEET_URL="+url)
+	id := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--command", agentCmd, "-n", "1"))
+	if tk := waitTasks(t, dev, 1, 3*time.Minute).Tasks[0]; tk.State != fleet.TaskDone || tk.Winner == "" {
+		t.Fatalf("task %s: %s (%s), winner %q", id, tk.State, tk.Reason, tk.Winner)
+	}
+	resp, err := b.api().Post("http://tine/v1/fleet/tasks/"+id+"/fetch", "application/json", strings.NewReader(`{"run": "pre/source"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || resp.Header.Get(fleet.HeaderNode) != "ha" {
+		t.Fatalf("tine fetch through node hb into a run living on ha: %d (served by %q)\n%s\nwant 201 from ha", resp.StatusCode, resp.Header.Get(fleet.HeaderNode), out)
+	}
+	if got := home.ok("diff", id); !regexp.MustCompile(`f\d+\.txt`).MatchString(got) {
+		t.Errorf("the fetched fork on ha, its diff:\n%s\nwant the winner's files", got)
+	}
+}

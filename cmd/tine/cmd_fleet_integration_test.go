@@ -44,7 +44,13 @@ func startNode(t *testing.T, url, name string, args ...string) *fleetNode {
 // startNodeEnv is startNode with vars added to the node's environment.
 func startNodeEnv(t *testing.T, url, name string, vars []string, args ...string) *fleetNode {
 	t.Helper()
-	e := newEnv(t)
+	return startNodeIn(t, newEnv(t), url, name, vars, args...)
+}
+
+// startNodeIn is startNodeEnv in the state directory of e, which may
+// hold workspaces already.
+func startNodeIn(t *testing.T, e *env, url, name string, vars []string, args ...string) *fleetNode {
+	t.Helper()
 	e.vars = append(append(e.vars, "TINE_STORE_URL="+url), vars...)
 	n := &fleetNode{name: name, e: e, log: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
 	logf, err := os.Create(n.log)

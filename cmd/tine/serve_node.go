@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -100,10 +102,32 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 	}
 	info := fleet.NodeInfo{Name: n.name, Address: n.address, Capacity: n.capacity, Beat: n.beat,
 		Backends: backendNames(), LiveFork: liveForkEngines(ctx)}
+	nd.claimHeld(ctx, say)
 	go func() {
 		nd.done <- f.Serve(ctx, fleet.NodeConfig{Info: info, Run: fleet.EngineRunner(e, f, n.name, n.tasksDir), Say: say})
 	}()
 	return nd, nil
+}
+
+// claimHeld records as living here every workspace whose files are on
+// this node and that has no home on record (made before the machine
+// joined the fleet, or by tine init with no daemon), so that the other
+// nodes forward requests about it here rather than answer them.
+func (nd *node) claimHeld(ctx context.Context, say func(string, ...any)) {
+	var all []*tine.Workspace
+	err := nd.e.Store().View(ctx, func(tx tine.Tx) error {
+		var err error
+		all, err = tx.Workspaces()
+		return err
+	})
+	for _, w := range all {
+		if err == nil && nd.holds(w) {
+			_, err = nd.homeOf(ctx, w)
+		}
+	}
+	if err != nil {
+		say("node %s: the workspaces whose files are here are not all recorded as living here: %v", nd.name, err)
+	}
 }
 
 // forwarding returns node's forwarder and admitter, with the fleet key
@@ -187,7 +211,7 @@ func (nd *node) guard(token string, next http.Handler) http.Handler {
 	mux.Handle("GET /v1/fleet", people(nd.fleetStatus))
 	mux.Handle("POST /v1/fleet/tasks", people(nd.submitTasks))
 	mux.Handle("GET /v1/fleet/tasks/{id}", people(nd.task))
-	mux.Handle("POST /v1/fleet/tasks/{id}/fetch", people(nd.fetch))
+	mux.Handle("POST /v1/fleet/tasks/{id}/fetch", nd.admit(token, people(nd.fetch)))
 	if nd.name != "" {
 		runs := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.runHome)))
 		workspaces := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.workspaceHome)))
@@ -277,14 +301,9 @@ func (nd *node) workspaceHome(ctx context.Context, ref string) (ws *tine.Workspa
 	return w, "workspace " + w.Name, nil
 }
 
-// home passes a request about a run or workspace on this node (or on
-// none) to next, and forwards a person's request about a run or workspace
-// on another node to it: one who sees every workspace as such, a normal
-// user by their user name (their uid means nothing there), for one of
-// their workspaces alone (another's is not found here, as the API
-// answers). Code inside a run is never forwarded. A request forwarded
-// here about one this node's record says lives elsewhere is refused
-// (508), not forwarded again: a loop.
+// home passes a request about a run or workspace on this node to next,
+// and sends a person's request about one on another node there
+// (sendHome). Code inside a run is never forwarded.
 func (nd *node) home(next http.Handler, find func(context.Context, string) (*tine.Workspace, string, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		person := httpapi.Person(r)
@@ -297,29 +316,69 @@ func (nd *node) home(next http.Handler, find func(context.Context, string) (*tin
 			next.ServeHTTP(w, r) // the API says what is wrong with ref
 			return
 		}
-		home, err := nd.f.Home(r.Context(), ws.ID)
-		if err != nil {
-			writeAPIError(w, err)
-			return
-		}
-		if home == "" || home == nd.name {
+		if !nd.sendHome(w, r, ws, what) {
 			next.ServeHTTP(w, r)
-			return
 		}
-		if from, ok := r.Context().Value(forwardedKey{}).(string); ok {
-			writeAPIJSON(w, http.StatusLoopDetected, map[string]string{
-				"error": fmt.Sprintf("%s lives on node %s by this node's (%s) record, but node %s forwarded it here: not forwarded again", what, home, nd.name, from),
-				"code":  "loop", "node": home,
-			})
-			return
-		}
-		user, err := nd.forwardName(person, what, home)
-		if err != nil {
-			writeAPIJSON(w, http.StatusForbidden, map[string]string{"error": err.Error(), "code": codeUnknownUser, "node": nd.name})
-			return
-		}
-		nd.fwd.Forward(w, r, what, home, user)
 	})
+}
+
+// sendHome answers a person's request r about what of workspace ws when ws
+// does not live on this node, and reports whether it did: forwarded to its
+// home, one who sees every workspace as such, a normal user by their user
+// name (their uid means nothing there); refused when no node has it here
+// (CodeNoHome). A request forwarded here about one this node's record
+// says lives elsewhere is refused (508), not forwarded again: a loop.
+func (nd *node) sendHome(w http.ResponseWriter, r *http.Request, ws *tine.Workspace, what string) bool {
+	home, err := nd.homeOf(r.Context(), ws)
+	switch {
+	case err != nil:
+		writeAPIError(w, err)
+		return true
+	case home == nd.name:
+		return false
+	case home == "":
+		writeAPIJSON(w, http.StatusConflict, map[string]string{
+			"error": fmt.Sprintf("%s has no home node on record, and its files are not on node %s: it was made on another machine without a node's API (tine init with no daemon there); run tine serve --node on that machine, which records the workspaces whose files it holds, or work with it there", what, nd.name),
+			"code":  errcode.CodeNoHome, "node": nd.name,
+		})
+		return true
+	}
+	if from, ok := r.Context().Value(forwardedKey{}).(string); ok {
+		writeAPIJSON(w, http.StatusLoopDetected, map[string]string{
+			"error": fmt.Sprintf("%s lives on node %s by this node's (%s) record, but node %s forwarded it here: not forwarded again", what, home, nd.name, from),
+			"code":  "loop", "node": home,
+		})
+		return true
+	}
+	user, err := nd.forwardName(httpapi.Person(r), what, home)
+	if err != nil {
+		writeAPIJSON(w, http.StatusForbidden, map[string]string{"error": err.Error(), "code": codeUnknownUser, "node": nd.name})
+		return true
+	}
+	nd.fwd.Forward(w, r, what, home, user)
+	return true
+}
+
+// homeOf is the node workspace ws lives on: the one on record; with none
+// (made without a node's API: tine init with no daemon, or before the
+// machine joined the fleet), this node when ws's files are here, recorded
+// so for the other nodes; else "".
+func (nd *node) homeOf(ctx context.Context, ws *tine.Workspace) (string, error) {
+	home, err := nd.f.Home(ctx, ws.ID)
+	if err != nil || home != "" {
+		return home, err
+	}
+	if !nd.holds(ws) {
+		return "", nil
+	}
+	return nd.f.ClaimHome(ctx, ws.ID, nd.name)
+}
+
+// holds reports whether ws's files (its record in the state directory)
+// are on this node.
+func (nd *node) holds(ws *tine.Workspace) bool {
+	_, err := os.Stat(nd.e.Layout().Workspace(ws.ID).Record())
+	return err == nil
 }
 
 // forwardName is the user name a request of person c about what, living
@@ -408,7 +467,11 @@ type fetchRequest struct {
 // winner (fleet.Fetch), written as the workspace's owner.
 func (nd *node) fetch(w http.ResponseWriter, r *http.Request) {
 	var req fetchRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil || req.Run == "" {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<16))
+	if err == nil {
+		err = json.Unmarshal(raw, &req)
+	}
+	if err != nil || req.Run == "" {
 		writeAPIError(w, fmt.Errorf("the body is not {\"run\": RUN}: %w", tine.ErrInvalid))
 		return
 	}
@@ -421,6 +484,10 @@ func (nd *node) fetch(w http.ResponseWriter, r *http.Request) {
 	run, err := access.From(ctx).Run(ctx, nd.e, req.Run)
 	if err != nil {
 		writeAPIError(w, err)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw)) // read again if forwarded
+	if nd.name != "" && nd.sendHome(w, r, run.Workspace, fmt.Sprintf("run %s (workspace %s)", run.Run.Name, run.Workspace.Name)) {
 		return
 	}
 	out, err := fetchTask(ctx, nd.f, nd.e, run.Run.ID, t)
