@@ -45,6 +45,11 @@ func TestTable(t *testing.T) {
 	if s := Sentinel(CodeUnknownUser); s != tine.ErrPrivilege || Exit(fmt.Errorf("node uc: %w", s)) != ExitUnsupported {
 		t.Errorf("Sentinel(%q) = %v, want tine.ErrPrivilege (exit %d)", CodeUnknownUser, s, ExitUnsupported)
 	}
+	// A workspace no node is the home of, asked of a node without its
+	// files: the wrong state for that node (exit 5), not a failure (1).
+	if s := Sentinel(CodeNoHome); s != tine.ErrState || Exit(fmt.Errorf("node hb: %w", s)) != ExitState {
+		t.Errorf("Sentinel(%q) = %v, want tine.ErrState (exit %d)", CodeNoHome, s, ExitState)
+	}
 }
 
 func TestUnknown(t *testing.T) {
