@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
@@ -36,12 +37,7 @@ type controllerObjects struct {
 // kubectl apply -k deploy/controller/ would.
 func buildController(t *testing.T) controllerObjects {
 	t.Helper()
-	dir := t.TempDir()
-	copyDir(t, "controller", dir)
-	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("kustomize build: %v", err)
-	}
+	res := kustomize(t, "controller")
 	var o controllerObjects
 	for _, r := range res.Resources() {
 		b, err := r.AsYAML()
@@ -71,8 +67,22 @@ func buildController(t *testing.T) controllerObjects {
 	return o
 }
 
-// copyDir copies the YAML files of from (and fleet.env.example, as
-// fleet.env) into to.
+// kustomize builds the kustomization in from (deploy/ or
+// deploy/controller/) as kubectl apply -k would, from a copy of it.
+func kustomize(t *testing.T, from string) resmap.ResMap {
+	t.Helper()
+	dir := t.TempDir()
+	copyDir(t, from, dir)
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", from, err)
+	}
+	return res
+}
+
+// copyDir copies the YAML files of from into to, and its example
+// environment files (x.env.example) as the real ones (x.env, never
+// committed): the generated Secrets' sources.
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
 	if err := os.MkdirAll(to, 0o755); err != nil {
@@ -83,7 +93,7 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if e.Type().IsRegular() && (strings.HasSuffix(e.Name(), ".yaml") || e.Name() == "fleet.env.example") {
+		if e.Type().IsRegular() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".env.example")) {
 			b, err := os.ReadFile(filepath.Join(from, e.Name()))
 			if err != nil {
 				t.Fatal(err)

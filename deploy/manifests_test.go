@@ -6,15 +6,12 @@ package deploy
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,27 +30,7 @@ type objects struct {
 // environment file as tine.env (the Secret's source, never committed).
 func build(t *testing.T) objects {
 	t.Helper()
-	dir := t.TempDir()
-	ents, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".yaml") || e.Name() == "tine.env.example" {
-			b, err := os.ReadFile(e.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := strings.TrimSuffix(e.Name(), ".example")
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("kustomize build: %v", err)
-	}
+	res := kustomize(t, ".")
 	var out objects
 	for _, r := range res.Resources() {
 		b, err := r.AsYAML()
