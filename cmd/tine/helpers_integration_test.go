@@ -232,7 +232,39 @@ func (e *env) walkIn(run, root string) tree {
 // execSh runs a shell script inside run, starting at the workspace path.
 func (e *env) execSh(run, script string) string {
 	e.t.Helper()
-	return e.ok("exec", run, "--", "sh", "-c", shPrelude+script)
+	r := e.tine("exec", run, "--", "sh", "-c", shPrelude+script)
+	if r.code != 0 {
+		if strings.Contains(r.stderr, "Read-only file system") {
+			e.t.Logf("a read-only file system in %s; what may say why:\n%s", run, readOnlyClues(e.home))
+		}
+		e.t.Fatalf("%v", r)
+	}
+	return r.stdout
+}
+
+// readOnlyClues are the kernel's last overlayfs messages and the host's
+// mounts below home (which holds the runs' views), for a test that met a
+// read-only file system where it should not have: CI met one once in a
+// fork's exec, not seen again.
+func readOnlyClues(home string) string {
+	var b strings.Builder
+	if out, err := exec.Command("dmesg").Output(); err == nil {
+		var lines []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "overlay") {
+				lines = append(lines, l)
+			}
+		}
+		b.WriteString(strings.Join(lines[max(0, len(lines)-8):], "\n") + "\n")
+	}
+	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, l := range strings.Split(string(mi), "\n") {
+			if strings.Contains(l, filepath.Dir(home)) {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	return b.String()
 }
 
 // shPrelude makes every script behave alike on the host and in a run.
