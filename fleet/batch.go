@@ -79,14 +79,14 @@ func (f *Fleet) Batch(ctx context.Context, id string) (*Batch, error) {
 // since its last charge is added to the task's cost and to its batch's
 // spend in one transaction (the task's row locked, so two charges of one
 // task never count the same money twice; a total lower than the one
-// recorded adds nothing). It returns the batch as it stands after; nil
-// when the task has none.
-func (f *Fleet) charge(ctx context.Context, id string, totalUSD float64) (*Batch, error) {
-	var b *Batch
-	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+// recorded adds nothing). It returns the batch as it stands after (nil
+// when the task has none) and the task's request to stop ("" for none,
+// see Withdraw).
+func (f *Fleet) charge(ctx context.Context, id string, totalUSD float64) (b *Batch, cancel string, err error) {
+	err = pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
 		var batch string
 		var was float64
-		err := tx.QueryRow(ctx, "SELECT batch, cost_usd FROM fleet_tasks WHERE id = $1 FOR UPDATE", id).Scan(&batch, &was)
+		err := tx.QueryRow(ctx, "SELECT batch, cost_usd, cancel FROM fleet_tasks WHERE id = $1 FOR UPDATE", id).Scan(&batch, &was, &cancel)
 		if err != nil {
 			return err
 		}
@@ -104,16 +104,17 @@ func (f *Fleet) charge(ctx context.Context, id string, totalUSD float64) (*Batch
 			RETURNING key, cap_usd, spent_usd`, batch, delta).Scan(&b.Key, &b.CapUSD, &b.SpentUSD)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("fleet: charge task %s: %w", id, err)
+		return nil, "", fmt.Errorf("fleet: charge task %s: %w", id, err)
 	}
-	return b, nil
+	return b, cancel, nil
 }
 
 // meter charges task id's spend (what h's report counts) to its batch
-// every meterEvery until h's fork-run ends, and stops h's forks once the
-// batch is over its cap. It returns the fork-run's report and error, and
-// why it was stopped ("" when it was not).
-func (f *Fleet) meter(ctx context.Context, id string, h *forkrun.Handle) (rep *forkrun.Report, why string, err error) {
+// every meterEvery until h's fork-run ends, stops h's forks once the
+// batch is over its cap, and calls withdraw once the task is withdrawn
+// (Withdraw), with who asked. It returns the fork-run's report and error,
+// and why it was stopped for its budget ("" when it was not).
+func (f *Fleet) meter(ctx context.Context, id string, h *forkrun.Handle, withdraw func(why string)) (rep *forkrun.Report, why string, err error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -122,18 +123,23 @@ func (f *Fleet) meter(ctx context.Context, id string, h *forkrun.Handle) (rep *f
 	tick := time.NewTicker(meterEvery)
 	defer tick.Stop()
 	bg := context.WithoutCancel(ctx) // money spent is charged, also as the node stops
+	withdrawn := false
 	for {
 		select {
 		case <-done:
 			if rep != nil {
-				if _, cerr := f.charge(bg, id, rep.TotalUSD()); cerr != nil && err == nil {
+				if _, _, cerr := f.charge(bg, id, rep.TotalUSD()); cerr != nil && err == nil {
 					err = cerr
 				}
 			}
 			return rep, why, err
 		case <-tick.C:
 		}
-		b, cerr := f.charge(bg, id, h.Report().TotalUSD())
+		b, cancel, cerr := f.charge(bg, id, h.Report().TotalUSD())
+		if cancel != "" && !withdrawn {
+			withdrawn = true
+			withdraw(cancel)
+		}
 		if cerr != nil || b == nil || !b.Over() || why != "" {
 			continue
 		}

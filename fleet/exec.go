@@ -76,11 +76,21 @@ func runTask(ctx context.Context, e *engine.Engine, f *Fleet, t *Task, src engin
 	if err != nil {
 		return nil, "", err
 	}
-	h, err := forkrun.Start(ctx, forkrun.NewHost(e), o)
+	rctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	h, err := forkrun.Start(rctx, forkrun.NewHost(e), o)
 	if err != nil {
 		return nil, "", err
 	}
-	return f.meter(ctx, t.ID, h)
+	var withdrawn string
+	rep, note, err = f.meter(ctx, t.ID, h, func(why string) {
+		withdrawn = why
+		stop(ErrCanceled)
+	})
+	if withdrawn != "" && ctx.Err() == nil {
+		return rep, withdrawn, fmt.Errorf("%s: %w", withdrawn, ErrCanceled)
+	}
+	return rep, note, err
 }
 
 // winnerPatch returns the binary patch from commit to the winner's files

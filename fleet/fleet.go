@@ -163,6 +163,11 @@ ALTER TABLE fleet_tasks ADD COLUMN bundle BYTEA,
 	ADD COLUMN owner_uid INTEGER NOT NULL DEFAULT -1,
 	ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 `,
+	`
+-- A request to stop a running task (Withdraw), saying who asked: its node
+-- stops the task's forks and records it canceled.
+ALTER TABLE fleet_tasks ADD COLUMN cancel TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrateFleet applies the fleet's migrations tx's database lacks; the

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -172,6 +173,58 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestWithdraw: a queued task withdrawn is canceled at once and never
+// claimed; a running one records the request (kept from the first asker)
+// for its node, which sees it at its next charge, and it stays running
+// until its node records it canceled; a task that ended says so, and an
+// unknown one is not found.
+func TestWithdraw(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	queued, _, err := f.Submit(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := f.Withdraw(ctx, queued, "canceled by ann"); st != TaskCanceled || err != nil {
+		t.Fatalf("withdraw of a queued task: %q, %v; want canceled", st, err)
+	}
+	if tk, _, _ := f.claim(ctx, queued, "n"); tk != nil {
+		t.Fatal("a withdrawn task was claimed")
+	}
+	s := spec
+	s.Key = "running"
+	running, _, err := f.Submit(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk, _, err := f.claim(ctx, running, "n"); tk == nil || err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if _, cancel, err := f.charge(ctx, running, 0); cancel != "" || err != nil {
+		t.Fatalf("charge before any withdrawal: cancel %q, %v", cancel, err)
+	}
+	for _, who := range []string{"canceled by ann", "canceled by bob"} {
+		if st, err := f.Withdraw(ctx, running, who); st != TaskRunning || err != nil {
+			t.Fatalf("withdraw of a running task by %s: %q, %v; want running (being stopped)", who, st, err)
+		}
+	}
+	if _, cancel, err := f.charge(ctx, running, 0.01); cancel != "canceled by ann" || err != nil {
+		t.Fatalf("the node's charge after the withdrawal: cancel %q, %v; want the first asker's", cancel, err)
+	}
+	if ok, err := f.record(ctx, running, "n", Result{Note: "canceled by ann", Err: fmt.Errorf("x: %w", ErrCanceled)}); !ok || err != nil {
+		t.Fatalf("record: %v %v", ok, err)
+	}
+	if tk, err := f.Task(ctx, running); err != nil || tk.State != TaskCanceled || tk.Reason != "canceled by ann" || !tk.Final() {
+		t.Fatalf("the stopped task: %+v, %v; want canceled, saying by whom", tk, err)
+	}
+	if st, err := f.Withdraw(ctx, running, "again"); st != TaskCanceled || err != nil {
+		t.Errorf("withdraw of an ended task: %q, %v; want its final state", st, err)
+	}
+	if _, err := f.Withdraw(ctx, "tnone", "x"); !errors.Is(err, tine.ErrNotFound) {
+		t.Errorf("withdraw of no task: %v", err)
+	}
+}
+
 // TestReap: a node silent for LostAfter beats is declared lost, once,
 // with its running tasks, by any node; a node that beats again is up,
 // its tasks staying lost; a node registering again loses what its last
@@ -267,7 +320,7 @@ func TestBatch_Budget(t *testing.T) {
 		}
 		for i := 1; i <= 4; i++ { // running totals, charged at once, some twice
 			wg.Go(func() {
-				if _, err := f.charge(ctx, id, float64(i)*0.003); err != nil {
+				if _, _, err := f.charge(ctx, id, float64(i)*0.003); err != nil {
 					t.Error(err)
 				}
 			})
@@ -278,7 +331,7 @@ func TestBatch_Budget(t *testing.T) {
 	if err != nil || !near(got.SpentUSD, 4*0.012) || got.Spent() {
 		t.Fatalf("batch after 4 tasks spent $0.012 each: %+v, %v; want $0.048 spent, under its cap", got, err)
 	}
-	if got, _ = f.charge(ctx, ids[0], 0.015); !got.Over() {
+	if got, _, _ = f.charge(ctx, ids[0], 0.015); !got.Over() {
 		t.Fatalf("batch after a task went on to $0.015: %+v; want over its cap", got)
 	}
 	tk, skipped, err := f.claim(ctx, ids[4], "n")

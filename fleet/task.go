@@ -24,8 +24,12 @@ const (
 	TaskFailed   = "failed"   // the node could not make its workspace or run it
 	TaskLost     = "lost"     // its node stopped while it ran; never run again
 	TaskSkipped  = "skipped"  // not started: its batch's budget was spent (Reason says how much)
-	TaskCanceled = "canceled" // withdrawn before a node took it (Cancel); never run
+	TaskCanceled = "canceled" // withdrawn before a node took it, or stopped while it ran (Withdraw); Reason says by whom
 )
+
+// ErrCanceled is what a task's run ends with when it was withdrawn while
+// it ran (Withdraw): its forks were stopped, and it is recorded canceled.
+var ErrCanceled = errors.New("the task was withdrawn while it ran")
 
 // TaskStates are the states of a task, in the order a task goes through
 // them and then the final ones: how lists of them are shown.
@@ -155,6 +159,28 @@ func (f *Fleet) Cancel(ctx context.Context, id, reason string) (bool, error) {
 		return false, fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
 	}
 	return state == TaskCanceled, nil
+}
+
+// Withdraw cancels task id, saying reason: a queued task is canceled at
+// once and never runs; for a running one the request is recorded, and
+// its node stops its forks at its next look (within a quarter of a
+// second, see meter) and records it canceled, its forks' work kept on
+// the node. It returns the task's state after: TaskCanceled, TaskRunning
+// (being stopped), or the final state it had reached (nothing to
+// withdraw). tine.ErrNotFound when there is no such task.
+func (f *Fleet) Withdraw(ctx context.Context, id, reason string) (string, error) {
+	var state string
+	err := f.pool.QueryRow(ctx, `WITH q AS (UPDATE fleet_tasks SET state = 'canceled', reason = $2, finished_at = now()
+			WHERE id = $1 AND state = 'queued' RETURNING state),
+		r AS (UPDATE fleet_tasks SET cancel = $2 WHERE id = $1 AND state = 'running' AND cancel = '' RETURNING state)
+		SELECT coalesce((SELECT state FROM q), (SELECT state FROM r), (SELECT state FROM fleet_tasks WHERE id = $1), '')`, id, reason).Scan(&state)
+	if err != nil {
+		return "", fmt.Errorf("fleet: withdraw task %s: %w", id, err)
+	}
+	if state == "" {
+		return "", fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
+	}
+	return state, nil
 }
 
 // taskColumns are the columns scanTask reads, report aside.
@@ -325,6 +351,8 @@ type Result struct {
 func (f *Fleet) record(ctx context.Context, id, node string, r Result) (bool, error) {
 	state, reason := TaskDone, r.Note
 	switch {
+	case errors.Is(r.Err, ErrCanceled):
+		state = TaskCanceled
 	case r.Err != nil && r.Note != "":
 		state, reason = TaskFailed, r.Note+" ("+r.Err.Error()+")"
 	case r.Err != nil:

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -30,6 +32,21 @@ type SubmitTasksInput struct {
 // ListTasksInput is the input of list_tasks.
 type ListTasksInput struct {
 	State string `json:"state,omitempty" jsonschema:"only the tasks in this state: queued, running, done, failed, lost or skipped"`
+}
+
+// CancelTasksInput is the input of cancel_tasks: what tine tasks cancel
+// takes.
+type CancelTasksInput struct {
+	Tasks []string `json:"tasks" jsonschema:"the ids of the tasks to withdraw: a queued one never runs, a running one is stopped by its node"`
+}
+
+// canceledTask is POST /v1/fleet/tasks/{id}/cancel's answer.
+type canceledTask struct {
+	Task  string `json:"task"`
+	State string `json:"state"`
+	Node  string `json:"node,omitempty"`
+	Was   string `json:"was"`
+	Error string `json:"error,omitempty"` // why it was not canceled
 }
 
 // submitBody is POST /v1/fleet/tasks's body.
@@ -61,7 +78,12 @@ const submitTasksDesc = `Queue fork-run tasks for the fleet of nodes that share 
 
 const listTasksDesc = `The fleet's nodes (state, capacity, tasks running, last heartbeat) and tasks (state, node, outcome, winner, cost, and why a task failed, was lost or skipped), as tine tasks shows them. For root and the daemon's own user.`
 
+const cancelTasksDesc = `Withdraw fleet tasks (tine tasks cancel): a queued task is canceled and never runs; a running one is stopped by its node within a second (its agents killed, its forks' work kept on that node) and recorded canceled, saying who canceled it. ` +
+	`Each task's state after is answered, or why it was not canceled (it had ended, or there is no such task). For root and the daemon's own user; not from inside a run.`
+
 func (t *tools) addFleetTools(s *sdk.Server) {
+	add(s, &sdk.Tool{Name: "cancel_tasks", Description: cancelTasksDesc, InputSchema: schemaFor[CancelTasksInput](nil),
+		Annotations: &sdk.ToolAnnotations{Title: "Withdraw fleet tasks", DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}}, t.cancelTasks)
 	add(s, &sdk.Tool{Name: "submit_tasks", Description: submitTasksDesc, InputSchema: schemaFor[SubmitTasksInput](nil),
 		Annotations: &sdk.ToolAnnotations{Title: "Queue fleet tasks", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)}}, t.submitTasks)
 	add(s, &sdk.Tool{Name: "list_tasks", Description: listTasksDesc, InputSchema: schemaFor[ListTasksInput](nil),
@@ -97,6 +119,27 @@ func (t *tools) submitTasks(ctx context.Context, in SubmitTasksInput) (*answer, 
 		note += " in batch " + out[0].Batch
 	}
 	return &answer{Note: note + "; follow them with list_tasks", Data: map[string]any{"tasks": out}}, nil
+}
+
+func (t *tools) cancelTasks(ctx context.Context, in CancelTasksInput) (*answer, error) {
+	if len(in.Tasks) == 0 {
+		return nil, inputErr("tasks is required: the ids of the tasks to withdraw")
+	}
+	out := make([]canceledTask, 0, len(in.Tasks))
+	n := 0
+	for _, id := range in.Tasks {
+		var c canceledTask
+		if _, err := t.api.Do(ctx, "POST", "/v1/fleet/tasks/"+url.PathEscape(id)+"/cancel", nil, &c); err != nil {
+			if ue := (*url.Error)(nil); errors.As(err, &ue) {
+				return nil, unreachable(err) // the daemon, not the task
+			}
+			c = canceledTask{Task: id, Error: err.Error()}
+		} else {
+			n++
+		}
+		out = append(out, c)
+	}
+	return &answer{Note: fmt.Sprintf("%d of %d task(s) canceled or being stopped; follow them with list_tasks", n, len(in.Tasks)), Data: map[string]any{"tasks": out}}, nil
 }
 
 func (t *tools) listTasks(ctx context.Context, in ListTasksInput) (*answer, error) {

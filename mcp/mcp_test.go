@@ -18,7 +18,7 @@ var wantTools = map[string]string{
 	"list_runs": "read-only", "compare": "read-only", "diff": "read-only", "cost": "read-only", "summary": "read-only", "ps": "read-only",
 	"merge": "destructive", "choose": "destructive", "discard": "destructive", "rollback": "destructive",
 	"effect": "additive", "screenshot": "read-only", "computer": "additive",
-	"submit_tasks": "additive", "list_tasks": "read-only",
+	"submit_tasks": "additive", "list_tasks": "read-only", "cancel_tasks": "destructive",
 }
 
 // openWorld are the tools that reach beyond tine (once a person approves).

@@ -136,6 +136,8 @@ func TestFleet_UserThroughDaemon(t *testing.T) {
 		t.Fatalf("tineuser's tine tasks: %+v; want their task %s alone, theirs", st.Tasks, mine)
 	}
 	requireOneLineError(t, ann.tine(dir, nil, "fetch", roots), exitNotFound)
+	requireOneLineError(t, ann.tine(dir, nil, "tasks", "cancel", roots), exitNotFound) // root's: not theirs to see
+	requireOneLineError(t, ann.tine(dir, nil, "tasks", "cancel", mine), exitState)     // theirs, ended
 
 	ann.ok(dir, "init", ".")
 	if out := ann.ok(dir, "fetch", mine); !strings.Contains(out, "its 2 commit(s) and files") {

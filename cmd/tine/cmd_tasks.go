@@ -39,6 +39,7 @@ they submitted through it, unless it serves with --shared-tasks.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print nodes, queue and tasks as JSON")
+	c.AddCommand(newTasksCancel(a))
 	return c
 }
 

@@ -212,6 +212,7 @@ func (nd *node) guard(token string, next http.Handler) http.Handler {
 	mux.Handle("POST /v1/fleet/tasks", people(nd.submitTasks))
 	mux.Handle("GET /v1/fleet/tasks/{id}", people(nd.task))
 	mux.Handle("POST /v1/fleet/tasks/{id}/fetch", nd.admit(token, people(nd.fetch)))
+	mux.Handle("POST /v1/fleet/tasks/{id}/cancel", people(nd.cancelTask))
 	if nd.name != "" {
 		runs := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.runHome)))
 		workspaces := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.workspaceHome)))

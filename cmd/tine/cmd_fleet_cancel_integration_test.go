@@ -1,0 +1,92 @@
+//go:build linux
+
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tinehq/tine/fleet"
+	"github.com/tinehq/tine/internal/testkit"
+	"github.com/tinehq/tine/postgres/pgtest"
+)
+
+// sleeperAgent is a command agent that would run for five minutes; its
+// sleep is told apart from any other by its length.
+const sleeperAgent = `sleep 297; echo done > out.txt`
+
+// TestFleet_CancelTasks: an agent's cancel_tasks (the MCP SDK's client)
+// withdraws a queued task, which never runs, and tine tasks cancel stops a
+// running one: its node kills its agent within
+// seconds and records it canceled, saying who canceled it, its workspace
+// kept; canceling it again changes nothing; a task that ended is not
+// canceled (exit 5), one that does not exist is not found (exit 3).
+// Before, a task once taken ran to its end whatever its submitter wanted.
+func TestFleet_CancelTasks(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	url := pgtest.URL(t)
+	repo, _ := fleetRepo(t)
+	node := startNode(t, url, "nx", "--capacity", "1")
+	dev := newEnv(t)
+	dev.vars = append(dev.vars, "TINE_FLEET_URL="+url)
+	running := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--command", sleeperAgent, "-n", "1"))
+	queued := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--command", agentCmd, "-n", "1"))
+	for end := time.Now().Add(2 * time.Minute); exec.Command("pgrep", "-f", "sleep 297").Run() != nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("task %s's agent did not start:\n%s", running, node.output(t))
+		}
+	}
+
+	api := newEnv(t) // an agent's tine mcp, on a tine serve whose store is the fleet's
+	api.vars = append(api.vars, "TINE_STORE_URL="+url)
+	d := api.serve()
+	defer d.stop(t)
+	text, res := mcpCall(t, api.mcpSession("mcp"), false, "cancel_tasks", map[string]any{"tasks": []string{queued, "tnosuchtask"}})
+	got, _ := res["tasks"].([]any)
+	if len(got) != 2 || got[0].(map[string]any)["state"] != fleet.TaskCanceled || got[1].(map[string]any)["error"] == nil || !strings.Contains(text, "1 of 2") {
+		t.Errorf("cancel_tasks of the queued task and of none: %q %v; want the first canceled, the second not found", text, res)
+	}
+	t0 := time.Now()
+	if out := dev.ok("tasks", "cancel", running); !strings.Contains(out, "task "+running+": being stopped on node nx") {
+		t.Errorf("tine tasks cancel of the running task:\n%s", out)
+	}
+	tk := waitTask(t, dev, running, 30*time.Second)
+	if tk.State != fleet.TaskCanceled || !strings.HasPrefix(tk.Reason, "canceled by root@") || tk.Node != "nx" || tk.Workspace == "" {
+		t.Errorf("the running task once canceled: %s on %s (%s), workspace %q; want canceled on nx, saying by whom, its workspace kept", tk.State, tk.Node, tk.Reason, tk.Workspace)
+	}
+	if exec.Command("pgrep", "-f", "sleep 297").Run() == nil {
+		t.Errorf("the canceled task's agent still runs %v after tine tasks cancel", time.Since(t0))
+	}
+	if strings.Contains(node.output(t), "task "+queued+" taken") {
+		t.Errorf("node nx ran the task canceled while queued:\n%s", node.output(t))
+	}
+	if out := dev.ok("tasks", "cancel", running); !strings.Contains(out, "canceled already") {
+		t.Errorf("tine tasks cancel again:\n%s", out)
+	}
+
+	done := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--command", agentCmd, "-n", "1"))
+	if tk := waitTask(t, dev, done, 3*time.Minute); tk.State != fleet.TaskDone {
+		t.Fatalf("task %s: %s (%s)", done, tk.State, tk.Reason)
+	}
+	requireOneLineError(t, dev.tine("tasks", "cancel", done), exitState)
+	requireOneLineError(t, dev.tine("tasks", "cancel", "tnosuchtask"), exitNotFound)
+}
+
+// waitTask polls tine tasks --json until task id is final and returns it.
+func waitTask(t *testing.T, dev *env, id string, within time.Duration) *fleet.Task {
+	t.Helper()
+	for end := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
+		var st fleetStatus
+		dev.okJSON(&st, "tasks", "--json")
+		for _, tk := range st.Tasks {
+			if tk.ID == id && tk.Final() {
+				return tk
+			}
+		}
+		if time.Now().After(end) {
+			t.Fatalf("task %s is not final after %v: %+v", id, within, st.Tasks)
+		}
+	}
+}
