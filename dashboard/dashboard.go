@@ -47,6 +47,7 @@ type Handler struct {
 	starter ForkRunStarter  // nil: the dashboard starts no fork-runs
 	started startedForkRuns // the warnings of the fork-runs started here
 	fleet   FleetStatus     // nil: no fleet (the store is not PostgreSQL's)
+	away    Elsewhere       // nil: every workspace's files are here
 }
 
 // New returns the dashboard of e, serving paths under /ui/. When token is

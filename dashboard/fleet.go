@@ -22,6 +22,21 @@ func WithFleet(status FleetStatus) Option {
 	return func(h *Handler) { h.fleet = status }
 }
 
+// Elsewhere says where workspace ws lives when its files are not on this
+// tine (a fleet's node, docs/cluster.md): the error to answer a page
+// about it with, naming its home node and where that node's dashboard
+// is; nil when ws lives here.
+type Elsewhere func(ctx context.Context, ws string) error
+
+// WithElsewhere makes the pages of a run, group or approval whose
+// workspace lives on another node (away says) answer where to go rather
+// than act on it or read its files here: this node's engine would change
+// the fleet's records of a run whose files and processes it does not
+// have.
+func WithElsewhere(away Elsewhere) Option {
+	return func(h *Handler) { h.away = away }
+}
+
 // fleetPage is /ui/fleet.
 type fleetPage struct {
 	page

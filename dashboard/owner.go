@@ -15,7 +15,8 @@ import (
 // does; another user's run, group or approval is not found.
 
 // own serves next only when the run {r}, group {g} or approval {id} the
-// request names is in a workspace its caller may use.
+// request names is in a workspace its caller may use, and that lives here
+// (WithElsewhere).
 func (h *Handler) own(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if c := access.From(r.Context()); c != nil {
@@ -24,8 +25,46 @@ func (h *Handler) own(next http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		}
+		if h.away != nil {
+			if ws := h.workspaceOf(r); ws != "" {
+				if err := h.away(r.Context(), ws); err != nil {
+					h.fail(w, r, err)
+					return
+				}
+			}
+		}
 		next(w, r)
 	}
+}
+
+// workspaceOf is the workspace of the run {r}, group {g} or approval {id}
+// r names; "" when it names none that exists (the page says so).
+func (h *Handler) workspaceOf(r *http.Request) string {
+	ctx := r.Context()
+	if ref := r.PathValue("r"); ref != "" {
+		if run, err := h.e.FindRun(ctx, ref); err == nil {
+			return run.Workspace.ID
+		}
+		return ""
+	}
+	if ref := r.PathValue("g"); ref != "" {
+		if g, _, err := h.e.Group(ctx, ref); err == nil {
+			return g.Workspace
+		}
+		return ""
+	}
+	if id := r.PathValue("id"); id != "" {
+		var ws string
+		h.e.Store().View(ctx, func(tx tine.Tx) error {
+			a, err := tx.Approval(id)
+			if err == nil {
+				ws = a.Workspace
+			}
+			return err
+		})
+		return ws
+	}
+	return ""
 }
 
 // mayUse checks what r names against c: not found when c may not use it.

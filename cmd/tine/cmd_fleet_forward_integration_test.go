@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -51,7 +53,8 @@ func TestFleet_Forward(t *testing.T) {
 	if tk.State != fleet.TaskDone || tk.Node != "fa" || tk.Winner == "" {
 		t.Fatalf("task %s: %s on %s (%s), winner %q", id, tk.State, tk.Node, tk.Reason, tk.Winner)
 	}
-	b := startNodeEnv(t, url, "fb", []string{testFleetKey})
+	bListen := freeAddr(t)
+	b := startNodeEnv(t, url, "fb", []string{testFleetKey}, "--listen", bListen)
 	winner := "/v1/runs/" + tk.ID + "%2F" + tk.Winner
 
 	code, h, body := apiGet(t, b.api(), winner+"/diff")
@@ -65,6 +68,50 @@ func TestFleet_Forward(t *testing.T) {
 	if code, h, _ = apiGet(t, b.api(), "/v1/runs/nosuchrun"); code != http.StatusNotFound || h.Get(fleet.HeaderNode) != "" {
 		t.Errorf("node fb's GET of no run: %d, served by %q; want 404 from fb", code, h.Get(fleet.HeaderNode))
 	}
+
+	t.Run("Dashboard", func(t *testing.T) {
+		token, err := os.ReadFile(filepath.Join(b.e.home, "token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		get := func(path string) (int, string) {
+			req, _ := http.NewRequest("GET", "http://"+bListen+path, nil)
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			page, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(page)
+		}
+		code, page := get("/ui/runs/" + tk.ID + "%2F" + tk.Winner)
+		if code != http.StatusConflict || !strings.Contains(page, "lives on node fa") || !strings.Contains(page, listenA) {
+			t.Errorf("node fb's dashboard page of a run on fa: %d\n%s\nwant 409 naming fa and its address", code, clip(page))
+		}
+		local := b.e.workspaceDir("local") // made on fb with no daemon: fb's own, claimed when asked
+		b.e.ok("init", local)
+		code, own := get("/ui/runs/local%2Fsource")
+		csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(own)
+		if code != http.StatusOK || csrf == nil {
+			t.Fatalf("node fb's dashboard page of its own run: %d\n%s", code, clip(own))
+		}
+		req, _ := http.NewRequest("POST", "http://"+bListen+"/ui/runs/"+tk.ID+"%2F"+tk.Winner+"/discard",
+			strings.NewReader("confirm=1&force=1&csrf="+csrf[1]))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict {
+			t.Errorf("node fb's dashboard discard of a run on fa: %d; want 409, nothing done", resp.StatusCode)
+		}
+		if code, _, body := apiGet(t, a.api(), winner); code != http.StatusOK || !strings.Contains(body, `"state": "active"`) && !strings.Contains(body, `"state":"active"`) {
+			t.Errorf("the run on fa after fb's dashboard was asked to discard it: %d\n%s\nwant it active", code, clip(body))
+		}
+	})
 
 	t.Run("Forged", func(t *testing.T) {
 		req, _ := http.NewRequest("GET", "http://"+listenA+winner+"/diff", nil)

@@ -171,6 +171,37 @@ func (nd *node) dashboardStatus() dashboard.FleetStatus {
 	}
 }
 
+// dashboardElsewhere says, for the dashboard, where a workspace lives
+// when it is not on this node (its home on record, or none): the pages of
+// its runs and groups answer that rather than act on it here; nil when
+// this is no node.
+func (nd *node) dashboardElsewhere() dashboard.Elsewhere {
+	if nd == nil || nd.name == "" {
+		return nil
+	}
+	return func(ctx context.Context, id string) error {
+		ws, err := nd.e.FindWorkspace(ctx, id)
+		if err != nil {
+			return nil // the page says what is wrong
+		}
+		home, err := nd.homeOf(ctx, ws)
+		switch {
+		case err != nil:
+			return err
+		case home == nd.name:
+			return nil
+		case home == "":
+			return fmt.Errorf("workspace %s has no home node on record, and its files are not on node %s: this node neither shows nor changes it: %w", ws.Name, nd.name, tine.ErrState)
+		}
+		where := ""
+		if n, err := nd.f.Node(ctx, home); err == nil && n.Address != "" {
+			where = " (" + n.Address + "/ui/)"
+		}
+		return fmt.Errorf("workspace %s lives on node %s, where its files and processes are: this node (%s) neither shows nor changes its runs; open node %s's dashboard%s, whose URL tine dashboard prints there: %w",
+			ws.Name, home, nd.name, home, where, tine.ErrState)
+	}
+}
+
 // backendNames are the file backends compiled into this tine.
 func backendNames() []string {
 	var out []string
