@@ -65,6 +65,16 @@ func TestFleet_Forward(t *testing.T) {
 	if code != http.StatusOK || h.Get(fleet.HeaderNode) != "fa" {
 		t.Errorf("node fb's GET /v1/workspaces/%s: %d (served by %q)\n%s", tk.ID, code, h.Get(fleet.HeaderNode), body)
 	}
+	var full struct {
+		Report struct{ Group string }
+	}
+	if _, _, body = apiGet(t, b.api(), "/v1/fleet/tasks/"+tk.ID); json.Unmarshal([]byte(body), &full) != nil || full.Report.Group == "" {
+		t.Fatalf("task %s's report: %s", tk.ID, body)
+	}
+	code, h, body = apiGet(t, b.api(), "/v1/groups/"+full.Report.Group+"/report")
+	if code != http.StatusOK || h.Get(fleet.HeaderNode) != "fa" {
+		t.Errorf("node fb's GET of the report of group %s, living on fa: %d (served by %q)\n%s\nwant 200 from fa", full.Report.Group, code, h.Get(fleet.HeaderNode), clip(body))
+	}
 	if code, h, _ = apiGet(t, b.api(), "/v1/runs/nosuchrun"); code != http.StatusNotFound || h.Get(fleet.HeaderNode) != "" {
 		t.Errorf("node fb's GET of no run: %d, served by %q; want 404 from fb", code, h.Get(fleet.HeaderNode))
 	}

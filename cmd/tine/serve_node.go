@@ -251,6 +251,8 @@ func (nd *node) guard(token string, next http.Handler) http.Handler {
 		mux.Handle("/v1/runs/{ref}/", runs)
 		mux.Handle("/v1/workspaces/{ref}", workspaces)
 		mux.Handle("/v1/workspaces/{ref}/", workspaces)
+		groups := nd.admit(token, httpapi.RequireToken(token, nd.home(next, nd.groupHome)))
+		mux.Handle("/v1/groups/{ref}/", groups)
 	}
 	mux.Handle("/", next)
 	return mux
@@ -331,6 +333,19 @@ func (nd *node) workspaceHome(ctx context.Context, ref string) (ws *tine.Workspa
 		return nil, "", err
 	}
 	return w, "workspace " + w.Name, nil
+}
+
+// groupHome is the workspace of group ref ("group G"), for home.
+func (nd *node) groupHome(ctx context.Context, ref string) (ws *tine.Workspace, what string, err error) {
+	g, _, err := nd.e.Group(ctx, ref)
+	if err != nil {
+		return nil, "", err
+	}
+	w, err := nd.e.FindWorkspace(ctx, g.Workspace)
+	if err != nil {
+		return nil, "", err
+	}
+	return w, fmt.Sprintf("group %s (workspace %s)", g.ID, w.Name), nil
 }
 
 // home passes a request about a run or workspace on this node to next,
