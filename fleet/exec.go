@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,21 @@ func EngineRunner(e *engine.Engine, f *Fleet, node, dir string) Runner {
 			res.Head, res.Bundle, res.Err = winnerBundle(ctx, e, res.Report, t.Commit)
 		}
 		return res
+	}
+}
+
+// EngineCleaner releases, with e, the workspace a task made (its forks
+// discarded with their work: the task's results are in the fleet) and
+// removes its clone below dir, where EngineRunner made it.
+func EngineCleaner(e *engine.Engine, dir string) Cleaner {
+	return func(ctx context.Context, t *Task) error {
+		if !filepath.IsLocal(t.ID) || strings.ContainsRune(t.ID, filepath.Separator) {
+			return fmt.Errorf("task id %q is not a name: %w", t.ID, tine.ErrInvalid)
+		}
+		if _, err := e.Release(ctx, t.Workspace, true); err != nil && !errors.Is(err, tine.ErrNotFound) {
+			return err
+		}
+		return os.RemoveAll(filepath.Join(dir, t.ID))
 	}
 }
 

@@ -168,6 +168,11 @@ ALTER TABLE fleet_tasks ADD COLUMN bundle BYTEA,
 -- stops the task's forks and records it canceled.
 ALTER TABLE fleet_tasks ADD COLUMN cancel TEXT NOT NULL DEFAULT '';
 `,
+	`
+-- When its node released the task's workspace and removed its clone, past
+-- the node's retention (tine serve --task-retention); its results stay.
+ALTER TABLE fleet_tasks ADD COLUMN cleaned_at TIMESTAMPTZ;
+`,
 }
 
 // migrateFleet applies the fleet's migrations tx's database lacks; the

@@ -225,6 +225,69 @@ func TestWithdraw(t *testing.T) {
 	}
 }
 
+// TestToClean: a node's ended task with a workspace is to be cleaned
+// once it ended longer ago than the retention, and no more once cleaned;
+// a running task, another node's, or one that made no workspace never is.
+func TestToClean(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	ids := map[string]string{}
+	for _, k := range []string{"ended", "running", "other", "noworkspace"} {
+		s := spec
+		s.Key = k
+		id, _, err := f.Submit(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[k] = id
+		node := "n"
+		if k == "other" {
+			node = "m"
+		}
+		if tk, _, err := f.claim(ctx, id, node); tk == nil || err != nil {
+			t.Fatalf("claim %s: %v", k, err)
+		}
+		if k == "running" {
+			continue
+		}
+		ws := "w" + k
+		if k == "noworkspace" {
+			ws = ""
+		}
+		if ok, err := f.record(ctx, id, node, Result{Workspace: ws}); !ok || err != nil {
+			t.Fatalf("record %s: %v %v", k, ok, err)
+		}
+	}
+	list := func(retain time.Duration) []string {
+		ts, err := f.toClean(ctx, "n", retain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tk := range ts {
+			out = append(out, tk.ID)
+		}
+		return out
+	}
+	if got := list(time.Hour); len(got) != 0 {
+		t.Errorf("to clean with an hour's retention: %v; want none yet", got)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if got := list(time.Millisecond); len(got) != 1 || got[0] != ids["ended"] {
+		t.Fatalf("to clean past the retention: %v; want the ended task %s alone", got, ids["ended"])
+	}
+	tk, _ := f.Task(ctx, ids["ended"])
+	if err := f.cleaned(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(time.Millisecond); len(got) != 0 {
+		t.Errorf("to clean after it was cleaned: %v", got)
+	}
+	if tk, _ = f.Task(ctx, ids["ended"]); tk.CleanedAt == nil {
+		t.Error("the cleaned task has no cleaned_at")
+	}
+}
+
 // TestReap: a node silent for LostAfter beats is declared lost, once,
 // with its running tasks, by any node; a node that beats again is up,
 // its tasks staying lost; a node registering again loses what its last

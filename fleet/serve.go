@@ -25,6 +25,10 @@ type NodeConfig struct {
 	// Say prints a line about what the node does (tasks taken, done,
 	// lost); nil prints nothing.
 	Say func(format string, args ...any)
+	// Retain, when positive, is how long after a task ended the node
+	// keeps its workspace; then Clean releases it. 0 keeps them all.
+	Retain time.Duration
+	Clean  Cleaner
 }
 
 // Serve registers the node and serves it until ctx ends: it heartbeats,
@@ -49,7 +53,7 @@ func (f *Fleet) Serve(ctx context.Context, c NodeConfig) error {
 	}
 	if c.Info.Capacity == 0 {
 		say("node %s: serving the fleet's API, taking no tasks (capacity 0)", c.Info.Name)
-		f.tend(ctx, c.Info, say)
+		f.tend(ctx, c.Info, nil, say)
 		return f.Stop(context.WithoutCancel(ctx), c.Info.Name)
 	}
 	rc, err := f.workClient(c, say)
@@ -60,7 +64,11 @@ func (f *Fleet) Serve(ctx context.Context, c NodeConfig) error {
 		return fmt.Errorf("fleet: start taking tasks: %w", err)
 	}
 	say("node %s: taking up to %d tasks from %s", c.Info.Name, c.Info.Capacity, f.where)
-	f.tend(ctx, c.Info, say)
+	var cl *cleaner
+	if c.Retain > 0 && c.Clean != nil {
+		cl = &cleaner{f: f, node: c.Info.Name, retain: c.Retain, clean: c.Clean, said: map[string]bool{}}
+	}
+	f.tend(ctx, c.Info, cl, say)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	err = rc.StopAndCancel(sctx)
@@ -90,9 +98,12 @@ func (f *Fleet) workClient(c NodeConfig, say func(string, ...any)) (*river.Clien
 	return rc, nil
 }
 
-// tend heartbeats and reaps every beat until ctx ends.
-func (f *Fleet) tend(ctx context.Context, n NodeInfo, say func(string, ...any)) {
+// tend heartbeats, reaps and (with cl) cleans every beat until ctx ends.
+func (f *Fleet) tend(ctx context.Context, n NodeInfo, cl *cleaner, say func(string, ...any)) {
 	tick.Every(ctx, n.Beat, func() {
+		if cl != nil {
+			defer cl.sweep(ctx, say)
+		}
 		if err := f.Beat(ctx, n.Name); err != nil && ctx.Err() == nil {
 			say("%v", err)
 		}

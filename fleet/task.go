@@ -81,6 +81,9 @@ type Task struct {
 	SubmittedAt time.Time       `json:"submitted_at"`
 	StartedAt   *time.Time      `json:"started_at,omitempty"`
 	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
+	// CleanedAt is when its node released its workspace, past its
+	// retention (NodeConfig.Retain); its results stay here.
+	CleanedAt *time.Time `json:"cleaned_at,omitempty"`
 	// Report is the fork-run's report; only Task fills it.
 	Report *forkrun.Report `json:"report,omitempty"`
 }
@@ -185,14 +188,14 @@ func (f *Fleet) Withdraw(ctx context.Context, id, reason string) (string, error)
 
 // taskColumns are the columns scanTask reads, report aside.
 const taskColumns = `id, key, repo, commit, request::text, submitted_by, owner_uid, owner, batch, cost_usd, state, reason, node, workspace,
-	outcome, winner, commits, head, patch IS NOT NULL, bundle IS NOT NULL, submitted_at, started_at, finished_at`
+	outcome, winner, commits, head, patch IS NOT NULL, bundle IS NOT NULL, submitted_at, started_at, finished_at, cleaned_at`
 
 // scanTask reads a row of taskColumns.
 func scanTask(r pgx.Row, extra ...any) (*Task, error) {
 	var t Task
 	var req string
 	dest := append([]any{&t.ID, &t.Key, &t.Repo, &t.Commit, &req, &t.By, &t.OwnerUID, &t.Owner, &t.Batch, &t.CostUSD, &t.State, &t.Reason, &t.Node,
-		&t.Workspace, &t.Outcome, &t.Winner, &t.Commits, &t.Head, &t.HasPatch, &t.HasBundle, &t.SubmittedAt, &t.StartedAt, &t.FinishedAt}, extra...)
+		&t.Workspace, &t.Outcome, &t.Winner, &t.Commits, &t.Head, &t.HasPatch, &t.HasBundle, &t.SubmittedAt, &t.StartedAt, &t.FinishedAt, &t.CleanedAt}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return nil, err
 	}

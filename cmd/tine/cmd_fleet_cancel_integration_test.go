@@ -3,7 +3,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +90,50 @@ func waitTask(t *testing.T, dev *env, id string, within time.Duration) *fleet.Ta
 		if time.Now().After(end) {
 			t.Fatalf("task %s is not final after %v: %+v", id, within, st.Tasks)
 		}
+	}
+}
+
+// TestFleet_TaskRetention: a node with --task-retention releases a task's
+// workspace (its forks discarded, its clone removed) once the task ended
+// that long ago, records when, and says so; the task's results stay in
+// the fleet: tine fetch still brings its winner into a developer's
+// workspace. Before, every task's workspace stayed on its node until a
+// person released it there.
+func TestFleet_TaskRetention(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	url := pgtest.URL(t)
+	repo, _ := fleetRepo(t)
+	node := startNode(t, url, "nr", "--task-retention", "1s", "--heartbeat", "200ms")
+	dev := newEnv(t)
+	dev.vars = append(dev.vars, "TINE_FLEET_URL="+url)
+	id := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--command", agentCmd, "-n", "1"))
+	if tk := waitTask(t, dev, id, 3*time.Minute); tk.State != fleet.TaskDone || tk.Workspace == "" {
+		t.Fatalf("task %s: %s (%s), workspace %q", id, tk.State, tk.Reason, tk.Workspace)
+	}
+	clone := filepath.Clean(node.e.home) + "-tasks/" + id
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var st fleetStatus
+		dev.okJSON(&st, "tasks", "--json")
+		if st.Tasks[0].CleanedAt != nil {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("task %s's workspace not released 30 s after it ended:\n%s", id, node.output(t))
+		}
+	}
+	if _, err := os.Stat(clone); !os.IsNotExist(err) {
+		t.Errorf("the task's clone %s after its release: %v; want it removed", clone, err)
+	}
+	if out := node.e.ok("ls", "--json"); strings.Contains(out, id) {
+		t.Errorf("the node's runs after the release still list the task's workspace:\n%s", out)
+	}
+	if !strings.Contains(node.output(t), "task "+id+": its workspace released") {
+		t.Errorf("the node did not say it released the task's workspace:\n%s", node.output(t))
+	}
+	ws := dev.workspaceDir("mine")
+	hostSh(t, ws, "git clone -q "+repo+" .")
+	dev.ok("init", ws)
+	if r := dev.run(call{dir: ws}, "fetch", id); r.code != 0 || !strings.Contains(r.stdout, "commit(s) and files") {
+		t.Fatalf("tine fetch of the task whose workspace was released: %v", r)
 	}
 }

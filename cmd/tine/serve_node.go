@@ -36,6 +36,7 @@ type nodeFlags struct {
 	tasksDir string
 	address  string
 	shared   bool
+	retain   time.Duration
 }
 
 // addNodeFlags adds the node flags to serve's command c.
@@ -45,6 +46,7 @@ func addNodeFlags(c *cobra.Command, n *nodeFlags) {
 	f.IntVar(&n.capacity, "capacity", 1, "with --node: tasks run at once (0: serve the fleet's API, take no tasks)")
 	f.DurationVar(&n.beat, "heartbeat", fleet.DefaultBeat, "with --node: heartbeat period; a node silent for 3 periods is lost")
 	f.StringVar(&n.tasksDir, "tasks-dir", "", "with --node: where tasks' workspaces are made (default: the state directory's path with -tasks appended)")
+	f.DurationVar(&n.retain, "task-retention", 0, "with --node: release a task's workspace (its forks discarded; its results stay in the fleet) this long after the task ended (0: keep them)")
 	f.BoolVar(&n.shared, "shared-tasks", false, "with a PostgreSQL store: every user of the daemon sees every task of the fleet (default: a normal user sees their own)")
 	f.StringVar(&n.address, "address", "", "with --node: the address other nodes and clients reach this node's API at (default: http:// and --listen's address)")
 }
@@ -94,6 +96,10 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 		f.Close()
 		return nil, err
 	}
+	if n.retain < 0 {
+		f.Close()
+		return nil, fmt.Errorf("--task-retention %v: 0 (keep) or a positive duration: %w", n.retain, tine.ErrInvalid)
+	}
 	if n.tasksDir == "" {
 		n.tasksDir = filepath.Clean(e.Home()) + "-tasks"
 	}
@@ -104,7 +110,8 @@ func (a *app) startNode(ctx context.Context, e *engine.Engine, n nodeFlags, list
 		Backends: backendNames(), LiveFork: liveForkEngines(ctx)}
 	nd.claimHeld(ctx, say)
 	go func() {
-		nd.done <- f.Serve(ctx, fleet.NodeConfig{Info: info, Run: fleet.EngineRunner(e, f, n.name, n.tasksDir), Say: say})
+		nd.done <- f.Serve(ctx, fleet.NodeConfig{Info: info, Run: fleet.EngineRunner(e, f, n.name, n.tasksDir), Say: say,
+			Retain: n.retain, Clean: fleet.EngineCleaner(e, n.tasksDir)})
 	}()
 	return nd, nil
 }
