@@ -288,6 +288,49 @@ func TestToClean(t *testing.T) {
 	}
 }
 
+// TestReap_ForgetsAPINodes: a node of capacity 0 (a tine-api pod) gone
+// for more than ForgetAPIAfter leaves the list of nodes at the next reap;
+// one that is up, gone more recently, that ran tasks or that holds a
+// workspace stays. Before, every tine-api pod a Deployment ran stayed
+// listed for good.
+func TestReap_ForgetsAPINodes(t *testing.T) {
+	f := open(t)
+	ctx := context.Background()
+	for _, n := range []NodeInfo{{Name: "api-old", Capacity: 0}, {Name: "api-recent", Capacity: 0}, {Name: "api-up", Capacity: 0},
+		{Name: "api-home", Capacity: 0}, {Name: "worker-old", Capacity: 1}} {
+		n.Beat = time.Second
+		if _, err := f.Register(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := "now() - interval '2 hours'"
+	for _, q := range []string{
+		"UPDATE fleet_nodes SET state = 'stopped', beat_at = " + old + " WHERE name IN ('api-old', 'api-home', 'worker-old')",
+		"UPDATE fleet_nodes SET state = 'lost', beat_at = now() - interval '5 minutes' WHERE name = 'api-recent'",
+	} {
+		if _, err := f.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.SetHome(ctx, "w1", "api-home"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Reap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := f.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.Name)
+	}
+	if strings.Join(names, " ") != "api-home api-recent api-up worker-old" {
+		t.Errorf("nodes after the reap: %v; want all but api-old", names)
+	}
+}
+
 // TestReap: a node silent for LostAfter beats is declared lost, once,
 // with its running tasks, by any node; a node that beats again is up,
 // its tasks staying lost; a node registering again loses what its last

@@ -154,12 +154,30 @@ func (f *Fleet) Reap(ctx context.Context) ([]Lost, error) {
 				out = append(out, Lost{Task: id, Node: d.name, Reason: reason})
 			}
 		}
-		return nil
+		return forgetAPINodes(ctx, tx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fleet: reap: %w", err)
 	}
 	return out, nil
+}
+
+// ForgetAPIAfter is how long a node that took no tasks (capacity 0: an
+// API server, such as a tine-api pod, whose name goes with its pod) stays
+// listed once it stopped or was lost.
+const ForgetAPIAfter = time.Hour
+
+// forgetAPINodes removes the nodes of capacity 0 that stopped or were
+// lost more than ForgetAPIAfter ago and that nothing names: no task ran
+// there, no workspace lives there. Each tine-api pod registers under its
+// pod's name; without this, every pod a Deployment ever ran stayed in
+// tine tasks.
+func forgetAPINodes(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `DELETE FROM fleet_nodes n WHERE n.capacity = 0 AND n.state <> 'up'
+		AND n.beat_at < now() - make_interval(secs => $1)
+		AND NOT EXISTS (SELECT 1 FROM fleet_tasks t WHERE t.node = n.name)
+		AND NOT EXISTS (SELECT 1 FROM fleet_homes h WHERE h.node = n.name)`, ForgetAPIAfter.Seconds())
+	return err
 }
 
 // Nodes lists the registered nodes by name.
