@@ -129,50 +129,6 @@ func TestClaim_Once(t *testing.T) {
 	}
 }
 
-// TestCancel: a queued task canceled is never claimed, and canceling it
-// again says so; a task a node took is not canceled; an unknown task is
-// not found.
-func TestCancel(t *testing.T) {
-	f := open(t)
-	ctx := context.Background()
-	id, _, err := f.Submit(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		if ok, err := f.Cancel(ctx, id, "deleted"); !ok || err != nil {
-			t.Fatalf("cancel of a queued task: %v, %v", ok, err)
-		}
-	}
-	if tk, _, err := f.claim(ctx, id, "n"); tk != nil || err != nil {
-		t.Fatalf("a canceled task was claimed: %+v, %v", tk, err)
-	}
-	if tk, err := f.Task(ctx, id); err != nil || tk.State != TaskCanceled || tk.Reason != "deleted" || !tk.Final() {
-		t.Fatalf("canceled task: %+v, %v", tk, err)
-	}
-	s := spec
-	s.Key = "running"
-	id2, _, err := f.Submit(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tk, _, err := f.claim(ctx, id2, "n"); tk == nil || err != nil {
-		t.Fatalf("claim: %v", err)
-	}
-	if ok, err := f.Cancel(ctx, id2, "deleted"); ok || err != nil {
-		t.Errorf("cancel of a running task: %v, %v; want false", ok, err)
-	}
-	if got, err := f.TaskByKey(ctx, "running"); got != id2 || err != nil {
-		t.Errorf("task of key running: %q, %v; want %s", got, err, id2)
-	}
-	if _, err := f.TaskByKey(ctx, "none"); !errors.Is(err, tine.ErrNotFound) {
-		t.Errorf("task of no key: %v", err)
-	}
-	if _, err := f.Cancel(ctx, "tnone", "deleted"); !errors.Is(err, tine.ErrNotFound) {
-		t.Errorf("cancel of no task: %v", err)
-	}
-}
-
 // TestWithdraw: a queued task withdrawn is canceled at once and never
 // claimed; a running one records the request (kept from the first asker)
 // for its node, which sees it at its next charge, and it stays running
@@ -222,6 +178,12 @@ func TestWithdraw(t *testing.T) {
 	}
 	if _, err := f.Withdraw(ctx, "tnone", "x"); !errors.Is(err, tine.ErrNotFound) {
 		t.Errorf("withdraw of no task: %v", err)
+	}
+	if got, err := f.TaskByKey(ctx, "running"); got != running || err != nil {
+		t.Errorf("task of key running: %q, %v; want %s", got, err, running)
+	}
+	if _, err := f.TaskByKey(ctx, "none"); !errors.Is(err, tine.ErrNotFound) {
+		t.Errorf("task of no key: %v", err)
 	}
 }
 

@@ -145,25 +145,6 @@ func (f *Fleet) Submit(ctx context.Context, s Spec) (id string, dup bool, err er
 	return id, dup, nil
 }
 
-// Cancel withdraws task id if no node has taken it: it becomes canceled,
-// saying reason, and its job, when delivered, finds it not queued and runs
-// nothing (see claim). It reports whether the task is canceled (by this
-// call or an earlier one); false when a node took it first (a running
-// task is not stopped: its agents may be midway) or it had ended. tine.ErrNotFound when there is no such task.
-func (f *Fleet) Cancel(ctx context.Context, id, reason string) (bool, error) {
-	var state string
-	err := f.pool.QueryRow(ctx, `WITH c AS (UPDATE fleet_tasks SET state = 'canceled', reason = $2, finished_at = now()
-			WHERE id = $1 AND state = 'queued' RETURNING state)
-		SELECT coalesce((SELECT state FROM c), (SELECT state FROM fleet_tasks WHERE id = $1), '')`, id, reason).Scan(&state)
-	if err != nil {
-		return false, fmt.Errorf("fleet: cancel task %s: %w", id, err)
-	}
-	if state == "" {
-		return false, fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
-	}
-	return state == TaskCanceled, nil
-}
-
 // Withdraw cancels task id, saying reason: a queued task is canceled at
 // once and never runs; for a running one the request is recorded, and
 // its node stops its forks at its next look (within a quarter of a

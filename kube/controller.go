@@ -35,7 +35,7 @@ type Fleet interface {
 	Submit(ctx context.Context, s fleet.Spec) (id string, dup bool, err error)
 	Task(ctx context.Context, id string) (*fleet.Task, error)
 	TaskByKey(ctx context.Context, key string) (string, error)
-	Cancel(ctx context.Context, id, reason string) (bool, error)
+	Withdraw(ctx context.Context, id, reason string) (string, error)
 }
 
 var _ Fleet = (*fleet.Fleet)(nil)
@@ -172,9 +172,10 @@ func (r *Reconciler) follow(ctx context.Context, st *v1alpha1.TineTaskStatus, ge
 	return nil
 }
 
-// finalize cancels tt's task if no node took it yet, and lets the object
-// go. A task that runs or ran is left alone: its results stay in the
-// fleet (tine tasks, tine fetch).
+// finalize withdraws tt's task, as deleting a Job stops its pods: a
+// queued one never runs, a running one is stopped by its node (its
+// forks' work kept there), and lets the object go. A task that ended is
+// left as it is: its results stay in the fleet (tine tasks, tine fetch).
 func (r *Reconciler) finalize(ctx context.Context, tt *v1alpha1.TineTask) error {
 	if !controllerutil.ContainsFinalizer(tt, Finalizer) {
 		return nil
@@ -188,11 +189,11 @@ func (r *Reconciler) finalize(ctx context.Context, tt *v1alpha1.TineTask) error 
 		}
 	}
 	if id != "" {
-		canceled, err := r.Fleet.Cancel(ctx, id, fmt.Sprintf("TineTask %s/%s deleted before a node took it", tt.Namespace, tt.Name))
+		state, err := r.Fleet.Withdraw(ctx, id, fmt.Sprintf("canceled: TineTask %s/%s deleted", tt.Namespace, tt.Name))
 		if err != nil && !errors.Is(err, tine.ErrNotFound) {
 			return err
 		}
-		log.FromContext(ctx).Info("deleted", "task", id, "canceled", canceled)
+		log.FromContext(ctx).Info("deleted", "task", id, "state", state)
 	}
 	controllerutil.RemoveFinalizer(tt, Finalizer)
 	return client.IgnoreNotFound(r.Client.Update(ctx, tt))

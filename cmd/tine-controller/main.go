@@ -74,9 +74,10 @@ PostgreSQL ($TINE_FLEET_URL, else $TINE_STORE_URL when it is PostgreSQL's)
 as tine submit does, once (the object's UID is the task's idempotency key),
 and keeps the object's status (phase, task, node, winner, the winner's
 patch summary, cost, conditions) as the fleet's store says, every --poll
-while the task is not final. A TineTask deleted before a node took its task
-cancels the task (state canceled); one deleted later leaves its task to
-finish, its results in tine tasks and tine fetch.
+while the task is not final. Deleting a TineTask withdraws its task, as
+deleting a Job stops its pods: a queued task never runs, a running one is
+stopped by its node (its forks' work kept there), both recorded canceled;
+one that ended stays as it is, its results in tine tasks and tine fetch.
 
 It reaches the Kubernetes API with --kubeconfig, else $KUBECONFIG or
 ~/.kube/config, else the pod's service account. --namespace limits it to

@@ -31,8 +31,8 @@ const (
 
 // TineTask is a fork-run task of a fleet declared as a Kubernetes object:
 // tine's controller submits it once (its UID is the task's idempotency
-// key), reports the task's progress in its status, and cancels the task if
-// the object is deleted before a node takes it.
+// key), reports the task's progress in its status, and withdraws the task
+// when the object is deleted (a running task is stopped).
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
