@@ -48,6 +48,8 @@ type Handler struct {
 	started startedForkRuns // the warnings of the fork-runs started here
 	fleet   FleetStatus     // nil: no fleet (the store is not PostgreSQL's)
 	away    Elsewhere       // nil: every workspace's files are here
+
+	cancelTask TaskCanceler // nil: the fleet's page cancels no task
 }
 
 // New returns the dashboard of e, serving paths under /ui/. When token is
@@ -81,6 +83,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /ui/runs/{r}/vnc", h.own(h.vnc))
 	m.HandleFunc("GET /ui/events/stream", h.stream)
 	m.HandleFunc("GET /ui/fleet", h.fleetView)
+	m.HandleFunc("POST /ui/fleet/tasks/{id}/cancel", h.cancelTaskForm)
 	m.HandleFunc("POST /ui/approvals/{id}/{decision}", h.own(h.decide))
 	m.HandleFunc("POST /ui/groups/{g}/choose", h.own(h.choose))
 	m.HandleFunc("POST /ui/runs/{r}/discard", h.own(h.discard))

@@ -3,9 +3,12 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +38,7 @@ func TestFleet_CancelTasks(t *testing.T) {
 	dev.vars = append(dev.vars, "TINE_FLEET_URL="+url)
 	running := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--command", sleeperAgent, "-n", "1"))
 	queued := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--command", agentCmd, "-n", "1"))
+	queued2 := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--command", agentCmd, "-n", "1"))
 	for end := time.Now().Add(2 * time.Minute); exec.Command("pgrep", "-f", "sleep 297").Run() != nil; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("task %s's agent did not start:\n%s", running, node.output(t))
@@ -50,6 +54,14 @@ func TestFleet_CancelTasks(t *testing.T) {
 	if len(got) != 2 || got[0].(map[string]any)["state"] != fleet.TaskCanceled || got[1].(map[string]any)["error"] == nil || !strings.Contains(text, "1 of 2") {
 		t.Errorf("cancel_tasks of the queued task and of none: %q %v; want the first canceled, the second not found", text, res)
 	}
+	page := dashboardPost(t, d, "/ui/fleet", "")
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if csrf == nil || !strings.Contains(page, `action="/ui/fleet/tasks/`+queued2+`/cancel"`) || strings.Contains(page, `action="/ui/fleet/tasks/`+queued+`/cancel"`) {
+		t.Fatalf("the fleet's page: want a cancel button on %s (queued), none on %s (canceled):\n%s", queued2, queued, clip(page))
+	}
+	if page := dashboardPost(t, d, "/ui/fleet/tasks/"+queued2+"/cancel", "confirm=1&csrf="+csrf[1]); !strings.Contains(page, "task "+queued2+": canceled; it was queued and never ran") {
+		t.Errorf("the dashboard's cancel of a queued task:\n%s", clip(page))
+	}
 	t0 := time.Now()
 	if out := dev.ok("tasks", "cancel", running); !strings.Contains(out, "task "+running+": being stopped on node nx") {
 		t.Errorf("tine tasks cancel of the running task:\n%s", out)
@@ -61,7 +73,7 @@ func TestFleet_CancelTasks(t *testing.T) {
 	if exec.Command("pgrep", "-f", "sleep 297").Run() == nil {
 		t.Errorf("the canceled task's agent still runs %v after tine tasks cancel", time.Since(t0))
 	}
-	if strings.Contains(node.output(t), "task "+queued+" taken") {
+	if out := node.output(t); strings.Contains(out, "task "+queued+" taken") || strings.Contains(out, "task "+queued2+" taken") {
 		t.Errorf("node nx ran the task canceled while queued:\n%s", node.output(t))
 	}
 	if out := dev.ok("tasks", "cancel", running); !strings.Contains(out, "canceled already") {
@@ -74,6 +86,25 @@ func TestFleet_CancelTasks(t *testing.T) {
 	}
 	requireOneLineError(t, dev.tine("tasks", "cancel", done), exitState)
 	requireOneLineError(t, dev.tine("tasks", "cancel", "tnosuchtask"), exitNotFound)
+}
+
+// dashboardPost GETs path of daemon d's dashboard on its unix socket, or
+// POSTs form there when form is not empty, and returns the page.
+func dashboardPost(t *testing.T, d *daemon, path, form string) string {
+	t.Helper()
+	resp, err := d.client.Get("http://tine" + path)
+	if form != "" {
+		resp, err = d.client.Post("http://tine"+path, "application/x-www-form-urlencoded", strings.NewReader(form))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d\n%s", path, resp.StatusCode, clip(string(b)))
+	}
+	return string(b)
 }
 
 // waitTask polls tine tasks --json until task id is final and returns it.

@@ -154,9 +154,9 @@ func (a *app) serve(e *engine.Engine, listen string, system bool, nf nodeFlags) 
 	api := httpapi.New(e, "", opts...)
 	// Every run gets a socket of its own; what arrives on it is the run's.
 	// The people's socket refuses code inside runs.
-	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "", nil, nil, nil)), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
+	runSocks := httpapi.NewRunSockets(e, a.accessLog(routes(e, m, api, "", nil)), httpapi.DefaultTimeouts, httpapi.DefaultLimits)
 	h := func(token string) http.Handler {
-		return runSocks.Handler(a.accessLog(nd.guard(token, routes(e, m, api, token, users, nd.dashboardStatus(), nd.dashboardElsewhere()))))
+		return runSocks.Handler(a.accessLog(nd.guard(token, routes(e, m, api, token, users, nd.dashboardOptions()...))))
 	}
 	// Each pool of listeners bounds its connections, in all and per peer:
 	// the people's sockets (per user), the runs' (in RunSockets), TCP
@@ -342,12 +342,11 @@ func forkRunStarter(api *httpapi.Server) dashboard.ForkRunStarter {
 
 // routes serves api at /v1/, the metrics at /metrics and the dashboard
 // at /ui/ (those two for people only), behind the bearer token when there
-// is one. With fleetStatus (the store is PostgreSQL's) the dashboard has
-// the fleet's page, /ui/fleet; with away (a node of it), the pages of a
-// workspace living on another node say where it lives. The dashboard also opens with a normal user's token (users),
+// is one. The dashboard also opens with a normal user's token (users),
 // showing only what they may use, as it does for a normal user on a unix
-// socket.
-func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string, users *access.Tokens, fleetStatus dashboard.FleetStatus, away dashboard.Elsewhere) http.Handler {
+// socket; fleetOpts add the fleet's page and what a node's dashboard does
+// (node.dashboardOptions).
+func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token string, users *access.Tokens, fleetOpts ...dashboard.Option) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.RequireToken(token, api))
 	mux.Handle("GET /metrics", httpapi.PersonOnly(httpapi.RequireToken(token, m.Handler())))
@@ -355,12 +354,7 @@ func routes(e *engine.Engine, m *metrics.Metrics, api *httpapi.Server, token str
 	if users != nil {
 		opts = append(opts, dashboard.WithUsers(userTokens(users)))
 	}
-	if fleetStatus != nil {
-		opts = append(opts, dashboard.WithFleet(fleetStatus))
-	}
-	if away != nil {
-		opts = append(opts, dashboard.WithElsewhere(away))
-	}
+	opts = append(opts, fleetOpts...)
 	mux.Handle("/ui/", httpapi.People(dashboard.New(e, token, opts...)))
 	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	return mux

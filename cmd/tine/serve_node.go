@@ -163,19 +163,33 @@ func (nd *node) wait() error {
 	return err
 }
 
-// dashboardStatus is the fleet's nodes and tasks for the dashboard's
-// fleet page; nil when there is no fleet.
-func (nd *node) dashboardStatus() dashboard.FleetStatus {
+// dashboardOptions are what the fleet adds to the dashboard: its page
+// (nodes and tasks) with a cancel button on each task not ended, and on a
+// node the pages of a workspace living elsewhere saying where; none when
+// there is no fleet.
+func (nd *node) dashboardOptions() []dashboard.Option {
 	if nd == nil {
 		return nil
 	}
-	return func(ctx context.Context) ([]fleet.Node, []*fleet.Task, error) {
+	status := func(ctx context.Context) ([]fleet.Node, []*fleet.Task, error) {
 		st, err := status(ctx, nd.f)
 		if err != nil {
 			return nil, nil, err
 		}
 		return st.Nodes, st.Tasks, nil
 	}
+	cancel := func(ctx context.Context, id string) (string, error) {
+		res, err := withdraw(ctx, nd.f, id, localOwner().By+" (dashboard)")
+		if err != nil {
+			return "", err
+		}
+		return res.says(), nil
+	}
+	opts := []dashboard.Option{dashboard.WithFleet(status), dashboard.WithTaskCancel(cancel)}
+	if away := nd.dashboardElsewhere(); away != nil {
+		opts = append(opts, dashboard.WithElsewhere(away))
+	}
+	return opts
 }
 
 // dashboardElsewhere says, for the dashboard, where a workspace lives
