@@ -271,7 +271,7 @@ func TestLive_LogsEscapedOnTerminal(t *testing.T) {
 	e, _ := liveWorkspace(t, false, map[string]string{"tine.toml": hostileService})
 	e.ok("start", "source")
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(e.ok("logs", "source", "svc"), "said") && time.Now().Before(deadline) {
+	for !strings.Contains(e.ok("logs", "source", "svc"), hostileSaid) && time.Now().Before(deadline) { // not "said": the log's header line says it too
 		time.Sleep(50 * time.Millisecond)
 	}
 	if out := e.ok("logs", "source", "svc"); !strings.Contains(out, hostileSaid) {
@@ -317,7 +317,7 @@ func TestUser_HostileTextEscapedThroughDaemon(t *testing.T) {
 		t.Errorf("tine diff --patch through the daemon into a pipe: %q, want the exact lines", out)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(ann.ok(dir, "logs", "app/source", "svc"), "said") && time.Now().Before(deadline) {
+	for !strings.Contains(ann.ok(dir, "logs", "app/source", "svc"), hostileSaid) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	requireTerminalSafe(t, "tine logs through the daemon on a terminal", term("logs", "app/source", "svc"), saidShown)

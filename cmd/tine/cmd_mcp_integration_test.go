@@ -85,7 +85,7 @@ func TestMCP_Host(t *testing.T) {
 	cs := e.mcpSession("mcp")
 
 	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 19 {
+	if err != nil || len(tools.Tools) != 20 {
 		t.Fatalf("tools/list: %v %v", tools, err)
 	}
 	for _, tool := range tools.Tools {
