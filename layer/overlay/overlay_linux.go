@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/fstree"
@@ -198,7 +199,8 @@ func (b *Backend) Deactivate(ctx context.Context, r layer.Run) error {
 	if err := fstree.PurgeContext(ctx, upper(r)); err != nil {
 		return err
 	}
-	for _, d := range []string{r.View, work(r), layersFile(r)} {
+	stale, _ := filepath.Glob(work(r) + ".stale-*")
+	for _, d := range append([]string{r.View, work(r), layersFile(r)}, stale...) {
 		if err := removeAll(d); err != nil {
 			return err
 		}
@@ -215,10 +217,51 @@ func work(r layer.Run) string       { return filepath.Join(r.Dir, "work") }
 func layersFile(r layer.Run) string { return filepath.Join(r.Dir, "layers.json") }
 
 // mountView mounts layers with r's upper and work directories at r.View.
+// Overlay mounts a view read-only, saying so only in the kernel's log,
+// when it cannot reset the work directory (left full by a crash, or in use
+// by an old mount of the view still alive in another mount namespace): a
+// run whose files then refuse every write. So the work directory is moved
+// aside for an empty one and the view mounted again; a view still
+// read-only is an error.
 func mountView(r layer.Run, layers []string) error {
+	err := mountWritable(r, layers)
+	if !errors.Is(err, errReadOnly) {
+		return err
+	}
+	if err := os.Rename(work(r), staleWork(r)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(work(r), 0o755); err != nil {
+		return err
+	}
+	return mountWritable(r, layers)
+}
+
+// errReadOnly is a view overlay mounted read-only.
+var errReadOnly = errors.New("mounted read-only")
+
+// mountWritable mounts r's view, and unmounts it again, with an error
+// wrapping errReadOnly, when overlay made it read-only.
+func mountWritable(r layer.Run, layers []string) error {
 	data := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s",
 		lowerdir(layers), escape(upper(r)), escape(work(r)), options)
-	return mnt.Mount("overlay", r.View, "overlay", 0, data)
+	if err := mnt.Mount("overlay", r.View, "overlay", 0, data); err != nil {
+		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(r.View, &st); err != nil || st.Flags&unix.ST_RDONLY == 0 {
+		return nil
+	}
+	if err := mnt.Unmount(r.View, 0); err != nil {
+		return err
+	}
+	return fmt.Errorf("overlay: the view %s came up read-only: its work directory %s could not be reset (the kernel's log says why): %w", r.View, work(r), errReadOnly)
+}
+
+// staleWork is a new name beside r's work directory for one overlay could
+// not reset; Deactivate removes them with the run.
+func staleWork(r layer.Run) string {
+	return fmt.Sprintf("%s.stale-%d", work(r), time.Now().UnixNano())
 }
 
 // mountReadOnly mounts layers without an upper directory at target.

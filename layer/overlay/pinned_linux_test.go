@@ -66,3 +66,53 @@ func TestImportMove_PinnedFile(t *testing.T) {
 		}
 	}
 }
+
+// TestRestore_WorkDirectoryLeftFull: a view mounted again over a work
+// directory overlay cannot reset (its work/work left holding a tree, as a
+// crash mid copy-up or an old mount alive elsewhere leaves it) is
+// writable: the work directory is moved aside for an empty one, and
+// removed with the run. Before, overlay mounted the view read-only,
+// saying so only in the kernel's log, and every write in the run failed
+// with "Read-only file system".
+func TestRestore_WorkDirectoryLeftFull(t *testing.T) {
+	enginetest.RequireOverlay(t, rootWhy)
+	root := t.TempDir()
+	l := filepath.Join(root, "layer0")
+	if err := os.MkdirAll(l, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b := overlay.New()
+	r := layer.Run{ID: "r", Dir: filepath.Join(root, "run"), View: filepath.Join(root, "run", "view")}
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Activate(ctx, r, []string{l}); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("umount", r.View).Run(); err != nil {
+		t.Fatal(err)
+	}
+	deep := filepath.Join(r.Dir, "work", "work", "a", "b", "c", "d")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(deep, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Restore(ctx, r, []string{l}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.View, "new.txt"), []byte("new\n"), 0o644); err != nil {
+		t.Fatalf("a write in the view mounted again: %v; want it writable", err)
+	}
+	if stale, _ := filepath.Glob(filepath.Join(r.Dir, "work.stale-*")); len(stale) != 1 {
+		t.Errorf("work directories moved aside: %v; want one", stale)
+	}
+	if err := b.Deactivate(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if stale, _ := filepath.Glob(filepath.Join(r.Dir, "work*")); len(stale) != 0 {
+		t.Errorf("left after Deactivate: %v", stale)
+	}
+}
