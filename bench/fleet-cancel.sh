@@ -17,30 +17,11 @@ set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d /tmp/tine-cancel-bench.XXXXXX)
-node=
-cleanup() {
-	[ -n "$node" ] && kill "$node" 2>/dev/null || true
-	wait 2>/dev/null || true
-	[ -n "${pgdir:-}" ] && scripts/testpg.sh stop "$pgdir"
-	awk -v w="$work/" 'index($2, w) == 1 { print $2 }' /proc/self/mounts | sort -r | xargs -r -n 1 umount -l
-	rm -rf "$work" 2>/dev/null || true
-}
-trap cleanup EXIT
-
-go build -o "$work/tine" ./cmd/tine
-if [ -z "${TINE_TEST_PG_URL:-}" ]; then
-	eval "$(scripts/testpg.sh start)"
-	pgdir=$TINE_TEST_PG_DIR
-fi
-git init -q -b main "$work/repo"
-echo hello >"$work/repo/a.txt"
-git -C "$work/repo" add a.txt
-git -C "$work/repo" -c user.name=b -c user.email=b@b commit -qm init
+. bench/fleet-setup.sh cancel
 psql -q "$TINE_TEST_PG_URL" -c "SET client_min_messages = warning; DROP SCHEMA IF EXISTS cancelbench CASCADE; CREATE SCHEMA cancelbench" >/dev/null
 export TINE_FLEET_URL="$TINE_TEST_PG_URL&search_path=cancelbench"
 TINE_HOME="$work/node" TINE_STORE_URL=$TINE_FLEET_URL "$work/tine" serve --node n1 --capacity 1 >"$work/node.log" 2>&1 &
-node=$!
+pids+=($!)
 until grep -q "taking up to" "$work/node.log"; do sleep 0.1; done
 
 now() { date +%s.%N; }

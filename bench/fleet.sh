@@ -19,28 +19,7 @@ TASKS=${TASKS:-12}
 CAPACITY=${CAPACITY:-2}
 FORKS=${FORKS:-2}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d /tmp/tine-fleet-bench.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	[ -n "${pgdir:-}" ] && scripts/testpg.sh stop "$pgdir"
-	# the nodes' views and clones stay mounted after tine serve: unmount
-	# them (deepest first) before removing the directory
-	awk -v w="$work/" 'index($2, w) == 1 { print $2 }' /proc/self/mounts | sort -r | xargs -r -n 1 umount -l
-	rm -rf "$work" 2>/dev/null || true
-}
-trap cleanup EXIT
-
-go build -o "$work/tine" ./cmd/tine
-if [ -z "${TINE_TEST_PG_URL:-}" ]; then
-	eval "$(scripts/testpg.sh start)"
-	pgdir=$TINE_TEST_PG_DIR
-fi
-git init -q -b main "$work/repo"
-echo hello >"$work/repo/a.txt"
-git -C "$work/repo" add a.txt
-git -C "$work/repo" -c user.name=b -c user.email=b@b commit -qm init
+. bench/fleet-setup.sh fleet
 agent='echo "fork $TINE_FORK_INDEX" > "f$TINE_FORK_INDEX.txt" && git add . && git -c user.name=a -c user.email=a@a commit -qm fork'
 
 # wait_final URL K: waits until the fleet at URL has K tasks, all final.
