@@ -141,8 +141,8 @@ func TestWithdraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := f.Withdraw(ctx, queued, "canceled by ann"); st != TaskCanceled || err != nil {
-		t.Fatalf("withdraw of a queued task: %q, %v; want canceled", st, err)
+	if w, err := f.Withdraw(ctx, queued, "canceled by ann"); err != nil || w.State != TaskCanceled || w.Was != TaskQueued {
+		t.Fatalf("withdraw of a queued task: %+v, %v; want canceled", w, err)
 	}
 	if tk, _, _ := f.claim(ctx, queued, "n"); tk != nil {
 		t.Fatal("a withdrawn task was claimed")
@@ -160,8 +160,8 @@ func TestWithdraw(t *testing.T) {
 		t.Fatalf("charge before any withdrawal: cancel %q, %v", cancel, err)
 	}
 	for _, who := range []string{"canceled by ann", "canceled by bob"} {
-		if st, err := f.Withdraw(ctx, running, who); st != TaskRunning || err != nil {
-			t.Fatalf("withdraw of a running task by %s: %q, %v; want running (being stopped)", who, st, err)
+		if w, err := f.Withdraw(ctx, running, who); err != nil || w.State != TaskRunning || w.Node != "n" {
+			t.Fatalf("withdraw of a running task by %s: %+v, %v; want running (being stopped) on n", who, w, err)
 		}
 	}
 	if _, cancel, err := f.charge(ctx, running, 0.01); cancel != "canceled by ann" || err != nil {
@@ -173,8 +173,8 @@ func TestWithdraw(t *testing.T) {
 	if tk, err := f.Task(ctx, running); err != nil || tk.State != TaskCanceled || tk.Reason != "canceled by ann" || !tk.Final() {
 		t.Fatalf("the stopped task: %+v, %v; want canceled, saying by whom", tk, err)
 	}
-	if st, err := f.Withdraw(ctx, running, "again"); st != TaskCanceled || err != nil {
-		t.Errorf("withdraw of an ended task: %q, %v; want its final state", st, err)
+	if w, err := f.Withdraw(ctx, running, "again"); err != nil || w.State != TaskCanceled {
+		t.Errorf("withdraw of an ended task: %+v, %v; want its final state", w, err)
 	}
 	if _, err := f.Withdraw(ctx, "tnone", "x"); !errors.Is(err, tine.ErrNotFound) {
 		t.Errorf("withdraw of no task: %v", err)

@@ -27,12 +27,22 @@ type cleaner struct {
 	retain time.Duration
 	clean  Cleaner
 	said   map[string]bool // the tasks whose failure to clean was said
+	last   time.Time       // the last sweep
 }
 
-// sweep cleans every task toClean lists and records each cleaned; one
-// that cannot be (its workspace busy, say) is tried again at the next
-// sweep, its failure said once.
+// sweepEvery is how often a node looks for workspaces to clean at most:
+// a retention is hours, a heartbeat seconds.
+const sweepEvery = time.Minute
+
+// sweep cleans every task toClean lists and records each cleaned, at most
+// once per the retention or sweepEvery, whichever is shorter (tend calls
+// it every heartbeat); one that cannot be cleaned (its workspace busy,
+// say) is tried again at the next sweep, its failure said once.
 func (c *cleaner) sweep(ctx context.Context, say func(string, ...any)) {
+	if time.Since(c.last) < min(c.retain, sweepEvery) {
+		return
+	}
+	c.last = time.Now()
 	ts, err := c.f.toClean(ctx, c.node, c.retain)
 	if err != nil {
 		if ctx.Err() == nil {

@@ -145,26 +145,49 @@ func (f *Fleet) Submit(ctx context.Context, s Spec) (id string, dup bool, err er
 	return id, dup, nil
 }
 
+// Withdrawal is what Withdraw did to a task.
+type Withdrawal struct {
+	Task string `json:"task"`
+	Was  string `json:"was"` // its state before
+	// State is its state after: TaskCanceled, TaskRunning (being stopped)
+	// or the final state it had reached (nothing to withdraw).
+	State string `json:"state"`
+	Node  string `json:"node,omitempty"` // where it runs or ran
+}
+
 // Withdraw cancels task id, saying reason: a queued task is canceled at
-// once and never runs; for a running one the request is recorded, and
-// its node stops its forks at its next look (within a quarter of a
-// second, see meter) and records it canceled, its forks' work kept on
-// the node. It returns the task's state after: TaskCanceled, TaskRunning
-// (being stopped), or the final state it had reached (nothing to
-// withdraw). tine.ErrNotFound when there is no such task.
-func (f *Fleet) Withdraw(ctx context.Context, id, reason string) (string, error) {
-	var state string
-	err := f.pool.QueryRow(ctx, `WITH q AS (UPDATE fleet_tasks SET state = 'canceled', reason = $2, finished_at = now()
-			WHERE id = $1 AND state = 'queued' RETURNING state),
-		r AS (UPDATE fleet_tasks SET cancel = $2 WHERE id = $1 AND state = 'running' AND cancel = '' RETURNING state)
-		SELECT coalesce((SELECT state FROM q), (SELECT state FROM r), (SELECT state FROM fleet_tasks WHERE id = $1), '')`, id, reason).Scan(&state)
+// once and never runs (the claim, which locks the same row, then finds
+// nothing queued); for a running one the request is recorded, and its
+// node stops its forks at its next look (within a quarter of a second,
+// see meter) and records it canceled, its forks' work kept on the node.
+// tine.ErrNotFound when there is no such task.
+func (f *Fleet) Withdraw(ctx context.Context, id, reason string) (*Withdrawal, error) {
+	w := &Withdrawal{Task: id}
+	err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, "SELECT state, node FROM fleet_tasks WHERE id = $1 FOR UPDATE", id).Scan(&w.Was, &w.Node)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		w.State = w.Was
+		switch w.Was {
+		case TaskQueued:
+			w.State = TaskCanceled
+			_, err = tx.Exec(ctx, "UPDATE fleet_tasks SET state = 'canceled', reason = $2, finished_at = now() WHERE id = $1", id, reason)
+		case TaskRunning: // the first asker's reason stays
+			_, err = tx.Exec(ctx, "UPDATE fleet_tasks SET cancel = $2 WHERE id = $1 AND cancel = ''", id, reason)
+		}
+		return err
+	})
+	if errors.Is(err, tine.ErrNotFound) {
+		return nil, err
+	}
 	if err != nil {
-		return "", fmt.Errorf("fleet: withdraw task %s: %w", id, err)
+		return nil, fmt.Errorf("fleet: withdraw task %s: %w", id, err)
 	}
-	if state == "" {
-		return "", fmt.Errorf("task %s: %w", id, tine.ErrNotFound)
-	}
-	return state, nil
+	return w, nil
 }
 
 // taskColumns are the columns scanTask reads, report aside.

@@ -35,7 +35,7 @@ type Fleet interface {
 	Submit(ctx context.Context, s fleet.Spec) (id string, dup bool, err error)
 	Task(ctx context.Context, id string) (*fleet.Task, error)
 	TaskByKey(ctx context.Context, key string) (string, error)
-	Withdraw(ctx context.Context, id, reason string) (string, error)
+	Withdraw(ctx context.Context, id, reason string) (*fleet.Withdrawal, error)
 }
 
 var _ Fleet = (*fleet.Fleet)(nil)
@@ -189,11 +189,14 @@ func (r *Reconciler) finalize(ctx context.Context, tt *v1alpha1.TineTask) error 
 		}
 	}
 	if id != "" {
-		state, err := r.Fleet.Withdraw(ctx, id, fmt.Sprintf("canceled: TineTask %s/%s deleted", tt.Namespace, tt.Name))
-		if err != nil && !errors.Is(err, tine.ErrNotFound) {
+		w, err := r.Fleet.Withdraw(ctx, id, fmt.Sprintf("canceled: TineTask %s/%s deleted", tt.Namespace, tt.Name))
+		switch {
+		case errors.Is(err, tine.ErrNotFound):
+		case err != nil:
 			return err
+		default:
+			log.FromContext(ctx).Info("deleted", "task", id, "was", w.Was, "state", w.State)
 		}
-		log.FromContext(ctx).Info("deleted", "task", id, "state", state)
 	}
 	controllerutil.RemoveFinalizer(tt, Finalizer)
 	return client.IgnoreNotFound(r.Client.Update(ctx, tt))

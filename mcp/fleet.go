@@ -40,12 +40,10 @@ type CancelTasksInput struct {
 	Tasks []string `json:"tasks" jsonschema:"the ids of the tasks to withdraw: a queued one never runs, a running one is stopped by its node"`
 }
 
-// canceledTask is POST /v1/fleet/tasks/{id}/cancel's answer.
+// canceledTask is POST /v1/fleet/tasks/{id}/cancel's answer, or why
+// there was none.
 type canceledTask struct {
-	Task  string `json:"task"`
-	State string `json:"state"`
-	Node  string `json:"node,omitempty"`
-	Was   string `json:"was"`
+	fleet.Withdrawal
 	Error string `json:"error,omitempty"` // why it was not canceled
 }
 
@@ -133,7 +131,7 @@ func (t *tools) cancelTasks(ctx context.Context, in CancelTasksInput) (*answer, 
 			if ue := (*url.Error)(nil); errors.As(err, &ue) {
 				return nil, unreachable(err) // the daemon, not the task
 			}
-			c = canceledTask{Task: id, Error: err.Error()}
+			c = canceledTask{Withdrawal: fleet.Withdrawal{Task: id}, Error: err.Error()}
 		} else {
 			n++
 		}

@@ -34,16 +34,16 @@ canceled are left as they are.`,
   tine tasks --json | jq -r '.tasks[] | select(.state == "queued") | .id' | xargs tine tasks cancel`,
 		Args: minArgs(1, "one task or more"),
 		RunE: func(c *cobra.Command, args []string) error {
-			out := []canceled{}
+			out := []*fleet.Withdrawal{}
 			var err error
 			for _, id := range args {
-				var res *canceled
-				if res, err = a.cancelTask(c.Context(), id); err != nil {
+				var w *fleet.Withdrawal
+				if w, err = a.cancelTask(c.Context(), id); err != nil {
 					break
 				}
-				out = append(out, *res)
+				out = append(out, w)
 				if !asJSON {
-					fmt.Fprintln(a.stdout, res.says())
+					fmt.Fprintln(a.stdout, withdrawalSays(w))
 				}
 			}
 			if asJSON && (err == nil || len(out) > 0) {
@@ -58,63 +58,47 @@ canceled are left as they are.`,
 	return c
 }
 
-// canceled is a task Withdraw was asked of, and its state after.
-type canceled struct {
-	Task  string `json:"task"`
-	State string `json:"state"` // canceled, or running: being stopped
-	Node  string `json:"node,omitempty"`
-	Was   string `json:"was"` // queued, running, or canceled (already)
-}
-
-// says is the line tine tasks cancel prints for c.
-func (c *canceled) says() string {
+// withdrawalSays is the line tine tasks cancel (and the dashboard) says of
+// w.
+func withdrawalSays(w *fleet.Withdrawal) string {
 	switch {
-	case c.Was == fleet.TaskCanceled:
-		return fmt.Sprintf("task %s: canceled already", c.Task)
-	case c.State == fleet.TaskCanceled:
-		return fmt.Sprintf("task %s: canceled; it was queued and never ran", c.Task)
+	case w.Was == fleet.TaskCanceled:
+		return fmt.Sprintf("task %s: canceled already", w.Task)
+	case w.State == fleet.TaskCanceled:
+		return fmt.Sprintf("task %s: canceled; it was queued and never ran", w.Task)
 	default:
-		return fmt.Sprintf("task %s: being stopped on node %s (its agents are stopped within a second, its forks' work kept there); tine tasks shows it canceled once it is", c.Task, c.Node)
+		return fmt.Sprintf("task %s: being stopped on node %s (its agents are stopped within a second, its forks' work kept there); tine tasks shows it canceled once it is", w.Task, w.Node)
 	}
 }
 
 // cancelTask withdraws task id for the caller: through the system daemon
 // for a normal user (their own tasks), else in the fleet's database.
-func (a *app) cancelTask(ctx context.Context, id string) (*canceled, error) {
+func (a *app) cancelTask(ctx context.Context, id string) (*fleet.Withdrawal, error) {
 	if a.remote() {
-		var res canceled
-		_, err := a.daemon().Do(ctx, "POST", "/v1/fleet/tasks/"+url.PathEscape(id)+"/cancel", nil, &res)
-		return &res, err
+		var w fleet.Withdrawal
+		_, err := a.daemon().Do(ctx, "POST", "/v1/fleet/tasks/"+url.PathEscape(id)+"/cancel", nil, &w)
+		return &w, err
 	}
-	var res *canceled
+	var w *fleet.Withdrawal
 	err := a.withFleet(ctx, func(f *fleet.Fleet) error {
 		var err error
-		res, err = withdraw(ctx, f, id, localOwner().By)
+		w, err = withdraw(ctx, f, id, localOwner().By)
 		return err
 	})
-	return res, err
+	return w, err
 }
 
-// withdraw withdraws task id for by (user@host) and says what became of
-// it; a task that had ended otherwise than canceled is a state error.
-func withdraw(ctx context.Context, f *fleet.Fleet, id, by string) (*canceled, error) {
-	before, err := f.Task(ctx, id)
+// withdraw withdraws task id for by (user@host); a task that had ended
+// otherwise than canceled is a state error.
+func withdraw(ctx context.Context, f *fleet.Fleet, id, by string) (*fleet.Withdrawal, error) {
+	w, err := f.Withdraw(ctx, id, "canceled by "+by)
 	if err != nil {
 		return nil, err
 	}
-	state, err := f.Withdraw(ctx, id, "canceled by "+by)
-	if err != nil {
-		return nil, err
+	if w.State != fleet.TaskCanceled && w.State != fleet.TaskRunning {
+		return nil, fmt.Errorf("task %s had already ended (%s): nothing to cancel: %w", id, w.State, tine.ErrState)
 	}
-	after, err := f.Task(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	res := &canceled{Task: id, State: state, Node: after.Node, Was: before.State}
-	if state != fleet.TaskCanceled && state != fleet.TaskRunning {
-		return nil, fmt.Errorf("task %s had already ended (%s): nothing to cancel: %w", id, state, tine.ErrState)
-	}
-	return res, nil
+	return w, nil
 }
 
 // cancelTask is POST /v1/fleet/tasks/{id}/cancel: the caller withdraws a
@@ -129,10 +113,10 @@ func (nd *node) cancelTask(w http.ResponseWriter, r *http.Request) {
 	if c := access.From(r.Context()); c != nil {
 		by = ownerOf(c.UID, account.Lookup(c.UID, c.GID).Name)
 	}
-	res, err := withdraw(context.WithoutCancel(r.Context()), nd.f, t.ID, by.By)
+	wd, err := withdraw(context.WithoutCancel(r.Context()), nd.f, t.ID, by.By)
 	if err != nil {
 		writeAPIError(w, err)
 		return
 	}
-	writeAPIJSON(w, http.StatusOK, res)
+	writeAPIJSON(w, http.StatusOK, wd)
 }

@@ -179,11 +179,11 @@ func (nd *node) dashboardOptions() []dashboard.Option {
 		return st.Nodes, st.Tasks, nil
 	}
 	cancel := func(ctx context.Context, id string) (string, error) {
-		res, err := withdraw(ctx, nd.f, id, localOwner().By+" (dashboard)")
+		w, err := withdraw(ctx, nd.f, id, localOwner().By+" (dashboard)")
 		if err != nil {
 			return "", err
 		}
-		return res.says(), nil
+		return withdrawalSays(w), nil
 	}
 	opts := []dashboard.Option{dashboard.WithFleet(status), dashboard.WithTaskCancel(cancel)}
 	if away := nd.dashboardElsewhere(); away != nil {
@@ -212,7 +212,7 @@ func (nd *node) dashboardElsewhere() dashboard.Elsewhere {
 		case home == nd.name:
 			return nil
 		case home == "":
-			return fmt.Errorf("workspace %s has no home node on record, and its files are not on node %s: this node neither shows nor changes it: %w", ws.Name, nd.name, tine.ErrState)
+			return fmt.Errorf("%s: %w", nd.noHome("workspace "+ws.Name), tine.ErrState)
 		}
 		where := ""
 		if n, err := nd.f.Node(ctx, home); err == nil && n.Address != "" {
@@ -406,8 +406,7 @@ func (nd *node) sendHome(w http.ResponseWriter, r *http.Request, ws *tine.Worksp
 		return false
 	case home == "":
 		writeAPIJSON(w, http.StatusConflict, map[string]string{
-			"error": fmt.Sprintf("%s has no home node on record, and its files are not on node %s: it was made on another machine without a node's API (tine init with no daemon there); run tine serve --node on that machine, which records the workspaces whose files it holds, or work with it there", what, nd.name),
-			"code":  errcode.CodeNoHome, "node": nd.name,
+			"error": nd.noHome(what), "code": errcode.CodeNoHome, "node": nd.name,
 		})
 		return true
 	}
@@ -425,6 +424,12 @@ func (nd *node) sendHome(w http.ResponseWriter, r *http.Request, ws *tine.Worksp
 	}
 	nd.fwd.Forward(w, r, what, home, user)
 	return true
+}
+
+// noHome says why this node serves nothing of what: no node is its home
+// on record, and its files are not here.
+func (nd *node) noHome(what string) string {
+	return fmt.Sprintf("%s has no home node on record, and its files are not on node %s: it was made on another machine without a node's API (tine init with no daemon there); run tine serve --node on that machine, which records the workspaces whose files it holds, or work with it there", what, nd.name)
 }
 
 // homeOf is the node workspace ws lives on: the one on record; with none
