@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tinehq/tine/fleet"
+	"github.com/tinehq/tine/internal/agentmock"
 	"github.com/tinehq/tine/internal/testkit"
 	"github.com/tinehq/tine/postgres/pgtest"
 )
@@ -167,4 +168,87 @@ func TestFleet_TaskRetention(t *testing.T) {
 	if r := dev.run(call{dir: ws}, "fetch", id); r.code != 0 || !strings.Contains(r.stdout, "commit(s) and files") {
 		t.Fatalf("tine fetch of the task whose workspace was released: %v", r)
 	}
+}
+
+// TestFleet_CancelRealClaude: tine tasks cancel stops a fleet task whose
+// agent is the real claude, waiting on the mock Messages API in the
+// middle of its conversation: the claude process is gone within seconds,
+// the task is recorded canceled and the file claude wrote before is kept
+// in the fork on its node.
+func TestFleet_CancelRealClaude(t *testing.T) {
+	testkit.RequireRoot(t, rootWhy)
+	requireClaude(t)
+	url := pgtest.URL(t)
+	held := make(chan struct{})
+	defer close(held)
+	mock := newMock(t, func(r agentmock.Request) (agentmock.Turn, bool) {
+		switch r.Turn {
+		case 0:
+			return writeAnswer("partial\n"), true
+		case 1:
+			<-held // the model thinks for ever: the agent waits
+			return agentmock.Turn{Text: "finished"}, true
+		}
+		return agentmock.Turn{}, false
+	})
+	tmp := canonicalPath(t, t.TempDir())
+	agentHome := filepath.Join(tmp, "home")
+	if err := os.MkdirAll(agentHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := fleetRepo(t)
+	hostSh(t, repo, `printf '[agent.claude]\nenv = { HOME = "`+agentHome+`" }\n' > tine.toml && git add tine.toml && git -c user.name=t -c user.email=t@t commit -qm toml`)
+	node := startNodeEnv(t, url, "nc", mock.Env(agentHome), "--capacity", "1")
+	dev := newEnv(t)
+	dev.vars = append(dev.vars, "TINE_FLEET_URL="+url)
+	claudes := func() int {
+		out, _ := exec.Command("pgrep", "-x", "claude").Output()
+		return strings.Count(string(out), "\n")
+	}
+	before := claudes()
+	id := strings.TrimSpace(dev.ok("submit", "--repo", repo, "--agent", "claude", "--prompt", "write the answer", "-n", "1"))
+	for end := time.Now().Add(2 * time.Minute); len(mock.Requests()) == 0 || !heldTurn(mock); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("claude never reached its second turn:\n%s", node.output(t))
+		}
+	}
+	if claudes() <= before {
+		t.Fatalf("no claude process while its turn is held (%d before, %d now)", before, claudes())
+	}
+	dev.ok("tasks", "cancel", id)
+	tk := waitTask(t, dev, id, 30*time.Second)
+	if tk.State != fleet.TaskCanceled || tk.Workspace == "" {
+		t.Fatalf("task %s: %s (%s), workspace %q; want canceled", id, tk.State, tk.Reason, tk.Workspace)
+	}
+	for end := time.Now().Add(10 * time.Second); claudes() > before; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%d claude process(es) still run after the task was canceled", claudes()-before)
+		}
+	}
+	var runs []struct{ Name, Role, Path string }
+	node.e.okJSON(&runs, "ls", "--json")
+	forks := 0
+	for _, r := range runs {
+		if r.Role != "fork" {
+			continue
+		}
+		forks++
+		if b, err := os.ReadFile(filepath.Join(r.Path, "answer.txt")); err != nil || string(b) != "partial\n" {
+			t.Errorf("the canceled fork %s's answer.txt: %q, %v; want claude's write kept", r.Name, b, err)
+		}
+	}
+	if forks != 1 {
+		t.Errorf("forks on node nc after the cancel: %+v; want the task's one fork, kept", runs)
+	}
+}
+
+// heldTurn reports whether mock got claude's second conversation turn (the
+// one its script holds).
+func heldTurn(mock *agentmock.Anthropic) bool {
+	for _, r := range mock.Requests() {
+		if r.Turn >= 1 {
+			return true
+		}
+	}
+	return false
 }
