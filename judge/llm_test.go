@@ -62,7 +62,9 @@ func (f *fakeAPI) answer(status int, reply string) *fakeAPI {
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		f.t.Errorf("read request: %v", err)
+		// The client gave up mid-request: the pairwise judge cancels
+		// its other comparisons once one fails. Nobody reads an answer.
+		return
 	}
 	f.mu.Lock()
 	f.reqs = append(f.reqs, recorded{r.URL.Path, r.Header.Clone(), body})
