@@ -34,9 +34,9 @@ type SealReport struct {
 	// the background (a version of kind sealed), so it copied only what
 	// changed since that one.
 	Presealed bool `json:"presealed,omitempty"`
-	// Unchanged is set when the change tracker vouched that nothing
-	// changed since that last seal: the version has its layers, and no
-	// layer was made.
+	// Unchanged is set when nothing changed since that last seal (the
+	// change tracker vouched for it, or the walk found it): the version
+	// has its layers, and no layer was made.
 	Unchanged bool `json:"unchanged,omitempty"`
 	Busy      bool `json:"busy"` // something held the run's view
 	// Running is set when what held it was the run's own commands or

@@ -128,9 +128,9 @@ type SealCost struct {
 	// Pruned is set when a change tracker named the directories that
 	// changed, so only those were walked.
 	Pruned bool `json:"pruned,omitempty"`
-	// Unchanged is set when the change tracker vouched that nothing
-	// changed since the previous seal: no layer was made, and the layers
-	// returned are the previous seal's.
+	// Unchanged is set when nothing changed since the previous seal (the
+	// change tracker vouched for it, or the walk found it): no layer was
+	// made, and the layers returned are the previous seal's.
 	Unchanged bool `json:"unchanged,omitempty"`
 }
 

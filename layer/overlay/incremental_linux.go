@@ -37,8 +37,9 @@ const redirectMax = 256
 // previous version has it) where it is no longer the same directory; the
 // version is prev plus l. Otherwise l is a copy of the whole upper
 // directory over base. Either way it writes l's manifest for the next seal.
-// When the change tracker vouches that nothing changed since prev was
-// sealed, no layer is made: it returns prev (SealCost.Unchanged).
+// When nothing changed since prev was sealed (the change tracker vouches
+// for it, or the walk finds it), no layer is made: it returns prev
+// (SealCost.Unchanged).
 // Hard links, extended attributes, sparse files and long paths are kept.
 func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string, l string) ([]string, layer.SealCost, error) {
 	if len(base)+1 > b.maxDepth {
@@ -70,6 +71,18 @@ func (b *Backend) SealOnto(ctx context.Context, r layer.Run, base, prev []string
 	if err != nil {
 		s.endTracking(false)
 		return nil, s.cost, fmt.Errorf("overlay: seal %s: %w", r.ID, err)
+	}
+	if s.same {
+		// The walk found what the tracker could not vouch for: nothing
+		// changed since prev. No layer; prev's manifest still holds.
+		if err := os.RemoveAll(l); err != nil {
+			s.endTracking(false)
+			return nil, s.cost, fmt.Errorf("overlay: seal %s: %w", r.ID, err)
+		}
+		s.next.Top = s.old.Top
+		s.endTracking(true)
+		s.cost.Unchanged = true
+		return slices.Clone(prev), s.cost, nil
 	}
 	keep := ""
 	out := append([]string{}, base...)
@@ -220,6 +233,9 @@ type sealer struct {
 	fhs    []string
 	fhOK   bool
 	linked bool // met a file with more than one link
+	// same is set when the walk found nothing changed since the previous
+	// seal, root included: no layer is needed.
+	same bool
 	// open are the directories being walked below the root, outermost
 	// first; the first made of them exist in out. A directory is made
 	// only when something is written at or below it (need).
@@ -281,11 +297,23 @@ func (s *sealer) root() error {
 		s.carry("", "")
 		return s.meta("", false) // the top layer's root is the version's
 	}
-	if _, err := s.dir("", low, s.old == nil); err != nil {
+	wrote, err := s.dir("", low, s.old == nil)
+	if err != nil {
 		return err
 	}
 	s.next.add("", mentry{Ino: st.ino, Btime: st.btime, Kind: kindDir, Stamp: s.stamp, FH: fh})
+	if s.old != nil && !wrote && s.rootSame(st) {
+		s.same = true // nothing below the root changed, nor the root itself
+		return nil
+	}
 	return s.meta("", s.old == nil)
+}
+
+// rootSame reports whether the upper directory's root, described by st,
+// is as the previous seal left it: its own metadata unchanged since.
+func (s *sealer) rootSame(st ent) bool {
+	o := s.old.at("")
+	return o != nil && o.Kind == kindDir && st.ctime < o.Stamp
 }
 
 // dir seals the entries of the upper directory rel into out/rel, which

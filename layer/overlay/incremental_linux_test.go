@@ -454,3 +454,49 @@ func TestSealOnto_NothingChangedMakesNoLayer(t *testing.T) {
 		t.Fatalf("seal of a new file after a seal with nothing changed: %+v, want it copied alone", c)
 	}
 }
+
+// TestSealOnto_WalkFindsNothingChanged: without a change tracker (a CLI
+// with no daemon) a seal with nothing changed since the last one made a
+// new, empty layer and wrote the whole manifest again, so every fork of
+// an unchanged source grew its stack by a layer. The walk now finds it
+// and makes none; any change, down to a file's times, a deletion or the
+// root's own mode, is still sealed.
+func TestSealOnto_WalkFindsNothingChanged(t *testing.T) {
+	s := newBusySource(t)
+	must(t, os.WriteFile(s.path("d1/s0/f0"), []byte("a"), 0o644))
+	must(t, os.WriteFile(s.path("d2/new"), []byte("new"), 0o644))
+	time.Sleep(20 * time.Millisecond) // past the filesystem clock's tick: a change in the seal's tick is taken as after it
+	s.seal()
+	unchanged := func(what string) {
+		t.Helper()
+		prev := slices.Clone(s.prev)
+		time.Sleep(20 * time.Millisecond)
+		c := s.seal()
+		if !c.Unchanged || c.Files != 0 || c.Pruned {
+			t.Fatalf("seal %s: %+v, want Unchanged found by the walk", what, c)
+		}
+		if !slices.Equal(s.prev, prev) {
+			t.Errorf("seal %s returned layers %v, want the previous seal's %v", what, s.prev, prev)
+		}
+		if _, err := os.Stat(filepath.Join(s.dir, fmt.Sprintf("L%d", s.n))); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("seal %s made its layer directory (stat: %v)", what, err)
+		}
+	}
+	changed := func(what string, change func()) {
+		t.Helper()
+		change()
+		time.Sleep(20 * time.Millisecond)
+		if c := s.seal(); c.Unchanged || c.Whole {
+			t.Fatalf("seal after %s: %+v, want the change sealed alone", what, c)
+		}
+		unchanged("right after " + what)
+	}
+	unchanged("with nothing changed")
+	unchanged("again")
+	future := time.Now().Add(time.Hour)
+	changed("a file's times", func() { must(t, os.Chtimes(s.path("d2/new"), future, future)) })
+	changed("a deletion", func() { must(t, os.Remove(s.path("d3/s1/f1"))) })
+	changed("a mode of a directory below", func() { must(t, os.Chmod(s.path("d0/s0"), 0o700)) })
+	changed("the root's mode", func() { must(t, os.Chmod(s.run.View, 0o711)) })
+	changed("a new file", func() { must(t, os.WriteFile(s.path("d3/other"), []byte("x"), 0o644)) })
+}
