@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
+
+	"github.com/tinehq/tine/internal/lazyre"
 )
 
 // costKey is the key of a command agent's cost line.
@@ -17,7 +18,7 @@ const costKey = "tine_cost_usd"
 type commandParser struct{ n int }
 
 // costLineRE matches a cost line whose value is not valid JSON (NaN, Inf).
-var costLineRE = regexp.MustCompile(`^\{\s*"tine_cost_usd"\s*:\s*([^\s{}]+)\s*\}$`)
+var costLineRE = lazyre.New(`^\{\s*"tine_cost_usd"\s*:\s*([^\s{}]+)\s*\}$`)
 
 // Feed parses one line.
 func (p *commandParser) Feed(line []byte) ([]Event, error) {
@@ -43,7 +44,7 @@ func parseCostLine(line []byte) (float64, bool, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil {
-		m := costLineRE.FindSubmatch(line)
+		m := costLineRE().FindSubmatch(line)
 		if m == nil {
 			return 0, false, nil // some other output that mentions the key
 		}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tinehq/tine/internal/lazyre"
 )
 
 // Supported is the range of an agent's releases tine works with: Oldest
@@ -44,7 +45,7 @@ type Installed struct {
 
 // versionRE finds a dotted release number in --version output
 // ("2.1.332 (Claude Code)", "codex-cli 0.171.0").
-var versionRE = regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)\b`)
+var versionRE = lazyre.New(`\b(\d+)\.(\d+)\.(\d+)\b`)
 
 // CheckInstalled finds each agent's binary on path (the caller's PATH,
 // not this process's) and compares its version with the supported range.
@@ -67,7 +68,7 @@ func checkOne(ctx context.Context, s Supported, path string) Installed {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	b, _ := exec.CommandContext(ctx, bin, "--version").Output()
-	in.Version = versionRE.FindString(string(b))
+	in.Version = versionRE().FindString(string(b))
 	in.Verdict = Compare(s, in.Version)
 	in.Note = map[string]string{
 		"supported": fmt.Sprintf("%s %s: supported (%s to %s are tested)", s.Binary, in.Version, s.Oldest, s.Newest),

@@ -141,6 +141,7 @@ type Decision struct {
 // Command classifies a shell command line as issued in ctx. It never
 // panics; unparseable input is denied with a reason.
 func Command(cmd string, ctx Context) Decision {
+	fillTables()
 	if strings.TrimSpace(cmd) == "" {
 		return Decision{Scope: ReadOnly, Verdict: Allow, Reason: "empty command"}
 	}

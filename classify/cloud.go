@@ -124,7 +124,7 @@ var flyCLI = cli{
 // cloudCLI marks doctl/az/gcloud; they are judged by verb words anywhere.
 var cloudCLI = cli{}
 
-func init() {
+func cloudTools() {
 	for name, d := range clis {
 		switch {
 		case name == "az" || name == "gcloud" || name == "doctl":

@@ -2,11 +2,12 @@ package classify
 
 import (
 	"net/url"
-	"regexp"
 	"strings"
+
+	"github.com/tinehq/tine/internal/lazyre"
 )
 
-func init() {
+func dbTools() {
 	register(map[string]handler{
 		"psql":              psqlTool,
 		"mysql":             mysqlTool,
@@ -48,18 +49,18 @@ const (
 )
 
 var (
-	sqlComment = regexp.MustCompile(`(?s)--[^\n]*|/\*.*?\*/`)
-	sqlString  = regexp.MustCompile(`'(?:[^']|'')*'`)
-	sqlNoWhere = regexp.MustCompile(`(?i)\bwhere\s+(1\s*=\s*1|true)\b`)
-	sqlDropCol = regexp.MustCompile(`(?i)^alter\s+table\b.*\bdrop\b`)
-	sqlWhere   = regexp.MustCompile(`(?i)\bwhere\b`)
-	mongoDrop  = regexp.MustCompile(`\.(drop|dropDatabase|dropIndexes)\s*\(|\.(deleteMany|remove)\s*\(\s*\{\s*\}\s*\)`)
-	mongoWrite = regexp.MustCompile(`\.(insert\w*|update\w*|delete\w*|replace\w*|createCollection|createIndex|bulkWrite|findOneAnd\w+)\s*\(`)
+	sqlComment = lazyre.New(`(?s)--[^\n]*|/\*.*?\*/`)
+	sqlString  = lazyre.New(`'(?:[^']|'')*'`)
+	sqlNoWhere = lazyre.New(`(?i)\bwhere\s+(1\s*=\s*1|true)\b`)
+	sqlDropCol = lazyre.New(`(?i)^alter\s+table\b.*\bdrop\b`)
+	sqlWhere   = lazyre.New(`(?i)\bwhere\b`)
+	mongoDrop  = lazyre.New(`\.(drop|dropDatabase|dropIndexes)\s*\(|\.(deleteMany|remove)\s*\(\s*\{\s*\}\s*\)`)
+	mongoWrite = lazyre.New(`\.(insert\w*|update\w*|delete\w*|replace\w*|createCollection|createIndex|bulkWrite|findOneAnd\w+)\s*\(`)
 )
 
 // sqlEffect judges SQL text statement by statement; the worst one wins.
 func sqlEffect(sql string) sqlRisk {
-	sql = sqlString.ReplaceAllString(sqlComment.ReplaceAllString(sql, " "), "''")
+	sql = sqlString().ReplaceAllString(sqlComment().ReplaceAllString(sql, " "), "''")
 	worst := sqlRead
 	for _, st := range strings.Split(sql, ";") {
 		worst = max(worst, stmtEffect(strings.TrimSpace(st)))
@@ -76,12 +77,12 @@ func stmtEffect(st string) sqlRisk {
 	case "drop", "truncate":
 		return sqlDestroy
 	case "delete", "update":
-		if !sqlWhere.MatchString(st) || sqlNoWhere.MatchString(st) {
+		if !sqlWhere().MatchString(st) || sqlNoWhere().MatchString(st) {
 			return sqlDestroy
 		}
 		return sqlWrite
 	case "alter":
-		if sqlDropCol.MatchString(st) {
+		if sqlDropCol().MatchString(st) {
 			return sqlDestroy
 		}
 		return sqlSchema
@@ -325,9 +326,9 @@ func mongoTool(c *call) finding {
 	switch {
 	case !ok:
 		return dbInteractive(c, t)
-	case mongoDrop.MatchString(js):
+	case mongoDrop().MatchString(js):
 		return dbFinding(c, sqlDestroy, t)
-	case mongoWrite.MatchString(js):
+	case mongoWrite().MatchString(js):
 		return dbFinding(c, sqlWrite, t)
 	}
 	return dbFinding(c, sqlRead, t)

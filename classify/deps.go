@@ -2,7 +2,7 @@ package classify
 
 import "strings"
 
-func init() {
+func depTools() {
 	register(map[string]handler{
 		"npm":               npmTool,
 		"pnpm":              pnpmTool,

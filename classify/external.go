@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-func init() {
+func externalTools() {
 	register(map[string]handler{
 		"curl":    curlTool,
 		"wget":    wgetTool,

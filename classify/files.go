@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-func init() {
+func fileTools() {
 	register(map[string]handler{
 		"rm":        rmTool,
 		"rmdir":     func(c *call) finding { return rev("rmdir removes empty directories") },

@@ -2,7 +2,7 @@ package classify
 
 import "strings"
 
-func init() {
+func gitTools() {
 	register(map[string]handler{"git": gitTool, "hub": gitTool})
 }
 
@@ -16,7 +16,7 @@ var gitReadOnly = set("status", "diff", "log", "show", "blame", "ls-files", "ls-
 
 var gitHandlers map[string]handler
 
-func init() {
+func gitSubcommands() {
 	gitHandlers = map[string]handler{
 		"push":       gitPush,
 		"send-email": func(c *call) finding { return dryRun(c, ext("git send-email sends email")) },

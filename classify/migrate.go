@@ -51,7 +51,7 @@ var migValued = fset("-c", "--config", "-x", "-n", "--name", "--schema", "-dir",
 	"--knexfile", "--config-path", "--data-source", "-s", "--source", "--connection", "--endpoint",
 	"--table", "--migrations-table", "--database")
 
-func init() {
+func migrateTools() {
 	for name := range migKinds {
 		tools[name] = migTool
 	}

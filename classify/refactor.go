@@ -52,7 +52,7 @@ var fixers = map[string]fixer{
 	"ruff":          {},
 }
 
-func init() {
+func refactorTools() {
 	for name := range fixers {
 		tools[name] = fixerTool
 	}

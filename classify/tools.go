@@ -3,14 +3,32 @@ package classify
 import (
 	"path"
 	"strings"
+	"sync"
 )
 
 // handler classifies one simple command.
 type handler func(c *call) finding
 
-// tools maps a program name to its handler; filled by register in init
-// functions (handlers recurse into exec, which reads tools).
+// tools maps a program name to its handler; filled by register
+// (handlers recurse into exec, which reads tools).
 var tools = map[string]handler{}
+
+// fillTables fills the handler tables (tools, gitHandlers, wrappers) at
+// the first classification instead of at every tine command's start, in
+// the order the files name them (a later register of a name wins).
+var fillTables = sync.OnceFunc(func() {
+	cloudTools()
+	dbTools()
+	depTools()
+	externalTools()
+	fileTools()
+	gitTools()
+	gitSubcommands()
+	migrateTools()
+	refactorTools()
+	shellTools()
+	wrapperTable()
+})
 
 func register(m map[string]handler) {
 	for k, v := range m {
@@ -102,7 +120,7 @@ func script(name string) finding {
 	return f
 }
 
-func init() {
+func shellTools() {
 	register(map[string]handler{
 		"cd":      cdTool,
 		"pushd":   cdTool,

@@ -8,7 +8,7 @@ type wrapper func(c *call, args []arg) (rest []arg, ok bool)
 
 var wrappers map[string]wrapper
 
-func init() {
+func wrapperTable() {
 	wrappers = map[string]wrapper{
 		"sudo":       skipOpts(fset("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir", "--prompt", "--host")),
 		"doas":       skipOpts(fset("-u", "-C")),

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/cgroup"
 	"github.com/tinehq/tine/egress"
+	"github.com/tinehq/tine/internal/lazyre"
 	"github.com/tinehq/tine/secrets"
 )
 
@@ -401,7 +401,7 @@ func (d *decoder) fail(err error) error {
 
 // decodeMessage matches the errors of the toml package that are not a
 // ParseError: "toml: line 3 (last key \"a.b\"): incompatible types: ...".
-var decodeMessage = regexp.MustCompile(`^toml: (?:line (\d+) )?(?:\(last key "((?:[^"\\]|\\.)*)"\): )?(.*)$`)
+var decodeMessage = lazyre.New(`^toml: (?:line (\d+) )?(?:\(last key "((?:[^"\\]|\\.)*)"\): )?(.*)$`)
 
 // decodeError turns an error of the toml package reading doc into one line
 // that names file and line and wraps tine.ErrInvalid.
@@ -415,7 +415,7 @@ func decodeError(doc, file string, err error) error {
 			// the lexer already read.
 			line = strings.Count(doc[:pe.Position.Start], "\n") + 1
 		}
-	} else if m := decodeMessage.FindStringSubmatch(msg); m != nil {
+	} else if m := decodeMessage().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		if k, err := strconv.Unquote(`"` + m[2] + `"`); err == nil {
 			key = k

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/tinehq/tine/internal/lazyre"
 )
 
 // FlagKind is a kind of red flag.
@@ -40,14 +42,14 @@ func (f Flag) String() string {
 
 var (
 	// skipRE matches a line that skips tests.
-	skipRE = regexp.MustCompile(`\bt\.Skip(Now|f)?\(|pytest\.(mark\.)?skip|unittest\.skip|@skip|\.skip\(|\bxit\(|\bxdescribe\(|^\s*skip\b|^\s*exit 0\s*$|\bsys\.exit\(0\)`)
+	skipRE = lazyre.New(`\bt\.Skip(Now|f)?\(|pytest\.(mark\.)?skip|unittest\.skip|@skip|\.skip\(|\bxit\(|\bxdescribe\(|^\s*skip\b|^\s*exit 0\s*$|\bsys\.exit\(0\)`)
 	// assertRE matches a line that asserts something.
-	assertRE = regexp.MustCompile(`\bassert|\bexpect\(|\bcheck\b|\bt\.(Error|Errorf|Fatal|Fatalf|Fail)\b|\.(Equal|Equals|True|False|Assert)\w*\(|\bshould\b|^\s*\[\[? |\btest\s+"?\$|\bfail\b|-(eq|ne)\b|==|!=`)
+	assertRE = lazyre.New(`\bassert|\bexpect\(|\bcheck\b|\bt\.(Error|Errorf|Fatal|Fatalf|Fail)\b|\.(Equal|Equals|True|False|Assert)\w*\(|\bshould\b|^\s*\[\[? |\btest\s+"?\$|\bfail\b|-(eq|ne)\b|==|!=`)
 	// numberRE and stringRE match literals.
-	numberRE = regexp.MustCompile(`-?\b\d+(\.\d+)?\b`)
-	stringRE = regexp.MustCompile(`"([^"\\]|\\.)*"|'([^'\\]|\\.)*'`)
+	numberRE = lazyre.New(`-?\b\d+(\.\d+)?\b`)
+	stringRE = lazyre.New(`"([^"\\]|\\.)*"|'([^'\\]|\\.)*'`)
 	// compareRE matches a line that compares or branches.
-	compareRE = regexp.MustCompile(`==|!=|\bif\b|\bcase\b|\bswitch\b|-eq\b|\[ .* = |\bwhen\b|\belif\b`)
+	compareRE = lazyre.New(`==|!=|\bif\b|\bcase\b|\bswitch\b|-eq\b|\[ .* = |\bwhen\b|\belif\b`)
 )
 
 // Literals returns the distinct literals of test source src that are
@@ -64,17 +66,17 @@ func Literals(src string) []string {
 		}
 	}
 	for _, l := range strings.Split(src, "\n") {
-		for _, m := range stringRE.FindAllString(l, -1) {
+		for _, m := range stringRE().FindAllString(l, -1) {
 			s := m[1 : len(m)-1]
 			// One level of nesting: sh's "$(f 'arg')".
-			for _, in := range append(stringRE.FindAllString(s, -1), m) {
+			for _, in := range append(stringRE().FindAllString(s, -1), m) {
 				if s := in[1 : len(in)-1]; len([]rune(s)) >= 3 && strings.TrimSpace(s) != "" {
 					add(s)
 				}
 			}
 		}
 		// Numbers inside strings too: sh's "$(max3 10 20 30)" = '30'.
-		for _, m := range numberRE.FindAllString(l, -1) {
+		for _, m := range numberRE().FindAllString(l, -1) {
 			if len(strings.TrimLeft(m, "-0")) >= 2 {
 				add(m)
 			}
@@ -110,12 +112,12 @@ func testFlags(d FileDiff) []Flag {
 	}
 	var out []Flag
 	for _, l := range d.Added {
-		if skipRE.MatchString(l) {
+		if skipRE().MatchString(l) {
 			out = append(out, Flag{Kind: TestSkipped, Path: d.Path, Detail: clipLine(l)})
 			break
 		}
 	}
-	if rm, add := count(d.Removed, assertRE), count(d.Added, assertRE); rm > add {
+	if rm, add := count(d.Removed, assertRE()), count(d.Added, assertRE()); rm > add {
 		out = append(out, Flag{Kind: AssertionsRemoved, Path: d.Path, Detail: fmt.Sprintf("%d assertion line(s) removed, %d added", rm, add)})
 	}
 	return out
@@ -134,7 +136,7 @@ func literalFlag(d FileDiff, lits []string) (Flag, bool) {
 				hits = append(hits, lit)
 			}
 		}
-		branch := compareRE.MatchString(l) || i > 0 && compareRE.MatchString(d.Added[i-1])
+		branch := compareRE().MatchString(l) || i > 0 && compareRE().MatchString(d.Added[i-1])
 		if len(hits) >= 2 || len(hits) == 1 && branch {
 			return Flag{Kind: TestLiterals, Path: d.Path, Detail: clipLine(l)}, true
 		}
@@ -145,8 +147,8 @@ func literalFlag(d FileDiff, lits []string) (Flag, bool) {
 // containsLiteral reports whether line holds lit, a number as a whole
 // number (not part of a longer one).
 func containsLiteral(line, lit string) bool {
-	if numberRE.MatchString(lit) && numberRE.FindString(lit) == lit {
-		for _, m := range numberRE.FindAllString(line, -1) {
+	if numberRE().MatchString(lit) && numberRE().FindString(lit) == lit {
+		for _, m := range numberRE().FindAllString(line, -1) {
 			if m == lit || strings.TrimPrefix(m, "-") == strings.TrimPrefix(lit, "-") {
 				return true
 			}

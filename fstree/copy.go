@@ -9,9 +9,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"syscall"
 
+	"github.com/tinehq/tine/internal/lazyre"
 	"github.com/tinehq/tine/internal/progress"
 )
 
@@ -224,13 +224,13 @@ func (c *copier) holdSource(p, rel string) (held, []string, error) {
 func (c *copier) logical(rel string) string { return filepath.Join(c.top, filepath.FromSlash(rel)) }
 
 // procPrefix matches the descriptor paths Copy names entries by.
-var procPrefix = regexp.MustCompile(`/proc/self/fd/[0-9]+`)
+var procPrefix = lazyre.New(`/proc/self/fd/[0-9]+`)
 
 // named returns err with the descriptor paths in its message replaced by
 // the paths they name.
 func (c *copier) named(err error) error {
 	msg := err.Error()
-	out := procPrefix.ReplaceAllStringFunc(msg, func(p string) string {
+	out := procPrefix().ReplaceAllStringFunc(msg, func(p string) string {
 		if n, ok := c.dirs[p]; ok {
 			return n
 		}

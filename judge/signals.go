@@ -1,9 +1,10 @@
 package judge
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tinehq/tine/internal/lazyre"
 )
 
 // Bounds of error-signal counting: only the last signalBytes of a text are
@@ -17,7 +18,7 @@ const (
 // where the case carries meaning (FAIL, panic:, Traceback) and asks for
 // the shape of a report ("error:", "[ERROR]", "ValueError:") rather than
 // the bare word, which prose and code mention all the time.
-var errorLine = regexp.MustCompile(strings.Join([]string{
+var errorLine = lazyre.New(strings.Join([]string{
 	`\bpanic: `,                                // Go panic
 	`Traceback \(most recent call last\)`,      // Python
 	`\bFAIL(?:ED|URE)?\b`,                      // go test, pytest, cargo, jest
@@ -32,7 +33,7 @@ var errorLine = regexp.MustCompile(strings.Join([]string{
 
 // noErrorLine matches a line that reports the absence of errors, such as
 // "0 errors", "no errors found", "failures: 0" or "without error".
-var noErrorLine = regexp.MustCompile(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|failures?|failed|panics?|exceptions?)\b` +
+var noErrorLine = lazyre.New(`(?i)\b(?:0|no|zero|without)\s+(?:errors?|failures?|failed|panics?|exceptions?)\b` +
 	`|\b(?:errors?|fail(?:ures?|ed|s)?)\s*[:=]\s*0\b`)
 
 // signalWords are fragments of which every error report errorLine matches
@@ -61,7 +62,7 @@ func errorSignals(text string) int {
 	}
 	n := 0
 	for line := range strings.Lines(text) {
-		if mayReport(line) && errorLine.MatchString(line) && !noErrorLine.MatchString(line) {
+		if mayReport(line) && errorLine().MatchString(line) && !noErrorLine().MatchString(line) {
 			n++
 			if n == maxSignals {
 				break

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"regexp"
 	"strconv"
+
+	"github.com/tinehq/tine/internal/lazyre"
 )
 
 // Engine says whether one live-fork engine can be used on this host, and
@@ -28,7 +29,7 @@ func Engines(ctx context.Context) []Engine {
 	return []Engine{pt, criuEngine(ctx)}
 }
 
-var criuVersion = regexp.MustCompile(`Version: ((\d+)\.[0-9.]+)`)
+var criuVersion = lazyre.New(`Version: ((\d+)\.[0-9.]+)`)
 
 // MinCRIU is the oldest CRIU major version the engine uses (Debian 12's
 // 3.17 fails on newer kernels).
@@ -42,7 +43,7 @@ func criuEngine(ctx context.Context) Engine {
 		return e
 	}
 	out, _ := exec.CommandContext(ctx, path, "--version").Output()
-	m := criuVersion.FindSubmatch(out)
+	m := criuVersion().FindSubmatch(out)
 	if m == nil {
 		e.Why = fmt.Sprintf("%s --version names no version", path)
 		return e

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/tinehq/tine"
+	"github.com/tinehq/tine/internal/lazyre"
 )
 
 // SQLSTATE codes the store translates.
@@ -53,7 +53,7 @@ func violated(err error, code string) (string, bool) {
 }
 
 // password matches a password in a key=value connection string.
-var password = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+var password = lazyre.New(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 
 // Redact returns a connection URL or string with its password replaced by
 // xxxxx, for messages.
@@ -66,7 +66,7 @@ func Redact(s string) string {
 		}
 		return u.Redacted()
 	}
-	return password.ReplaceAllString(s, "${1}xxxxx")
+	return password().ReplaceAllString(s, "${1}xxxxx")
 }
 
 // oneLine is an error whose text is made one line: pgx says why it could

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/errcode"
 	"github.com/tinehq/tine/internal/display"
+	"github.com/tinehq/tine/internal/lazyre"
 	"github.com/tinehq/tine/merge"
 )
 
@@ -41,12 +41,12 @@ var goWords = strings.NewReplacer(
 
 // newlines are the line breaks of a message of several lines, with the
 // blanks around them.
-var newlines = regexp.MustCompile(`[ \t]*\n[ \t\n]*`)
+var newlines = lazyre.New(`[ \t]*\n[ \t\n]*`)
 
 // errLine is err as the one line the CLI prints (without "tine: ").
 func errLine(err error) string {
 	s := goWords.Replace(message(err))
-	s = newlines.ReplaceAllString(strings.TrimSpace(s), " ")
+	s = newlines().ReplaceAllString(strings.TrimSpace(s), " ")
 	return stripTails(s)
 }
 
@@ -172,9 +172,9 @@ func valueWant(f *pflag.Flag, cause error) string {
 
 // goPrefix matches the package prefix of a standard library error
 // ("strconv.ParseInt: parsing \"x\": ").
-var goPrefix = regexp.MustCompile(`^[a-z]+\.[A-Za-z]+: (parsing "[^"]*": )?`)
+var goPrefix = lazyre.New(`^[a-z]+\.[A-Za-z]+: (parsing "[^"]*": )?`)
 
-func stripGoPrefix(s string) string { return goPrefix.ReplaceAllString(s, "") }
+func stripGoPrefix(s string) string { return goPrefix().ReplaceAllString(s, "") }
 
 // cobraUsage rewrites a command-line error cobra makes itself (an unknown
 // command, flags that exclude each other, a missing required flag) as one
@@ -202,11 +202,11 @@ func cobraUsage(c *cobra.Command, err error) error {
 }
 
 // groupFlags matches the flags cobra's flag-group errors list ("[json patch]").
-var groupFlags = regexp.MustCompile(`\[([^\]]*)\] were all set`)
+var groupFlags = lazyre.New(`\[([^\]]*)\] were all set`)
 
 // exclusiveFlags says which flags of a mutually exclusive group were given.
 func exclusiveFlags(msg string) string {
-	m := groupFlags.FindStringSubmatch(msg)
+	m := groupFlags().FindStringSubmatch(msg)
 	if m == nil {
 		return msg
 	}

@@ -7,9 +7,10 @@
 package buildinfo
 
 import (
-	"regexp"
 	"runtime/debug"
 	"strings"
+
+	"github.com/tinehq/tine/internal/lazyre"
 )
 
 // Release is the semantic version of this source tree, without "v": a
@@ -99,10 +100,10 @@ func (in Info) Short() string {
 // optional pre-release, not "(devel)" nor a pseudo-version (which ends in
 // a 14-digit time and a 12-digit commit).
 func isRelease(v string) bool {
-	return strings.HasPrefix(v, "v") && !pseudo.MatchString(v)
+	return strings.HasPrefix(v, "v") && !pseudo().MatchString(v)
 }
 
-var pseudo = regexp.MustCompile(`[0-9]{14}-[0-9a-f]{12}$`)
+var pseudo = lazyre.New(`[0-9]{14}-[0-9a-f]{12}$`)
 
 // String is the line tine --version prints: "tine VERSION (commit C, TIME,
 // GO)", leaving out what the build did not record.
