@@ -65,6 +65,9 @@ func Open(ctx context.Context, home string, opts ...Option) (*Engine, error) {
 	}
 	e.backend = e.backends.make
 	e.store = &manifestStore{Store: st, home: home, warn: e.warn}
+	if o.noSweep {
+		return e, nil
+	}
 	if err := newSweeper(e).sweep(ctx); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("recovering state: %w", err)

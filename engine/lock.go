@@ -21,15 +21,20 @@ func (e *Engine) LockWorkspace(ws string) (func(), error) {
 
 // markUnfinished marks workspace ws, whose lock the caller took, as one a
 // command works in, and returns what removes the mark (unless the command
-// warned: the sweep then looks) and releases the lock.
+// warned: the sweep then looks) and releases the lock. A mark that was
+// there already (a command died or warned, and no sweep has looked since:
+// a daemon's engine and a command it serves do not sweep when they open)
+// stays for the sweep.
 func (e *Engine) markUnfinished(ws string, unlock func()) func() {
 	mark := e.lay.Workspace(ws).Unfinished()
+	_, err := os.Lstat(mark)
+	left := err == nil
 	if f, err := os.OpenFile(mark, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
 		f.Close()
 	}
 	warned := e.warned.Load()
 	return func() {
-		if e.warned.Load() == warned {
+		if !left && e.warned.Load() == warned {
 			os.Remove(mark)
 		}
 		unlock()

@@ -40,6 +40,7 @@ type options struct {
 	warnings io.Writer
 	runtime  func(*Engine) Runtime      // see WithRuntime
 	control  func(*Engine) ControlPlane // see WithControl
+	noSweep  bool                       // see WithoutSweep
 }
 
 // WithStore says how to open the store file of the state directory; tine
@@ -92,6 +93,15 @@ func WithBackends(ds ...layer.Driver) Option {
 // error).
 func WithWarnings(w io.Writer) Option {
 	return func(o *options) { o.warnings = w }
+}
+
+// WithoutSweep makes Open leave the sweep to the daemon that serves the
+// state directory (tine serve): it sweeps when it starts, on its schedule
+// and after what it finds unfinished, and does the work the command asks
+// for, so a command that only sends that work to it costs its own work,
+// not a check of every workspace's live runs.
+func WithoutSweep() Option {
+	return func(o *options) { o.noSweep = true }
 }
 
 var (

@@ -198,3 +198,63 @@ func TestLiveRecords(t *testing.T) {
 		t.Errorf("LiveRecords listed every run of the workspace %d time(s)", n)
 	}
 }
+
+// TestOpen_WithoutSweepLeavesItToTheDaemon: root's tine, sending a
+// command's work to the daemon that serves its state directory, opened
+// and swept the state directory first (every workspace's live runs
+// checked, on every command). WithoutSweep opens it untouched: a
+// command-died mark and a stray run directory stay for the daemon's
+// sweep, which a plain Open still does.
+func TestOpen_WithoutSweepLeavesItToTheDaemon(t *testing.T) {
+	f := newFixture(t, "copy")
+	res := f.fork(1)
+	if _, err := f.e.Discard(f.ctx, res.Group.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	f.e.Close()
+	mark := f.e.lay.Workspace(f.ref.Workspace.ID).Unfinished()
+	stray := f.e.lay.Run(f.ref.Workspace.ID, res.Forks[0].ID).Dir()
+	for _, err := range []error{os.WriteFile(mark, nil, 0o600), os.MkdirAll(stray, 0o700)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lists atomic.Int64
+	f.open(WithoutSweep(), WithStore(func(path string) (StoreFile, error) {
+		st, err := sqlite.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return listingStore{st, &lists}, nil
+	}))
+	if n := lists.Load(); n != 0 {
+		t.Errorf("Open WithoutSweep listed the workspace's runs %d time(s)", n)
+	}
+	for _, p := range []string{mark, stray} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("Open WithoutSweep put right %s, the daemon's to sweep: %v", p, err)
+		}
+	}
+	if _, err := f.e.FindRun(f.ctx, f.ref.Run.ID); err != nil {
+		t.Errorf("an engine opened WithoutSweep cannot find the source: %v", err)
+	}
+	// A command it does (the daemon's) leaves the dead command's mark
+	// for the sweep: the mark is all that says one is due.
+	unlock, err := f.e.LockWorkspace(f.ref.Workspace.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if _, err := os.Stat(mark); err != nil {
+		t.Errorf("a command that found a dead command's mark removed it unswept: %v", err)
+	}
+	f.e.Close()
+	if n := f.openCounting(); n == 0 {
+		t.Error("a plain Open after it did not sweep")
+	}
+	for _, p := range []string{mark, stray} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("the sweep left %s: %v", p, err)
+		}
+	}
+}

@@ -186,6 +186,18 @@ func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) err
 	return fn(e)
 }
 
+// withServedEngine is withEngine for a command whose work the daemon
+// serving the state directory does: the engine, opened without a sweep
+// (engine.WithoutSweep), only resolves references and reads the store.
+func (a *app) withServedEngine(ctx context.Context, fn func(*engine.Engine) error) error {
+	e, err := a.open(ctx, engine.WithoutSweep())
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return fn(e)
+}
+
 // printJSON writes v as indented JSON; an empty list is [], never null.
 func (a *app) printJSON(v any) error {
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {

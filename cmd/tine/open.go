@@ -38,8 +38,8 @@ func (a *app) engineOptions() ([]engine.Option, error) {
 	}, nil
 }
 
-// open opens the engine, sweeping first.
-func (a *app) open(ctx context.Context) (*engine.Engine, error) {
+// open opens the engine, sweeping first unless extra says otherwise.
+func (a *app) open(ctx context.Context, extra ...engine.Option) (*engine.Engine, error) {
 	if err := a.insideRun(); err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (a *app) open(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(ctx, a.home, opts...)
+	return engine.Open(ctx, a.home, append(opts, extra...)...)
 }
 
 // inRun reports whether this process runs inside a run (tine gives every

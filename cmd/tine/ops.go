@@ -12,6 +12,7 @@ import (
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/engine"
 	"github.com/tinehq/tine/httpapi"
+	"github.com/tinehq/tine/layout"
 	"github.com/tinehq/tine/runtime"
 )
 
@@ -73,10 +74,12 @@ func (a *app) withOps(ctx context.Context, fn func(ops, *engine.Engine) error) e
 	if a.remote() {
 		return fn(daemonOps{cl: a.daemon()}, nil)
 	}
+	if sock := layout.New(a.home).Socket(); os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(sock) {
+		return a.withServedEngine(ctx, func(e *engine.Engine) error {
+			return fn(daemonOps{cl: httpapi.NewClient(sock, nil), e: e, warn: a.stderr}, e)
+		})
+	}
 	return a.withEngine(ctx, func(e *engine.Engine) error {
-		if os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(e.Layout().Socket()) {
-			return fn(daemonOps{cl: httpapi.NewClient(e.Layout().Socket(), nil), e: e, warn: a.stderr}, e)
-		}
 		return fn(localOps{e, runtime.Of(e)}, e)
 	})
 }
