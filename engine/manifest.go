@@ -343,9 +343,11 @@ func writeGroupManifest(wsDir string, g *tine.Group) error {
 	return writeManifest(gd.Record(), groupManifestFile{manifestFormat, g})
 }
 
-// writeManifest writes v as JSON at path atomically and durably (a temporary
-// file, fsync, rename, fsync of the directory), unless path already holds
-// exactly that.
+// writeManifest writes v as JSON at path atomically and whole (a temporary
+// file, fsync, rename), unless path already holds exactly that. The
+// directory is not synced after the rename: a crash may leave the manifest
+// one change behind (the store is what tine trusts while it is there), but
+// never cut short. Syncing it too cost a fork three more journal commits.
 func writeManifest(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -355,7 +357,7 @@ func writeManifest(path string, v any) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	return atomicfile.Write(path, b, 0o644, atomicfile.Durable)
+	return atomicfile.Write(path, b, 0o644, atomicfile.Whole)
 }
 
 func removeManifest(path string) error {

@@ -37,6 +37,11 @@ const (
 	Durable Option = 1 << iota
 	// ExactMode gives the file perm exactly, not perm less the umask.
 	ExactMode
+	// Whole makes Write sync the file before the rename, not the
+	// directory after it: after a crash the path holds the old content
+	// or the new one, never a file cut short, but which is not promised
+	// (Durable promises the new).
+	Whole
 )
 
 // maxBase bounds how much of the file's name goes into the temporary
@@ -132,7 +137,7 @@ func fill(f *os.File, data []byte, perm fs.FileMode, uid, gid int, o Option) err
 				return err
 			}
 		}
-		if o&Durable != 0 {
+		if o&(Durable|Whole) != 0 {
 			return f.Sync()
 		}
 		return nil

@@ -38,7 +38,7 @@ func checkContent(t *testing.T, path, want string) {
 }
 
 func TestWriteReplaces(t *testing.T) {
-	for _, opts := range [][]Option{nil, {Durable}, {Durable, ExactMode}} {
+	for _, opts := range [][]Option{nil, {Durable}, {Whole}, {Durable, ExactMode}} {
 		t.Run(fmt.Sprint(opts), func(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "f")

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitIn runs git in dir for a test, failing it on error, and returns the
+// trimmed output.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// revParse is what git says HEAD is in dir ("" when it names no commit).
+func revParse(dir string) string {
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "--verify", "-q", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestGitHead_ReadsWhatGitSays: a fork recorded its commit by starting
+// git rev-parse (a few milliseconds of every fork); gitHead now reads
+// HEAD and the ref it names itself. In every shape of repository it
+// answers what git answers, reading the files itself where they are the
+// plain kind and asking git where they are not.
+func TestGitHead_ReadsWhatGitSays(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	ctx := context.Background()
+	commit := func(dir, name string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitIn(t, dir, "add", "-A")
+		gitIn(t, dir, "commit", "-qm", name)
+	}
+	repo := func(args ...string) string {
+		dir := t.TempDir()
+		gitIn(t, dir, append([]string{"init", "-q"}, args...)...)
+		return dir
+	}
+	type shape struct {
+		name  string
+		dir   string
+		plain bool // read from the files, without git
+	}
+	var shapes []shape
+	add := func(name, dir string, plain bool) { shapes = append(shapes, shape{name, dir, plain}) }
+
+	add("no commit yet", repo(), true)
+	loose := repo()
+	commit(loose, "a")
+	add("a branch's loose ref", loose, true)
+	packed := repo()
+	commit(packed, "a")
+	gitIn(t, packed, "checkout", "-qb", "feature/x")
+	commit(packed, "b")
+	gitIn(t, packed, "pack-refs", "--all")
+	add("a packed ref below a directory", packed, true)
+	detached := repo()
+	commit(detached, "a")
+	commit(detached, "b")
+	gitIn(t, detached, "checkout", "-q", "HEAD~1")
+	add("a detached HEAD", detached, true)
+	unborn := repo()
+	commit(unborn, "a")
+	gitIn(t, unborn, "checkout", "-q", "--orphan", "fresh")
+	add("an orphan branch after commits", unborn, true)
+	sha256 := repo("--object-format=sha256")
+	commit(sha256, "a")
+	add("SHA-256 objects", sha256, true)
+	wt := filepath.Join(t.TempDir(), "wt")
+	gitIn(t, loose, "worktree", "add", "-q", "-b", "other", wt)
+	add("a worktree's .git file", wt, false)
+
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			want := revParse(s.dir)
+			if got := gitHead(ctx, s.dir); got != want {
+				t.Errorf("gitHead = %q, git rev-parse says %q", got, want)
+			}
+			h, ok := readHead(filepath.Join(s.dir, ".git"))
+			if ok != s.plain {
+				t.Errorf("readHead ok = %v, want %v", ok, s.plain)
+			}
+			if ok && h != want {
+				t.Errorf("readHead = %q, git rev-parse says %q", h, want)
+			}
+		})
+	}
+	if got := gitHead(ctx, t.TempDir()); got != "" {
+		t.Errorf("gitHead of a directory with no .git = %q", got)
+	}
+}
+
+// TestReadHead_RefusesWhatItCannotRead: HEAD naming a ref outside refs/,
+// with a .. in it, or content that is not an object name, is never read
+// as a path or taken for a commit: git is asked (and says no).
+func TestReadHead_RefusesWhatItCannotRead(t *testing.T) {
+	for _, head := range []string{"ref: ../../etc/passwd", "ref: refs/../../x", "ref: HEAD", "ref: refs/heads//x", "not a hash", strings.Repeat("g", 40)} {
+		gitdir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(gitdir, "HEAD"), []byte(head+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := readHead(gitdir); ok || h != "" && isObjectName(h) {
+			t.Errorf("HEAD %q: readHead = %q, %v; want git asked", head, h, ok)
+		}
+	}
+}
