@@ -171,6 +171,11 @@ ALTER TABLE workspaces ADD COLUMN uid INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE workspaces ADD COLUMN gid INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE workspaces ADD COLUMN grant_gids INTEGER[] NOT NULL DEFAULT '{}';
 `,
+	// 6: a workspace's runs by state, so its live runs are read without
+	// its history.
+	`
+CREATE INDEX runs_by_workspace_state ON runs (workspace, state, created_at, ord);
+`,
 }
 
 // SchemaVersion is the schema version this package writes.

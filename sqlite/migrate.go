@@ -159,6 +159,12 @@ ALTER TABLE workspaces ADD COLUMN uid INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE workspaces ADD COLUMN gid INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE workspaces ADD COLUMN grant_gids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(grant_gids) AND json_type(grant_gids) = 'array');
 `,
+	// 6: a workspace's runs by state, so its live runs are read without
+	// its history (runs_workspace made tine ls read every run the
+	// workspace ever had: 1.5x slower at 10,000 than at 10).
+	`
+CREATE INDEX runs_workspace_state ON runs (workspace, state, created_at);
+`,
 }
 
 // adoptOwners gives every workspace recorded before owners were (uid -1)

@@ -286,3 +286,32 @@ func BenchmarkStoreFork(b *testing.B) {
 		return func() engine.StoreFile { return openAt(tb, path) }
 	})
 }
+
+// TestRuns_LiveWithoutTheHistory: tine ls reads a workspace's live runs
+// (Runs filtered by workspace and state, in order). SQLite answered from
+// runs_workspace, reading every run the workspace ever had: tine ls took
+// 1.49x as long with 10,000 runs recorded as with 10 (bench/history.sh).
+// Migration 6's index lets it read the live ones alone.
+func TestRuns_LiveWithoutTheHistory(t *testing.T) {
+	s := openTest(t)
+	rows, err := s.read.Query("EXPLAIN QUERY PLAN SELECT id FROM runs WHERE workspace = ? AND state = ? ORDER BY created_at, rowid", "w", "active")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(plan, "; "); !strings.Contains(got, "runs_workspace_state (workspace=? AND state=?)") || strings.Contains(got, "TEMP B-TREE") {
+		t.Errorf("plan of a workspace's live runs: %s; want a search of runs_workspace_state by workspace and state, in order", got)
+	}
+}
