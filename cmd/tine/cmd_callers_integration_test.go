@@ -84,6 +84,10 @@ func TestCallers_SameForkRunForEveryone(t *testing.T) {
 				}
 				if c.user {
 					ann.ok(dir, "init", ".")
+					// Before publicDir's cleanup: unmounted alone, the
+					// view was mounted again by the daemon's sweep and
+					// stayed (nine mounts left by every run).
+					t.Cleanup(func() { ann.tine("/", nil, "release", "--unmerged", dir) })
 				} else {
 					e.ok("init", dir)
 					e.ws = append(e.ws, dir)
