@@ -158,11 +158,22 @@ func TestCLI_BusySourceForksCopyTheChange(t *testing.T) {
 		}
 		requireSameTree(t, "fork "+name, mustSnapshot(t, ws), mustSnapshot(t, e.path(name)), compareOpts{links: true})
 	}
-	out := e.ok("fork", "source", "--name", "text")
-	re := regexp.MustCompile(fmt.Sprintf(`source busy \(pid %d sleep has its cwd in it[^)]*\): copied \d+ changed files \([^)]+\) in \d+ ms`, pid))
+	// With nothing changed since the last fork, the fork copies nothing
+	// and makes no layer (before, an empty one each time); then a change
+	// is copied alone. Each says so in a line.
+	out := e.ok("fork", "source", "--name", "same")
+	re := regexp.MustCompile(fmt.Sprintf(`source busy \(pid %d sleep has its cwd in it[^)]*\): nothing changed since its last seal, nothing copied`, pid))
+	if !re.MatchString(out) {
+		t.Errorf("tine fork with nothing changed printed %q, want a line matching %s", out, re)
+	}
+	hostSh(t, ws, `printf 'last\n' >> d00/s0/f0000.txt`)
+	time.Sleep(20 * time.Millisecond)
+	out = e.ok("fork", "source", "--name", "text")
+	re = regexp.MustCompile(fmt.Sprintf(`source busy \(pid %d sleep has its cwd in it[^)]*\): copied \d+ changed files \([^)]+\) in \d+ ms`, pid))
 	if !re.MatchString(out) {
 		t.Errorf("tine fork printed %q, want a line matching %s", out, re)
 	}
+	requireSameTree(t, "fork text", mustSnapshot(t, ws), mustSnapshot(t, e.path("text")), compareOpts{links: true})
 }
 
 // TestCLI_RunningSourceForkSearchesNoProc forks a source whose own service
