@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tinehq/tine/fstree"
 	"github.com/tinehq/tine/internal/gitcmd"
 )
 
@@ -17,16 +18,18 @@ import (
 // when dir is not the top of a repository or has no commit yet. It reads
 // the repository's files itself when they are the plain kind (HEAD, the
 // loose or packed ref it names): a fork recorded its commit by starting
-// git, a few milliseconds of every fork. Anything else (a worktree's or
-// submodule's .git file, reftables, a ref that is itself symbolic) is
-// asked of git.
+// git, a few milliseconds of every fork. They are read beneath dir with no
+// symbolic link followed (fstree.Root), as every file of a fork is: a
+// fork's .git is its own to make hostile. Anything else (a worktree's or
+// submodule's .git file, reftables, a ref that is itself symbolic, a link
+// on the way) is asked of git.
 func gitHead(ctx context.Context, dir string) string {
 	fi, err := os.Lstat(filepath.Join(dir, ".git"))
 	if err != nil {
 		return ""
 	}
 	if fi.IsDir() {
-		if h, ok := readHead(filepath.Join(dir, ".git")); ok {
+		if h, ok := readHead(dir); ok {
 			return h
 		}
 	}
@@ -37,15 +40,20 @@ func gitHead(ctx context.Context, dir string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// readHead reads the commit HEAD names from the files of the git
-// directory gitdir, as git rev-parse --verify HEAD would answer: "" for a
-// branch with no commit yet. ok is false when the files are not of the
-// plain kind readHead knows; git must be asked then.
-func readHead(gitdir string) (head string, ok bool) {
-	if _, err := os.Lstat(filepath.Join(gitdir, "reftable")); err == nil {
+// readHead reads the commit HEAD names from the files of the repository
+// at dir, as git rev-parse --verify HEAD would answer: "" for a branch
+// with no commit yet. ok is false when the files are not of the plain
+// kind readHead knows; git must be asked then.
+func readHead(dir string) (head string, ok bool) {
+	r, err := fstree.OpenRoot(dir)
+	if err != nil {
 		return "", false
 	}
-	b, err := os.ReadFile(filepath.Join(gitdir, "HEAD"))
+	defer r.Close()
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "reftable")); err == nil {
+		return "", false
+	}
+	b, _, err := r.ReadFileBeneath(".git/HEAD", refMax)
 	if err != nil {
 		return "", false
 	}
@@ -57,7 +65,7 @@ func readHead(gitdir string) (head string, ok bool) {
 	if !plainRef(ref) {
 		return "", false
 	}
-	b, err = os.ReadFile(filepath.Join(gitdir, filepath.FromSlash(ref)))
+	b, _, err = r.ReadFileBeneath(".git/"+ref, refMax)
 	switch {
 	case err == nil:
 		h := strings.TrimSpace(string(b))
@@ -65,17 +73,24 @@ func readHead(gitdir string) (head string, ok bool) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", false
 	}
-	return packedRef(gitdir, ref)
+	return packedRef(r, ref)
 }
 
-// packedRef looks ref up in gitdir's packed-refs: "" and ok when it is
-// not there (a branch with no commit yet).
-func packedRef(gitdir, ref string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(gitdir, "packed-refs"))
+// refMax bounds what readHead reads of HEAD or a loose ref; packedMax of
+// packed-refs (git's own for a repository with many tags can be large).
+const (
+	refMax    = 4096
+	packedMax = 256 << 20
+)
+
+// packedRef looks ref up in the repository's packed-refs: "" and ok when
+// it is not there (a branch with no commit yet).
+func packedRef(r *fstree.Root, ref string) (string, bool) {
+	b, fi, err := r.ReadFileBeneath(".git/packed-refs", packedMax)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", true
 	}
-	if err != nil {
+	if err != nil || fi.Size() > packedMax {
 		return "", false
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))

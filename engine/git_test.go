@@ -94,7 +94,7 @@ func TestGitHead_ReadsWhatGitSays(t *testing.T) {
 			if got := gitHead(ctx, s.dir); got != want {
 				t.Errorf("gitHead = %q, git rev-parse says %q", got, want)
 			}
-			h, ok := readHead(filepath.Join(s.dir, ".git"))
+			h, ok := readHead(s.dir)
 			if ok != s.plain {
 				t.Errorf("readHead ok = %v, want %v", ok, s.plain)
 			}
@@ -110,15 +110,51 @@ func TestGitHead_ReadsWhatGitSays(t *testing.T) {
 
 // TestReadHead_RefusesWhatItCannotRead: HEAD naming a ref outside refs/,
 // with a .. in it, or content that is not an object name, is never read
-// as a path or taken for a commit: git is asked (and says no).
+// as a path or taken for a commit; nor is a file reached through a
+// symbolic link (a fork's .git is its own: it could point a ref at a file
+// of the host's). git is asked then (and says no).
 func TestReadHead_RefusesWhatItCannotRead(t *testing.T) {
-	for _, head := range []string{"ref: ../../etc/passwd", "ref: refs/../../x", "ref: HEAD", "ref: refs/heads//x", "not a hash", strings.Repeat("g", 40)} {
-		gitdir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(gitdir, "HEAD"), []byte(head+"\n"), 0o644); err != nil {
+	hash := strings.Repeat("ab", 20)
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if h, ok := readHead(gitdir); ok || h != "" && isObjectName(h) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, head := range []string{"ref: ../../etc/passwd", "ref: refs/../../x", "ref: HEAD", "ref: refs/heads//x", "not a hash", strings.Repeat("g", 40)} {
+		dir := t.TempDir()
+		write(filepath.Join(dir, ".git", "HEAD"), head+"\n")
+		if h, ok := readHead(dir); ok || h != "" && isObjectName(h) {
 			t.Errorf("HEAD %q: readHead = %q, %v; want git asked", head, h, ok)
+		}
+	}
+	outside := filepath.Join(t.TempDir(), "secret")
+	write(outside, hash+"\n")
+	for name, link := range map[string]string{"a loose ref": "refs/heads/main", "HEAD": "HEAD", "packed-refs": "packed-refs", "a directory of refs": "refs/heads"} {
+		dir := t.TempDir()
+		if link != "HEAD" {
+			write(filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/main\n")
+		}
+		target := outside
+		if link == "packed-refs" {
+			write(outside+"-packed", hash+" refs/heads/main\n")
+			target = outside + "-packed"
+		}
+		if link == "refs/heads" {
+			write(filepath.Join(filepath.Dir(outside), "heads", "main"), hash+"\n")
+			target = filepath.Join(filepath.Dir(outside), "heads")
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, ".git", link)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, ".git", link)); err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := readHead(dir); ok || h == hash {
+			t.Errorf("%s a symbolic link out of .git: readHead = %q, %v; want git asked", name, h, ok)
 		}
 	}
 }
