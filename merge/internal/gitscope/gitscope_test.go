@@ -516,3 +516,35 @@ func TestPlanGit_UncommittedUntouched(t *testing.T) {
 		t.Fatalf("plan: %+v, want B alone", pl.Entries)
 	}
 }
+
+// TestCopyIndex_KeepsTheModificationTime: the fork point's index is
+// staged from a copy of the run's; made without its modification time,
+// the copy hid git's racily clean entries (a file edited after the commit
+// in the same clock tick, to the same size, was taken for the commit's),
+// and the patch then carried an edit the target already had. The
+// differential harness found it (one run in eight or ten of seed
+// 1796416162807602180, busy, git scope; none in 40 after).
+func TestCopyIndex_KeepsTheModificationTime(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "index"), filepath.Join(dir, "index-base")
+	if err := os.WriteFile(src, []byte("DIRC"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2026, 12, 4, 20, 39, 0, 123456789, time.UTC)
+	if err := os.Chtimes(src, when, when); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyIndex(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().Equal(when) {
+		t.Errorf("the index's copy was modified at %v, want the index's %v", fi.ModTime(), when)
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "DIRC" {
+		t.Errorf("the index's copy holds %q", b)
+	}
+}

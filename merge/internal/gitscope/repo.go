@@ -173,7 +173,7 @@ func (g *repository) patch(ctx context.Context, base string, specs []string, idx
 		return nil, err
 	}
 	baseIndex := filepath.Join(g.scratch, "index-base")
-	if err := copyFile(filepath.Join(g.scratch, "index"), baseIndex, 0o644); err != nil {
+	if err := copyIndex(filepath.Join(g.scratch, "index"), baseIndex); err != nil {
 		return nil, fmt.Errorf("merge: seed the fork point's index: %w", err)
 	}
 	specs = trackedAncestors(specs, idx.files)
@@ -435,6 +435,24 @@ func (g *repository) copySharedIndexes() error {
 		}
 	}
 	return nil
+}
+
+// copyIndex copies the index src to dst keeping its modification time, as
+// seedIndex does: git takes an entry whose file is not older than the
+// index for racily clean and compares its content. A copy made later hid
+// that: a file edited after the commit, in the same clock tick and to the
+// same size, was staged for the fork point with the commit's content, and
+// the patch then carried an edit the target already had (a conflict in
+// the differential harness, about one run in ten of its seed).
+func copyIndex(src, dst string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := copyFile(src, dst, 0o644); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
 }
 
 // copyFile copies the regular file src to dst (replacing it) with perm.
