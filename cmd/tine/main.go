@@ -165,11 +165,11 @@ func defaultHome() string {
 	return filepath.Join(home, ".local", "share", "tine")
 }
 
-// withEngine runs fn with an open engine.
+// withEngine runs fn with an open engine, opened with extra options too.
 //
 // A normal user working through the system daemon has no store to open:
 // a command that does not go through it says so.
-func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) error {
+func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error, extra ...engine.Option) error {
 	if a.remote() {
 		if a.inRun {
 			return a.insideRun()
@@ -177,24 +177,12 @@ func (a *app) withEngine(ctx context.Context, fn func(*engine.Engine) error) err
 		return fmt.Errorf("tine %s does not go through the tine daemon; TINE_HOME=DIR tine %s uses a state directory of your own: %w",
 			a.cmd, a.cmd, tine.ErrUnsupported)
 	}
-	e, err := a.open(ctx)
+	e, err := a.open(ctx, extra...)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	defer a.emptyTrashLater(e)
-	return fn(e)
-}
-
-// withServedEngine is withEngine for a command whose work the daemon
-// serving the state directory does: the engine, opened without a sweep
-// (engine.WithoutSweep), only resolves references and reads the store.
-func (a *app) withServedEngine(ctx context.Context, fn func(*engine.Engine) error) error {
-	e, err := a.open(ctx, engine.WithoutSweep())
-	if err != nil {
-		return err
-	}
-	defer e.Close()
 	return fn(e)
 }
 

@@ -75,9 +75,11 @@ func (a *app) withOps(ctx context.Context, fn func(ops, *engine.Engine) error) e
 		return fn(daemonOps{cl: a.daemon()}, nil)
 	}
 	if sock := layout.New(a.home).Socket(); os.Getenv("TINE_NO_DAEMON") == "" && daemonUp(sock) {
-		return a.withServedEngine(ctx, func(e *engine.Engine) error {
+		// The daemon sweeps: the engine here only resolves references
+		// and reads the store.
+		return a.withEngine(ctx, func(e *engine.Engine) error {
 			return fn(daemonOps{cl: httpapi.NewClient(sock, nil), e: e, warn: a.stderr}, e)
-		})
+		}, engine.WithoutSweep())
 	}
 	return a.withEngine(ctx, func(e *engine.Engine) error {
 		return fn(localOps{e, runtime.Of(e)}, e)
