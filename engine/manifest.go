@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/tinehq/tine"
 	"github.com/tinehq/tine/internal/atomicfile"
@@ -217,14 +216,14 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 		return err
 	}
 	defer unlock()
-	var writes []func() error
+	var errs []error
 	err = s.Store.View(ctx, func(tx tine.Tx) error {
 		if t.workspace {
 			w, err := tx.Workspace(ws)
 			if err != nil {
 				return err
 			}
-			writes = append(writes, func() error { return writeManifest(layout.WorkspaceAt(dir).Record(), wsManifest{manifestFormat, w}) })
+			errs = append(errs, writeManifest(layout.WorkspaceAt(dir).Record(), wsManifest{manifestFormat, w}))
 		}
 		for id := range t.runs {
 			r, err := tx.Run(id)
@@ -234,7 +233,7 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 			if err != nil {
 				return err
 			}
-			writes = append(writes, func() error { return writeRunManifest(dir, r) })
+			errs = append(errs, writeRunManifest(dir, r))
 		}
 		for id := range t.versions {
 			v, err := tx.Version(id)
@@ -244,11 +243,7 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 			if err != nil {
 				return err
 			}
-			m, err := versionRecord(tx, v)
-			if err != nil {
-				return err
-			}
-			writes = append(writes, func() error { return writeVersionManifest(dir, m) })
+			errs = append(errs, writeVersionManifest(tx, dir, v))
 		}
 		for id := range t.groups {
 			g, err := tx.Group(id)
@@ -258,11 +253,11 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 			if err != nil {
 				return err
 			}
-			writes = append(writes, func() error { return writeGroupManifest(dir, g) })
+			errs = append(errs, writeGroupManifest(dir, g))
 		}
 		return nil
 	})
-	errs := []error{err, writeAllAtOnce(writes)}
+	errs = append(errs, err)
 	for id := range t.goneRuns {
 		errs = append(errs, removeManifest(layout.WorkspaceAt(dir).Run(id).Record()),
 			removeManifest(layout.WorkspaceAt(dir).Discarded(id)))
@@ -273,26 +268,6 @@ func (s *manifestStore) writeManifests(ctx context.Context, ws string, t *touche
 	for id := range t.goneGroups {
 		errs = append(errs, removeManifest(layout.WorkspaceAt(dir).Group(id).Record()))
 	}
-	return errors.Join(errs...)
-}
-
-// writeAllAtOnce runs the manifest writes at once, each in its own
-// goroutine: each syncs its file and directory, and syncs that wait
-// together share the filesystem's journal commits (a fork's three
-// manifests made six commits one after another).
-func writeAllAtOnce(writes []func() error) error {
-	switch len(writes) {
-	case 0:
-		return nil
-	case 1:
-		return writes[0]()
-	}
-	errs := make([]error, len(writes))
-	var wg sync.WaitGroup
-	for i, w := range writes {
-		wg.Go(func() { errs[i] = w() })
-	}
-	wg.Wait()
 	return errors.Join(errs...)
 }
 
@@ -315,24 +290,19 @@ func writeRunManifest(wsDir string, r *tine.Run) error {
 	return errors.Join(err, writeManifest(rd.Record(), m))
 }
 
-// versionRecord is v's manifest: the version and its layers' records.
-func versionRecord(tx tine.Tx, v *tine.Version) (versionManifest, error) {
+func writeVersionManifest(tx tine.Tx, wsDir string, v *tine.Version) error {
 	m := versionManifest{Format: manifestFormat, Version: v, Layers: []*tine.Layer{}}
 	for _, id := range v.Layers {
 		l, err := tx.Layer(id)
 		if err != nil {
-			return m, fmt.Errorf("version %s: layer %s: %w", v.ID, id, err)
+			return fmt.Errorf("version %s: layer %s: %w", v.ID, id, err)
 		}
 		m.Layers = append(m.Layers, l)
 	}
-	return m, nil
-}
-
-func writeVersionManifest(wsDir string, m versionManifest) error {
 	if err := os.MkdirAll(layout.WorkspaceAt(wsDir).Versions(), 0o700); err != nil {
 		return err
 	}
-	return writeManifest(layout.WorkspaceAt(wsDir).Version(m.Version.ID), m)
+	return writeManifest(layout.WorkspaceAt(wsDir).Version(v.ID), m)
 }
 
 func writeGroupManifest(wsDir string, g *tine.Group) error {
