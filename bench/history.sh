@@ -24,34 +24,20 @@ REPS=${REPS:-21}         # timed runs of each command per store
 SCRATCH=${SCRATCH:-/var/tmp}
 TINE=${TINE:-}
 BEFORE=${BEFORE:-} # another tine binary to time alongside
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-
-log() { echo "history.sh: $*" >&2; }
-die() {
-	log "$*"
-	exit 1
-}
-[[ $(id -u) == 0 ]] || die "needs root (overlay mounts)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || die "needs jq"
-
-W=$(mktemp -d "$SCRATCH/tine-history-bench.XXXXXX")
 export TINE_NO_DAEMON=1
 cleanup() {
 	local h
 	for h in "$W"/home-*; do
 		TINE_HOME=$h "$TINE" release --unmerged "$W/ws-${h##*-}" >/dev/null 2>&1 || true
 	done
-	{ findmnt -rn -o TARGET | grep -F "$W" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+	unmount_under "$W"
 	rm -rf "$W"
 }
 trap cleanup EXIT
-
-if [[ -z $TINE ]]; then
-	log "building tine"
-	(cd "$REPO" && go build -o "$W/tine" ./cmd/tine)
-	TINE=$W/tine
-fi
-built=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+build_tine
 
 # store N: a state directory home-N with one workspace ws-N and N recorded
 # runs, the source and N-1 discarded forks.

@@ -24,37 +24,24 @@ ROUNDS=${ROUNDS:-3}
 SCRATCH=${SCRATCH:-/var/tmp}
 TINE=${TINE:-}
 GEN=${GEN:-}
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-
-log() { echo "merge-new.sh: $*" >&2; }
-die() {
-	log "$*"
-	exit 1
-}
-[[ $(id -u) == 0 ]] || die "needs root (overlay mounts)"
-
-W=$(mktemp -d "$SCRATCH/tine-merge-new.XXXXXX")
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 export TINE_HOME=$W/home TINE_NO_DAEMON=1
 cleanup() {
 	local ws
 	for ws in "$W"/ws-*; do
 		[[ -d $ws ]] && "$TINE" release --unmerged "$ws" >/dev/null 2>&1 || true
 	done
-	{ findmnt -rn -o TARGET | grep -F "$W" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+	unmount_under "$W"
 	rm -rf "$W"
 }
 trap cleanup EXIT
+build_tine
 
-if [[ -z $TINE ]]; then
-	log "building tine"
-	(cd "$REPO" && go build -o "$W/tine" ./cmd/tine)
-	TINE=$W/tine
-fi
 if [[ -z $GEN ]]; then
 	(cd "$REPO" && go build -o "$W/gen" ./bench/gen)
 	GEN=$W/gen
 fi
-built=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 ms() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", (b - a) * 1000}'; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }

@@ -28,18 +28,11 @@ PRESEAL_WAIT=${PRESEAL_WAIT:-120}
 SCRATCH=${SCRATCH:-/var/tmp}
 TINE=${TINE:-}
 PG=${PG:-/usr/lib/postgresql/15/bin}
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-
-log() { echo "pgsource.sh: $*" >&2; }
-die() {
-	log "$*"
-	exit 1
-}
-[[ $(id -u) == 0 ]] || die "needs root (overlay mounts)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 [[ -x $PG/postgres ]] || die "needs PostgreSQL 15 at $PG"
 command -v jq >/dev/null || die "needs jq"
 
-W=$(mktemp -d "$SCRATCH/tine-pgsource-bench.XXXXXX")
 chmod 755 "$W"
 export TINE_HOME=$W/home
 WS=$W/app
@@ -52,17 +45,11 @@ cleanup() {
 	[[ -n $serve ]] && kill "$serve" 2>/dev/null && wait "$serve" 2>/dev/null
 	cd /
 	TINE_NO_DAEMON=1 "$TINE" release --unmerged "$WS" >/dev/null 2>&1 || true
-	{ findmnt -rn -o TARGET | grep -F "$W" || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+	unmount_under "$W"
 	rm -rf "$W"
 }
 trap cleanup EXIT
-
-if [[ -z $TINE ]]; then
-	log "building tine"
-	(cd "$REPO" && go build -o "$W/tine" ./cmd/tine)
-	TINE=$W/tine
-fi
-built=$(cd "$REPO" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+build_tine
 
 mkdir -p "$WS" "$SOCK"
 chown postgres:postgres "$SOCK"
