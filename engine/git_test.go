@@ -9,19 +9,6 @@ import (
 	"testing"
 )
 
-// gitIn runs git in dir for a test, failing it on error, and returns the
-// trimmed output.
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // revParse is what git says HEAD is in dir ("" when it names no commit).
 func revParse(dir string) string {
 	out, err := exec.Command("git", "-C", dir, "rev-parse", "--verify", "-q", "HEAD").Output()
@@ -46,12 +33,12 @@ func TestGitHead_ReadsWhatGitSays(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		gitIn(t, dir, "add", "-A")
-		gitIn(t, dir, "commit", "-qm", name)
+		git(t, dir, "add", "-A")
+		git(t, dir, "commit", "-qm", name)
 	}
 	repo := func(args ...string) string {
 		dir := t.TempDir()
-		gitIn(t, dir, append([]string{"init", "-q"}, args...)...)
+		git(t, dir, append([]string{"init", "-q"}, args...)...)
 		return dir
 	}
 	type shape struct {
@@ -68,24 +55,24 @@ func TestGitHead_ReadsWhatGitSays(t *testing.T) {
 	add("a branch's loose ref", loose, true)
 	packed := repo()
 	commit(packed, "a")
-	gitIn(t, packed, "checkout", "-qb", "feature/x")
+	git(t, packed, "checkout", "-qb", "feature/x")
 	commit(packed, "b")
-	gitIn(t, packed, "pack-refs", "--all")
+	git(t, packed, "pack-refs", "--all")
 	add("a packed ref below a directory", packed, true)
 	detached := repo()
 	commit(detached, "a")
 	commit(detached, "b")
-	gitIn(t, detached, "checkout", "-q", "HEAD~1")
+	git(t, detached, "checkout", "-q", "HEAD~1")
 	add("a detached HEAD", detached, true)
 	unborn := repo()
 	commit(unborn, "a")
-	gitIn(t, unborn, "checkout", "-q", "--orphan", "fresh")
+	git(t, unborn, "checkout", "-q", "--orphan", "fresh")
 	add("an orphan branch after commits", unborn, true)
 	sha256 := repo("--object-format=sha256")
 	commit(sha256, "a")
 	add("SHA-256 objects", sha256, true)
 	wt := filepath.Join(t.TempDir(), "wt")
-	gitIn(t, loose, "worktree", "add", "-q", "-b", "other", wt)
+	git(t, loose, "worktree", "add", "-q", "-b", "other", wt)
 	add("a worktree's .git file", wt, false)
 
 	for _, s := range shapes {
