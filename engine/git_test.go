@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tinehq/tine"
 )
 
 // revParse is what git says HEAD is in dir ("" when it names no commit).
@@ -143,5 +145,49 @@ func TestReadHead_RefusesWhatItCannotRead(t *testing.T) {
 		if h, ok := readHead(dir); ok || h == hash {
 			t.Errorf("%s a symbolic link out of .git: readHead = %q, %v; want git asked", name, h, ok)
 		}
+	}
+}
+
+// TestFork_RecordsTheCommitOfItsView: the fork point's commit, read from
+// the files of the run's view (an overlay mount on Linux as root), is the
+// one git names there: for the source with loose refs, after its refs
+// are packed and a commit made on another branch, and for a fork of a
+// fork, whose .git is in the fork's own view.
+func TestFork_RecordsTheCommitOfItsView(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	for _, be := range backends(t) {
+		t.Run(be, func(t *testing.T) {
+			f := newFixture(t, be)
+			git(t, f.path, "init", "-q")
+			git(t, f.path, "add", "-A")
+			git(t, f.path, "commit", "-qm", "first")
+			check := func(what, dir string, r *tine.Run) {
+				t.Helper()
+				want := revParse(dir)
+				if want == "" || r.GitHead != want {
+					t.Errorf("%s: recorded commit %q, git in its view says %q", what, r.GitHead, want)
+				}
+				if h, ok := readHead(dir); !ok || h != want { // read from the view's files, git not asked
+					t.Errorf("%s: readHead of the view = %q, %v; want %q read from its files", what, h, ok, want)
+				}
+			}
+			check("a fork of the source, loose refs", f.path, f.fork(1).Forks[0])
+			git(t, f.path, "checkout", "-qb", "topic/x")
+			writeFiles(t, f.path, map[string]string{"a.txt": "topic\n"})
+			git(t, f.path, "commit", "-qam", "topic")
+			git(t, f.path, "pack-refs", "--all")
+			first := f.fork(1).Forks[0]
+			check("a fork of the source, packed refs", f.path, first)
+			view := f.view(first)
+			writeFiles(t, view, map[string]string{"a.txt": "in the fork\n"})
+			git(t, view, "commit", "-qam", "in the fork")
+			res, err := f.e.Fork(f.ctx, first.ID, ForkOptions{Copies: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("a fork of the fork", view, res.Forks[0])
+		})
 	}
 }
